@@ -1,0 +1,1 @@
+//! Built-in extractors with letta-evals' exact semantics.

@@ -1,0 +1,165 @@
+//! A dataset row: a letta-evals sample, an evaldeck case, or both, with its recorded run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, value::RawValue};
+
+use crate::trajectory::Trajectory;
+
+/// A sample's id: letta-evals accepts integers and strings; a whole float becomes an integer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(untagged)]
+pub enum SampleId {
+    Int(i64),
+    Str(String),
+}
+
+impl std::fmt::Display for SampleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SampleId::Int(i) => write!(f, "{i}"),
+            SampleId::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Text, or one text per turn (letta-evals' per-turn mode).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Texts {
+    One(String),
+    PerTurn(Vec<String>),
+}
+
+impl Texts {
+    /// Python's `str()` of the value: a list renders as `['a', 'b']`.
+    pub fn python_str(&self) -> String {
+        match self {
+            Texts::One(s) => s.clone(),
+            Texts::PerTurn(items) => {
+                let parts: Vec<String> = items.iter().map(|s| crate::python::repr_str(s)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// evaldeck's `expected:` block. Every documented key is honoured (SPEC section 12).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    pub tools_called: Option<Vec<String>>,
+    pub tools_not_called: Option<Vec<String>>,
+    pub tool_call_order: Option<Vec<String>>,
+    pub output_contains: Option<Vec<String>>,
+    pub output_not_contains: Option<Vec<String>>,
+    pub output_equals: Option<String>,
+    pub output_matches: Option<String>,
+    pub max_steps: Option<u64>,
+    pub min_steps: Option<u64>,
+    pub max_tool_calls: Option<u64>,
+    pub max_llm_calls: Option<u64>,
+    pub task_completed: Option<bool>,
+    /// Free-form data for custom graders; no built-in reads it.
+    pub custom: Option<Map<String, Value>>,
+}
+
+/// A Letta agent's memory, duck-typed as letta-evals does: `{blocks: [{label, value}]}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    #[serde(default)]
+    pub blocks: Vec<MemoryBlock>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryBlock {
+    #[serde(default)]
+    pub label: String,
+    #[serde(default)]
+    pub value: String,
+}
+
+/// One sample, ready to grade.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    pub id: Option<SampleId>,
+    /// 1-based line of the row in its dataset file.
+    pub line: usize,
+    pub input: Option<Texts>,
+    pub ground_truth: Option<Texts>,
+    pub rubric_vars: Map<String, Value>,
+    pub rubric: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub expected: Option<Expected>,
+    pub reference_output: Option<String>,
+    pub reference_tools: Vec<String>,
+    pub tags: Vec<String>,
+    pub metadata: Map<String, Value>,
+    pub trajectory: Option<Trajectory>,
+    pub agent_state: Option<AgentState>,
+}
+
+impl Sample {
+    /// The id to report: the row's own id, else its 0-based line index.
+    pub fn id(&self) -> SampleId {
+        self.id
+            .clone()
+            .unwrap_or(SampleId::Int(self.line.saturating_sub(1) as i64))
+    }
+
+    /// The ground truth as one text (`None` for a missing or per-turn ground truth).
+    pub fn ground_truth_text(&self) -> Option<&str> {
+        match &self.ground_truth {
+            Some(Texts::One(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The trajectory, or an empty one when the row recorded none.
+    pub fn trajectory(&self) -> &Trajectory {
+        static EMPTY: std::sync::OnceLock<Trajectory> = std::sync::OnceLock::new();
+        self.trajectory
+            .as_ref()
+            .unwrap_or_else(|| EMPTY.get_or_init(Trajectory::default))
+    }
+}
+
+/// The JSON shape of a dataset row, before the trajectory is converted.
+#[derive(Debug, Deserialize)]
+pub struct RawRow<'a> {
+    #[serde(default, borrow)]
+    pub sample_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub id: Option<&'a RawValue>,
+    #[serde(default)]
+    pub input: Option<Texts>,
+    /// letta-evals falls back to `prompt` when `input` is missing or empty.
+    #[serde(default)]
+    pub prompt: Option<Texts>,
+    #[serde(default)]
+    pub ground_truth: Option<Texts>,
+    #[serde(default)]
+    pub rubric_vars: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub rubric: Option<String>,
+    #[serde(default)]
+    pub rubric_path: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub expected: Option<Expected>,
+    #[serde(default)]
+    pub reference_output: Option<String>,
+    #[serde(default)]
+    pub reference_tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default, borrow)]
+    pub trajectory: Option<&'a RawValue>,
+    #[serde(default)]
+    pub agent_state: Option<AgentState>,
+}
