@@ -25,17 +25,17 @@ impl Status {
 
 /// `{score in [0,1], status, rationale, submission, metadata}`, with `expected`/`actual` for
 /// failures where the grader has them.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Grade {
     pub score: f64,
     pub status: Status,
     pub rationale: String,
     pub submission: String,
-    #[serde(skip_serializing_if = "Map::is_empty")]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
 }
 

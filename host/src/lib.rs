@@ -7,5 +7,6 @@ pub mod extract;
 pub mod grade;
 pub mod graders;
 pub mod python;
+pub mod result;
 pub mod sample;
 pub mod trajectory;

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, value::RawValue};
 use crate::trajectory::Trajectory;
 
 /// A sample's id: letta-evals accepts integers and strings; a whole float becomes an integer.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SampleId {
     Int(i64),
