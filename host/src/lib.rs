@@ -8,5 +8,6 @@ pub mod grade;
 pub mod graders;
 pub mod python;
 pub mod result;
+pub mod reward;
 pub mod sample;
 pub mod trajectory;
