@@ -4,10 +4,12 @@
 //! grader -> grade -> results writer + aggregates -> gate -> exit code.
 
 pub mod extract;
+pub mod gate;
 pub mod grade;
 pub mod graders;
 pub mod python;
 pub mod result;
 pub mod reward;
 pub mod sample;
+pub mod summary;
 pub mod trajectory;
