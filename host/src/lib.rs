@@ -7,6 +7,7 @@ pub mod extract;
 pub mod gate;
 pub mod grade;
 pub mod graders;
+pub mod junit;
 pub mod python;
 pub mod result;
 pub mod reward;
