@@ -36,12 +36,13 @@
 //! - `reward`: the same statistics over the rows that carry a reward; `null` when none does.
 //! - `gate`: the gate's outcome ([`crate::gate::GateOutcome`]), `null` without a gate.
 //!
-//! Memory does not grow with the number of rows: each metric keeps a histogram of its exact
-//! score values (memory grows with the number of distinct scores, which built-in graders keep
-//! small), and pass@k keeps two counters per metric for each distinct sample id. Every statistic
-//! is computed from the sorted histogram and the id-ordered counters, so the summary does not
-//! depend on the order rows were added: a run resumed after an interruption writes the same
-//! bytes as one that was not interrupted.
+//! Memory: each metric keeps a histogram of its exact score values, which grows with the number
+//! of distinct scores (few for built-in graders; a judge or a pack with free-form scores makes
+//! more), never with the number of rows. Recognising repeated runs needs a map entry per
+//! distinct sample id (the id and two 4-byte counters per metric): the one part that grows with
+//! a dataset of unique ids. Every statistic is computed from the sorted
+//! histogram and the id-ordered counters, so the summary does not depend on the order rows were
+//! added: a run resumed after an interruption writes the same bytes as one that was not.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
