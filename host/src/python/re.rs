@@ -1368,3 +1368,66 @@ mod tests {
         });
     }
 }
+
+/// Every case of `tests/data/python-re-cases.json`, recorded from CPython 3.11's `re` by
+/// `gen_re_cases.py`: compile errors, the first match with its groups, and `findall`.
+#[cfg(test)]
+mod python_differential {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const CASES: &str = include_str!("../../tests/data/python-re-cases.json");
+
+    fn findall_json(found: Findall<'_>) -> Value {
+        match found {
+            Findall::Texts(texts) => json!(texts),
+            Findall::Tuples(tuples) => json!(tuples),
+        }
+    }
+
+    fn run(case: &Value) -> Value {
+        let pattern = case["pattern"].as_str().unwrap();
+        let flags = case["flags"].as_u64().unwrap() as u32;
+        let text = case["text"].as_str().unwrap();
+        let Ok(regex) = Regex::new(pattern, flags) else {
+            return json!({ "error": true });
+        };
+        let found = regex.search(text).unwrap();
+        let groups = found.as_ref().map(|m| {
+            (1..=regex.groups())
+                .map(|i| m.group(i).unwrap())
+                .collect::<Vec<_>>()
+        });
+        json!({
+            "error": false,
+            "match": found.as_ref().map(Match::as_str),
+            "groups": groups,
+            "findall": findall_json(regex.findall(text).unwrap()),
+        })
+    }
+
+    #[test]
+    fn matches_cpython() {
+        let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
+        assert!(cases.len() > 90);
+        let failures: Vec<String> = cases
+            .iter()
+            .filter_map(|case| {
+                let mut want = case.clone();
+                let want = want.as_object_mut().unwrap();
+                for key in ["pattern", "flags", "text"] {
+                    want.remove(key);
+                }
+                let want = Value::Object(want.clone());
+                let got = run(case);
+                (got != want).then(|| {
+                    format!(
+                        "{} {:?}: got {got}, want {want}",
+                        case["pattern"], case["text"]
+                    )
+                })
+            })
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
