@@ -278,7 +278,7 @@ impl Check {
                     Ok(true) => Grade::pass(format!("Output matches pattern: {source}")),
                     Ok(false) => Grade::fail(format!("Output does not match pattern: {source}"))
                         .with_expected_actual(json!(source), json!(output)),
-                    Err(e) => Grade::error(format!("Invalid regex: {e}")),
+                    Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
                 }
                 .with_submission(output)
             }

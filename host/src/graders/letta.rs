@@ -78,12 +78,13 @@ impl Function {
                 let found = python::lower(submission).contains(&python::lower(gt));
                 verdict(found, "Contains ground_truth")
             }
-            (Function::RegexMatch, Some(gt)) => {
-                match Regex::cached(gt, 0).and_then(|re| re.is_match(submission)) {
+            (Function::RegexMatch, Some(gt)) => match Regex::cached(gt, 0) {
+                Err(e) => Grade::error(format!("Invalid regex pattern: {e}")),
+                Ok(regex) => match regex.is_match(submission) {
                     Ok(matched) => verdict(matched, "Regex match"),
-                    Err(e) => Grade::error(format!("Invalid regex pattern: {e}")),
-                }
-            }
+                    Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
+                },
+            },
         };
         grade.with_submission(submission)
     }
@@ -170,6 +171,17 @@ mod tests {
             g.rationale
         );
         assert_eq!(g.submission, "a");
+    }
+
+    #[test]
+    fn costly_regex_is_an_error_grade_not_a_hang() {
+        let text = format!("{}b", "a".repeat(40));
+        let g = Function::RegexMatch.grade(&sample(Some(r"^(a|aa)+\1$")), &text);
+        assert_eq!((g.score, g.status), (0.0, Status::Error));
+        assert!(
+            g.rationale
+                .starts_with("Regex search could not finish: pattern is too costly")
+        );
     }
 
     #[test]
