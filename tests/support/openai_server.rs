@@ -131,7 +131,9 @@ impl Server {
     pub async fn start(
         script: impl Fn(usize, &Recorded) -> Reply + Send + Sync + 'static,
     ) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let state = Arc::new(State {
             script: Box::new(script),
@@ -276,7 +278,9 @@ fn reason_phrase(status: u16) -> &'static str {
 
 /// A loopback address where nothing listens.
 pub async fn refused_base_url() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     drop(listener);
     format!("http://{addr}/v1")

@@ -143,7 +143,12 @@ fn backoff(retries: u32) -> Duration {
 
 /// `retry-after-ms` (OpenAI's) or `Retry-After` in seconds or as an HTTP date, capped.
 fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
     let wait = if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         Duration::try_from_secs_f64(ms / 1000.0).ok()?
     } else {
@@ -210,7 +215,10 @@ mod tests {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").expect("date");
         let wait = |pairs| retry_after(&headers(pairs), now);
         assert_eq!(wait(&[("retry-after", "2")]), Some(Duration::from_secs(2)));
-        assert_eq!(wait(&[("retry-after", "0.25")]), Some(Duration::from_millis(250)));
+        assert_eq!(
+            wait(&[("retry-after", "0.25")]),
+            Some(Duration::from_millis(250))
+        );
         assert_eq!(
             wait(&[("retry-after", "Sun, 06 Nov 1994 08:49:40 GMT")]),
             Some(Duration::from_secs(3))
@@ -262,7 +270,10 @@ mod tests {
     #[test]
     fn keys_are_redacted() {
         let key = ApiKey::new("sk-secret".into());
-        assert_eq!(key.redact("bad key sk-secret!".into()), "bad key [redacted]!");
+        assert_eq!(
+            key.redact("bad key sk-secret!".into()),
+            "bad key [redacted]!"
+        );
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
     }
 }

@@ -148,7 +148,11 @@ pub struct Judge {
 
 impl Judge {
     /// Builds the judge from the process environment (`OPENAI_BASE_URL`, the API key variable).
-    pub fn new(spec: RubricSpec, base_dir: &Path, options: JudgeOptions) -> Result<Judge, JudgeError> {
+    pub fn new(
+        spec: RubricSpec,
+        base_dir: &Path,
+        options: JudgeOptions,
+    ) -> Result<Judge, JudgeError> {
         Judge::with_env(spec, base_dir, options, |name| std::env::var(name).ok())
     }
 
@@ -174,7 +178,10 @@ impl Judge {
             if value.is_finite() && value > 0.0 {
                 Ok(())
             } else {
-                Err(ConfigError::new(field, format!("must be a positive number, got {value}")))
+                Err(ConfigError::new(
+                    field,
+                    format!("must be a positive number, got {value}"),
+                ))
             }
         };
         positive("timeout", spec.timeout)?;
@@ -359,11 +366,9 @@ fn load_prompt(spec: &RubricSpec, base_dir: &Path) -> Result<Option<Template>, J
         Template::parse(text).map_err(|source| JudgeError::Template { field, source })
     };
     match (&spec.prompt, &spec.prompt_path) {
-        (Some(_), Some(_)) => Err(ConfigError::new(
-            "prompt",
-            "give either prompt or prompt_path, not both",
-        )
-        .into()),
+        (Some(_), Some(_)) => {
+            Err(ConfigError::new("prompt", "give either prompt or prompt_path, not both").into())
+        }
         (Some(prompt), None) => parse("prompt", prompt).map(Some),
         (None, Some(path)) => {
             let path = base_dir.join(path);

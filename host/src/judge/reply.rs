@@ -77,8 +77,12 @@ fn score(object: &Map<String, Value>) -> Result<f64, String> {
             .as_f64()
             .ok_or_else(|| format!("score {n} is not a number")),
         Some(Value::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
-        Some(Value::String(s)) => python_float(s)
-            .ok_or_else(|| format!("could not convert string to float: {}", crate::python::repr_str(s))),
+        Some(Value::String(s)) => python_float(s).ok_or_else(|| {
+            format!(
+                "could not convert string to float: {}",
+                crate::python::repr_str(s)
+            )
+        }),
         Some(other) => Err(format!("score must be a number, got {other}")),
     }
 }
@@ -184,10 +188,22 @@ mod tests {
             })
         };
         assert_eq!(verdict(r#"{"score": Infinity}"#), ok(1.0, ""));
-        assert_eq!(verdict(r#"{"score": -Infinity, "rationale": "x"}"#), ok(0.0, "x"));
-        assert_eq!(verdict(r#"{"score": true, "rationale": "b"}"#), ok(1.0, "b"));
-        assert_eq!(verdict(r#"{"score": "nan"}"#), Err("Model returned a score of NaN".into()));
-        assert_eq!(verdict(r#"{"score": NaN}"#), Err("Model returned a score of NaN".into()));
+        assert_eq!(
+            verdict(r#"{"score": -Infinity, "rationale": "x"}"#),
+            ok(0.0, "x")
+        );
+        assert_eq!(
+            verdict(r#"{"score": true, "rationale": "b"}"#),
+            ok(1.0, "b")
+        );
+        assert_eq!(
+            verdict(r#"{"score": "nan"}"#),
+            Err("Model returned a score of NaN".into())
+        );
+        assert_eq!(
+            verdict(r#"{"score": NaN}"#),
+            Err("Model returned a score of NaN".into())
+        );
         assert_eq!(
             verdict(r#"{"score": [1]}"#),
             Err("score must be a number, got [1]".into())
@@ -207,7 +223,10 @@ mod tests {
             })
         );
         let refusal = r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#;
-        assert_eq!(completion(refusal), Err("Model refused to grade: no".into()));
+        assert_eq!(
+            completion(refusal),
+            Err("Model refused to grade: no".into())
+        );
         assert!(completion(r#"{"error":"x"}"#).is_err_and(|e| e.contains("choices[0].message")));
         assert!(completion("<html>").is_err_and(|e| e.contains("not JSON")));
     }

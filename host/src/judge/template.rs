@@ -100,9 +100,13 @@ impl Template {
             match segment {
                 Segment::Literal(text) => out.push_str(text),
                 Segment::Placeholder(name) => match name.as_str() {
-                    "input" => {
-                        out.push_str(&sample.input.as_ref().map(|t| t.python_str()).unwrap_or_default())
-                    }
+                    "input" => out.push_str(
+                        &sample
+                            .input
+                            .as_ref()
+                            .map(|t| t.python_str())
+                            .unwrap_or_default(),
+                    ),
                     "ground_truth" => out.push_str(
                         &sample
                             .ground_truth
@@ -151,7 +155,9 @@ fn check_field(field: &str, position: usize) -> Result<(), TemplateError> {
     } else if field.contains('.') {
         Err(unsupported("uses attribute access ('.')"))
     } else if field.is_empty() || field.chars().all(|c| c.is_ascii_digit()) {
-        Err(unsupported("is positional; name a variable such as {input}"))
+        Err(unsupported(
+            "is positional; name a variable such as {input}",
+        ))
     } else {
         Ok(())
     }
@@ -304,7 +310,10 @@ mod tests {
                     // Python's live format mini-language, or un-doubled JSON braces that
                     // Python reports only when rendering: gavel refuses both when parsing.
                     let note = vector["note"].as_str().unwrap_or_default();
-                    assert!(note.contains("format") || note.contains("JSON"), "{rubric}: {err}");
+                    assert!(
+                        note.contains("format") || note.contains("JSON"),
+                        "{rubric}: {err}"
+                    );
                     refused += 1;
                     continue;
                 }
@@ -362,13 +371,13 @@ mod tests {
             rubric_vars: json!({"k": "v"}).as_object().cloned().unwrap_or_default(),
             ..Sample::default()
         };
-        assert_eq!(
-            template.render(&sample, "s").as_deref(),
-            Ok("{v} v {x} ")
-        );
+        assert_eq!(template.render(&sample, "s").as_deref(), Ok("{v} v {x} "));
         assert!(template.check_vars(&sample.rubric_vars).is_ok());
         let err = template.check_vars(&Map::new()).expect_err("k is unknown");
-        assert!(err.starts_with("Rubric references {k} but no value"), "{err}");
+        assert!(
+            err.starts_with("Rubric references {k} but no value"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -385,7 +394,10 @@ mod tests {
             (json!(u64::MAX), "18446744073709551615"),
             (json!(false), "False"),
             (json!([1, "a", null, [true]]), "[1, 'a', None, [True]]"),
-            (json!({"b": {"c": []}, "a": 2.0}), "{'b': {'c': []}, 'a': 2.0}"),
+            (
+                json!({"b": {"c": []}, "a": 2.0}),
+                "{'b': {'c': []}, 'a': 2.0}",
+            ),
             (json!("plain text"), "plain text"),
         ];
         for (value, expected) in cases {
@@ -397,8 +409,14 @@ mod tests {
 
     #[test]
     fn reserved_collision_is_refused() {
-        let vars = json!({"ground_truth": "x"}).as_object().cloned().unwrap_or_default();
+        let vars = json!({"ground_truth": "x"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         let err = check_reserved(&vars).expect_err("collision");
-        assert!(err.starts_with("rubric_vars key 'ground_truth' collides"), "{err}");
+        assert!(
+            err.starts_with("rubric_vars key 'ground_truth' collides"),
+            "{err}"
+        );
     }
 }
