@@ -136,12 +136,22 @@ impl Check {
                 }
             }
             "output_equals" => {
-                let keys = keys(&["expected", "field", "normalize_whitespace"])?;
+                // `strip_whitespace` is the name gavel's documentation gives the same switch.
+                let keys = keys(&[
+                    "expected",
+                    "field",
+                    "normalize_whitespace",
+                    "strip_whitespace",
+                ])?;
                 keys.string("field")?;
+                let normalize = match keys.bool("normalize_whitespace")? {
+                    Some(normalize) => Some(normalize),
+                    None => keys.bool("strip_whitespace")?,
+                };
                 Check::OutputEquals {
                     // An empty `expected` falls back to the sample, as evaldeck's `or` does.
                     expected: keys.string("expected")?.filter(|e| !e.is_empty()),
-                    normalize_whitespace: keys.bool("normalize_whitespace")?.unwrap_or(true),
+                    normalize_whitespace: normalize.unwrap_or(true),
                 }
             }
             "output_matches" => {
