@@ -1,0 +1,137 @@
+//! Between the generated WIT types and the author-facing ones. Everything moves; nothing is
+//! copied but the JSON fields, which are parsed once here.
+
+use serde_json::{Map, Value};
+
+use crate::bindings::gavel::grader::types as wit;
+use crate::{
+    Content, Event, Grade, LlmCall, MemoryBlock, RunStatus, Sample, SampleId, Status, Texts,
+    ToolCall, ToolReturn, ToolStatus, Tokens, Trajectory,
+};
+
+pub(crate) fn sample(sample: wit::Sample) -> Result<Sample, String> {
+    Ok(Sample {
+        id: match sample.id {
+            wit::SampleId::Int(id) => SampleId::Int(id),
+            wit::SampleId::Str(id) => SampleId::Str(id),
+        },
+        input: sample.input.map(texts),
+        ground_truth: sample.ground_truth.map(texts),
+        rubric_vars: object("rubric-vars", &sample.rubric_vars)?,
+        name: sample.name,
+        description: sample.description,
+        expected: sample
+            .expected
+            .map(|text| object("expected", &text))
+            .transpose()?,
+        reference_output: sample.reference_output,
+        reference_tools: sample.reference_tools,
+        tags: sample.tags,
+        metadata: object("metadata", &sample.metadata)?,
+        memory: sample.memory.map(|blocks| {
+            blocks
+                .into_iter()
+                .map(|b| MemoryBlock {
+                    label: b.label,
+                    value: b.value,
+                })
+                .collect()
+        }),
+    })
+}
+
+/// A JSON-object field of the sample. The host always sends an object; anything else is a host
+/// fault, reported rather than guessed around.
+fn object(field: &str, text: &str) -> Result<Map<String, Value>, String> {
+    serde_json::from_str(text)
+        .map_err(|e| format!("sample.{field} is not a JSON object ({e}); the host sent: {text:.80}"))
+}
+
+fn texts(texts: wit::Texts) -> Texts {
+    match texts {
+        wit::Texts::One(text) => Texts::One(text),
+        wit::Texts::PerTurn(turns) => Texts::PerTurn(turns),
+    }
+}
+
+pub(crate) fn trajectory(trajectory: wit::Trajectory) -> Trajectory {
+    Trajectory {
+        turns: trajectory
+            .turns
+            .into_iter()
+            .map(|turn| turn.into_iter().map(event).collect())
+            .collect(),
+        output: trajectory.output,
+        status: match trajectory.status {
+            wit::RunStatus::Success => RunStatus::Success,
+            wit::RunStatus::Failure => RunStatus::Failure,
+            wit::RunStatus::Timeout => RunStatus::Timeout,
+            wit::RunStatus::Error => RunStatus::Error,
+        },
+        input: trajectory.input,
+        duration_ms: trajectory.duration_ms,
+        usage: trajectory.usage.map(tokens),
+    }
+}
+
+fn event(event: wit::Event) -> Event {
+    match event {
+        wit::Event::System(text) => Event::System { text },
+        wit::Event::User(c) => Event::User { content: content(c) },
+        wit::Event::Assistant(c) => Event::Assistant { content: content(c) },
+        wit::Event::Reasoning(text) => Event::Reasoning { text },
+        wit::Event::ToolCall(call) => Event::ToolCall(ToolCall {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+            failed: call.failed,
+        }),
+        wit::Event::ToolReturn(ret) => Event::ToolReturn(ToolReturn {
+            call_id: ret.call_id,
+            content: ret.content,
+            status: match ret.status {
+                wit::ToolStatus::Success => ToolStatus::Success,
+                wit::ToolStatus::Error => ToolStatus::Error,
+            },
+        }),
+        wit::Event::LlmCall(call) => Event::LlmCall(LlmCall {
+            model: call.model,
+            input: call.input,
+            output: call.output,
+            tokens: call.tokens.map(tokens),
+        }),
+        wit::Event::HumanInput(text) => Event::HumanInput { text },
+        wit::Event::Other(kind) => Event::Other { kind },
+    }
+}
+
+fn content(content: wit::Content) -> Content {
+    match content {
+        wit::Content::Text(text) => Content::Text(text),
+        wit::Content::Parts(parts) => Content::Parts(parts),
+    }
+}
+
+fn tokens(t: wit::Tokens) -> Tokens {
+    Tokens {
+        prompt_tokens: t.prompt_tokens,
+        completion_tokens: t.completion_tokens,
+        total_tokens: t.total_tokens,
+    }
+}
+
+pub(crate) fn grade(grade: Grade) -> wit::Grade {
+    wit::Grade {
+        score: grade.score,
+        status: grade.status.map(|status| match status {
+            Status::Pass => wit::Status::Pass,
+            Status::Fail => wit::Status::Fail,
+            Status::Error => wit::Status::Error,
+            Status::Skip => wit::Status::Skip,
+        }),
+        rationale: grade.rationale,
+        metadata: (!grade.metadata.is_empty()).then(|| Value::Object(grade.metadata).to_string()),
+        expected: grade.expected.map(|v| v.to_string()),
+        actual: grade.actual.map(|v| v.to_string()),
+    }
+}
