@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::bindings::gavel::grader::types as wit;
 use crate::{
     Content, Event, Grade, LlmCall, MemoryBlock, RunStatus, Sample, SampleId, Status, Texts,
-    ToolCall, ToolReturn, ToolStatus, Tokens, Trajectory,
+    Tokens, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
 
 pub(crate) fn sample(sample: wit::Sample) -> Result<Sample, String> {
@@ -43,8 +43,9 @@ pub(crate) fn sample(sample: wit::Sample) -> Result<Sample, String> {
 /// A JSON-object field of the sample. The host always sends an object; anything else is a host
 /// fault, reported rather than guessed around.
 fn object(field: &str, text: &str) -> Result<Map<String, Value>, String> {
-    serde_json::from_str(text)
-        .map_err(|e| format!("sample.{field} is not a JSON object ({e}); the host sent: {text:.80}"))
+    serde_json::from_str(text).map_err(|e| {
+        format!("sample.{field} is not a JSON object ({e}); the host sent: {text:.80}")
+    })
 }
 
 fn texts(texts: wit::Texts) -> Texts {
@@ -77,8 +78,12 @@ pub(crate) fn trajectory(trajectory: wit::Trajectory) -> Trajectory {
 fn event(event: wit::Event) -> Event {
     match event {
         wit::Event::System(text) => Event::System { text },
-        wit::Event::User(c) => Event::User { content: content(c) },
-        wit::Event::Assistant(c) => Event::Assistant { content: content(c) },
+        wit::Event::User(c) => Event::User {
+            content: content(c),
+        },
+        wit::Event::Assistant(c) => Event::Assistant {
+            content: content(c),
+        },
         wit::Event::Reasoning(text) => Event::Reasoning { text },
         wit::Event::ToolCall(call) => Event::ToolCall(ToolCall {
             id: call.id,

@@ -66,7 +66,7 @@ pub use grade::{Grade, Status};
 pub use registry::{IntoExtraction, IntoGrade};
 pub use sample::{MemoryBlock, Sample, SampleId, Texts};
 pub use trajectory::{
-    Content, Event, LlmCall, RunStatus, ToolCall, ToolReturn, ToolStatus, Tokens, Trajectory,
+    Content, Event, LlmCall, RunStatus, Tokens, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
 
 /// The names a pack usually needs, in one import.
@@ -79,8 +79,8 @@ pub use trajectory::{
 /// ```
 pub mod prelude {
     pub use crate::{
-        Content, Error, Event, ExtractInput, Grade, GradeInput, NoConfig, Sample, Status,
-        ToolCall, Trajectory,
+        Content, Error, Event, ExtractInput, Grade, GradeInput, NoConfig, Sample, Status, ToolCall,
+        Trajectory,
     };
 }
 

@@ -311,7 +311,11 @@ mod tests {
     }
 
     fn first_tool(input: &ExtractInput<'_>, _: &NoConfig) -> Option<String> {
-        input.trajectory.tools_called().first().map(|s| s.to_string())
+        input
+            .trajectory
+            .tools_called()
+            .first()
+            .map(|s| s.to_string())
     }
 
     fn registry() -> Registry {
@@ -319,7 +323,12 @@ mod tests {
         registry.add(
             Function::grader(
                 "long_enough",
-                &[" Passes long submissions.", " Second line.", "", " Details."],
+                &[
+                    " Passes long submissions.",
+                    " Second line.",
+                    "",
+                    " Details.",
+                ],
                 long_enough,
             )
             .needs_ground_truth(),
@@ -370,7 +379,10 @@ mod tests {
     #[test]
     fn describe_lists_functions_with_the_first_doc_paragraph() {
         let info = registry().describe();
-        assert_eq!((info.name.as_str(), info.version.as_str()), ("test", "1.2.3"));
+        assert_eq!(
+            (info.name.as_str(), info.version.as_str()),
+            ("test", "1.2.3")
+        );
         let grader = &info.functions[0];
         assert_eq!(grader.name, "long_enough");
         assert_eq!(grader.description, "Passes long submissions. Second line.");
@@ -385,7 +397,10 @@ mod tests {
     #[test]
     fn check_config_names_the_field_without_json_positions() {
         let registry = registry();
-        assert_eq!(registry.check_config("long_enough", r#"{"min_len": 3}"#), Ok(()));
+        assert_eq!(
+            registry.check_config("long_enough", r#"{"min_len": 3}"#),
+            Ok(())
+        );
         assert_eq!(
             registry.check_config("long_enough", "{}"),
             Err("config: missing field `min_len`".to_string())
@@ -397,7 +412,10 @@ mod tests {
         let typo = registry
             .check_config("long_enough", r#"{"min_len": 1, "lable": "x"}"#)
             .unwrap_err();
-        assert!(typo.starts_with("config.lable: unknown field `lable`"), "{typo}");
+        assert!(
+            typo.starts_with("config.lable: unknown field `lable`"),
+            "{typo}"
+        );
         assert!(registry.check_config("first_tool", "{}").is_ok());
         assert!(registry.check_config("first_tool", r#"{"x": 1}"#).is_err());
         assert_eq!(
@@ -411,7 +429,13 @@ mod tests {
         let registry = registry();
         let config = r#"{"min_len": 3, "label": "x"}"#;
         let grade = registry
-            .grade("long_enough", sample(Some("t"), "{}"), trajectory(&[]), "abcd", config)
+            .grade(
+                "long_enough",
+                sample(Some("t"), "{}"),
+                trajectory(&[]),
+                "abcd",
+                config,
+            )
             .unwrap();
         assert_eq!(grade.score, 1.0);
         assert!(matches!(grade.status, Some(wit_types::Status::Pass)));
@@ -419,7 +443,13 @@ mod tests {
         assert_eq!(grade.metadata.as_deref(), Some(r#"{"label":"x"}"#));
 
         let short = registry
-            .grade("long_enough", sample(Some("t"), "{}"), trajectory(&[]), "ab", r#"{"min_len": 3}"#)
+            .grade(
+                "long_enough",
+                sample(Some("t"), "{}"),
+                trajectory(&[]),
+                "ab",
+                r#"{"min_len": 3}"#,
+            )
             .unwrap();
         assert_eq!(short.score, 0.5);
         assert!(matches!(short.status, Some(wit_types::Status::Fail)));
@@ -450,16 +480,30 @@ mod tests {
             "`first_tool` is an extractor, not a grader"
         );
         let bad_metadata = registry
-            .grade("long_enough", sample(Some("t"), "[1]"), run(), "abc", config)
+            .grade(
+                "long_enough",
+                sample(Some("t"), "[1]"),
+                run(),
+                "abc",
+                config,
+            )
             .unwrap_err();
-        assert!(bad_metadata.starts_with("sample.metadata is not a JSON object"), "{bad_metadata}");
+        assert!(
+            bad_metadata.starts_with("sample.metadata is not a JSON object"),
+            "{bad_metadata}"
+        );
     }
 
     #[test]
     fn extract_runs_the_extractor() {
         let registry = registry();
         assert_eq!(
-            registry.extract("first_tool", sample(None, "{}"), trajectory(&["", "search", "book"]), "{}"),
+            registry.extract(
+                "first_tool",
+                sample(None, "{}"),
+                trajectory(&["", "search", "book"]),
+                "{}"
+            ),
             Ok(Some("search".to_string()))
         );
         assert_eq!(

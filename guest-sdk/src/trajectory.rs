@@ -418,7 +418,10 @@ impl Trajectory {
     /// assert_eq!(run.tool_output("search"), "");
     /// ```
     pub fn tool_output(&self, tool_name: &str) -> String {
-        let Some(call) = self.first_call(tool_name).filter(|call| !call.id.is_empty()) else {
+        let Some(call) = self
+            .first_call(tool_name)
+            .filter(|call| !call.id.is_empty())
+        else {
             return String::new();
         };
         self.events()
@@ -449,7 +452,11 @@ impl Trajectory {
             .find_map(|content| {
                 let text = content.flatten();
                 let at = text.find(marker)?;
-                let start = if include_marker { at } else { at + marker.len() };
+                let start = if include_marker {
+                    at
+                } else {
+                    at + marker.len()
+                };
                 Some(python_strip(&text[start..]).to_string())
             })
             .unwrap_or_default()
@@ -604,7 +611,10 @@ mod tests {
 
     #[test]
     fn last_turn_does_not_fall_back_to_earlier_turns() {
-        let t = run(vec![vec![say("a")], vec![Event::Reasoning { text: "r".into() }]]);
+        let t = run(vec![
+            vec![say("a")],
+            vec![Event::Reasoning { text: "r".into() }],
+        ]);
         assert_eq!(t.last_turn("\n"), "");
         assert_eq!(t.last_assistant(), "a");
     }
@@ -625,7 +635,10 @@ mod tests {
     fn tool_arguments_take_the_first_matching_call_verbatim() {
         let t = run(vec![
             vec![call("1", "other", "{\"x\":1}")],
-            vec![call("2", "calc", "{ \"b\":2,  \"a\":1 }"), call("3", "calc", "{}")],
+            vec![
+                call("2", "calc", "{ \"b\":2,  \"a\":1 }"),
+                call("3", "calc", "{}"),
+            ],
         ]);
         assert_eq!(t.tool_arguments("calc"), "{ \"b\":2,  \"a\":1 }");
         assert_eq!(t.tool_arguments("CALC"), "{}");
@@ -636,7 +649,11 @@ mod tests {
         // The return may come before the call, and its error status does not matter.
         let t = run(vec![
             vec![ret("2", "early")],
-            vec![call("2", "calc", "{}"), call("3", "calc", "{}"), ret("3", "late")],
+            vec![
+                call("2", "calc", "{}"),
+                call("3", "calc", "{}"),
+                ret("3", "late"),
+            ],
         ]);
         assert_eq!(t.tool_output("calc"), "early");
 
@@ -660,12 +677,18 @@ mod tests {
             say("no marker here"),
             say("x ANSWER:\u{1f} new\u{a0}\n ANSWER: again"),
         ]]);
-        assert_eq!(t.after_marker("ANSWER:", false), "new\u{a0}\n ANSWER: again");
+        assert_eq!(
+            t.after_marker("ANSWER:", false),
+            "new\u{a0}\n ANSWER: again"
+        );
         assert_eq!(
             t.after_marker("ANSWER:", true),
             "ANSWER:\u{1f} new\u{a0}\n ANSWER: again"
         );
-        assert_eq!(t.after_marker("", false), "x ANSWER:\u{1f} new\u{a0}\n ANSWER: again");
+        assert_eq!(
+            t.after_marker("", false),
+            "x ANSWER:\u{1f} new\u{a0}\n ANSWER: again"
+        );
         assert_eq!(t.after_marker("answer:", false), "");
         // U+200B is not whitespace for Python either.
         assert_eq!(python_strip("\u{200b} a \u{3000}"), "\u{200b} a");

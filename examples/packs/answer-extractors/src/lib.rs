@@ -22,13 +22,17 @@ impl Default for FinalAnswer {
 /// The value of the last line holding the marker (default `FINAL ANSWER:`), searching the
 /// agent's messages from last to first; nothing when no line has it.
 fn final_answer(input: &ExtractInput, config: &FinalAnswer) -> Option<String> {
-    input.trajectory.assistant_messages().rev().find_map(|content| {
-        let text = content.flatten();
-        text.lines().rev().find_map(|line| {
-            line.split_once(config.marker.as_str())
-                .map(|(_, answer)| answer.trim().to_string())
+    input
+        .trajectory
+        .assistant_messages()
+        .rev()
+        .find_map(|content| {
+            let text = content.flatten();
+            text.lines().rev().find_map(|line| {
+                line.split_once(config.marker.as_str())
+                    .map(|(_, answer)| answer.trim().to_string())
+            })
         })
-    })
 }
 
 /// Config of `last_code_block`.
@@ -42,18 +46,22 @@ struct CodeBlock {
 /// The body of the last fenced code block (```` ``` ````) in the agent's messages, optionally
 /// only blocks of one language; nothing when there is none.
 fn last_code_block(input: &ExtractInput, config: &CodeBlock) -> Option<String> {
-    input.trajectory.assistant_messages().rev().find_map(|content| {
-        fenced_blocks(&content.flatten())
-            .into_iter()
-            .rev()
-            .find(|block| {
-                config
-                    .language
-                    .as_deref()
-                    .is_none_or(|wanted| block.language == wanted)
-            })
-            .map(|block| block.body)
-    })
+    input
+        .trajectory
+        .assistant_messages()
+        .rev()
+        .find_map(|content| {
+            fenced_blocks(&content.flatten())
+                .into_iter()
+                .rev()
+                .find(|block| {
+                    config
+                        .language
+                        .as_deref()
+                        .is_none_or(|wanted| block.language == wanted)
+                })
+                .map(|block| block.body)
+        })
 }
 
 struct Block {

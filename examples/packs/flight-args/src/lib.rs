@@ -12,34 +12,42 @@ fn search_args(input: &GradeInput, _: &NoConfig) -> Grade {
         .tool_calls()
         .filter(|call| call.name == TOOL)
         .collect();
-    for call in &calls {
-        if let Err(failure) = check_call(call) {
-            return failure.metadata("call_id", call.id.as_str());
-        }
+    if let Some((call, failure)) = calls
+        .iter()
+        .find_map(|call| Some((call, check_call(call)?)))
+    {
+        return failure.metadata("call_id", call.id.as_str());
     }
     Grade::pass("Search arguments are valid").metadata("calls_checked", calls.len())
 }
 
-fn check_call(call: &ToolCall) -> Result<(), Grade> {
-    let args: Map<String, Value> = serde_json::from_str(&call.arguments).map_err(|_| {
-        Grade::fail("Search arguments are not a JSON object")
-            .expected("a JSON object with from and to fields")
-            .actual(call.arguments.as_str())
-    })?;
+/// The failing grade for a call with bad arguments; `None` when they are valid.
+fn check_call(call: &ToolCall) -> Option<Grade> {
+    let Ok(args) = serde_json::from_str::<Map<String, Value>>(&call.arguments) else {
+        return Some(
+            Grade::fail("Search arguments are not a JSON object")
+                .expected("a JSON object with from and to fields")
+                .actual(call.arguments.as_str()),
+        );
+    };
     let (Some(from), Some(to)) = (args.get("from"), args.get("to")) else {
-        return Err(Grade::fail("Search missing required from/to arguments")
-            .expected("from and to fields")
-            .actual(call.arguments.as_str()));
+        return Some(
+            Grade::fail("Search missing required from/to arguments")
+                .expected("from and to fields")
+                .actual(call.arguments.as_str()),
+        );
     };
     for (key, value) in [("from", from), ("to", to)] {
         if !value.as_str().is_some_and(is_upper) {
-            return Err(Grade::fail("Airport code should be uppercase")
-                .expected("NYC")
-                .actual(value.clone())
-                .metadata("argument", key));
+            return Some(
+                Grade::fail("Airport code should be uppercase")
+                    .expected("NYC")
+                    .actual(value.clone())
+                    .metadata("argument", key),
+            );
         }
     }
-    Ok(())
+    None
 }
 
 /// Python's `str.isupper()`: at least one cased character, and no lowercase one.
