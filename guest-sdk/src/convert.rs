@@ -22,7 +22,12 @@ pub(crate) fn sample(sample: wit::Sample) -> Result<Sample, String> {
         description: sample.description,
         expected: sample
             .expected
-            .map(|text| object("expected", &text))
+            .map(|text| {
+                // Keys the row did not set arrive as nulls; absent reads better in a grader.
+                let mut expected = object("expected", &text)?;
+                expected.retain(|_, value| !value.is_null());
+                Ok::<_, String>(expected)
+            })
             .transpose()?,
         reference_output: sample.reference_output,
         reference_tools: sample.reference_tools,
@@ -138,5 +143,39 @@ pub(crate) fn grade(grade: Grade) -> wit::Grade {
         metadata: (!grade.metadata.is_empty()).then(|| Value::Object(grade.metadata).to_string()),
         expected: grade.expected.map(|v| v.to_string()),
         actual: grade.actual.map(|v| v.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_keeps_only_the_keys_the_row_set() {
+        let converted = sample(wit::Sample {
+            id: wit::SampleId::Int(7),
+            input: Some(wit::Texts::PerTurn(vec!["a".into(), "b".into()])),
+            ground_truth: None,
+            rubric_vars: r#"{"tone": "formal"}"#.into(),
+            name: None,
+            description: None,
+            expected: Some(r#"{"tools_called": ["search"], "max_steps": null}"#.into()),
+            reference_output: None,
+            reference_tools: vec![],
+            tags: vec!["smoke".into()],
+            metadata: "{}".into(),
+            memory: Some(vec![wit::MemoryBlock {
+                label: "human".into(),
+                value: "Ada".into(),
+            }]),
+        })
+        .unwrap();
+        let expected = converted.expected.as_ref().unwrap();
+        assert_eq!(expected.len(), 1);
+        assert_eq!(expected["tools_called"][0], "search");
+        assert_eq!(converted.id, SampleId::Int(7));
+        assert_eq!(converted.input_text(), None);
+        assert_eq!(converted.rubric_vars["tone"], "formal");
+        assert_eq!(converted.memory_block("human").unwrap(), "Ada");
     }
 }

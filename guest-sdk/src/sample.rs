@@ -27,7 +27,7 @@ pub struct Sample {
     /// evaldeck's case description.
     pub description: Option<String>,
     /// evaldeck's `expected:` block as JSON, if the row has one (`tools_called`, `max_steps`,
-    /// ..., and free-form data under `custom`).
+    /// ..., and free-form data under `custom`); keys the row did not set are absent.
     pub expected: Option<Map<String, Value>>,
     /// evaldeck's reference output.
     pub reference_output: Option<String>,
