@@ -1,9 +1,6 @@
 //! The sandbox against hostile packs: every attack ends in an `error` grade with its exact,
 //! stable reason, and the same pack keeps grading normally afterwards.
 
-#[path = "guests/artifacts.rs"]
-mod artifacts;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -12,6 +9,7 @@ use gavel::grade::{Grade, Status};
 use gavel::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec, inspect};
 use gavel::sample::{Sample, SampleId, Texts};
 use gavel::trajectory::{Content, Event, ToolCall, Trajectory};
+use gavel_test_artifacts::guests;
 use serde_json::{Value, json};
 
 fn cache_dir() -> &'static Path {
@@ -36,7 +34,7 @@ fn adversary_with(limits: Limits) -> Pack {
     host()
         .load(
             "adversary",
-            &spec(&artifacts::guests().adversary, Some(limits)),
+            &spec(Path::new(guests::ADVERSARY), Some(limits)),
             Path::new("/"),
             &Limits::default(),
         )
@@ -52,7 +50,10 @@ fn sample() -> Sample {
     Sample {
         id: Some(SampleId::Str("s-1".to_string())),
         ground_truth: Some(Texts::One("42".to_string())),
-        metadata: json!({"topic": "math"}).as_object().cloned().unwrap_or_default(),
+        metadata: json!({"topic": "math"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         ..Sample::default()
     }
 }
@@ -109,14 +110,22 @@ fn describes_itself_and_its_wit_version() {
     let info = adversary().info();
     assert_eq!(info.name, "adversary");
     assert_eq!(info.wit_version, "0.1.0");
-    let kind = |name: &str| info.functions.iter().find(|f| f.name == name).map(|f| f.kind);
+    let kind = |name: &str| {
+        info.functions
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.kind)
+    };
     assert_eq!(kind("ok"), Some(FunctionKind::Grader));
     assert_eq!(kind("echo"), Some(FunctionKind::Extractor));
 
-    let inspected = inspect(&artifacts::guests().adversary).expect("inspect");
+    let inspected = inspect(Path::new(guests::ADVERSARY)).expect("inspect");
     assert_eq!(&inspected, info);
     let text = inspected.to_string();
-    assert!(text.starts_with("adversary 0.0.0 (gavel:grader@0.1.0)\n"), "{text}");
+    assert!(
+        text.starts_with("adversary 0.0.0 (gavel:grader@0.1.0)\n"),
+        "{text}"
+    );
     assert!(text.contains("\n  extractor  echo "), "{text}");
 }
 
@@ -126,9 +135,13 @@ fn a_well_behaved_grade_carries_its_cost() {
     assert_eq!((grade.status, grade.score), (Status::Pass, 1.0));
     assert_eq!(grade.rationale, "hello");
     assert_eq!(grade.submission, "hello");
-    let fuel = sandbox_meta(&grade, "fuel_used").and_then(Value::as_u64).unwrap();
+    let fuel = sandbox_meta(&grade, "fuel_used")
+        .and_then(Value::as_u64)
+        .unwrap();
     assert!(fuel > 0 && fuel < 1_000_000, "{fuel}");
-    let peak = sandbox_meta(&grade, "peak_memory_bytes").and_then(Value::as_u64).unwrap();
+    let peak = sandbox_meta(&grade, "peak_memory_bytes")
+        .and_then(Value::as_u64)
+        .unwrap();
     assert!(peak >= 65_536, "{peak}");
 }
 
@@ -171,7 +184,9 @@ fn memory_bomb_hits_the_memory_limit() {
         ..Limits::default()
     });
     let grade = assert_contained(&pack, "memory-bomb", "memory limit exceeded");
-    let peak = sandbox_meta(&grade, "peak_memory_bytes").and_then(Value::as_u64).unwrap();
+    let peak = sandbox_meta(&grade, "peak_memory_bytes")
+        .and_then(Value::as_u64)
+        .unwrap();
     assert!(peak <= 16 << 20 && peak > 8 << 20, "{peak}");
 }
 
@@ -182,7 +197,11 @@ fn recursion_overflows_either_stack_without_harm() {
         "shadow-recursion",
         "guest trapped: out-of-bounds memory access",
     );
-    assert_contained(adversary(), "native-recursion", "guest trapped: stack overflow");
+    assert_contained(
+        adversary(),
+        "native-recursion",
+        "guest trapped: stack overflow",
+    );
 }
 
 #[test]
@@ -198,13 +217,18 @@ fn huge_return_values_are_refused() {
         output_kb: Some(4096),
         ..Limits::default()
     });
-    assert_eq!(grade_with(&roomy, "huge-rationale", "").status, Status::Pass);
+    assert_eq!(
+        grade_with(&roomy, "huge-rationale", "").status,
+        Status::Pass
+    );
 }
 
 #[test]
 fn stdout_flood_is_capped() {
     let grade = assert_contained(adversary(), "stdout-flood", "stdout limit exceeded");
-    let stderr = sandbox_meta(&grade, "stderr").and_then(Value::as_str).unwrap();
+    let stderr = sandbox_meta(&grade, "stderr")
+        .and_then(Value::as_str)
+        .unwrap();
     assert!(stderr.contains("failed printing to stdout"), "{stderr}");
 }
 
@@ -212,7 +236,9 @@ fn stdout_flood_is_capped() {
 fn traps_panics_and_exit_are_error_grades() {
     assert_contained(adversary(), "unreachable", "guest trapped: unreachable");
     let panic = assert_contained(adversary(), "panic", "guest trapped: unreachable");
-    let stderr = sandbox_meta(&panic, "stderr").and_then(Value::as_str).unwrap();
+    let stderr = sandbox_meta(&panic, "stderr")
+        .and_then(Value::as_str)
+        .unwrap();
     assert!(stderr.contains("grader bug on \"attack\""), "{stderr}");
     let exit = assert_contained(adversary(), "exit", "guest exited");
     // WASI p2 `exit` carries only success or failure.
@@ -259,19 +285,27 @@ fn the_guest_sees_no_files_env_network_or_real_time_and_fixed_randomness() {
 
 #[test]
 fn a_secret_left_by_one_call_is_gone_in_the_next() {
+    // Scanning all of memory takes more than the default fuel.
+    let pack = adversary_with(Limits {
+        fuel: Some(2_000_000_000),
+        ..Limits::default()
+    });
+    let found = |grader: &str| {
+        let grade = grade_with(&pack, grader, "top-secret-42");
+        assert_eq!(grade.status, Status::Pass, "{grade:?}");
+        serde_json::from_str::<Value>(&grade.rationale).unwrap()
+    };
     // The probe can find a secret: in the call that left it.
-    let control = grade_with(adversary(), "leak-and-find", "top-secret-42");
-    let found: Value = serde_json::from_str(&control.rationale).unwrap();
-    assert!(found["matches"].as_u64().unwrap() > 0, "{found}");
+    let control = found("leak-and-find");
+    assert!(control["matches"].as_u64().unwrap() > 0, "{control}");
 
-    let leak = grade_with(adversary(), "leak-secret", "top-secret-42");
-    assert_eq!(leak.status, Status::Pass);
-    let next = grade_with(adversary(), "find-secret", "top-secret-42");
-    let found: Value = serde_json::from_str(&next.rationale).unwrap();
     assert_eq!(
-        found,
-        json!({"heap_dirty": 0, "grown_dirty": 0, "matches": 0}),
-        "{next:?}"
+        grade_with(&pack, "leak-secret", "top-secret-42").status,
+        Status::Pass
+    );
+    assert_eq!(
+        found("find-secret"),
+        json!({"heap_secret": 0, "grown_dirty": 0, "matches": 0})
     );
 }
 
@@ -287,7 +321,14 @@ fn same_pack_same_data_same_grades() {
 #[test]
 fn attacks_on_other_threads_do_not_disturb_honest_calls() {
     let pack = adversary();
-    let attacks = ["spin", "memory-bomb", "panic", "native-recursion", "stdout-flood", "exit"];
+    let attacks = [
+        "spin",
+        "memory-bomb",
+        "panic",
+        "native-recursion",
+        "stdout-flood",
+        "exit",
+    ];
     std::thread::scope(|scope| {
         for attack in attacks {
             scope.spawn(move || {
@@ -380,13 +421,15 @@ fn a_core_module_is_refused() {
     );
     let path = temp_file("text.wasm", b"(component)");
     assert!(load_error(&path, None).ends_with("is not a WebAssembly binary"));
-    assert!(load_error(Path::new("/no/such/pack.wasm"), None)
-        .starts_with("pack `p`: cannot read /no/such/pack.wasm: "));
+    assert!(
+        load_error(Path::new("/no/such/pack.wasm"), None)
+            .starts_with("pack `p`: cannot read /no/such/pack.wasm: ")
+    );
 }
 
 #[test]
 fn a_component_for_another_wit_version_is_refused() {
-    let path = &artifacts::guests().future_wit;
+    let path = Path::new(guests::FUTURE_WIT);
     assert_eq!(
         load_error(path, None),
         format!(
@@ -399,7 +442,7 @@ fn a_component_for_another_wit_version_is_refused() {
 
 #[test]
 fn the_pinned_sha256_is_enforced() {
-    let path = &artifacts::guests().constant;
+    let path = Path::new(guests::CONSTANT);
     let bytes = std::fs::read(path).unwrap();
     let actual: String = {
         use sha2::Digest;
@@ -421,7 +464,7 @@ fn the_pinned_sha256_is_enforced() {
         "pack `p`: sha256 `abc` is not 64 hexadecimal digits"
     );
     let pinned = PackSpec {
-        path: path.clone(),
+        path: path.to_path_buf(),
         sha256: Some(actual.to_uppercase()),
         limits: None,
     };
@@ -432,7 +475,7 @@ fn the_pinned_sha256_is_enforced() {
 #[test]
 fn compiled_components_are_cached_on_disk() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = spec(&artifacts::guests().constant, None);
+    let spec = spec(Path::new(guests::CONSTANT), None);
     let load = || {
         PackHost::new(dir.path())
             .unwrap()
@@ -446,10 +489,16 @@ fn compiled_components_are_cached_on_disk() {
         .collect();
     assert_eq!(artifacts.len(), 1, "{artifacts:?}");
     assert_eq!(artifacts[0].extension().unwrap(), "cwasm");
-    let modified = std::fs::metadata(&artifacts[0]).unwrap().modified().unwrap();
+    let modified = std::fs::metadata(&artifacts[0])
+        .unwrap()
+        .modified()
+        .unwrap();
     let pack = load();
     assert_eq!(
-        std::fs::metadata(&artifacts[0]).unwrap().modified().unwrap(),
+        std::fs::metadata(&artifacts[0])
+            .unwrap()
+            .modified()
+            .unwrap(),
         modified,
         "the second load reads the artifact instead of compiling again"
     );
@@ -458,6 +507,8 @@ fn compiled_components_are_cached_on_disk() {
         .unwrap()
         .grade(&sample(), &trajectory(), "");
     assert_eq!(grade.status, Status::Pass);
+    // The artifact is mapped while a pack built from it lives.
+    drop(pack);
 
     // A damaged artifact is compiled again rather than trusted.
     std::fs::write(&artifacts[0], b"garbage").unwrap();

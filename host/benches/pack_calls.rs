@@ -82,7 +82,11 @@ fn main() {
         ),
         (
             "flight-args.search_args",
-            grader(&host, gavel_test_artifacts::packs::FLIGHT_ARGS, "search_args"),
+            grader(
+                &host,
+                gavel_test_artifacts::packs::FLIGHT_ARGS,
+                "search_args",
+            ),
         ),
     ];
     for (_, grader) in &rows {
@@ -96,9 +100,6 @@ fn main() {
     for (name, grader) in &rows {
         let one = measure(grader, 1, calls);
         let all = measure(grader, cores, calls);
-        println!(
-            "{name:<26} {one:>14.0} {all:>14.0} {:>12.2}",
-            1e6 / one
-        );
+        println!("{name:<26} {one:>14.0} {all:>14.0} {:>12.2}", 1e6 / one);
     }
 }

@@ -6,7 +6,7 @@ use wasmtime::{Store, Trap};
 use wasmtime_wasi::I32Exit;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
-use super::engine::{CallState, LimitHit};
+use super::engine::{CallState, LimitHit, NotGranted};
 use super::limits::CallLimits;
 use super::wit::{Guest, PackV0Pre};
 
@@ -103,7 +103,9 @@ enum Failure {
     OutputStreamFull,
     Trap(&'static str),
     Exited(i32),
-    /// Anything else the host refused: an import that is not granted, a malformed result.
+    /// The guest called an import the host does not grant.
+    NotGranted(String),
+    /// Anything else the host refused: a malformed result, a write past a stream's end.
     Host(String),
 }
 
@@ -117,6 +119,7 @@ impl Failure {
             Failure::OutputStreamFull => "stdout limit exceeded".to_string(),
             Failure::Trap(kind) => format!("guest trapped: {kind}"),
             Failure::Exited(_) => "guest exited".to_string(),
+            Failure::NotGranted(import) => format!("not granted: {import}"),
             Failure::Host(message) => format!("host refused the call: {message}"),
         }
     }
@@ -131,6 +134,9 @@ fn classify(error: &wasmtime::Error, output_stream_full: bool) -> Failure {
     }
     if let Some(exit) = error.downcast_ref::<I32Exit>() {
         return Failure::Exited(exit.0);
+    }
+    if let Some(NotGranted(import)) = error.downcast_ref::<NotGranted>() {
+        return Failure::NotGranted(import.clone());
     }
     let trap = error.downcast_ref::<Trap>();
     match trap {

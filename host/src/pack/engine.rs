@@ -4,7 +4,10 @@ use std::num::NonZeroUsize;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use wasmtime::component::{Linker, Resource, ResourceTable};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{
+    Component, Linker, LinkerInstance, Resource, ResourceTable, ResourceType,
+};
 use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     StoreContextMut,
@@ -74,6 +77,98 @@ impl Sandbox {
         })
     }
 }
+
+/// The WASI 0.2 interfaces the linker provides (see [`linker`]), by name without version.
+const GRANTED_WASI: &[&str] = &[
+    "wasi:cli/environment",
+    "wasi:cli/exit",
+    "wasi:cli/stderr",
+    "wasi:cli/stdin",
+    "wasi:cli/stdout",
+    "wasi:cli/terminal-input",
+    "wasi:cli/terminal-output",
+    "wasi:cli/terminal-stderr",
+    "wasi:cli/terminal-stdin",
+    "wasi:cli/terminal-stdout",
+    "wasi:clocks/monotonic-clock",
+    "wasi:clocks/wall-clock",
+    "wasi:filesystem/preopens",
+    "wasi:filesystem/types",
+    "wasi:io/error",
+    "wasi:io/poll",
+    "wasi:io/streams",
+    "wasi:random/insecure",
+    "wasi:random/insecure-seed",
+    "wasi:random/random",
+    "wasi:sockets/instance-network",
+    "wasi:sockets/ip-name-lookup",
+    "wasi:sockets/network",
+    "wasi:sockets/tcp",
+    "wasi:sockets/tcp-create-socket",
+    "wasi:sockets/udp",
+    "wasi:sockets/udp-create-socket",
+];
+
+impl Sandbox {
+    /// The linker for one `gavel:grader@0.1.x` component: every import the host does not grant
+    /// is defined as a function that fails the call with [`NotGranted`], so that toolchains
+    /// that import interfaces they never use still load.
+    ///
+    /// (`Linker::define_unknown_imports_as_traps` would also stub the WASI imports of a
+    /// component built against an older WASI 0.2 patch release, which the linker otherwise
+    /// satisfies by semver.)
+    pub(super) fn pack_linker(&self, component: &Component) -> wasmtime::Result<Linker<CallState>> {
+        let mut linker = self.linker_v0_1.clone();
+        for (name, item) in component.component_type().imports(&self.engine) {
+            let granted = name.split_once('@').is_some_and(|(interface, version)| {
+                GRANTED_WASI.contains(&interface) && version.starts_with("0.2.")
+            });
+            if !granted {
+                self.stub(&mut linker.root(), name, "", item.ty)?;
+            }
+        }
+        Ok(linker)
+    }
+
+    fn stub(
+        &self,
+        linker: &mut LinkerInstance<'_, CallState>,
+        name: &str,
+        parent: &str,
+        item: ComponentItem,
+    ) -> wasmtime::Result<()> {
+        match item {
+            ComponentItem::ComponentFunc(_) => {
+                let import = if parent.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{parent}#{name}")
+                };
+                linker.func_new(name, move |_, _, _, _| {
+                    Err(wasmtime::Error::new(NotGranted(import.clone())))
+                })
+            }
+            ComponentItem::ComponentInstance(instance) => {
+                let mut inner = linker.instance(name)?;
+                for (export, item) in instance.exports(&self.engine) {
+                    self.stub(&mut inner, export, name, item.ty)?;
+                }
+                Ok(())
+            }
+            ComponentItem::Resource(_) => {
+                linker.resource(name, ResourceType::host::<NotGranted>(), |_, _| Ok(()))
+            }
+            // Types need no definition; a module or component import fails to link, and the
+            // pack is refused with the linker's reason.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A guest called an import the host does not grant.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not granted to packs")]
+pub(super) struct NotGranted(pub(super) String);
 
 fn config(pool: Option<PoolingAllocationConfig>) -> Config {
     let mut config = Config::new();

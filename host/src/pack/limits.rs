@@ -71,11 +71,31 @@ impl CallLimits {
             Ok(value)
         };
         let fuel = pick("fuel", |l| l.fuel, DEFAULT_FUEL, u64::MAX)?;
-        let memory_mb = pick("memory_mb", |l| l.memory_mb, DEFAULT_MEMORY_MB, MAX_MEMORY_MB)?;
-        let timeout_ms = pick("timeout_ms", |l| l.timeout_ms, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)?;
+        let memory_mb = pick(
+            "memory_mb",
+            |l| l.memory_mb,
+            DEFAULT_MEMORY_MB,
+            MAX_MEMORY_MB,
+        )?;
+        let timeout_ms = pick(
+            "timeout_ms",
+            |l| l.timeout_ms,
+            DEFAULT_TIMEOUT_MS,
+            MAX_TIMEOUT_MS,
+        )?;
         // A guest cannot return more than its memory holds.
-        let output_kb = pick("output_kb", |l| l.output_kb, DEFAULT_OUTPUT_KB, memory_mb << 10)?;
-        let stdout_kb = pick("stdout_kb", |l| l.stdout_kb, DEFAULT_STDOUT_KB, MAX_STDOUT_KB)?;
+        let output_kb = pick(
+            "output_kb",
+            |l| l.output_kb,
+            DEFAULT_OUTPUT_KB,
+            memory_mb << 10,
+        )?;
+        let stdout_kb = pick(
+            "stdout_kb",
+            |l| l.stdout_kb,
+            DEFAULT_STDOUT_KB,
+            MAX_STDOUT_KB,
+        )?;
         let tick_ms = TICK.as_millis() as u64;
         Ok(CallLimits {
             fuel,

@@ -161,7 +161,7 @@ pub(super) fn wit_version(
     let ty = component.component_type();
     let exported: Vec<&str> = ty
         .exports(engine)
-        .filter(|(_, item)| matches!(item, ComponentItem::ComponentInstance(_)))
+        .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentInstance(_)))
         .map(|(name, _)| name)
         .collect();
     let Some(version) = exported.iter().find_map(|name| {
@@ -196,8 +196,15 @@ mod tests {
     #[test]
     fn preamble_tells_modules_components_and_other_files_apart() {
         assert_eq!(not_a_component(b"\0asm\x0d\0\x01\0rest"), None);
-        assert!(not_a_component(b"\0asm\x01\0\0\0").unwrap().starts_with("a core"));
-        assert_eq!(not_a_component(b"\x7fELF\x02\x01\x01\0"), Some("not a WebAssembly binary"));
+        assert!(
+            not_a_component(b"\0asm\x01\0\0\0")
+                .unwrap()
+                .starts_with("a core")
+        );
+        assert_eq!(
+            not_a_component(b"\x7fELF\x02\x01\x01\0"),
+            Some("not a WebAssembly binary")
+        );
         assert_eq!(not_a_component(b"\0asm"), Some("not a WebAssembly binary"));
         assert_eq!(
             not_a_component(b"\0asm\x0e\0\x01\0"),

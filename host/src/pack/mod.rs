@@ -52,11 +52,11 @@ use crate::trajectory::Trajectory;
 
 use call::Outcome;
 use engine::CallState;
+use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
     Limits,
 };
-use limits::CallLimits;
 use wit::{PackV0Pre, v0};
 
 /// A suite's `packs:` entry.
@@ -115,7 +115,12 @@ impl fmt::Display for PackInfo {
             "{} {} (gavel:grader@{})",
             self.name, self.version, self.wit_version
         )?;
-        let width = self.functions.iter().map(|x| x.name.len()).max().unwrap_or(0);
+        let width = self
+            .functions
+            .iter()
+            .map(|x| x.name.len())
+            .max()
+            .unwrap_or(0);
         for function in &self.functions {
             let ground_truth = if function.needs_ground_truth {
                 " (needs ground truth)"
@@ -289,13 +294,14 @@ pub fn inspect(path: &Path) -> Result<PackInfo, PackError> {
     let name = path.display().to_string();
     let file = load::read(&name, path, None)?;
     let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-    let component = wasmtime::component::Component::new(&sandbox.engine, &file.bytes).map_err(
-        |e| PackError::Compile {
-            pack: name.clone(),
-            path: file.path.clone(),
-            message: format!("{e:#}"),
-        },
-    )?;
+    let component =
+        wasmtime::component::Component::new(&sandbox.engine, &file.bytes).map_err(|e| {
+            PackError::Compile {
+                pack: name.clone(),
+                path: file.path.clone(),
+                message: format!("{e:#}"),
+            }
+        })?;
     let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
     Ok(Pack::new(&name, path, &component, limits)?.info().clone())
 }
@@ -329,14 +335,9 @@ impl Pack {
             path: path.to_path_buf(),
             message: format!("{e:#}"),
         };
-        // Imports beyond what the host grants link, and trap if called: toolchains import
-        // interfaces they never use.
-        let mut linker = sandbox.linker_v0_1.clone();
-        linker
-            .define_unknown_imports_as_traps(component)
-            .map_err(link_error)?;
-        let pre = linker
-            .instantiate_pre(component)
+        let pre = sandbox
+            .pack_linker(component)
+            .and_then(|linker| linker.instantiate_pre(component))
             .and_then(PackV0Pre::new)
             .map_err(link_error)?;
         let Outcome { result, .. } = call::run(&engine, &pre, &limits, |pack, store| {
@@ -387,7 +388,12 @@ impl Pack {
     }
 
     /// The config as JSON text, once the function exists, has the kind and accepts it.
-    fn checked(&self, name: &str, wanted: FunctionKind, config: &Value) -> Result<String, PackError> {
+    fn checked(
+        &self,
+        name: &str,
+        wanted: FunctionKind,
+        config: &Value,
+    ) -> Result<String, PackError> {
         let pack = &self.inner;
         let function = pack
             .info
@@ -428,7 +434,11 @@ impl Pack {
     }
 }
 
-fn pack_info(name: &str, described: v0::PackInfo, wit_version: String) -> Result<PackInfo, PackError> {
+fn pack_info(
+    name: &str,
+    described: v0::PackInfo,
+    wit_version: String,
+) -> Result<PackInfo, PackError> {
     let invalid = |reason: String| PackError::Describe {
         pack: name.to_string(),
         reason,
@@ -439,7 +449,10 @@ fn pack_info(name: &str, described: v0::PackInfo, wit_version: String) -> Result
             return Err(invalid("a function has an empty name".to_string()));
         }
         if functions.iter().any(|g| g.name == f.name) {
-            return Err(invalid(format!("the function `{}` is listed twice", f.name)));
+            return Err(invalid(format!(
+                "the function `{}` is listed twice",
+                f.name
+            )));
         }
         functions.push(FunctionInfo {
             name: f.name,
@@ -494,7 +507,14 @@ impl PackGrader {
         let wit_sample = wit::sample(sample);
         let wit_trajectory = wit::trajectory(trajectory);
         let Outcome { result, usage } = f.run(|pack, store| {
-            pack.call_grade(store, &f.name, &wit_sample, &wit_trajectory, submission, &f.config)
+            pack.call_grade(
+                store,
+                &f.name,
+                &wit_sample,
+                &wit_trajectory,
+                submission,
+                &f.config,
+            )
         });
         let grade = match result {
             Ok(Ok(grade)) => accept_grade(grade, f.output_limit()),
@@ -575,7 +595,11 @@ pub struct PackExtractor {
 impl PackExtractor {
     /// Extracts a submission in a fresh sandbox: `Ok(None)` when there is nothing to extract,
     /// `Err` with a stable reason (see the module documentation) when the call failed.
-    pub fn extract(&self, sample: &Sample, trajectory: &Trajectory) -> Result<Option<String>, String> {
+    pub fn extract(
+        &self,
+        sample: &Sample,
+        trajectory: &Trajectory,
+    ) -> Result<Option<String>, String> {
         let f = &self.function;
         let wit_sample = wit::sample(sample);
         let wit_trajectory = wit::trajectory(trajectory);
@@ -609,7 +633,10 @@ mod tests {
 
     #[test]
     fn scores_outside_zero_to_one_are_error_grades() {
-        assert_eq!(accept_grade(grade(f64::NAN), 1024).rationale, "invalid score: NaN");
+        assert_eq!(
+            accept_grade(grade(f64::NAN), 1024).rationale,
+            "invalid score: NaN"
+        );
         assert_eq!(
             accept_grade(grade(1.5), 1024).rationale,
             "invalid score: 1.5 is out of range [0, 1]"
@@ -642,13 +669,28 @@ mod tests {
 
         let bad = |g: v0::Grade| accept_grade(g, 1024).rationale;
         assert_eq!(
-            bad(v0::Grade { metadata: Some("[]".to_string()), ..grade(1.0) }),
+            bad(v0::Grade {
+                metadata: Some("[]".to_string()),
+                ..grade(1.0)
+            }),
             "invalid metadata: not a JSON object"
         );
-        assert!(bad(v0::Grade { actual: Some("{".to_string()), ..grade(1.0) }).starts_with("invalid actual: "));
-        let big = v0::Grade { rationale: "x".repeat(2000), ..grade(1.0) };
+        assert!(
+            bad(v0::Grade {
+                actual: Some("{".to_string()),
+                ..grade(1.0)
+            })
+            .starts_with("invalid actual: ")
+        );
+        let big = v0::Grade {
+            rationale: "x".repeat(2000),
+            ..grade(1.0)
+        };
         let g = accept_grade(big, 1024);
-        assert_eq!((g.status, g.rationale.as_str()), (Status::Error, "output too large"));
+        assert_eq!(
+            (g.status, g.rationale.as_str()),
+            (Status::Error, "output too large")
+        );
     }
 
     #[test]

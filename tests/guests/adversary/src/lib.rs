@@ -231,10 +231,11 @@ fn find_secret(secret: &str) -> String {
     let needle = encoded(secret);
     let layout = std::alloc::Layout::from_size_align(SECRET_BYTES, 8).unwrap();
     // SAFETY: the block is only read within its bounds; reading fresh allocations is the point.
-    let heap_dirty = unsafe {
+    // Where `leak-secret` wrote its block, a fresh instance allocates this one.
+    let heap_secret = unsafe {
         let heap = std::alloc::alloc(layout);
         (0..SECRET_BYTES)
-            .filter(|&i| heap.add(i).read_volatile() != 0)
+            .filter(|&i| heap.add(i).read_volatile() == needle[i % needle.len()])
             .count()
     };
     let first_page = core::arch::wasm32::memory_grow(0, SECRET_PAGES);
@@ -257,7 +258,9 @@ fn find_secret(secret: &str) -> String {
             matches += 1;
         }
     }
-    format!("{{\"heap_dirty\":{heap_dirty},\"grown_dirty\":{grown_dirty},\"matches\":{matches}}}")
+    format!(
+        "{{\"heap_secret\":{heap_secret},\"grown_dirty\":{grown_dirty},\"matches\":{matches}}}"
+    )
 }
 
 fn describe_sample(sample: &Sample, trajectory: &Trajectory) -> String {
