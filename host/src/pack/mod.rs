@@ -557,15 +557,14 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     let json = |field: &str, text: Option<String>| match text.as_deref().map(serde_json::from_str) {
         None => Ok(None),
         Some(Ok(value)) => Ok(Some(value)),
-        Some(Err(e)) => Err(Grade::error(format!("invalid {field}: {e}"))),
+        Some(Err(e)) => Err(format!("invalid {field}: {e}")),
     };
-    let expected = match json("expected", grade.expected) {
-        Ok(value) => value,
-        Err(grade) => return grade,
-    };
-    let actual = match json("actual", grade.actual) {
-        Ok(value) => value,
-        Err(grade) => return grade,
+    let (expected, actual) = match (
+        json("expected", grade.expected),
+        json("actual", grade.actual),
+    ) {
+        (Ok(expected), Ok(actual)) => (expected, actual),
+        (Err(reason), _) | (_, Err(reason)) => return Grade::error(reason),
     };
     let status = match grade.status {
         Some(v0::Status::Pass) => Status::Pass,
