@@ -25,7 +25,8 @@
 //! Any other failure is an `error` grade with a stable reason as well: `guest trapped: <kind>`
 //! (`unreachable` for a Rust panic, `stack overflow`, `out-of-bounds memory access` for a stack
 //! kept in linear memory that overflowed, ...), `guest returned error: <message>`,
-//! `guest exited`, `invalid score: NaN`, `invalid score: 1.5 is out of range [0, 1]`,
+//! `guest exited`, `not granted: <import>` (the guest called an import the host does not
+//! grant), `invalid score: NaN`, `invalid score: 1.5 is out of range [0, 1]`,
 //! `invalid metadata: ...`. The grade's metadata `sandbox` holds the fuel used, the peak memory
 //! and the end of what the guest wrote to stderr. A call never panics the host and never
 //! disturbs another call.
