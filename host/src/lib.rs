@@ -6,6 +6,7 @@
 pub mod extract;
 pub mod grade;
 pub mod graders;
+pub mod pack;
 pub mod python;
 pub mod result;
 pub mod sample;
