@@ -424,13 +424,21 @@ pub struct Aggregator {
     counts: Counts,
     metrics: Vec<MetricAccumulator>,
     rewards: Histogram,
-    /// Per sample id, per metric (in `keys` order).
+    /// Per sample id, per metric (in `keys` order), for the ids that may repeat.
     runs: BTreeMap<SampleId, Box<[Runs]>>,
     repeated: bool,
+    /// The ids that may occur more than once; `None`: any may. Ids outside it are counted in
+    /// `singles` without an entry of their own, which keeps memory flat on large datasets.
+    watch: Option<std::collections::HashSet<SampleId>>,
+    /// Per metric: how many single-run ids had each (graded, passed) pair.
+    singles: Vec<BTreeMap<(u32, u32), u64>>,
+    single_ids: u64,
+    scratch: Box<[Runs]>,
 }
 
 impl Aggregator {
     pub fn new(metric_keys: Vec<String>) -> Self {
+        let n = metric_keys.len();
         let metrics = metric_keys
             .iter()
             .map(|_| MetricAccumulator::default())
@@ -442,6 +450,19 @@ impl Aggregator {
             rewards: Histogram::default(),
             runs: BTreeMap::new(),
             repeated: false,
+            watch: None,
+            singles: vec![BTreeMap::new(); n],
+            single_ids: 0,
+            scratch: vec![Runs::default(); n].into(),
+        }
+    }
+
+    /// An aggregator that keeps a per-id record only for `watch`, the ids that may occur more
+    /// than once (from the validation pass); every other id is known to occur once.
+    pub fn watching(metric_keys: Vec<String>, watch: std::collections::HashSet<SampleId>) -> Self {
+        Aggregator {
+            watch: Some(watch),
+            ..Aggregator::new(metric_keys)
         }
     }
 
@@ -456,17 +477,42 @@ impl Aggregator {
             self.rewards.insert(reward);
         }
 
-        let runs = match self.runs.entry(result.sample_id.clone()) {
-            Entry::Occupied(entry) => {
-                self.repeated = true;
-                entry.into_mut()
+        let tracked = self
+            .watch
+            .as_ref()
+            .is_none_or(|watch| watch.contains(&result.sample_id));
+        let runs = if tracked {
+            match self.runs.entry(result.sample_id.clone()) {
+                Entry::Occupied(entry) => {
+                    self.repeated = true;
+                    entry.into_mut()
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(vec![Runs::default(); self.keys.len()].into())
+                }
             }
-            Entry::Vacant(entry) => entry.insert(vec![Runs::default(); self.keys.len()].into()),
+        } else {
+            self.scratch.fill(Runs::default());
+            &mut self.scratch
         };
-        if result.error.is_some() {
-            return;
+        if result.error.is_none() {
+            Self::add_grades(&self.keys, &mut self.metrics, runs, result);
         }
-        for ((key, metric), runs) in self.keys.iter().zip(&mut self.metrics).zip(runs.iter_mut()) {
+        if !tracked {
+            self.single_ids += 1;
+            for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
+                *single.entry((runs.graded, runs.passed)).or_default() += 1;
+            }
+        }
+    }
+
+    fn add_grades(
+        keys: &[String],
+        metrics: &mut [MetricAccumulator],
+        runs: &mut [Runs],
+        result: &SampleResult,
+    ) {
+        for ((key, metric), runs) in keys.iter().zip(metrics.iter_mut()).zip(runs.iter_mut()) {
             let Some(grade) = result.grade(key) else {
                 continue;
             };
@@ -486,7 +532,7 @@ impl Aggregator {
 
     pub fn finish(self) -> Summary {
         let counts = Counts {
-            samples: self.runs.len() as u64,
+            samples: self.runs.len() as u64 + self.single_ids,
             ..self.counts
         };
         let metrics = self
@@ -497,7 +543,10 @@ impl Aggregator {
             .map(|(index, (key, metric))| {
                 let n = metric.scores.len();
                 let (pass_at_k, pass_hat_k) = if self.repeated {
-                    repeated_runs(self.runs.values().map(|runs| runs[index]))
+                    let singles = self.singles[index].iter().flat_map(|(&(graded, passed), &n)| {
+                        std::iter::repeat_n(Runs { graded, passed }, n as usize)
+                    });
+                    repeated_runs(self.runs.values().map(|runs| runs[index]).chain(singles))
                 } else {
                     (None, None)
                 };
