@@ -55,7 +55,10 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
         .collect();
     assert_eq!(scores, [1.0, 0.0, 1.0]);
     assert_eq!(results[1]["grades"]["correct"]["status"], "fail");
-    assert_eq!(results[0]["grades"]["correct"]["submission"], "It is Paris.");
+    assert_eq!(
+        results[0]["grades"]["correct"]["submission"],
+        "It is Paris."
+    );
     let summary = ws.summary("out");
     assert!(summary.is_object());
 }
@@ -63,8 +66,16 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
 #[test]
 fn same_suite_twice_gives_identical_results() {
     let ws = capitals();
-    assert!(ws.gavel(&["run", "suite.yaml", "-o", "a", "-q"]).status.success());
-    assert!(ws.gavel(&["run", "suite.yaml", "-o", "b", "-q"]).status.success());
+    assert!(
+        ws.gavel(&["run", "suite.yaml", "-o", "a", "-q"])
+            .status
+            .success()
+    );
+    assert!(
+        ws.gavel(&["run", "suite.yaml", "-o", "b", "-q"])
+            .status
+            .success()
+    );
     let a = std::fs::read(ws.path("a/results.jsonl")).unwrap();
     let b = std::fs::read(ws.path("b/results.jsonl")).unwrap();
     assert_eq!(a, b);
@@ -74,7 +85,10 @@ fn same_suite_twice_gives_identical_results() {
 fn malformed_json_names_file_and_line_and_grades_nothing() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();
-    ws.write("data.jsonl", &format!("{good}\n\n{{\"id\": 2, \"input\": \n{good}\n"));
+    ws.write(
+        "data.jsonl",
+        &format!("{good}\n\n{{\"id\": 2, \"input\": \n{good}\n"),
+    );
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -87,14 +101,22 @@ fn malformed_json_names_file_and_line_and_grades_nothing() {
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();
-    ws.write("data.jsonl", &format!("{good}\nnot json\n{}\n", letta_row(3, "Rome", "Rome")));
+    ws.write(
+        "data.jsonl",
+        &format!("{good}\nnot json\n{}\n", letta_row(3, "Rome", "Rome")),
+    );
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "--skip-invalid"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = ws.results("out");
     assert_eq!(results.len(), 3);
     assert_eq!(results[0]["grades"]["correct"]["score"], 1.0);
     assert_eq!(results[1]["error"]["category"], "invalid");
-    assert!(results[1]["error"]["message"].as_str().unwrap().contains("data.jsonl:2"));
+    assert!(
+        results[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("data.jsonl:2")
+    );
     assert_eq!(results[2]["grades"]["correct"]["score"], 1.0);
 }
 
@@ -105,13 +127,19 @@ fn a_row_of_the_wrong_shape_names_the_field() {
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("data.jsonl:1:") && err.contains("input"), "{err}");
+    assert!(
+        err.contains("data.jsonl:1:") && err.contains("input"),
+        "{err}"
+    );
 }
 
 #[test]
 fn unknown_suite_key_is_located_with_the_closest_valid_key() {
     let ws = capitals();
-    ws.write("suite.yaml", &SUITE.replace("extractor: last_assistant", "extractr: last_assistant"));
+    ws.write(
+        "suite.yaml",
+        &SUITE.replace("extractor: last_assistant", "extractr: last_assistant"),
+    );
     let out = ws.gavel(&["validate", "suite.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
@@ -132,12 +160,21 @@ fn unknown_grader_and_extractor_names_are_found_before_grading() {
     let out = ws.gavel(&["validate", "suite.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("graders.correct.function") && err.contains("`contians`"), "{err}");
+    assert!(
+        err.contains("graders.correct.function") && err.contains("`contians`"),
+        "{err}"
+    );
     assert!(err.contains("did you mean `contains`?"), "{err}");
-    assert!(err.contains("graders.correct.extractor") && err.contains("`last_asistant`"), "{err}");
+    assert!(
+        err.contains("graders.correct.extractor") && err.contains("`last_asistant`"),
+        "{err}"
+    );
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
     assert_eq!(run.status.code(), Some(2));
-    assert!(!ws.path("out").exists(), "nothing is written for an invalid suite");
+    assert!(
+        !ws.path("out").exists(),
+        "nothing is written for an invalid suite"
+    );
 }
 
 #[test]
@@ -175,7 +212,12 @@ fn invalid_regex_in_ground_truth_errors_that_sample_only() {
     let results = ws.results("out");
     assert_eq!(results[0]["grades"]["fmt"]["status"], "pass");
     assert_eq!(results[1]["grades"]["fmt"]["status"], "error");
-    assert!(results[1]["grades"]["fmt"]["rationale"].as_str().unwrap().starts_with("Invalid regex pattern"));
+    assert!(
+        results[1]["grades"]["fmt"]["rationale"]
+            .as_str()
+            .unwrap()
+            .starts_with("Invalid regex pattern")
+    );
     assert_eq!(results[1]["error"]["category"], "grading");
     assert_eq!(results[2]["grades"]["fmt"]["status"], "pass");
 }
@@ -187,7 +229,10 @@ fn missing_dataset_file_is_named() {
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("dataset") && err.contains("data.jsonl"), "{err}");
+    assert!(
+        err.contains("dataset") && err.contains("data.jsonl"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -227,7 +272,10 @@ fn list_prints_every_builtin_with_a_description() {
             .lines()
             .find(|l| l.split_whitespace().next() == Some(name))
             .unwrap_or_else(|| panic!("{name} listed in:\n{graders}"));
-        assert!(line.split_whitespace().count() > 2, "{name} has a description");
+        assert!(
+            line.split_whitespace().count() > 2,
+            "{name} has a description"
+        );
     }
     let extractors = stdout(&ws.gavel(&["list", "extractors"]));
     for name in [

@@ -26,7 +26,11 @@ fn workspace(rows: usize) -> Workspace {
     ws.write("suite.yaml", SUITE);
     let mut text = String::new();
     for i in 0..rows {
-        let answer = if i % 3 == 0 { "Paris" } else { "It is Paris, surely." };
+        let answer = if i % 3 == 0 {
+            "Paris"
+        } else {
+            "It is Paris, surely."
+        };
         let row = json!({
             "id": i,
             "input": "Capital of France?",
@@ -48,7 +52,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, bound: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % bound
     }
 }
@@ -94,26 +101,41 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         assert!(last.status.success(), "{}", stderr(&last));
     }
     assert!(kills > 0, "at least one run was killed part-way");
-    let read = |dir: &str, file: &str| std::fs::read(ws.path(dir).join(file)).expect("output exists");
+    let read =
+        |dir: &str, file: &str| std::fs::read(ws.path(dir).join(file)).expect("output exists");
     assert!(
         read("clean", "results.jsonl") == read("killed", "results.jsonl"),
         "results.jsonl after {kills} kills differs from the uninterrupted run"
     );
-    assert_eq!(read("clean", "summary.json"), read("killed", "summary.json"));
+    assert_eq!(
+        read("clean", "summary.json"),
+        read("killed", "summary.json")
+    );
 }
 
 #[test]
 fn resume_after_a_torn_last_line_keeps_only_complete_lines() {
     let ws = workspace(50);
-    assert!(ws.gavel(&["run", "suite.yaml", "-o", "clean", "-q"]).status.success());
+    assert!(
+        ws.gavel(&["run", "suite.yaml", "-o", "clean", "-q"])
+            .status
+            .success()
+    );
     let full = std::fs::read_to_string(ws.path("clean/results.jsonl")).unwrap();
     // The first 10 lines and half of the 11th, as a power cut could leave them.
     let lines: Vec<&str> = full.split_inclusive('\n').collect();
-    let torn = format!("{}{}", lines[..10].concat(), &lines[10][..lines[10].len() / 2]);
+    let torn = format!(
+        "{}{}",
+        lines[..10].concat(),
+        &lines[10][..lines[10].len() / 2]
+    );
     ws.write("torn/results.jsonl", &torn);
     let out = ws.gavel(&["run", "suite.yaml", "-o", "torn", "-q", "--resume"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(ws.path("torn/results.jsonl")).unwrap(), full);
+    assert_eq!(
+        std::fs::read_to_string(ws.path("torn/results.jsonl")).unwrap(),
+        full
+    );
 }
 
 #[test]
@@ -136,7 +158,10 @@ fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     }
     std::thread::sleep(Duration::from_millis(100));
     let pid = child.id().to_string();
-    let sent = Command::new("kill").args(["-INT", &pid]).status().expect("kill runs");
+    let sent = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill runs");
     assert!(sent.success());
     let output = child.wait_with_output().expect("gavel ends");
     let err = stderr(&output);
@@ -148,7 +173,10 @@ fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     assert!(err.contains("--resume"), "{err}");
     assert!(ws.path("out/summary.json").exists());
     let done = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
-    assert!(done.ends_with('\n') || done.is_empty(), "only complete lines are written");
+    assert!(
+        done.ends_with('\n') || done.is_empty(),
+        "only complete lines are written"
+    );
     let resumed = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     assert_eq!(ws.results("out").len(), 200_000);

@@ -430,7 +430,11 @@ impl Joined {
 
     fn join(&mut self, run: Line) -> Result<Item, ItemError> {
         let id = peek_id(&run)?.ok_or_else(|| {
-            row_error(&run, 0, "sample_id: a recorded run needs the id of its sample".into())
+            row_error(
+                &run,
+                0,
+                "sample_id: a recorded run needs the id of its sample".into(),
+            )
         })?;
         let &(offset, number) = self.index.get(&id).ok_or_else(|| {
             row_error(

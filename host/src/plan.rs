@@ -101,19 +101,12 @@ impl Resolver<'_> {
 
     fn node(&self, field: &str, spec: &GraderSpec) -> Result<Node, Vec<SuiteError>> {
         match spec {
-            GraderSpec::Tool(tool) => self.tool(field, tool).map_err(|e| vec![e]),
+            GraderSpec::Tool(tool) => self.tool(field, tool),
             GraderSpec::Expectations(_) => Ok(Node::Expectations),
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 let all = matches!(spec, GraderSpec::All(_));
                 let mut children = Vec::new();
                 let mut errors = Vec::new();
-                if c.graders.is_empty() {
-                    errors.push(SuiteError::at(
-                        self.suite_file,
-                        format!("{field}.graders"),
-                        "a composite needs at least one sub-grader",
-                    ));
-                }
                 for (key, sub) in &c.graders {
                     match self.node(&format!("{field}.graders.{key}"), sub) {
                         Ok(node) => children.push((key.clone(), node)),
@@ -130,8 +123,12 @@ impl Resolver<'_> {
                 let extraction = self
                     .extraction(field, Some(&rubric.extractor), &rubric.extractor_config)
                     .map_err(|e| vec![e])?;
-                let judge = Judge::new((**rubric).clone(), self.base_dir, self.judge_options.clone())
-                    .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
+                let judge = Judge::new(
+                    (**rubric).clone(),
+                    self.base_dir,
+                    self.judge_options.clone(),
+                )
+                .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
                 Ok(Node::Judge {
                     extraction,
                     judge: Arc::new(judge),
@@ -140,23 +137,39 @@ impl Resolver<'_> {
         }
     }
 
-    fn tool(&self, field: &str, spec: &ToolSpec) -> Result<Node, SuiteError> {
+    fn tool(&self, field: &str, spec: &ToolSpec) -> Result<Node, Vec<SuiteError>> {
         let name = spec.function.as_str();
         if let Some(check) = Check::new(name, &spec.config)
-            .map_err(|e| self.config_error(&format!("{field}.config"), e))?
+            .map_err(|e| vec![self.config_error(&format!("{field}.config"), e)])?
         {
             if spec.extractor.is_some() || !spec.extractor_config.is_empty() {
-                return Err(SuiteError::at(
-                    self.suite_file,
-                    format!("{field}.extractor"),
-                    format!("`{name}` reads the whole trajectory and takes no extractor"),
-                )
-                .with_hint("remove `extractor` and `extractor_config`"));
+                return Err(vec![
+                    SuiteError::at(
+                        self.suite_file,
+                        format!("{field}.extractor"),
+                        format!("`{name}` reads the whole trajectory and takes no extractor"),
+                    )
+                    .with_hint("remove `extractor` and `extractor_config`"),
+                ]);
             }
             return Ok(Node::Check(check));
         }
-        let extraction =
-            self.extraction(field, spec.extractor.as_deref(), &spec.extractor_config)?;
+        // Both halves are resolved so that one run of `gavel validate` reports both mistakes.
+        let extraction = self.extraction(field, spec.extractor.as_deref(), &spec.extractor_config);
+        let function = self.function(field, spec);
+        match (extraction, function) {
+            (Ok(extraction), Ok(function)) => Ok(Node::Tool {
+                extraction,
+                function,
+            }),
+            (extraction, function) => {
+                Err(extraction.err().into_iter().chain(function.err()).collect())
+            }
+        }
+    }
+
+    fn function(&self, field: &str, spec: &ToolSpec) -> Result<Function, SuiteError> {
+        let name = spec.function.as_str();
         if let Some(function) = letta::Function::from_name(name) {
             if !spec.config.is_empty() {
                 return Err(SuiteError::at(
@@ -165,19 +178,14 @@ impl Resolver<'_> {
                     format!("`{name}` takes no config"),
                 ));
             }
-            return Ok(Node::Tool {
-                extraction,
-                function: Function::Letta(function),
-            });
+            return Ok(Function::Letta(function));
         }
         let (pack, function) = self.pack_function(field, "function", name)?;
-        let grader = pack
-            .grader(function, &Value::Object(spec.config.clone()))
-            .map_err(|e| SuiteError::at(self.suite_file, format!("{field}.function"), e.to_string()))?;
-        Ok(Node::Tool {
-            extraction,
-            function: Function::Pack(grader),
-        })
+        pack.grader(function, &Value::Object(spec.config.clone()))
+            .map(Function::Pack)
+            .map_err(|e| {
+                SuiteError::at(self.suite_file, format!("{field}.function"), e.to_string())
+            })
     }
 
     fn extraction(
@@ -220,10 +228,20 @@ impl Resolver<'_> {
             format!("{field}.{key}"),
             match split {
                 Some((pack, _)) => format!("unknown pack `{pack}` in `{name}`"),
-                None => format!("unknown {} `{name}`", if key == "function" { "grader function" } else { "extractor" }),
+                None => format!(
+                    "unknown {} `{name}`",
+                    if key == "function" {
+                        "grader function"
+                    } else {
+                        "extractor"
+                    }
+                ),
             },
         );
-        let candidates = builtins.iter().copied().chain(self.packs.keys().map(String::as_str));
+        let candidates = builtins
+            .iter()
+            .copied()
+            .chain(self.packs.keys().map(String::as_str));
         error = match closest(name, candidates) {
             Some(best) => error.with_hint(format!("did you mean `{best}`?")),
             None => error.with_hint(format!(

@@ -7,8 +7,8 @@
 //! appends the rest, ending byte for byte where an uninterrupted run ends.
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::{Hash, Hasher};
 use std::fs::{File, OpenOptions};
+use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -145,10 +145,7 @@ impl Selected {
             fields.tags
         };
         let tags = row_tags.unwrap_or_default();
-        self.selection
-            .filters
-            .iter()
-            .any(|f| f.matches(&id, &tags))
+        self.selection.filters.iter().any(|f| f.matches(&id, &tags))
     }
 }
 
@@ -208,7 +205,9 @@ fn count_lines(paths: &[&Path]) -> u64 {
     let mut lines = 0u64;
     let mut buf = vec![0u8; 1 << 20];
     for path in paths {
-        let Ok(mut file) = File::open(path) else { continue };
+        let Ok(mut file) = File::open(path) else {
+            continue;
+        };
         while let Ok(n) = std::io::Read::read(&mut file, &mut buf) {
             if n == 0 {
                 break;
@@ -257,7 +256,8 @@ pub fn validate(
                     let mut invalid = 0u64;
                     loop {
                         let batch = {
-                            let guard = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                            let guard =
+                                rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                             guard.recv()
                         };
                         let Ok(batch) = batch else { break };
@@ -273,8 +273,9 @@ pub fn validate(
                                 }
                             }
                         }
-                        let mut repeats =
-                            repeats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let mut repeats = repeats
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                         for id in &ids {
                             repeats.see(id);
                         }
@@ -383,14 +384,19 @@ impl Pass<'_> {
                 let mut index = 0u64;
                 let mut batch = Vec::with_capacity(batch_size);
                 while !reader_stop.load(Ordering::Relaxed) {
-                    let Some(next) = selected.next_item() else { break };
+                    let Some(next) = selected.next_item() else {
+                        break;
+                    };
                     match next {
                         Ok(item) => batch.push(Work::Item(item)),
                         Err(ItemError::Row(e)) => batch.push(Work::Invalid(e)),
                         Err(ItemError::Source(e)) => return Err(e),
                     }
                     if batch.len() == batch_size {
-                        if batch_tx.blocking_send((index, std::mem::take(&mut batch))).is_err() {
+                        if batch_tx
+                            .blocking_send((index, std::mem::take(&mut batch)))
+                            .is_err()
+                        {
                             return Ok(());
                         }
                         index += 1;
@@ -410,7 +416,9 @@ impl Pass<'_> {
             let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
             let dispatcher = tokio::spawn(async move {
                 while let Some((index, batch)) = batch_rx.recv().await {
-                    let Ok(permit) = permits.clone().acquire_owned().await else { break };
+                    let Ok(permit) = permits.clone().acquire_owned().await else {
+                        break;
+                    };
                     let plan = plan.clone();
                     let parser = parser.clone();
                     let reward = reward.clone();
@@ -579,10 +587,7 @@ impl ResultsFile {
 
 /// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
 /// short by a kill. Calls `each` for every complete result, in order.
-pub fn read_previous(
-    path: &Path,
-    mut each: impl FnMut(SampleResult),
-) -> Result<u64, String> {
+pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<u64, String> {
     let mut file = match OpenOptions::new().read(true).write(true).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),

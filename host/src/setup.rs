@@ -135,13 +135,16 @@ fn load_packs(
         }
     };
     let limits = file.limits.clone().unwrap_or_default();
-    let mut load = |name: &str, spec: &PackSpec, field: String, limits: &Limits| {
-        match host.load(name, spec, &suite.base_dir, limits) {
-            Ok(pack) => {
-                packs.insert(name.to_string(), Arc::new(pack));
-            }
-            Err(e) => errors.push(SuiteError::at(&suite.path, field, e.to_string())),
+    let mut load = |name: &str, spec: &PackSpec, field: String, limits: &Limits| match host.load(
+        name,
+        spec,
+        &suite.base_dir,
+        limits,
+    ) {
+        Ok(pack) => {
+            packs.insert(name.to_string(), Arc::new(pack));
         }
+        Err(e) => errors.push(SuiteError::at(&suite.path, field, e.to_string())),
     };
     for (name, spec) in &file.packs {
         load(name, spec, format!("packs.{name}"), &limits);

@@ -195,14 +195,10 @@ impl SuiteError {
 impl Suite {
     /// Reads and parses a suite file.
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SuiteError::at(path, "", format!("cannot read the suite file: {e}"))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SuiteError::at(path, "", format!("cannot read the suite file: {e}")))?;
         let file = parse(&text, path)?;
-        let base_dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Suite {
             file,
             path: path.to_path_buf(),
@@ -244,7 +240,11 @@ impl Suite {
             "sandbox",
             "ignored; custom graders run in gavel's WebAssembly sandbox",
         );
-        note(f.cleanup.is_some(), "cleanup", "ignored (no agent is created)");
+        note(
+            f.cleanup.is_some(),
+            "cleanup",
+            "ignored (no agent is created)",
+        );
         note(
             f.max_concurrent.is_some() && f.concurrency.is_none(),
             "max_concurrent",
@@ -278,7 +278,11 @@ pub fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
 
 /// serde_path_to_error renders the root as `.`; gavel says nothing for it.
 fn normalise_path(path: &str) -> String {
-    if path == "." { String::new() } else { path.to_string() }
+    if path == "." {
+        String::new()
+    } else {
+        path.to_string()
+    }
 }
 
 fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
@@ -328,10 +332,7 @@ fn suggestion(message: &str) -> Option<String> {
         .collect();
     match closest(given, candidates.iter().copied()) {
         Some(best) => Some(format!("did you mean `{best}`?")),
-        None => Some(format!(
-            "valid {what}s: {}",
-            candidates.join(", ")
-        )),
+        None => Some(format!("valid {what}s: {}", candidates.join(", "))),
     }
 }
 

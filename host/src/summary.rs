@@ -487,9 +487,7 @@ impl Aggregator {
                     self.repeated = true;
                     entry.into_mut()
                 }
-                Entry::Vacant(entry) => {
-                    entry.insert(vec![Runs::default(); self.keys.len()].into())
-                }
+                Entry::Vacant(entry) => entry.insert(vec![Runs::default(); self.keys.len()].into()),
             }
         } else {
             self.scratch.fill(Runs::default());
@@ -543,9 +541,11 @@ impl Aggregator {
             .map(|(index, (key, metric))| {
                 let n = metric.scores.len();
                 let (pass_at_k, pass_hat_k) = if self.repeated {
-                    let singles = self.singles[index].iter().flat_map(|(&(graded, passed), &n)| {
-                        std::iter::repeat_n(Runs { graded, passed }, n as usize)
-                    });
+                    let singles = self.singles[index]
+                        .iter()
+                        .flat_map(|(&(graded, passed), &n)| {
+                            std::iter::repeat_n(Runs { graded, passed }, n as usize)
+                        });
                     repeated_runs(self.runs.values().map(|runs| runs[index]).chain(singles))
                 } else {
                     (None, None)

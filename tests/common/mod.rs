@@ -80,7 +80,9 @@ pub fn stdout(output: &Output) -> String {
 
 /// The folder of the repository's test data.
 pub fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(path)
 }
 
 pub fn load_json(path: &str) -> Value {

@@ -27,8 +27,14 @@ pub fn run(args: Args) -> u8 {
     }
     let sections: Vec<(&str, &[Described])> = match args.what {
         What::Graders => vec![
-            ("kind: tool, letta-evals functions (grade the extracted submission)", Function::BUILTINS),
-            ("kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)", Check::BUILTINS),
+            (
+                "kind: tool, letta-evals functions (grade the extracted submission)",
+                Function::BUILTINS,
+            ),
+            (
+                "kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)",
+                Check::BUILTINS,
+            ),
             (
                 "other kinds",
                 &[

@@ -42,7 +42,8 @@ impl Progress {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
+            let bar =
+                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
             let template = if colour() {
                 "{bar:30.green/dim} {pos}/{len} {percent}% {per_sec} ETA {eta} {msg}"
             } else {
@@ -102,7 +103,13 @@ impl Progress {
         self.metrics
             .iter()
             .filter(|m| m.graded > 0)
-            .map(|m| format!("{} {:.0}%", m.key, 100.0 * m.passed as f64 / m.graded as f64))
+            .map(|m| {
+                format!(
+                    "{} {:.0}%",
+                    m.key,
+                    100.0 * m.passed as f64 / m.graded as f64
+                )
+            })
             .collect::<Vec<_>>()
             .join("  ")
     }

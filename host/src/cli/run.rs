@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use gavel::dataset::Items;
+use gavel::grade::Status;
+use gavel::junit::JunitWriter;
 use gavel::result::SampleResult;
 use gavel::runner::{
     self, Filter, Pass, PassEnd, ResultsFile, Selected, Selection, Sink, Validation,
 };
 use gavel::setup::Prepared;
-use gavel::grade::Status;
-use gavel::junit::JunitWriter;
 use gavel::summary::{Aggregator, Summary};
 use std::io::Write;
 
@@ -94,7 +94,12 @@ pub fn run(args: Args) -> u8 {
         return super::EXIT_INVALID;
     }
     let results_path = out_dir.join("results.jsonl");
-    let metric_keys: Vec<String> = prepared.plan.metrics.iter().map(|m| m.key.clone()).collect();
+    let metric_keys: Vec<String> = prepared
+        .plan
+        .metrics
+        .iter()
+        .map(|m| m.key.clone())
+        .collect();
     // Every row is checked before any is graded; the check also finds the ids that repeat,
     // which the summary groups for pass@k.
     let (total, mut aggregator) = if args.skip_invalid {
@@ -104,17 +109,19 @@ pub fn run(args: Args) -> u8 {
         }
     } else {
         match check_rows(&prepared, selection.clone(), workers) {
-            Ok(v) if v.invalid == 0 => (v.total, Aggregator::watching(metric_keys.clone(), v.repeated)),
+            Ok(v) if v.invalid == 0 => (
+                v.total,
+                Aggregator::watching(metric_keys.clone(), v.repeated),
+            ),
             Ok(v) => return report_invalid_rows(&v),
             Err(code) => return code,
         }
     };
 
-
     let mut junit = match &args.junit {
-        Some(path) => match std::fs::File::create(path)
-            .and_then(|file| JunitWriter::new(std::io::BufWriter::new(file), &prepared.suite.file.name))
-        {
+        Some(path) => match std::fs::File::create(path).and_then(|file| {
+            JunitWriter::new(std::io::BufWriter::new(file), &prepared.suite.file.name)
+        }) {
             Ok(writer) => Some(writer),
             Err(e) => {
                 eprintln!("error: cannot write {}: {e}", path.display());
@@ -278,7 +285,10 @@ impl Failing {
 }
 
 fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if flat.chars().count() <= width {
         flat
     } else {
@@ -353,7 +363,13 @@ fn output_dir(args: &Args, prepared: &Prepared) -> PathBuf {
 /// A suite name as a folder name.
 fn sanitise(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '-' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 
@@ -396,7 +412,9 @@ pub fn report_invalid_rows(validation: &Validation) -> u8 {
     for error in &validation.errors {
         eprintln!("error: {error}");
     }
-    let more = validation.invalid.saturating_sub(validation.errors.len() as u64);
+    let more = validation
+        .invalid
+        .saturating_sub(validation.errors.len() as u64);
     if more > 0 {
         eprintln!("... and {more} more invalid rows");
     }
