@@ -66,7 +66,8 @@ fi
 # A workload is reused while its parameters match; rows depend only on (seed, index), so the
 # first P rows of every workload with the same seed are the same runs.
 generate() { # dir samples parts
-    local dir=$1 n=$2 parts=$3 stamp="$n $seed $3 $(sha256sum "$bin/bench-gen" | cut -c1-16)"
+    local dir=$1 n=$2 parts=$3 stamp
+    stamp="$n $seed $parts $(sha256sum "$bin/bench-gen" | cut -c1-16)"
     if [ "$(cat "$dir/.params" 2>/dev/null)" != "$stamp" ]; then
         echo "== generating $n samples ($parts) in $dir" >&2
         rm -rf "$dir"
