@@ -304,6 +304,25 @@ mod tests {
     }
 
     #[test]
+    fn rows_parse_as_gavel_dataset_rows() {
+        use gavel::sample::{RawRow, Texts};
+        for index in 0..200 {
+            let run = Run::generate(5, index);
+            let letta = run.letta_row(&run.letta_trajectory()).to_string();
+            let row: RawRow = serde_json::from_str(&letta).unwrap();
+            assert_eq!(row.ground_truth, Some(Texts::One(run.ground_truth.clone())));
+            assert!(row.trajectory.unwrap().get().starts_with("[["));
+
+            let evaldeck = run.evaldeck_row().to_string();
+            let row: RawRow = serde_json::from_str(&evaldeck).unwrap();
+            let expected = row.expected.unwrap();
+            assert_eq!(expected.output_matches.as_deref(), Some(run.output_matches.as_str()));
+            assert_eq!(expected.max_steps, Some(run.max_steps));
+            assert_eq!(expected.tools_called.unwrap()[0], run.tool);
+        }
+    }
+
+    #[test]
     fn same_seed_writes_the_same_bytes() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
