@@ -3,10 +3,21 @@
 //! Data flows one way: suite + dataset -> samples -> trajectory (canonical) -> extractor ->
 //! grader -> grade -> results writer + aggregates -> gate -> exit code.
 
+pub mod dataset;
 pub mod extract;
+pub mod gate;
 pub mod grade;
 pub mod graders;
+pub mod grading;
+pub mod judge;
+pub mod pack;
+pub mod plan;
 pub mod python;
 pub mod result;
+pub mod reward;
+pub mod runner;
 pub mod sample;
+pub mod setup;
+pub mod suite;
+pub mod summary;
 pub mod trajectory;

@@ -1,0 +1,68 @@
+//! `gavel list graders|extractors [--pack FILE]`.
+
+use std::path::PathBuf;
+
+use gavel::extract::Extractor;
+use gavel::graders::{Described, evaldeck::Check, letta::Function};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to list.
+    #[arg(value_enum)]
+    what: What,
+    /// List the functions of this pack component instead of the built-ins.
+    #[arg(long, value_name = "FILE")]
+    pack: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum What {
+    Graders,
+    Extractors,
+}
+
+pub fn run(args: Args) -> u8 {
+    if let Some(path) = args.pack {
+        return super::inspect::list_pack(&path, matches!(args.what, What::Graders));
+    }
+    let sections: Vec<(&str, &[Described])> = match args.what {
+        What::Graders => vec![
+            ("kind: tool, letta-evals functions (grade the extracted submission)", Function::BUILTINS),
+            ("kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)", Check::BUILTINS),
+            (
+                "other kinds",
+                &[
+                    Described {
+                        name: "expectations",
+                        description: "the sample's `expected:` block, every key AND-combined as evaldeck does",
+                    },
+                    Described {
+                        name: "rubric",
+                        description: "LLM as judge over an OpenAI-compatible endpoint (alias: model_judge)",
+                    },
+                    Described {
+                        name: "all",
+                        description: "passes when every sub-grader passes",
+                    },
+                    Described {
+                        name: "any",
+                        description: "passes when at least one sub-grader passes",
+                    },
+                ],
+            ),
+        ],
+        What::Extractors => vec![("extractors", Extractor::BUILTINS)],
+    };
+    for (title, items) in sections {
+        println!("{title}:");
+        print_table(items.iter().map(|d| (d.name, d.description)));
+    }
+    super::EXIT_OK
+}
+
+pub fn print_table<'a>(rows: impl Iterator<Item = (&'a str, &'a str)> + Clone) {
+    let width = rows.clone().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, description) in rows {
+        println!("  {name:width$}  {description}");
+    }
+}

@@ -1,0 +1,94 @@
+//! Subcommands, one file each; `main` maps outcomes to the documented exit codes.
+
+mod inspect;
+mod list;
+mod progress;
+mod run;
+mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes (SPEC section 8).
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_GATE_FAILED: u8 = 1;
+pub const EXIT_INVALID: u8 = 2;
+/// Interrupted by Ctrl-C; what finished is written and `--resume` continues.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gavel",
+    version,
+    about = "Grade recorded AI-agent runs with built-in and sandboxed WebAssembly graders",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Grade a suite's dataset and write results.jsonl and summary.json.
+    Run(run::Args),
+    /// Check a suite without grading: schema, files, names, configs, packs, regexes, rows.
+    Validate(validate::Args),
+    /// List the built-in graders or extractors, or those of a pack.
+    List(list::Args),
+    /// Show what a pack component provides and which WIT version it implements.
+    Inspect(inspect::Args),
+}
+
+/// Flags shared by commands that load a suite.
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// Folder for compiled packs and cached judge replies [default: $GAVEL_CACHE_DIR,
+    /// $XDG_CACHE_HOME/gavel or ~/.cache/gavel].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    pub fn dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(gavel::setup::default_cache_dir)
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::List(args) => list::run(args),
+        Command::Inspect(args) => inspect::run(args),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints every suite error and returns the exit code for an invalid suite.
+pub fn report_suite_errors(errors: &[gavel::suite::SuiteError]) -> u8 {
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+    let n = errors.len();
+    eprintln!(
+        "{n} problem{} found; nothing was graded",
+        if n == 1 { "" } else { "s" }
+    );
+    EXIT_INVALID
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,128 @@
+//! What a run shows while it grades: a progress bar with rate, ETA and running pass rates on a
+//! terminal; plain lines when piped; nothing with `--quiet`.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use gavel::grade::Status;
+use gavel::result::SampleResult;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How often a piped run prints a progress line.
+const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+pub struct Progress {
+    mode: Mode,
+    total: u64,
+    done: u64,
+    started: Instant,
+    last_line: Instant,
+    metrics: Vec<Running>,
+}
+
+enum Mode {
+    Quiet,
+    Plain,
+    Bar(ProgressBar),
+}
+
+struct Running {
+    key: String,
+    passed: u64,
+    graded: u64,
+}
+
+/// Whether output may be coloured: a terminal, and `NO_COLOR` unset or empty.
+pub fn colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+impl Progress {
+    pub fn new(total: u64, already: u64, metric_keys: &[String], quiet: bool) -> Progress {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
+            let template = if colour() {
+                "{bar:30.green/dim} {pos}/{len} {percent}% {per_sec} ETA {eta} {msg}"
+            } else {
+                "{bar:30} {pos}/{len} {percent}% {per_sec} ETA {eta} {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            bar.set_position(already);
+            Mode::Bar(bar)
+        } else {
+            Mode::Plain
+        };
+        Progress {
+            mode,
+            total,
+            done: already,
+            started: Instant::now(),
+            last_line: Instant::now(),
+            metrics: metric_keys
+                .iter()
+                .map(|k| Running {
+                    key: k.clone(),
+                    passed: 0,
+                    graded: 0,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn record(&mut self, result: &SampleResult) {
+        self.done += 1;
+        for (running, (_, grade)) in self.metrics.iter_mut().zip(&result.grades) {
+            if grade.status != Status::Skip {
+                running.graded += 1;
+                running.passed += u64::from(grade.status == Status::Pass);
+            }
+        }
+        match &self.mode {
+            Mode::Quiet => {}
+            Mode::Bar(bar) => {
+                bar.inc(1);
+                if self.done.is_multiple_of(64) || self.done == self.total {
+                    bar.set_message(self.rates());
+                }
+            }
+            Mode::Plain => {
+                if self.last_line.elapsed() >= PLAIN_EVERY {
+                    self.last_line = Instant::now();
+                    eprintln!("{}", self.line());
+                }
+            }
+        }
+    }
+
+    fn rates(&self) -> String {
+        self.metrics
+            .iter()
+            .filter(|m| m.graded > 0)
+            .map(|m| format!("{} {:.0}%", m.key, 100.0 * m.passed as f64 / m.graded as f64))
+            .collect::<Vec<_>>()
+            .join("  ")
+    }
+
+    fn line(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        format!(
+            "graded {}/{} ({:.0}/s)  {}",
+            self.done,
+            self.total,
+            self.done as f64 / secs,
+            self.rates()
+        )
+    }
+
+    pub fn finish(&mut self) {
+        match &self.mode {
+            Mode::Quiet => {}
+            Mode::Bar(bar) => bar.finish_and_clear(),
+            Mode::Plain => eprintln!("{}", self.line()),
+        }
+    }
+}

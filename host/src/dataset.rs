@@ -1,0 +1,460 @@
+//! Datasets (JSONL) and recorded runs, streamed: rows are read, parsed and graded as they go.
+//!
+//! With `trajectories:` the recorded runs drive the stream: each run record (a letta-evals
+//! `<model>.jsonl` line, or any `{sample_id, trajectory, agent_state?}` line) is joined to its
+//! dataset row through an index of row offsets built in one pass (about 40 bytes per row).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::sample::{AgentState, RawRow, Sample, SampleId, Texts};
+use crate::trajectory::{self, Format};
+
+/// A row that cannot be graded: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)?;
+        if self.column > 0 {
+            write!(f, ":{}", self.column)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for RowError {}
+
+/// A dataset or runs file that cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct SourceError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl SourceError {
+    fn io(path: &Path, what: &str, e: std::io::Error) -> SourceError {
+        SourceError {
+            path: path.to_path_buf(),
+            message: format!("cannot {what}: {e}"),
+        }
+    }
+}
+
+/// One unit of work: a dataset row, and with `trajectories:` the run record joined to it.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Position in the stream, from 0.
+    pub seq: u64,
+    pub row: Line,
+    pub run: Option<Line>,
+}
+
+/// A line of a file, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub file: std::sync::Arc<Path>,
+    /// 1-based.
+    pub number: usize,
+    pub text: String,
+}
+
+/// How rows become samples.
+#[derive(Debug)]
+pub struct RowParser {
+    pub format: Option<Format>,
+    pub base_dir: PathBuf,
+    rubric_files: Mutex<HashMap<PathBuf, Result<String, String>>>,
+}
+
+impl RowParser {
+    pub fn new(format: Option<Format>, base_dir: PathBuf) -> RowParser {
+        RowParser {
+            format,
+            base_dir,
+            rubric_files: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Parses an item into a sample.
+    pub fn parse(&self, item: &Item) -> Result<Sample, RowError> {
+        let mut sample = self.parse_row(&item.row)?;
+        if let Some(run) = &item.run {
+            let record: RunRecord = parse_json(run)?;
+            sample.trajectory = match record.trajectory {
+                Some(raw) => Some(self.convert(raw, run)?),
+                None => None,
+            };
+            if record.agent_state.is_some() {
+                sample.agent_state = record.agent_state;
+            }
+        }
+        Ok(sample)
+    }
+
+    fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
+        let raw: RawRow = parse_json(line)?;
+        let error = |message: String| row_error(line, 0, message);
+        let id = match raw.sample_id.or(raw.id) {
+            Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
+            None => None,
+        };
+        let input = match raw.input {
+            Some(input) if !is_empty_texts(&input) => Some(input),
+            other => raw.prompt.or(other),
+        };
+        if let Some(Texts::PerTurn(truths)) = &raw.ground_truth {
+            match &input {
+                Some(Texts::PerTurn(inputs)) if inputs.len() == truths.len() => {}
+                _ => {
+                    return Err(error(
+                        "ground_truth: a list of ground truths needs `input` to be a list of the \
+                         same length (per-turn mode)"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
+        let rubric = match (raw.rubric, raw.rubric_path) {
+            (Some(_), Some(_)) => {
+                return Err(error(
+                    "rubric, rubric_path: give one or the other, not both".to_string(),
+                ));
+            }
+            (Some(rubric), None) => Some(rubric),
+            (None, Some(path)) => Some(self.read_rubric(&path).map_err(error)?),
+            (None, None) => None,
+        };
+        let trajectory = match raw.trajectory {
+            Some(raw) if raw.get() != "null" => Some(self.convert(raw, line)?),
+            _ => None,
+        };
+        Ok(Sample {
+            id,
+            line: line.number,
+            input,
+            ground_truth: raw.ground_truth,
+            rubric_vars: raw.rubric_vars.unwrap_or_default(),
+            rubric,
+            name: raw.name,
+            description: raw.description,
+            expected: raw.expected,
+            reference_output: raw.reference_output,
+            reference_tools: raw.reference_tools.unwrap_or_default(),
+            tags: raw.tags.unwrap_or_default(),
+            metadata: raw.metadata.unwrap_or_default(),
+            trajectory,
+            agent_state: raw.agent_state,
+        })
+    }
+
+    fn convert(&self, raw: &RawValue, line: &Line) -> Result<trajectory::Trajectory, RowError> {
+        trajectory::convert(raw, self.format).map_err(|e| row_error(line, 0, e.0))
+    }
+
+    fn read_rubric(&self, relative: &str) -> Result<String, String> {
+        let path = self.base_dir.join(relative);
+        let mut cache = self
+            .rubric_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache
+            .entry(path.clone())
+            .or_insert_with(|| {
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("rubric_path: cannot read {}: {e}", path.display()))
+            })
+            .clone()
+    }
+}
+
+fn is_empty_texts(texts: &Texts) -> bool {
+    matches!(texts, Texts::One(s) if s.is_empty())
+}
+
+fn row_error(line: &Line, column: usize, message: String) -> RowError {
+    RowError {
+        file: line.file.to_path_buf(),
+        line: line.number,
+        column,
+        message,
+    }
+}
+
+/// Parses a JSON line; on failure parses again to name the field that is wrong.
+fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
+    serde_json::from_str(&line.text).map_err(|first| {
+        let mut de = serde_json::Deserializer::from_str(&line.text);
+        let message = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+            Err(e) if e.path().to_string() != "." => {
+                format!("{}: {}", e.path(), strip_position(&e.inner().to_string()))
+            }
+            _ => strip_position(&first.to_string()),
+        };
+        row_error(line, first.column(), message)
+    })
+}
+
+/// serde_json appends " at line L column C"; gavel reports the position itself.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn parse_id(raw: &RawValue) -> Result<SampleId, &'static str> {
+    match serde_json::from_str::<serde_json::Value>(raw.get()) {
+        Ok(serde_json::Value::String(s)) => Ok(SampleId::Str(s)),
+        Ok(serde_json::Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                Ok(SampleId::Int(i))
+            } else {
+                match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(SampleId::Int(f as i64)),
+                    _ => Err("sample_id: a number id must be a whole number"),
+                }
+            }
+        }
+        _ => Err("sample_id: expected an integer or a string"),
+    }
+}
+
+/// A recorded run: the fields gavel reads from a letta-evals result line (others are ignored).
+#[derive(Debug, Deserialize)]
+struct RunRecord<'a> {
+    #[serde(default, borrow)]
+    trajectory: Option<&'a RawValue>,
+    #[serde(default)]
+    agent_state: Option<AgentState>,
+}
+
+/// Just the id of a row or run record.
+#[derive(Debug, Deserialize)]
+struct IdOnly<'a> {
+    #[serde(default, borrow)]
+    sample_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+}
+
+/// The id of a row or run record without parsing the rest (`None`: the row has no id).
+pub fn peek_id(line: &Line) -> Result<Option<SampleId>, RowError> {
+    let ids: IdOnly = parse_json(line)?;
+    match ids.sample_id.or(ids.id) {
+        Some(raw) => parse_id(raw)
+            .map(Some)
+            .map_err(|m| row_error(line, 0, m.to_string())),
+        None => Ok(None),
+    }
+}
+
+/// Reads a file line by line, skipping blank lines, counting line numbers.
+pub struct Lines {
+    file: std::sync::Arc<Path>,
+    reader: BufReader<File>,
+    number: usize,
+}
+
+impl Lines {
+    pub fn open(path: &Path) -> Result<Lines, SourceError> {
+        let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+        Ok(Lines {
+            file: path.into(),
+            reader: BufReader::with_capacity(1 << 16, file),
+            number: 0,
+        })
+    }
+
+    /// The next non-blank line with its byte offset.
+    pub fn next_line(&mut self) -> Result<Option<(u64, Line)>, SourceError> {
+        loop {
+            let offset = self
+                .reader
+                .stream_position()
+                .map_err(|e| SourceError::io(&self.file, "read", e))?;
+            let mut text = String::new();
+            let n = self
+                .reader
+                .read_line(&mut text)
+                .map_err(|e| SourceError::io(&self.file, "read", e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.number += 1;
+            if text.trim().is_empty() {
+                continue;
+            }
+            while text.ends_with('\n') || text.ends_with('\r') {
+                text.pop();
+            }
+            return Ok(Some((
+                offset,
+                Line {
+                    file: self.file.clone(),
+                    number: self.number,
+                    text,
+                },
+            )));
+        }
+    }
+}
+
+/// The stream of items of a suite: dataset rows, or run records joined to their rows.
+pub enum Items {
+    Inline { rows: Lines, seq: u64 },
+    Joined(Box<Joined>),
+}
+
+pub struct Joined {
+    dataset: File,
+    dataset_path: std::sync::Arc<Path>,
+    index: HashMap<SampleId, (u64, usize)>,
+    runs: std::vec::IntoIter<PathBuf>,
+    current: Option<Lines>,
+    seq: u64,
+}
+
+impl Items {
+    /// Opens the dataset, and the run files when the suite has `trajectories:`.
+    pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
+        if runs.is_empty() {
+            return Ok(Items::Inline {
+                rows: Lines::open(dataset)?,
+                seq: 0,
+            });
+        }
+        let mut rows = Lines::open(dataset)?;
+        let mut index = HashMap::new();
+        let mut position = 0usize;
+        while let Some((offset, line)) = rows.next_line()? {
+            // A row the index cannot read is reported when a run refers to it or by validation.
+            let id = peek_id(&line)
+                .ok()
+                .flatten()
+                .unwrap_or(SampleId::Int(position as i64));
+            index.entry(id).or_insert((offset, line.number));
+            position += 1;
+        }
+        for run in runs {
+            if !run.is_file() {
+                return Err(SourceError {
+                    path: run.clone(),
+                    message: "trajectories: no such file".to_string(),
+                });
+            }
+        }
+        let file = File::open(dataset).map_err(|e| SourceError::io(dataset, "open", e))?;
+        Ok(Items::Joined(Box::new(Joined {
+            dataset: file,
+            dataset_path: dataset.into(),
+            index,
+            runs: runs.to_vec().into_iter(),
+            current: None,
+            seq: 0,
+        })))
+    }
+
+    /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
+    pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        match self {
+            Items::Inline { rows, seq } => match rows.next_line() {
+                Ok(Some((_, row))) => {
+                    let item = Item {
+                        seq: *seq,
+                        row,
+                        run: None,
+                    };
+                    *seq += 1;
+                    Some(Ok(item))
+                }
+                Ok(None) => None,
+                Err(e) => Some(Err(ItemError::Source(e))),
+            },
+            Items::Joined(joined) => joined.next_item(),
+        }
+    }
+}
+
+/// Why the stream could not produce an item.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Row(#[from] RowError),
+}
+
+impl Joined {
+    fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        loop {
+            if self.current.is_none() {
+                let path = self.runs.next()?;
+                match Lines::open(&path) {
+                    Ok(lines) => self.current = Some(lines),
+                    Err(e) => return Some(Err(e.into())),
+                }
+            }
+            let lines = self.current.as_mut()?;
+            match lines.next_line() {
+                Ok(Some((_, run))) => return Some(self.join(run)),
+                Ok(None) => self.current = None,
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+    }
+
+    fn join(&mut self, run: Line) -> Result<Item, ItemError> {
+        let id = peek_id(&run)?.ok_or_else(|| {
+            row_error(&run, 0, "sample_id: a recorded run needs the id of its sample".into())
+        })?;
+        let &(offset, number) = self.index.get(&id).ok_or_else(|| {
+            row_error(
+                &run,
+                0,
+                format!(
+                    "sample_id: {id} is not in the dataset {}",
+                    self.dataset_path.display()
+                ),
+            )
+        })?;
+        let text = read_line_at(&mut self.dataset, offset)
+            .map_err(|e| SourceError::io(&self.dataset_path, "read", e))?;
+        let item = Item {
+            seq: self.seq,
+            row: Line {
+                file: self.dataset_path.clone(),
+                number,
+                text,
+            },
+            run: Some(run),
+        };
+        self.seq += 1;
+        Ok(item)
+    }
+}
+
+fn read_line_at(file: &mut File, offset: u64) -> std::io::Result<String> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut reader = BufReader::new(file.take(u64::MAX));
+    let mut text = String::new();
+    reader.read_line(&mut text)?;
+    while text.ends_with('\n') || text.ends_with('\r') {
+        text.pop();
+    }
+    Ok(text)
+}

@@ -1,0 +1,207 @@
+//! Grading one sample with a plan: letta-evals' tool-grader path (guard, extractor, function),
+//! its per-turn mode, composites and judges; then letta-evals' sample error detection.
+
+use serde_json::{Value, json};
+
+use crate::grade::{Grade, Status};
+use crate::graders::{evaldeck, expectations};
+use crate::judge::Judge;
+use crate::plan::{Extraction, Function, Node, Plan};
+use crate::result::{ErrorCategory, SampleError, SampleResult};
+use crate::sample::{Sample, Texts};
+use crate::trajectory::Trajectory;
+
+pub const EMPTY_TRAJECTORY: &str = "Empty trajectory - agent produced no messages";
+pub const EMPTY_SUBMISSION: &str = "Empty submission - extractor found no content";
+
+/// Grades a sample with every metric of the plan, in order, and applies letta-evals' error
+/// detection. The reward is left to the caller.
+pub async fn grade_sample(plan: &Plan, sample: &Sample) -> SampleResult {
+    let mut grades = Vec::with_capacity(plan.metrics.len());
+    for metric in &plan.metrics {
+        let grade = grade_node(&metric.node, sample).await;
+        grades.push((metric.key.clone(), grade));
+    }
+    let error = detect_error(plan, sample, &grades);
+    SampleResult {
+        sample_id: sample.id(),
+        grades,
+        reward: None,
+        error,
+    }
+}
+
+async fn grade_node(node: &Node, sample: &Sample) -> Grade {
+    match node {
+        Node::Tool {
+            extraction,
+            function,
+        } => graded_submission(extraction, Scorer::Function(function), sample).await,
+        Node::Judge { extraction, judge } => {
+            graded_submission(extraction, Scorer::Judge(judge), sample).await
+        }
+        Node::Check(check) => with_output(check.grade(sample), sample),
+        Node::Expectations => with_output(expectations::grade(sample), sample),
+        Node::Composite { all, children } => {
+            let mut subs = Vec::with_capacity(children.len());
+            for (key, child) in children {
+                subs.push((key.clone(), Box::pin(grade_node(child, sample)).await));
+            }
+            with_output(evaldeck::combine(*all, subs), sample)
+        }
+    }
+}
+
+/// Checks read the trajectory's final output; it is what they graded.
+fn with_output(mut grade: Grade, sample: &Sample) -> Grade {
+    if grade.submission.is_empty() {
+        grade.submission = sample.trajectory().final_output().unwrap_or_default();
+    }
+    grade
+}
+
+#[derive(Clone, Copy)]
+enum Scorer<'a> {
+    Function(&'a Function),
+    Judge(&'a Judge),
+}
+
+/// letta-evals' per-turn mode applies when both `input` and `ground_truth` are lists.
+async fn graded_submission(extraction: &Extraction, scorer: Scorer<'_>, sample: &Sample) -> Grade {
+    match (&sample.input, &sample.ground_truth) {
+        (Some(Texts::PerTurn(inputs)), Some(Texts::PerTurn(truths))) => {
+            per_turn(extraction, scorer, sample, inputs, truths).await
+        }
+        _ => one_turn(extraction, scorer, sample, sample.trajectory()).await,
+    }
+}
+
+async fn one_turn(
+    extraction: &Extraction,
+    scorer: Scorer<'_>,
+    sample: &Sample,
+    trajectory: &Trajectory,
+) -> Grade {
+    let submission = match guarded_extract(extraction, sample, trajectory) {
+        Ok(submission) => submission,
+        Err(grade) => return grade,
+    };
+    let grade = match scorer {
+        Scorer::Function(Function::Letta(f)) => f.grade(sample, &submission),
+        Scorer::Function(Function::Pack(g)) => g.grade(sample, trajectory, &submission),
+        Scorer::Judge(judge) => judge.grade(sample, &submission).await,
+    };
+    grade.with_submission(submission)
+}
+
+/// The guard shared by tool and rubric graders: an empty trajectory or an empty submission
+/// scores 0 without calling the grader.
+fn guarded_extract(
+    extraction: &Extraction,
+    sample: &Sample,
+    trajectory: &Trajectory,
+) -> Result<String, Grade> {
+    if trajectory.is_empty() {
+        return Err(Grade::fail(EMPTY_TRAJECTORY));
+    }
+    let extracted = match extraction {
+        Extraction::Builtin(e) => e.extract(sample, trajectory),
+        Extraction::Pack(e) => e.extract(sample, trajectory),
+    };
+    match extracted {
+        Ok(Some(submission)) if !submission.is_empty() => Ok(submission),
+        Ok(_) => Err(Grade::fail(EMPTY_SUBMISSION)),
+        Err(reason) => Err(Grade::error(format!("extractor failed: {reason}"))),
+    }
+}
+
+async fn per_turn(
+    extraction: &Extraction,
+    scorer: Scorer<'_>,
+    sample: &Sample,
+    inputs: &[String],
+    truths: &[String],
+) -> Grade {
+    let full = sample.trajectory();
+    let mut turns = Vec::with_capacity(inputs.len());
+    let mut any_error = None;
+    for (i, (input, truth)) in inputs.iter().zip(truths).enumerate() {
+        let turn = Sample {
+            input: Some(Texts::One(input.clone())),
+            ground_truth: Some(Texts::One(truth.clone())),
+            trajectory: None,
+            ..sample.clone()
+        };
+        let trajectory = Trajectory {
+            turns: full.turns.get(i).cloned().into_iter().collect(),
+            ..full.clone()
+        };
+        let grade = one_turn(extraction, scorer, &turn, &trajectory).await;
+        if grade.status == Status::Error && any_error.is_none() {
+            any_error = Some(format!("turn {i}: {}", grade.rationale));
+        }
+        turns.push(grade);
+    }
+    let total = turns.len();
+    let passed = turns.iter().filter(|g| g.score >= 1.0).count();
+    let score = if total == 0 {
+        0.0
+    } else {
+        turns.iter().map(|g| g.score).sum::<f64>() / total as f64
+    };
+    let marks: Vec<&str> = turns
+        .iter()
+        .map(|g| if g.score >= 1.0 { "✓" } else { "✗" })
+        .collect();
+    let submission = turns
+        .iter()
+        .enumerate()
+        .map(|(i, g)| format!("[Turn {i}] {}", g.submission))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    let per_turn: Vec<Value> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            json!({"turn": i, "score": g.score, "rationale": g.rationale, "submission": g.submission})
+        })
+        .collect();
+    let rationale = format!("{passed}/{total} passed: {}", marks.join(" "));
+    let grade = match any_error {
+        Some(reason) => Grade::new(score, Status::Error, reason),
+        None => Grade::scored(score, rationale),
+    };
+    grade
+        .with_submission(submission)
+        .with_metadata("turns_passed", json!(passed))
+        .with_metadata("turns_total", json!(total))
+        .with_metadata("per_turn_grades", Value::Array(per_turn))
+}
+
+/// letta-evals' `detect_errors`: the first grader alone decides whether the sample is an
+/// extraction error; otherwise any grade in error makes it a grading error.
+fn detect_error(plan: &Plan, sample: &Sample, grades: &[(String, Grade)]) -> Option<SampleError> {
+    if let (Some(metric), Some((_, first))) = (plan.metrics.first(), grades.first())
+        && matches!(metric.node, Node::Tool { .. } | Node::Judge { .. })
+        && first.status != Status::Error
+        && first.score == 0.0
+        && (sample.trajectory().is_empty()
+            || first.submission.is_empty()
+            || first.rationale.contains("Empty trajectory")
+            || first.rationale.contains("Empty submission"))
+    {
+        return Some(SampleError {
+            category: ErrorCategory::Extraction,
+            message: first.rationale.clone(),
+        });
+    }
+    let failed: Vec<String> = grades
+        .iter()
+        .filter(|(_, g)| g.status == Status::Error)
+        .map(|(k, g)| format!("{k}: {}", g.rationale))
+        .collect();
+    (!failed.is_empty()).then(|| SampleError {
+        category: ErrorCategory::Grading,
+        message: format!("Grading failed for: {}", failed.join("; ")),
+    })
+}

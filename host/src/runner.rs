@@ -1,0 +1,569 @@
+//! Runs a plan over a stream of items: parse and grade in parallel, write results in input
+//! order as they finish, aggregate, and stop cleanly on Ctrl-C.
+//!
+//! Results are written in the order of the input stream (a bounded reorder window keeps memory
+//! flat), so a run's `results.jsonl` is the same run after run, and an interrupted run's file is
+//! always a prefix of the complete one: `--resume` counts its lines, skips that many items and
+//! appends the rest, ending byte for byte where an uninterrupted run ends.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::dataset::{Item, ItemError, Items, RowError, RowParser, SourceError};
+use crate::grading::grade_sample;
+use crate::plan::Plan;
+use crate::result::{ErrorCategory, SampleError, SampleResult};
+use crate::reward::RewardSpec;
+use crate::sample::SampleId;
+
+/// Which items of the stream to grade.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Grade at most this many (after filtering); letta-evals' `max_samples` (0 = no limit).
+    pub max_samples: Option<u64>,
+    /// Keep items whose id or tags match any filter (`id:X`, `tag:Y`, or a bare value for
+    /// either).
+    pub filters: Vec<Filter>,
+    /// Skip this many selected items (they are in `results.jsonl` already).
+    pub skip: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    Id(String),
+    Tag(String),
+    Either(String),
+}
+
+impl Filter {
+    pub fn parse(text: &str) -> Filter {
+        if let Some(id) = text.strip_prefix("id:") {
+            Filter::Id(id.to_string())
+        } else if let Some(tag) = text.strip_prefix("tag:") {
+            Filter::Tag(tag.to_string())
+        } else {
+            Filter::Either(text.to_string())
+        }
+    }
+
+    fn matches(&self, id: &str, tags: &[String]) -> bool {
+        match self {
+            Filter::Id(want) => want == id,
+            Filter::Tag(want) => tags.iter().any(|t| t == want),
+            Filter::Either(want) => want == id || tags.iter().any(|t| t == want),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct IdTags<'a> {
+    #[serde(default, borrow)]
+    sample_id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    tags: Option<Vec<String>>,
+}
+
+/// The selected items of a stream, in order.
+pub struct Selected {
+    items: Items,
+    selection: Selection,
+    taken: u64,
+}
+
+impl Selected {
+    pub fn new(items: Items, selection: Selection) -> Selected {
+        Selected {
+            items,
+            selection,
+            taken: 0,
+        }
+    }
+
+    fn limit_reached(&self) -> bool {
+        match self.selection.max_samples {
+            Some(max) if max > 0 => self.taken >= max,
+            _ => false,
+        }
+    }
+
+    /// The next selected item not to be skipped; `Err` for an item that cannot be read.
+    pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        loop {
+            if self.limit_reached() {
+                return None;
+            }
+            let item = match self.items.next_item()? {
+                Ok(item) => item,
+                Err(e) => {
+                    self.taken += 1;
+                    if self.selection.skip > 0 {
+                        self.selection.skip -= 1;
+                        continue;
+                    }
+                    return Some(Err(e));
+                }
+            };
+            if !self.selection.filters.is_empty() && !self.selected(&item) {
+                continue;
+            }
+            self.taken += 1;
+            if self.selection.skip > 0 {
+                self.selection.skip -= 1;
+                continue;
+            }
+            return Some(Ok(item));
+        }
+    }
+
+    fn selected(&self, item: &Item) -> bool {
+        let source = item.run.as_ref().unwrap_or(&item.row);
+        let Ok(fields) = serde_json::from_str::<IdTags>(&source.text) else {
+            // An unreadable row is kept so that it is reported, not silently dropped.
+            return true;
+        };
+        let id = fields
+            .sample_id
+            .or(fields.id)
+            .map(|raw| raw.get().trim_matches('"').to_string())
+            .unwrap_or_else(|| item.seq.to_string());
+        let row_tags = if item.run.is_some() {
+            serde_json::from_str::<IdTags>(&item.row.text)
+                .ok()
+                .and_then(|f| f.tags)
+        } else {
+            fields.tags
+        };
+        let tags = row_tags.unwrap_or_default();
+        self.selection
+            .filters
+            .iter()
+            .any(|f| f.matches(&id, &tags))
+    }
+}
+
+/// What the validation pass found.
+#[derive(Debug, Default)]
+pub struct Validation {
+    /// Selected items.
+    pub total: u64,
+    /// The first invalid rows, in stream order.
+    pub errors: Vec<RowError>,
+    /// How many rows are invalid in all.
+    pub invalid: u64,
+}
+
+/// How many invalid rows a report lists.
+pub const ERRORS_LISTED: usize = 10;
+
+/// Parses every selected item (in parallel) without grading, and checks each sample against
+/// the plan's judges, so that a bad row stops the run before any grading.
+pub fn validate(
+    mut selected: Selected,
+    parser: &RowParser,
+    plan: &Plan,
+    workers: usize,
+) -> Result<Validation, SourceError> {
+    let judges = plan.judges();
+    let check = |item: &Item| -> Result<(), RowError> {
+        let sample = parser.parse(item)?;
+        for (key, judge) in &judges {
+            judge.check_sample(&sample).map_err(|message| RowError {
+                file: item.row.file.to_path_buf(),
+                line: item.row.number,
+                column: 0,
+                message: format!("graders.{key}: {message}"),
+            })?;
+        }
+        Ok(())
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
+    let rx = std::sync::Mutex::new(rx);
+    let mut validation = Validation::default();
+    let mut found: Vec<(u64, RowError)> = Vec::new();
+    let mut source_error = None;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers.max(1))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut bad: Vec<(u64, RowError)> = Vec::new();
+                    let mut invalid = 0u64;
+                    loop {
+                        let batch = {
+                            let guard = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                            guard.recv()
+                        };
+                        let Ok(batch) = batch else { break };
+                        for item in &batch {
+                            if let Err(e) = check(item) {
+                                invalid += 1;
+                                bad.push((item.seq, e));
+                                bad.sort_by_key(|(seq, _)| *seq);
+                                bad.truncate(ERRORS_LISTED);
+                            }
+                        }
+                    }
+                    (bad, invalid)
+                })
+            })
+            .collect();
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(next) = selected.next_item() {
+            validation.total += 1;
+            match next {
+                Ok(item) => batch.push(item),
+                Err(ItemError::Row(e)) => {
+                    validation.invalid += 1;
+                    found.push((validation.total, e));
+                }
+                Err(ItemError::Source(e)) => {
+                    source_error = Some(e);
+                    break;
+                }
+            }
+            if batch.len() == BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
+                break;
+            }
+        }
+        if !batch.is_empty() {
+            let _ = tx.send(batch);
+        }
+        drop(tx);
+        for handle in handles {
+            if let Ok((bad, invalid)) = handle.join() {
+                found.extend(bad);
+                validation.invalid += invalid;
+            }
+        }
+    });
+    if let Some(e) = source_error {
+        return Err(e);
+    }
+    found.sort_by_key(|(seq, _)| *seq);
+    validation.errors = found
+        .into_iter()
+        .take(ERRORS_LISTED)
+        .map(|(_, e)| e)
+        .collect();
+    Ok(validation)
+}
+
+/// Items per unit of parallel work when no grader waits on the network.
+const BATCH: usize = 256;
+
+/// Receives results in stream order.
+pub trait Sink: Send {
+    fn write(&mut self, result: &SampleResult) -> std::io::Result<()>;
+}
+
+/// Everything a grading pass needs.
+pub struct Pass<'a> {
+    pub plan: Arc<Plan>,
+    pub parser: Arc<RowParser>,
+    pub reward: Option<Arc<RewardSpec>>,
+    pub workers: usize,
+    /// Stops the pass early (Ctrl-C): no new items are started, started ones finish.
+    pub stop: Arc<AtomicBool>,
+    pub sink: &'a mut dyn Sink,
+}
+
+/// How a pass ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassEnd {
+    Complete,
+    Interrupted,
+}
+
+impl Pass<'_> {
+    /// Grades the selected items and hands each result to the sink in stream order.
+    pub fn run(self, mut selected: Selected) -> Result<PassEnd, PassError> {
+        let has_judge = self.plan.has_judge();
+        let batch_size = if has_judge { 1 } else { BATCH };
+        let in_flight = if has_judge {
+            (self.workers * 2).max(256)
+        } else {
+            self.workers * 4
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.workers.max(1))
+            .enable_all()
+            .build()
+            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
+        let stop = self.stop.clone();
+        let plan = self.plan.clone();
+        let parser = self.parser.clone();
+        let reward = self.reward.clone();
+        let sink = self.sink;
+        runtime.block_on(async move {
+            let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(4);
+            let (result_tx, mut result_rx) =
+                tokio::sync::mpsc::unbounded_channel::<(u64, Vec<SampleResult>)>();
+            let reader_stop = stop.clone();
+            let reader = std::thread::spawn(move || -> Result<(), SourceError> {
+                let mut index = 0u64;
+                let mut batch = Vec::with_capacity(batch_size);
+                while !reader_stop.load(Ordering::Relaxed) {
+                    let Some(next) = selected.next_item() else { break };
+                    match next {
+                        Ok(item) => batch.push(Work::Item(item)),
+                        Err(ItemError::Row(e)) => batch.push(Work::Invalid(e)),
+                        Err(ItemError::Source(e)) => return Err(e),
+                    }
+                    if batch.len() == batch_size {
+                        if batch_tx.blocking_send((index, std::mem::take(&mut batch))).is_err() {
+                            return Ok(());
+                        }
+                        index += 1;
+                    }
+                }
+                if !batch.is_empty() {
+                    let _ = batch_tx.blocking_send((index, batch));
+                }
+                Ok(())
+            });
+            let interrupt = stop.clone();
+            tokio::spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    interrupt.store(true, Ordering::Relaxed);
+                }
+            });
+            let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
+            let dispatcher = tokio::spawn(async move {
+                while let Some((index, batch)) = batch_rx.recv().await {
+                    let Ok(permit) = permits.clone().acquire_owned().await else { break };
+                    let plan = plan.clone();
+                    let parser = parser.clone();
+                    let reward = reward.clone();
+                    let tx = result_tx.clone();
+                    tokio::spawn(async move {
+                        let mut results = Vec::with_capacity(batch.len());
+                        for work in batch {
+                            results.push(grade_work(&plan, &parser, reward.as_deref(), work).await);
+                        }
+                        let _ = tx.send((index, results));
+                        drop(permit);
+                    });
+                }
+            });
+            let mut pending: BTreeMap<u64, Vec<SampleResult>> = BTreeMap::new();
+            let mut next = 0u64;
+            let mut write_error = None;
+            while let Some((index, results)) = result_rx.recv().await {
+                pending.insert(index, results);
+                while let Some(results) = pending.remove(&next) {
+                    next += 1;
+                    for result in &results {
+                        if let Err(e) = sink.write(result) {
+                            write_error.get_or_insert(e.to_string());
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+            let _ = dispatcher.await;
+            let read = reader
+                .join()
+                .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
+            read.map_err(PassError::Source)?;
+            if let Some(e) = write_error {
+                return Err(PassError::Io(e));
+            }
+            Ok(if stop.load(Ordering::Relaxed) {
+                PassEnd::Interrupted
+            } else {
+                PassEnd::Complete
+            })
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    #[error(transparent)]
+    Source(SourceError),
+    #[error("{0}")]
+    Io(String),
+}
+
+enum Work {
+    Item(Item),
+    Invalid(RowError),
+}
+
+async fn grade_work(
+    plan: &Plan,
+    parser: &RowParser,
+    reward: Option<&RewardSpec>,
+    work: Work,
+) -> SampleResult {
+    let item = match work {
+        Work::Item(item) => item,
+        Work::Invalid(e) => return invalid(None, &e),
+    };
+    let sample = match parser.parse(&item) {
+        Ok(sample) => sample,
+        Err(e) => {
+            let id = crate::dataset::peek_id(item.run.as_ref().unwrap_or(&item.row))
+                .ok()
+                .flatten()
+                .unwrap_or(SampleId::Int(item.seq as i64));
+            return invalid(Some(id), &e);
+        }
+    };
+    let mut result = grade_sample(plan, &sample).await;
+    if result.error.is_none()
+        && let Some(reward) = reward
+    {
+        match reward.compute(&result.grades) {
+            Ok(value) => result.reward = Some(value),
+            Err(message) => {
+                result.error = Some(SampleError {
+                    category: ErrorCategory::Reward,
+                    message,
+                })
+            }
+        }
+    }
+    result
+}
+
+fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
+    SampleResult {
+        sample_id: id.unwrap_or(SampleId::Int(-1)),
+        grades: Vec::new(),
+        reward: None,
+        error: Some(SampleError {
+            category: ErrorCategory::Invalid,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// `results.jsonl`, written as results arrive: complete lines, flushed at least every
+/// [`FLUSH_EVERY`] and synced to disk at least every [`SYNC_EVERY`].
+pub struct ResultsFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+    last_flush: Instant,
+    last_sync: Instant,
+}
+
+pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+pub const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+impl ResultsFile {
+    /// Creates (or, resuming, appends to) `results.jsonl`.
+    pub fn open(path: &Path, append: bool) -> std::io::Result<ResultsFile> {
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)?;
+        Ok(ResultsFile {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 16, file),
+            last_flush: Instant::now(),
+            last_sync: Instant::now(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, result: &SampleResult) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.out, result)?;
+        self.out.write_all(b"\n")?;
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.last_flush = Instant::now();
+        if self.last_sync.elapsed() >= SYNC_EVERY {
+            self.out.get_ref().sync_data()?;
+            self.last_sync = Instant::now();
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()
+    }
+}
+
+/// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
+/// short by a kill. Calls `each` for every complete result, in order.
+pub fn read_previous(
+    path: &Path,
+    mut each: impl FnMut(SampleResult),
+) -> Result<u64, String> {
+    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(format!("{}: cannot open: {e}", path.display())),
+    };
+    let mut reader = BufReader::new(&mut file);
+    let mut complete_bytes = 0u64;
+    let mut count = 0u64;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        if n == 0 || !line.ends_with('\n') {
+            break;
+        }
+        let result = parse_result(&line).map_err(|e| {
+            format!(
+                "{}:{}: not a gavel result line ({e}); remove the file or choose another output folder",
+                path.display(),
+                count + 1
+            )
+        })?;
+        each(result);
+        complete_bytes += n as u64;
+        count += 1;
+    }
+    drop(reader);
+    file.set_len(complete_bytes)
+        .and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()))
+        .map_err(|e| format!("{}: cannot truncate a partial line: {e}", path.display()))?;
+    Ok(count)
+}
+
+#[derive(Deserialize)]
+struct StoredResult {
+    sample_id: SampleId,
+    #[serde(default)]
+    grades: indexmap::IndexMap<String, crate::grade::Grade>,
+    #[serde(default)]
+    reward: Option<f64>,
+    #[serde(default)]
+    error: Option<SampleError>,
+}
+
+fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
+    let stored: StoredResult = serde_json::from_str(line)?;
+    Ok(SampleResult {
+        sample_id: stored.sample_id,
+        grades: stored.grades.into_iter().collect(),
+        reward: stored.reward,
+        error: stored.error,
+    })
+}

@@ -1,0 +1,260 @@
+//! The command line as a user meets it: suites, datasets, mistakes, outputs and exit codes.
+
+mod common;
+
+use common::{Workspace, stderr, stdout};
+use serde_json::{Value, json};
+
+const SUITE: &str = "\
+name: capitals
+dataset: data.jsonl
+graders:
+  correct:
+    kind: tool
+    function: contains
+    extractor: last_assistant
+";
+
+fn letta_row(id: i64, answer: &str, truth: &str) -> Value {
+    json!({
+        "id": id,
+        "input": "What is the capital?",
+        "ground_truth": truth,
+        "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "user_message", "content": "What is the capital?"},
+            {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "assistant_message", "content": answer}
+        ]]
+    })
+}
+
+fn capitals() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            letta_row(1, "It is Paris.", "Paris"),
+            letta_row(2, "Lyon, I think", "Paris"),
+            letta_row(3, "Berlin", "berlin"),
+        ],
+    );
+    ws
+}
+
+#[test]
+fn run_writes_results_in_dataset_order_and_a_summary() {
+    let ws = capitals();
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = ws.results("out");
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!(2), &json!(3)]);
+    let scores: Vec<f64> = results
+        .iter()
+        .map(|r| r["grades"]["correct"]["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores, [1.0, 0.0, 1.0]);
+    assert_eq!(results[1]["grades"]["correct"]["status"], "fail");
+    assert_eq!(results[0]["grades"]["correct"]["submission"], "It is Paris.");
+    let summary = ws.summary("out");
+    assert!(summary.is_object());
+}
+
+#[test]
+fn same_suite_twice_gives_identical_results() {
+    let ws = capitals();
+    assert!(ws.gavel(&["run", "suite.yaml", "-o", "a", "-q"]).status.success());
+    assert!(ws.gavel(&["run", "suite.yaml", "-o", "b", "-q"]).status.success());
+    let a = std::fs::read(ws.path("a/results.jsonl")).unwrap();
+    let b = std::fs::read(ws.path("b/results.jsonl")).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn malformed_json_names_file_and_line_and_grades_nothing() {
+    let ws = capitals();
+    let good = letta_row(1, "Paris", "Paris").to_string();
+    ws.write("data.jsonl", &format!("{good}\n\n{{\"id\": 2, \"input\": \n{good}\n"));
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("data.jsonl:3:"), "{err}");
+    assert!(err.contains("--skip-invalid"), "{err}");
+    assert!(!ws.path("out/results.jsonl").exists(), "nothing is graded");
+}
+
+#[test]
+fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
+    let ws = capitals();
+    let good = letta_row(1, "Paris", "Paris").to_string();
+    ws.write("data.jsonl", &format!("{good}\nnot json\n{}\n", letta_row(3, "Rome", "Rome")));
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "--skip-invalid"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["grades"]["correct"]["score"], 1.0);
+    assert_eq!(results[1]["error"]["category"], "invalid");
+    assert!(results[1]["error"]["message"].as_str().unwrap().contains("data.jsonl:2"));
+    assert_eq!(results[2]["grades"]["correct"]["score"], 1.0);
+}
+
+#[test]
+fn a_row_of_the_wrong_shape_names_the_field() {
+    let ws = capitals();
+    ws.write_rows("data.jsonl", &[json!({"id": 1, "input": 42})]);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("data.jsonl:1:") && err.contains("input"), "{err}");
+}
+
+#[test]
+fn unknown_suite_key_is_located_with_the_closest_valid_key() {
+    let ws = capitals();
+    ws.write("suite.yaml", &SUITE.replace("extractor: last_assistant", "extractr: last_assistant"));
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("suite.yaml:"), "{err}");
+    assert!(err.contains("graders.correct"), "{err}");
+    assert!(err.contains("did you mean `extractor`?"), "{err}");
+}
+
+#[test]
+fn unknown_grader_and_extractor_names_are_found_before_grading() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        &SUITE
+            .replace("function: contains", "function: contians")
+            .replace("extractor: last_assistant", "extractor: last_asistant"),
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("graders.correct.function") && err.contains("`contians`"), "{err}");
+    assert!(err.contains("did you mean `contains`?"), "{err}");
+    assert!(err.contains("graders.correct.extractor") && err.contains("`last_asistant`"), "{err}");
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(!ws.path("out").exists(), "nothing is written for an invalid suite");
+}
+
+#[test]
+fn missing_required_config_and_invalid_suite_regex_are_static_errors() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        "name: x\ndataset: data.jsonl\ngraders:\n  a:\n    kind: tool\n    function: contains\n    extractor: pattern\n  b:\n    kind: tool\n    function: contains\n    extractor: pattern\n    extractor_config:\n      pattern: '[unclosed'\n",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("graders.a.extractor_config"), "{err}");
+    assert!(err.contains("pattern"), "{err}");
+    assert!(err.contains("graders.b.extractor_config.pattern"), "{err}");
+}
+
+#[test]
+fn invalid_regex_in_ground_truth_errors_that_sample_only() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: r\ndataset: data.jsonl\ngraders:\n  fmt:\n    kind: tool\n    function: regex_match\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            letta_row(1, "abc123", "[a-z]+\\d+"),
+            letta_row(2, "abc", "[unclosed"),
+            letta_row(3, "xyz", "^x"),
+        ],
+    );
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = ws.results("out");
+    assert_eq!(results[0]["grades"]["fmt"]["status"], "pass");
+    assert_eq!(results[1]["grades"]["fmt"]["status"], "error");
+    assert!(results[1]["grades"]["fmt"]["rationale"].as_str().unwrap().starts_with("Invalid regex pattern"));
+    assert_eq!(results[1]["error"]["category"], "grading");
+    assert_eq!(results[2]["grades"]["fmt"]["status"], "pass");
+}
+
+#[test]
+fn missing_dataset_file_is_named() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("dataset") && err.contains("data.jsonl"), "{err}");
+}
+
+#[test]
+fn missing_suite_file_is_named() {
+    let ws = Workspace::new();
+    let out = ws.gavel(&["run", "nope.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("nope.yaml"));
+}
+
+#[test]
+fn unwritable_output_folder_is_an_error() {
+    let ws = capitals();
+    ws.write("blocker", "a file where a folder should be");
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "blocker/out"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("blocker/out"), "{}", stderr(&out));
+}
+
+#[test]
+fn list_prints_every_builtin_with_a_description() {
+    let ws = Workspace::new();
+    let graders = stdout(&ws.gavel(&["list", "graders"]));
+    for name in [
+        "exact_match",
+        "contains",
+        "regex_match",
+        "ascii_printable_only",
+        "output_contains",
+        "tools_called",
+        "tool_call_order",
+        "task_completed",
+        "expectations",
+        "rubric",
+    ] {
+        let line = graders
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} listed in:\n{graders}"));
+        assert!(line.split_whitespace().count() > 2, "{name} has a description");
+    }
+    let extractors = stdout(&ws.gavel(&["list", "extractors"]));
+    for name in [
+        "last_assistant",
+        "first_assistant",
+        "all_assistant",
+        "last_turn",
+        "pattern",
+        "tool_arguments",
+        "tool_output",
+        "after_marker",
+        "memory_block",
+    ] {
+        assert!(extractors.contains(name), "{name} listed");
+    }
+}
+
+#[test]
+fn letta_suite_keys_load_with_a_notice() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        &format!("{SUITE}target:\n  kind: letta_code\n  model_handles: [openai/gpt-4.1]\nmax_concurrent: 4\nsample_tags: [a]\n"),
+    );
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("notice: `target`"), "{err}");
+    assert!(err.contains("notice: `max_concurrent`"), "{err}");
+}

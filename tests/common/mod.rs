@@ -1,0 +1,89 @@
+//! Helpers shared by the integration tests: run the real `gavel` binary on suites written to a
+//! temporary folder.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A temporary folder holding a suite, its dataset and its outputs.
+pub struct Workspace {
+    pub dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    pub fn new() -> Workspace {
+        Workspace {
+            dir: tempfile::tempdir().expect("temporary folder"),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create folder");
+        }
+        std::fs::write(&path, text).expect("write file");
+        path
+    }
+
+    /// Writes `rows` as JSONL.
+    pub fn write_rows(&self, name: &str, rows: &[Value]) -> PathBuf {
+        let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
+        self.write(name, &text)
+    }
+
+    /// Runs `gavel` with `args` in this folder, with its own cache folder.
+    pub fn gavel(&self, args: &[&str]) -> Output {
+        gavel_in(self.dir.path(), args)
+    }
+
+    /// The lines of `<out>/results.jsonl` as JSON.
+    pub fn results(&self, out: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.path(out).join("results.jsonl"))
+            .expect("results.jsonl exists");
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("each result line is JSON"))
+            .collect()
+    }
+
+    pub fn summary(&self, out: &str) -> Value {
+        let text = std::fs::read_to_string(self.path(out).join("summary.json"))
+            .expect("summary.json exists");
+        serde_json::from_str(&text).expect("summary.json is JSON")
+    }
+}
+
+pub fn gavel_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(args)
+        .current_dir(dir)
+        .env("GAVEL_CACHE_DIR", dir.join(".cache"))
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("gavel runs")
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The folder of the repository's test data.
+pub fn data(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(path)
+}
+
+pub fn load_json(path: &str) -> Value {
+    let text = std::fs::read_to_string(data(path)).expect("test data exists");
+    serde_json::from_str(&text).expect("test data is JSON")
+}
