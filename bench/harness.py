@@ -96,11 +96,6 @@ def count_lines(path):
         return sum(1 for line in f if line.strip())
 
 
-def gavel_summary(out_dir):
-    path = Path(out_dir) / "summary.json"
-    return json.loads(path.read_text()) if path.exists() else {}
-
-
 def machine():
     cpu = "unknown CPU"
     try:
@@ -167,7 +162,9 @@ def render(args, ms, memory, versions):
             f"{'yes' if ok else 'NO'}) |"
         )
     lines += ["", "Cross-checks (the tools graded the same thing):", ""]
-    lines += cross_checks(by)
+    checks, mismatches = cross_checks(by)
+    lines += checks
+    failures += [f"{m} differ" for m in mismatches]
     lines += ["", "Notes:", ""]
     lines += [
         "- `gavel run`, the letta-evals CLI and the floor are timed as whole processes (start-up, "
@@ -175,27 +172,72 @@ def render(args, ms, memory, versions):
         "their own benchmarks do (imports and suite loading excluded).",
         "- CPU s is user+system time of that process alone; gavel may use more than one core, "
         "the Python peers use one.",
-        "- The floor parses each row into gavel's `RawRow` and converts its trajectory to the "
-        "canonical model, and does nothing else: no grading, no results written.",
+        "- The floor streams the file through gavel's own dataset reader and row parser on one "
+        "thread (each row into a `Sample`, its trajectory converted to the canonical model) and "
+        "does nothing else: no grading, no results written.",
     ]
     return "\n".join(lines) + "\n", failures
 
 
+def gavel_tallies(out_dir):
+    """Errored samples, per-metric means over the rest and per-status counts, from results.jsonl.
+
+    A sample counts as errored as letta-evals counts it: an extraction or grading error."""
+    sums, statuses, errored, attempted = {}, {}, 0, 0
+    path = Path(out_dir) / "results.jsonl"
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            result = json.loads(line)
+            for key, grade in result["grades"].items():
+                statuses.setdefault(key, {}).setdefault(grade["status"], 0)
+                statuses[key][grade["status"]] += 1
+            if (result.get("error") or {}).get("category") in ("extraction", "grading"):
+                errored += 1
+                continue
+            attempted += 1
+            for key, grade in result["grades"].items():
+                sums[key] = sums.get(key, 0.0) + grade["score"]
+    means = {k: v / attempted for k, v in sums.items()} if attempted else {}
+    return {"errored": errored, "mean_scores": means, "statuses": statuses}
+
+
 def cross_checks(by):
-    out = []
-    letta = by.get("letta-inproc")
+    """Lines comparing what the tools decided, and whether any disagree."""
+    out, mismatches = [], []
+    letta, gavel_letta = by.get("letta-inproc"), by.get("gavel-letta")
     if letta:
         scores = ", ".join(f"{k} {v:.4f}" for k, v in letta.report["mean_scores"].items())
-        out.append(f"- letta-evals mode E: {letta.report['errored']:,} errored samples; means over the rest: {scores}.")
-    evaldeck = by.get("evaldeck-inproc")
+        out.append(f"- letta-evals mode E: {letta.report['errored']:,} errored; means over the rest: {scores}.")
+    if gavel_letta and gavel_letta.report:
+        t = gavel_letta.report
+        scores = ", ".join(f"{k} {v:.4f}" for k, v in t["mean_scores"].items())
+        out.append(f"- gavel, letta suite: {t['errored']:,} errored; means over the rest: {scores}.")
+        if letta:
+            same = t["errored"] == letta.report["errored"] and all(
+                abs(t["mean_scores"].get(k, -1) - v) < 1e-9 for k, v in letta.report["mean_scores"].items()
+            )
+            if not same:
+                mismatches.append("letta grades")
+            out.append(f"- letta-evals and gavel agree: {'yes' if same else 'NO'}.")
+    evaldeck, gavel_evaldeck = by.get("evaldeck-inproc"), by.get("gavel-evaldeck")
     if evaldeck:
         r = evaldeck.report
         out.append(f"- evaldeck mode C: {r['passed']:,} passed, {r['failed']:,} failed, {r['errored']:,} errored.")
-    for name in ("gavel-letta", "gavel-evaldeck"):
-        m = by.get(name)
-        if m and m.report:
-            out.append(f"- {name} summary.json: `{json.dumps(m.report, sort_keys=True)[:600]}`")
-    return out or ["- (no peer ran)"]
+    if gavel_evaldeck and gavel_evaldeck.report:
+        counts = gavel_evaldeck.report["statuses"].get("expected", {})
+        out.append(
+            f"- gavel, evaldeck suite: {counts.get('pass', 0):,} passed, {counts.get('fail', 0):,} failed, "
+            f"{counts.get('error', 0):,} errored."
+        )
+        if evaldeck:
+            same = (counts.get("pass", 0), counts.get("fail", 0), counts.get("error", 0)) == (
+                evaldeck.report["passed"], evaldeck.report["failed"], evaldeck.report["errored"])
+            if not same:
+                mismatches.append("evaldeck verdicts")
+            out.append(f"- evaldeck and gavel agree: {'yes' if same else 'NO'}.")
+    return out or ["- (no peer ran)"], mismatches
 
 
 def main():
@@ -254,7 +296,7 @@ def main():
             failed.append(name)
             continue
         if name.startswith("gavel-"):
-            m.report = gavel_summary(results / name)
+            m.report = gavel_tallies(results / name) or {}
         ms.append(m)
 
     memory = []

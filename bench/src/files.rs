@@ -316,7 +316,10 @@ mod tests {
             let evaldeck = run.evaldeck_row().to_string();
             let row: RawRow = serde_json::from_str(&evaldeck).unwrap();
             let expected = row.expected.unwrap();
-            assert_eq!(expected.output_matches.as_deref(), Some(run.output_matches.as_str()));
+            assert_eq!(
+                expected.output_matches.as_deref(),
+                Some(run.output_matches.as_str())
+            );
             assert_eq!(expected.max_steps, Some(run.max_steps));
             assert_eq!(expected.tools_called.unwrap()[0], run.tool);
         }

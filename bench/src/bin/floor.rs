@@ -1,23 +1,21 @@
-//! `bench-floor DATASET.jsonl`: the parse-only floor. Reads the file line by line, parses each
-//! row into gavel's `RawRow` and converts its trajectory to the canonical model (format
-//! auto-detected, as `gavel run` does), and does nothing else: no grading, no output. Prints
-//! `{"rows", "events", "seconds"}`.
+//! `bench-floor DATASET.jsonl`: the parse-only floor. Streams the file through gavel's own
+//! dataset reader (`Items`) and row parser (`RowParser`: each row into a `Sample`, its
+//! trajectory converted to the canonical model, format auto-detected as `gavel run` does) on one
+//! thread, and does nothing else: no grading, no output. Prints `{"rows", "events", "seconds"}`.
 
-use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use gavel::sample::RawRow;
-use gavel::trajectory::convert;
+use gavel::dataset::{Items, RowParser};
 
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: bench-floor DATASET.jsonl");
         return ExitCode::from(2);
     };
-    match floor(&path) {
+    match floor(Path::new(&path)) {
         Ok((rows, events, seconds)) => {
             println!("{{\"rows\": {rows}, \"events\": {events}, \"seconds\": {seconds}}}");
             ExitCode::SUCCESS
@@ -29,33 +27,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn floor(path: &str) -> Result<(u64, u64, f64), String> {
+fn floor(path: &Path) -> Result<(u64, u64, f64), String> {
     let start = Instant::now();
-    let file = File::open(path).map_err(|e| format!("{path}: {e}"))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut line = String::new();
-    let (mut rows, mut events, mut number) = (0u64, 0u64, 0u64);
-    loop {
-        line.clear();
-        let read = reader
-            .read_line(&mut line)
-            .map_err(|e| format!("{path}:{}: {e}", number + 1))?;
-        if read == 0 {
-            break;
-        }
-        number += 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let row: RawRow = serde_json::from_str(&line)
-            .map_err(|e| format!("{path}:{number}:{}: {e}", e.column()))?;
-        if let Some(raw) = row.trajectory {
-            let trajectory =
-                convert(raw, None).map_err(|e| format!("{path}:{number}: trajectory: {e}"))?;
-            events += trajectory.events().count() as u64;
-            black_box(&trajectory);
-        }
-        black_box(&row);
+    let mut items = Items::open(path, &[]).map_err(|e| e.to_string())?;
+    let base_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let parser = RowParser::new(None, base_dir);
+    let (mut rows, mut events) = (0u64, 0u64);
+    while let Some(item) = items.next_item() {
+        let item = item.map_err(|e| e.to_string())?;
+        let sample = parser.parse(&item).map_err(|e| e.to_string())?;
+        events += sample.trajectory().events().count() as u64;
+        black_box(&sample);
         rows += 1;
     }
     Ok((rows, events, start.elapsed().as_secs_f64()))
