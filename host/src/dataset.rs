@@ -325,11 +325,20 @@ pub struct Joined {
     dataset_path: std::sync::Arc<Path>,
     index: HashMap<SampleId, (u64, usize)>,
     runs: std::vec::IntoIter<PathBuf>,
+    all_runs: Vec<PathBuf>,
     current: Option<Lines>,
     seq: u64,
 }
 
 impl Items {
+    /// The files the stream reads its items from: the dataset, or the run files.
+    pub fn paths(&self) -> Vec<&Path> {
+        match self {
+            Items::Inline { rows, .. } => vec![&*rows.file],
+            Items::Joined(joined) => joined.all_runs.iter().map(PathBuf::as_path).collect(),
+        }
+    }
+
     /// Opens the dataset, and the run files when the suite has `trajectories:`.
     pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
         if runs.is_empty() {
@@ -364,6 +373,7 @@ impl Items {
             dataset_path: dataset.into(),
             index,
             runs: runs.to_vec().into_iter(),
+            all_runs: runs.to_vec(),
             current: None,
             seq: 0,
         })))

@@ -10,6 +10,7 @@ pub mod grade;
 pub mod graders;
 pub mod grading;
 pub mod judge;
+pub mod junit;
 pub mod pack;
 pub mod plan;
 pub mod python;

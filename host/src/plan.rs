@@ -128,11 +128,7 @@ impl Resolver<'_> {
             }
             GraderSpec::Rubric(rubric) => {
                 let extraction = self
-                    .extraction(
-                        field,
-                        rubric.extractor.as_deref(),
-                        &rubric.extractor_config,
-                    )
+                    .extraction(field, Some(&rubric.extractor), &rubric.extractor_config)
                     .map_err(|e| vec![e])?;
                 let judge = Judge::new((**rubric).clone(), self.base_dir, self.judge_options.clone())
                     .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
@@ -342,7 +338,7 @@ fn collect_wasm_paths(spec: &GraderSpec, out: &mut Vec<String>) {
             add(Some(&t.function));
             add(t.extractor.as_deref());
         }
-        GraderSpec::Rubric(r) => add(r.extractor.as_deref()),
+        GraderSpec::Rubric(r) => add(Some(&r.extractor)),
         GraderSpec::Expectations(_) => {}
         GraderSpec::All(c) | GraderSpec::Any(c) => {
             for sub in c.graders.values() {

@@ -1,6 +1,173 @@
 //! Python semantics that graders must reproduce: `str.strip`, `str.lower`, `repr`, `re`.
+//!
+//! letta-evals and evaldeck are Python; their results depend on Python's definitions of
+//! whitespace, lowercase, printable characters and regular expressions, which differ from
+//! Rust's in small ways that change scores.
 
-/// Python's `repr()` of a string.
+mod printable_table;
+mod re;
+
+pub use re::{ASCII, DOTALL, Findall, IGNORECASE, MULTILINE, Match, Regex, RegexError, VERBOSE};
+
+/// Python's `str.isspace()`: Rust's `White_Space` plus the separators `\x1c`-`\x1f`.
+pub fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// Python's `str.strip()` without arguments.
+pub fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// Python's `str.split()` without arguments: runs of whitespace separate, ends are dropped.
+pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_space).filter(|part| !part.is_empty())
+}
+
+/// Python's `str.lower()`: full Unicode lowercase with the final-sigma rule (not casefold).
+pub fn lower(s: &str) -> String {
+    s.to_lowercase()
+}
+
+/// Python's `str.isprintable()` for one character, at CPython 3.11's Unicode 14.0.
+pub fn is_printable(c: char) -> bool {
+    let cp = u32::from(c);
+    printable_table::NON_PRINTABLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_err()
+}
+
+/// Python's `repr()` of a string: single quotes unless the text holds a `'` and no `"`.
 pub fn repr_str(s: &str) -> String {
-    format!("'{s}'")
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        push_repr_char(&mut out, c, quote);
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr()` of a one-character string.
+pub fn repr_char(c: char) -> String {
+    let mut buf = [0; 4];
+    repr_str(c.encode_utf8(&mut buf))
+}
+
+/// Python's `repr()` of a list of strings: `['a', 'b']`.
+pub fn repr_str_list(items: &[impl AsRef<str>]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| repr_str(s.as_ref())).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn push_repr_char(out: &mut String, c: char, quote: char) {
+    use std::fmt::Write;
+    match c {
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c == quote => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if c == ' ' || is_printable(c) => out.push(c),
+        c => {
+            let cp = u32::from(c);
+            // Writing to a String cannot fail.
+            let _ = if cp < 0x100 {
+                write!(out, "\\x{cp:02x}")
+            } else if cp < 0x10000 {
+                write!(out, "\\u{cp:04x}")
+            } else {
+                write!(out, "\\U{cp:08x}")
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_uses_python_whitespace() {
+        assert_eq!(strip("\x1fhello\x1c"), "hello");
+        assert_eq!(strip("\u{a0}\u{3000} x \t\n"), "x");
+        assert_eq!(strip("\u{200b}x"), "\u{200b}x");
+        assert_eq!(strip(""), "");
+        assert_eq!(strip(" \x1d "), "");
+    }
+
+    #[test]
+    fn split_whitespace_matches_python_split() {
+        let parts: Vec<&str> = split_whitespace(" a \x1e b\u{2003}\nc ").collect();
+        assert_eq!(parts, ["a", "b", "c"]);
+        assert_eq!(split_whitespace("   ").count(), 0);
+    }
+
+    #[test]
+    fn lower_applies_final_sigma_and_no_casefold() {
+        assert_eq!(lower("ΟΔΟΣ"), "οδος");
+        assert_eq!(lower("STRASSE"), "strasse");
+        assert_eq!(lower("Straße"), "straße");
+        assert_eq!(lower("İ"), "i\u{307}");
+    }
+
+    #[test]
+    fn printable_follows_unicode_14() {
+        for c in ['a', ' ', 'é', '☕', '😀', '\u{10000}'] {
+            assert!(is_printable(c), "{c:?}");
+        }
+        for c in [
+            '\0',
+            '\t',
+            '\x7f',
+            '\u{a0}',
+            '\u{200b}',
+            '\u{2028}',
+            '\u{e0001}',
+            '\u{e000}',
+        ] {
+            assert!(!is_printable(c), "{c:?}");
+        }
+        // Shaking face: assigned in Unicode 15, so unassigned (not printable) for CPython 3.11.
+        assert!(!is_printable('\u{1FAE8}'));
+    }
+
+    #[test]
+    fn repr_char_matches_python() {
+        assert_eq!(repr_char('é'), "'é'");
+        assert_eq!(repr_char('\0'), "'\\x00'");
+        assert_eq!(repr_char('\x7f'), "'\\x7f'");
+        assert_eq!(repr_char('\u{a0}'), "'\\xa0'");
+        assert_eq!(repr_char('\u{200b}'), "'\\u200b'");
+        assert_eq!(repr_char('\u{e0001}'), "'\\U000e0001'");
+        assert_eq!(repr_char('\t'), "'\\t'");
+        assert_eq!(repr_char('\''), "\"'\"");
+        assert_eq!(repr_char('\\'), "'\\\\'");
+    }
+
+    #[test]
+    fn repr_str_chooses_quotes_like_python() {
+        assert_eq!(repr_str("it's"), "\"it's\"");
+        assert_eq!(repr_str("a'b\"c"), "'a\\'b\"c'");
+        assert_eq!(repr_str("line\nnext"), "'line\\nnext'");
+        assert_eq!(repr_str_list(&["a", "b"]), "['a', 'b']");
+        let empty: [&str; 0] = [];
+        assert_eq!(repr_str_list(&empty), "[]");
+    }
 }

@@ -6,7 +6,8 @@
 //! always a prefix of the complete one: `--resume` counts its lines, skips that many items and
 //! appends the rest, ending byte for byte where an uninterrupted run ends.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -160,6 +161,62 @@ pub struct Validation {
     pub errors: Vec<RowError>,
     /// How many rows are invalid in all.
     pub invalid: u64,
+    /// Every id that occurs more than once (and, rarely, a few that do not): the ids whose
+    /// runs the summary must group for pass@k.
+    pub repeated: HashSet<SampleId>,
+}
+
+/// Finds the ids that occur more than once without remembering every id: a Bloom filter
+/// sized from the number of lines (10 bits a line, about 1% false positives), plus the exact
+/// set of ids it flags.
+struct Repeats {
+    bits: Vec<u64>,
+    mask: u64,
+    flagged: HashSet<SampleId>,
+}
+
+impl Repeats {
+    fn new(lines: u64) -> Repeats {
+        let bits = (lines.saturating_mul(10)).next_power_of_two().max(1 << 12);
+        Repeats {
+            bits: vec![0; (bits / 64) as usize],
+            mask: bits - 1,
+            flagged: HashSet::new(),
+        }
+    }
+
+    fn see(&mut self, id: &SampleId) {
+        let mut hasher = std::hash::DefaultHasher::new();
+        id.hash(&mut hasher);
+        let h = hasher.finish();
+        let step = h.rotate_left(32) | 1;
+        let mut seen = true;
+        for i in 0..3u64 {
+            let bit = h.wrapping_add(i.wrapping_mul(step)) & self.mask;
+            let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+            seen &= self.bits[word] & mask != 0;
+            self.bits[word] |= mask;
+        }
+        if seen {
+            self.flagged.insert(id.clone());
+        }
+    }
+}
+
+/// Lines in the files (a fast upper bound on the rows of a stream).
+fn count_lines(paths: &[&Path]) -> u64 {
+    let mut lines = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    for path in paths {
+        let Ok(mut file) = File::open(path) else { continue };
+        while let Ok(n) = std::io::Read::read(&mut file, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        }
+    }
+    lines
 }
 
 /// How many invalid rows a report lists.
@@ -174,7 +231,8 @@ pub fn validate(
     workers: usize,
 ) -> Result<Validation, SourceError> {
     let judges = plan.judges();
-    let check = |item: &Item| -> Result<(), RowError> {
+    let repeats = std::sync::Mutex::new(Repeats::new(count_lines(&selected.items.paths())));
+    let check = |item: &Item| -> Result<SampleId, RowError> {
         let sample = parser.parse(item)?;
         for (key, judge) in &judges {
             judge.check_sample(&sample).map_err(|message| RowError {
@@ -184,7 +242,7 @@ pub fn validate(
                 message: format!("graders.{key}: {message}"),
             })?;
         }
-        Ok(())
+        Ok(sample.id())
     };
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
     let rx = std::sync::Mutex::new(rx);
@@ -203,13 +261,22 @@ pub fn validate(
                             guard.recv()
                         };
                         let Ok(batch) = batch else { break };
+                        let mut ids = Vec::with_capacity(batch.len());
                         for item in &batch {
-                            if let Err(e) = check(item) {
-                                invalid += 1;
-                                bad.push((item.seq, e));
-                                bad.sort_by_key(|(seq, _)| *seq);
-                                bad.truncate(ERRORS_LISTED);
+                            match check(item) {
+                                Ok(id) => ids.push(id),
+                                Err(e) => {
+                                    invalid += 1;
+                                    bad.push((item.seq, e));
+                                    bad.sort_by_key(|(seq, _)| *seq);
+                                    bad.truncate(ERRORS_LISTED);
+                                }
                             }
+                        }
+                        let mut repeats =
+                            repeats.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        for id in &ids {
+                            repeats.see(id);
                         }
                     }
                     (bad, invalid)
@@ -254,6 +321,10 @@ pub fn validate(
         .take(ERRORS_LISTED)
         .map(|(_, e)| e)
         .collect();
+    validation.repeated = repeats
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .flagged;
     Ok(validation)
 }
 

@@ -147,7 +147,11 @@ fn load_packs(
         load(name, spec, format!("packs.{name}"), &limits);
     }
     for path in by_path {
-        let spec = PackSpec::from_path(&path);
+        let spec = PackSpec {
+            path: PathBuf::from(&path),
+            sha256: None,
+            limits: None,
+        };
         load(&path, &spec, "graders".to_string(), &limits);
     }
     packs

@@ -1,25 +1,907 @@
-//! Summary (stub).
+//! Aggregates over graded samples: what `summary.json` holds.
+//!
+//! ```json
+//! {
+//!   "counts": {"total": 30, "samples": 10, "passed": 21, "failed": 6, "errored": 3},
+//!   "metrics": {
+//!     "correctness": {
+//!       "n": 27, "mean": 0.78, "std": 0.42, "stderr": 0.08, "ci95": [0.62, 0.94],
+//!       "min": 0.0, "max": 1.0, "p50": 1.0, "p90": 1.0, "p95": 1.0, "p99": 1.0,
+//!       "pass_rate": 0.78, "pass_rate_ci95": [0.59, 0.89], "errored": 0, "skipped": 0,
+//!       "pass_at_k": {"1": 0.78, "2": 0.9, "3": 0.93},
+//!       "pass_hat_k": {"1": 0.78, "2": 0.64, "3": 0.55}
+//!     }
+//!   },
+//!   "reward": {"n": 27, "mean": 0.78, "std": 0.42, "stderr": 0.08, "ci95": [0.62, 0.94],
+//!              "min": 0.0, "max": 1.0, "p50": 1.0, "p90": 1.0, "p95": 1.0, "p99": 1.0},
+//!   "gate": {"passed": true, "checks": [...], "message": "..."}
+//! }
+//! ```
+//!
+//! - `counts`: one per results row, by [`SampleResult::status`]; `samples` counts distinct ids
+//!   (smaller than `total` when recorded runs repeat a sample).
+//! - `metrics`, in the suite's grader order. Samples in error (`SampleResult::error` set) are left
+//!   out of every metric, as letta-evals leaves them out of its means. Within the others, a grade
+//!   counts towards its metric when its status is `pass` or `fail` (`n`); `error` grades are
+//!   counted in `errored` and `skip` grades in `skipped`, neither enters the statistics.
+//!   `std` is the sample standard deviation (n - 1), `stderr` = std / sqrt(n), `ci95` the normal
+//!   approximation mean ± 1.96 stderr (not clipped to [0, 1]). `pass_rate` is the share of the
+//!   `n` grades whose status is `pass`, `pass_rate_ci95` its Wilson score interval. Percentiles
+//!   interpolate linearly between order statistics, as `numpy.percentile` does by default.
+//!   A statistic that needs more samples than there are is `null` (`std` needs two).
+//! - `pass_at_k` / `pass_hat_k` appear only when some sample id occurs in more than one row:
+//!   for each id with `n` graded runs of which `c` pass, pass@k = 1 - C(n-c, k) / C(n, k) (the
+//!   unbiased estimator of Chen et al.) and pass^k = C(c, k) / C(n, k) (τ-bench: all k runs
+//!   pass), averaged over ids, for k = 1 up to the smallest `n`.
+//! - `reward`: the same statistics over the rows that carry a reward; `null` when none does.
+//! - `gate`: the gate's outcome ([`crate::gate::GateOutcome`]), `null` without a gate.
+//!
+//! Memory: each metric keeps a histogram of its exact score values, which grows with the number
+//! of distinct scores (few for built-in graders; a judge or a pack with free-form scores makes
+//! more), never with the number of rows. Recognising repeated runs needs a map entry per
+//! distinct sample id (the id and two 4-byte counters per metric): the one part that grows with
+//! a dataset of unique ids. Every statistic is computed from the sorted
+//! histogram and the id-ordered counters, so the summary does not depend on the order rows were
+//! added: a run resumed after an interruption writes the same bytes as one that was not.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
+use crate::gate::{GateOutcome, GateSpec};
+use crate::grade::Status;
 use crate::result::SampleResult;
+use crate::sample::SampleId;
 
-pub struct Aggregator {
-    total: u64,
+/// The 97.5th percentile of the standard normal distribution.
+const Z95: f64 = 1.959_963_984_540_054;
+
+/// A finite score, ordered by value (`-0.0` is stored as `0.0` so both count as one value).
+#[derive(Debug, Clone, Copy)]
+struct Value(f64);
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
 }
 
-#[derive(Debug, Serialize)]
-pub struct Summary {
+impl Eq for Value {}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The exact multiset of a metric's scores: memory grows with the number of distinct values,
+/// and every statistic is read from the values in ascending order, never in arrival order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Histogram {
+    counts: BTreeMap<Value, u64>,
+    len: u64,
+}
+
+impl Histogram {
+    /// Adds a finite value; callers keep non-finite scores out (they are errors, not scores).
+    pub fn insert(&mut self, value: f64) {
+        let value = if value == 0.0 { 0.0 } else { value };
+        *self.counts.entry(Value(value)).or_insert(0) += 1;
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The sum of all values, rounded once at the end.
+    fn sum(&self) -> Wide {
+        self.counts
+            .iter()
+            .map(|(v, &c)| Wide::product(v.0, c as f64))
+            .fold(Wide::default(), Wide::add)
+    }
+
+    /// The mean, correctly rounded as Python's `statistics.mean` (which is exact).
+    pub fn mean(&self) -> Option<f64> {
+        (!self.is_empty()).then(|| self.sum().div(self.len as f64).hi)
+    }
+
+    /// Sample standard deviation (divisor n - 1), as Python's `statistics.stdev`.
+    pub fn std(&self) -> Option<f64> {
+        if self.len < 2 {
+            return None;
+        }
+        let mean = self.sum().div(self.len as f64);
+        let squares = self
+            .counts
+            .iter()
+            .map(|(v, &c)| {
+                let d = Wide::from(v.0).add(mean.neg());
+                d.mul(d).mul(Wide::from(c as f64))
+            })
+            .fold(Wide::default(), Wide::add);
+        Some(squares.div((self.len - 1) as f64).sqrt())
+    }
+
+    pub fn min(&self) -> Option<f64> {
+        self.counts.keys().next().map(|v| v.0)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        self.counts.keys().next_back().map(|v| v.0)
+    }
+
+    /// The value at 0-based position `index` of the sorted values.
+    fn nth(&self, index: u64) -> Option<f64> {
+        let mut seen = 0;
+        for (value, &count) in &self.counts {
+            seen += count;
+            if index < seen {
+                return Some(value.0);
+            }
+        }
+        None
+    }
+
+    /// `numpy.percentile(values, p)` with its default linear interpolation, `p` in [0, 100].
+    pub fn percentile(&self, p: f64) -> Option<f64> {
+        let last = self.len.checked_sub(1)?;
+        let position = last as f64 * (p / 100.0);
+        let below = position.floor();
+        if below >= last as f64 {
+            return self.nth(last);
+        }
+        let a = self.nth(below as u64)?;
+        let b = self.nth(below as u64 + 1)?;
+        let t = position - below;
+        // numpy interpolates from the nearer end, which decides the last bit of the result.
+        let diff = b - a;
+        Some(if t >= 0.5 {
+            b - diff * (1.0 - t)
+        } else {
+            a + diff * t
+        })
+    }
+
+    /// Python's `statistics.median`: the middle value, or the mean of the two middle values.
+    pub fn median(&self) -> Option<f64> {
+        let half = self.len / 2;
+        if self.len % 2 == 1 {
+            self.nth(half)
+        } else {
+            Some((self.nth(half.checked_sub(1)?)? + self.nth(half)?) / 2.0)
+        }
+    }
+
+    /// How many values satisfy `predicate`.
+    pub fn count_where(&self, predicate: impl Fn(f64) -> bool) -> u64 {
+        self.counts
+            .iter()
+            .filter(|(v, _)| predicate(v.0))
+            .map(|(_, &c)| c)
+            .sum()
+    }
+}
+
+/// A double-double number, `hi + lo` with about 106 bits of precision: sums, means and
+/// variances over a histogram carry it and round once at the end, so they come out as Python's
+/// exact `statistics` functions give them, and independent of the order of the terms.
+#[derive(Debug, Clone, Copy, Default)]
+struct Wide {
+    hi: f64,
+    lo: f64,
+}
+
+impl From<f64> for Wide {
+    fn from(hi: f64) -> Wide {
+        Wide { hi, lo: 0.0 }
+    }
+}
+
+impl Wide {
+    /// `a + b` where `|a| >= |b|`, renormalised.
+    fn fast(a: f64, b: f64) -> Wide {
+        let hi = a + b;
+        Wide {
+            hi,
+            lo: b - (hi - a),
+        }
+    }
+
+    /// `a * b` exactly.
+    fn product(a: f64, b: f64) -> Wide {
+        let hi = a * b;
+        Wide {
+            hi,
+            lo: a.mul_add(b, -hi),
+        }
+    }
+
+    fn neg(self) -> Wide {
+        Wide {
+            hi: -self.hi,
+            lo: -self.lo,
+        }
+    }
+
+    fn add(self, other: Wide) -> Wide {
+        let sum = self.hi + other.hi;
+        let shifted = sum - self.hi;
+        let error = (self.hi - (sum - shifted)) + (other.hi - shifted);
+        Wide::fast(sum, error + self.lo + other.lo)
+    }
+
+    fn mul(self, other: Wide) -> Wide {
+        let p = Wide::product(self.hi, other.hi);
+        Wide::fast(p.hi, p.lo + (self.hi * other.lo + self.lo * other.hi))
+    }
+
+    fn div(self, divisor: f64) -> Wide {
+        let first = self.hi / divisor;
+        let rest = self.add(Wide::product(-first, divisor));
+        Wide::fast(first, rest.hi / divisor)
+    }
+
+    /// The square root, rounded once: one Newton step from the `f64` root.
+    fn sqrt(self) -> f64 {
+        let root = self.hi.sqrt();
+        if root == 0.0 || !root.is_finite() {
+            return root;
+        }
+        let residual = self.add(Wide::product(-root, root));
+        root + residual.hi / (2.0 * root)
+    }
+}
+
+/// Wilson score interval for `passed` successes out of `n`.
+fn wilson(passed: u64, n: u64) -> Option<[f64; 2]> {
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let p = passed as f64 / n;
+    let z2 = Z95 * Z95;
+    let denominator = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / denominator;
+    let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
+    Some([(centre - half).max(0.0), (centre + half).min(1.0)])
+}
+
+/// Rows by outcome; `samples` counts distinct sample ids.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
     pub total: u64,
+    pub samples: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub errored: u64,
+}
+
+/// Descriptive statistics of a set of scores (a metric's, or the rewards).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    pub n: u64,
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+    pub stderr: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+}
+
+impl Stats {
+    fn of(scores: &Histogram) -> Stats {
+        let mean = scores.mean();
+        let std = scores.std();
+        let stderr = std.map(|s| s / (scores.len() as f64).sqrt());
+        let ci95 = mean.zip(stderr).map(|(m, e)| [m - Z95 * e, m + Z95 * e]);
+        Stats {
+            n: scores.len(),
+            mean,
+            std,
+            stderr,
+            ci95,
+            min: scores.min(),
+            max: scores.max(),
+            p50: scores.percentile(50.0),
+            p90: scores.percentile(90.0),
+            p95: scores.percentile(95.0),
+            p99: scores.percentile(99.0),
+        }
+    }
+}
+
+/// One metric's aggregates (see the module documentation for what each field means).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSummary {
+    #[serde(flatten)]
+    pub stats: Stats,
+    pub pass_rate: Option<f64>,
+    pub pass_rate_ci95: Option<[f64; 2]>,
+    pub errored: u64,
+    pub skipped: u64,
+    /// pass@k by k; present only when some sample id was graded in more than one row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_at_k: Option<BTreeMap<u32, f64>>,
+    /// pass^k by k (all k runs pass); present exactly when `pass_at_k` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_hat_k: Option<BTreeMap<u32, f64>>,
+    #[serde(skip)]
+    scores: Histogram,
+}
+
+impl MetricSummary {
+    /// Every graded score of this metric, for aggregations the summary does not precompute.
+    pub fn scores(&self) -> &Histogram {
+        &self.scores
+    }
+}
+
+/// The aggregates of a run: `summary.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub counts: Counts,
+    /// In the suite's grader order.
+    pub metrics: Vec<(String, MetricSummary)>,
+    pub reward: Option<Stats>,
+    pub gate: Option<GateOutcome>,
+}
+
+impl Summary {
+    pub fn metric(&self, key: &str) -> Option<&MetricSummary> {
+        self.metrics.iter().find(|(k, _)| k == key).map(|(_, m)| m)
+    }
+
+    /// Evaluates `gate` on these aggregates and records the outcome; returns whether it passed.
+    pub fn apply_gate(&mut self, gate: &GateSpec) -> bool {
+        let outcome = gate.evaluate(self);
+        let passed = outcome.passed;
+        self.gate = Some(outcome);
+        passed
+    }
+}
+
+struct Metrics<'a>(&'a [(String, MetricSummary)]);
+
+impl Serialize for Metrics<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, metric) in self.0 {
+            map.serialize_entry(key, metric)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Summary {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("counts", &self.counts)?;
+        map.serialize_entry("metrics", &Metrics(&self.metrics))?;
+        map.serialize_entry("reward", &self.reward)?;
+        map.serialize_entry("gate", &self.gate)?;
+        map.end()
+    }
+}
+
+#[derive(Debug, Default)]
+struct MetricAccumulator {
+    scores: Histogram,
+    passed: u64,
+    errored: u64,
+    skipped: u64,
+}
+
+/// Graded runs and passes of one metric for one sample id.
+#[derive(Debug, Clone, Copy, Default)]
+struct Runs {
+    graded: u32,
+    passed: u32,
+}
+
+/// Streams [`SampleResult`]s into a [`Summary`] in memory that does not grow with the rows.
+#[derive(Debug)]
+pub struct Aggregator {
+    keys: Vec<String>,
+    counts: Counts,
+    metrics: Vec<MetricAccumulator>,
+    rewards: Histogram,
+    /// Per sample id, per metric (in `keys` order), for the ids that may repeat.
+    runs: BTreeMap<SampleId, Box<[Runs]>>,
+    repeated: bool,
+    /// The ids that may occur more than once; `None`: any may. Ids outside it are counted in
+    /// `singles` without an entry of their own, which keeps memory flat on large datasets.
+    watch: Option<std::collections::HashSet<SampleId>>,
+    /// Per metric: how many single-run ids had each (graded, passed) pair.
+    singles: Vec<BTreeMap<(u32, u32), u64>>,
+    single_ids: u64,
+    scratch: Box<[Runs]>,
 }
 
 impl Aggregator {
-    pub fn new(_keys: Vec<String>) -> Aggregator {
-        Aggregator { total: 0 }
+    pub fn new(metric_keys: Vec<String>) -> Self {
+        let n = metric_keys.len();
+        let metrics = metric_keys
+            .iter()
+            .map(|_| MetricAccumulator::default())
+            .collect();
+        Aggregator {
+            keys: metric_keys,
+            counts: Counts::default(),
+            metrics,
+            rewards: Histogram::default(),
+            runs: BTreeMap::new(),
+            repeated: false,
+            watch: None,
+            singles: vec![BTreeMap::new(); n],
+            single_ids: 0,
+            scratch: vec![Runs::default(); n].into(),
+        }
     }
-    pub fn add(&mut self, _r: &SampleResult) {
-        self.total += 1;
+
+    /// An aggregator that keeps a per-id record only for `watch`, the ids that may occur more
+    /// than once (from the validation pass); every other id is known to occur once.
+    pub fn watching(metric_keys: Vec<String>, watch: std::collections::HashSet<SampleId>) -> Self {
+        Aggregator {
+            watch: Some(watch),
+            ..Aggregator::new(metric_keys)
+        }
     }
+
+    pub fn add(&mut self, result: &SampleResult) {
+        self.counts.total += 1;
+        match result.status() {
+            Status::Pass | Status::Skip => self.counts.passed += 1,
+            Status::Fail => self.counts.failed += 1,
+            Status::Error => self.counts.errored += 1,
+        }
+        if let Some(reward) = result.reward.filter(|r| r.is_finite()) {
+            self.rewards.insert(reward);
+        }
+
+        let tracked = self
+            .watch
+            .as_ref()
+            .is_none_or(|watch| watch.contains(&result.sample_id));
+        let runs = if tracked {
+            match self.runs.entry(result.sample_id.clone()) {
+                Entry::Occupied(entry) => {
+                    self.repeated = true;
+                    entry.into_mut()
+                }
+                Entry::Vacant(entry) => {
+                    entry.insert(vec![Runs::default(); self.keys.len()].into())
+                }
+            }
+        } else {
+            self.scratch.fill(Runs::default());
+            &mut self.scratch
+        };
+        if result.error.is_none() {
+            Self::add_grades(&self.keys, &mut self.metrics, runs, result);
+        }
+        if !tracked {
+            self.single_ids += 1;
+            for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
+                *single.entry((runs.graded, runs.passed)).or_default() += 1;
+            }
+        }
+    }
+
+    fn add_grades(
+        keys: &[String],
+        metrics: &mut [MetricAccumulator],
+        runs: &mut [Runs],
+        result: &SampleResult,
+    ) {
+        for ((key, metric), runs) in keys.iter().zip(metrics.iter_mut()).zip(runs.iter_mut()) {
+            let Some(grade) = result.grade(key) else {
+                continue;
+            };
+            match grade.status {
+                Status::Pass | Status::Fail if grade.score.is_finite() => {
+                    let passed = grade.status == Status::Pass;
+                    metric.scores.insert(grade.score);
+                    metric.passed += u64::from(passed);
+                    runs.graded += 1;
+                    runs.passed += u32::from(passed);
+                }
+                Status::Skip => metric.skipped += 1,
+                Status::Pass | Status::Fail | Status::Error => metric.errored += 1,
+            }
+        }
+    }
+
     pub fn finish(self) -> Summary {
-        Summary { total: self.total }
+        let counts = Counts {
+            samples: self.runs.len() as u64 + self.single_ids,
+            ..self.counts
+        };
+        let metrics = self
+            .keys
+            .into_iter()
+            .zip(self.metrics)
+            .enumerate()
+            .map(|(index, (key, metric))| {
+                let n = metric.scores.len();
+                let (pass_at_k, pass_hat_k) = if self.repeated {
+                    let singles = self.singles[index].iter().flat_map(|(&(graded, passed), &n)| {
+                        std::iter::repeat_n(Runs { graded, passed }, n as usize)
+                    });
+                    repeated_runs(self.runs.values().map(|runs| runs[index]).chain(singles))
+                } else {
+                    (None, None)
+                };
+                let summary = MetricSummary {
+                    stats: Stats::of(&metric.scores),
+                    pass_rate: (n > 0).then(|| metric.passed as f64 / n as f64),
+                    pass_rate_ci95: wilson(metric.passed, n),
+                    errored: metric.errored,
+                    skipped: metric.skipped,
+                    pass_at_k,
+                    pass_hat_k,
+                    scores: metric.scores,
+                };
+                (key, summary)
+            })
+            .collect();
+        let reward = (!self.rewards.is_empty()).then(|| Stats::of(&self.rewards));
+        Summary {
+            counts,
+            metrics,
+            reward,
+            gate: None,
+        }
+    }
+}
+
+type ByK = Option<BTreeMap<u32, f64>>;
+
+/// pass@k and pass^k averaged over the ids that have at least one graded run, for k up to the
+/// smallest number of graded runs of any such id.
+fn repeated_runs(per_id: impl Iterator<Item = Runs> + Clone) -> (ByK, ByK) {
+    let graded = per_id.filter(|r| r.graded > 0);
+    let Some(max_k) = graded.clone().map(|r| r.graded).min() else {
+        return (None, None);
+    };
+    let ids = graded.clone().count() as f64;
+    let mut at = BTreeMap::new();
+    let mut hat = BTreeMap::new();
+    for k in 1..=max_k {
+        let mean_over_ids = |estimate: fn(Runs, u32) -> f64| {
+            graded
+                .clone()
+                .map(|r| Wide::from(estimate(r, k)))
+                .fold(Wide::default(), Wide::add)
+                .div(ids)
+                .hi
+        };
+        at.insert(
+            k,
+            mean_over_ids(|r, k| 1.0 - choose_ratio(r.graded - r.passed, r.graded, k)),
+        );
+        hat.insert(k, mean_over_ids(|r, k| choose_ratio(r.passed, r.graded, k)));
+    }
+    (Some(at), Some(hat))
+}
+
+/// C(m, k) / C(n, k) for m <= n, as a product that neither overflows nor loses precision.
+fn choose_ratio(m: u32, n: u32, k: u32) -> f64 {
+    if m < k {
+        return 0.0;
+    }
+    (0..k)
+        .map(|i| f64::from(m - i) / f64::from(n - i))
+        .product()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::Grade;
+    use crate::result::{ErrorCategory, SampleError};
+
+    fn row(id: i64, grades: &[(&str, f64)]) -> SampleResult {
+        SampleResult {
+            sample_id: SampleId::Int(id),
+            grades: grades
+                .iter()
+                .map(|(k, s)| (k.to_string(), Grade::scored(*s, "")))
+                .collect(),
+            reward: None,
+            error: None,
+        }
+    }
+
+    fn histogram(values: &[f64]) -> Histogram {
+        let mut h = Histogram::default();
+        for &v in values {
+            h.insert(v);
+        }
+        h
+    }
+
+    fn keys(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn percentiles_match_numpy_linear_interpolation() {
+        // Expected values computed with numpy.percentile(values, p).
+        let h = histogram(&[0.1, 0.2, 0.3, 0.4, 0.5]);
+        assert_eq!(h.percentile(50.0), Some(0.3));
+        assert_eq!(h.percentile(90.0), Some(0.46));
+        assert_eq!(h.percentile(95.0), Some(0.48));
+        assert_eq!(h.percentile(99.0), Some(0.496));
+        assert_eq!(h.percentile(100.0), Some(0.5));
+        assert_eq!(h.percentile(0.0), Some(0.1));
+        let h = histogram(&[0.0, 1.0]);
+        assert_eq!(h.percentile(95.0), Some(0.95));
+        assert_eq!(h.percentile(50.0), Some(0.5));
+        let h = histogram(&[1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.5]);
+        // sorted [0, 0, 0.5, 1, 1, 1, 1]: position 6 * 0.25 = 1.5
+        assert_eq!(h.percentile(25.0), Some(0.25));
+        assert_eq!(histogram(&[0.7]).percentile(99.0), Some(0.7));
+        assert_eq!(Histogram::default().percentile(50.0), None);
+    }
+
+    #[test]
+    fn median_follows_python_statistics() {
+        assert_eq!(histogram(&[3.0, 1.0, 2.0]).median(), Some(2.0));
+        assert_eq!(histogram(&[0.25, 1.0, 0.5, 0.0]).median(), Some(0.375));
+        assert_eq!(histogram(&[0.4]).median(), Some(0.4));
+        assert_eq!(Histogram::default().median(), None);
+    }
+
+    #[test]
+    fn histogram_keeps_one_entry_per_distinct_value() {
+        let mut h = Histogram::default();
+        for i in 0..100_000 {
+            h.insert(if i % 4 == 0 { 1.0 } else { 0.0 });
+        }
+        h.insert(-0.0);
+        assert_eq!(h.counts.len(), 2);
+        assert_eq!(h.len(), 100_001);
+        assert_eq!(h.count_where(|v| v >= 1.0), 25_000);
+        assert_eq!(h.min(), Some(0.0));
+        assert!(h.min().unwrap().is_sign_positive());
+    }
+
+    #[test]
+    fn mean_and_std_are_exact_for_repeated_values() {
+        let h = histogram(&[0.1; 10]);
+        assert_eq!(h.mean(), Some(0.1));
+        assert_eq!(h.std(), Some(0.0));
+        // statistics.stdev([1.0, 0.0, 1.0]) == 0.5773502691896257
+        let h = histogram(&[1.0, 0.0, 1.0]);
+        assert_eq!(h.mean(), Some(2.0 / 3.0));
+        assert_eq!(h.std(), Some(0.5773502691896257));
+        assert_eq!(histogram(&[0.5]).std(), None);
+    }
+
+    #[test]
+    fn wilson_interval_matches_the_closed_form() {
+        // 8 of 10 at z = 1.96: the textbook interval is [0.4902, 0.9433].
+        let [lo, hi] = wilson(8, 10).unwrap();
+        assert!((lo - 0.4902).abs() < 1e-4, "{lo}");
+        assert!((hi - 0.9433).abs() < 1e-4, "{hi}");
+        // All passing: the interval stays inside [0, 1] and does not collapse.
+        let [lo, hi] = wilson(20, 20).unwrap();
+        assert!(lo > 0.8 && lo < 1.0, "{lo}");
+        assert_eq!(hi, 1.0);
+        assert_eq!(wilson(0, 0), None);
+    }
+
+    fn letta_vector(name: &str) -> serde_json::Value {
+        let vectors: Vec<serde_json::Value> = serde_json::from_str(include_str!(
+            "../tests/data/conformance/letta-vectors-extra.json"
+        ))
+        .unwrap();
+        vectors
+            .into_iter()
+            .find(|v| v["kind"] == "summary" && v["name"] == name)
+            .unwrap()
+    }
+
+    /// letta-evals' `summarize_model`: errored samples are counted but left out of the means.
+    #[test]
+    fn errored_samples_are_left_out_of_metrics_as_letta_evals_does() {
+        let vector = letta_vector("summarize_model");
+        let metric_keys: Vec<String> =
+            serde_json::from_value(vector["grader_keys"].clone()).unwrap();
+        let mut a = Aggregator::new(metric_keys.clone());
+        for r in vector["results"].as_array().unwrap() {
+            let grades = r["grades"].as_object().unwrap();
+            a.add(&SampleResult {
+                sample_id: serde_json::from_value(r["sample_id"].clone()).unwrap(),
+                grades: grades
+                    .iter()
+                    .map(|(k, g)| (k.clone(), Grade::scored(g["score"].as_f64().unwrap(), "")))
+                    .collect(),
+                reward: r["reward"]["score"].as_f64(),
+                error: r.get("error").map(|e| SampleError {
+                    category: ErrorCategory::Grading,
+                    message: e["message"].as_str().unwrap().to_string(),
+                }),
+            });
+        }
+        let s = a.finish();
+        let expected = &vector["expected"];
+        assert_eq!(s.counts.total, expected["n_total"].as_u64().unwrap());
+        assert_eq!(
+            s.counts.total - s.counts.errored,
+            expected["n_attempted"].as_u64().unwrap()
+        );
+        for key in &metric_keys {
+            let metric = s.metric(key).unwrap();
+            assert_eq!(
+                metric.stats.mean,
+                expected["per_metric"][key].as_f64(),
+                "{key}"
+            );
+            assert_eq!(metric.stats.n, 2, "{key}");
+        }
+        assert_eq!(s.reward.as_ref().unwrap().mean, expected["reward"].as_f64());
+        assert!(s.metric("c").unwrap().pass_at_k.is_none());
+    }
+
+    /// letta-evals' `summarize_runs`: the spread is the sample standard deviation.
+    #[test]
+    fn std_matches_letta_evals_run_statistics() {
+        let vector = letta_vector("summarize_runs");
+        let mut a = Aggregator::new(keys(&["c"]));
+        for (id, reward) in vector["per_run_rewards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+        {
+            let reward = reward.as_f64().unwrap();
+            let mut r = row(id as i64, &[("c", reward)]);
+            r.reward = Some(reward);
+            a.add(&r);
+        }
+        let s = a.finish();
+        let expected = &vector["expected"];
+        let c = &s.metric("c").unwrap().stats;
+        assert_eq!(c.mean, expected["per_metric"]["c"].as_f64());
+        assert_eq!(c.std, expected["per_metric_std"]["c"].as_f64());
+        let reward = s.reward.unwrap();
+        assert_eq!(reward.mean, expected["reward"].as_f64());
+        assert_eq!(reward.std, expected["reward_std"].as_f64());
+        assert_eq!(reward.stderr, Some(reward.std.unwrap() / 3f64.sqrt()));
+        let [lo, hi] = reward.ci95.unwrap();
+        assert!((hi - lo - 2.0 * Z95 * reward.stderr.unwrap()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn error_and_skip_grades_are_counted_apart() {
+        let mut a = Aggregator::new(keys(&["c", "missing"]));
+        let mut r = row(0, &[]);
+        r.grades = vec![("c".into(), Grade::error("sandbox: fuel exhausted"))];
+        a.add(&r);
+        r.grades = vec![("c".into(), Grade::new(0.0, Status::Skip, "no expected"))];
+        a.add(&r);
+        r.grades = vec![("c".into(), Grade::new(f64::NAN, Status::Pass, "bad"))];
+        a.add(&r);
+        r.grades = vec![("c".into(), Grade::pass("ok"))];
+        a.add(&r);
+        let s = a.finish();
+        let c = s.metric("c").unwrap();
+        assert_eq!((c.stats.n, c.errored, c.skipped), (1, 2, 1));
+        assert_eq!(c.pass_rate, Some(1.0));
+        let missing = s.metric("missing").unwrap();
+        assert_eq!(missing.stats.n, 0);
+        assert_eq!(missing.stats.mean, None);
+        assert_eq!(missing.pass_rate, None);
+        assert_eq!((s.counts.errored, s.counts.passed), (1, 3));
+    }
+
+    #[test]
+    fn pass_at_k_uses_the_unbiased_estimator_per_sample() {
+        let mut a = Aggregator::new(keys(&["c"]));
+        // id 0: 1 pass of 3 runs; id 1: 3 of 3; id 2: 0 of 4.
+        for (id, scores) in [
+            (0, vec![1.0, 0.0, 0.0]),
+            (1, vec![1.0; 3]),
+            (2, vec![0.0; 4]),
+        ] {
+            for score in scores {
+                a.add(&row(id, &[("c", score)]));
+            }
+        }
+        let s = a.finish();
+        assert_eq!((s.counts.total, s.counts.samples), (10, 3));
+        let c = s.metric("c").unwrap();
+        let at = c.pass_at_k.as_ref().unwrap();
+        let hat = c.pass_hat_k.as_ref().unwrap();
+        assert_eq!(at.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3]);
+        // pass@k of id 0: 1 - C(2,k)/C(3,k) = 1/3, 2/3, 1.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(at[&1], (1.0 / 3.0 + 1.0 + 0.0) / 3.0));
+        assert!(close(at[&2], (2.0 / 3.0 + 1.0 + 0.0) / 3.0));
+        assert!(close(at[&3], (1.0 + 1.0 + 0.0) / 3.0));
+        // pass^k of id 0: C(1,k)/C(3,k) = 1/3, 0, 0.
+        assert!(close(hat[&1], at[&1]));
+        assert!(close(hat[&2], 1.0 / 3.0));
+        assert!(close(hat[&3], 1.0 / 3.0));
+    }
+
+    #[test]
+    fn summary_does_not_depend_on_arrival_order() {
+        let mut rows = Vec::new();
+        for i in 0..200_i64 {
+            let score = [0.1, 0.7, 0.3, 1.0, 0.0][(i * 7 % 5) as usize];
+            let mut r = row(i % 60, &[("c", score), ("q", 1.0 - score)]);
+            r.reward = Some(score * 0.3 + 0.1);
+            rows.push(r);
+        }
+        let summarise = |rows: &[SampleResult]| {
+            let mut a = Aggregator::new(keys(&["c", "q"]));
+            rows.iter().for_each(|r| a.add(r));
+            serde_json::to_string(&a.finish()).unwrap()
+        };
+        let forward = summarise(&rows);
+        rows.reverse();
+        assert_eq!(forward, summarise(&rows));
+        rows.sort_by_key(|r| (r.sample_id.clone(), r.grades[0].1.score.to_bits()));
+        assert_eq!(forward, summarise(&rows));
+    }
+
+    #[test]
+    fn serialises_the_documented_shape() {
+        let mut a = Aggregator::new(keys(&["exact", "contains"]));
+        a.add(&row(0, &[("exact", 1.0), ("contains", 1.0)]));
+        a.add(&row(1, &[("exact", 0.0), ("contains", 1.0)]));
+        let json = serde_json::to_value(a.finish()).unwrap();
+        assert_eq!(
+            json["counts"],
+            serde_json::json!({"total": 2, "samples": 2, "passed": 1, "failed": 1, "errored": 0})
+        );
+        let metric_order: Vec<&String> = json["metrics"].as_object().unwrap().keys().collect();
+        assert_eq!(metric_order, ["exact", "contains"]);
+        let exact = &json["metrics"]["exact"];
+        for field in [
+            "n",
+            "mean",
+            "std",
+            "stderr",
+            "ci95",
+            "min",
+            "max",
+            "p50",
+            "p90",
+            "p95",
+            "p99",
+            "pass_rate",
+            "pass_rate_ci95",
+            "errored",
+            "skipped",
+        ] {
+            assert!(exact.get(field).is_some(), "missing {field} in {exact}");
+        }
+        assert!(exact.get("pass_at_k").is_none());
+        assert!(exact.get("scores").is_none());
+        assert_eq!(exact["mean"], 0.5);
+        assert_eq!(json["reward"], serde_json::Value::Null);
+        assert_eq!(json["gate"], serde_json::Value::Null);
     }
 }

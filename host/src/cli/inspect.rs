@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use gavel::pack::{self, FunctionKind};
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The pack component (.wasm).
@@ -9,10 +11,42 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    list_pack(&args.pack, true)
+    match pack::inspect(&args.pack) {
+        Ok(info) => {
+            print!("{info}");
+            super::EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            super::EXIT_INVALID
+        }
+    }
 }
 
-pub fn list_pack(path: &Path, _graders: bool) -> u8 {
-    eprintln!("error: {}: packs are not available yet", path.display());
-    super::EXIT_INVALID
+/// `gavel list graders|extractors --pack FILE`: the pack's functions of that kind.
+pub fn list_pack(path: &Path, graders: bool) -> u8 {
+    let info = match pack::inspect(path) {
+        Ok(info) => info,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return super::EXIT_INVALID;
+        }
+    };
+    let wanted = if graders {
+        FunctionKind::Grader
+    } else {
+        FunctionKind::Extractor
+    };
+    println!(
+        "{} {} (gavel:grader@{}), used as `{}.<name>` under `packs:`:",
+        info.name, info.version, info.wit_version, info.name
+    );
+    let rows: Vec<(&str, &str)> = info
+        .functions
+        .iter()
+        .filter(|f| f.kind == wanted)
+        .map(|f| (f.name.as_str(), f.description.as_str()))
+        .collect();
+    super::list::print_table(rows.into_iter());
+    super::EXIT_OK
 }

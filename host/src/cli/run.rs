@@ -10,7 +10,10 @@ use gavel::runner::{
     self, Filter, Pass, PassEnd, ResultsFile, Selected, Selection, Sink, Validation,
 };
 use gavel::setup::Prepared;
-use gavel::summary::Aggregator;
+use gavel::grade::Status;
+use gavel::junit::JunitWriter;
+use gavel::summary::{Aggregator, Summary};
+use std::io::Write;
 
 use super::progress::Progress;
 
@@ -46,6 +49,9 @@ pub struct Args {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
+    /// Also write a JUnit XML report (one testcase per sample) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -89,10 +95,51 @@ pub fn run(args: Args) -> u8 {
     }
     let results_path = out_dir.join("results.jsonl");
     let metric_keys: Vec<String> = prepared.plan.metrics.iter().map(|m| m.key.clone()).collect();
-    let mut aggregator = Aggregator::new(metric_keys.clone());
+    // Every row is checked before any is graded; the check also finds the ids that repeat,
+    // which the summary groups for pass@k.
+    let (total, mut aggregator) = if args.skip_invalid {
+        match count(&prepared, selection.clone()) {
+            Ok(n) => (n, Aggregator::new(metric_keys.clone())),
+            Err(code) => return code,
+        }
+    } else {
+        match check_rows(&prepared, selection.clone(), workers) {
+            Ok(v) if v.invalid == 0 => (v.total, Aggregator::watching(metric_keys.clone(), v.repeated)),
+            Ok(v) => return report_invalid_rows(&v),
+            Err(code) => return code,
+        }
+    };
 
+
+    let mut junit = match &args.junit {
+        Some(path) => match std::fs::File::create(path)
+            .and_then(|file| JunitWriter::new(std::io::BufWriter::new(file), &prepared.suite.file.name))
+        {
+            Ok(writer) => Some(writer),
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                return super::EXIT_INVALID;
+            }
+        },
+        None => None,
+    };
+    let mut failing = Failing::default();
     let already = if args.resume {
-        match runner::read_previous(&results_path, |r| aggregator.add(&r)) {
+        let mut junit_error = None;
+        let read = runner::read_previous(&results_path, |r| {
+            aggregator.add(&r);
+            failing.note(&r);
+            if let Some(writer) = junit.as_mut()
+                && let Err(e) = writer.add(&r)
+            {
+                junit_error.get_or_insert(e);
+            }
+        });
+        if let Some(e) = junit_error {
+            eprintln!("error: cannot write the JUnit report: {e}");
+            return super::EXIT_INVALID;
+        }
+        match read {
             Ok(n) => n,
             Err(message) => {
                 eprintln!("error: {message}");
@@ -101,19 +148,6 @@ pub fn run(args: Args) -> u8 {
         }
     } else {
         0
-    };
-
-    let total = if args.skip_invalid {
-        match count(&prepared, selection.clone()) {
-            Ok(n) => n,
-            Err(code) => return code,
-        }
-    } else {
-        match check_rows(&prepared, selection.clone(), workers) {
-            Ok(v) if v.invalid == 0 => v.total,
-            Ok(v) => return report_invalid_rows(&v),
-            Err(code) => return code,
-        }
     };
 
     let mut results = match ResultsFile::open(&results_path, args.resume) {
@@ -141,7 +175,9 @@ pub fn run(args: Args) -> u8 {
     let mut sink = RunSink {
         results: &mut results,
         aggregator: &mut aggregator,
-        progress: Progress::new(total + already, already, &metric_keys, args.quiet || args.json),
+        junit: junit.as_mut(),
+        failing: &mut failing,
+        progress: Progress::new(total, already, &metric_keys, args.quiet || args.json),
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
@@ -165,27 +201,141 @@ pub fn run(args: Args) -> u8 {
         eprintln!("error: cannot write {}: {e}", results_path.display());
         return super::EXIT_INVALID;
     }
-    let summary = aggregator.finish();
+    let mut summary = aggregator.finish();
+    let gate_passed = match &prepared.suite.file.gate {
+        Some(gate) => summary.apply_gate(gate),
+        None => true,
+    };
     let summary_path = out_dir.join("summary.json");
-    let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
+    let text = match serde_json::to_string_pretty(&summary) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("error: cannot render the summary: {e}");
+            return super::EXIT_INVALID;
+        }
+    };
     if let Err(e) = std::fs::write(&summary_path, format!("{text}\n")) {
         eprintln!("error: cannot write {}: {e}", summary_path.display());
+        return super::EXIT_INVALID;
+    }
+    if let (Some(writer), Some(path)) = (junit, &args.junit)
+        && let Err(e) = writer.finish().and_then(|mut out| out.flush())
+    {
+        eprintln!("error: cannot write {}: {e}", path.display());
         return super::EXIT_INVALID;
     }
     if args.json {
         println!("{text}");
     } else if !args.quiet {
-        eprintln!("wrote {} and {}", results_path.display(), summary_path.display());
+        print_summary(&prepared, &summary, &failing);
+        println!("results: {}", results_path.display());
     }
     match end {
-        PassEnd::Complete => super::EXIT_OK,
         PassEnd::Interrupted => {
             eprintln!(
-                "interrupted; resume with: gavel run {} --resume -o {}",
+                "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
+                results_path.display(),
                 args.suite.display(),
                 out_dir.display()
             );
             super::EXIT_INTERRUPTED
+        }
+        PassEnd::Complete if gate_passed => super::EXIT_OK,
+        PassEnd::Complete => super::EXIT_GATE_FAILED,
+    }
+}
+
+/// How many failing samples the end-of-run report lists.
+const FAILING_LISTED: usize = 5;
+
+/// The first failing or errored samples, for the end-of-run report.
+#[derive(Default)]
+struct Failing {
+    samples: Vec<String>,
+    more: u64,
+}
+
+impl Failing {
+    fn note(&mut self, result: &SampleResult) {
+        let why = if let Some(error) = &result.error {
+            format!("error: {}", error.message)
+        } else if let Some((key, grade)) = result
+            .grades
+            .iter()
+            .find(|(_, g)| g.status == Status::Fail || g.status == Status::Error)
+        {
+            format!("{key}: {}", grade.rationale)
+        } else {
+            return;
+        };
+        if self.samples.len() < FAILING_LISTED {
+            self.samples
+                .push(format!("{}  {}", result.sample_id, one_line(&why, 100)));
+        } else {
+            self.more += 1;
+        }
+    }
+}
+
+fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let cut: String = flat.chars().take(width).collect();
+        format!("{cut}...")
+    }
+}
+
+fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
+    let c = &summary.counts;
+    println!(
+        "{}: {} samples: {} passed, {} failed, {} errored",
+        prepared.suite.file.name, c.total, c.passed, c.failed, c.errored
+    );
+    let fmt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+    let width = summary
+        .metrics
+        .iter()
+        .map(|(k, _)| k.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "  {:width$}  {:>7}  {:>9}  {:>17}  {:>8}",
+        "metric", "mean", "pass rate", "95% CI (mean)", "n"
+    );
+    for (key, metric) in &summary.metrics {
+        let ci = metric
+            .stats
+            .ci95
+            .map_or_else(|| "-".to_string(), |[lo, hi]| format!("[{lo:.3}, {hi:.3}]"));
+        let pass_rate = metric
+            .pass_rate
+            .map_or_else(|| "-".to_string(), |p| format!("{:.1}%", 100.0 * p));
+        println!(
+            "  {key:width$}  {:>7}  {pass_rate:>9}  {ci:>17}  {:>8}",
+            fmt(metric.stats.mean),
+            metric.stats.n
+        );
+    }
+    if let Some(reward) = &summary.reward {
+        println!("  reward mean {} (n {})", fmt(reward.mean), reward.n);
+    }
+    if let Some(gate) = &summary.gate {
+        println!(
+            "gate: {} ({})",
+            if gate.passed { "passed" } else { "FAILED" },
+            gate.message
+        );
+    }
+    if !failing.samples.is_empty() {
+        println!("failing samples:");
+        for line in &failing.samples {
+            println!("  {line}");
+        }
+        if failing.more > 0 {
+            println!("  ... and {} more", failing.more);
         }
     }
 }
@@ -260,6 +410,8 @@ pub fn report_invalid_rows(validation: &Validation) -> u8 {
 struct RunSink<'a> {
     results: &'a mut ResultsFile,
     aggregator: &'a mut Aggregator,
+    junit: Option<&'a mut JunitWriter<std::io::BufWriter<std::fs::File>>>,
+    failing: &'a mut Failing,
     progress: Progress,
 }
 
@@ -267,6 +419,10 @@ impl Sink for RunSink<'_> {
     fn write(&mut self, result: &SampleResult) -> std::io::Result<()> {
         self.results.append(result)?;
         self.aggregator.add(result);
+        if let Some(junit) = self.junit.as_mut() {
+            junit.add(result)?;
+        }
+        self.failing.note(result);
         self.progress.record(result);
         Ok(())
     }

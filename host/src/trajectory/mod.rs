@@ -7,6 +7,7 @@
 //! count and duration.
 
 mod evaldeck;
+mod json;
 mod letta;
 mod openai;
 
@@ -42,10 +43,18 @@ pub struct Trajectory {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    System { text: String },
-    User { content: Content },
-    Assistant { content: Content },
-    Reasoning { text: String },
+    System {
+        text: String,
+    },
+    User {
+        content: Content,
+    },
+    Assistant {
+        content: Content,
+    },
+    Reasoning {
+        text: String,
+    },
     /// One tool call. A message that carries several calls becomes several events that share
     /// the message id.
     ToolCall(ToolCall),
@@ -53,9 +62,13 @@ pub enum Event {
     /// One call of the model. Letta and OpenAI recordings imply these; evaldeck records them.
     LlmCall(LlmCall),
     /// Input from a human in the middle of a run (evaldeck `human_input`).
-    HumanInput { text: Option<String> },
+    HumanInput {
+        text: Option<String>,
+    },
     /// A message type no built-in reads (approval, summary, event messages ...), kept by name.
-    Other { kind: String },
+    Other {
+        kind: String,
+    },
 }
 
 /// Message content: plain text or a list of parts, kept apart because extractors flatten parts

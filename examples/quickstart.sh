@@ -1,0 +1,10 @@
+#!/bin/sh
+# Builds gavel and the example grader packs, then grades the quickstart suite.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/examples/build-packs.sh" >/dev/null
+cargo build --release --quiet -p gavel --manifest-path "$root/Cargo.toml"
+target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
+    | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+exec "$target_dir/release/gavel" run "$root/examples/quickstart/suite.yaml" \
+    -o "$root/results/quickstart" "$@"

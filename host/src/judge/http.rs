@@ -1,0 +1,279 @@
+//! One chat-completions call with retries: exponential backoff with full jitter, `Retry-After`
+//! honoured, a deadline per attempt.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::{StatusCode, Url};
+use serde_json::Value;
+
+/// The first backoff step and the largest one (the OpenAI SDK's values).
+const BACKOFF_BASE: Duration = Duration::from_millis(500);
+const BACKOFF_CAP: Duration = Duration::from_secs(8);
+/// The longest wait a `Retry-After` header can impose, so a server cannot stall a run.
+const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+
+/// An API key that never prints.
+#[derive(Clone)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: String) -> ApiKey {
+        ApiKey(key)
+    }
+
+    /// `text` with every occurrence of the key replaced, for reasons that echo a server reply.
+    pub fn redact(&self, text: String) -> String {
+        if self.0.is_empty() || !text.contains(&self.0) {
+            text
+        } else {
+            text.replace(&self.0, "[redacted]")
+        }
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey([redacted])")
+    }
+}
+
+#[derive(Debug)]
+pub struct Transport {
+    pub client: reqwest::Client,
+    pub endpoint: Url,
+    pub api_key: ApiKey,
+    pub max_retries: u32,
+    pub timeout: Duration,
+}
+
+enum Attempt {
+    Done(String),
+    Retry {
+        reason: String,
+        after: Option<Duration>,
+    },
+    Fatal(String),
+}
+
+impl Transport {
+    /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
+    pub async fn post(&self, body: &str) -> Result<String, String> {
+        let mut retries = 0;
+        loop {
+            match self.attempt(body).await {
+                Attempt::Done(text) => return Ok(text),
+                Attempt::Fatal(reason) => return Err(reason),
+                Attempt::Retry { reason, .. } if retries >= self.max_retries => {
+                    return Err(format!("{reason} (gave up after {} attempts)", retries + 1));
+                }
+                Attempt::Retry { after, .. } => {
+                    tokio::time::sleep(after.unwrap_or_else(|| backoff(retries))).await;
+                    retries += 1;
+                }
+            }
+        }
+    }
+
+    async fn attempt(&self, body: &str) -> Attempt {
+        let sent = self
+            .client
+            .post(self.endpoint.clone())
+            .bearer_auth(&self.api_key.0)
+            .header(CONTENT_TYPE, "application/json")
+            .timeout(self.timeout)
+            .body(body.to_owned())
+            .send()
+            .await;
+        let response = match sent {
+            Ok(response) => response,
+            Err(e) => return self.transport_failure(&e),
+        };
+        let status = response.status();
+        let after = retry_after(response.headers(), SystemTime::now());
+        let text = match response.text().await {
+            Ok(text) => text,
+            Err(e) => return self.transport_failure(&e),
+        };
+        if status.is_success() {
+            Attempt::Done(text)
+        } else if is_retryable(status) {
+            Attempt::Retry {
+                reason: http_failure(status, &text),
+                after,
+            }
+        } else {
+            Attempt::Fatal(http_failure(status, &text))
+        }
+    }
+
+    fn transport_failure(&self, error: &reqwest::Error) -> Attempt {
+        let reason = if error.is_timeout() {
+            format!(
+                "judge request timed out after {}s",
+                self.timeout.as_secs_f64()
+            )
+        } else {
+            error_chain(error)
+        };
+        if error.is_builder() {
+            Attempt::Fatal(reason)
+        } else {
+            // Refused or reset connections and timeouts are worth another try.
+            Attempt::Retry {
+                reason,
+                after: None,
+            }
+        }
+    }
+}
+
+/// The statuses the OpenAI SDK retries: request timeout, conflict, rate limit, server errors.
+fn is_retryable(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 409 | 429) || status.is_server_error()
+}
+
+/// Full jitter: a uniform wait between zero and the capped exponential step.
+fn backoff(retries: u32) -> Duration {
+    let step = BACKOFF_BASE
+        .saturating_mul(2u32.saturating_pow(retries))
+        .min(BACKOFF_CAP);
+    step.mul_f64(fastrand::f64())
+}
+
+/// `retry-after-ms` (OpenAI's) or `Retry-After` in seconds or as an HTTP date, capped.
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let wait = if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        Duration::try_from_secs_f64(ms / 1000.0).ok()?
+    } else {
+        let value = header("retry-after")?;
+        match value.parse::<f64>() {
+            Ok(seconds) => Duration::try_from_secs_f64(seconds).ok()?,
+            Err(_) => httpdate::parse_http_date(value)
+                .ok()?
+                .duration_since(now)
+                .unwrap_or(Duration::ZERO),
+        }
+    };
+    Some(wait.min(RETRY_AFTER_CAP))
+}
+
+/// `HTTP 401 Unauthorized: <the server's error.message, or the start of its reply>`.
+fn http_failure(status: StatusCode, body: &str) -> String {
+    let message = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .unwrap_or_else(|| body.chars().take(300).collect());
+    let message = message.trim();
+    if message.is_empty() {
+        format!("judge endpoint answered HTTP {status}")
+    } else {
+        format!("judge endpoint answered HTTP {status}: {message}")
+    }
+}
+
+/// An error with its causes, which say what actually failed (refused, reset, DNS, TLS).
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).expect("header value"));
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").expect("date");
+        let wait = |pairs| retry_after(&headers(pairs), now);
+        assert_eq!(wait(&[("retry-after", "2")]), Some(Duration::from_secs(2)));
+        assert_eq!(
+            wait(&[("retry-after", "0.25")]),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "Sun, 06 Nov 1994 08:49:40 GMT")]),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(
+            wait(&[("retry-after", "Sun, 06 Nov 1994 08:00:00 GMT")]),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            wait(&[("retry-after", "1"), ("retry-after-ms", "20")]),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(wait(&[("retry-after", "3600")]), Some(RETRY_AFTER_CAP));
+        assert_eq!(wait(&[("retry-after", "-1")]), None);
+        assert_eq!(wait(&[("retry-after", "soon")]), None);
+        assert_eq!(wait(&[]), None);
+    }
+
+    #[test]
+    fn backoff_is_jittered_below_a_growing_cap() {
+        for retries in 0..10 {
+            let cap = BACKOFF_BASE.saturating_mul(1 << retries).min(BACKOFF_CAP);
+            for _ in 0..50 {
+                assert!(backoff(retries) <= cap);
+            }
+        }
+        let waits: Vec<Duration> = (0..20).map(|_| backoff(3)).collect();
+        assert!(waits.iter().any(|w| *w != waits[0]), "no jitter: {waits:?}");
+    }
+
+    #[test]
+    fn http_failures_quote_the_server() {
+        assert_eq!(
+            http_failure(
+                StatusCode::UNAUTHORIZED,
+                r#"{"error": {"message": "Incorrect API key", "type": "auth"}}"#
+            ),
+            "judge endpoint answered HTTP 401 Unauthorized: Incorrect API key"
+        );
+        assert_eq!(
+            http_failure(StatusCode::BAD_GATEWAY, "  "),
+            "judge endpoint answered HTTP 502 Bad Gateway"
+        );
+        assert!(is_retryable(StatusCode::TOO_MANY_REQUESTS));
+        assert!(is_retryable(StatusCode::SERVICE_UNAVAILABLE));
+        assert!(!is_retryable(StatusCode::BAD_REQUEST));
+    }
+
+    #[test]
+    fn keys_are_redacted() {
+        let key = ApiKey::new("sk-secret".into());
+        assert_eq!(
+            key.redact("bad key sk-secret!".into()),
+            "bad key [redacted]!"
+        );
+        assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+    }
+}

@@ -1,0 +1,175 @@
+//! One sandboxed call: a fresh store and instance, the limits applied, and every way it can fail
+//! turned into one short, stable reason.
+
+use serde_json::{Map, Value, json};
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::I32Exit;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+use super::engine::{CallState, LimitHit, NotGranted};
+use super::limits::CallLimits;
+use super::wit::{Guest, PackV0Pre};
+
+/// How much of a guest's stderr an error grade keeps.
+const STDERR_TAIL: usize = 1_024;
+
+/// What a call cost, for the grade's metadata.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Usage {
+    /// Fuel the call burned; absent when it was stopped by the wall-clock deadline, where the
+    /// amount depends on the machine.
+    pub(super) fuel_used: Option<u64>,
+    pub(super) peak_memory: usize,
+    /// The end of what the guest wrote to stderr.
+    pub(super) stderr_tail: String,
+    /// `exit` was called with this code.
+    pub(super) exit_code: Option<i32>,
+}
+
+impl Usage {
+    pub(super) fn metadata(&self) -> Value {
+        let mut map = Map::new();
+        if let Some(fuel) = self.fuel_used {
+            map.insert("fuel_used".to_string(), json!(fuel));
+        }
+        map.insert("peak_memory_bytes".to_string(), json!(self.peak_memory));
+        if !self.stderr_tail.is_empty() {
+            map.insert("stderr".to_string(), json!(self.stderr_tail));
+        }
+        if let Some(code) = self.exit_code {
+            map.insert("exit_code".to_string(), json!(code));
+        }
+        Value::Object(map)
+    }
+}
+
+/// The outcome of one call: the guest's answer, or the reason there is none.
+pub(super) struct Outcome<T> {
+    pub(super) result: Result<T, String>,
+    pub(super) usage: Usage,
+}
+
+/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the pack's exports.
+pub(super) fn run<T>(
+    engine: &wasmtime::Engine,
+    pre: &PackV0Pre<CallState>,
+    limits: &CallLimits,
+    f: impl FnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<T>,
+) -> Outcome<T> {
+    let stdout = MemoryOutputPipe::new(limits.stdout_bytes);
+    let stderr = MemoryOutputPipe::new(limits.stdout_bytes);
+    let state = CallState::new(limits, stdout.clone(), stderr.clone());
+    let mut store = Store::new(engine, state);
+    store.limiter(|state| &mut state.limiter);
+    store.epoch_deadline_trap();
+    store.set_epoch_deadline(limits.deadline_ticks);
+    // A grade holds at most four texts, each at most the whole memory: lifting a result never
+    // runs out of hostcall fuel, so an oversized result is reported as such by the size check.
+    store.set_hostcall_fuel(limits.memory_bytes.saturating_mul(4));
+    let result = store.set_fuel(limits.fuel).and_then(|()| {
+        let instance = pre.instantiate(&mut store)?;
+        f(instance.gavel_grader_pack(), &mut store)
+    });
+    let remaining = store.get_fuel().unwrap_or(0);
+    let stderr_bytes = stderr.contents();
+    let tail_start = stderr_bytes.len().saturating_sub(STDERR_TAIL);
+    let mut usage = Usage {
+        fuel_used: Some(limits.fuel - remaining.min(limits.fuel)),
+        peak_memory: store.data().limiter.peak_memory,
+        stderr_tail: String::from_utf8_lossy(&stderr_bytes[tail_start..]).into_owned(),
+        exit_code: None,
+    };
+    let result = result.map_err(|error| {
+        let full = |pipe: &MemoryOutputPipe| pipe.contents().len() >= limits.stdout_bytes;
+        let failure = classify(&error, full(&stdout) || full(&stderr));
+        match failure {
+            Failure::Deadline => usage.fuel_used = None,
+            Failure::Exited(code) => usage.exit_code = Some(code),
+            _ => {}
+        }
+        failure.reason()
+    });
+    Outcome { result, usage }
+}
+
+/// Why a call produced no answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Failure {
+    Fuel,
+    Deadline,
+    Memory,
+    Table,
+    /// The call failed once its stdout or stderr had filled up.
+    OutputStreamFull,
+    Trap(&'static str),
+    Exited(i32),
+    /// The guest called an import the host does not grant.
+    NotGranted(String),
+    /// Anything else the host refused: a malformed result, a write past a stream's end.
+    Host(String),
+}
+
+impl Failure {
+    fn reason(&self) -> String {
+        match self {
+            Failure::Fuel => "fuel exhausted".to_string(),
+            Failure::Deadline => "deadline exceeded".to_string(),
+            Failure::Memory => "memory limit exceeded".to_string(),
+            Failure::Table => "table limit exceeded".to_string(),
+            Failure::OutputStreamFull => "stdout limit exceeded".to_string(),
+            Failure::Trap(kind) => format!("guest trapped: {kind}"),
+            Failure::Exited(_) => "guest exited".to_string(),
+            Failure::NotGranted(import) => format!("not granted: {import}"),
+            Failure::Host(message) => format!("host refused the call: {message}"),
+        }
+    }
+}
+
+fn classify(error: &wasmtime::Error, output_stream_full: bool) -> Failure {
+    if let Some(hit) = error.downcast_ref::<LimitHit>() {
+        return match hit {
+            LimitHit::Memory { .. } => Failure::Memory,
+            LimitHit::Table { .. } => Failure::Table,
+        };
+    }
+    if let Some(exit) = error.downcast_ref::<I32Exit>() {
+        return Failure::Exited(exit.0);
+    }
+    if let Some(NotGranted(import)) = error.downcast_ref::<NotGranted>() {
+        return Failure::NotGranted(import.clone());
+    }
+    let trap = error.downcast_ref::<Trap>();
+    match trap {
+        Some(Trap::OutOfFuel) => return Failure::Fuel,
+        Some(Trap::Interrupt) => return Failure::Deadline,
+        _ => {}
+    }
+    // A write past the cap fails in the host, or the guest aborts when its write fails (Rust's
+    // `println!` panics): either way the cap is the cause.
+    if output_stream_full {
+        return Failure::OutputStreamFull;
+    }
+    match trap {
+        Some(trap) => Failure::Trap(trap_kind(trap)),
+        None => Failure::Host(error.root_cause().to_string()),
+    }
+}
+
+/// Short names of traps, stable across wasmtime versions (their `Display` is not).
+fn trap_kind(trap: &Trap) -> &'static str {
+    match trap {
+        Trap::StackOverflow => "stack overflow",
+        Trap::MemoryOutOfBounds => "out-of-bounds memory access",
+        Trap::HeapMisaligned => "misaligned memory access",
+        Trap::TableOutOfBounds => "out-of-bounds table access",
+        Trap::IndirectCallToNull => "indirect call to null",
+        Trap::BadSignature => "indirect call type mismatch",
+        Trap::IntegerOverflow => "integer overflow",
+        Trap::IntegerDivisionByZero => "integer divide by zero",
+        Trap::BadConversionToInteger => "invalid conversion to integer",
+        Trap::UnreachableCodeReached => "unreachable",
+        Trap::NullReference => "null reference",
+        Trap::CannotEnterComponent => "cannot enter component",
+        _ => "other",
+    }
+}

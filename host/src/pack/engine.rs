@@ -1,0 +1,386 @@
+//! The process-wide engine, the linker per WIT version, and the state of one sandboxed call.
+
+use std::num::NonZeroUsize;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{
+    Component, Linker, LinkerInstance, Resource, ResourceTable, ResourceType,
+};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+    StoreContextMut,
+};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
+use wasmtime_wasi::{
+    Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
+    WasiView,
+};
+
+use super::limits::CallLimits;
+
+/// How often the epoch advances; deadlines are counted in these ticks.
+pub(super) const TICK: Duration = Duration::from_millis(5);
+
+/// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
+/// grade the same way on every run.
+const FIXED_WALL_SECONDS: u64 = 1_700_000_000;
+
+/// Native wasm stack per call; deep recursion beyond it is a `stack overflow` trap.
+const MAX_WASM_STACK: usize = 512 << 10;
+
+/// Concurrent sandboxed calls the instance pool serves; one call holds one component instance.
+const POOL_COMPONENT_INSTANCES: u32 = 256;
+
+/// The engine and the linkers, created once per process and shared by every pack.
+pub(super) struct Sandbox {
+    pub(super) engine: Engine,
+    /// The linker for `gavel:grader@0.1.x` packs.
+    pub(super) linker_v0_1: Linker<CallState>,
+}
+
+static SANDBOX: OnceLock<Result<Sandbox, String>> = OnceLock::new();
+
+/// The process's sandbox, created on first use.
+pub(super) fn sandbox() -> Result<&'static Sandbox, String> {
+    SANDBOX
+        .get_or_init(|| Sandbox::new().map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+impl Sandbox {
+    fn new() -> wasmtime::Result<Sandbox> {
+        let engine = match Engine::new(&config(Some(pool()))) {
+            Ok(engine) => engine,
+            // The pool reserves a lot of address space up front; where the process may not
+            // (an address-space ulimit), instances are allocated on demand instead: slower,
+            // equally isolated.
+            Err(_) => Engine::new(&config(None))?,
+        };
+        let weak = engine.weak();
+        std::thread::Builder::new()
+            .name("gavel-epoch".to_string())
+            .spawn(move || {
+                while let Some(engine) = weak.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(TICK);
+                }
+            })?;
+        let linker_v0_1 = linker(&engine)?;
+        Ok(Sandbox {
+            engine,
+            linker_v0_1,
+        })
+    }
+}
+
+/// The WASI 0.2 interfaces the linker provides (see [`linker`]), by name without version.
+const GRANTED_WASI: &[&str] = &[
+    "wasi:cli/environment",
+    "wasi:cli/exit",
+    "wasi:cli/stderr",
+    "wasi:cli/stdin",
+    "wasi:cli/stdout",
+    "wasi:cli/terminal-input",
+    "wasi:cli/terminal-output",
+    "wasi:cli/terminal-stderr",
+    "wasi:cli/terminal-stdin",
+    "wasi:cli/terminal-stdout",
+    "wasi:clocks/monotonic-clock",
+    "wasi:clocks/wall-clock",
+    "wasi:filesystem/preopens",
+    "wasi:filesystem/types",
+    "wasi:io/error",
+    "wasi:io/poll",
+    "wasi:io/streams",
+    "wasi:random/insecure",
+    "wasi:random/insecure-seed",
+    "wasi:random/random",
+    "wasi:sockets/instance-network",
+    "wasi:sockets/ip-name-lookup",
+    "wasi:sockets/network",
+    "wasi:sockets/tcp",
+    "wasi:sockets/tcp-create-socket",
+    "wasi:sockets/udp",
+    "wasi:sockets/udp-create-socket",
+];
+
+impl Sandbox {
+    /// The linker for one `gavel:grader@0.1.x` component: every import the host does not grant
+    /// is defined as a function that fails the call with [`NotGranted`], so that toolchains
+    /// that import interfaces they never use still load.
+    ///
+    /// (`Linker::define_unknown_imports_as_traps` would also stub the WASI imports of a
+    /// component built against an older WASI 0.2 patch release, which the linker otherwise
+    /// satisfies by semver.)
+    pub(super) fn pack_linker(&self, component: &Component) -> wasmtime::Result<Linker<CallState>> {
+        let mut linker = self.linker_v0_1.clone();
+        for (name, item) in component.component_type().imports(&self.engine) {
+            let granted = name.split_once('@').is_some_and(|(interface, version)| {
+                GRANTED_WASI.contains(&interface) && version.starts_with("0.2.")
+            });
+            if !granted {
+                self.stub(&mut linker.root(), name, "", item.ty)?;
+            }
+        }
+        Ok(linker)
+    }
+
+    fn stub(
+        &self,
+        linker: &mut LinkerInstance<'_, CallState>,
+        name: &str,
+        parent: &str,
+        item: ComponentItem,
+    ) -> wasmtime::Result<()> {
+        match item {
+            ComponentItem::ComponentFunc(_) => {
+                let import = if parent.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{parent}#{name}")
+                };
+                linker.func_new(name, move |_, _, _, _| {
+                    Err(wasmtime::Error::new(NotGranted(import.clone())))
+                })
+            }
+            ComponentItem::ComponentInstance(instance) => {
+                let mut inner = linker.instance(name)?;
+                for (export, item) in instance.exports(&self.engine) {
+                    self.stub(&mut inner, export, name, item.ty)?;
+                }
+                Ok(())
+            }
+            ComponentItem::Resource(_) => {
+                linker.resource(name, ResourceType::host::<NotGranted>(), |_, _| Ok(()))
+            }
+            // Types need no definition; a module or component import fails to link, and the
+            // pack is refused with the linker's reason.
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A guest called an import the host does not grant.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not granted to packs")]
+pub(super) struct NotGranted(pub(super) String);
+
+fn config(pool: Option<PoolingAllocationConfig>) -> Config {
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .consume_fuel(true)
+        .epoch_interruption(true)
+        .max_wasm_stack(MAX_WASM_STACK)
+        .wasm_backtrace_max_frames(NonZeroUsize::new(20))
+        // Scores must be bit-identical from run to run and machine to machine.
+        .cranelift_nan_canonicalization(true)
+        .relaxed_simd_deterministic(true);
+    if let Some(pool) = pool {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    config
+}
+
+fn pool() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(POOL_COMPONENT_INSTANCES)
+        .total_core_instances(POOL_COMPONENT_INSTANCES * 8)
+        .total_memories(POOL_COMPONENT_INSTANCES * 2)
+        .total_tables(POOL_COMPONENT_INSTANCES * 8)
+        // Interpreters compiled to components (Python, JavaScript) need many core instances
+        // and large tables.
+        .max_core_instances_per_component(50)
+        .max_memories_per_component(8)
+        .max_tables_per_component(50)
+        .table_elements(100_000)
+        // Resetting a slot by memset of the pages a call touched, instead of madvise, keeps
+        // fresh-instance calls cheap and lets them scale across cores; pagemap_scan narrows the
+        // reset to dirty pages where the kernel (6.7+) offers it.
+        .linear_memory_keep_resident(2 << 20)
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(if PoolingAllocationConfig::is_pagemap_scan_available() {
+            Enabled::Yes
+        } else {
+            Enabled::No
+        });
+    pool
+}
+
+/// WASI as a grader sees it: the CLI, clock, random, I/O and filesystem interfaces (with no
+/// directory granted) and sockets (every use denied). Sleeping returns at once: the clocks are
+/// fixed, and a guest must not be able to park the host thread where no deadline reaches it.
+fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    linker.allow_shadowing(true);
+    let mut clock = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
+    clock.func_wrap(
+        "subscribe-duration",
+        |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
+    )?;
+    clock.func_wrap(
+        "subscribe-instant",
+        |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
+    )?;
+    linker.allow_shadowing(false);
+    Ok(linker)
+}
+
+struct Ready;
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for Ready {
+    async fn ready(&mut self) {}
+}
+
+fn ready(mut store: StoreContextMut<'_, CallState>) -> wasmtime::Result<Resource<DynPollable>> {
+    let table = &mut store.data_mut().table;
+    let ready = table.push(Ready)?;
+    subscribe(table, ready)
+}
+
+/// The store data of one call.
+pub(super) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(super) limiter: Limiter,
+}
+
+impl CallState {
+    pub(super) fn new(
+        limits: &CallLimits,
+        stdout: MemoryOutputPipe,
+        stderr: MemoryOutputPipe,
+    ) -> CallState {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(10_000);
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout)
+            .stderr(stderr)
+            .wall_clock(FixedWall)
+            .monotonic_clock(FixedMonotonic)
+            .secure_random(Deterministic::new(random_stream().to_vec()))
+            .insecure_random(Deterministic::new(random_stream().to_vec()))
+            .insecure_random_seed(u128::from_le_bytes(
+                random_stream()[..16].try_into().unwrap_or_default(),
+            ))
+            .max_random_size(1 << 20)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .allow_blocking_current_thread(true)
+            .build();
+        CallState {
+            wasi,
+            table,
+            limiter: Limiter {
+                memory_limit: limits.memory_bytes,
+                peak_memory: 0,
+            },
+        }
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// The bytes a guest's random source yields, cycled: fixed, so runs reproduce.
+fn random_stream() -> &'static [u8; 4096] {
+    static STREAM: OnceLock<[u8; 4096]> = OnceLock::new();
+    STREAM.get_or_init(|| {
+        use sha2::{Digest, Sha256};
+        let mut stream = [0u8; 4096];
+        let mut block = Sha256::digest(b"gavel:grader random source");
+        for chunk in stream.chunks_mut(32) {
+            chunk.copy_from_slice(&block);
+            block = Sha256::digest(block);
+        }
+        stream
+    })
+}
+
+struct FixedWall;
+
+impl HostWallClock for FixedWall {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::from_secs(FIXED_WALL_SECONDS)
+    }
+}
+
+struct FixedMonotonic;
+
+impl HostMonotonicClock for FixedMonotonic {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// A wasm resource limit a guest ran into, raised as the trap's error so that the host can tell
+/// it apart from a guest abort.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum LimitHit {
+    #[error("memory limit of {limit} bytes exceeded: the guest asked for {wanted} bytes")]
+    Memory { limit: usize, wanted: usize },
+    #[error("table limit of {limit} elements exceeded: the guest asked for {wanted}")]
+    Table { limit: usize, wanted: usize },
+}
+
+/// Elements a guest table may hold (each costs the host a pointer).
+const TABLE_ELEMENTS: usize = 100_000;
+
+/// Enforces the memory limit of a call and records the peak.
+pub(super) struct Limiter {
+    memory_limit: usize,
+    pub(super) peak_memory: usize,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_limit {
+            return Err(wasmtime::Error::new(LimitHit::Memory {
+                limit: self.memory_limit,
+                wanted: desired,
+            }));
+        }
+        self.peak_memory = self.peak_memory.max(desired);
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > TABLE_ELEMENTS {
+            return Err(wasmtime::Error::new(LimitHit::Table {
+                limit: TABLE_ELEMENTS,
+                wanted: desired,
+            }));
+        }
+        Ok(true)
+    }
+}

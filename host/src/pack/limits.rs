@@ -1,0 +1,162 @@
+//! Per-call limits: what a suite and a pack may set, and the values a call runs with.
+
+use serde::Deserialize;
+
+use super::PackError;
+use super::engine::TICK;
+
+/// Wasm instructions a call may execute (most instructions cost 1). A trivial Rust grader uses
+/// a few thousand, a Python or JavaScript one about a million; 100M is tens of milliseconds.
+pub const DEFAULT_FUEL: u64 = 100_000_000;
+/// Linear memory per call, in MiB.
+pub const DEFAULT_MEMORY_MB: u64 = 64;
+/// Wall-clock deadline per call, in milliseconds: a backstop behind fuel.
+pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;
+/// Largest grade (all its texts together) or extraction a call may return, in KiB.
+pub const DEFAULT_OUTPUT_KB: u64 = 1_024;
+/// What a call may write to stdout, and separately to stderr, in KiB.
+pub const DEFAULT_STDOUT_KB: u64 = 16;
+
+const MAX_MEMORY_MB: u64 = 4_096;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+const MAX_STDOUT_KB: u64 = 1_024;
+
+/// Limits of a sandboxed call, as a suite's `limits:` or a pack's `limits:` sets them. Every key
+/// is optional: a pack's value wins over the suite's, which wins over the default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Instruction budget per call ([`DEFAULT_FUEL`]).
+    pub fuel: Option<u64>,
+    /// Linear memory per call in MiB ([`DEFAULT_MEMORY_MB`]).
+    pub memory_mb: Option<u64>,
+    /// Wall-clock deadline per call in milliseconds ([`DEFAULT_TIMEOUT_MS`]).
+    pub timeout_ms: Option<u64>,
+    /// Largest returned grade or extraction in KiB ([`DEFAULT_OUTPUT_KB`]).
+    pub output_kb: Option<u64>,
+    /// Captured stdout, and stderr, per call in KiB ([`DEFAULT_STDOUT_KB`]).
+    pub stdout_kb: Option<u64>,
+}
+
+/// The limits one call runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CallLimits {
+    pub(super) fuel: u64,
+    pub(super) memory_bytes: usize,
+    pub(super) deadline_ticks: u64,
+    pub(super) output_bytes: usize,
+    pub(super) stdout_bytes: usize,
+}
+
+impl CallLimits {
+    /// `pack` over `suite` over the defaults; `pack_name` names the pack in errors.
+    pub(super) fn resolve(
+        pack_name: &str,
+        pack: &Limits,
+        suite: &Limits,
+    ) -> Result<CallLimits, PackError> {
+        let pick = |field: &'static str,
+                    get: fn(&Limits) -> Option<u64>,
+                    default: u64,
+                    max: u64|
+         -> Result<u64, PackError> {
+            let value = get(pack).or(get(suite)).unwrap_or(default);
+            if value == 0 || value > max {
+                return Err(PackError::InvalidLimit {
+                    pack: pack_name.to_string(),
+                    field,
+                    message: format!("{value} is out of range; use 1 to {max}"),
+                });
+            }
+            Ok(value)
+        };
+        let fuel = pick("fuel", |l| l.fuel, DEFAULT_FUEL, u64::MAX)?;
+        let memory_mb = pick(
+            "memory_mb",
+            |l| l.memory_mb,
+            DEFAULT_MEMORY_MB,
+            MAX_MEMORY_MB,
+        )?;
+        let timeout_ms = pick(
+            "timeout_ms",
+            |l| l.timeout_ms,
+            DEFAULT_TIMEOUT_MS,
+            MAX_TIMEOUT_MS,
+        )?;
+        // A guest cannot return more than its memory holds.
+        let output_kb = pick(
+            "output_kb",
+            |l| l.output_kb,
+            DEFAULT_OUTPUT_KB,
+            memory_mb << 10,
+        )?;
+        let stdout_kb = pick(
+            "stdout_kb",
+            |l| l.stdout_kb,
+            DEFAULT_STDOUT_KB,
+            MAX_STDOUT_KB,
+        )?;
+        let tick_ms = TICK.as_millis() as u64;
+        Ok(CallLimits {
+            fuel,
+            memory_bytes: (memory_mb << 20) as usize,
+            // One extra tick: the tick in progress when the call starts may be nearly over.
+            deadline_ticks: timeout_ms.div_ceil(tick_ms) + 1,
+            output_bytes: (output_kb << 10) as usize,
+            stdout_bytes: (stdout_kb << 10) as usize,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_limits_win_over_suite_limits_which_win_over_defaults() {
+        let suite = Limits {
+            fuel: Some(5),
+            memory_mb: Some(8),
+            ..Limits::default()
+        };
+        let pack = Limits {
+            fuel: Some(7),
+            ..Limits::default()
+        };
+        let limits = CallLimits::resolve("p", &pack, &suite).unwrap();
+        assert_eq!(limits.fuel, 7);
+        assert_eq!(limits.memory_bytes, 8 << 20);
+        assert_eq!(limits.output_bytes, (DEFAULT_OUTPUT_KB << 10) as usize);
+        assert_eq!(limits.stdout_bytes, (DEFAULT_STDOUT_KB << 10) as usize);
+        assert_eq!(limits.deadline_ticks, DEFAULT_TIMEOUT_MS / 5 + 1);
+    }
+
+    #[test]
+    fn out_of_range_limits_name_the_pack_and_field() {
+        let pack = Limits {
+            memory_mb: Some(0),
+            ..Limits::default()
+        };
+        let err = CallLimits::resolve("p", &pack, &Limits::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "pack `p`: limits.memory_mb: 0 is out of range; use 1 to 4096"
+        );
+        let pack = Limits {
+            memory_mb: Some(1),
+            output_kb: Some(2048),
+            ..Limits::default()
+        };
+        let err = CallLimits::resolve("p", &pack, &Limits::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "pack `p`: limits.output_kb: 2048 is out of range; use 1 to 1024"
+        );
+    }
+
+    #[test]
+    fn unknown_limit_keys_are_rejected() {
+        let err = serde_json::from_str::<Limits>(r#"{"fule": 3}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown field `fule`"), "{err}");
+    }
+}

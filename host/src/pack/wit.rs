@@ -1,0 +1,123 @@
+//! Bindings for `gavel:grader@0.1.0` and the conversion of gavel's canonical model into them.
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit/gavel-grader-0.1.0",
+        world: "pack-v0",
+    });
+}
+
+pub(super) use bindings::PackV0Pre;
+pub(super) use bindings::exports::gavel::grader::pack::Guest;
+pub(super) use bindings::gavel::grader::types as v0;
+
+use crate::sample::{Sample, SampleId, Texts};
+use crate::trajectory::{Content, Event, RunStatus, Tokens, ToolStatus, Trajectory};
+
+pub(super) fn sample(sample: &Sample) -> v0::Sample {
+    let json = |map: &serde_json::Map<String, serde_json::Value>| {
+        serde_json::Value::Object(map.clone()).to_string()
+    };
+    v0::Sample {
+        id: match sample.id() {
+            SampleId::Int(i) => v0::SampleId::Int(i),
+            SampleId::Str(s) => v0::SampleId::Str(s),
+        },
+        input: sample.input.as_ref().map(texts),
+        ground_truth: sample.ground_truth.as_ref().map(texts),
+        rubric_vars: json(&sample.rubric_vars),
+        name: sample.name.clone(),
+        description: sample.description.clone(),
+        expected: sample
+            .expected
+            .as_ref()
+            .and_then(|e| serde_json::to_string(e).ok()),
+        reference_output: sample.reference_output.clone(),
+        reference_tools: sample.reference_tools.clone(),
+        tags: sample.tags.clone(),
+        metadata: json(&sample.metadata),
+        memory: sample.agent_state.as_ref().map(|state| {
+            state
+                .blocks
+                .iter()
+                .map(|b| v0::MemoryBlock {
+                    label: b.label.clone(),
+                    value: b.value.clone(),
+                })
+                .collect()
+        }),
+    }
+}
+
+fn texts(texts: &Texts) -> v0::Texts {
+    match texts {
+        Texts::One(s) => v0::Texts::One(s.clone()),
+        Texts::PerTurn(items) => v0::Texts::PerTurn(items.clone()),
+    }
+}
+
+pub(super) fn trajectory(trajectory: &Trajectory) -> v0::Trajectory {
+    v0::Trajectory {
+        turns: trajectory
+            .turns
+            .iter()
+            .map(|turn| turn.iter().map(event).collect())
+            .collect(),
+        output: trajectory.output.clone(),
+        status: match trajectory.status {
+            RunStatus::Success => v0::RunStatus::Success,
+            RunStatus::Failure => v0::RunStatus::Failure,
+            RunStatus::Timeout => v0::RunStatus::Timeout,
+            RunStatus::Error => v0::RunStatus::Error,
+        },
+        input: trajectory.input.clone(),
+        duration_ms: trajectory.duration_ms,
+        usage: trajectory.usage.map(tokens),
+    }
+}
+
+fn event(event: &Event) -> v0::Event {
+    match event {
+        Event::System { text } => v0::Event::System(text.clone()),
+        Event::User { content: c } => v0::Event::User(content(c)),
+        Event::Assistant { content: c } => v0::Event::Assistant(content(c)),
+        Event::Reasoning { text } => v0::Event::Reasoning(text.clone()),
+        Event::ToolCall(call) => v0::Event::ToolCall(v0::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            failed: call.failed,
+        }),
+        Event::ToolReturn(ret) => v0::Event::ToolReturn(v0::ToolReturn {
+            call_id: ret.call_id.clone(),
+            content: ret.content.clone(),
+            status: match ret.status {
+                ToolStatus::Success => v0::ToolStatus::Success,
+                ToolStatus::Error => v0::ToolStatus::Error,
+            },
+        }),
+        Event::LlmCall(call) => v0::Event::LlmCall(v0::LlmCall {
+            model: call.model.clone(),
+            input: call.input.clone(),
+            output: call.output.clone(),
+            tokens: call.tokens.map(tokens),
+        }),
+        Event::HumanInput { text } => v0::Event::HumanInput(text.clone()),
+        Event::Other { kind } => v0::Event::Other(kind.clone()),
+    }
+}
+
+fn content(content: &Content) -> v0::Content {
+    match content {
+        Content::Text(text) => v0::Content::Text(text.clone()),
+        Content::Parts(parts) => v0::Content::Parts(parts.clone()),
+    }
+}
+
+fn tokens(tokens: Tokens) -> v0::Tokens {
+    v0::Tokens {
+        prompt_tokens: tokens.prompt_tokens,
+        completion_tokens: tokens.completion_tokens,
+        total_tokens: tokens.total_tokens,
+    }
+}

@@ -1,0 +1,61 @@
+"""Writes host/tests/data/python-re-cases.json: what CPython's re returns for a set of patterns.
+
+The Rust translation of Python regexes is checked against it. Run with CPython 3.11:
+
+    python3.11 host/src/python/gen_re_cases.py > host/tests/data/python-re-cases.json
+"""
+
+import json
+import re
+import sys
+
+CASES = [
+    (r"^yes$", 0, "yes\n"), (r"^yes$", 0, "yes\n\n"), (r"^yes$", 8, "no\nyes\nx"),
+    (r"\Z", 0, ""), (r"a\Z", 0, "a\n"), (r"a$", 0, "a\nb"), (r"(?m)^b$", 0, "a\nb\n"),
+    (r"(\w)\1", 0, "hello"), (r"foo(?!bar)", 0, "foobar foobaz"), (r"(?<=\$)\d+", 0, "cost $42"),
+    (r"(?<!x)y", 0, "xy zy"), (r"\d+", 0, "a ٣٤ 5"), (r"\d", 256, "٣ 7"), (r"\w+", 0, "héllo_wörld!"),
+    (r"\w+", 256, "héllo"), (r"\s+", 0, "a\x1c\x1db"), (r"\S+", 0, " ab\u3000cd "), (r"\W", 0, "ab-c"),
+    (r"\bcat\b", 0, "a cat!"), (r"\Bat", 0, "cat at"), (r".+", 0, "a\nb"), (r".+", 16, "a\nb"),
+    (r"(?s:.)x", 0, "\nx"), (r"(?i)straße", 0, "STRAßE"), (r"(?i:a)B", 0, "AB"), (r"(?i:a)B", 0, "Ab"),
+    (r"[a-c]+", 2, "xABCx"), (r"a{2}", 0, "aaa"), (r"a{,2}", 0, "aaa"), (r"a{2,}", 0, "aaaa"),
+    (r"a{1,2}?", 0, "aa"), (r'{"k": 1}', 0, 'x {"k": 1}'), (r"a{1, 2}", 0, "a{1, 2}"), (r"x{}", 0, "x{}"),
+    (r"[]]", 0, "a]"), (r"[^]]+", 0, "ab]"), (r"[a-]+", 0, "-a-"), (r"[\d.]+", 0, "v1.2"),
+    (r"[0-9--5]+", 0, "x-/5z"), (r"[a&&b]+", 0, "x&&ab"), (r"[[]", 0, "a["), (r"[\w-]+", 0, "a-b c"),
+    (r"(?P<year>\d{4})-(?P<m>\d\d)", 0, "on 2024-05-01"), (r"(?P<q>['\"]).*?(?P=q)", 0, "say 'hi' \"x\""),
+    (r"(a)|(b)", 0, "b"), (r"(a)?b", 0, "b"), (r"(\w+)=(\d+)", 0, "a=1 b=2"), (r"(\w)=\d", 0, "a=1 b=2"),
+    (r"a*", 0, "baaab"), (r"x*", 0, "abc"), (r"", 0, "ab"), (r"\b", 0, "ab cd"),
+    (r"(?x) a b # comment\n c", 0, "abc"), (r"a b", 64, "ab"), (r"a[ ]b", 64, "a b"), (r"a\ b", 64, "a b"),
+    (r"(?#note)ab", 0, "ab"), (r"(<)?a(?(1)>|$)", 0, "<a>"), (r"(<)?a(?(1)>|$)", 0, "a"),
+    (r"(?>a+)b", 0, "aab"), (r"a++a", 0, "aaa"), (r"\x41\u00e9\U0001F600", 0, "Aé😀"), (r"\101\0", 0, "A\0"),
+    (r"[\101-\103]+", 0, "ABCD"), (r"\.\*\+", 0, "a.*+"), (r"\t\n", 0, "a\t\nb"), (r"\-\#\&\~", 0, "-#&~"),
+    (r"Confirmation: [A-Z]{3}\d{3}", 0, "Booked. Confirmation: ABC123 thanks"), (r"price(?= USD)", 0, "price USD"),
+    (r"(?i)ΟΔΟΣ", 0, "οδος"), (r"^\d+$", 0, "line\n42"), (r"^\d+$", 8, "line\n42"),
+    (r"(a|b)*c", 0, "abac"), (r"(?:ab)+", 0, "ababa"), (r"((a)(b))", 0, "ab"),
+    # invalid in Python
+    (r"[unclosed", 0, ""), (r"(abc", 0, ""), (r"abc)", 0, ""), (r"*a", 0, ""), (r"a**", 0, ""),
+    (r"\q", 0, ""), (r"[z-a]", 0, ""), (r"(a)\2", 0, ""), (r"(a\1)", 0, ""), (r"a{3,2}", 0, ""),
+    (r"a(?i)b", 0, ""), (r"(?P<1a>x)", 0, ""), (r"(?P=nope)", 0, ""), (r"\x4", 0, ""), (r"(?<x)", 0, ""),
+    (r"^*", 0, ""), (r"\b+", 0, ""), (r"[\d-z]", 0, ""), (r"(?", 0, ""), (r"\z", 0, ""), (r"(?Lx)", 0, ""),
+]
+
+
+def result(pattern, flags, text):
+    try:
+        compiled = re.compile(pattern, flags)
+    except re.error:
+        return {"pattern": pattern, "flags": flags, "text": text, "error": True}
+    m = compiled.search(text)
+    found = compiled.findall(text)
+    return {
+        "pattern": pattern,
+        "flags": flags,
+        "text": text,
+        "error": False,
+        "match": None if m is None else m.group(0),
+        "groups": None if m is None else list(m.groups()),
+        "findall": [list(f) if isinstance(f, tuple) else f for f in found],
+    }
+
+
+json.dump([result(*case) for case in CASES], sys.stdout, ensure_ascii=False, indent=1)
+sys.stdout.write("\n")

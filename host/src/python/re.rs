@@ -1,0 +1,1433 @@
+//! Python `re` patterns on a Rust backtracking engine.
+//!
+//! Ground truths and grader configs hold patterns written for Python's `re`. A small tokenizer
+//! reads the Python syntax and writes an equivalent `fancy-regex` pattern, spelling out every
+//! construct whose meaning differs between the two (`$`, `\Z`, `\s`, `\w`, `{`, group names,
+//! flag scopes, character-class set operators), so the engine sees no ambiguity. Patterns come
+//! from data, so compiled size and backtracking are bounded and reported as errors.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+/// `re.IGNORECASE`.
+pub const IGNORECASE: u32 = 2;
+const LOCALE: u32 = 4;
+/// `re.MULTILINE`.
+pub const MULTILINE: u32 = 8;
+/// `re.DOTALL`.
+pub const DOTALL: u32 = 16;
+/// `re.UNICODE`: the default for text patterns, accepted and ignored.
+const UNICODE: u32 = 32;
+/// `re.VERBOSE`.
+pub const VERBOSE: u32 = 64;
+/// `re.ASCII`.
+pub const ASCII: u32 = 256;
+const KNOWN_FLAGS: u32 = IGNORECASE | MULTILINE | DOTALL | UNICODE | VERBOSE | ASCII;
+
+/// Backtracking steps one search may take before it gives up (the engine's default).
+const BACKTRACK_LIMIT: usize = 1_000_000;
+/// Compiled-size limits, in bytes, for the automata and for the backtracking program.
+const SIZE_LIMIT: usize = 2 << 20;
+const PROGRAM_LIMIT: usize = 100_000;
+/// Python has no nesting limit, but a deeper pattern is not a real grader's pattern and the
+/// tokenizer recurses per level.
+const MAX_NESTING: usize = 200;
+const MAX_PATTERN_CHARS: usize = 100_000;
+const CACHE_CAPACITY: usize = 256;
+
+/// Why a pattern cannot be compiled or a search could not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegexError {
+    /// The pattern is not valid Python `re` syntax (or uses a construct gavel does not support).
+    #[error("{message} at position {position}")]
+    Syntax { message: String, position: usize },
+    /// The engine refused the translated pattern.
+    #[error("{0}")]
+    Engine(String),
+    #[error(
+        "unsupported regex flags {0}: use a sum of IGNORECASE (2), MULTILINE (8), DOTALL (16), \
+         VERBOSE (64), ASCII (256)"
+    )]
+    Flags(u32),
+    #[error("pattern is too large to compile ({0})")]
+    TooLarge(String),
+    #[error(
+        "pattern is too costly on this text: the search gave up after {BACKTRACK_LIMIT} \
+         backtracking steps"
+    )]
+    TooCostly,
+    /// Python's `IndexError: no such group`.
+    #[error("no such group: {0}")]
+    NoSuchGroup(String),
+}
+
+/// A compiled Python `re` pattern. Cloning is cheap.
+#[derive(Clone)]
+pub struct Regex(Arc<Compiled>);
+
+struct Compiled {
+    pattern: String,
+    flags: u32,
+    engine: fancy_regex::Regex,
+    groups: usize,
+    names: Vec<(String, usize)>,
+}
+
+impl fmt::Debug for Regex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Regex")
+            .field("pattern", &self.0.pattern)
+            .field("flags", &self.0.flags)
+            .finish()
+    }
+}
+
+/// A successful search: the whole match and its groups.
+pub struct Match<'t> {
+    captures: fancy_regex::Captures<'t, str>,
+    regex: Regex,
+}
+
+/// `re.findall`'s result: with zero or one group, one text per match (the whole match or the
+/// group); with two or more, one tuple of group texts per match. A group that did not take part
+/// is `""`, as in Python.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Findall<'t> {
+    Texts(Vec<&'t str>),
+    Tuples(Vec<Vec<&'t str>>),
+}
+
+impl Findall<'_> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Findall::Texts(items) => items.is_empty(),
+            Findall::Tuples(items) => items.is_empty(),
+        }
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+}
+
+/// Compiled patterns by source text, evicted oldest first.
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<String, (u32, Result<Regex, RegexError>)>,
+    order: VecDeque<String>,
+}
+
+impl Regex {
+    /// Compiles a Python `re` pattern with Python flag bits (`re.compile(pattern, flags)`).
+    pub fn new(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
+        if flags & !KNOWN_FLAGS != 0 || flags & LOCALE != 0 {
+            return Err(RegexError::Flags(flags));
+        }
+        let translated = Translator::run(pattern, flags)?;
+        let engine = fancy_regex::RegexBuilder::new(&translated.pattern)
+            .backtrack_limit(BACKTRACK_LIMIT)
+            .delegate_size_limit(SIZE_LIMIT)
+            .delegate_dfa_size_limit(SIZE_LIMIT)
+            .max_prog_size(PROGRAM_LIMIT)
+            .build()
+            .map_err(engine_error)?;
+        Ok(Regex(Arc::new(Compiled {
+            pattern: pattern.to_string(),
+            flags,
+            engine,
+            groups: translated.groups,
+            names: translated.names,
+        })))
+    }
+
+    /// [`Regex::new`] through a small per-thread cache, for patterns that repeat across samples
+    /// (a ground-truth pattern is compiled once per thread, not once per sample).
+    pub fn cached(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
+        CACHE.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some((cached_flags, result)) = cache.entries.get(pattern)
+                && *cached_flags == flags
+            {
+                return result.clone();
+            }
+            let result = Regex::new(pattern, flags);
+            if cache.entries.len() >= CACHE_CAPACITY
+                && let Some(oldest) = cache.order.pop_front()
+            {
+                cache.entries.remove(&oldest);
+            }
+            if cache
+                .entries
+                .insert(pattern.to_string(), (flags, result.clone()))
+                .is_none()
+            {
+                cache.order.push_back(pattern.to_string());
+            }
+            result
+        })
+    }
+
+    /// The Python source of the pattern.
+    pub fn as_str(&self) -> &str {
+        &self.0.pattern
+    }
+
+    /// Number of capture groups (Python's `Pattern.groups`).
+    pub fn groups(&self) -> usize {
+        self.0.groups
+    }
+
+    /// Whether `re.search` finds a match.
+    pub fn is_match(&self, text: &str) -> Result<bool, RegexError> {
+        self.0.engine.is_match(text).map_err(engine_error)
+    }
+
+    /// `re.search`: the leftmost match anywhere in `text`.
+    pub fn search<'t>(&self, text: &'t str) -> Result<Option<Match<'t>>, RegexError> {
+        self.search_from(text, 0)
+    }
+
+    fn search_from<'t>(&self, text: &'t str, pos: usize) -> Result<Option<Match<'t>>, RegexError> {
+        Ok(self
+            .0
+            .engine
+            .captures_from_pos(text, pos)
+            .map_err(engine_error)?
+            .map(|captures| Match {
+                captures,
+                regex: self.clone(),
+            }))
+    }
+
+    /// `re.findall`: every non-overlapping match, left to right. As in Python 3.7+, an empty
+    /// match may directly follow a non-empty one; after an empty match the next one must not be
+    /// empty at the same position (Python would then try a non-empty match at that position
+    /// first; this moves on one character instead, which differs only for patterns whose
+    /// alternatives match both empty and non-empty text at one place).
+    pub fn findall<'t>(&self, text: &'t str) -> Result<Findall<'t>, RegexError> {
+        let groups = self.groups();
+        let mut texts = Vec::new();
+        let mut tuples = Vec::new();
+        let mut pos = 0;
+        let mut after_empty = false;
+        while pos <= text.len() {
+            let Some(found) = self.search_from(text, pos)? else {
+                break;
+            };
+            let (start, end) = found.span();
+            if after_empty && start == pos && end == pos {
+                match text[pos..].chars().next() {
+                    Some(c) => {
+                        pos += c.len_utf8();
+                        after_empty = false;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let group = |i| found.captures.get(i).map_or("", |m| m.as_str());
+            match groups {
+                0 => texts.push(group(0)),
+                1 => texts.push(group(1)),
+                n => tuples.push((1..=n).map(group).collect()),
+            }
+            after_empty = start == end;
+            pos = end;
+        }
+        Ok(if groups > 1 {
+            Findall::Tuples(tuples)
+        } else {
+            Findall::Texts(texts)
+        })
+    }
+}
+
+impl<'t> Match<'t> {
+    fn span(&self) -> (usize, usize) {
+        self.captures
+            .get(0)
+            .map_or((0, 0), |m| (m.start(), m.end()))
+    }
+
+    /// The whole match.
+    pub fn as_str(&self) -> &'t str {
+        self.captures.get(0).map_or("", |m| m.as_str())
+    }
+
+    /// `Match.group(index)`: `Ok(None)` for a group that did not take part in the match.
+    pub fn group(&self, index: usize) -> Result<Option<&'t str>, RegexError> {
+        if index > self.regex.groups() {
+            return Err(RegexError::NoSuchGroup(index.to_string()));
+        }
+        Ok(self.captures.get(index).map(|m| m.as_str()))
+    }
+
+    /// `Match.group(name)` for a `(?P<name>...)` group.
+    pub fn named_group(&self, name: &str) -> Result<Option<&'t str>, RegexError> {
+        let index = self
+            .regex
+            .0
+            .names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, i)| i)
+            .ok_or_else(|| RegexError::NoSuchGroup(format!("{name:?}")))?;
+        self.group(index)
+    }
+}
+
+fn engine_error(error: fancy_regex::Error) -> RegexError {
+    use fancy_regex::{CompileError, Error, RuntimeError};
+    match error {
+        Error::RuntimeError(RuntimeError::BacktrackLimitExceeded | RuntimeError::StackOverflow) => {
+            RegexError::TooCostly
+        }
+        Error::CompileError(inner) => match *inner {
+            CompileError::LookBehindNotConst | CompileError::VariableLookBehindRequiresFeature => {
+                RegexError::Engine("look-behind requires a fixed-width pattern".to_string())
+            }
+            CompileError::InnerError(e) => RegexError::TooLarge(e.to_string()),
+            CompileError::PatternTooComplex => {
+                RegexError::TooLarge(format!("over {PROGRAM_LIMIT} instructions"))
+            }
+            other => RegexError::Engine(other.to_string()),
+        },
+        other => RegexError::Engine(other.to_string()),
+    }
+}
+
+/// The Python flags in force at one point of the pattern.
+#[derive(Debug, Clone, Copy)]
+struct Flags {
+    ignorecase: bool,
+    multiline: bool,
+    dotall: bool,
+    verbose: bool,
+    ascii: bool,
+}
+
+impl Flags {
+    fn from_bits(bits: u32) -> Flags {
+        Flags {
+            ignorecase: bits & IGNORECASE != 0,
+            multiline: bits & MULTILINE != 0,
+            dotall: bits & DOTALL != 0,
+            verbose: bits & VERBOSE != 0,
+            ascii: bits & ASCII != 0,
+        }
+    }
+
+    fn set(&mut self, flag: char, on: bool) {
+        match flag {
+            'i' => self.ignorecase = on,
+            'm' => self.multiline = on,
+            's' => self.dotall = on,
+            'x' => self.verbose = on,
+            'a' => self.ascii = on,
+            _ => {}
+        }
+    }
+}
+
+/// What the last item of a sequence is, for Python's quantifier rules.
+#[derive(Debug, Clone, Copy)]
+enum Last {
+    /// Nothing yet: a quantifier here has nothing to repeat.
+    Nothing,
+    /// An anchor or boundary: Python refuses to repeat it.
+    Anchor,
+    /// A repeatable item whose translation starts at this offset of the output.
+    Item(usize),
+    /// A quantified item: another quantifier is a "multiple repeat".
+    Repeat,
+}
+
+/// A class escape or category inside or outside `[...]`.
+enum ClassItem {
+    Char(char),
+    /// A translated category (`\d`, `\w`, ...), written as a class or a class escape.
+    Category(&'static str),
+}
+
+struct Translated {
+    pattern: String,
+    groups: usize,
+    names: Vec<(String, usize)>,
+}
+
+struct Translator {
+    src: Vec<char>,
+    pos: usize,
+    out: String,
+    flags: Flags,
+    groups: usize,
+    open: Vec<usize>,
+    names: Vec<(String, usize)>,
+    /// Conditional group references to check once every group is known.
+    conditions: Vec<(usize, usize)>,
+}
+
+type Parse<T> = Result<T, RegexError>;
+
+fn syntax(message: impl Into<String>, position: usize) -> RegexError {
+    RegexError::Syntax {
+        message: message.into(),
+        position,
+    }
+}
+
+const VERBOSE_SPACE: &[char] = &[' ', '\t', '\n', '\r', '\x0b', '\x0c'];
+const REGEX_META: &[char] = &[
+    '\\', '.', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '-', '~',
+];
+
+fn push_literal(out: &mut String, c: char) {
+    if REGEX_META.contains(&c) {
+        out.push('\\');
+    }
+    out.push(c);
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+impl Translator {
+    fn run(pattern: &str, flags: u32) -> Parse<Translated> {
+        let src: Vec<char> = pattern.chars().collect();
+        if src.len() > MAX_PATTERN_CHARS {
+            return Err(RegexError::TooLarge(format!(
+                "{} characters, limit {MAX_PATTERN_CHARS}",
+                src.len()
+            )));
+        }
+        let mut t = Translator {
+            src,
+            pos: 0,
+            out: String::with_capacity(pattern.len() + 16),
+            flags: Flags::from_bits(flags),
+            groups: 0,
+            open: Vec::new(),
+            names: Vec::new(),
+            conditions: Vec::new(),
+        };
+        if t.flags.ignorecase {
+            t.out.push_str("(?i)");
+        }
+        t.alternation(0)?;
+        if t.pos < t.src.len() {
+            // Only a `)` stops the top level early.
+            return Err(syntax("unbalanced parenthesis", t.pos));
+        }
+        if let Some(&(group, position)) = t.conditions.iter().find(|(g, _)| *g > t.groups) {
+            return Err(syntax(format!("invalid group reference {group}"), position));
+        }
+        Ok(Translated {
+            pattern: t.out,
+            groups: t.groups,
+            names: t.names,
+        })
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += 1;
+        Some(c)
+    }
+
+    fn skip_verbose(&mut self) {
+        if !self.flags.verbose {
+            return;
+        }
+        while let Some(c) = self.peek() {
+            if VERBOSE_SPACE.contains(&c) {
+                self.pos += 1;
+            } else if c == '#' {
+                while let Some(c) = self.next() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Branches separated by `|`, up to a `)` or the end.
+    fn alternation(&mut self, depth: usize) -> Parse<()> {
+        let mut first = depth == 0;
+        loop {
+            self.sequence(depth, first)?;
+            first = false;
+            if self.eat('|') {
+                self.out.push('|');
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Items up to a `|`, a `)` or the end.
+    fn sequence(&mut self, depth: usize, first_branch: bool) -> Parse<()> {
+        if depth > MAX_NESTING {
+            return Err(RegexError::TooLarge(format!(
+                "groups nested deeper than {MAX_NESTING}"
+            )));
+        }
+        let mut last = Last::Nothing;
+        loop {
+            self.skip_verbose();
+            let Some(c) = self.peek() else {
+                return Ok(());
+            };
+            let start = self.pos;
+            match c {
+                '|' | ')' => return Ok(()),
+                '*' | '+' | '?' => {
+                    self.pos += 1;
+                    let quantifier = c.to_string();
+                    last = self.quantify(last, &quantifier, start)?;
+                }
+                '{' => match self.brace_quantifier()? {
+                    Some(quantifier) => last = self.quantify(last, &quantifier, start)?,
+                    None => {
+                        self.pos += 1;
+                        last = Last::Item(self.out.len());
+                        self.out.push_str("\\{");
+                    }
+                },
+                '(' => {
+                    let at = self.out.len();
+                    let top_level_start =
+                        depth == 0 && first_branch && matches!(last, Last::Nothing);
+                    if self.group(depth, top_level_start)? {
+                        last = Last::Item(at);
+                    }
+                }
+                '[' => {
+                    last = Last::Item(self.out.len());
+                    self.class()?;
+                }
+                '\\' => {
+                    let at = self.out.len();
+                    last = if self.escape()? {
+                        Last::Item(at)
+                    } else {
+                        Last::Anchor
+                    };
+                }
+                '.' => {
+                    self.pos += 1;
+                    last = Last::Item(self.out.len());
+                    self.out.push_str(if self.flags.dotall {
+                        "(?s:.)"
+                    } else {
+                        "[^\\n]"
+                    });
+                }
+                '^' => {
+                    self.pos += 1;
+                    last = Last::Anchor;
+                    self.out.push_str(if self.flags.multiline {
+                        "(?m:^)"
+                    } else {
+                        "\\A"
+                    });
+                }
+                '$' => {
+                    self.pos += 1;
+                    last = Last::Anchor;
+                    // Without MULTILINE, Python's `$` also matches before a final newline.
+                    self.out.push_str(if self.flags.multiline {
+                        "(?m:$)"
+                    } else {
+                        "(?=\\n?\\z)"
+                    });
+                }
+                _ => {
+                    self.pos += 1;
+                    last = Last::Item(self.out.len());
+                    push_literal(&mut self.out, c);
+                }
+            }
+        }
+    }
+
+    /// Applies a quantifier (already consumed) to the last item, with a lazy `?` or
+    /// possessive `+` suffix if one follows.
+    fn quantify(&mut self, last: Last, quantifier: &str, position: usize) -> Parse<Last> {
+        let at = match last {
+            Last::Nothing | Last::Anchor => return Err(syntax("nothing to repeat", position)),
+            Last::Repeat => return Err(syntax("multiple repeat", position)),
+            Last::Item(at) => at,
+        };
+        let item = self.out.split_off(at);
+        let lazy = self.eat('?');
+        let possessive = !lazy && self.eat('+');
+        if possessive {
+            self.out.push_str("(?>");
+        }
+        self.out.push_str("(?:");
+        self.out.push_str(&item);
+        self.out.push(')');
+        self.out.push_str(quantifier);
+        if lazy {
+            self.out.push('?');
+        }
+        if possessive {
+            self.out.push(')');
+        }
+        Ok(Last::Repeat)
+    }
+
+    /// `{m}`, `{m,}`, `{,n}`, `{m,n}` as the engine's quantifier, or `None` when the `{` is
+    /// a literal (Python reads any other `{` literally, e.g. JSON in a pattern).
+    fn brace_quantifier(&mut self) -> Parse<Option<String>> {
+        let start = self.pos;
+        let mut i = start + 1;
+        let digits = |i: &mut usize, src: &[char]| {
+            let from = *i;
+            while src.get(*i).is_some_and(char::is_ascii_digit) {
+                *i += 1;
+            }
+            src[from..*i].iter().collect::<String>()
+        };
+        if self.src.get(i) == Some(&'}') {
+            return Ok(None);
+        }
+        let lo = digits(&mut i, &self.src);
+        let hi = if self.src.get(i) == Some(&',') {
+            i += 1;
+            Some(digits(&mut i, &self.src))
+        } else {
+            None
+        };
+        if self.src.get(i) != Some(&'}') {
+            return Ok(None);
+        }
+        self.pos = i + 1;
+        let number = |text: &str| -> Parse<Option<u64>> {
+            if text.is_empty() {
+                return Ok(None);
+            }
+            match text.parse::<u64>() {
+                Ok(n) if n < u64::from(u32::MAX) => Ok(Some(n)),
+                _ => Err(syntax("the repetition number is too large", start)),
+            }
+        };
+        let min = number(&lo)?.unwrap_or(0);
+        Ok(Some(match hi {
+            None => format!("{{{min}}}"),
+            Some(hi) => match number(&hi)? {
+                None => format!("{{{min},}}"),
+                Some(max) if max < min => {
+                    return Err(syntax("min repeat greater than max repeat", start));
+                }
+                Some(max) => format!("{{{min},{max}}}"),
+            },
+        }))
+    }
+
+    /// A group at `(`. Returns whether it is a repeatable item (comments and global flags are
+    /// not items).
+    fn group(&mut self, depth: usize, top_level_start: bool) -> Parse<bool> {
+        let start = self.pos;
+        self.pos += 1;
+        if !self.eat('?') {
+            self.groups += 1;
+            let number = self.groups;
+            self.open.push(number);
+            self.out.push('(');
+            self.group_body(depth, start)?;
+            self.open.pop();
+            return Ok(true);
+        }
+        let Some(kind) = self.next() else {
+            return Err(syntax("unexpected end of pattern", self.pos));
+        };
+        match kind {
+            'P' => {
+                if self.eat('<') {
+                    let name = self.name_until('>', start)?;
+                    if self.names.iter().any(|(n, _)| *n == name) {
+                        return Err(syntax(
+                            format!("redefinition of group name {name:?}"),
+                            start,
+                        ));
+                    }
+                    self.groups += 1;
+                    let number = self.groups;
+                    self.names.push((name, number));
+                    self.open.push(number);
+                    self.out.push('(');
+                    self.group_body(depth, start)?;
+                    self.open.pop();
+                    Ok(true)
+                } else if self.eat('=') {
+                    let name = self.name_until(')', start)?;
+                    let number = self.named_number(&name, start)?;
+                    self.backref(number, start)?;
+                    Ok(true)
+                } else {
+                    let next = self.peek().map(String::from).unwrap_or_default();
+                    Err(syntax(format!("unknown extension ?P{next}"), start))
+                }
+            }
+            ':' => {
+                self.out.push_str("(?:");
+                self.group_body(depth, start)?;
+                Ok(true)
+            }
+            '>' => {
+                self.out.push_str("(?>");
+                self.group_body(depth, start)?;
+                Ok(true)
+            }
+            '#' => {
+                while let Some(c) = self.next() {
+                    if c == ')' {
+                        return Ok(false);
+                    }
+                }
+                Err(syntax("missing ), unterminated comment", start))
+            }
+            '=' | '!' => {
+                self.out.push_str(if kind == '=' { "(?=" } else { "(?!" });
+                self.group_body(depth, start)?;
+                Ok(true)
+            }
+            '<' => match self.next() {
+                Some(dir @ ('=' | '!')) => {
+                    self.out.push_str(if dir == '=' { "(?<=" } else { "(?<!" });
+                    self.group_body(depth, start)?;
+                    Ok(true)
+                }
+                Some(other) => Err(syntax(format!("unknown extension ?<{other}"), start)),
+                None => Err(syntax("unexpected end of pattern", self.pos)),
+            },
+            '(' => {
+                self.conditional(depth, start)?;
+                Ok(true)
+            }
+            c if "aiLmsux-".contains(c) => self.flag_group(c, depth, start, top_level_start),
+            other => Err(syntax(format!("unknown extension ?{other}"), start)),
+        }
+    }
+
+    /// The pattern inside a group whose opening has been written, then its `)`.
+    fn group_body(&mut self, depth: usize, start: usize) -> Parse<()> {
+        self.alternation(depth + 1)?;
+        if !self.eat(')') {
+            return Err(syntax("missing ), unterminated subpattern", start));
+        }
+        self.out.push(')');
+        Ok(())
+    }
+
+    fn name_until(&mut self, end: char, start: usize) -> Parse<String> {
+        let mut name = String::new();
+        loop {
+            match self.next() {
+                None => return Err(syntax("missing group name terminator", start)),
+                Some(c) if c == end => break,
+                Some(c) => name.push(c),
+            }
+        }
+        if name.is_empty() {
+            return Err(syntax("missing group name", start));
+        }
+        if !is_identifier(&name) {
+            return Err(syntax(
+                format!("bad character in group name {name:?}"),
+                start,
+            ));
+        }
+        Ok(name)
+    }
+
+    fn named_number(&self, name: &str, position: usize) -> Parse<usize> {
+        self.names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, i)| i)
+            .ok_or_else(|| syntax(format!("unknown group name {name:?}"), position))
+    }
+
+    fn backref(&mut self, number: usize, position: usize) -> Parse<()> {
+        if self.open.contains(&number) {
+            return Err(syntax("cannot refer to an open group", position));
+        }
+        self.out.push_str(&format!("\\k<{number}>"));
+        Ok(())
+    }
+
+    /// `(?(id)yes|no)`.
+    fn conditional(&mut self, depth: usize, start: usize) -> Parse<()> {
+        let mut id = String::new();
+        loop {
+            match self.next() {
+                None => return Err(syntax("missing group name terminator", start)),
+                Some(')') => break,
+                Some(c) => id.push(c),
+            }
+        }
+        let number = if is_identifier(&id) {
+            self.named_number(&id, start)?
+        } else if !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()) {
+            match id.parse::<usize>() {
+                Ok(0) | Err(_) => return Err(syntax(format!("bad group number {id}"), start)),
+                Ok(n) => n,
+            }
+        } else {
+            return Err(syntax(format!("bad character in group name {id:?}"), start));
+        };
+        self.conditions.push((number, start));
+        self.out.push_str(&format!("(?({number})"));
+        self.sequence(depth + 1, false)?;
+        self.out.push('|');
+        if self.eat('|') {
+            self.sequence(depth + 1, false)?;
+            if self.peek() == Some('|') {
+                return Err(syntax(
+                    "conditional backref with more than two branches",
+                    self.pos,
+                ));
+            }
+        }
+        if !self.eat(')') {
+            return Err(syntax("missing ), unterminated subpattern", start));
+        }
+        self.out.push(')');
+        Ok(())
+    }
+
+    /// `(?flags)` (global, only at the very start) or `(?flags-flags:...)` (scoped).
+    fn flag_group(
+        &mut self,
+        first: char,
+        depth: usize,
+        start: usize,
+        top_level_start: bool,
+    ) -> Parse<bool> {
+        let mut on = String::new();
+        let mut off = String::new();
+        let mut c = first;
+        if c != '-' {
+            loop {
+                if c == 'L' {
+                    return Err(syntax(
+                        "bad inline flag: cannot use 'L' flag with a str pattern",
+                        self.pos,
+                    ));
+                }
+                on.push(c);
+                c = self
+                    .next()
+                    .ok_or_else(|| syntax("missing -, : or )", self.pos))?;
+                if ")-:".contains(c) {
+                    break;
+                }
+                if !"aimsux".contains(c) {
+                    let message = if c.is_alphabetic() {
+                        "unknown flag"
+                    } else {
+                        "missing -, : or )"
+                    };
+                    return Err(syntax(message, self.pos - 1));
+                }
+            }
+        }
+        if on.contains('a') && on.contains('u') {
+            return Err(syntax(
+                "bad inline flag: flags 'a', 'u' and 'L' are incompatible",
+                start,
+            ));
+        }
+        if c == ')' {
+            if !top_level_start {
+                return Err(syntax(
+                    "global flags not at the start of the expression",
+                    start,
+                ));
+            }
+            for flag in on.chars() {
+                self.flags.set(flag, true);
+            }
+            if on.contains('i') && !self.out.starts_with("(?i)") {
+                self.out.push_str("(?i)");
+            }
+            return Ok(false);
+        }
+        if c == '-' {
+            loop {
+                c = self.next().ok_or_else(|| syntax("missing :", self.pos))?;
+                if c == ':' {
+                    break;
+                }
+                if "au".contains(c) {
+                    return Err(syntax(
+                        "bad inline flag: cannot turn off flags 'a', 'u' and 'L'",
+                        self.pos - 1,
+                    ));
+                }
+                if !"imsx".contains(c) {
+                    let message = if c.is_alphabetic() {
+                        "unknown flag"
+                    } else {
+                        "missing :"
+                    };
+                    return Err(syntax(message, self.pos - 1));
+                }
+                off.push(c);
+            }
+            if off.is_empty() {
+                return Err(syntax("missing flag", start));
+            }
+        }
+        if on.chars().any(|f| off.contains(f)) {
+            return Err(syntax("bad inline flag: flag turned on and off", start));
+        }
+        let saved = self.flags;
+        for flag in on.chars() {
+            self.flags.set(flag, true);
+        }
+        for flag in off.chars() {
+            self.flags.set(flag, false);
+        }
+        // Only case-insensitivity reaches the engine; the other flags change the translation.
+        self.out
+            .push_str(match (on.contains('i'), off.contains('i')) {
+                (true, _) => "(?i:",
+                (_, true) => "(?-i:",
+                _ => "(?:",
+            });
+        let result = self.group_body(depth, start);
+        self.flags = saved;
+        result.map(|()| true)
+    }
+
+    /// An escape outside a class. Returns false for an anchor (not repeatable).
+    fn escape(&mut self) -> Parse<bool> {
+        let start = self.pos;
+        self.pos += 1;
+        let Some(c) = self.next() else {
+            return Err(syntax("bad escape (end of pattern)", start));
+        };
+        let anchor = match c {
+            'A' => Some("\\A"),
+            'Z' => Some("\\z"),
+            'b' if self.flags.ascii => {
+                Some("(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))")
+            }
+            'B' if self.flags.ascii => {
+                Some("(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_]))")
+            }
+            'b' => Some("\\b"),
+            'B' => Some("\\B"),
+            _ => None,
+        };
+        if let Some(anchor) = anchor {
+            self.out.push_str(anchor);
+            return Ok(false);
+        }
+        if c.is_ascii_digit() && c != '0' {
+            // Python: an octal escape when three octal digits follow the backslash, else a
+            // group reference of one or two digits.
+            let mut digits = c.to_string();
+            if let Some(d) = self.peek().filter(char::is_ascii_digit) {
+                self.pos += 1;
+                digits.push(d);
+                if c <= '7'
+                    && d <= '7'
+                    && let Some(e) = self.peek().filter(|e| ('0'..='7').contains(e))
+                {
+                    self.pos += 1;
+                    digits.push(e);
+                    let value = u32::from_str_radix(&digits, 8).unwrap_or(u32::MAX);
+                    return self.octal_literal(value, &digits, start).map(|()| true);
+                }
+            }
+            let number: usize = digits.parse().unwrap_or(usize::MAX);
+            if number > self.groups {
+                return Err(syntax(
+                    format!("invalid group reference {number}"),
+                    start + 1,
+                ));
+            }
+            self.backref(number, start)?;
+            return Ok(true);
+        }
+        match self.class_escape(c, start, false)? {
+            ClassItem::Char(ch) => push_literal(&mut self.out, ch),
+            ClassItem::Category(class) => self.out.push_str(class),
+        }
+        Ok(true)
+    }
+
+    fn octal_literal(&mut self, value: u32, digits: &str, start: usize) -> Parse<()> {
+        if value > 0o377 {
+            return Err(syntax(
+                format!("octal escape value \\{digits} outside of range 0-0o377"),
+                start,
+            ));
+        }
+        let c = char::from_u32(value).ok_or_else(|| syntax("bad octal escape", start))?;
+        push_literal(&mut self.out, c);
+        Ok(())
+    }
+
+    /// The escapes shared by classes and the pattern body, after `\` and `c` were read.
+    fn class_escape(&mut self, c: char, start: usize, in_class: bool) -> Parse<ClassItem> {
+        let ascii = self.flags.ascii;
+        let category = |unicode: &'static str, ascii_class: &'static str| {
+            ClassItem::Category(if ascii { ascii_class } else { unicode })
+        };
+        Ok(match c {
+            'd' => category("\\p{Nd}", "[0-9]"),
+            'D' => category("\\P{Nd}", "[^0-9]"),
+            // Python's \s is str.isspace(), which adds \x1c-\x1f to Unicode White_Space.
+            's' => category("[\\s\\x1C-\\x1F]", "[\\t\\n\\x0B\\x0C\\r ]"),
+            'S' => category("[^\\s\\x1C-\\x1F]", "[^\\t\\n\\x0B\\x0C\\r ]"),
+            // Python's \w is str.isalnum() or `_`: letters and numbers, not marks.
+            'w' => category("[\\p{L}\\p{N}_]", "[0-9A-Za-z_]"),
+            'W' => category("[^\\p{L}\\p{N}_]", "[^0-9A-Za-z_]"),
+            'a' => ClassItem::Char('\x07'),
+            'b' if in_class => ClassItem::Char('\x08'),
+            'f' => ClassItem::Char('\x0c'),
+            'n' => ClassItem::Char('\n'),
+            'r' => ClassItem::Char('\r'),
+            't' => ClassItem::Char('\t'),
+            'v' => ClassItem::Char('\x0b'),
+            'x' => ClassItem::Char(self.hex_escape('x', 2, start)?),
+            'u' => ClassItem::Char(self.hex_escape('u', 4, start)?),
+            'U' => ClassItem::Char(self.hex_escape('U', 8, start)?),
+            'N' => {
+                return Err(syntax(
+                    "named Unicode escapes (\\N{...}) are not supported",
+                    start,
+                ));
+            }
+            '0'..='7' if in_class || c == '0' => {
+                let mut digits = c.to_string();
+                for _ in 0..2 {
+                    match self.peek() {
+                        Some(d @ '0'..='7') => {
+                            self.pos += 1;
+                            digits.push(d);
+                        }
+                        _ => break,
+                    }
+                }
+                let value = u32::from_str_radix(&digits, 8).unwrap_or(u32::MAX);
+                if value > 0o377 {
+                    return Err(syntax(
+                        format!("octal escape value \\{digits} outside of range 0-0o377"),
+                        start,
+                    ));
+                }
+                ClassItem::Char(char::from_u32(value).unwrap_or('\0'))
+            }
+            c if c.is_ascii_alphanumeric() => {
+                return Err(syntax(format!("bad escape \\{c}"), start));
+            }
+            c => ClassItem::Char(c),
+        })
+    }
+
+    fn hex_escape(&mut self, kind: char, len: usize, start: usize) -> Parse<char> {
+        let digits: String = self.src[self.pos..]
+            .iter()
+            .take(len)
+            .take_while(|c| c.is_ascii_hexdigit())
+            .collect();
+        if digits.len() < len {
+            return Err(syntax(format!("incomplete escape \\{kind}{digits}"), start));
+        }
+        self.pos += len;
+        u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32)
+            .ok_or_else(|| syntax(format!("bad escape \\{kind}{digits}"), start))
+    }
+
+    /// A character class at `[`, written with every member escaped so that the engine's set
+    /// operators (`&&`, `--`, `~~`, nested `[`) never apply: Python reads them literally.
+    fn class(&mut self) -> Parse<()> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut out = String::from("[");
+        if self.eat('^') {
+            out.push('^');
+        }
+        let mut empty = true;
+        loop {
+            let Some(c) = self.next() else {
+                return Err(syntax("unterminated character set", start));
+            };
+            if c == ']' && !empty {
+                break;
+            }
+            empty = false;
+            let item_start = self.pos - 1;
+            let low = if c == '\\' {
+                let Some(e) = self.next() else {
+                    return Err(syntax("unterminated character set", start));
+                };
+                self.class_escape(e, item_start, true)?
+            } else {
+                ClassItem::Char(c)
+            };
+            if self.peek() == Some('-') {
+                self.pos += 1;
+                let Some(next) = self.next() else {
+                    return Err(syntax("unterminated character set", start));
+                };
+                if next == ']' {
+                    push_class_item(&mut out, &low);
+                    push_literal(&mut out, '-');
+                    break;
+                }
+                let high = if next == '\\' {
+                    let Some(e) = self.next() else {
+                        return Err(syntax("unterminated character set", start));
+                    };
+                    self.class_escape(e, self.pos - 2, true)?
+                } else {
+                    ClassItem::Char(next)
+                };
+                let range: String = self.src[item_start..self.pos].iter().collect();
+                match (low, high) {
+                    (ClassItem::Char(lo), ClassItem::Char(hi)) if lo <= hi => {
+                        push_literal(&mut out, lo);
+                        out.push('-');
+                        push_literal(&mut out, hi);
+                    }
+                    _ => {
+                        return Err(syntax(format!("bad character range {range}"), item_start));
+                    }
+                }
+            } else {
+                push_class_item(&mut out, &low);
+            }
+        }
+        out.push(']');
+        self.out.push_str(&out);
+        Ok(())
+    }
+}
+
+fn push_class_item(out: &mut String, item: &ClassItem) {
+    match item {
+        ClassItem::Char(c) => push_literal(out, *c),
+        ClassItem::Category(class) => out.push_str(class),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(pattern: &str, flags: u32, text: &str) -> bool {
+        Regex::new(pattern, flags)
+            .unwrap_or_else(|e| panic!("{pattern:?}: {e}"))
+            .is_match(text)
+            .unwrap()
+    }
+
+    fn error(pattern: &str) -> String {
+        Regex::new(pattern, 0).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn dollar_matches_before_a_final_newline_only() {
+        assert!(search("^yes$", 0, "yes\n"));
+        assert!(!search("^yes$", 0, "yes\n\n"));
+        assert!(!search("^yes$", 0, "ok\nyes"));
+        assert!(search("^yes$", MULTILINE, "ok\nyes\nno"));
+        assert!(search(r"\Z", 0, ""));
+        assert!(!search(r"yes\Z", 0, "yes\n"));
+        assert!(search(r"\Ayes", 0, "yes"));
+    }
+
+    #[test]
+    fn lookaround_and_backreferences() {
+        assert!(search("foo(?!bar)", 0, "foobar foobaz"));
+        assert!(!search("foo(?!bar)", 0, "foobar"));
+        assert!(search(r"(?<=\$)\d+", 0, "cost $42"));
+        assert!(search(r"(\w)\1", 0, "hello"));
+        assert!(!search(r"(\w)\1", 0, "helo"));
+        assert!(search(r"(?P<q>['x])a(?P=q)", 0, "'a'"));
+        assert!(search(r"(?i)(a)\1", 0, "aA"));
+        assert!(search("price(?= USD)", 0, "price USD 10"));
+    }
+
+    #[test]
+    fn unicode_classes_follow_python() {
+        assert!(search(r"\d", 0, "٣"));
+        assert!(!search(r"\d", ASCII, "٣"));
+        assert!(search(r"^\s$", 0, "\x1c"));
+        assert!(search(r"^\w+$", 0, "héllo_٣"));
+        // A combining mark is not a word character for Python.
+        assert!(!search(r"^\w$", 0, "\u{301}"));
+        assert!(!search(".", 0, "\n"));
+        assert!(search(".", DOTALL, "\n"));
+        assert!(search("(?s).", 0, "\n"));
+        assert!(search("(?s:a.)b", 0, "a\nb"));
+        assert!(!search("(?s:a.)b.", 0, "a\nb\n"));
+    }
+
+    #[test]
+    fn flags_map_to_python_bits() {
+        assert!(search("booked", IGNORECASE, "BOOKED"));
+        assert!(!search("booked", 0, "BOOKED"));
+        assert!(search("(?i:b)OOKED", 0, "bOOKED"));
+        assert!(!search("(?i:b)ooked", 0, "bOOKED"));
+        assert!(search("a b # comment\n c", VERBOSE, "abc"));
+        assert!(search("(?x) a [ ] b", 0, "a b"));
+        assert!(search("a *", VERBOSE, "aaa"));
+        assert!(matches!(Regex::new("a", 4), Err(RegexError::Flags(4))));
+        assert!(matches!(
+            Regex::new("a", 1 << 12),
+            Err(RegexError::Flags(_))
+        ));
+    }
+
+    #[test]
+    fn braces_that_are_not_quantifiers_are_literal() {
+        assert!(search(r#"\{"a": 1\}"#, 0, r#"{"a": 1}"#));
+        assert!(search(r#"{"a": 1}"#, 0, r#"x {"a": 1} y"#));
+        assert!(search("a{}", 0, "a{}"));
+        assert!(search("a{1, 2}", 0, "a{1, 2}"));
+        assert!(search("^a{2}$", 0, "aa"));
+        assert!(search("^a{,2}$", 0, "aa"));
+        assert!(!search("^a{,2}$", 0, "aaa"));
+        assert!(search("^a{2,}$", 0, "aaaa"));
+        assert!(search("x}", 0, "x}"));
+    }
+
+    #[test]
+    fn classes_read_set_operators_literally() {
+        assert!(search("[a&&b]", 0, "&"));
+        // Python: 0-9, then the range `-`..`5`; the engine alone would read `--` as difference.
+        assert!(search("[0-9--5]", 0, "5"));
+        assert!(search("[0-9--5]", 0, "/"));
+        assert_eq!(error("[a--b]"), "bad character range a-- at position 1");
+        assert!(search("[[]", 0, "["));
+        assert!(search("[]a]", 0, "]"));
+        assert!(search("[^]a]", 0, "b"));
+        assert!(!search("[^]a]", 0, "]"));
+        assert!(search("[a-]", 0, "-"));
+        assert!(search(r"[\d.]", 0, "."));
+        assert!(search(r"[\b]", 0, "\x08"));
+        assert!(search(r"[\x41-\x43]", 0, "B"));
+        assert!(search("[~~]", 0, "~"));
+    }
+
+    #[test]
+    fn quantifier_variants() {
+        assert!(search("^a*?b", 0, "aab"));
+        assert!(!search("^a*+a", 0, "aaa"));
+        assert!(search("^(?>a+)b", 0, "aab"));
+        assert!(search("^(?:ab)+$", 0, "abab"));
+        assert!(search("^a(?#note)+$", 0, "aaa"));
+    }
+
+    #[test]
+    fn conditionals_and_octal() {
+        assert!(search(r"^(<)?a(?(1)>|)$", 0, "<a>"));
+        assert!(search(r"^(?P<o><)?a(?(o)>|)$", 0, "a"));
+        assert!(!search(r"^(<)?a(?(1)>)$", 0, "<a"));
+        assert!(search(r"\101", 0, "A"));
+        assert!(search(r"\0", 0, "\0"));
+        assert!(search(r"[\101]", 0, "A"));
+    }
+
+    #[test]
+    fn invalid_patterns_are_reported_with_a_position() {
+        assert_eq!(
+            error("[unclosed"),
+            "unterminated character set at position 0"
+        );
+        assert_eq!(
+            error("(abc"),
+            "missing ), unterminated subpattern at position 0"
+        );
+        assert_eq!(error("abc)"), "unbalanced parenthesis at position 3");
+        assert_eq!(error("*a"), "nothing to repeat at position 0");
+        assert_eq!(error("a**"), "multiple repeat at position 2");
+        assert_eq!(error("^*"), "nothing to repeat at position 1");
+        assert_eq!(error(r"\q"), "bad escape \\q at position 0");
+        assert_eq!(error("[z-a]"), "bad character range z-a at position 1");
+        assert_eq!(error(r"(a)\2"), "invalid group reference 2 at position 4");
+        assert_eq!(
+            error(r"(a\1)"),
+            "cannot refer to an open group at position 2"
+        );
+        assert_eq!(
+            error("a{3,2}"),
+            "min repeat greater than max repeat at position 1"
+        );
+        assert_eq!(
+            error("a(?i)"),
+            "global flags not at the start of the expression at position 1"
+        );
+        assert_eq!(
+            error("(?P<1a>x)"),
+            "bad character in group name \"1a\" at position 0"
+        );
+        assert_eq!(
+            error("(?P=nope)"),
+            "unknown group name \"nope\" at position 0"
+        );
+        assert_eq!(error(r"\x4"), "incomplete escape \\x4 at position 0");
+        assert_eq!(error("(?<x)"), "unknown extension ?<x at position 0");
+    }
+
+    #[test]
+    fn catastrophic_backtracking_is_an_error_not_a_hang() {
+        // The backreference keeps the whole pattern on the backtracking engine.
+        let re = Regex::new(r"^(a|aa)+\1$", 0).unwrap();
+        let text = format!("{}b", "a".repeat(40));
+        assert_eq!(re.is_match(&text), Err(RegexError::TooCostly));
+    }
+
+    #[test]
+    fn huge_patterns_are_refused() {
+        assert!(matches!(
+            Regex::new(r"(\w{1000}){1000}", 0),
+            Err(RegexError::TooLarge(_))
+        ));
+        let deep = format!("{}a{}", "(".repeat(500), ")".repeat(500));
+        assert!(matches!(Regex::new(&deep, 0), Err(RegexError::TooLarge(_))));
+    }
+
+    #[test]
+    fn groups_follow_python_numbering() {
+        let re = Regex::new(r"(?P<k>\w+)=(\d+)|(x)", 0).unwrap();
+        assert_eq!(re.groups(), 3);
+        let m = re.search("a=1").unwrap().unwrap();
+        assert_eq!(m.as_str(), "a=1");
+        assert_eq!(m.group(0), Ok(Some("a=1")));
+        assert_eq!(m.named_group("k"), Ok(Some("a")));
+        assert_eq!(m.group(2), Ok(Some("1")));
+        assert_eq!(m.group(3), Ok(None));
+        assert_eq!(m.group(4), Err(RegexError::NoSuchGroup("4".into())));
+        assert!(m.named_group("v").is_err());
+    }
+
+    #[test]
+    fn findall_follows_python_group_and_empty_match_rules() {
+        let texts = |p: &str, t: &'static str| Regex::new(p, 0).unwrap().findall(t).unwrap();
+        assert_eq!(texts(r"\d+", "a1b22"), Findall::Texts(vec!["1", "22"]));
+        assert_eq!(texts(r"(\w)=\d", "a=1 b=2"), Findall::Texts(vec!["a", "b"]));
+        assert_eq!(
+            texts(r"(\w)=(\d)", "a=1 b=2"),
+            Findall::Tuples(vec![vec!["a", "1"], vec!["b", "2"]])
+        );
+        assert_eq!(texts("(a)|b", "ab"), Findall::Texts(vec!["a", ""]));
+        assert_eq!(
+            texts("a*", "baaab"),
+            Findall::Texts(vec!["", "aaa", "", ""])
+        );
+        assert!(texts("z", "abc").is_empty());
+    }
+
+    #[test]
+    fn cache_returns_equivalent_patterns_and_errors() {
+        let a = Regex::cached(r"^\d+$", 0).unwrap();
+        let b = Regex::cached(r"^\d+$", 0).unwrap();
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        let c = Regex::cached(r"^\d+$", IGNORECASE).unwrap();
+        assert_eq!(c.0.flags, IGNORECASE);
+        assert!(Regex::cached("[x", 0).is_err());
+        for i in 0..(CACHE_CAPACITY + 10) {
+            Regex::cached(&format!("p{i}"), 0).unwrap();
+        }
+        CACHE.with(|cache| {
+            let cache = cache.borrow();
+            assert!(cache.entries.len() <= CACHE_CAPACITY);
+            assert_eq!(cache.entries.len(), cache.order.len());
+        });
+    }
+}
+
+/// Every case of `tests/data/python-re-cases.json`, recorded from CPython 3.11's `re` by
+/// `gen_re_cases.py`: compile errors, the first match with its groups, and `findall`.
+#[cfg(test)]
+mod python_differential {
+    use super::*;
+    use serde_json::{Value, json};
+
+    const CASES: &str = include_str!("../../tests/data/python-re-cases.json");
+
+    fn findall_json(found: Findall<'_>) -> Value {
+        match found {
+            Findall::Texts(texts) => json!(texts),
+            Findall::Tuples(tuples) => json!(tuples),
+        }
+    }
+
+    fn run(case: &Value) -> Value {
+        let pattern = case["pattern"].as_str().unwrap();
+        let flags = case["flags"].as_u64().unwrap() as u32;
+        let text = case["text"].as_str().unwrap();
+        let Ok(regex) = Regex::new(pattern, flags) else {
+            return json!({ "error": true });
+        };
+        let found = regex.search(text).unwrap();
+        let groups = found.as_ref().map(|m| {
+            (1..=regex.groups())
+                .map(|i| m.group(i).unwrap())
+                .collect::<Vec<_>>()
+        });
+        json!({
+            "error": false,
+            "match": found.as_ref().map(Match::as_str),
+            "groups": groups,
+            "findall": findall_json(regex.findall(text).unwrap()),
+        })
+    }
+
+    #[test]
+    fn matches_cpython() {
+        let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
+        assert!(cases.len() > 90);
+        let failures: Vec<String> = cases
+            .iter()
+            .filter_map(|case| {
+                let mut want = case.clone();
+                let want = want.as_object_mut().unwrap();
+                for key in ["pattern", "flags", "text"] {
+                    want.remove(key);
+                }
+                let want = Value::Object(want.clone());
+                let got = run(case);
+                (got != want).then(|| {
+                    format!(
+                        "{} {:?}: got {got}, want {want}",
+                        case["pattern"], case["text"]
+                    )
+                })
+            })
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

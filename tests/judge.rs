@@ -1,0 +1,726 @@
+//! The rubric grader against a real HTTP endpoint on loopback: requests as sent, replies as
+//! graded, faults, retries, the cache, the concurrency limit, and the API key kept out of
+//! every output.
+
+#[path = "support/openai_server.rs"]
+mod openai_server;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gavel::grade::{Grade, Status};
+use gavel::judge::{Judge, JudgeError, JudgeOptions, RubricSpec};
+use gavel::sample::{Sample, Texts};
+use openai_server::{Reply, Server, refused_base_url};
+use serde_json::{Map, Value, json};
+
+const KEY: &str = "sk-gavel-test-5e1f0c9a";
+
+fn env(name: &str) -> Option<String> {
+    (name == "OPENAI_API_KEY").then(|| KEY.to_string())
+}
+
+fn spec(fields: Value) -> RubricSpec {
+    serde_json::from_value(fields).expect("valid rubric spec")
+}
+
+fn judge_with(fields: Value, cache_dir: Option<&Path>) -> Judge {
+    Judge::with_env(
+        spec(fields),
+        Path::new("."),
+        JudgeOptions {
+            cache_dir: cache_dir.map(Path::to_path_buf),
+        },
+        env,
+    )
+    .expect("judge builds")
+}
+
+fn judge_at(base_url: &str, extra: Value) -> Judge {
+    let mut fields =
+        json!({"prompt": "Q: {input}\nA: {submission}\nGT: {ground_truth}", "base_url": base_url});
+    merge(&mut fields, extra);
+    judge_with(fields, None)
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    if let (Some(into), Value::Object(extra)) = (into.as_object_mut(), extra) {
+        into.extend(extra);
+    }
+}
+
+fn sample(input: &str, ground_truth: &str) -> Sample {
+    Sample {
+        input: Some(Texts::One(input.into())),
+        ground_truth: Some(Texts::One(ground_truth.into())),
+        ..Sample::default()
+    }
+}
+
+fn vars(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().expect("an object")
+}
+
+/// Everything a grade shows a user, checked for the API key.
+fn assert_keyless(grade: &Grade) {
+    let text = serde_json::to_string(grade).expect("grade serialises");
+    assert!(!text.contains(KEY), "API key leaked into {text}");
+}
+
+/// Builds a [`Sample`] from a vector's `sample` object.
+fn vector_sample(value: &Value) -> Sample {
+    let texts =
+        |v: &Value| (!v.is_null()).then(|| serde_json::from_value(v.clone()).expect("texts"));
+    Sample {
+        input: texts(&value["input"]),
+        ground_truth: texts(&value["ground_truth"]),
+        rubric_vars: value["rubric_vars"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        rubric: value["rubric"].as_str().map(String::from),
+        ..Sample::default()
+    }
+}
+
+/// letta-evals' rubric-grader vectors for OpenAI, replayed over HTTP: the request it sent and
+/// the result it returned, except where SPEC section 12 turns a NaN score into an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn letta_openai_vectors() {
+    let text = include_str!("../host/tests/data/conformance/letta-vectors-extra.json");
+    let vectors: Vec<Value> = serde_json::from_str(text).expect("vector file");
+    let mut replayed = 0;
+    for vector in vectors.iter().filter(|v| v["name"] == "model_judge/openai") {
+        let note = vector["note"].as_str().unwrap_or_default();
+        let expected = &vector["expected"]["result"];
+        if expected["rationale"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("Empty submission"))
+        {
+            // The empty-submission guard runs before any grader; the judge never sees it.
+            continue;
+        }
+        let content = vector["judge_response"]
+            .as_str()
+            .unwrap_or(r#"{"score": 0.75, "rationale": "test"}"#);
+        let server = Server::always(Reply::completion(content)).await;
+        let mut fields = vector["config"].clone();
+        merge(&mut fields, json!({"base_url": server.base_url()}));
+        if fields["prompt"].is_null() {
+            fields
+                .as_object_mut()
+                .expect("config object")
+                .remove("prompt");
+        }
+        let judge = judge_with(fields, None);
+        let sample = vector_sample(&vector["sample"]);
+        let grade = judge.grade(&sample, "SUB").await;
+        assert_keyless(&grade);
+        replayed += 1;
+
+        if let Some(message) = expected["error"]["message"].as_str() {
+            // A rubric placeholder the sample does not provide: refused before any call.
+            assert_eq!(
+                judge.check_sample(&sample),
+                Err(message.to_string()),
+                "{note}"
+            );
+            assert_eq!(grade.status, Status::Error, "{note}");
+            assert_eq!(grade.rationale, format!("Error during grading: {message}"));
+            assert_eq!(server.request_count(), 0, "{note}");
+            continue;
+        }
+        assert_eq!(judge.check_sample(&sample), Ok(()), "{note}");
+        assert_eq!(grade.submission, "SUB");
+        if note.starts_with("NaN") {
+            assert_eq!(grade.status, Status::Error, "{note}");
+            assert_eq!(grade.score, 0.0);
+            assert_eq!(
+                grade.rationale,
+                "Error during grading: Model returned a score of NaN"
+            );
+        } else if let Some(error) = expected["metadata"]["error"].as_str() {
+            assert_eq!(grade.status, Status::Error, "{note}");
+            assert_eq!(grade.score, 0.0, "{note}");
+            if error.starts_with("Expecting value") {
+                // Python's json error text is not reproduced word for word.
+                assert!(
+                    grade
+                        .rationale
+                        .starts_with("Error during grading: judge reply is not valid JSON"),
+                    "{}",
+                    grade.rationale
+                );
+            } else {
+                assert_eq!(
+                    grade.rationale,
+                    expected["rationale"].as_str().expect("rationale")
+                );
+                assert_eq!(grade.metadata.get("error"), Some(&json!(error)), "{note}");
+            }
+        } else {
+            let score = expected["score"].as_f64().expect("score");
+            assert_eq!(grade.score, score, "{note}");
+            assert_eq!(
+                grade.rationale,
+                expected["rationale"].as_str().expect("rationale"),
+                "{note}"
+            );
+            assert_eq!(
+                Value::Object(grade.metadata.clone()),
+                expected["metadata"],
+                "{note}"
+            );
+            let status = if score >= 1.0 {
+                Status::Pass
+            } else {
+                Status::Fail
+            };
+            assert_eq!(grade.status, status, "{note}");
+        }
+
+        let requests = server.requests();
+        let want = match vector["expected"].get("request") {
+            Some(Value::Null) => {
+                assert!(requests.is_empty(), "{note}: the judge must not be called");
+                continue;
+            }
+            Some(want) => want,
+            None => &json!({}),
+        };
+        assert_eq!(requests.len(), 1, "{note}");
+        let body = requests[0].json();
+        for field in ["model", "temperature", "messages"] {
+            if !want[field].is_null() {
+                assert_eq!(body[field], want[field], "{note}: {field}");
+            }
+        }
+        if let Some(format) = want.get("response_format") {
+            assert_eq!(body["response_format"]["type"], format["type"]);
+            let (ours, theirs) = (
+                &body["response_format"]["json_schema"],
+                &format["json_schema"],
+            );
+            assert_eq!(ours["name"], theirs["name"]);
+            assert!(
+                ours.get("strict").is_none(),
+                "letta-evals does not ask for strict"
+            );
+            for key in ["properties", "required", "type"] {
+                let mut theirs = theirs["schema"][key].clone();
+                if key == "properties" {
+                    // gavel's own words for the schema, same fields, types and bounds.
+                    theirs["score"]["description"] =
+                        ours["schema"]["properties"]["score"]["description"].clone();
+                }
+                assert_eq!(ours["schema"][key], theirs, "{note}: schema {key}");
+            }
+        }
+    }
+    assert_eq!(replayed, 21);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_is_templated_authorised_and_shaped() {
+    let server = Server::always(Reply::verdict(1.0, "right")).await;
+    let judge = judge_at(
+        &server.base_url(),
+        json!({"model": "judge-model", "temperature": 0.2}),
+    );
+    let mut s = sample("What is 2+2?", "4");
+    s.input = Some(Texts::PerTurn(vec!["hi".into(), "there".into()]));
+    let grade = judge.grade(&s, "four").await;
+    assert_eq!(grade.status, Status::Pass);
+    assert_eq!(grade.score, 1.0);
+    assert_eq!(grade.rationale, "right");
+    assert_eq!(grade.metadata["model"], json!("judge-model"));
+    assert_eq!(
+        grade.metadata["usage"],
+        json!({"prompt_tokens": 10, "completion_tokens": 5})
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(request.method, "POST");
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(
+        request.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(request.prompt(), "Q: ['hi', 'there']\nA: four\nGT: 4");
+    let body = request.json();
+    let keys: Vec<&str> = body
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["model", "messages", "temperature", "response_format"]
+    );
+    assert_eq!(body["model"], "judge-model");
+    assert_eq!(body["temperature"], 0.2);
+    assert_eq!(
+        body["messages"].as_array().map(Vec::len),
+        Some(1),
+        "no system message unless set"
+    );
+    assert_eq!(
+        body["response_format"]["json_schema"]["schema"]["required"],
+        json!(["score", "rationale"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_threshold_decides_the_status() {
+    let server = Server::always(Reply::verdict(0.8, "good")).await;
+    let strict = judge_at(&server.base_url(), json!({}));
+    let lenient = judge_at(&server.base_url(), json!({"pass_threshold": 0.75}));
+    let s = sample("q", "a");
+    let (a, b) = (strict.grade(&s, "x").await, lenient.grade(&s, "x").await);
+    assert_eq!((a.score, a.status), (0.8, Status::Fail));
+    assert_eq!((b.score, b.status), (0.8, Status::Pass));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_are_retried_after_the_servers_delay() {
+    let server = Server::start(|i, _| match i {
+        0 => Reply::status(429, r#"{"error": {"message": "slow down"}}"#)
+            .with_header("retry-after", "1"),
+        1 => Reply::status(429, "").with_header("retry-after", "0"),
+        _ => Reply::verdict(0.5, "ok"),
+    })
+    .await;
+    let judge = judge_at(&server.base_url(), json!({"max_retries": 2}));
+    let started = Instant::now();
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 was not honoured"
+    );
+    assert_eq!((grade.score, grade.status), (0.5, Status::Fail));
+    let bodies: Vec<String> = server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 3);
+    assert!(
+        bodies.iter().all(|b| *b == bodies[0]),
+        "every retry sends the same request"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_up_to_max_retries() {
+    let server = Server::always(Reply::status(500, r#"{"error": {"message": "boom"}}"#)).await;
+    let judge = judge_at(&server.base_url(), json!({"max_retries": 2}));
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert_eq!(server.request_count(), 3);
+    assert_eq!(grade.status, Status::Error);
+    assert_eq!(grade.score, 0.0);
+    assert_eq!(
+        grade.rationale,
+        "Error during grading: judge endpoint answered HTTP 500 Internal Server Error: boom (gave up after 3 attempts)"
+    );
+    assert_eq!(grade.submission, "x");
+
+    let recovering = Server::start(|i, _| {
+        if i == 0 {
+            Reply::status(503, "")
+        } else {
+            Reply::verdict(1.0, "fine")
+        }
+    })
+    .await;
+    let patient = judge_at(&recovering.base_url(), json!({"max_retries": 1}));
+    let grade = patient.grade(&sample("q", "a"), "x").await;
+    assert_eq!(
+        (grade.status, recovering.request_count()),
+        (Status::Pass, 2)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_errors_are_not_retried_and_never_echo_the_key() {
+    let echo = format!(r#"{{"error": {{"message": "Incorrect API key provided: {KEY}"}}}}"#);
+    let server = Server::always(Reply::status(401, &echo)).await;
+    let judge = judge_at(&server.base_url(), json!({"max_retries": 3}));
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(grade.status, Status::Error);
+    assert_eq!(
+        grade.rationale,
+        "Error during grading: judge endpoint answered HTTP 401 Unauthorized: Incorrect API key provided: [redacted]"
+    );
+    assert_keyless(&grade);
+    assert!(!format!("{judge:?}").contains(KEY));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_answers_time_out_and_are_retried() {
+    let server = Server::always(Reply::verdict(1.0, "late").after(Duration::from_secs(3))).await;
+    let judge = judge_at(
+        &server.base_url(),
+        json!({"timeout": 0.2, "max_retries": 1}),
+    );
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert_eq!(server.request_count(), 2);
+    assert_eq!(grade.status, Status::Error);
+    assert_eq!(
+        grade.rationale,
+        "Error during grading: judge request timed out after 0.2s (gave up after 2 attempts)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hang_ups_are_retried() {
+    let server = Server::start(|i, _| {
+        if i == 0 {
+            Reply::HangUp
+        } else {
+            Reply::verdict(0.25, "meh")
+        }
+    })
+    .await;
+    let judge = judge_at(&server.base_url(), json!({"max_retries": 1}));
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert_eq!(server.request_count(), 2);
+    assert_eq!((grade.score, grade.rationale.as_str()), (0.25, "meh"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_is_an_error_grade_after_retries() {
+    let base_url = refused_base_url().await;
+    let judge = judge_at(&base_url, json!({"max_retries": 1}));
+    let grade = judge.grade(&sample("q", "a"), "x").await;
+    assert_eq!(grade.status, Status::Error);
+    assert!(
+        grade
+            .rationale
+            .starts_with("Error during grading: error sending request"),
+        "{}",
+        grade.rationale
+    );
+    assert!(
+        grade.rationale.to_lowercase().contains("refused"),
+        "{}",
+        grade.rationale
+    );
+    assert!(
+        grade.rationale.ends_with("(gave up after 2 attempts)"),
+        "{}",
+        grade.rationale
+    );
+    assert_keyless(&grade);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_replies_are_error_grades() {
+    let cases = [
+        (
+            Reply::status(200, "<html>gateway</html>"),
+            "endpoint reply is not JSON",
+        ),
+        (
+            Reply::status(200, r#"{"choices": []}"#),
+            "endpoint reply has no choices[0].message",
+        ),
+        (
+            Reply::completion("I think 0.8"),
+            "judge reply is not valid JSON",
+        ),
+        (
+            Reply::completion(r#"{"score": NaN, "rationale": "?"}"#),
+            "Model returned a score of NaN",
+        ),
+        (
+            Reply::completion(r#"{"rationale": "forgot"}"#),
+            "Model did not return a score",
+        ),
+        (
+            Reply::completion(r#"{"score": {"value": 1}}"#),
+            "score must be a number",
+        ),
+    ];
+    for (reply, reason) in cases {
+        let server = Server::always(reply).await;
+        let judge = judge_at(&server.base_url(), json!({}));
+        let grade = judge.grade(&sample("q", "a"), "x").await;
+        assert_eq!(grade.status, Status::Error, "{reason}");
+        assert_eq!(grade.score, 0.0, "{reason}");
+        assert!(
+            grade
+                .rationale
+                .starts_with(&format!("Error during grading: {reason}")),
+            "{}",
+            grade.rationale
+        );
+        assert_eq!(
+            server.request_count(),
+            1,
+            "a reply that arrived is not retried"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_range_scores_are_clamped() {
+    for (score, clamped) in [(7.0, 1.0), (-3.0, 0.0)] {
+        let server = Server::always(Reply::verdict(score, "r")).await;
+        let grade = judge_at(&server.base_url(), json!({}))
+            .grade(&sample("q", "a"), "x")
+            .await;
+        assert_eq!(grade.score, clamped);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_replies_make_no_second_request() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let server =
+        Server::start(|i, _| Reply::verdict(if i % 2 == 0 { 1.0 } else { 0.5 }, "r")).await;
+    let fields = json!({"prompt": "grade {submission}", "base_url": server.base_url()});
+    let samples: Vec<(Sample, &str)> = vec![
+        (sample("q", "a"), "one"),
+        (sample("q", "a"), "two"),
+        (sample("q", "a"), "three"),
+    ];
+
+    let mut first = Vec::new();
+    let cached = judge_with(fields.clone(), Some(cache.path()));
+    for (s, submission) in &samples {
+        first.push(cached.grade(s, submission).await);
+    }
+    assert_eq!(server.request_count(), 3);
+
+    let again = judge_with(fields.clone(), Some(cache.path()));
+    for ((s, submission), before) in samples.iter().zip(&first) {
+        assert_eq!(&again.grade(s, submission).await, before);
+    }
+    assert_eq!(
+        server.request_count(),
+        3,
+        "the second run is served from the cache"
+    );
+
+    let uncached = judge_with(fields.clone(), None);
+    for (s, submission) in &samples {
+        uncached.grade(s, submission).await;
+    }
+    assert_eq!(server.request_count(), 6, "--no-cache asks again");
+
+    let files: Vec<_> = std::fs::read_dir(cache.path().join("judge"))
+        .expect("cache dir")
+        .collect();
+    assert_eq!(files.len(), 3);
+    for file in files {
+        let path = file.expect("entry").path();
+        let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+        assert!(name.len() == 64 + 5 && name.ends_with(".json"), "{name}");
+        let text = std::fs::read_to_string(&path).expect("cache file");
+        assert!(!text.contains(KEY));
+    }
+
+    // Another model is another request.
+    let mut other = fields;
+    merge(&mut other, json!({"model": "gpt-4.1"}));
+    judge_with(other, Some(cache.path()))
+        .grade(&samples[0].0, "one")
+        .await;
+    assert_eq!(server.request_count(), 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn at_most_concurrency_requests_are_in_flight() {
+    let server = Server::always(Reply::verdict(1.0, "ok").after(Duration::from_millis(200))).await;
+    let judge = Arc::new(judge_at(&server.base_url(), json!({"concurrency": 3})));
+    let tasks: Vec<_> = (0..12)
+        .map(|i| {
+            let judge = Arc::clone(&judge);
+            tokio::spawn(
+                async move { judge.grade(&sample("q", "a"), &format!("answer {i}")).await },
+            )
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.expect("task").status, Status::Pass);
+    }
+    assert_eq!(server.request_count(), 12);
+    assert_eq!(server.max_in_flight(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_sample_rubrics_and_the_pre_run_check() {
+    let server = Server::always(Reply::verdict(1.0, "ok")).await;
+    let judge = judge_at(
+        &server.base_url(),
+        json!({"prompt": "tone {tone}: {submission}"}),
+    );
+
+    let mut toned = sample("q", "a");
+    toned.rubric_vars = vars(json!({"tone": "formal", "weight": 0.5}));
+    assert_eq!(judge.check_sample(&toned), Ok(()));
+
+    let plain = sample("q", "a");
+    let err = judge.check_sample(&plain).expect_err("tone is missing");
+    assert!(
+        err.starts_with("Rubric references {tone} but no value was provided."),
+        "{err}"
+    );
+
+    let mut own = sample("q", "a");
+    own.rubric = Some("own rubric for {input} weighing {weight}".into());
+    own.rubric_vars = vars(json!({"weight": 2}));
+    assert_eq!(
+        judge.check_sample(&own),
+        Ok(()),
+        "a sample's own rubric replaces the grader's"
+    );
+
+    let mut shadow = toned.clone();
+    shadow.rubric_vars.insert("submission".into(), json!("x"));
+    let err = judge.check_sample(&shadow).expect_err("reserved");
+    assert!(err.contains("collides with a reserved variable"), "{err}");
+
+    let mut broken = sample("q", "a");
+    broken.rubric = Some("reply as {\"score\": 1}".into());
+    let err = judge.check_sample(&broken).expect_err("un-doubled braces");
+    assert!(
+        err.starts_with("rubric: placeholder {\"score\": 1} at position 9"),
+        "{err}"
+    );
+
+    judge.grade(&toned, "sub").await;
+    judge.grade(&own, "sub").await;
+    let error = judge.grade(&broken, "sub").await;
+    assert_eq!(error.status, Status::Error);
+    let prompts: Vec<String> = server.requests().iter().map(|r| r.prompt()).collect();
+    assert_eq!(prompts, ["tone formal: sub", "own rubric for q weighing 2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_rubric_is_an_error_grade_without_a_call() {
+    let server = Server::always(Reply::verdict(1.0, "ok")).await;
+    let judge = judge_with(json!({"base_url": server.base_url()}), None);
+    let s = sample("q", "a");
+    assert_eq!(judge.check_sample(&s), Ok(()));
+    let grade = judge.grade(&s, "sub").await;
+    assert_eq!(grade.status, Status::Error);
+    assert_eq!(grade.score, 0.0);
+    assert!(grade.rationale.starts_with("No rubric available: "));
+    assert_eq!(grade.metadata.get("error"), Some(&json!("missing_rubric")));
+    assert_eq!(server.request_count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base_url_comes_from_the_environment_and_system_prompt_is_sent() {
+    let server = Server::always(Reply::verdict(1.0, "ok")).await;
+    let base_url = format!("{}/", server.base_url());
+    let judge = Judge::with_env(
+        spec(json!({"prompt": "p", "system_prompt": "Be strict.", "api_key_env": "JUDGE_KEY"})),
+        Path::new("."),
+        JudgeOptions::default(),
+        move |name| match name {
+            "OPENAI_BASE_URL" => Some(base_url.clone()),
+            "JUDGE_KEY" => Some("other-key".into()),
+            _ => None,
+        },
+    )
+    .expect("judge builds");
+    judge.grade(&sample("q", "a"), "x").await;
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.header("authorization"), Some("Bearer other-key"));
+    assert_eq!(
+        request.json()["messages"],
+        json!([{"role": "system", "content": "Be strict."}, {"role": "user", "content": "p"}])
+    );
+}
+
+#[test]
+fn construction_errors_name_the_field() {
+    let build = |fields: Value| {
+        Judge::with_env(spec(fields), Path::new("."), JudgeOptions::default(), env)
+            .expect_err("invalid")
+            .to_string()
+    };
+    let missing = Judge::with_env(
+        spec(json!({"prompt": "p"})),
+        Path::new("."),
+        JudgeOptions::default(),
+        |_| None,
+    )
+    .expect_err("no key");
+    assert!(matches!(&missing, JudgeError::MissingApiKey { var, .. } if var == "OPENAI_API_KEY"));
+    assert!(
+        missing.to_string().contains("OPENAI_API_KEY is not set"),
+        "{missing}"
+    );
+
+    let cases = [
+        (
+            json!({"prompt": "p", "provider": "anthropic"}),
+            "provider: 'anthropic' is not supported",
+        ),
+        (
+            json!({"prompt": "p", "prompt_path": "r.txt"}),
+            "prompt: give either prompt or prompt_path",
+        ),
+        (
+            json!({"prompt": "x {input:>3}"}),
+            "prompt: placeholder {input:>3} at position 2 has a format spec",
+        ),
+        (
+            json!({"prompt": "p", "timeout": 0}),
+            "timeout: must be a positive number",
+        ),
+        (
+            json!({"prompt": "p", "concurrency": 0}),
+            "concurrency: must be at least 1",
+        ),
+        (
+            json!({"prompt": "p", "pass_threshold": 1.5}),
+            "pass_threshold: must be between 0 and 1",
+        ),
+        (
+            json!({"prompt": "p", "base_url": "localhost:8080"}),
+            "base_url: 'localhost:8080' is not an http(s) URL",
+        ),
+        (
+            json!({"prompt_path": "no-such-rubric.txt"}),
+            "prompt_path: cannot read",
+        ),
+    ];
+    for (fields, message) in cases {
+        let err = build(fields);
+        assert!(err.starts_with(message), "{err}");
+        assert!(!err.contains(KEY));
+    }
+
+    let unknown = serde_json::from_value::<RubricSpec>(json!({"prompt": "p", "temprature": 0.5}))
+        .expect_err("unknown key")
+        .to_string();
+    assert!(unknown.contains("unknown field `temprature`"), "{unknown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_path_is_read_relative_to_the_suite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("rubrics")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("rubrics/r.txt"),
+        "from file: {submission} {{ok}}",
+    )
+    .expect("write");
+    let server = Server::always(Reply::verdict(1.0, "ok")).await;
+    let judge = Judge::with_env(
+        spec(json!({"prompt_path": "rubrics/r.txt", "base_url": server.base_url()})),
+        dir.path(),
+        JudgeOptions::default(),
+        env,
+    )
+    .expect("judge builds");
+    judge.grade(&sample("q", "a"), "sub").await;
+    assert_eq!(server.requests()[0].prompt(), "from file: sub {ok}");
+}
