@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The peer benchmark: gavel against letta-evals 0.26.0 and evaldeck 0.1.5 on one synthetic
+# workload, plus the parse-only floor and a memory check. See bench/README.md.
+#
+#   bench/run.sh [N]        N samples (default 300000), release build, memory check at 10k/1M
+#   bench/run.sh --smoke    200 samples, debug build: checks that the harness works end to end
+#
+# Options: --seed S (default 1234), --cli-samples P (letta-evals CLI subset, default 20000),
+#          --no-memory (skip the memory check), --only a,b (run only these entries).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+
+samples=300000
+seed=1234
+cli_samples=20000
+smoke=0
+memory=1
+only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --smoke) smoke=1 ;;
+        --seed) seed=$2; shift ;;
+        --cli-samples) cli_samples=$2; shift ;;
+        --no-memory) memory=0 ;;
+        --only) only=$2; shift ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        ''|*[!0-9]*) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+        *) samples=$1 ;;
+    esac
+    shift
+done
+
+if [ "$smoke" = 1 ]; then
+    samples=200
+    cli_samples=200
+    memory_sizes=(200 2000)
+    profile=debug
+    cargo_flags=()
+else
+    memory_sizes=(10000 1000000)
+    profile=release
+    cargo_flags=(--release)
+fi
+[ "$cli_samples" -gt "$samples" ] && cli_samples=$samples
+
+echo "== building gavel and the bench tools ($profile)" >&2
+cargo build --quiet "${cargo_flags[@]}" --manifest-path "$root/Cargo.toml" -p gavel -p gavel-bench
+target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin="$target_dir/$profile"
+
+venv="$here/.venv"
+want="letta-evals==0.26.0 evaldeck==0.1.5"
+if ! "$venv/bin/python" - <<'EOF' 2>/dev/null
+import importlib.metadata as m, sys
+sys.exit(0 if (m.version("letta-evals"), m.version("evaldeck")) == ("0.26.0", "0.1.5") else 1)
+EOF
+then
+    echo "== creating $venv with $want" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet $want
+fi
+
+# A workload is reused while its parameters match; rows depend only on (seed, index), so the
+# first P rows of every workload with the same seed are the same runs.
+generate() { # dir samples parts
+    local dir=$1 n=$2 parts=$3 stamp
+    stamp="$n $seed $parts $(sha256sum "$bin/bench-gen" | cut -c1-16)"
+    if [ "$(cat "$dir/.params" 2>/dev/null)" != "$stamp" ]; then
+        echo "== generating $n samples ($parts) in $dir" >&2
+        rm -rf "$dir"
+        "$bin/bench-gen" "$dir" "$n" --seed "$seed" --parts "$parts"
+        echo "$stamp" > "$dir/.params"
+    fi
+}
+work="$here/work"
+generate "$work/main-$samples" "$samples" letta,evaldeck
+generate "$work/cli-$cli_samples" "$cli_samples" letta,cached
+memory_dirs=()
+if [ "$memory" = 1 ]; then
+    for n in "${memory_sizes[@]}"; do
+        generate "$work/memory-$n" "$n" letta
+        memory_dirs+=("$work/memory-$n")
+    done
+fi
+rm -rf "$work/main-$samples/out" "$work/main-$samples/logs"
+
+echo "== measuring" >&2
+status=0
+"$venv/bin/python" "$here/harness.py" \
+    --work "$work/main-$samples" --cli-work "$work/cli-$cli_samples" \
+    --samples "$samples" --cli-samples "$cli_samples" --seed "$seed" \
+    --venv "$venv" --gavel "$bin/gavel" --floor "$bin/bench-floor" \
+    --memory "${memory_dirs[@]}" --profile "$profile" --only "$only" \
+    $([ "$smoke" = 1 ] && echo --smoke) \
+    --out "$here/results/$([ "$smoke" = 1 ] && echo smoke || echo latest).md" || status=$?
+
+# The sandbox's fresh-instance throughput, measured by its own criterion bench where present.
+if [ "$smoke" = 0 ] && [ -f "$root/host/benches/pack_calls.rs" ] && [ -z "$only" ]; then
+    echo "== cargo bench --bench pack_calls" >&2
+    cargo bench --quiet --manifest-path "$root/Cargo.toml" -p gavel --bench pack_calls \
+        > "$work/pack_calls.txt" 2>&1 || status=$?
+    {
+        echo
+        echo "WASM grader calls (\`cargo bench -p gavel --bench pack_calls\`):"
+        echo
+        echo '```'
+        grep -E 'time:|thrpt:|^[a-z_/ ]+$' "$work/pack_calls.txt" || tail -20 "$work/pack_calls.txt"
+        echo '```'
+    } >> "$here/results/latest.md"
+fi
+exit $status
