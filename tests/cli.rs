@@ -306,3 +306,24 @@ fn letta_suite_keys_load_with_a_notice() {
     assert!(err.contains("notice: `target`"), "{err}");
     assert!(err.contains("notice: `max_concurrent`"), "{err}");
 }
+
+#[test]
+fn the_readme_quickstart_grades_with_a_webassembly_pack() {
+    // The artifacts crate builds the example packs where the quickstart suite looks for them.
+    let formats = std::path::Path::new(gavel_test_artifacts::packs::FORMATS);
+    assert!(formats.is_file(), "{} is built", formats.display());
+    let ws = Workspace::new();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let suite = root.join("examples/quickstart/suite.yaml");
+    let out = ws.path("qs");
+    let output = ws.gavel(&["run", suite.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("qs");
+    let confirmation: Vec<&str> = results
+        .iter()
+        .map(|r| r["grades"]["confirmation"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(confirmation, ["pass", "fail", "fail", "pass"]);
+    let text = stdout(&output);
+    assert!(text.contains("gate: passed"), "{text}");
+}
