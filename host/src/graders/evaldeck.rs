@@ -576,8 +576,20 @@ mod tests {
         let e = err("output_contains", json!({"value": ["a"]}));
         assert_eq!(e.field, "value");
         assert!(e.message.contains("`values`"), "{e}");
-        let e = err("output_equals", json!({"strip_whitespace": false}));
-        assert_eq!(e.field, "strip_whitespace");
+        let e = err("output_equals", json!({"strip_whitespaces": false}));
+        assert_eq!(e.field, "strip_whitespaces");
+        // gavel's documented name for evaldeck's `normalize_whitespace`.
+        let check = Check::new(
+            "output_equals",
+            &object(&json!({"strip_whitespace": false})),
+        );
+        assert!(matches!(
+            check,
+            Ok(Some(Check::OutputEquals {
+                normalize_whitespace: false,
+                ..
+            }))
+        ));
         let e = err("max_steps", json!({"max_steps": -1}));
         assert_eq!(e.field, "max_steps");
         let e = err("tools_called", json!({"required": "search"}));
