@@ -46,7 +46,8 @@ fi
 [ "$cli_samples" -gt "$samples" ] && cli_samples=$samples
 
 echo "== building gavel and the bench tools ($profile)" >&2
-cargo build --quiet "${cargo_flags[@]}" --manifest-path "$root/Cargo.toml" -p gavel -p gavel-bench
+# The whole workspace, so that features unify as in `cargo test --workspace` and nothing rebuilds.
+cargo build --quiet "${cargo_flags[@]}" --manifest-path "$root/Cargo.toml" --workspace --bins
 target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 bin="$target_dir/$profile"
