@@ -174,7 +174,7 @@ struct Repeats {
 
 impl Repeats {
     fn new(lines: u64) -> Repeats {
-        let bits = (lines.saturating_mul(10)).next_power_of_two().max(1 << 12);
+        let bits = lines.saturating_mul(10).next_power_of_two().max(1 << 12);
         Repeats {
             bits: vec![0; (bits / 64) as usize],
             mask: bits - 1,
