@@ -368,12 +368,13 @@ impl Items {
             }
         }
         let file = File::open(dataset).map_err(|e| SourceError::io(dataset, "open", e))?;
+        let all_runs = runs.to_vec();
         Ok(Items::Joined(Box::new(Joined {
             dataset: file,
             dataset_path: dataset.into(),
             index,
-            runs: runs.to_vec().into_iter(),
-            all_runs: runs.to_vec(),
+            runs: all_runs.clone().into_iter(),
+            all_runs,
             current: None,
             seq: 0,
         })))
