@@ -2,6 +2,7 @@
 //! graded, faults, retries, the cache, the concurrency limit, and the API key kept out of
 //! every output.
 
+mod common;
 #[path = "support/openai_server.rs"]
 mod openai_server;
 
@@ -723,4 +724,313 @@ async fn prompt_path_is_read_relative_to_the_suite() {
     .expect("judge builds");
     judge.grade(&sample("q", "a"), "sub").await;
     assert_eq!(server.requests()[0].prompt(), "from file: sub {ok}");
+}
+
+const JUDGED_SUITE: &str = "name: judged
+dataset: data.jsonl
+graders:
+  quality:
+    kind: rubric
+    prompt: |
+      Question: {input}
+      Reference: {ground_truth}
+      Answer: {submission}
+      Tone wanted: {tone}
+    model: judge-model
+    base_url: BASE_URL
+    max_retries: 2
+    timeout: 5
+    concurrency: 2
+    pass_threshold: 0.5
+  named:
+    kind: tool
+    function: contains
+gate:
+  kind: simple
+  metric_key: quality
+  aggregation: avg_score
+  op: gte
+  value: 0.5
+";
+
+fn judged_row(id: &str, answer: &str) -> Value {
+    json!({
+        "id": id,
+        "input": "What is the capital of France?",
+        "ground_truth": "Paris",
+        "rubric_vars": {"tone": "plain"},
+        "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "user_message", "content": "What is the capital of France?"},
+            {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "assistant_message", "content": answer}
+        ]]
+    })
+}
+
+/// Every file under `dir`, read as text where it is text.
+fn texts_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable folder") {
+            let path = entry.expect("folder entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("readable file");
+                found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    found
+}
+
+async fn gavel(
+    ws: &common::Workspace,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> std::process::Output {
+    let dir = ws.dir.path().to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let vars: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        common::gavel_with_env(&dir, &args, &vars)
+    })
+    .await
+    .expect("gavel finishes")
+}
+
+/// A rubric suite through the real binary: requests as the server saw them, grades, retries,
+/// the concurrency limit, the cache across runs, `--no-cache`, and the key in no output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rubric_suite_runs_through_gavel() {
+    let lyon_failed_once = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&lyon_failed_once);
+    let server = Server::start(move |_, request| {
+        let prompt = request.prompt();
+        let reply = if prompt.contains("Answer: It is Paris.") {
+            Reply::verdict(0.9, "names the capital")
+        } else if prompt.contains("Answer: Lyon") {
+            if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                Reply::verdict(0.1, "wrong city")
+            } else {
+                Reply::status(503, r#"{"error": {"message": "overloaded"}}"#)
+            }
+        } else if prompt.contains("Answer: Berlin") {
+            Reply::completion("I think it deserves a good score.")
+        } else {
+            Reply::verdict(7.0, "beyond the scale")
+        };
+        reply.after(Duration::from_millis(50))
+    })
+    .await;
+
+    let ws = common::Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            judged_row("paris", "It is Paris."),
+            judged_row("lyon", "Lyon, I believe."),
+            judged_row("berlin", "Berlin."),
+            judged_row("rome", "Rome, Paris, who knows."),
+        ],
+    );
+    let key = [("OPENAI_API_KEY", KEY)];
+
+    let first = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &key).await;
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::stderr(&first)
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5, "four samples and one retry");
+    for request in &requests {
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/v1/chat/completions")
+        );
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+        let body = request.json();
+        assert_eq!(body["model"], "judge-model");
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        let prompt = request.prompt();
+        assert!(
+            prompt.contains("Reference: Paris") && prompt.contains("Tone wanted: plain"),
+            "{prompt}"
+        );
+    }
+    assert!(server.max_in_flight() <= 2, "concurrency: 2 was exceeded");
+
+    let results = ws.results("out");
+    let quality = |i: usize| results[i]["grades"]["quality"].clone();
+    assert_eq!(results[0]["sample_id"], "paris");
+    assert_eq!(
+        (quality(0)["score"].as_f64(), quality(0)["status"].as_str()),
+        (Some(0.9), Some("pass"))
+    );
+    assert_eq!(quality(0)["rationale"], "names the capital");
+    assert_eq!(quality(0)["metadata"]["model"], "judge-model");
+    assert_eq!(quality(0)["metadata"]["usage"]["prompt_tokens"], 10);
+    assert_eq!(
+        (quality(1)["score"].as_f64(), quality(1)["status"].as_str()),
+        (Some(0.1), Some("fail"))
+    );
+    assert_eq!(quality(2)["status"], "error");
+    assert!(
+        quality(2)["rationale"]
+            .as_str()
+            .is_some_and(|r| r.contains("JSON")),
+        "a reply without a verdict says so: {}",
+        quality(2)
+    );
+    assert_eq!(
+        results[2]["grades"]["named"]["status"], "fail",
+        "other graders of an errored sample still grade"
+    );
+    assert_eq!(
+        (quality(3)["score"].as_f64(), quality(3)["status"].as_str()),
+        (Some(1.0), Some("pass"))
+    );
+    let summary = ws.summary("out");
+    assert_eq!(summary["counts"]["errored"], 1, "{summary}");
+
+    // The same suite again: every reply with a verdict comes from the cache, the malformed one
+    // is asked again, and the files are the same.
+    let results_before = std::fs::read(ws.path("out/results.jsonl")).expect("results");
+    let second = gavel(&ws, &["run", "suite.yaml", "-o", "again"], &key).await;
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::stderr(&second)
+    );
+    assert_eq!(
+        server.request_count(),
+        6,
+        "only the sample without a verdict is asked again"
+    );
+    assert_eq!(
+        std::fs::read(ws.path("again/results.jsonl")).expect("results"),
+        results_before
+    );
+
+    let uncached = gavel(
+        &ws,
+        &["run", "suite.yaml", "-o", "fresh", "--no-cache"],
+        &key,
+    )
+    .await;
+    assert_eq!(
+        uncached.status.code(),
+        Some(0),
+        "stderr: {}",
+        common::stderr(&uncached)
+    );
+    assert_eq!(
+        server.request_count(),
+        10,
+        "--no-cache asks again for every sample"
+    );
+
+    for output in [&first, &second, &uncached] {
+        for stream in [common::stdout(output), common::stderr(output)] {
+            assert!(!stream.contains(KEY), "API key printed: {stream}");
+        }
+    }
+    for (path, text) in texts_under(ws.dir.path()) {
+        assert!(!text.contains(KEY), "API key written to {}", path.display());
+    }
+    assert!(
+        texts_under(&ws.path(".cache"))
+            .iter()
+            .any(|(path, _)| path.to_string_lossy().contains("judge")),
+        "replies are cached under the cache folder"
+    );
+}
+
+/// Mistakes in a rubric suite stop `validate` and `run` before any request is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rubric_mistakes_stop_the_binary_before_any_request() {
+    let server = Server::always(Reply::verdict(1.0, "fine")).await;
+    let ws = common::Workspace::new();
+    let suite = JUDGED_SUITE.replace("BASE_URL", &server.base_url());
+    ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris.")]);
+    let key = [("OPENAI_API_KEY", KEY)];
+
+    ws.write("suite.yaml", &suite.replace("{tone}", "{mood}"));
+    let unknown = gavel(&ws, &["validate", "suite.yaml"], &key).await;
+    assert_eq!(unknown.status.code(), Some(2));
+    let message = common::stderr(&unknown);
+    assert!(
+        message.contains("data.jsonl:1: graders.quality") && message.contains("{mood}"),
+        "a placeholder no row supplies is named with the row: {message}"
+    );
+
+    ws.write("suite.yaml", &suite);
+    ws.write_rows(
+        "data.jsonl",
+        &[{
+            let mut row = judged_row("paris", "It is Paris.");
+            row["rubric_vars"] = json!({"tone": "plain", "submission": "clash"});
+            row
+        }],
+    );
+    let collision = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &key).await;
+    assert_eq!(
+        collision.status.code(),
+        Some(2),
+        "stderr: {}",
+        common::stderr(&collision)
+    );
+    assert!(
+        common::stderr(&collision).contains("submission"),
+        "{}",
+        common::stderr(&collision)
+    );
+
+    ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris.")]);
+    ws.write("suite.yaml", &suite);
+    let keyless = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &[]).await;
+    assert_eq!(keyless.status.code(), Some(2));
+    assert!(
+        common::stderr(&keyless).contains("OPENAI_API_KEY"),
+        "{}",
+        common::stderr(&keyless)
+    );
+
+    let from_file: String = suite
+        .lines()
+        .filter(|line| !line.starts_with("      "))
+        .map(|line| match line {
+            "    prompt: |" => "    prompt_path: prompts/missing.txt\n".to_string(),
+            _ => format!("{line}\n"),
+        })
+        .collect();
+    ws.write("suite.yaml", &from_file);
+    let missing = gavel(&ws, &["validate", "suite.yaml"], &key).await;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        common::stderr(&missing).contains("missing.txt"),
+        "{}",
+        common::stderr(&missing)
+    );
+
+    assert_eq!(
+        server.request_count(),
+        0,
+        "no request before the checks pass"
+    );
 }

@@ -61,13 +61,7 @@ impl Workspace {
 }
 
 pub fn gavel_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gavel"))
-        .args(args)
-        .current_dir(dir)
-        .env("GAVEL_CACHE_DIR", dir.join(".cache"))
-        .env_remove("NO_COLOR")
-        .output()
-        .expect("gavel runs")
+    gavel_with_env(dir, args, &[])
 }
 
 pub fn stderr(output: &Output) -> String {
@@ -88,4 +82,18 @@ pub fn data(path: &str) -> PathBuf {
 pub fn load_json(path: &str) -> Value {
     let text = std::fs::read_to_string(data(path)).expect("test data exists");
     serde_json::from_str(&text).expect("test data is JSON")
+}
+
+/// Runs `gavel` in `dir` like [`gavel_in`], with extra environment variables.
+pub fn gavel_with_env(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(args)
+        .current_dir(dir)
+        .env("GAVEL_CACHE_DIR", dir.join(".cache"))
+        .env_remove("NO_COLOR")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .envs(vars.iter().copied())
+        .output()
+        .expect("gavel runs")
 }

@@ -213,12 +213,16 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("\r\n");
+        // The request stops counting as in flight before the client can see the answer, or
+        // the client's next request could arrive while this one still counts.
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
         // The client may have given up already (timeouts); that is not the server's concern.
         let _ = stream.write_all(head.as_bytes()).await;
         let _ = stream.write_all(body.as_bytes()).await;
         let _ = stream.shutdown().await;
+    } else {
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
-    state.in_flight.fetch_sub(1, Ordering::SeqCst);
 }
 
 async fn read_request(stream: &mut TcpStream) -> Option<Recorded> {

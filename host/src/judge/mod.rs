@@ -336,27 +336,26 @@ impl Judge {
             .as_ref()
             .and_then(|cache| cache.get(&key))
             .and_then(|text| reply::completion(&text).ok());
-        let completion = match cached {
-            Some(completion) => completion,
-            None => {
-                let text = {
-                    let _permit = self
-                        .permits
-                        .acquire()
-                        .await
-                        .map_err(|_| "the judge is shutting down".to_string())?;
-                    self.transport.post(&body).await?
-                };
-                let completion = reply::completion(&text)?;
-                if let Some(cache) = &self.cache {
-                    // A reply that cannot be stored is still a good reply; it is asked again
-                    // next run.
-                    let _ = cache.put(&key, &text);
-                }
-                completion
-            }
+        if let Some(completion) = cached
+            && let Ok(verdict) = reply::verdict(&completion.content)
+        {
+            return Ok((verdict, completion.usage));
+        }
+        let text = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| "the judge is shutting down".to_string())?;
+            self.transport.post(&body).await?
         };
+        let completion = reply::completion(&text)?;
         let verdict = reply::verdict(&completion.content)?;
+        if let Some(cache) = &self.cache {
+            // Only a reply that gave a verdict is kept: a malformed one is asked again next
+            // run. A reply that cannot be stored is still a good reply.
+            let _ = cache.put(&key, &text);
+        }
         Ok((verdict, completion.usage))
     }
 }
