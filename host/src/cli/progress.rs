@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use gavel::grade::Status;
 use gavel::result::SampleResult;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How often a piped run prints a progress line.
 const PLAIN_EVERY: Duration = Duration::from_secs(5);
@@ -32,9 +32,18 @@ struct Running {
     graded: u64,
 }
 
-/// Whether output may be coloured: a terminal, and `NO_COLOR` unset or empty.
-pub fn colour() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+/// Whether a stream may be coloured: a terminal, and `NO_COLOR` unset or empty.
+pub fn colour(stream: &impl IsTerminal) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// `text` in the ANSI colour `code` (31 red, 32 green) when stdout may be coloured.
+pub fn paint(text: &str, code: u8) -> String {
+    if colour(&std::io::stdout()) {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
 }
 
 impl Progress {
@@ -44,13 +53,17 @@ impl Progress {
         } else if std::io::stderr().is_terminal() {
             let bar =
                 ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
-            let template = if colour() {
-                "{bar:30.green/dim} {pos}/{len} {percent}% {per_sec} ETA {eta} {msg}"
+            let template = if colour(&std::io::stderr()) {
+                "{bar:30.green/dim} {pos}/{len} {percent}% {rate} ETA {eta} {msg}"
             } else {
-                "{bar:30} {pos}/{len} {percent}% {per_sec} ETA {eta} {msg}"
+                "{bar:30} {pos}/{len} {percent}% {rate} ETA {eta} {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
-                bar.set_style(style.progress_chars("=> "));
+                // Whole samples per second: indicatif's own `{per_sec}` prints four decimals.
+                let rate = |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                    let _ = write!(out, "{:.0}/s", state.per_sec());
+                };
+                bar.set_style(style.progress_chars("=> ").with_key("rate", rate));
             }
             bar.set_position(already);
             Mode::Bar(bar)

@@ -15,7 +15,7 @@ use gavel::setup::Prepared;
 use gavel::summary::{Aggregator, Summary};
 use std::io::Write;
 
-use super::progress::Progress;
+use super::progress::{Progress, paint};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -299,9 +299,20 @@ fn one_line(text: &str, width: usize) -> String {
 
 fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     let c = &summary.counts;
+    let red_if_any = |n: u64| {
+        if n > 0 {
+            paint(&n.to_string(), 31)
+        } else {
+            n.to_string()
+        }
+    };
     println!(
         "{}: {} samples: {} passed, {} failed, {} errored",
-        prepared.suite.file.name, c.total, c.passed, c.failed, c.errored
+        prepared.suite.file.name,
+        c.total,
+        c.passed,
+        red_if_any(c.failed),
+        red_if_any(c.errored)
     );
     let fmt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     let width = summary
@@ -335,7 +346,11 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     if let Some(gate) = &summary.gate {
         println!(
             "gate: {} ({})",
-            if gate.passed { "passed" } else { "FAILED" },
+            if gate.passed {
+                paint("passed", 32)
+            } else {
+                paint("FAILED", 31)
+            },
             gate.message
         );
     }
