@@ -98,6 +98,41 @@ fn malformed_json_names_file_and_line_and_grades_nothing() {
 }
 
 #[test]
+fn a_refused_run_leaves_earlier_results_as_they_were() {
+    let ws = capitals();
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_ne!(first.status.code(), Some(2), "{}", stderr(&first));
+    let before = std::fs::read(ws.path("out/results.jsonl")).expect("results");
+
+    // Thousands of good rows are graded before the bad one at the end is met.
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!("{}\n", letta_row(i, "Paris", "Paris")));
+    }
+    text.push_str("{\"id\": 3000, \"input\": \n");
+    ws.write("data.jsonl", &text);
+    for resume in [false, true] {
+        let mut args = vec!["run", "suite.yaml", "-o", "out"];
+        if resume {
+            args.push("--resume");
+        }
+        let refused = ws.gavel(&args);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("data.jsonl:3001:"),
+            "{}",
+            stderr(&refused)
+        );
+        assert_eq!(
+            std::fs::read(ws.path("out/results.jsonl")).expect("results"),
+            before,
+            "resume: {resume}"
+        );
+        assert!(!ws.path("out/results.jsonl.replaced").exists());
+    }
+}
+
+#[test]
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();

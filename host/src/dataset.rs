@@ -268,6 +268,8 @@ pub struct Lines {
     file: std::sync::Arc<Path>,
     reader: BufReader<File>,
     number: usize,
+    /// The byte offset of the next line, counted rather than asked of the file.
+    offset: u64,
 }
 
 impl Lines {
@@ -277,16 +279,14 @@ impl Lines {
             file: path.into(),
             reader: BufReader::with_capacity(1 << 16, file),
             number: 0,
+            offset: 0,
         })
     }
 
     /// The next non-blank line with its byte offset.
     pub fn next_line(&mut self) -> Result<Option<(u64, Line)>, SourceError> {
         loop {
-            let offset = self
-                .reader
-                .stream_position()
-                .map_err(|e| SourceError::io(&self.file, "read", e))?;
+            let offset = self.offset;
             let mut text = String::new();
             let n = self
                 .reader
@@ -295,6 +295,7 @@ impl Lines {
             if n == 0 {
                 return Ok(None);
             }
+            self.offset += n as u64;
             self.number += 1;
             if text.trim().is_empty() {
                 continue;

@@ -52,6 +52,13 @@ impl SampleResult {
     pub fn grade(&self, key: &str) -> Option<&Grade> {
         self.grades.iter().find(|(k, _)| k == key).map(|(_, g)| g)
     }
+
+    /// Whether this result stands for a dataset row that could not be read as a sample.
+    pub fn is_invalid_row(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|e| e.category == ErrorCategory::Invalid)
+    }
 }
 
 struct Grades<'a>(&'a [(String, Grade)]);

@@ -6,9 +6,8 @@
 //! always a prefix of the complete one: `--resume` counts its lines, skips that many items and
 //! appends the rest, ending byte for byte where an uninterrupted run ends.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +23,7 @@ use crate::plan::Plan;
 use crate::result::{ErrorCategory, SampleError, SampleResult};
 use crate::reward::RewardSpec;
 use crate::sample::SampleId;
+use crate::summary::Aggregator;
 
 /// Which items of the stream to grade.
 #[derive(Debug, Clone, Default)]
@@ -158,64 +158,6 @@ pub struct Validation {
     pub errors: Vec<RowError>,
     /// How many rows are invalid in all.
     pub invalid: u64,
-    /// Every id that occurs more than once (and, rarely, a few that do not): the ids whose
-    /// runs the summary must group for pass@k.
-    pub repeated: HashSet<SampleId>,
-}
-
-/// Finds the ids that occur more than once without remembering every id: a Bloom filter
-/// sized from the number of lines (10 bits a line, about 1% false positives), plus the exact
-/// set of ids it flags.
-struct Repeats {
-    bits: Vec<u64>,
-    mask: u64,
-    flagged: HashSet<SampleId>,
-}
-
-impl Repeats {
-    fn new(lines: u64) -> Repeats {
-        let bits = lines.saturating_mul(10).next_power_of_two().max(1 << 12);
-        Repeats {
-            bits: vec![0; (bits / 64) as usize],
-            mask: bits - 1,
-            flagged: HashSet::new(),
-        }
-    }
-
-    fn see(&mut self, id: &SampleId) {
-        let mut hasher = std::hash::DefaultHasher::new();
-        id.hash(&mut hasher);
-        let h = hasher.finish();
-        let step = h.rotate_left(32) | 1;
-        let mut seen = true;
-        for i in 0..3u64 {
-            let bit = h.wrapping_add(i.wrapping_mul(step)) & self.mask;
-            let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
-            seen &= self.bits[word] & mask != 0;
-            self.bits[word] |= mask;
-        }
-        if seen {
-            self.flagged.insert(id.clone());
-        }
-    }
-}
-
-/// Lines in the files (a fast upper bound on the rows of a stream).
-fn count_lines(paths: &[&Path]) -> u64 {
-    let mut lines = 0u64;
-    let mut buf = vec![0u8; 1 << 20];
-    for path in paths {
-        let Ok(mut file) = File::open(path) else {
-            continue;
-        };
-        while let Ok(n) = std::io::Read::read(&mut file, &mut buf) {
-            if n == 0 {
-                break;
-            }
-            lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
-        }
-    }
-    lines
 }
 
 /// How many invalid rows a report lists.
@@ -230,8 +172,7 @@ pub fn validate(
     workers: usize,
 ) -> Result<Validation, SourceError> {
     let judges = plan.judges();
-    let repeats = std::sync::Mutex::new(Repeats::new(count_lines(&selected.items.paths())));
-    let check = |item: &Item| -> Result<SampleId, RowError> {
+    let check = |item: &Item| -> Result<(), RowError> {
         let sample = parser.parse(item)?;
         for (key, judge) in &judges {
             judge.check_sample(&sample).map_err(|message| RowError {
@@ -241,7 +182,7 @@ pub fn validate(
                 message: format!("graders.{key}: {message}"),
             })?;
         }
-        Ok(sample.id())
+        Ok(())
     };
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
     let rx = std::sync::Mutex::new(rx);
@@ -261,23 +202,13 @@ pub fn validate(
                             guard.recv()
                         };
                         let Ok(batch) = batch else { break };
-                        let mut ids = Vec::with_capacity(batch.len());
                         for item in &batch {
-                            match check(item) {
-                                Ok(id) => ids.push(id),
-                                Err(e) => {
-                                    invalid += 1;
-                                    bad.push((item.seq, e));
-                                    bad.sort_by_key(|(seq, _)| *seq);
-                                    bad.truncate(ERRORS_LISTED);
-                                }
+                            if let Err(e) = check(item) {
+                                invalid += 1;
+                                bad.push((item.seq, e));
+                                bad.sort_by_key(|(seq, _)| *seq);
+                                bad.truncate(ERRORS_LISTED);
                             }
-                        }
-                        let mut repeats = repeats
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        for id in &ids {
-                            repeats.see(id);
                         }
                     }
                     (bad, invalid)
@@ -322,10 +253,6 @@ pub fn validate(
         .take(ERRORS_LISTED)
         .map(|(_, e)| e)
         .collect();
-    validation.repeated = repeats
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .flagged;
     Ok(validation)
 }
 
@@ -345,6 +272,9 @@ pub struct Pass<'a> {
     pub workers: usize,
     /// Stops the pass early (Ctrl-C): no new items are started, started ones finish.
     pub stop: Arc<AtomicBool>,
+    /// Ends the pass at the first invalid row, which the sink does not receive, nor any
+    /// result after it; else an invalid row is an error result like any other.
+    pub refuse_invalid: bool,
     pub sink: &'a mut dyn Sink,
 }
 
@@ -353,6 +283,8 @@ pub struct Pass<'a> {
 pub enum PassEnd {
     Complete,
     Interrupted,
+    /// An invalid row was found with `refuse_invalid`: the results before it went to the sink.
+    Refused,
 }
 
 impl Pass<'_> {
@@ -374,6 +306,7 @@ impl Pass<'_> {
         let plan = self.plan.clone();
         let parser = self.parser.clone();
         let reward = self.reward.clone();
+        let refuse_invalid = self.refuse_invalid;
         let sink = self.sink;
         runtime.block_on(async move {
             let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(4);
@@ -436,12 +369,19 @@ impl Pass<'_> {
             let mut pending: BTreeMap<u64, Vec<SampleResult>> = BTreeMap::new();
             let mut next = 0u64;
             let mut write_error = None;
+            let mut refused = false;
             while let Some((index, results)) = result_rx.recv().await {
                 pending.insert(index, results);
                 while let Some(results) = pending.remove(&next) {
                     next += 1;
                     for result in &results {
-                        if let Err(e) = sink.write(result) {
+                        if refused {
+                            break;
+                        }
+                        if refuse_invalid && result.is_invalid_row() {
+                            refused = true;
+                            stop.store(true, Ordering::Relaxed);
+                        } else if let Err(e) = sink.write(result) {
                             write_error.get_or_insert(e.to_string());
                             stop.store(true, Ordering::Relaxed);
                         }
@@ -456,7 +396,9 @@ impl Pass<'_> {
             if let Some(e) = write_error {
                 return Err(PassError::Io(e));
             }
-            Ok(if stop.load(Ordering::Relaxed) {
+            Ok(if refused {
+                PassEnd::Refused
+            } else if stop.load(Ordering::Relaxed) {
                 PassEnd::Interrupted
             } else {
                 PassEnd::Complete
@@ -531,6 +473,10 @@ fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
 /// [`FLUSH_EVERY`] and synced to disk at least every [`SYNC_EVERY`].
 pub struct ResultsFile {
     path: PathBuf,
+    /// The length of the file when opened: what [`ResultsFile::discard`] goes back to.
+    opened_len: u64,
+    /// Where an earlier run's file was moved by a fresh run, until this one is finished.
+    replaced: Option<PathBuf>,
     out: BufWriter<File>,
     last_flush: Instant,
     last_sync: Instant,
@@ -540,8 +486,15 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 pub const SYNC_EVERY: Duration = Duration::from_secs(1);
 
 impl ResultsFile {
-    /// Creates (or, resuming, appends to) `results.jsonl`.
+    /// Creates (or, resuming, appends to) `results.jsonl`. A fresh run moves an earlier file
+    /// aside rather than truncating it, so that [`ResultsFile::discard`] can put it back.
     pub fn open(path: &Path, append: bool) -> std::io::Result<ResultsFile> {
+        let mut replaced = None;
+        if !append && path.exists() {
+            let aside = path.with_extension("jsonl.replaced");
+            std::fs::rename(path, &aside)?;
+            replaced = Some(aside);
+        }
         let file = OpenOptions::new()
             .create(true)
             .write(true)
@@ -550,6 +503,8 @@ impl ResultsFile {
             .open(path)?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
+            opened_len: file.metadata()?.len(),
+            replaced,
             out: BufWriter::with_capacity(1 << 16, file),
             last_flush: Instant::now(),
             last_sync: Instant::now(),
@@ -581,8 +536,60 @@ impl ResultsFile {
 
     pub fn finish(mut self) -> std::io::Result<()> {
         self.out.flush()?;
-        self.out.get_ref().sync_data()
+        self.out.get_ref().sync_data()?;
+        match &self.replaced {
+            Some(aside) => std::fs::remove_file(aside),
+            None => Ok(()),
+        }
     }
+
+    /// Takes back everything this run wrote: the folder is as it was before [`ResultsFile::open`].
+    pub fn discard(self) -> std::io::Result<()> {
+        let (file, _unwritten) = self.out.into_parts();
+        match &self.replaced {
+            Some(aside) => std::fs::rename(aside, &self.path),
+            None if self.opened_len == 0 => {
+                drop(file);
+                std::fs::remove_file(&self.path)
+            }
+            None => {
+                file.set_len(self.opened_len)?;
+                file.sync_data()
+            }
+        }
+    }
+}
+
+/// Hands the results in `path` that [`Aggregator::regroup`] needs to it, when it needs any:
+/// only lines whose id may repeat are parsed whole.
+pub fn regroup(path: &Path, aggregator: &mut Aggregator) -> Result<(), String> {
+    if !aggregator.needs_regroup() {
+        return Ok(());
+    }
+    let file = File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    for (number, line) in BufReader::with_capacity(1 << 16, file).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        // Result lines begin with their id (`ResultsFile::append`), so most are skipped
+        // after reading a few bytes.
+        let id = line.strip_prefix(r#"{"sample_id":"#).and_then(|rest| {
+            serde_json::Deserializer::from_str(rest)
+                .into_iter::<SampleId>()
+                .next()?
+                .ok()
+        });
+        if id.is_some_and(|id| !aggregator.may_repeat(&id)) {
+            continue;
+        }
+        let result = parse_result(&line).map_err(|e| {
+            format!(
+                "{}:{}: not a gavel result line ({e})",
+                path.display(),
+                number + 1
+            )
+        })?;
+        aggregator.regroup(&result);
+    }
+    Ok(())
 }
 
 /// Reads the complete results of an earlier run for `--resume`, dropping a final line cut

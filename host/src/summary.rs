@@ -38,15 +38,17 @@
 //!
 //! Memory: each metric keeps a histogram of its exact score values, which grows with the number
 //! of distinct scores (few for built-in graders; a judge or a pack with free-form scores makes
-//! more), never with the number of rows. Recognising repeated runs needs a map entry per
-//! distinct sample id (the id and two 4-byte counters per metric): the one part that grows with
-//! a dataset of unique ids. Every statistic is computed from the sorted
+//! more), never with the number of rows. Repeated runs are recognised without a record per id
+//! ([`Aggregator::streaming`]): a Bloom filter of 10 bits a row flags the ids that may have been
+//! seen before, and only those ids' results are grouped, from a second read of `results.jsonl`
+//! that parses just their lines. Every statistic is computed from the sorted
 //! histogram and the id-ordered counters, so the summary does not depend on the order rows were
 //! added: a run resumed after an interruption writes the same bytes as one that was not.
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -424,19 +426,32 @@ pub struct Aggregator {
     counts: Counts,
     metrics: Vec<MetricAccumulator>,
     rewards: Histogram,
-    /// Per sample id, per metric (in `keys` order), for the ids that may repeat.
+    /// Per sample id, per metric (in `keys` order), for the ids known to repeat.
     runs: BTreeMap<SampleId, Box<[Runs]>>,
     repeated: bool,
-    /// The ids that may occur more than once; `None`: any may. Ids outside it are counted in
-    /// `singles` without an entry of their own, which keeps memory flat on large datasets.
-    watch: Option<std::collections::HashSet<SampleId>>,
+    tracking: Tracking,
     /// Per metric: how many single-run ids had each (graded, passed) pair.
     singles: Vec<BTreeMap<(u32, u32), u64>>,
     single_ids: u64,
     scratch: Box<[Runs]>,
 }
 
+/// Which ids get a per-id record as they are added.
+#[derive(Debug)]
+enum Tracking {
+    /// Every id: exact at once, memory grows with distinct ids.
+    All,
+    /// None: every result is counted as a single run while a Bloom filter notes the ids that
+    /// may have been seen before; [`Aggregator::regroup`] then moves those ids' results into
+    /// per-id records, from a second read of the results.
+    Streaming {
+        seen: Bloom,
+        flagged: HashSet<SampleId>,
+    },
+}
+
 impl Aggregator {
+    /// An aggregator that keeps a record per distinct id (right for small runs and tests).
     pub fn new(metric_keys: Vec<String>) -> Self {
         let n = metric_keys.len();
         let metrics = metric_keys
@@ -450,18 +465,23 @@ impl Aggregator {
             rewards: Histogram::default(),
             runs: BTreeMap::new(),
             repeated: false,
-            watch: None,
+            tracking: Tracking::All,
             singles: vec![BTreeMap::new(); n],
             single_ids: 0,
             scratch: vec![Runs::default(); n].into(),
         }
     }
 
-    /// An aggregator that keeps a per-id record only for `watch`, the ids that may occur more
-    /// than once (from the validation pass); every other id is known to occur once.
-    pub fn watching(metric_keys: Vec<String>, watch: std::collections::HashSet<SampleId>) -> Self {
+    /// An aggregator whose memory stays flat over about `expected_rows` results (a Bloom filter
+    /// of 10 bits a row) however many distinct ids they have. When some id may repeat
+    /// ([`Aggregator::needs_regroup`]), every result is handed to [`Aggregator::regroup`] once
+    /// more before [`Aggregator::finish`].
+    pub fn streaming(metric_keys: Vec<String>, expected_rows: u64) -> Self {
         Aggregator {
-            watch: Some(watch),
+            tracking: Tracking::Streaming {
+                seen: Bloom::new(expected_rows),
+                flagged: HashSet::new(),
+            },
             ..Aggregator::new(metric_keys)
         }
     }
@@ -476,54 +496,100 @@ impl Aggregator {
         if let Some(reward) = result.reward.filter(|r| r.is_finite()) {
             self.rewards.insert(reward);
         }
-
-        let tracked = self
-            .watch
-            .as_ref()
-            .is_none_or(|watch| watch.contains(&result.sample_id));
-        let runs = if tracked {
-            match self.runs.entry(result.sample_id.clone()) {
-                Entry::Occupied(entry) => {
-                    self.repeated = true;
-                    entry.into_mut()
-                }
-                Entry::Vacant(entry) => entry.insert(vec![Runs::default(); self.keys.len()].into()),
-            }
-        } else {
-            self.scratch.fill(Runs::default());
-            &mut self.scratch
-        };
         if result.error.is_none() {
-            Self::add_grades(&self.keys, &mut self.metrics, runs, result);
+            for (key, metric) in self.keys.iter().zip(self.metrics.iter_mut()) {
+                let Some(grade) = result.grade(key) else {
+                    continue;
+                };
+                match grade.status {
+                    Status::Pass | Status::Fail if grade.score.is_finite() => {
+                        metric.scores.insert(grade.score);
+                        metric.passed += u64::from(grade.status == Status::Pass);
+                    }
+                    Status::Skip => metric.skipped += 1,
+                    Status::Pass | Status::Fail | Status::Error => metric.errored += 1,
+                }
+            }
         }
-        if !tracked {
-            self.single_ids += 1;
-            for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
-                *single.entry((runs.graded, runs.passed)).or_default() += 1;
+        match &mut self.tracking {
+            Tracking::All => {
+                Self::runs_of(&self.keys, result, &mut self.scratch);
+                self.add_runs(result.sample_id.clone());
+            }
+            Tracking::Streaming { seen, flagged } => {
+                if seen.insert(&result.sample_id) {
+                    flagged.insert(result.sample_id.clone());
+                }
+                Self::runs_of(&self.keys, result, &mut self.scratch);
+                self.single_ids += 1;
+                for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
+                    *single.entry((runs.graded, runs.passed)).or_default() += 1;
+                }
             }
         }
     }
 
-    fn add_grades(
-        keys: &[String],
-        metrics: &mut [MetricAccumulator],
-        runs: &mut [Runs],
-        result: &SampleResult,
-    ) {
-        for ((key, metric), runs) in keys.iter().zip(metrics.iter_mut()).zip(runs.iter_mut()) {
-            let Some(grade) = result.grade(key) else {
-                continue;
-            };
-            match grade.status {
-                Status::Pass | Status::Fail if grade.score.is_finite() => {
-                    let passed = grade.status == Status::Pass;
-                    metric.scores.insert(grade.score);
-                    metric.passed += u64::from(passed);
-                    runs.graded += 1;
-                    runs.passed += u32::from(passed);
+    /// Whether some id may have been added more than once, so that the results must be handed
+    /// to [`Aggregator::regroup`] before [`Aggregator::finish`] for pass@k to be right.
+    pub fn needs_regroup(&self) -> bool {
+        matches!(&self.tracking, Tracking::Streaming { flagged, .. } if !flagged.is_empty())
+    }
+
+    /// Whether [`Aggregator::regroup`] wants the results of `id`.
+    pub fn may_repeat(&self, id: &SampleId) -> bool {
+        matches!(&self.tracking, Tracking::Streaming { flagged, .. } if flagged.contains(id))
+    }
+
+    /// Second look at a result already [`add`](Aggregator::add)ed: one of an id that may
+    /// repeat is moved from the single-run counts into that id's record.
+    pub fn regroup(&mut self, result: &SampleResult) {
+        let Tracking::Streaming { flagged, .. } = &self.tracking else {
+            return;
+        };
+        if !flagged.contains(&result.sample_id) {
+            return;
+        }
+        Self::runs_of(&self.keys, result, &mut self.scratch);
+        for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
+            if let Entry::Occupied(mut entry) = single.entry((runs.graded, runs.passed)) {
+                *entry.get_mut() -= 1;
+                if *entry.get() == 0 {
+                    entry.remove();
                 }
-                Status::Skip => metric.skipped += 1,
-                Status::Pass | Status::Fail | Status::Error => metric.errored += 1,
+            }
+        }
+        self.single_ids -= 1;
+        self.add_runs(result.sample_id.clone());
+    }
+
+    /// Adds `scratch` to the record of `id`.
+    fn add_runs(&mut self, id: SampleId) {
+        let runs = match self.runs.entry(id) {
+            Entry::Occupied(entry) => {
+                self.repeated = true;
+                entry.into_mut()
+            }
+            Entry::Vacant(entry) => entry.insert(vec![Runs::default(); self.keys.len()].into()),
+        };
+        for (total, one) in runs.iter_mut().zip(self.scratch.iter()) {
+            total.graded += one.graded;
+            total.passed += one.passed;
+        }
+    }
+
+    /// The graded and passed runs one result contributes to each metric.
+    fn runs_of(keys: &[String], result: &SampleResult, out: &mut [Runs]) {
+        out.fill(Runs::default());
+        if result.error.is_some() {
+            return;
+        }
+        for (key, runs) in keys.iter().zip(out.iter_mut()) {
+            if let Some(grade) = result.grade(key)
+                && matches!(grade.status, Status::Pass | Status::Fail)
+                && grade.score.is_finite()
+            {
+                runs.graded = 1;
+                runs.passed = u32::from(grade.status == Status::Pass);
             }
         }
     }
@@ -611,6 +677,40 @@ fn choose_ratio(m: u32, n: u32, k: u32) -> f64 {
     (0..k)
         .map(|i| f64::from(m - i) / f64::from(n - i))
         .product()
+}
+
+/// A set of sample ids that may answer "seen before" wrongly (about 1% of the time at the
+/// expected size) but never forgets one: 10 bits an expected row, three probes.
+#[derive(Debug)]
+struct Bloom {
+    bits: Vec<u64>,
+    mask: u64,
+}
+
+impl Bloom {
+    fn new(expected: u64) -> Bloom {
+        let bits = expected.saturating_mul(10).next_power_of_two().max(1 << 12);
+        Bloom {
+            bits: vec![0; (bits / 64) as usize],
+            mask: bits - 1,
+        }
+    }
+
+    /// Adds `id`; whether it may have been added before.
+    fn insert(&mut self, id: &SampleId) -> bool {
+        let mut hasher = std::hash::DefaultHasher::new();
+        id.hash(&mut hasher);
+        let h = hasher.finish();
+        let step = h.rotate_left(32) | 1;
+        let mut seen = true;
+        for i in 0..3u64 {
+            let bit = h.wrapping_add(i.wrapping_mul(step)) & self.mask;
+            let (word, mask) = ((bit / 64) as usize, 1u64 << (bit % 64));
+            seen &= self.bits[word] & mask != 0;
+            self.bits[word] |= mask;
+        }
+        seen
+    }
 }
 
 #[cfg(test)]
@@ -903,5 +1003,60 @@ mod tests {
         assert_eq!(exact["mean"], 0.5);
         assert_eq!(json["reward"], serde_json::Value::Null);
         assert_eq!(json["gate"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn streaming_with_a_second_look_equals_tracking_every_id() {
+        let mut rows = Vec::new();
+        for i in 0..5_000_i64 {
+            let score = [0.1, 0.7, 0.3, 1.0, 0.0][(i * 7 % 5) as usize];
+            // Ids below 40 repeat; the rest occur once.
+            let id = if i < 400 { i % 40 } else { i };
+            let mut r = row(id, &[("c", score), ("q", 1.0 - score)]);
+            if i % 97 == 0 {
+                r.error = Some(SampleError {
+                    category: ErrorCategory::Grading,
+                    message: "boom".into(),
+                });
+            }
+            rows.push(r);
+        }
+        let mut exact = Aggregator::new(keys(&["c", "q"]));
+        let mut streaming = Aggregator::streaming(keys(&["c", "q"]), rows.len() as u64);
+        for r in &rows {
+            exact.add(r);
+            streaming.add(r);
+        }
+        assert!(streaming.needs_regroup());
+        rows.iter().for_each(|r| streaming.regroup(r));
+        let (exact, streaming) = (exact.finish(), streaming.finish());
+        assert!(exact.metric("c").unwrap().pass_at_k.is_some());
+        assert_eq!(
+            serde_json::to_string(&exact).unwrap(),
+            serde_json::to_string(&streaming).unwrap()
+        );
+    }
+
+    #[test]
+    fn ids_wrongly_flagged_as_repeats_change_nothing() {
+        // Far more ids than the filter was sized for: many are flagged though none repeats.
+        let mut exact = Aggregator::new(keys(&["c"]));
+        let mut streaming = Aggregator::streaming(keys(&["c"]), 10);
+        let rows: Vec<SampleResult> = (0..20_000)
+            .map(|i| row(i, &[("c", if i % 3 == 0 { 0.0 } else { 1.0 })]))
+            .collect();
+        for r in &rows {
+            exact.add(r);
+            streaming.add(r);
+        }
+        assert!(streaming.needs_regroup());
+        rows.iter().for_each(|r| streaming.regroup(r));
+        let streaming = streaming.finish();
+        assert_eq!(streaming.counts.samples, 20_000);
+        assert!(streaming.metric("c").unwrap().pass_at_k.is_none());
+        assert_eq!(
+            serde_json::to_string(&exact.finish()).unwrap(),
+            serde_json::to_string(&streaming).unwrap()
+        );
     }
 }

@@ -100,23 +100,23 @@ pub fn run(args: Args) -> u8 {
         .iter()
         .map(|m| m.key.clone())
         .collect();
-    // Every row is checked before any is graded; the check also finds the ids that repeat,
-    // which the summary groups for pass@k.
-    let (total, mut aggregator) = if args.skip_invalid {
-        match count(&prepared, selection.clone()) {
-            Ok(n) => (n, Aggregator::new(metric_keys.clone())),
-            Err(code) => return code,
-        }
-    } else {
+    // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
+    // suite with a judge checks every row first; any other suite checks rows as it grades them
+    // and takes back what it wrote when it meets a bad one.
+    let checked_first = !args.skip_invalid && prepared.plan.has_judge();
+    let total = if checked_first {
         match check_rows(&prepared, selection.clone(), workers) {
-            Ok(v) if v.invalid == 0 => (
-                v.total,
-                Aggregator::watching(metric_keys.clone(), v.repeated),
-            ),
+            Ok(v) if v.invalid == 0 => v.total,
             Ok(v) => return report_invalid_rows(&v),
             Err(code) => return code,
         }
+    } else {
+        match count(&prepared, selection.clone()) {
+            Ok(n) => n,
+            Err(code) => return code,
+        }
     };
+    let mut aggregator = Aggregator::streaming(metric_keys.clone(), total);
 
     let mut junit = match &args.junit {
         Some(path) => match std::fs::File::create(path).and_then(|file| {
@@ -171,6 +171,7 @@ pub fn run(args: Args) -> u8 {
             return super::EXIT_INVALID;
         }
     };
+    let selection_for_report = selection.clone();
     let selected = Selected::new(
         items,
         Selection {
@@ -192,6 +193,7 @@ pub fn run(args: Args) -> u8 {
         reward,
         workers,
         stop,
+        refuse_invalid: !args.skip_invalid,
         sink: &mut sink,
     };
     let end = pass.run(selected);
@@ -204,8 +206,26 @@ pub fn run(args: Args) -> u8 {
             return super::EXIT_INVALID;
         }
     };
+    if end == PassEnd::Refused {
+        // Nothing of this run is kept: the rows are reported as if checked before grading.
+        if let Err(e) = results.discard() {
+            eprintln!("error: cannot restore {}: {e}", results_path.display());
+        }
+        if let Some(path) = &args.junit {
+            drop(junit);
+            let _ = std::fs::remove_file(path);
+        }
+        return match check_rows(&prepared, selection_for_report, workers) {
+            Ok(v) => report_invalid_rows(&v),
+            Err(code) => code,
+        };
+    }
     if let Err(e) = results.finish() {
         eprintln!("error: cannot write {}: {e}", results_path.display());
+        return super::EXIT_INVALID;
+    }
+    if let Err(message) = runner::regroup(&results_path, &mut aggregator) {
+        eprintln!("error: {message}");
         return super::EXIT_INVALID;
     }
     let mut summary = aggregator.finish();
@@ -249,6 +269,7 @@ pub fn run(args: Args) -> u8 {
         }
         PassEnd::Complete if gate_passed => super::EXIT_OK,
         PassEnd::Complete => super::EXIT_GATE_FAILED,
+        PassEnd::Refused => super::EXIT_INVALID,
     }
 }
 
