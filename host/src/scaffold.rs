@@ -200,6 +200,10 @@ pub fn create(request: &NewPack<'_>) -> Result<Created, ScaffoldError> {
             .replace("{{gavel_version}}", env!("CARGO_PKG_VERSION"))
     };
 
+    fs::create_dir_all(request.parent).map_err(|source| ScaffoldError::Io {
+        path: request.parent.to_path_buf(),
+        source,
+    })?;
     let dir = request.parent.join(request.name);
     match fs::create_dir(&dir) {
         Ok(()) => {}

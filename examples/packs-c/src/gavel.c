@@ -453,6 +453,12 @@ gv_config *gv_config_parse(const gv_string *json, gv_string *err) {
     gv_config *config = checked(calloc(1, sizeof *config));
     size_t capacity = 0;
     skip_space(&c);
+    /* No config at all reads as an empty one. */
+    if (literal(&c, "null")) {
+        skip_space(&c);
+        if (c.at == c.end) return config;
+        goto malformed;
+    }
     if (c.at >= c.end || *c.at++ != '{') goto malformed;
     skip_space(&c);
     if (c.at < c.end && *c.at == '}') {

@@ -70,7 +70,8 @@ size_t gv_tool_call_count(const gv_trajectory *trajectory, const char *name);
 
 typedef struct gv_config gv_config;
 
-/* Reads a config. NULL (with `err` set) when it is not a JSON object. */
+/* Reads a config (`null` reads as an empty one). NULL (with `err` set) when it is not a
+   JSON object. */
 gv_config *gv_config_parse(const gv_string *json, gv_string *err);
 void gv_config_free(gv_config *config);
 /* False (with `err` naming the key and the known ones) when the config has a key that is not
