@@ -234,3 +234,41 @@ fn the_c_pack_describes_itself() {
         assert!(text.contains(line), "{line}: {text}");
     }
 }
+
+#[test]
+fn a_long_output_is_cut_to_100_bytes_without_splitting_a_character() {
+    let Some(pack) = c::example_pack() else {
+        return;
+    };
+    let ws = Workspace::new();
+    // 60 two-byte characters: 100 bytes end exactly after the 50th; 99 would split one.
+    for (id, text, kept) in [
+        ("even", "é".repeat(60), "é".repeat(50)),
+        (
+            "odd",
+            format!("x{}", "é".repeat(60)),
+            format!("x{}", "é".repeat(49)),
+        ),
+    ] {
+        ws.write_rows(
+            &format!("{id}.jsonl"),
+            &[serde_json::json!({
+                "id": id,
+                "trajectory": [{"role": "user", "content": "?"}, {"role": "assistant", "content": text}]
+            })],
+        );
+        ws.write(
+            "suite.yaml",
+            &format!(
+                "name: c-utf8\ndataset: {id}.jsonl\npacks:\n  c:\n    path: {}\ngraders:\n  confirmation:\n    kind: tool\n    function: c.booking_confirmation\n",
+                pack.display()
+            ),
+        );
+        let output = ws.gavel(&["run", "suite.yaml", "-o", id]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let results = ws.results(id);
+        let confirmation = grade(&results[0], "confirmation");
+        assert_eq!(confirmation["status"], "fail", "{confirmation}");
+        assert_eq!(confirmation["actual"], kept.as_str(), "{id}");
+    }
+}
