@@ -1,5 +1,6 @@
 //! Fresh-instance pack calls per second: an example pack's grader against the floor of a
-//! grader that returns a constant, on one thread and on every core.
+//! grader that returns a constant, on one thread and on every core; and the C example pack's
+//! grader when `examples/packs-c/build.sh` has built it.
 //!
 //! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row).
 
@@ -75,7 +76,7 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cache = std::env::temp_dir().join("gavel-bench-pack-cache");
     let host = PackHost::new(&cache).unwrap_or_else(|e| panic!("{e}"));
-    let rows = [
+    let mut rows = vec![
         (
             "constant (floor)",
             grader(&host, gavel_test_artifacts::guests::CONSTANT, "one"),
@@ -89,17 +90,31 @@ fn main() {
             ),
         ),
     ];
+    let c_pack =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/packs-c/build/c_graders.wasm");
+    if c_pack.is_file() {
+        let path = c_pack.to_str().expect("a UTF-8 path");
+        rows.push((
+            "c-graders.contains_answer (C)",
+            grader(&host, path, "contains_answer"),
+        ));
+    } else {
+        println!(
+            "(no C row: run examples/packs-c/build.sh to build {})",
+            c_pack.display()
+        );
+    }
     for (_, grader) in &rows {
         measure(grader, 1, 1_000);
     }
     println!("fresh-instance pack calls, {calls} calls per row, {cores} cores");
     println!(
-        "{:<26} {:>14} {:>14} {:>12}",
+        "{:<30} {:>14} {:>14} {:>12}",
         "grader", "1 thread /s", "all cores /s", "µs/call (1)"
     );
     for (name, grader) in &rows {
         let one = measure(grader, 1, calls);
         let all = measure(grader, cores, calls);
-        println!("{name:<26} {one:>14.0} {all:>14.0} {:>12.2}", 1e6 / one);
+        println!("{name:<30} {one:>14.0} {all:>14.0} {:>12.2}", 1e6 / one);
     }
 }

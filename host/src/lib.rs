@@ -22,6 +22,7 @@ pub mod result;
 pub mod reward;
 pub mod runner;
 pub mod sample;
+pub mod scaffold;
 pub mod setup;
 pub mod suite;
 pub mod summary;

@@ -2,6 +2,7 @@
 
 mod inspect;
 mod list;
+mod new;
 mod progress;
 mod run;
 mod validate;
@@ -40,6 +41,8 @@ pub enum Command {
     List(list::Args),
     /// Show what a pack component provides and which WIT version it implements.
     Inspect(inspect::Args),
+    /// Create a grader pack from a template: `gavel new pack NAME --lang rust|c`.
+    New(new::Args),
 }
 
 /// Flags shared by commands that load a suite.
@@ -66,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::List(args) => list::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::New(args) => new::run(args),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,183 @@
+//! `gavel new pack`: each language's scaffold, written to a temporary folder by the real binary,
+//! builds with its own build.sh and passes its own suite through `gavel run`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Workspace, c, gavel_in, stderr, stdout};
+
+/// Scaffolds `name` in `lang` into the workspace and checks what `new` printed.
+fn scaffold(ws: &Workspace, name: &str, lang: &str) -> PathBuf {
+    let output = ws.gavel(&["new", "pack", name, "--lang", lang, "--dir", "packs"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let ident = name.replace('-', "_");
+    assert!(
+        text.contains(&format!("Created the {lang} pack `{name}`")),
+        "{text}"
+    );
+    assert!(text.contains("./build.sh"), "{text}");
+    assert!(text.contains(&format!("build/{ident}.wasm")), "{text}");
+    assert!(text.contains("gavel run suite.yaml"), "{text}");
+    ws.path("packs").join(name)
+}
+
+/// Builds the scaffold, runs its suite from inside its folder, and checks the template's grades.
+fn build_and_run(dir: &Path, envs: &[(&str, &Path)]) {
+    let mut build = Command::new("sh");
+    build.arg("build.sh").current_dir(dir);
+    for (key, value) in envs {
+        build.env(key, value);
+    }
+    let output = build.output().expect("sh runs");
+    assert!(
+        output.status.success(),
+        "build.sh fails:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let output = gavel_in(dir, &["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("gate: passed"),
+        "{}",
+        stdout(&output)
+    );
+    let text = std::fs::read_to_string(dir.join("out/results.jsonl")).unwrap();
+    let grades: Vec<(String, String, String)> = text
+        .lines()
+        .map(|line| {
+            let result: serde_json::Value = serde_json::from_str(line).unwrap();
+            let answer = &result["grades"]["answer"];
+            (
+                result["sample_id"].as_str().unwrap().to_string(),
+                answer["status"].as_str().unwrap().to_string(),
+                answer["submission"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("capital", "pass", "Paris"),
+        ("arithmetic", "pass", "51"),
+        ("any-case", "pass", "Canberra"),
+        ("wrong", "fail", "124"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(grades, expected);
+
+    // The suite is a real test: a grader that passes everything would break the grades above,
+    // and one that fails a right answer breaks the gate.
+    let suite = std::fs::read_to_string(dir.join("suite.yaml")).unwrap();
+    assert!(suite.contains("value: 0.75"), "{suite}");
+}
+
+#[test]
+fn a_rust_pack_builds_and_passes_its_own_suite() {
+    let ws = Workspace::new();
+    let dir = scaffold(&ws, "answer-check", "rust");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let sdk = c::repo_root().join("guest-sdk").canonicalize().unwrap();
+    assert!(
+        manifest.contains(&format!("gavel-guest = {{ path = \"{}\" }}", sdk.display())),
+        "{manifest}"
+    );
+    // Builds of the same scaffold share compiled dependencies across runs.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-pack-rust");
+    build_and_run(&dir, &[("CARGO_TARGET_DIR", &target)]);
+    assert!(dir.join("build/answer_check.wasm").is_file());
+}
+
+#[test]
+fn a_c_pack_builds_and_passes_its_own_suite() {
+    // The example's build installs the toolchain (or says loudly why the test is skipped).
+    if c::example_pack().is_none() {
+        return;
+    }
+    let ws = Workspace::new();
+    let dir = scaffold(&ws, "answer-check-c", "c");
+    let wasm_tools = c::wasm_tools().expect("the example's build found or installed wasm-tools");
+    build_and_run(&dir, &[("WASM_TOOLS", &wasm_tools)]);
+    assert!(dir.join("build/answer_check_c.wasm").is_file());
+}
+
+#[test]
+fn the_c_template_carries_the_examples_support_files_and_the_wit() {
+    let root = c::repo_root();
+    let wit = std::fs::read_to_string(root.join("wit/gavel-grader-0.1.0/grader.wit")).unwrap();
+    for copy in [
+        "examples/packs-c/wit/grader.wit",
+        "host/templates/c/wit/grader.wit",
+    ] {
+        let text = std::fs::read_to_string(root.join(copy)).unwrap();
+        assert!(
+            text == wit,
+            "{copy} differs from wit/gavel-grader-0.1.0/grader.wit: copy the WIT and run \
+             examples/packs-c/regen-bindings.sh, then copy bindings/ into host/templates/c/"
+        );
+    }
+    for shared in [
+        "bindings/pack_v0.h",
+        "bindings/pack_v0.c",
+        "src/gavel.h",
+        "src/gavel.c",
+        "regen-bindings.sh",
+        ".gitignore",
+    ] {
+        let example = std::fs::read_to_string(root.join("examples/packs-c").join(shared)).unwrap();
+        let template = std::fs::read_to_string(root.join("host/templates/c").join(shared)).unwrap();
+        assert!(
+            example == template,
+            "examples/packs-c/{shared} and host/templates/c/{shared} differ"
+        );
+    }
+}
+
+#[test]
+fn bad_requests_are_refused_with_the_reason() {
+    let ws = Workspace::new();
+    for (args, message) in [
+        (
+            &["new", "pack", "My.Pack", "--lang", "c"][..],
+            "`My.Pack` is not a valid pack name: it must start with a lowercase letter",
+        ),
+        (
+            &["new", "pack", "my.pack", "--lang", "c"][..],
+            "`my.pack` is not a valid pack name: '.' is not allowed",
+        ),
+        (
+            &["new", "pack", "test", "--lang", "rust"][..],
+            "it is a reserved word in Rust",
+        ),
+        (
+            &["new", "pack", "p", "--lang", "cobol"][..],
+            "[possible values: c, rust]",
+        ),
+    ] {
+        let output = ws.gavel(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let err = stderr(&output);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(ws.dir.path()).unwrap().count(), 0);
+
+    let first = ws.gavel(&["new", "pack", "twice", "--lang", "c"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    std::fs::write(ws.path("twice/src/pack.c"), "/* mine */").unwrap();
+    let second = ws.gavel(&["new", "pack", "twice", "--lang", "rust"]);
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        stderr(&second).contains("already exists"),
+        "{}",
+        stderr(&second)
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path("twice/src/pack.c")).unwrap(),
+        "/* mine */"
+    );
+    assert!(!ws.path("twice/Cargo.toml").exists());
+}
