@@ -310,8 +310,13 @@ impl Pass<'_> {
         let sink = self.sink;
         runtime.block_on(async move {
             let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(4);
-            let (result_tx, mut result_rx) =
-                tokio::sync::mpsc::unbounded_channel::<(u64, Vec<SampleResult>)>();
+            // A batch's permit travels with its results and is released once they are written,
+            // so a slow writer holds back grading instead of letting results pile up.
+            let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel::<(
+                u64,
+                Vec<SampleResult>,
+                tokio::sync::OwnedSemaphorePermit,
+            )>();
             let reader_stop = stop.clone();
             let reader = std::thread::spawn(move || -> Result<(), SourceError> {
                 let mut index = 0u64;
@@ -361,18 +366,17 @@ impl Pass<'_> {
                         for work in batch {
                             results.push(grade_work(&plan, &parser, reward.as_deref(), work).await);
                         }
-                        let _ = tx.send((index, results));
-                        drop(permit);
+                        let _ = tx.send((index, results, permit));
                     });
                 }
             });
-            let mut pending: BTreeMap<u64, Vec<SampleResult>> = BTreeMap::new();
+            let mut pending = BTreeMap::new();
             let mut next = 0u64;
             let mut write_error = None;
             let mut refused = false;
-            while let Some((index, results)) = result_rx.recv().await {
-                pending.insert(index, results);
-                while let Some(results) = pending.remove(&next) {
+            while let Some((index, results, permit)) = result_rx.recv().await {
+                pending.insert(index, (results, permit));
+                while let Some((results, _permit)) = pending.remove(&next) {
                     next += 1;
                     for result in &results {
                         if refused {
