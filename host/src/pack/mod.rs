@@ -482,9 +482,9 @@ struct Function {
 }
 
 impl Function {
-    fn run<T>(
+    fn run<T: Send>(
         &self,
-        f: impl FnOnce(&wit::Guest, &mut wasmtime::Store<CallState>) -> wasmtime::Result<T>,
+        f: impl FnOnce(&wit::Guest, &mut wasmtime::Store<CallState>) -> wasmtime::Result<T> + Send,
     ) -> Outcome<T> {
         call::run(&self.pack.engine, &self.pack.pre, &self.pack.limits, f)
     }
