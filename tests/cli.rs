@@ -365,3 +365,26 @@ graders:
         assert_eq!(grades["flood"]["rationale"], "stdout limit exceeded");
     }
 }
+
+#[test]
+fn inspect_compiles_through_the_pack_cache() {
+    // Interpreter packs take seconds to compile: `inspect` and `list --pack` keep the artifact
+    // for the next command, as `run` does.
+    let ws = Workspace::new();
+    let pack = gavel_test_artifacts::packs::FORMATS;
+    let output = ws.gavel(&["inspect", pack]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("formats 0.1.0 (gavel:grader@0.1.0)"));
+    let artifacts: Vec<_> = std::fs::read_dir(ws.path(".cache/packs"))
+        .expect("the cache folder exists")
+        .map(|entry| entry.expect("readable").file_name())
+        .collect();
+    assert_eq!(artifacts.len(), 1, "{artifacts:?}");
+    assert!(artifacts[0].to_string_lossy().ends_with(".cwasm"));
+    let listed = ws.gavel(&["list", "graders", "--pack", pack]);
+    assert!(
+        stdout(&listed).contains("json_field"),
+        "{}",
+        stdout(&listed)
+    );
+}
