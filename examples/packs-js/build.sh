@@ -25,11 +25,13 @@ command -v npm >/dev/null 2>&1 \
     || toolchain_missing "no npm on PATH (Debian: apt-get install npm)"
 
 # node_modules/.package-lock.json is npm's record of what it installed: reinstall when the
-# lockfile changed since.
+# lockfile changed since. `npm install --no-save` installs the versions package-lock.json pins
+# and leaves it as it is; `npm ci` would refuse a lockfile that lacks the optional
+# native packages of other platforms, which a registry mirror may not carry.
 componentize_js=node_modules/.bin/componentize-js
 if [ ! -x "$componentize_js" ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "Installing componentize-js into $here/node_modules ..." >&2
-    npm ci --no-audit --no-fund --loglevel=error >&2 \
+    npm install --no-save --no-audit --no-fund --loglevel=error >&2 \
         || toolchain_missing "npm could not install the packages package-lock.json pins"
 fi
 
