@@ -37,7 +37,7 @@ fi
 
 # Up to date when no source is newer than the component.
 if [ -f "$out" ] && [ -z "$(find . -path ./node_modules -prune -o -path ./target -prune -o \
-        \( -name '*.js' -o -name '*.wit' -o -name 'package-lock.json' \) -newer "$out" -print)" ]; then
+        \( -name '*.js' -o -name '*.wit' -o -name package-lock.json -o -name build.sh \) -newer "$out" -print)" ]; then
     echo "$here/$out is up to date" >&2
     exit 0
 fi

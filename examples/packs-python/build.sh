@@ -56,7 +56,7 @@ componentize_py="$venv/bin/componentize-py"
 
 # Up to date when no source is newer than the component.
 if [ -f "$out" ] && [ -z "$(find . -path ./.venv -prune -o -path ./target -prune -o \
-        \( -name '*.py' -o -name '*.wit' \) -newer "$out" -print)" ]; then
+        \( -name '*.py' -o -name '*.wit' -o -name build.sh \) -newer "$out" -print)" ]; then
     echo "$here/$out is up to date" >&2
     exit 0
 fi
