@@ -362,3 +362,64 @@ fn the_readme_quickstart_grades_with_a_webassembly_pack() {
     let text = stdout(&output);
     assert!(text.contains("gate: passed"), "{text}");
 }
+
+#[test]
+fn packs_that_write_to_stdout_or_stderr_grade_through_the_binary() {
+    // `gavel run` grades on async worker threads, where WASI's blocking writes used to take
+    // the whole process down the moment a guest printed.
+    let adversary = gavel_test_artifacts::guests::ADVERSARY;
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: printing
+dataset: data.jsonl
+packs:
+  adv:
+    path: {adversary}
+graders:
+  ok: {{kind: tool, function: adv.ok}}
+  panic: {{kind: tool, function: adv.panic}}
+  flood: {{kind: tool, function: adv.stdout-flood}}
+"
+        ),
+    );
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 3);
+    for result in &results {
+        let grades = &result["grades"];
+        assert_eq!(grades["ok"]["status"], "pass", "{result}");
+        assert_eq!(grades["panic"]["status"], "error", "{result}");
+        assert_eq!(grades["panic"]["rationale"], "guest trapped: unreachable");
+        let panic_stderr = grades["panic"]["metadata"]["sandbox"]["stderr"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(panic_stderr.contains("grader bug on"), "{result}");
+        assert_eq!(grades["flood"]["rationale"], "stdout limit exceeded");
+    }
+}
+
+#[test]
+fn inspect_compiles_through_the_pack_cache() {
+    // Interpreter packs take seconds to compile: `inspect` and `list --pack` keep the artifact
+    // for the next command, as `run` does.
+    let ws = Workspace::new();
+    let pack = gavel_test_artifacts::packs::FORMATS;
+    let output = ws.gavel(&["inspect", pack]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("formats 0.1.0 (gavel:grader@0.1.0)"));
+    let artifacts: Vec<_> = std::fs::read_dir(ws.path(".cache/packs"))
+        .expect("the cache folder exists")
+        .map(|entry| entry.expect("readable").file_name())
+        .collect();
+    assert_eq!(artifacts.len(), 1, "{artifacts:?}");
+    assert!(artifacts[0].to_string_lossy().ends_with(".cwasm"));
+    let listed = ws.gavel(&["list", "graders", "--pack", pack]);
+    assert!(
+        stdout(&listed).contains("json_field"),
+        "{}",
+        stdout(&listed)
+    );
+}

@@ -1,8 +1,11 @@
 //! Fresh-instance pack calls per second: an example pack's grader against the floor of a
-//! grader that returns a constant, on one thread and on every core; and the C example pack's
-//! grader when `examples/packs-c/build.sh` has built it.
+//! grader that returns a constant, on one thread and on every core; and, when they are built
+//! (`examples/packs-c/build.sh`, `examples/build-interp-packs.sh`), the C pack's
+//! `contains_answer` and the Python and JavaScript example packs' graders doing the same work as
+//! the Rust one (parse a tool call's JSON arguments and check them).
 //!
-//! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row).
+//! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row; the
+//! interpreter packs, a thousand times slower per call, run for about three seconds a row).
 
 use std::path::Path;
 use std::time::Instant;
@@ -13,14 +16,27 @@ use gavel::trajectory::{Content, Event, ToolCall, Trajectory};
 use serde_json::Value;
 
 fn grader(host: &PackHost, path: &str, function: &str) -> PackGrader {
+    configured(host, path, function, Value::Null)
+}
+
+fn configured(host: &PackHost, path: &str, function: &str, config: Value) -> PackGrader {
     let spec = PackSpec {
         path: path.into(),
         sha256: None,
         limits: None,
     };
     host.load(function, &spec, Path::new("/"), &Limits::default())
-        .and_then(|pack| pack.grader(function, &Value::Null))
+        .and_then(|pack| pack.grader(function, &config))
         .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An example pack built by its own `build.sh`, if it has been.
+fn interpreter_pack(dir: &str) -> Option<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples")
+        .join(dir)
+        .join("target/pack.wasm");
+    path.is_file().then(|| path.display().to_string())
 }
 
 fn sample() -> (Sample, Trajectory) {
@@ -68,6 +84,12 @@ fn measure(grader: &PackGrader, threads: usize, calls: usize) -> f64 {
     (per_thread * threads) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Enough calls for about `seconds` on one thread, judged from a few, within `[100, max]`.
+fn calls_for(grader: &PackGrader, seconds: f64, max: usize) -> usize {
+    let per_second = measure(grader, 1, 20);
+    ((per_second * seconds) as usize).clamp(100, max)
+}
+
 fn main() {
     let calls: usize = std::env::args()
         .skip(1)
@@ -78,11 +100,11 @@ fn main() {
     let host = PackHost::new(&cache).unwrap_or_else(|e| panic!("{e}"));
     let mut rows = vec![
         (
-            "constant (floor)",
+            "constant (floor)".to_string(),
             grader(&host, gavel_test_artifacts::guests::CONSTANT, "one"),
         ),
         (
-            "flight-args.search_args",
+            "rust flight-args.search_args".to_string(),
             grader(
                 &host,
                 gavel_test_artifacts::packs::FLIGHT_ARGS,
@@ -92,29 +114,57 @@ fn main() {
     ];
     let c_pack =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/packs-c/build/c_graders.wasm");
-    if c_pack.is_file() {
-        let path = c_pack.to_str().expect("a UTF-8 path");
-        rows.push((
-            "c-graders.contains_answer (C)",
+    match c_pack.to_str().filter(|_| c_pack.is_file()) {
+        Some(path) => rows.push((
+            "c c-graders.contains_answer".to_string(),
             grader(&host, path, "contains_answer"),
-        ));
-    } else {
-        println!(
-            "(no C row: run examples/packs-c/build.sh to build {})",
-            c_pack.display()
-        );
+        )),
+        None => {
+            println!("c contains_answer: not built, skipped (examples/packs-c/build.sh builds it)")
+        }
+    }
+    let interpreters = [
+        (
+            "packs-python",
+            "python tool_args_subset",
+            "tool_args_subset",
+            serde_json::json!({"tool": "search_flights", "args": {"from": "SFO"}}),
+        ),
+        ("packs-js", "js no_null_args", "no_null_args", Value::Null),
+    ];
+    for (dir, name, function, config) in interpreters {
+        match interpreter_pack(dir) {
+            // The first load compiles the component (tens of seconds); the cache keeps it.
+            Some(path) => rows.push((name.to_string(), configured(&host, &path, function, config))),
+            None => {
+                println!("{name}: not built, skipped (examples/build-interp-packs.sh builds it)")
+            }
+        }
     }
     for (_, grader) in &rows {
-        measure(grader, 1, 1_000);
+        measure(grader, 1, 20);
     }
-    println!("fresh-instance pack calls, {calls} calls per row, {cores} cores");
+    println!("fresh-instance pack calls, up to {calls} calls per row, {cores} cores");
     println!(
-        "{:<30} {:>14} {:>14} {:>12}",
-        "grader", "1 thread /s", "all cores /s", "µs/call (1)"
+        "{:<30} {:>12} {:>14} {:>12} {:>12} {:>10}",
+        "grader", "1 thread /s", "all cores /s", "µs/call (1)", "fuel/call", "peak MiB"
     );
+    let (sample, trajectory) = sample();
     for (name, grader) in &rows {
-        let one = measure(grader, 1, calls);
-        let all = measure(grader, cores, calls);
-        println!("{name:<30} {one:>14.0} {all:>14.0} {:>12.2}", 1e6 / one);
+        let n = calls_for(grader, 3.0, calls);
+        let one = measure(grader, 1, n);
+        let all = measure(grader, cores, n);
+        let sandbox = grader
+            .grade(&sample, &trajectory, "UA 15")
+            .metadata
+            .get("sandbox")
+            .cloned()
+            .unwrap_or_default();
+        let fuel = sandbox["fuel_used"].as_u64().unwrap_or(0);
+        let peak = sandbox["peak_memory_bytes"].as_u64().unwrap_or(0) as f64 / f64::from(1 << 20);
+        println!(
+            "{name:<30} {one:>12.0} {all:>14.0} {:>12.1} {fuel:>12} {peak:>10.1}",
+            1e6 / one
+        );
     }
 }

@@ -2,16 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::pack::{self, FunctionKind};
+use gavel::pack::{self, FunctionKind, PackError, PackHost, PackInfo};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The pack component (.wasm).
     pack: PathBuf,
+    #[command(flatten)]
+    cache: super::CacheArgs,
 }
 
 pub fn run(args: Args) -> u8 {
-    match pack::inspect(&args.pack) {
+    match inspect(&args.pack, &args.cache) {
         Ok(info) => {
             print!("{info}");
             super::EXIT_OK
@@ -24,8 +26,8 @@ pub fn run(args: Args) -> u8 {
 }
 
 /// `gavel list graders|extractors --pack FILE`: the pack's functions of that kind.
-pub fn list_pack(path: &Path, graders: bool) -> u8 {
-    let info = match pack::inspect(path) {
+pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
+    let info = match inspect(path, cache) {
         Ok(info) => info,
         Err(e) => {
             eprintln!("error: {e}");
@@ -49,4 +51,13 @@ pub fn list_pack(path: &Path, graders: bool) -> u8 {
         .collect();
     super::list::print_table(rows.into_iter());
     super::EXIT_OK
+}
+
+/// Through the compiled-pack cache when its folder can be created, else compiled in memory.
+fn inspect(path: &Path, cache: &super::CacheArgs) -> Result<PackInfo, PackError> {
+    match PackHost::new(&cache.dir().join("packs")) {
+        Ok(host) => host.inspect(path),
+        Err(PackError::CacheDir { .. }) => pack::inspect(path),
+        Err(e) => Err(e),
+    }
 }

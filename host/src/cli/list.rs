@@ -13,6 +13,8 @@ pub struct Args {
     /// List the functions of this pack component instead of the built-ins.
     #[arg(long, value_name = "FILE")]
     pack: Option<PathBuf>,
+    #[command(flatten)]
+    cache: super::CacheArgs,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -23,7 +25,7 @@ enum What {
 
 pub fn run(args: Args) -> u8 {
     if let Some(path) = args.pack {
-        return super::inspect::list_pack(&path, matches!(args.what, What::Graders));
+        return super::inspect::list_pack(&path, matches!(args.what, What::Graders), &args.cache);
     }
     let sections: Vec<(&str, &[Described])> = match args.what {
         What::Graders => vec![

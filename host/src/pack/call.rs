@@ -50,7 +50,36 @@ pub(super) struct Outcome<T> {
 }
 
 /// Instantiates `pre` in a fresh store with `limits` and runs `f` against the pack's exports.
-pub(super) fn run<T>(
+pub(super) fn run<T: Send>(
+    engine: &wasmtime::Engine,
+    pre: &PackV0Pre<CallState>,
+    limits: &CallLimits,
+    f: impl FnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
+) -> Outcome<T> {
+    outside_async(|| run_here(engine, pre, limits, f))
+}
+
+/// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
+/// or stderr, a poll, a socket call) drive a future with tokio's `block_on`, which panics on a
+/// thread that is running async tasks; a call made from an async task would otherwise take the
+/// process down as soon as a guest prints. On a multi-threaded runtime `block_in_place` hands
+/// the worker's other tasks to another thread for the call's duration (a blocking call should
+/// anyway); elsewhere in a runtime the call runs on a thread of its own.
+fn outside_async<T: Send>(call: impl FnOnce() -> T + Send) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Err(_) => call(),
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(call),
+        Ok(_) => std::thread::scope(|scope| {
+            scope
+                .spawn(call)
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }),
+    }
+}
+
+fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &PackV0Pre<CallState>,
     limits: &CallLimits,

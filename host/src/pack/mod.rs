@@ -288,6 +288,17 @@ impl PackHost {
         let component = load::compile_cached(&sandbox.engine, name, &file, &self.cache_dir)?;
         Pack::new(name, &file.path, &component, limits)
     }
+
+    /// [`inspect`] through the cache: an interpreter compiled to a component (Python,
+    /// JavaScript) takes seconds to compile, and the artifact serves `gavel run` later too.
+    pub fn inspect(&self, path: &Path) -> Result<PackInfo, PackError> {
+        let name = path.display().to_string();
+        let file = load::read(&name, path, None)?;
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let component = load::compile_cached(&sandbox.engine, &name, &file, &self.cache_dir)?;
+        let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
+        Ok(Pack::new(&name, path, &component, limits)?.info().clone())
+    }
 }
 
 /// Checks and describes the component at `path`, for `gavel inspect` and `gavel list --pack`.
@@ -482,9 +493,9 @@ struct Function {
 }
 
 impl Function {
-    fn run<T>(
+    fn run<T: Send>(
         &self,
-        f: impl FnOnce(&wit::Guest, &mut wasmtime::Store<CallState>) -> wasmtime::Result<T>,
+        f: impl FnOnce(&wit::Guest, &mut wasmtime::Store<CallState>) -> wasmtime::Result<T> + Send,
     ) -> Outcome<T> {
         call::run(&self.pack.engine, &self.pack.pre, &self.pack.limits, f)
     }
