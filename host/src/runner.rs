@@ -8,10 +8,14 @@
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
+use std::future::Future;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -353,7 +357,9 @@ impl Pass<'_> {
             });
             let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
             let dispatcher = tokio::spawn(async move {
+                let mut dispatched = 0u64;
                 while let Some((index, batch)) = batch_rx.recv().await {
+                    dispatched += 1;
                     let Ok(permit) = permits.clone().acquire_owned().await else {
                         break;
                     };
@@ -369,6 +375,7 @@ impl Pass<'_> {
                         let _ = tx.send((index, results, permit));
                     });
                 }
+                dispatched
             });
             let mut pending = BTreeMap::new();
             let mut next = 0u64;
@@ -392,7 +399,15 @@ impl Pass<'_> {
                     }
                 }
             }
-            let _ = dispatcher.await;
+            let dispatched = dispatcher.await.unwrap_or(u64::MAX);
+            if !refused && next < dispatched {
+                // A batch never came back: its samples must not vanish from a finished run.
+                return Err(PassError::Io(
+                    "grading stopped unexpectedly before every sample was graded; the results \
+                     written so far are kept (gavel run --resume continues)"
+                        .to_string(),
+                ));
+            }
             let read = reader
                 .join()
                 .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
@@ -444,7 +459,20 @@ async fn grade_work(
             return invalid(Some(id), &e);
         }
     };
-    let mut result = grade_sample(plan, &sample).await;
+    // A bug that panics while grading one sample is that sample's error, not the run's end.
+    let graded = CatchUnwind(Box::pin(grade_sample(plan, &sample))).await;
+    let mut result = match graded {
+        Ok(result) => result,
+        Err(message) => SampleResult {
+            sample_id: sample.id(),
+            grades: Vec::new(),
+            reward: None,
+            error: Some(SampleError {
+                category: ErrorCategory::Grading,
+                message: format!("internal error while grading (please report it): {message}"),
+            }),
+        },
+    };
     if result.error.is_none()
         && let Some(reward) = reward
     {
@@ -459,6 +487,26 @@ async fn grade_work(
         }
     }
     result
+}
+
+/// A future whose panic becomes an `Err` with the panic's message.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string()))),
+        }
+    }
 }
 
 fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
@@ -653,4 +701,26 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
         reward: stored.reward,
         error: stored.error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_while_grading_becomes_an_error_value() {
+        let fine = CatchUnwind(Box::pin(async { 7 })).await;
+        assert_eq!(fine, Ok(7));
+        let formatted = CatchUnwind(Box::pin(async {
+            let n: usize = "3".parse().unwrap_or(0);
+            if n == 3 {
+                panic!("index {n} out of range");
+            }
+            n
+        }))
+        .await;
+        assert_eq!(formatted, Err("index 3 out of range".to_string()));
+        let literal: Result<(), String> = CatchUnwind(Box::pin(async { panic!("plain") })).await;
+        assert_eq!(literal, Err("plain".to_string()));
+    }
 }
