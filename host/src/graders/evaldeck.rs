@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::extract::ConfigKeys;
 use crate::grade::{Grade, Status};
 use crate::graders::{ConfigError, Described};
-use crate::python::{self, Regex};
+use crate::python::{self, Regex, RegexError};
 use crate::sample::{Expected, Sample};
 use crate::trajectory::RunStatus;
 
@@ -274,17 +274,18 @@ impl Check {
                 .with_submission(output)
             }
             Check::OutputMatches { pattern, flags } => {
-                let regex = match (pattern, expected.and_then(|e| e.output_matches.as_deref())) {
-                    (Some(regex), _) => regex.clone(),
-                    (None, Some(source)) => match Regex::cached(source, *flags) {
-                        Ok(regex) => regex,
-                        Err(e) => return Grade::error(format!("Invalid regex: {e}")),
-                    },
-                    (None, None) => return Grade::pass("No pattern to check"),
-                };
                 let output = trajectory.final_output().unwrap_or_default();
-                let source = regex.as_str();
-                match regex.is_match(&output) {
+                let (source, matched) =
+                    match (pattern, expected.and_then(|e| e.output_matches.as_deref())) {
+                        (Some(regex), _) => (regex.as_str(), regex.is_match(&output)),
+                        (None, Some(source)) => match Regex::search_once(source, *flags, &output) {
+                            Err(e @ RegexError::TooCostly) => (source, Err(e)),
+                            Err(e) => return Grade::error(format!("Invalid regex: {e}")),
+                            found => (source, found),
+                        },
+                        (None, None) => return Grade::pass("No pattern to check"),
+                    };
+                match matched {
                     Ok(true) => Grade::pass(format!("Output matches pattern: {source}")),
                     Ok(false) => Grade::fail(format!("Output does not match pattern: {source}"))
                         .with_expected_actual(json!(source), json!(output)),

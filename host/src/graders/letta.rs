@@ -3,7 +3,7 @@
 
 use crate::grade::Grade;
 use crate::graders::Described;
-use crate::python::{self, Regex};
+use crate::python::{self, Regex, RegexError};
 use crate::sample::Sample;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,12 +78,12 @@ impl Function {
                 let found = python::lower(submission).contains(&python::lower(gt));
                 verdict(found, "Contains ground_truth")
             }
-            (Function::RegexMatch, Some(gt)) => match Regex::cached(gt, 0) {
+            (Function::RegexMatch, Some(gt)) => match Regex::search_once(gt, 0, submission) {
+                Ok(matched) => verdict(matched, "Regex match"),
+                Err(e @ RegexError::TooCostly) => {
+                    Grade::error(format!("Regex search could not finish: {e}"))
+                }
                 Err(e) => Grade::error(format!("Invalid regex pattern: {e}")),
-                Ok(regex) => match regex.is_match(submission) {
-                    Ok(matched) => verdict(matched, "Regex match"),
-                    Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
-                },
             },
         };
         grade.with_submission(submission)

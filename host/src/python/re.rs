@@ -142,6 +142,21 @@ impl Regex {
         })))
     }
 
+    /// Whether `re.search(pattern, text, flags)` finds a match, for a pattern used once: a
+    /// pattern without metacharacters (most ground truths) is searched as plain text without
+    /// compiling anything, and the rest go through [`Regex::cached`].
+    pub fn search_once(pattern: &str, flags: u32, text: &str) -> Result<bool, RegexError> {
+        const METACHARACTERS: &[char] = &[
+            '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
+        ];
+        // UNICODE is Python's default for str patterns; other flags change literal matching
+        // (IGNORECASE) or the pattern's reading (VERBOSE), so they take the compiled path.
+        if flags & !UNICODE == 0 && !pattern.contains(METACHARACTERS) {
+            return Ok(text.contains(pattern));
+        }
+        Regex::cached(pattern, flags)?.is_match(text)
+    }
+
     /// [`Regex::new`] through a small per-thread cache, for patterns that repeat across samples
     /// (a ground-truth pattern is compiled once per thread, not once per sample).
     pub fn cached(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
@@ -1429,5 +1444,39 @@ mod python_differential {
             })
             .collect();
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn search_once_agrees_with_a_compiled_search() {
+        let texts = ["", "Paris", "It is -3°C in Oslo.", "a.b", "x\ny", "PARIS"];
+        let patterns = [
+            "",
+            "Paris",
+            "-3°C",
+            "a.b",
+            "a",
+            "°",
+            "x\ny",
+            "Oslo.",
+            r"P\w+",
+            "(?i)paris",
+            "São Tomé",
+        ];
+        for pattern in patterns {
+            for flags in [0, UNICODE, IGNORECASE] {
+                let compiled = Regex::new(pattern, flags).unwrap();
+                for text in texts {
+                    assert_eq!(
+                        Regex::search_once(pattern, flags, text).unwrap(),
+                        compiled.is_match(text).unwrap(),
+                        "{pattern:?} ({flags}) on {text:?}"
+                    );
+                }
+            }
+        }
+        assert!(matches!(
+            Regex::search_once("(", 0, "x"),
+            Err(RegexError::Syntax { .. })
+        ));
     }
 }
