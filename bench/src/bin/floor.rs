@@ -10,6 +10,10 @@ use std::time::Instant;
 
 use gavel::dataset::{Items, RowParser};
 
+/// The allocator `gavel` itself runs with, so that the floor measures the same parsing.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: bench-floor DATASET.jsonl");
