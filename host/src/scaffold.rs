@@ -276,7 +276,9 @@ mod tests {
 
     #[test]
     fn every_template_has_what_new_pack_promises() {
-        assert!(languages().contains(&"rust") && languages().contains(&"c"));
+        for lang in ["c", "js", "python", "rust"] {
+            assert!(languages().contains(&lang), "no {lang} template");
+        }
         for (lang, files) in TEMPLATES {
             for required in ["build.sh", "suite.yaml", "dataset.jsonl", "README.md"] {
                 assert!(

@@ -41,7 +41,7 @@ pub enum Command {
     List(list::Args),
     /// Show what a pack component provides and which WIT version it implements.
     Inspect(inspect::Args),
-    /// Create a grader pack from a template: `gavel new pack NAME --lang rust|c`.
+    /// Create a grader pack from a template: `gavel new pack NAME --lang rust|c|python|js`.
     New(new::Args),
 }
 

@@ -23,14 +23,17 @@ struct PackArgs {
     /// The pack's name: the folder's name and the name suites use (`function: NAME.<fn>`).
     /// Lowercase letters, digits, `-` and `_`, starting with a letter.
     name: String,
-    /// The language of the pack's source.
+    /// The language of the pack's source. Each pack's build.sh installs what it lacks: rust the
+    /// wasm32-wasip2 target (rustup), c clang and wasi-libc (apt) and wasm-tools (PyPI),
+    /// python componentize-py (PyPI), js componentize-js (npm); the last two once per user, in
+    /// a toolchain folder all packs share (README.md in the new pack says where).
     #[arg(long, default_value = "rust", value_parser = PossibleValuesParser::new(scaffold::languages()))]
     lang: String,
     /// The folder to create the pack folder in.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
-    /// The Rust guest SDK (`guest-sdk/` of a gavel checkout) the pack depends on, by path
-    /// [default: the one beside the sources this gavel was built from].
+    /// For `--lang rust`: the Rust guest SDK (`guest-sdk/` of a gavel checkout) the pack
+    /// depends on, by path [default: the one beside the sources this gavel was built from].
     #[arg(long, value_name = "DIR")]
     sdk: Option<PathBuf>,
 }
