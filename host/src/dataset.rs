@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::sample::{AgentState, RawRow, Sample, SampleId, Texts};
-use crate::trajectory::{self, Format};
+use crate::trajectory::{self, Format, Inline};
 
 /// A row that cannot be graded: where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,20 +94,73 @@ impl RowParser {
     pub fn parse(&self, item: &Item) -> Result<Sample, RowError> {
         let mut sample = self.parse_row(&item.row)?;
         if let Some(run) = &item.run {
-            let record: RunRecord = parse_json(run)?;
-            sample.trajectory = match record.trajectory {
-                Some(raw) => Some(self.convert(raw, run)?),
-                None => None,
-            };
-            if record.agent_state.is_some() {
-                sample.agent_state = record.agent_state;
+            let (trajectory, agent_state) = self.parse_run(run)?;
+            sample.trajectory = trajectory;
+            if agent_state.is_some() {
+                sample.agent_state = agent_state;
             }
         }
         Ok(sample)
     }
 
+    /// A run record's trajectory and memory, read in one pass where it can be (as rows are).
+    fn parse_run(
+        &self,
+        run: &Line,
+    ) -> Result<(Option<trajectory::Trajectory>, Option<AgentState>), RowError> {
+        if let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
+            && let Some(trajectory) = self.convert_inline(record.trajectory, run)
+        {
+            return Ok((trajectory?, record.agent_state));
+        }
+        let record: RunRecord<&RawValue> = parse_json(run)?;
+        let trajectory = match record.trajectory {
+            Some(raw) => Some(self.convert(raw, run)?),
+            None => None,
+        };
+        Ok((trajectory, record.agent_state))
+    }
+
+    /// Parses a row in one pass, its trajectory read in place; a row that pass cannot settle
+    /// (a parse error anywhere, a trajectory whose shape is not the suite's format or that
+    /// detection alone cannot place) is parsed again the general way, whose result and errors
+    /// are the authoritative ones.
     fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
+        if let Ok(raw) = serde_json::from_str::<RawRow<Inline>>(&line.text) {
+            let (mut sample, inline) = self.fields(raw, line)?;
+            if let Some(trajectory) = self.convert_inline(inline, line) {
+                sample.trajectory = trajectory?;
+                return Ok(sample);
+            }
+        }
         let raw: RawRow = parse_json(line)?;
+        let (mut sample, trajectory) = self.fields(raw, line)?;
+        sample.trajectory = match trajectory {
+            Some(raw) => Some(self.convert(raw, line)?),
+            None => None,
+        };
+        Ok(sample)
+    }
+
+    /// The inline trajectory converted, or `None` when its shape is not the suite's format.
+    fn convert_inline(
+        &self,
+        trajectory: Option<Inline>,
+        line: &Line,
+    ) -> Option<Result<Option<trajectory::Trajectory>, RowError>> {
+        match trajectory {
+            None => Some(Ok(None)),
+            Some(inline) => Some(
+                inline
+                    .convert(self.format)?
+                    .map(Some)
+                    .map_err(|e| row_error(line, 0, e.0)),
+            ),
+        }
+    }
+
+    /// The sample of a parsed row, but for its trajectory, which is handed back unconverted.
+    fn fields<T>(&self, raw: RawRow<T>, line: &Line) -> Result<(Sample, Option<T>), RowError> {
         let error = |message: String| row_error(line, 0, message);
         let id = match raw.sample_id.or(raw.id) {
             Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
@@ -139,11 +192,7 @@ impl RowParser {
             (None, Some(path)) => Some(self.read_rubric(&path).map_err(error)?),
             (None, None) => None,
         };
-        let trajectory = match raw.trajectory {
-            Some(raw) if raw.get() != "null" => Some(self.convert(raw, line)?),
-            _ => None,
-        };
-        Ok(Sample {
+        let sample = Sample {
             id,
             line: line.number,
             input,
@@ -157,9 +206,10 @@ impl RowParser {
             reference_tools: raw.reference_tools.unwrap_or_default(),
             tags: raw.tags.unwrap_or_default(),
             metadata: raw.metadata.unwrap_or_default(),
-            trajectory,
+            trajectory: None,
             agent_state: raw.agent_state,
-        })
+        };
+        Ok((sample, raw.trajectory))
     }
 
     fn convert(&self, raw: &RawValue, line: &Line) -> Result<trajectory::Trajectory, RowError> {

@@ -124,9 +124,11 @@ impl Sample {
     }
 }
 
-/// The JSON shape of a dataset row, before the trajectory is converted.
-#[derive(Debug, Deserialize)]
-pub struct RawRow<'a> {
+/// The JSON shape of a dataset row, before the trajectory is converted: the trajectory is raw
+/// JSON text, or (`T` = [`crate::trajectory::Inline`]) read in place.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+pub struct RawRow<'a, T = &'a RawValue> {
     #[serde(default, borrow)]
     pub sample_id: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -158,8 +160,8 @@ pub struct RawRow<'a> {
     pub tags: Option<Vec<String>>,
     #[serde(default)]
     pub metadata: Option<Map<String, Value>>,
-    #[serde(default, borrow)]
-    pub trajectory: Option<&'a RawValue>,
+    #[serde(default)]
+    pub trajectory: Option<T>,
     #[serde(default)]
     pub agent_state: Option<AgentState>,
 }

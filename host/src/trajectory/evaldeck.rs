@@ -21,7 +21,7 @@ use super::{
 pub struct EvaldeckConverter;
 
 #[derive(Deserialize)]
-struct Trace<'a> {
+pub(super) struct Trace<'a> {
     #[serde(borrow, default)]
     input: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -97,40 +97,45 @@ impl Converter for EvaldeckConverter {
     }
 
     fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
-        let Object(trace): Object<Trace> = json::parse(raw.get(), || "trajectory".to_string())?;
-        let status = match trace.status.as_ref().map(|s| &*s.0) {
-            None | Some("success") => RunStatus::Success,
-            Some("failure") => RunStatus::Failure,
-            Some("timeout") => RunStatus::Timeout,
-            Some("error") => RunStatus::Error,
-            Some(other) => {
-                return Err(ConvertError(format!(
-                    "trajectory.status: unknown run status `{other}` (expected success, \
-                     failure, timeout or error)"
-                )));
-            }
-        };
-        let steps = trace.steps.unwrap_or_default();
-        let mut events = Vec::with_capacity(steps.len() + 1);
-        for (index, Object(step)) in steps.into_iter().enumerate() {
-            convert_step(step, index, &mut events)?;
-        }
-        let output = trace.output.map(Text::into_string);
-        if let Some(output) = &output {
-            events.push(Event::Assistant {
-                content: Content::Text(output.clone()),
-            });
-        }
-        Ok(Trajectory {
-            format: Format::Evaldeck,
-            turns: vec![events],
-            output,
-            status,
-            input: trace.input.map(Text::into_string),
-            duration_ms: trace.duration_ms,
-            usage: None,
-        })
+        let Object(trace) = json::parse(raw.get(), || "trajectory".to_string())?;
+        from_trace(trace)
     }
+}
+
+/// Converts a recorded trace.
+pub(super) fn from_trace(trace: Trace) -> Result<Trajectory, ConvertError> {
+    let status = match trace.status.as_ref().map(|s| &*s.0) {
+        None | Some("success") => RunStatus::Success,
+        Some("failure") => RunStatus::Failure,
+        Some("timeout") => RunStatus::Timeout,
+        Some("error") => RunStatus::Error,
+        Some(other) => {
+            return Err(ConvertError(format!(
+                "trajectory.status: unknown run status `{other}` (expected success, \
+                 failure, timeout or error)"
+            )));
+        }
+    };
+    let steps = trace.steps.unwrap_or_default();
+    let mut events = Vec::with_capacity(steps.len() + 1);
+    for (index, Object(step)) in steps.into_iter().enumerate() {
+        convert_step(step, index, &mut events)?;
+    }
+    let output = trace.output.map(Text::into_string);
+    if let Some(output) = &output {
+        events.push(Event::Assistant {
+            content: Content::Text(output.clone()),
+        });
+    }
+    Ok(Trajectory {
+        format: Format::Evaldeck,
+        turns: vec![events],
+        output,
+        status,
+        input: trace.input.map(Text::into_string),
+        duration_ms: trace.duration_ms,
+        usage: None,
+    })
 }
 
 fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(), ConvertError> {

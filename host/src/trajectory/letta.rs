@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json::{self, Expecting, Object, RawContent, Text, first_byte, first_element, missing};
+use super::json::{self, Expecting, Object, RawContent, Text, missing};
 use super::{
     ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
@@ -34,7 +34,7 @@ pub struct LettaConverter;
 /// A Letta message with every field any message type carries. Fields whose shape depends on the
 /// type stay raw until the type is known, so a message no built-in reads never fails on them.
 #[derive(Deserialize)]
-struct Message<'a> {
+pub(super) struct Message<'a> {
     #[serde(borrow, default)]
     message_type: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -151,28 +151,36 @@ impl At {
 
 impl Converter for LettaConverter {
     fn detect(&self, raw: &RawValue) -> bool {
-        first_byte(raw) == Some(b'[')
-            && first_element(raw).is_none_or(|first| first_byte(first) == Some(b'['))
+        // An empty list, or a list whose first element is a list (a turn).
+        let mut bytes = raw.get().bytes().filter(|b| !b.is_ascii_whitespace());
+        bytes.next() == Some(b'[') && matches!(bytes.next(), Some(b'[' | b']'))
     }
 
     fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
-        let turns: Vec<Vec<Object<Message>>> = json::parse(raw.get(), || "trajectory".to_string())?;
-        let mut steps = Steps::default();
-        let mut out = Vec::with_capacity(turns.len());
-        for (turn, messages) in turns.into_iter().enumerate() {
-            steps.open = false;
-            let mut events = Vec::with_capacity(messages.len() * 3 / 2 + 1);
-            for (index, Object(message)) in messages.into_iter().enumerate() {
-                convert_message(message, At { turn, index }, &mut steps, &mut events)?;
-            }
-            out.push(events);
-        }
-        Ok(Trajectory {
-            format: Format::Letta,
-            turns: out,
-            ..Trajectory::default()
-        })
+        from_turns(json::parse(raw.get(), || "trajectory".to_string())?)
     }
+}
+
+/// The messages of one turn, as recorded.
+pub(super) type Turn<'a> = Vec<Object<Message<'a>>>;
+
+/// Converts the recorded turns.
+pub(super) fn from_turns(turns: Vec<Turn>) -> Result<Trajectory, ConvertError> {
+    let mut steps = Steps::default();
+    let mut out = Vec::with_capacity(turns.len());
+    for (turn, messages) in turns.into_iter().enumerate() {
+        steps.open = false;
+        let mut events = Vec::with_capacity(messages.len() * 3 / 2 + 1);
+        for (index, Object(message)) in messages.into_iter().enumerate() {
+            convert_message(message, At { turn, index }, &mut steps, &mut events)?;
+        }
+        out.push(events);
+    }
+    Ok(Trajectory {
+        format: Format::Letta,
+        turns: out,
+        ..Trajectory::default()
+    })
 }
 
 fn convert_message<'a>(

@@ -7,6 +7,7 @@
 //! count and duration.
 
 mod evaldeck;
+mod inline;
 mod json;
 mod letta;
 mod openai;
@@ -15,6 +16,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 pub use evaldeck::EvaldeckConverter;
+pub use inline::Inline;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
 

@@ -30,7 +30,7 @@ impl Expecting for ChatLog<'_> {
 }
 
 #[derive(Deserialize)]
-struct Message<'a> {
+pub(super) struct Message<'a> {
     #[serde(borrow)]
     role: Text<'a>,
     #[serde(borrow, default)]
@@ -88,16 +88,24 @@ impl Converter for OpenAiConverter {
         } else {
             (json::parse(raw.get(), at_root)?, "trajectory")
         };
-        let mut events = Vec::with_capacity(messages.len() * 2);
-        for (index, Object(message)) in messages.into_iter().enumerate() {
-            convert_message(message, base, index, &mut events)?;
-        }
-        Ok(Trajectory {
-            format: Format::OpenAi,
-            turns: vec![events],
-            ..Trajectory::default()
-        })
+        from_messages(messages, base)
     }
+}
+
+/// Converts the recorded messages; `base` is where they sit in the trajectory.
+pub(super) fn from_messages(
+    messages: Vec<Object<Message>>,
+    base: &str,
+) -> Result<Trajectory, ConvertError> {
+    let mut events = Vec::with_capacity(messages.len() * 2);
+    for (index, Object(message)) in messages.into_iter().enumerate() {
+        convert_message(message, base, index, &mut events)?;
+    }
+    Ok(Trajectory {
+        format: Format::OpenAi,
+        turns: vec![events],
+        ..Trajectory::default()
+    })
 }
 
 fn convert_message(
