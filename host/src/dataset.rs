@@ -285,10 +285,11 @@ fn parse_id(raw: &RawValue) -> Result<SampleId, &'static str> {
 }
 
 /// A recorded run: the fields gavel reads from a letta-evals result line (others are ignored).
-#[derive(Debug, Deserialize)]
-struct RunRecord<'a> {
-    #[serde(default, borrow)]
-    trajectory: Option<&'a RawValue>,
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+struct RunRecord<T> {
+    #[serde(default)]
+    trajectory: Option<T>,
     #[serde(default)]
     agent_state: Option<AgentState>,
 }
@@ -363,6 +364,55 @@ impl Lines {
             )));
         }
     }
+}
+
+/// How many rows [`Lines`] reads from `path` (its non-blank lines), counted in place without
+/// copying each line out; a file [`Lines`] cannot read fails the same way here.
+pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
+    let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let read_error = |e| SourceError::io(path, "read", e);
+    let mut rows = 0u64;
+    // The start of a line that runs over the end of the buffer.
+    let mut carried: Vec<u8> = Vec::new();
+    loop {
+        let buffer = reader.fill_buf().map_err(read_error)?;
+        if buffer.is_empty() {
+            break;
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', buffer) {
+            let is_row = if carried.is_empty() {
+                is_row(&buffer[start..end])
+            } else {
+                carried.extend_from_slice(&buffer[start..end]);
+                let is_row = is_row(&carried);
+                carried.clear();
+                is_row
+            };
+            rows += u64::from(is_row.map_err(read_error)?);
+            start = end + 1;
+        }
+        carried.extend_from_slice(&buffer[start..]);
+        let consumed = buffer.len();
+        reader.consume(consumed);
+    }
+    if !carried.is_empty() {
+        rows += u64::from(is_row(&carried).map_err(read_error)?);
+    }
+    Ok(rows)
+}
+
+/// Whether a line (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and not
+/// blank.
+fn is_row(line: &[u8]) -> std::io::Result<bool> {
+    let text = std::str::from_utf8(line).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })?;
+    Ok(!text.trim().is_empty())
 }
 
 /// The stream of items of a suite: dataset rows, or run records joined to their rows.
@@ -523,4 +573,56 @@ fn read_line_at(file: &mut File, offset: u64) -> std::io::Result<String> {
         text.pop();
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows_read(path: &Path) -> Result<u64, String> {
+        let mut lines = Lines::open(path).map_err(|e| e.to_string())?;
+        let mut rows = 0;
+        while lines.next_line().map_err(|e| e.to_string())?.is_some() {
+            rows += 1;
+        }
+        Ok(rows)
+    }
+
+    #[test]
+    fn counted_rows_are_the_rows_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = format!("{{\"id\": \"{}\"}}", "x".repeat(3 << 20));
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("empty", Vec::new()),
+            ("plain", b"{}\n{}\n".to_vec()),
+            ("no final newline", b"{}\n{}".to_vec()),
+            ("blank lines", b"\n  \n{}\r\n\t\r\n{}\n\n".to_vec()),
+            // A line of Unicode spaces is blank too (NBSP, ideographic space).
+            ("unicode blanks", "\u{a0}\u{3000}\n{}\n".as_bytes().to_vec()),
+            // Lines longer than the counting buffer, and one ending the file.
+            ("long lines", format!("{long}\n{{}}\n{long}").into_bytes()),
+        ];
+        for (name, bytes) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let counted = count_rows(&path).map_err(|e| e.to_string());
+            assert_eq!(counted, rows_read(&path), "{name}");
+        }
+        assert_eq!(count_rows(&dir.path().join("long lines")).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_fails_as_reading_it_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.jsonl");
+        std::fs::write(&path, b"{}\n{\"a\": \"\xff\"}\n").unwrap();
+        let counted = count_rows(&path).unwrap_err().to_string();
+        assert_eq!(counted, rows_read(&path).unwrap_err());
+        assert!(counted.contains("valid UTF-8"), "{counted}");
+        let missing = dir.path().join("missing.jsonl");
+        assert_eq!(
+            count_rows(&missing).unwrap_err().to_string(),
+            rows_read(&missing).unwrap_err()
+        );
+    }
 }

@@ -623,12 +623,7 @@ pub fn regroup(path: &Path, aggregator: &mut Aggregator) -> Result<(), String> {
         let line = line.map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
         // Result lines begin with their id (`ResultsFile::append`), so most are skipped
         // after reading a few bytes.
-        let id = line.strip_prefix(r#"{"sample_id":"#).and_then(|rest| {
-            serde_json::Deserializer::from_str(rest)
-                .into_iter::<SampleId>()
-                .next()?
-                .ok()
-        });
+        let id = line.strip_prefix(r#"{"sample_id":"#).and_then(leading_id);
         if id.is_some_and(|id| !aggregator.may_repeat(&id)) {
             continue;
         }
@@ -642,6 +637,17 @@ pub fn regroup(path: &Path, aggregator: &mut Aggregator) -> Result<(), String> {
         aggregator.regroup(&result);
     }
     Ok(())
+}
+
+/// The id at the start of `text`, read as its own type (an untagged [`SampleId`] would buffer
+/// the value first).
+fn leading_id(text: &str) -> Option<SampleId> {
+    let mut values = serde_json::Deserializer::from_str(text);
+    if text.starts_with('"') {
+        String::deserialize(&mut values).ok().map(SampleId::Str)
+    } else {
+        i64::deserialize(&mut values).ok().map(SampleId::Int)
+    }
 }
 
 /// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
@@ -706,6 +712,21 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn leading_ids_read_as_written() {
+        for id in [
+            SampleId::Int(-42),
+            SampleId::Int(7),
+            SampleId::Str("a \"b\" é".into()),
+            SampleId::Str("12".into()),
+        ] {
+            let line = serde_json::to_string(&id).unwrap() + r#","grades":{}}"#;
+            assert_eq!(leading_id(&line), Some(id));
+        }
+        assert_eq!(leading_id("1.5,"), None);
+        assert_eq!(leading_id("null,"), None);
+    }
 
     #[tokio::test]
     async fn a_panic_while_grading_becomes_an_error_value() {

@@ -285,6 +285,10 @@ struct Failing {
 
 impl Failing {
     fn note(&mut self, result: &SampleResult) {
+        if self.samples.len() >= FAILING_LISTED {
+            self.more += u64::from(result.status() != Status::Pass);
+            return;
+        }
         let why = if let Some(error) = &result.error {
             format!("error: {}", error.message)
         } else if let Some((key, grade)) = result
@@ -296,12 +300,8 @@ impl Failing {
         } else {
             return;
         };
-        if self.samples.len() < FAILING_LISTED {
-            self.samples
-                .push(format!("{}  {}", result.sample_id, one_line(&why, 100)));
-        } else {
-            self.more += 1;
-        }
+        self.samples
+            .push(format!("{}  {}", result.sample_id, one_line(&why, 100)));
     }
 }
 
@@ -432,6 +432,17 @@ pub fn check_rows(
 }
 
 fn count(prepared: &Prepared, selection: Selection) -> Result<u64, u8> {
+    if selection.filters.is_empty() && prepared.runs.is_empty() {
+        // Every row is an item: count lines without reading rows out one by one.
+        let rows = gavel::dataset::count_rows(&prepared.dataset).map_err(|e| {
+            eprintln!("error: {e}");
+            super::EXIT_INVALID
+        })?;
+        return Ok(match selection.max_samples {
+            Some(max) if max > 0 => rows.min(max),
+            _ => rows,
+        });
+    }
     let items = Items::open(&prepared.dataset, &prepared.runs).map_err(|e| {
         eprintln!("error: {e}");
         super::EXIT_INVALID

@@ -72,14 +72,20 @@ impl Function {
             (_, None) => Grade::scored(0.0, "No ground_truth answer provided"),
             (Function::ExactMatch, Some(gt)) => {
                 let matched = python::strip(submission) == python::strip(gt);
-                verdict(matched, "Exact match")
+                verdict(matched, ["Exact match: True", "Exact match: False"])
             }
             (Function::Contains, Some(gt)) => {
                 let found = python::lower(submission).contains(&python::lower(gt));
-                verdict(found, "Contains ground_truth")
+                verdict(
+                    found,
+                    [
+                        "Contains ground_truth: True",
+                        "Contains ground_truth: False",
+                    ],
+                )
             }
             (Function::RegexMatch, Some(gt)) => match Regex::search_once(gt, 0, submission) {
-                Ok(matched) => verdict(matched, "Regex match"),
+                Ok(matched) => verdict(matched, ["Regex match: True", "Regex match: False"]),
                 Err(e @ RegexError::TooCostly) => {
                     Grade::error(format!("Regex search could not finish: {e}"))
                 }
@@ -91,9 +97,12 @@ impl Function {
 }
 
 /// Score 1 or 0 with letta-evals' `"<label>: True"` / `"<label>: False"` rationale.
-fn verdict(ok: bool, label: &str) -> Grade {
-    let (score, word) = if ok { (1.0, "True") } else { (0.0, "False") };
-    Grade::scored(score, format!("{label}: {word}"))
+fn verdict(ok: bool, [yes, no]: [&str; 2]) -> Grade {
+    if ok {
+        Grade::scored(1.0, yes)
+    } else {
+        Grade::scored(0.0, no)
+    }
 }
 
 fn ascii_printable_only(submission: &str) -> Grade {
