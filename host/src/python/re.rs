@@ -108,6 +108,56 @@ impl Findall<'_> {
     }
 }
 
+/// A pattern that matches one fixed text, optionally at the start (`^`) or end (`$`).
+struct AnchoredLiteral {
+    text: String,
+    start: bool,
+    end: bool,
+}
+
+impl AnchoredLiteral {
+    const METACHARACTERS: &[char] = &[
+        '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
+    ];
+
+    fn parse(pattern: &str) -> Option<AnchoredLiteral> {
+        let (start, rest) = match pattern.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, pattern),
+        };
+        let mut text = String::with_capacity(rest.len());
+        let mut end = false;
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                // An escaped ASCII punctuation character stands for itself; `\d`, `\n`, `\b`...
+                // have meanings of their own.
+                '\\' => match chars.next() {
+                    Some(escaped) if escaped.is_ascii_punctuation() => text.push(escaped),
+                    _ => return None,
+                },
+                '$' if chars.as_str().is_empty() => end = true,
+                c if Self::METACHARACTERS.contains(&c) => return None,
+                c => text.push(c),
+            }
+        }
+        Some(AnchoredLiteral { text, start, end })
+    }
+
+    /// Python's `^` (start of the text) and `$` (end of the text, or before a final newline),
+    /// without MULTILINE.
+    fn is_match(&self, text: &str) -> bool {
+        let ends_here = |t: &str| t.ends_with(&self.text);
+        let is_it = |t: &str| t == self.text;
+        match (self.start, self.end) {
+            (false, false) => text.contains(&self.text),
+            (true, false) => text.starts_with(&self.text),
+            (true, true) => is_it(text) || text.strip_suffix('\n').is_some_and(is_it),
+            (false, true) => ends_here(text) || text.strip_suffix('\n').is_some_and(ends_here),
+        }
+    }
+}
+
 thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
 }
@@ -143,16 +193,17 @@ impl Regex {
     }
 
     /// Whether `re.search(pattern, text, flags)` finds a match, for a pattern used once: a
-    /// pattern without metacharacters (most ground truths) is searched as plain text without
-    /// compiling anything, and the rest go through [`Regex::cached`].
+    /// pattern that is plain text (most ground truths), possibly with escaped punctuation and
+    /// `^`/`$` anchors, is tested as text without compiling anything; the rest go through
+    /// [`Regex::cached`].
     pub fn search_once(pattern: &str, flags: u32, text: &str) -> Result<bool, RegexError> {
-        const METACHARACTERS: &[char] = &[
-            '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
-        ];
         // UNICODE is Python's default for str patterns; other flags change literal matching
-        // (IGNORECASE) or the pattern's reading (VERBOSE), so they take the compiled path.
-        if flags & !UNICODE == 0 && !pattern.contains(METACHARACTERS) {
-            return Ok(text.contains(pattern));
+        // (IGNORECASE), the anchors (MULTILINE) or the pattern's reading (VERBOSE), so they take
+        // the compiled path.
+        if flags & !UNICODE == 0
+            && let Some(anchored) = AnchoredLiteral::parse(pattern)
+        {
+            return Ok(anchored.is_match(text));
         }
         Regex::cached(pattern, flags)?.is_match(text)
     }
@@ -1448,7 +1499,23 @@ mod python_differential {
 
     #[test]
     fn search_once_agrees_with_a_compiled_search() {
-        let texts = ["", "Paris", "It is -3°C in Oslo.", "a.b", "x\ny", "PARIS"];
+        let texts = [
+            "",
+            "\n",
+            "Paris",
+            "Paris\n",
+            "Paris\n\n",
+            "It is -3°C in Oslo.",
+            "a.b",
+            "axb",
+            "x\ny",
+            "PARIS",
+            "420 * 261 = 109620",
+            "420 * 261 = 109620\n",
+            "$5",
+            "^x",
+            "in Oslo.\n",
+        ];
         let patterns = [
             "",
             "Paris",
@@ -1461,6 +1528,24 @@ mod python_differential {
             r"P\w+",
             "(?i)paris",
             "São Tomé",
+            "^Paris",
+            "Paris$",
+            "^Paris$",
+            "^$",
+            "^",
+            "$",
+            r"^420 \* 261 = 109620$",
+            r"a\.b",
+            r"^a\.b$",
+            r"\$5",
+            r"^\^x",
+            "y$",
+            "^x",
+            r"Oslo\.$",
+            r"\d",
+            r"\n",
+            "a$b",
+            "$$",
         ];
         for pattern in patterns {
             for flags in [0, UNICODE, IGNORECASE] {
