@@ -31,6 +31,18 @@ CASES = [
     (r"Confirmation: [A-Z]{3}\d{3}", 0, "Booked. Confirmation: ABC123 thanks"), (r"price(?= USD)", 0, "price USD"),
     (r"(?i)ΟΔΟΣ", 0, "οδος"), (r"^\d+$", 0, "line\n42"), (r"^\d+$", 8, "line\n42"),
     (r"(a|b)*c", 0, "abac"), (r"(?:ab)+", 0, "ababa"), (r"((a)(b))", 0, "ab"),
+    # non-ASCII text for the classes and boundaries; the engine's own word characters differ
+    (r"\w+", 0, "naïve café"), (r"\w+", 0, "a\u0301b"), (r"\w", 0, "Ⓐ"), (r"\w", 0, "x²"),
+    (r"\bcafé\b", 0, "un café."), (r"\bé", 0, "aé"), (r"e\b", 0, "e\u0301"), (r"x\b", 0, "x²"),
+    (r"x\b", 0, "xⒶ"), (r"\b\w+\b", 0, "x\u0301y"), (r"x\B", 0, "x²"), (r"\B", 0, ""),
+    (r"\B", 0, " "), (r"\b", 0, ""), (r"\B", 256, ""), (r"\B", 256, "aéb"), (r"x\b", 256, "xé"), (r"\d+", 0, "١٢٣"),
+    (r"\d", 0, "²"), (r"\D+", 0, "١a٢"),
+    # flags, anchors and the empty pattern on the plain engine
+    (r"(?i)capital of .+ is paris\b", 0, "The Capital of France is PARIS."), (r"(?i)k", 0, "\u212a"),
+    (r"(?i)ſ", 0, "S"), (r"a$", 0, "a\n"), (r"a$", 0, "a\n\n"), (r"a$|b", 0, "xb"), (r"^$", 0, "\n"),
+    (r"a\n$", 0, "a\n\n"), (r"(?:a$)", 0, "a\n"), (r"(?s)a.b", 0, "a\nb"), (r"(?m)^b$", 0, "a\nb\nc"),
+    (r"(?m)a$", 0, "a\nb"), (r"", 0, ""), (r"", 0, "x"), (r"(?<![\d-])12°C and \w+", 0, "it is 12°C and sunny"),
+    (r"(?<![\d-])12°C", 0, "-12°C"), (r"Confirmation: [A-Z]{3}\d{3}", 0, "Confirmation: ABC12"),
     # invalid in Python
     (r"[unclosed", 0, ""), (r"(abc", 0, ""), (r"abc)", 0, ""), (r"*a", 0, ""), (r"a**", 0, ""),
     (r"\q", 0, ""), (r"[z-a]", 0, ""), (r"(a)\2", 0, ""), (r"(a\1)", 0, ""), (r"a{3,2}", 0, ""),

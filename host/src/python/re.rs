@@ -5,11 +5,22 @@
 //! construct whose meaning differs between the two (`$`, `\Z`, `\s`, `\w`, `{`, group names,
 //! flag scopes, character-class set operators), so the engine sees no ambiguity. Patterns come
 //! from data, so compiled size and backtracking are bounded and reported as errors.
+//!
+//! A pattern searched once ([`Regex::search_once`], a pattern per dataset row) needs only a
+//! yes or no, and building the full engine (captures, reverse automata, prefilters) costs far
+//! more than the search. When the pattern needs no backtracking, the tokenizer also writes it
+//! for a lean automaton built for that one answer.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
+
+use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
+use regex_automata::util::syntax;
+use regex_syntax::hir::{
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition,
+};
 
 /// `re.IGNORECASE`.
 pub const IGNORECASE: u32 = 2;
@@ -108,24 +119,222 @@ impl Findall<'_> {
     }
 }
 
+/// A pattern that matches one fixed text, optionally at the start (`^`) or end (`$`).
+struct AnchoredLiteral {
+    text: String,
+    start: bool,
+    end: bool,
+}
+
+impl AnchoredLiteral {
+    const METACHARACTERS: &[char] = &[
+        '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
+    ];
+
+    fn parse(pattern: &str) -> Option<AnchoredLiteral> {
+        let (start, rest) = match pattern.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, pattern),
+        };
+        let mut text = String::with_capacity(rest.len());
+        let mut end = false;
+        let mut chars = rest.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                // An escaped ASCII punctuation character stands for itself; `\d`, `\n`, `\b`...
+                // have meanings of their own.
+                '\\' => match chars.next() {
+                    Some(escaped) if escaped.is_ascii_punctuation() => text.push(escaped),
+                    _ => return None,
+                },
+                '$' if chars.as_str().is_empty() => end = true,
+                c if Self::METACHARACTERS.contains(&c) => return None,
+                c => text.push(c),
+            }
+        }
+        Some(AnchoredLiteral { text, start, end })
+    }
+
+    /// Python's `^` (start of the text) and `$` (end of the text, or before a final newline),
+    /// without MULTILINE.
+    fn is_match(&self, text: &str) -> bool {
+        let ends_here = |t: &str| t.ends_with(&self.text);
+        let is_it = |t: &str| t == self.text;
+        match (self.start, self.end) {
+            (false, false) => text.contains(&self.text),
+            (true, false) => text.starts_with(&self.text),
+            (true, true) => is_it(text) || text.strip_suffix('\n').is_some_and(is_it),
+            (false, true) => ends_here(text) || text.strip_suffix('\n').is_some_and(ends_here),
+        }
+    }
+}
+
+/// A pattern that needs no backtracking, parsed for the automata engines. Searched once, it is
+/// compiled for that one text: its character classes keep only the characters the text has,
+/// which cannot change the answer and spares compiling large Unicode classes (`\w`, `\d`, `.`)
+/// into automata, the bulk of the cost of a pattern used once.
+struct Plain {
+    hir: Hir,
+    boundaries: bool,
+}
+
+/// Characters that are word characters for Python or for the engine's `\b`, not both.
+static WORD_MISMATCH: LazyLock<Option<ClassUnicode>> =
+    LazyLock::new(
+        || match syntax::parse(r"[\w~~[\p{L}\p{N}_]]").ok()?.into_kind() {
+            HirKind::Class(Class::Unicode(class)) => Some(class),
+            _ => None,
+        },
+    );
+
+impl Plain {
+    /// The parsed plain dialect of a translation, or `None` when the pattern needs fancy-regex
+    /// or the parser refuses it (fancy-regex then decides, with its own errors).
+    fn new(translated: &Translated) -> Option<Plain> {
+        // The syntax fancy-regex gives the engine for the patterns it delegates.
+        let config = syntax::Config::new().utf8(true).unicode(true);
+        let hir = syntax::parse_with(translated.plain.as_deref()?, &config).ok()?;
+        Some(Plain {
+            hir,
+            boundaries: translated.boundaries,
+        })
+    }
+
+    /// Whether the pattern matches in `text`, or `None` when this engine cannot tell it
+    /// exactly or refuses the compiled pattern (over the size limit): the full engine decides.
+    fn is_match(&self, text: &str) -> Option<bool> {
+        let alphabet = ClassUnicode::new(text.chars().map(|c| ClassUnicodeRange::new(c, c)));
+        if self.boundaries && !Plain::boundaries_agree(text, &alphabet) {
+            return None;
+        }
+        let config = thompson::Config::new()
+            .which_captures(WhichCaptures::None)
+            .nfa_size_limit(Some(SIZE_LIMIT));
+        let nfa = thompson::Compiler::new()
+            .configure(config)
+            .build_from_hir(&restrict(&self.hir, &alphabet))
+            .ok()?;
+        let engine = PikeVM::new_from_nfa(nfa).ok()?;
+        Some(engine.is_match(&mut engine.create_cache(), text))
+    }
+
+    /// Whether the engine's `\b` and `\B` are Python's on a text with these characters. The
+    /// engine's word characters differ (marks and connector punctuation are, `²` is not), so
+    /// they agree only on a text without the differing ones; and Python's `\B` never matches
+    /// in an empty text.
+    fn boundaries_agree(text: &str, alphabet: &ClassUnicode) -> bool {
+        !text.is_empty()
+            && WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
+                let mut common = alphabet.clone();
+                common.intersect(mismatch);
+                common.ranges().is_empty()
+            })
+    }
+}
+
+/// `hir` with every character class cut down to the characters of `alphabet`.
+fn restrict(hir: &Hir, alphabet: &ClassUnicode) -> Hir {
+    let sub = |sub: &Hir| Box::new(restrict(sub, alphabet));
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => {
+            let mut class = class.clone();
+            class.intersect(alphabet);
+            Hir::class(Class::Unicode(class))
+        }
+        HirKind::Repetition(repetition) => Hir::repetition(Repetition {
+            min: repetition.min,
+            max: repetition.max,
+            greedy: repetition.greedy,
+            sub: sub(&repetition.sub),
+        }),
+        HirKind::Capture(capture) => Hir::capture(Capture {
+            index: capture.index,
+            name: capture.name.clone(),
+            sub: sub(&capture.sub),
+        }),
+        HirKind::Concat(items) => {
+            Hir::concat(items.iter().map(|h| restrict(h, alphabet)).collect())
+        }
+        HirKind::Alternation(items) => {
+            Hir::alternation(items.iter().map(|h| restrict(h, alphabet)).collect())
+        }
+        HirKind::Empty
+        | HirKind::Literal(_)
+        | HirKind::Class(Class::Bytes(_))
+        | HirKind::Look(_) => hir.clone(),
+    }
+}
+
+/// What [`Regex::search_once`] keeps of a pattern.
+#[derive(Clone)]
+enum Matcher {
+    Plain(Arc<Plain>),
+    Full(Regex),
+}
+
+impl Matcher {
+    fn new(pattern: &str, flags: u32) -> Result<Matcher, RegexError> {
+        let translated = Translator::run(pattern, flags)?;
+        Ok(match Plain::new(&translated) {
+            Some(plain) => Matcher::Plain(Arc::new(plain)),
+            None => Matcher::Full(Regex::from_translation(pattern, flags, translated)?),
+        })
+    }
+}
+
 thread_local! {
-    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    static CACHE: RefCell<Cache<Regex>> = RefCell::new(Cache::new());
+    static MATCHERS: RefCell<Cache<Matcher>> = RefCell::new(Cache::new());
 }
 
 /// Compiled patterns by source text, evicted oldest first.
-#[derive(Default)]
-struct Cache {
-    entries: HashMap<String, (u32, Result<Regex, RegexError>)>,
+struct Cache<T> {
+    entries: HashMap<String, (u32, Result<T, RegexError>)>,
     order: VecDeque<String>,
+}
+
+impl<T: Clone> Cache<T> {
+    fn new() -> Cache<T> {
+        Cache {
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    fn get(&self, pattern: &str, flags: u32) -> Option<Result<T, RegexError>> {
+        self.entries
+            .get(pattern)
+            .filter(|(cached_flags, _)| *cached_flags == flags)
+            .map(|(_, result)| result.clone())
+    }
+
+    fn insert(&mut self, pattern: &str, flags: u32, result: Result<T, RegexError>) {
+        if self.entries.len() >= CACHE_CAPACITY
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.entries.remove(&oldest);
+        }
+        if self
+            .entries
+            .insert(pattern.to_string(), (flags, result))
+            .is_none()
+        {
+            self.order.push_back(pattern.to_string());
+        }
+    }
 }
 
 impl Regex {
     /// Compiles a Python `re` pattern with Python flag bits (`re.compile(pattern, flags)`).
     pub fn new(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
-        if flags & !KNOWN_FLAGS != 0 || flags & LOCALE != 0 {
-            return Err(RegexError::Flags(flags));
-        }
-        let translated = Translator::run(pattern, flags)?;
+        Regex::from_translation(pattern, flags, Translator::run(pattern, flags)?)
+    }
+
+    fn from_translation(
+        pattern: &str,
+        flags: u32,
+        translated: Translated,
+    ) -> Result<Regex, RegexError> {
         let engine = fancy_regex::RegexBuilder::new(&translated.pattern)
             .backtrack_limit(BACKTRACK_LIMIT)
             .delegate_size_limit(SIZE_LIMIT)
@@ -143,45 +352,47 @@ impl Regex {
     }
 
     /// Whether `re.search(pattern, text, flags)` finds a match, for a pattern used once: a
-    /// pattern without metacharacters (most ground truths) is searched as plain text without
-    /// compiling anything, and the rest go through [`Regex::cached`].
+    /// pattern that is plain text (most ground truths), possibly with escaped punctuation and
+    /// `^`/`$` anchors, is tested as text without compiling anything; a pattern that needs no
+    /// backtracking runs on a lean automaton; the rest on the full engine. Compiled patterns
+    /// are kept per thread, as in [`Regex::cached`].
     pub fn search_once(pattern: &str, flags: u32, text: &str) -> Result<bool, RegexError> {
-        const METACHARACTERS: &[char] = &[
-            '.', '^', '$', '*', '+', '?', '{', '}', '[', ']', '\\', '|', '(', ')',
-        ];
         // UNICODE is Python's default for str patterns; other flags change literal matching
-        // (IGNORECASE) or the pattern's reading (VERBOSE), so they take the compiled path.
-        if flags & !UNICODE == 0 && !pattern.contains(METACHARACTERS) {
-            return Ok(text.contains(pattern));
+        // (IGNORECASE), the anchors (MULTILINE) or the pattern's reading (VERBOSE), so they take
+        // the compiled path.
+        if flags & !UNICODE == 0
+            && let Some(anchored) = AnchoredLiteral::parse(pattern)
+        {
+            return Ok(anchored.is_match(text));
         }
-        Regex::cached(pattern, flags)?.is_match(text)
+        let (matcher, repeated) = match MATCHERS.with(|cache| cache.borrow().get(pattern, flags)) {
+            Some(cached) => (cached?, true),
+            None => {
+                let matcher = Matcher::new(pattern, flags);
+                MATCHERS.with(|cache| cache.borrow_mut().insert(pattern, flags, matcher.clone()));
+                (matcher?, false)
+            }
+        };
+        match matcher {
+            // A pattern that repeats is worth the full engine, compiled once for every text.
+            Matcher::Plain(plain) if !repeated => match plain.is_match(text) {
+                Some(found) => Ok(found),
+                None => Regex::cached(pattern, flags)?.is_match(text),
+            },
+            Matcher::Plain(_) => Regex::cached(pattern, flags)?.is_match(text),
+            Matcher::Full(regex) => regex.is_match(text),
+        }
     }
 
     /// [`Regex::new`] through a small per-thread cache, for patterns that repeat across samples
     /// (a ground-truth pattern is compiled once per thread, not once per sample).
     pub fn cached(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
-        CACHE.with(|cache| {
-            let mut cache = cache.borrow_mut();
-            if let Some((cached_flags, result)) = cache.entries.get(pattern)
-                && *cached_flags == flags
-            {
-                return result.clone();
-            }
-            let result = Regex::new(pattern, flags);
-            if cache.entries.len() >= CACHE_CAPACITY
-                && let Some(oldest) = cache.order.pop_front()
-            {
-                cache.entries.remove(&oldest);
-            }
-            if cache
-                .entries
-                .insert(pattern.to_string(), (flags, result.clone()))
-                .is_none()
-            {
-                cache.order.push_back(pattern.to_string());
-            }
-            result
-        })
+        if let Some(cached) = CACHE.with(|cache| cache.borrow().get(pattern, flags)) {
+            return cached;
+        }
+        let result = Regex::new(pattern, flags);
+        CACHE.with(|cache| cache.borrow_mut().insert(pattern, flags, result.clone()));
+        result
     }
 
     /// The Python source of the pattern.
@@ -353,8 +564,8 @@ enum Last {
     Nothing,
     /// An anchor or boundary: Python refuses to repeat it.
     Anchor,
-    /// A repeatable item whose translation starts at this offset of the output.
-    Item(usize),
+    /// A repeatable item whose translation starts here.
+    Item(Mark),
     /// A quantified item: another quantifier is a "multiple repeat".
     Repeat,
 }
@@ -368,6 +579,11 @@ enum ClassItem {
 
 struct Translated {
     pattern: String,
+    /// The pattern for the plain automata engines, valid for `is_match` only.
+    plain: Option<String>,
+    /// Whether the pattern has `\b` or `\B`, whose plain spelling follows the engine's notion
+    /// of a word character and matches in an empty text (see [`Plain::boundaries_agree`]).
+    boundaries: bool,
     groups: usize,
     names: Vec<(String, usize)>,
 }
@@ -375,8 +591,9 @@ struct Translated {
 struct Translator {
     src: Vec<char>,
     pos: usize,
-    out: String,
+    out: Output,
     flags: Flags,
+    boundaries: bool,
     groups: usize,
     open: Vec<usize>,
     names: Vec<(String, usize)>,
@@ -394,6 +611,9 @@ fn syntax(message: impl Into<String>, position: usize) -> RegexError {
 }
 
 const VERBOSE_SPACE: &[char] = &[' ', '\t', '\n', '\r', '\x0b', '\x0c'];
+/// Python's word characters (`str.isalnum()` or `_`: letters and numbers, not marks).
+const WORD: &str = "[\\p{L}\\p{N}_]";
+const ASCII_WORD: &str = "[0-9A-Za-z_]";
 const REGEX_META: &[char] = &[
     '\\', '.', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '-', '~',
 ];
@@ -405,6 +625,69 @@ fn push_literal(out: &mut String, c: char) {
     out.push(c);
 }
 
+/// Where an item starts in both dialects of an [`Output`].
+#[derive(Debug, Clone, Copy)]
+struct Mark {
+    fancy: usize,
+    plain: usize,
+}
+
+/// The translation in two dialects: one for `fancy-regex`, and one for the plain automata
+/// engines, kept while the pattern needs nothing they lack. The plain dialect only has to
+/// answer whether a match exists, which lets it spell a final `$` as text it consumes.
+struct Output {
+    fancy: String,
+    /// `None` once the pattern uses lookaround, a backreference, an atomic group or a
+    /// conditional.
+    plain: Option<String>,
+}
+
+impl Output {
+    fn push_str(&mut self, text: &str) {
+        self.push_split(text, text);
+    }
+
+    fn push(&mut self, c: char) {
+        self.fancy.push(c);
+        if let Some(plain) = &mut self.plain {
+            plain.push(c);
+        }
+    }
+
+    fn push_literal(&mut self, c: char) {
+        push_literal(&mut self.fancy, c);
+        if let Some(plain) = &mut self.plain {
+            push_literal(plain, c);
+        }
+    }
+
+    /// Text that differs between the dialects.
+    fn push_split(&mut self, fancy: &str, plain: &str) {
+        self.fancy.push_str(fancy);
+        if let Some(out) = &mut self.plain {
+            out.push_str(plain);
+        }
+    }
+
+    /// A construct only the backtracking engine has.
+    fn push_fancy(&mut self, fancy: &str) {
+        self.fancy.push_str(fancy);
+        self.plain = None;
+    }
+
+    fn mark(&self) -> Mark {
+        Mark {
+            fancy: self.fancy.len(),
+            plain: self.plain.as_ref().map_or(0, String::len),
+        }
+    }
+
+    fn split_off(&mut self, at: Mark) -> (String, Option<String>) {
+        let fancy = self.fancy.split_off(at.fancy);
+        (fancy, self.plain.as_mut().map(|p| p.split_off(at.plain)))
+    }
+}
+
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
@@ -413,6 +696,9 @@ fn is_identifier(name: &str) -> bool {
 
 impl Translator {
     fn run(pattern: &str, flags: u32) -> Parse<Translated> {
+        if flags & !KNOWN_FLAGS != 0 || flags & LOCALE != 0 {
+            return Err(RegexError::Flags(flags));
+        }
         let src: Vec<char> = pattern.chars().collect();
         if src.len() > MAX_PATTERN_CHARS {
             return Err(RegexError::TooLarge(format!(
@@ -423,8 +709,12 @@ impl Translator {
         let mut t = Translator {
             src,
             pos: 0,
-            out: String::with_capacity(pattern.len() + 16),
+            out: Output {
+                fancy: String::with_capacity(pattern.len() + 16),
+                plain: Some(String::with_capacity(pattern.len() + 16)),
+            },
             flags: Flags::from_bits(flags),
+            boundaries: false,
             groups: 0,
             open: Vec::new(),
             names: Vec::new(),
@@ -442,7 +732,9 @@ impl Translator {
             return Err(syntax(format!("invalid group reference {group}"), position));
         }
         Ok(Translated {
-            pattern: t.out,
+            pattern: t.out.fancy,
+            plain: t.out.plain,
+            boundaries: t.boundaries,
             groups: t.groups,
             names: t.names,
         })
@@ -508,11 +800,17 @@ impl Translator {
             )));
         }
         let mut last = Last::Nothing;
+        // The plain dialect spells `$` as text it consumes, which is right only when nothing
+        // follows in the whole pattern: the `$` ends a top-level branch.
+        let mut after_dollar = false;
         loop {
             self.skip_verbose();
             let Some(c) = self.peek() else {
                 return Ok(());
             };
+            if after_dollar && c != '|' {
+                self.out.plain = None;
+            }
             let start = self.pos;
             match c {
                 '|' | ')' => return Ok(()),
@@ -525,12 +823,12 @@ impl Translator {
                     Some(quantifier) => last = self.quantify(last, &quantifier, start)?,
                     None => {
                         self.pos += 1;
-                        last = Last::Item(self.out.len());
+                        last = Last::Item(self.out.mark());
                         self.out.push_str("\\{");
                     }
                 },
                 '(' => {
-                    let at = self.out.len();
+                    let at = self.out.mark();
                     let top_level_start =
                         depth == 0 && first_branch && matches!(last, Last::Nothing);
                     if self.group(depth, top_level_start)? {
@@ -538,11 +836,11 @@ impl Translator {
                     }
                 }
                 '[' => {
-                    last = Last::Item(self.out.len());
+                    last = Last::Item(self.out.mark());
                     self.class()?;
                 }
                 '\\' => {
-                    let at = self.out.len();
+                    let at = self.out.mark();
                     last = if self.escape()? {
                         Last::Item(at)
                     } else {
@@ -551,7 +849,7 @@ impl Translator {
                 }
                 '.' => {
                     self.pos += 1;
-                    last = Last::Item(self.out.len());
+                    last = Last::Item(self.out.mark());
                     self.out.push_str(if self.flags.dotall {
                         "(?s:.)"
                     } else {
@@ -570,17 +868,21 @@ impl Translator {
                 '$' => {
                     self.pos += 1;
                     last = Last::Anchor;
-                    // Without MULTILINE, Python's `$` also matches before a final newline.
-                    self.out.push_str(if self.flags.multiline {
-                        "(?m:$)"
+                    if self.flags.multiline {
+                        self.out.push_str("(?m:$)");
                     } else {
-                        "(?=\\n?\\z)"
-                    });
+                        // Without MULTILINE, Python's `$` also matches before a final newline.
+                        self.out.push_split("(?=\\n?\\z)", "(?:\\n?\\z)");
+                        if depth > 0 {
+                            self.out.plain = None;
+                        }
+                        after_dollar = true;
+                    }
                 }
                 _ => {
                     self.pos += 1;
-                    last = Last::Item(self.out.len());
-                    push_literal(&mut self.out, c);
+                    last = Last::Item(self.out.mark());
+                    self.out.push_literal(c);
                 }
             }
         }
@@ -594,14 +896,15 @@ impl Translator {
             Last::Repeat => return Err(syntax("multiple repeat", position)),
             Last::Item(at) => at,
         };
-        let item = self.out.split_off(at);
+        let (fancy, plain) = self.out.split_off(at);
         let lazy = self.eat('?');
         let possessive = !lazy && self.eat('+');
         if possessive {
-            self.out.push_str("(?>");
+            self.out.push_fancy("(?>");
         }
         self.out.push_str("(?:");
-        self.out.push_str(&item);
+        self.out
+            .push_split(&fancy, plain.as_deref().unwrap_or_default());
         self.out.push(')');
         self.out.push_str(quantifier);
         if lazy {
@@ -712,7 +1015,7 @@ impl Translator {
                 Ok(true)
             }
             '>' => {
-                self.out.push_str("(?>");
+                self.out.push_fancy("(?>");
                 self.group_body(depth, start)?;
                 Ok(true)
             }
@@ -725,13 +1028,14 @@ impl Translator {
                 Err(syntax("missing ), unterminated comment", start))
             }
             '=' | '!' => {
-                self.out.push_str(if kind == '=' { "(?=" } else { "(?!" });
+                self.out.push_fancy(if kind == '=' { "(?=" } else { "(?!" });
                 self.group_body(depth, start)?;
                 Ok(true)
             }
             '<' => match self.next() {
                 Some(dir @ ('=' | '!')) => {
-                    self.out.push_str(if dir == '=' { "(?<=" } else { "(?<!" });
+                    self.out
+                        .push_fancy(if dir == '=' { "(?<=" } else { "(?<!" });
                     self.group_body(depth, start)?;
                     Ok(true)
                 }
@@ -790,7 +1094,7 @@ impl Translator {
         if self.open.contains(&number) {
             return Err(syntax("cannot refer to an open group", position));
         }
-        self.out.push_str(&format!("\\k<{number}>"));
+        self.out.push_fancy(&format!("\\k<{number}>"));
         Ok(())
     }
 
@@ -815,7 +1119,7 @@ impl Translator {
             return Err(syntax(format!("bad character in group name {id:?}"), start));
         };
         self.conditions.push((number, start));
-        self.out.push_str(&format!("(?({number})"));
+        self.out.push_fancy(&format!("(?({number})"));
         self.sequence(depth + 1, false)?;
         self.out.push('|');
         if self.eat('|') {
@@ -886,7 +1190,7 @@ impl Translator {
             for flag in on.chars() {
                 self.flags.set(flag, true);
             }
-            if on.contains('i') && !self.out.starts_with("(?i)") {
+            if on.contains('i') && !self.out.fancy.starts_with("(?i)") {
                 self.out.push_str("(?i)");
             }
             return Ok(false);
@@ -946,22 +1250,29 @@ impl Translator {
         let Some(c) = self.next() else {
             return Err(syntax("bad escape (end of pattern)", start));
         };
-        let anchor = match c {
-            'A' => Some("\\A"),
-            'Z' => Some("\\z"),
-            'b' if self.flags.ascii => {
-                Some("(?:(?<=[0-9A-Za-z_])(?![0-9A-Za-z_])|(?<![0-9A-Za-z_])(?=[0-9A-Za-z_]))")
+        match c {
+            'A' => {
+                self.out.push_str("\\A");
+                return Ok(false);
             }
-            'B' if self.flags.ascii => {
-                Some("(?:(?<=[0-9A-Za-z_])(?=[0-9A-Za-z_])|(?<![0-9A-Za-z_])(?![0-9A-Za-z_]))")
+            'Z' => {
+                self.out.push_str("\\z");
+                return Ok(false);
             }
-            'b' => Some("\\b"),
-            'B' => Some("\\B"),
-            _ => None,
-        };
-        if let Some(anchor) = anchor {
-            self.out.push_str(anchor);
-            return Ok(false);
+            'b' | 'B' => {
+                let word = if self.flags.ascii { ASCII_WORD } else { WORD };
+                let fancy = word_boundary(word, c == 'B');
+                match (self.flags.ascii, c) {
+                    (true, 'b') => self.out.push_split(&fancy, "(?-u:\\b)"),
+                    // The engine's ASCII `\B` also matches inside a multi-byte character.
+                    (true, _) => self.out.push_fancy(&fancy),
+                    (false, 'b') => self.out.push_split(&fancy, "\\b"),
+                    (false, _) => self.out.push_split(&fancy, "\\B"),
+                }
+                self.boundaries = true;
+                return Ok(false);
+            }
+            _ => {}
         }
         if c.is_ascii_digit() && c != '0' {
             // Python: an octal escape when three octal digits follow the backslash, else a
@@ -991,7 +1302,7 @@ impl Translator {
             return Ok(true);
         }
         match self.class_escape(c, start, false)? {
-            ClassItem::Char(ch) => push_literal(&mut self.out, ch),
+            ClassItem::Char(ch) => self.out.push_literal(ch),
             ClassItem::Category(class) => self.out.push_str(class),
         }
         Ok(true)
@@ -1005,7 +1316,7 @@ impl Translator {
             ));
         }
         let c = char::from_u32(value).ok_or_else(|| syntax("bad octal escape", start))?;
-        push_literal(&mut self.out, c);
+        self.out.push_literal(c);
         Ok(())
     }
 
@@ -1021,8 +1332,7 @@ impl Translator {
             // Python's \s is str.isspace(), which adds \x1c-\x1f to Unicode White_Space.
             's' => category("[\\s\\x1C-\\x1F]", "[\\t\\n\\x0B\\x0C\\r ]"),
             'S' => category("[^\\s\\x1C-\\x1F]", "[^\\t\\n\\x0B\\x0C\\r ]"),
-            // Python's \w is str.isalnum() or `_`: letters and numbers, not marks.
-            'w' => category("[\\p{L}\\p{N}_]", "[0-9A-Za-z_]"),
+            'w' => category(WORD, ASCII_WORD),
             'W' => category("[^\\p{L}\\p{N}_]", "[^0-9A-Za-z_]"),
             'a' => ClassItem::Char('\x07'),
             'b' if in_class => ClassItem::Char('\x08'),
@@ -1146,6 +1456,16 @@ impl Translator {
         out.push(']');
         self.out.push_str(&out);
         Ok(())
+    }
+}
+
+/// Python's `\b` (`negated`: `\B`) for a word-character class: unlike the engine's own, it
+/// follows Python's word characters, and `\B` never matches in an empty text.
+fn word_boundary(word: &str, negated: bool) -> String {
+    if negated {
+        format!("(?:(?<={word})(?={word})|(?<!{word})(?!{word})(?:(?<=(?s:.))|(?=(?s:.))))")
+    } else {
+        format!("(?:(?<={word})(?!{word})|(?<!{word})(?={word}))")
     }
 }
 
@@ -1365,6 +1685,103 @@ mod tests {
         assert!(texts("z", "abc").is_empty());
     }
 
+    fn plain(pattern: &str) -> Option<String> {
+        Translator::run(pattern, 0).unwrap().plain
+    }
+
+    #[test]
+    fn only_a_final_dollar_has_a_plain_spelling() {
+        assert_eq!(plain("a$").as_deref(), Some("a(?:\\n?\\z)"));
+        assert_eq!(plain("a$|b$").as_deref(), Some("a(?:\\n?\\z)|b(?:\\n?\\z)"));
+        assert_eq!(plain("(?m)a$b").as_deref(), Some("a(?m:$)b"));
+        assert!(plain("(?x)a$ # note").is_some());
+        assert_eq!(plain("a$b"), None);
+        assert_eq!(plain("a$(?#x)"), None);
+        assert_eq!(plain("(?:a$)"), None);
+        assert_eq!(plain("(?:a$)+"), None);
+    }
+
+    #[test]
+    fn backtracking_constructs_have_no_plain_spelling() {
+        for pattern in [
+            r"(?<!x)y",
+            r"a(?=b)",
+            r"(a)\1",
+            r"(?>a)",
+            r"a++",
+            r"(a)?(?(1)b)",
+        ] {
+            assert_eq!(plain(pattern), None, "{pattern}");
+        }
+        assert_eq!(
+            plain(r"(?i)\bcapital of .+ is Paris\b").as_deref(),
+            Some(r"(?i)\bcapital of (?:[^\n])+ is Paris\b")
+        );
+        assert_eq!(
+            plain(r"Confirmation: [A-Z]{3}\d{3}").as_deref(),
+            Some(r"Confirmation: (?:[A-Z]){3}(?:\p{Nd}){3}")
+        );
+    }
+
+    #[test]
+    fn search_once_uses_the_lean_engine_only_where_it_is_exact() {
+        let matcher = |pattern: &str, flags| Matcher::new(pattern, flags).unwrap();
+        assert!(matches!(
+            matcher(r"Confirmation: [A-Z]{3}\d{3}", 0),
+            Matcher::Plain(_)
+        ));
+        assert!(matches!(
+            matcher(r"(?<![\d-])12°C and \w+", 0),
+            Matcher::Full(_)
+        ));
+        assert!(matches!(matcher(r"x\B", ASCII), Matcher::Full(_)));
+        assert!(matches!(matcher(r"x\b", ASCII), Matcher::Plain(_)));
+        let Matcher::Plain(boundary) = matcher(r"x\b", 0) else {
+            panic!("\\b has a plain spelling");
+        };
+        assert_eq!(boundary.is_match("x y"), Some(true));
+        assert_eq!(boundary.is_match("naïve xy"), Some(false));
+        // `²` is a word character for Python only; a combining mark for the engine only.
+        assert_eq!(boundary.is_match("x²"), None);
+        assert_eq!(boundary.is_match("e\u{301}"), None);
+        assert_eq!(boundary.is_match(""), None);
+        assert_eq!(Regex::search_once(r"x\b", 0, "x²"), Ok(false));
+        assert_eq!(Regex::search_once(r"e\b", 0, "e\u{301}"), Ok(true));
+        assert_eq!(Regex::search_once(r"\B", 0, ""), Ok(false));
+    }
+
+    #[test]
+    fn classes_cut_to_the_text_keep_their_answer() {
+        let plain = |pattern: &str| Plain::new(&Translator::run(pattern, 0).unwrap()).unwrap();
+        let digits = plain(r"^\d{3}\w+\s[^a]$");
+        assert_eq!(digits.is_match("١٢3é_\u{3000}b"), Some(true));
+        assert_eq!(digits.is_match("١٢3é_\u{3000}a"), Some(false));
+        assert_eq!(digits.is_match("x"), Some(false));
+        assert_eq!(digits.is_match(""), Some(false));
+        assert_eq!(plain("(?i)straße").is_match("STRASSE STRAẞE"), Some(true));
+    }
+
+    #[test]
+    fn a_repeated_pattern_gets_the_full_engine() {
+        let pattern = r"repeated \d+";
+        assert_eq!(Regex::search_once(pattern, 0, "repeated 1"), Ok(true));
+        assert!(CACHE.with(|cache| cache.borrow().get(pattern, 0).is_none()));
+        assert_eq!(Regex::search_once(pattern, 0, "repeated x"), Ok(false));
+        assert!(CACHE.with(|cache| cache.borrow().get(pattern, 0).is_some()));
+    }
+
+    #[test]
+    fn lean_engine_refuses_huge_patterns_like_the_full_engine() {
+        assert!(matches!(
+            Regex::search_once(r"x(\w{1000}){1000}", 0, "x"),
+            Err(RegexError::TooLarge(_))
+        ));
+        assert!(matches!(
+            Regex::search_once(r"x\b(\w{1000}){1000}", 0, "x"),
+            Err(RegexError::TooLarge(_))
+        ));
+    }
+
     #[test]
     fn cache_returns_equivalent_patterns_and_errors() {
         let a = Regex::cached(r"^\d+$", 0).unwrap();
@@ -1446,9 +1863,66 @@ mod python_differential {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
+    /// Every recorded case through the lean engine (where it can tell), the full engine and
+    /// [`Regex::search_once`]: all three must find a match exactly when Python does.
+    #[test]
+    fn lean_and_full_engines_agree_with_cpython() {
+        let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
+        let mut lean_cases = 0;
+        let failures: Vec<String> = cases
+            .iter()
+            .filter_map(|case| {
+                let pattern = case["pattern"].as_str().unwrap();
+                let flags = case["flags"].as_u64().unwrap() as u32;
+                let text = case["text"].as_str().unwrap();
+                let once = Regex::search_once(pattern, flags, text);
+                let describe = |got: String| format!("{pattern:?} ({flags}) on {text:?}: {got}");
+                if case["error"] == json!(true) {
+                    return once
+                        .is_ok()
+                        .then(|| describe("search_once accepted it".into()));
+                }
+                let want = !case["match"].is_null();
+                let translated = Translator::run(pattern, flags).unwrap();
+                let lean = Plain::new(&translated).and_then(|plain| plain.is_match(text));
+                let full = Regex::from_translation(pattern, flags, translated)
+                    .unwrap()
+                    .is_match(text)
+                    .unwrap();
+                lean_cases += usize::from(lean.is_some());
+                (lean.is_some_and(|m| m != want) || full != want || once != Ok(want)).then(|| {
+                    describe(format!(
+                        "lean {lean:?}, full {full}, search_once {once:?}, Python {want}"
+                    ))
+                })
+            })
+            .collect();
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(
+            lean_cases > 60,
+            "only {lean_cases} cases ran on the lean engine"
+        );
+    }
+
     #[test]
     fn search_once_agrees_with_a_compiled_search() {
-        let texts = ["", "Paris", "It is -3°C in Oslo.", "a.b", "x\ny", "PARIS"];
+        let texts = [
+            "",
+            "\n",
+            "Paris",
+            "Paris\n",
+            "Paris\n\n",
+            "It is -3°C in Oslo.",
+            "a.b",
+            "axb",
+            "x\ny",
+            "PARIS",
+            "420 * 261 = 109620",
+            "420 * 261 = 109620\n",
+            "$5",
+            "^x",
+            "in Oslo.\n",
+        ];
         let patterns = [
             "",
             "Paris",
@@ -1461,6 +1935,24 @@ mod python_differential {
             r"P\w+",
             "(?i)paris",
             "São Tomé",
+            "^Paris",
+            "Paris$",
+            "^Paris$",
+            "^$",
+            "^",
+            "$",
+            r"^420 \* 261 = 109620$",
+            r"a\.b",
+            r"^a\.b$",
+            r"\$5",
+            r"^\^x",
+            "y$",
+            "^x",
+            r"Oslo\.$",
+            r"\d",
+            r"\n",
+            "a$b",
+            "$$",
         ];
         for pattern in patterns {
             for flags in [0, UNICODE, IGNORECASE] {
