@@ -2,13 +2,12 @@
 //! turned into one short, stable reason.
 
 use serde_json::{Map, Value, json};
+use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::I32Exit;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
 use super::engine::{CallState, LimitHit, NotGranted};
 use super::limits::CallLimits;
-use super::wit::{Guest, PackV0Pre};
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -49,12 +48,12 @@ pub(super) struct Outcome<T> {
     pub(super) usage: Usage,
 }
 
-/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the pack's exports.
+/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance.
 pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
-    pre: &PackV0Pre<CallState>,
+    pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    f: impl FnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
+    f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
     outside_async(|| run_here(engine, pre, limits, f))
 }
@@ -81,14 +80,11 @@ fn outside_async<T: Send>(call: impl FnOnce() -> T + Send) -> T {
 
 fn run_here<T>(
     engine: &wasmtime::Engine,
-    pre: &PackV0Pre<CallState>,
+    pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    f: impl FnOnce(&Guest, &mut Store<CallState>) -> wasmtime::Result<T>,
+    f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
-    let stdout = MemoryOutputPipe::new(limits.stdout_bytes);
-    let stderr = MemoryOutputPipe::new(limits.stdout_bytes);
-    let state = CallState::new(limits, stdout.clone(), stderr.clone());
-    let mut store = Store::new(engine, state);
+    let mut store = Store::new(engine, CallState::new(limits));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     store.set_epoch_deadline(limits.deadline_ticks);
@@ -97,20 +93,18 @@ fn run_here<T>(
     store.set_hostcall_fuel(limits.memory_bytes.saturating_mul(4));
     let result = store.set_fuel(limits.fuel).and_then(|()| {
         let instance = pre.instantiate(&mut store)?;
-        f(instance.gavel_grader_pack(), &mut store)
+        f(&instance, &mut store)
     });
     let remaining = store.get_fuel().unwrap_or(0);
-    let stderr_bytes = stderr.contents();
-    let tail_start = stderr_bytes.len().saturating_sub(STDERR_TAIL);
+    let state = store.data();
     let mut usage = Usage {
         fuel_used: Some(limits.fuel - remaining.min(limits.fuel)),
-        peak_memory: store.data().limiter.peak_memory,
-        stderr_tail: String::from_utf8_lossy(&stderr_bytes[tail_start..]).into_owned(),
+        peak_memory: state.limiter.peak_memory,
+        stderr_tail: state.stderr_tail(STDERR_TAIL),
         exit_code: None,
     };
     let result = result.map_err(|error| {
-        let full = |pipe: &MemoryOutputPipe| pipe.contents().len() >= limits.stdout_bytes;
-        let failure = classify(&error, full(&stdout) || full(&stderr));
+        let failure = classify(&error, state.output_full());
         match failure {
             Failure::Deadline => usage.fuel_used = None,
             Failure::Exited(code) => usage.exit_code = Some(code),

@@ -247,28 +247,36 @@ fn ready(mut store: StoreContextMut<'_, CallState>) -> wasmtime::Result<Resource
 
 /// The store data of one call.
 pub(super) struct CallState {
-    wasi: WasiCtx,
+    /// Built on the guest's first WASI call: most graders make none, and building a context
+    /// (two output pipes, two random streams, clocks) would cost them as much as instantiation.
+    /// A context built late is the same as one built up front: nothing in it depends on when.
+    wasi: Option<Wasi>,
     table: ResourceTable,
+    stdout_bytes: usize,
     pub(super) limiter: Limiter,
 }
 
-impl CallState {
-    pub(super) fn new(
-        limits: &CallLimits,
-        stdout: MemoryOutputPipe,
-        stderr: MemoryOutputPipe,
-    ) -> CallState {
-        let mut table = ResourceTable::new();
-        table.set_max_capacity(10_000);
-        let wasi = WasiCtxBuilder::new()
-            .stdout(stdout)
-            .stderr(stderr)
+/// A call's WASI context and the host's ends of its output pipes.
+struct Wasi {
+    ctx: WasiCtx,
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+}
+
+impl Wasi {
+    fn new(stdout_bytes: usize) -> Wasi {
+        let stdout = MemoryOutputPipe::new(stdout_bytes);
+        let stderr = MemoryOutputPipe::new(stdout_bytes);
+        let random = random_stream();
+        let ctx = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
             .wall_clock(FixedWall)
             .monotonic_clock(FixedMonotonic)
-            .secure_random(Deterministic::new(random_stream().to_vec()))
-            .insecure_random(Deterministic::new(random_stream().to_vec()))
+            .secure_random(Deterministic::new(random.to_vec()))
+            .insecure_random(Deterministic::new(random.to_vec()))
             .insecure_random_seed(u128::from_le_bytes(
-                random_stream()[..16].try_into().unwrap_or_default(),
+                random[..16].try_into().unwrap_or_default(),
             ))
             .max_random_size(1 << 20)
             .allow_tcp(false)
@@ -276,21 +284,54 @@ impl CallState {
             .allow_ip_name_lookup(false)
             .allow_blocking_current_thread(true)
             .build();
+        Wasi {
+            ctx,
+            stdout,
+            stderr,
+        }
+    }
+}
+
+impl CallState {
+    pub(super) fn new(limits: &CallLimits) -> CallState {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(10_000);
         CallState {
-            wasi,
+            wasi: None,
             table,
+            stdout_bytes: limits.stdout_bytes,
             limiter: Limiter {
                 memory_limit: limits.memory_bytes,
                 peak_memory: 0,
             },
         }
     }
+
+    /// The last `keep` bytes the guest wrote to stderr, as text (empty if it never touched WASI).
+    pub(super) fn stderr_tail(&self, keep: usize) -> String {
+        let Some(wasi) = &self.wasi else {
+            return String::new();
+        };
+        let bytes = wasi.stderr.contents();
+        let start = bytes.len().saturating_sub(keep);
+        String::from_utf8_lossy(&bytes[start..]).into_owned()
+    }
+
+    /// Whether stdout or stderr reached its cap.
+    pub(super) fn output_full(&self) -> bool {
+        self.wasi.as_ref().is_some_and(|wasi| {
+            wasi.stdout.contents().len() >= self.stdout_bytes
+                || wasi.stderr.contents().len() >= self.stdout_bytes
+        })
+    }
 }
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let stdout_bytes = self.stdout_bytes;
+        let wasi = self.wasi.get_or_insert_with(|| Wasi::new(stdout_bytes));
         WasiCtxView {
-            ctx: &mut self.wasi,
+            ctx: &mut wasi.ctx,
             table: &mut self.table,
         }
     }

@@ -58,7 +58,7 @@ pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
     Limits,
 };
-use wit::{PackV0Pre, v0};
+use wit::{Exports, PackV0Pre, v0};
 
 /// A suite's `packs:` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -328,7 +328,8 @@ struct PackInner {
     name: String,
     info: PackInfo,
     engine: wasmtime::Engine,
-    pre: PackV0Pre<CallState>,
+    pre: wasmtime::component::InstancePre<CallState>,
+    exports: Exports,
     limits: CallLimits,
 }
 
@@ -352,10 +353,9 @@ impl Pack {
             .and_then(|linker| linker.instantiate_pre(component))
             .and_then(PackV0Pre::new)
             .map_err(link_error)?;
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, |pack, store| {
-            pack.call_describe(store)
-        });
-        let described = result.map_err(|reason| PackError::Describe {
+        let pre = pre.instance_pre().clone();
+        let Outcome { result, .. } = call::run(&engine, &pre, &limits, Exports::describe);
+        let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
             reason,
         })?;
@@ -366,6 +366,7 @@ impl Pack {
                 info,
                 engine,
                 pre,
+                exports,
                 limits,
             }),
         })
@@ -435,9 +436,10 @@ impl Pack {
             Value::Object(_) => config.to_string(),
             _ => return Err(rejected("the config must be a mapping".to_string())),
         };
-        let Outcome { result, .. } = call::run(&pack.engine, &pack.pre, &pack.limits, |p, s| {
-            p.call_check_config(s, name, &config)
-        });
+        let Outcome { result, .. } =
+            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
+                pack.exports.check_config(instance, store, name, &config)
+            });
         match result {
             Ok(Ok(())) => Ok(config),
             Ok(Err(message)) => Err(rejected(message)),
@@ -495,9 +497,20 @@ struct Function {
 impl Function {
     fn run<T: Send>(
         &self,
-        f: impl FnOnce(&wit::Guest, &mut wasmtime::Store<CallState>) -> wasmtime::Result<T> + Send,
+        f: impl FnOnce(
+            &Exports,
+            &wasmtime::component::Instance,
+            &mut wasmtime::Store<CallState>,
+        ) -> wasmtime::Result<T>
+        + Send,
     ) -> Outcome<T> {
-        call::run(&self.pack.engine, &self.pack.pre, &self.pack.limits, f)
+        let exports = &self.pack.exports;
+        call::run(
+            &self.pack.engine,
+            &self.pack.pre,
+            &self.pack.limits,
+            |instance, store| f(exports, instance, store),
+        )
     }
 
     fn output_limit(&self) -> usize {
@@ -518,14 +531,11 @@ impl PackGrader {
         let f = &self.function;
         let wit_sample = wit::sample(sample);
         let wit_trajectory = wit::trajectory(trajectory);
-        let Outcome { result, usage } = f.run(|pack, store| {
-            pack.call_grade(
+        let Outcome { result, usage } = f.run(|exports, instance, store| {
+            exports.grade(
+                instance,
                 store,
-                &f.name,
-                &wit_sample,
-                &wit_trajectory,
-                submission,
-                &f.config,
+                (&f.name, &wit_sample, &wit_trajectory, submission, &f.config),
             )
         });
         let grade = match result {
@@ -614,8 +624,12 @@ impl PackExtractor {
         let f = &self.function;
         let wit_sample = wit::sample(sample);
         let wit_trajectory = wit::trajectory(trajectory);
-        let Outcome { result, .. } = f.run(|pack, store| {
-            pack.call_extract(store, &f.name, &wit_sample, &wit_trajectory, &f.config)
+        let Outcome { result, .. } = f.run(|exports, instance, store| {
+            exports.extract(
+                instance,
+                store,
+                (&f.name, &wit_sample, &wit_trajectory, &f.config),
+            )
         });
         match result? {
             Ok(Some(text)) | Err(text) if text.len() > f.output_limit() => {
@@ -639,6 +653,38 @@ mod tests {
             metadata: None,
             expected: None,
             actual: None,
+        }
+    }
+
+    fn loaded(path: &str, function: &str) -> PackGrader {
+        let cache = std::env::temp_dir().join("gavel-pack-unit-cache");
+        let spec = PackSpec {
+            path: path.into(),
+            sha256: None,
+            limits: None,
+        };
+        PackHost::new(&cache)
+            .and_then(|host| host.load(function, &spec, Path::new("/"), &Limits::default()))
+            .and_then(|pack| pack.grader(function, &Value::Null))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn every_call_on_a_reused_pool_slot_starts_from_the_same_fresh_state() {
+        let grader = loaded(gavel_test_artifacts::guests::CONSTANT, "one");
+        let sample = Sample::default();
+        let trajectory = Trajectory::default();
+        let grades: Vec<Grade> = (0..4)
+            .map(|_| grader.grade(&sample, &trajectory, "x"))
+            .collect();
+        assert_eq!(grades[0].status, Status::Pass, "{:?}", grades[0]);
+        let sandbox = &grades[0].metadata["sandbox"];
+        assert!(sandbox["fuel_used"].as_u64().unwrap() > 0, "{sandbox}");
+        // A guest that never touches WASI leaves no stderr behind.
+        assert!(sandbox.get("stderr").is_none(), "{sandbox}");
+        // The same fuel on every call: each one ran from the same initial memory and globals.
+        for grade in &grades[1..] {
+            assert_eq!(grade, &grades[0]);
         }
     }
 

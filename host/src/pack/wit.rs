@@ -8,15 +8,121 @@ mod bindings {
 }
 
 pub(super) use bindings::PackV0Pre;
-pub(super) use bindings::exports::gavel::grader::pack::Guest;
 pub(super) use bindings::gavel::grader::types as v0;
 
+use wasmtime::Store;
+use wasmtime::component::{ComponentExportIndex, Instance, TypedFunc};
+
+use super::engine::CallState;
 use crate::sample::{Sample, SampleId, Texts};
 use crate::trajectory::{Content, Event, RunStatus, Tokens, ToolStatus, Trajectory};
 
+/// The exported interface as bindgen names it; a pack built against a later 0.1 patch release
+/// matches it by semver.
+const PACK_EXPORT: &str = "gavel:grader/pack@0.1.0";
+
+/// Where a pack's functions are among its exports. A call on a fresh instance then fetches only
+/// the function it runs and checks no types: an `Exports` exists only once every export of the
+/// pack has been checked against this WIT version's signatures (see [`Exports::describe`]),
+/// and the signatures of a compiled component cannot change.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Exports {
+    check_config: ComponentExportIndex,
+    grade: ComponentExportIndex,
+    extract: ComponentExportIndex,
+}
+
+impl Exports {
+    /// Checks the signature of every export of `instance`, asks it to describe itself, and
+    /// records where its functions are.
+    pub(super) fn describe(
+        instance: &Instance,
+        store: &mut Store<CallState>,
+    ) -> wasmtime::Result<(Exports, v0::PackInfo)> {
+        let pack = bindings::PackV0::new(&mut *store, instance)?;
+        let info = pack.gavel_grader_pack().call_describe(&mut *store)?;
+        let interface = instance.get_export_index(&mut *store, None, PACK_EXPORT);
+        let mut index = |name: &str| {
+            instance
+                .get_export_index(&mut *store, interface.as_ref(), name)
+                .ok_or_else(|| wasmtime::format_err!("the pack exports no function `{name}`"))
+        };
+        let exports = Exports {
+            check_config: index("check-config")?,
+            grade: index("grade")?,
+            extract: index("extract")?,
+        };
+        Ok((exports, info))
+    }
+
+    #[allow(unsafe_code)]
+    pub(super) fn check_config(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        name: &str,
+        config: &str,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let func = export(instance, store, self.check_config)?;
+        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
+        // `check-config`) on an instance of the same component.
+        let func = unsafe { TypedFunc::<(&str, &str), (Result<(), String>,)>::new_unchecked(func) };
+        Ok(func.call(store, (name, config))?.0)
+    }
+
+    #[allow(unsafe_code)]
+    pub(super) fn grade(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        args: (&str, &v0::Sample, &v0::Trajectory, &str, &str),
+    ) -> wasmtime::Result<Result<v0::Grade, String>> {
+        let func = export(instance, store, self.grade)?;
+        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
+        // `grade`) on an instance of the same component.
+        let func = unsafe {
+            TypedFunc::<
+                (&str, &v0::Sample, &v0::Trajectory, &str, &str),
+                (Result<v0::Grade, String>,),
+            >::new_unchecked(func)
+        };
+        Ok(func.call(store, args)?.0)
+    }
+
+    #[allow(unsafe_code)]
+    pub(super) fn extract(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        args: (&str, &v0::Sample, &v0::Trajectory, &str),
+    ) -> wasmtime::Result<Result<Option<String>, String>> {
+        let func = export(instance, store, self.extract)?;
+        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
+        // `extract`) on an instance of the same component.
+        let func = unsafe {
+            TypedFunc::<
+                (&str, &v0::Sample, &v0::Trajectory, &str),
+                (Result<Option<String>, String>,),
+            >::new_unchecked(func)
+        };
+        Ok(func.call(store, args)?.0)
+    }
+}
+
+fn export(
+    instance: &Instance,
+    store: &mut Store<CallState>,
+    index: ComponentExportIndex,
+) -> wasmtime::Result<wasmtime::component::Func> {
+    instance
+        .get_func(store, index)
+        .ok_or_else(|| wasmtime::format_err!("a pack function is missing from its instance"))
+}
+
 pub(super) fn sample(sample: &Sample) -> v0::Sample {
+    // A map of JSON values always serializes.
     let json = |map: &serde_json::Map<String, serde_json::Value>| {
-        serde_json::Value::Object(map.clone()).to_string()
+        serde_json::to_string(map).unwrap_or_default()
     };
     v0::Sample {
         id: match sample.id() {
