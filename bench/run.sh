@@ -88,6 +88,9 @@ if [ "$memory" = 1 ]; then
 fi
 rm -rf "$work/main-$samples/out" "$work/main-$samples/logs"
 
+# Freshly generated workloads (the largest is over a gigabyte) are still being written back to
+# disk; flushing them first keeps that I/O out of the timings.
+sync
 echo "== measuring" >&2
 status=0
 "$venv/bin/python" "$here/harness.py" \

@@ -14,8 +14,9 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
+use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
 use regex_automata::util::syntax;
 use regex_syntax::hir::{
@@ -175,7 +176,10 @@ impl AnchoredLiteral {
 /// into automata, the bulk of the cost of a pattern used once.
 struct Plain {
     hir: Hir,
-    boundaries: bool,
+    boundaries: Boundaries,
+    /// The automaton for every text, built on the pattern's second search (`None`: over the
+    /// size limit).
+    compiled: OnceLock<Option<meta::Regex>>,
 }
 
 /// Characters that are word characters for Python or for the engine's `\b`, not both.
@@ -197,14 +201,30 @@ impl Plain {
         Some(Plain {
             hir,
             boundaries: translated.boundaries,
+            compiled: OnceLock::new(),
         })
     }
 
     /// Whether the pattern matches in `text`, or `None` when this engine cannot tell it
     /// exactly or refuses the compiled pattern (over the size limit): the full engine decides.
-    fn is_match(&self, text: &str) -> Option<bool> {
-        let alphabet = ClassUnicode::new(text.chars().map(|c| ClassUnicodeRange::new(c, c)));
-        if self.boundaries && !Plain::boundaries_agree(text, &alphabet) {
+    /// A pattern searched for the first time is compiled for this text alone; a `repeated` one
+    /// for every text, once.
+    fn is_match(&self, text: &str, repeated: bool) -> Option<bool> {
+        if repeated {
+            // On a text of ASCII characters the engine's word characters are Python's.
+            let agree = || {
+                self.boundaries_agree(text, || {
+                    !text.is_ascii() && !Plain::words_agree(&alphabet(text))
+                })
+            };
+            if !agree() {
+                return None;
+            }
+            let engine = self.compiled.get_or_init(|| self.compile());
+            return engine.as_ref().map(|engine| engine.is_match(text));
+        }
+        let alphabet = alphabet(text);
+        if !self.boundaries_agree(text, || !Plain::words_agree(&alphabet)) {
             return None;
         }
         let config = thompson::Config::new()
@@ -218,18 +238,44 @@ impl Plain {
         Some(engine.is_match(&mut engine.create_cache(), text))
     }
 
-    /// Whether the engine's `\b` and `\B` are Python's on a text with these characters. The
-    /// engine's word characters differ (marks and connector punctuation are, `²` is not), so
-    /// they agree only on a text without the differing ones; and Python's `\B` never matches
-    /// in an empty text.
-    fn boundaries_agree(text: &str, alphabet: &ClassUnicode) -> bool {
-        !text.is_empty()
-            && WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
-                let mut common = alphabet.clone();
-                common.intersect(mismatch);
-                common.ranges().is_empty()
-            })
+    /// The automaton for every text: the engine's own `\b`, which is Python's on the texts
+    /// [`Plain::boundaries_agree`] accepts, costs a fraction of spelling Python's out with
+    /// lookarounds for the backtracking engine.
+    fn compile(&self) -> Option<meta::Regex> {
+        let config = meta::Config::new()
+            .which_captures(WhichCaptures::None)
+            .nfa_size_limit(Some(SIZE_LIMIT));
+        meta::Builder::new()
+            .configure(config)
+            .build_from_hir(&self.hir)
+            .ok()
     }
+
+    /// Whether the engine's `\b` and `\B` are Python's on `text`. The engine's word
+    /// characters differ (marks and connector punctuation are, `²` is not), so they agree only
+    /// on a text without the differing ones (`words_differ` tells); and Python's `\B`, unlike
+    /// the engine's, never matches in an empty text.
+    fn boundaries_agree(&self, text: &str, words_differ: impl FnOnce() -> bool) -> bool {
+        match self.boundaries {
+            Boundaries::None => true,
+            Boundaries::Negated if text.is_empty() => false,
+            Boundaries::Word | Boundaries::Negated => !words_differ(),
+        }
+    }
+
+    /// Whether the engine's word characters are Python's among the characters of `alphabet`.
+    fn words_agree(alphabet: &ClassUnicode) -> bool {
+        WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
+            let mut common = alphabet.clone();
+            common.intersect(mismatch);
+            common.ranges().is_empty()
+        })
+    }
+}
+
+/// The characters of `text`, as a class.
+fn alphabet(text: &str) -> ClassUnicode {
+    ClassUnicode::new(text.chars().map(|c| ClassUnicodeRange::new(c, c)))
 }
 
 /// `hir` with every character class cut down to the characters of `alphabet`.
@@ -374,12 +420,10 @@ impl Regex {
             }
         };
         match matcher {
-            // A pattern that repeats is worth the full engine, compiled once for every text.
-            Matcher::Plain(plain) if !repeated => match plain.is_match(text) {
+            Matcher::Plain(plain) => match plain.is_match(text, repeated) {
                 Some(found) => Ok(found),
                 None => Regex::cached(pattern, flags)?.is_match(text),
             },
-            Matcher::Plain(_) => Regex::cached(pattern, flags)?.is_match(text),
             Matcher::Full(regex) => regex.is_match(text),
         }
     }
@@ -577,13 +621,23 @@ enum ClassItem {
     Category(&'static str),
 }
 
+/// The word boundaries a pattern has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Boundaries {
+    None,
+    /// `\b` only.
+    Word,
+    /// `\B`, and perhaps `\b`.
+    Negated,
+}
+
 struct Translated {
     pattern: String,
     /// The pattern for the plain automata engines, valid for `is_match` only.
     plain: Option<String>,
-    /// Whether the pattern has `\b` or `\B`, whose plain spelling follows the engine's notion
-    /// of a word character and matches in an empty text (see [`Plain::boundaries_agree`]).
-    boundaries: bool,
+    /// The word boundaries of the pattern, whose plain spelling follows the engine's notion of
+    /// a word character (see [`Plain::boundaries_agree`]).
+    boundaries: Boundaries,
     groups: usize,
     names: Vec<(String, usize)>,
 }
@@ -593,7 +647,7 @@ struct Translator {
     pos: usize,
     out: Output,
     flags: Flags,
-    boundaries: bool,
+    boundaries: Boundaries,
     groups: usize,
     open: Vec<usize>,
     names: Vec<(String, usize)>,
@@ -714,7 +768,7 @@ impl Translator {
                 plain: Some(String::with_capacity(pattern.len() + 16)),
             },
             flags: Flags::from_bits(flags),
-            boundaries: false,
+            boundaries: Boundaries::None,
             groups: 0,
             open: Vec::new(),
             names: Vec::new(),
@@ -1269,7 +1323,11 @@ impl Translator {
                     (false, 'b') => self.out.push_split(&fancy, "\\b"),
                     (false, _) => self.out.push_split(&fancy, "\\B"),
                 }
-                self.boundaries = true;
+                self.boundaries = self.boundaries.max(if c == 'B' {
+                    Boundaries::Negated
+                } else {
+                    Boundaries::Word
+                });
                 return Ok(false);
             }
             _ => {}
@@ -1739,12 +1797,25 @@ mod tests {
         let Matcher::Plain(boundary) = matcher(r"x\b", 0) else {
             panic!("\\b has a plain spelling");
         };
-        assert_eq!(boundary.is_match("x y"), Some(true));
-        assert_eq!(boundary.is_match("naïve xy"), Some(false));
-        // `²` is a word character for Python only; a combining mark for the engine only.
-        assert_eq!(boundary.is_match("x²"), None);
-        assert_eq!(boundary.is_match("e\u{301}"), None);
-        assert_eq!(boundary.is_match(""), None);
+        for repeated in [false, true] {
+            let found = |text| boundary.is_match(text, repeated);
+            assert_eq!(found("x y"), Some(true));
+            assert_eq!(found("naïve xy"), Some(false));
+            // `²` is a word character for Python only; a combining mark for the engine only.
+            assert_eq!(found("x²"), None);
+            assert_eq!(found("e\u{301}"), None);
+            // Neither `\b` matches in an empty text.
+            assert_eq!(found(""), Some(false));
+        }
+        let Matcher::Plain(negated) = matcher(r"\B", 0) else {
+            panic!("\\B has a plain spelling");
+        };
+        for repeated in [false, true] {
+            assert_eq!(negated.is_match("ab", repeated), Some(true));
+            assert_eq!(negated.is_match("a", repeated), Some(false));
+            // The engine's `\B` matches in an empty text; Python's does not.
+            assert_eq!(negated.is_match("", repeated), None);
+        }
         assert_eq!(Regex::search_once(r"x\b", 0, "x²"), Ok(false));
         assert_eq!(Regex::search_once(r"e\b", 0, "e\u{301}"), Ok(true));
         assert_eq!(Regex::search_once(r"\B", 0, ""), Ok(false));
@@ -1754,19 +1825,35 @@ mod tests {
     fn classes_cut_to_the_text_keep_their_answer() {
         let plain = |pattern: &str| Plain::new(&Translator::run(pattern, 0).unwrap()).unwrap();
         let digits = plain(r"^\d{3}\w+\s[^a]$");
-        assert_eq!(digits.is_match("١٢3é_\u{3000}b"), Some(true));
-        assert_eq!(digits.is_match("١٢3é_\u{3000}a"), Some(false));
-        assert_eq!(digits.is_match("x"), Some(false));
-        assert_eq!(digits.is_match(""), Some(false));
-        assert_eq!(plain("(?i)straße").is_match("STRASSE STRAẞE"), Some(true));
+        assert_eq!(digits.is_match("١٢3é_\u{3000}b", false), Some(true));
+        assert_eq!(digits.is_match("١٢3é_\u{3000}a", false), Some(false));
+        assert_eq!(digits.is_match("x", false), Some(false));
+        assert_eq!(digits.is_match("", false), Some(false));
+        assert_eq!(
+            plain("(?i)straße").is_match("STRASSE STRAẞE", false),
+            Some(true)
+        );
     }
 
     #[test]
-    fn a_repeated_pattern_gets_the_full_engine() {
-        let pattern = r"repeated \d+";
+    fn a_repeated_pattern_is_compiled_once_for_every_text() {
+        let pattern = r"repeated \b\d+";
+        let compiled = || {
+            MATCHERS.with(|cache| match cache.borrow().get(pattern, 0) {
+                Some(Ok(Matcher::Plain(plain))) => plain.compiled.get().is_some(),
+                _ => panic!("{pattern} has a plain spelling"),
+            })
+        };
         assert_eq!(Regex::search_once(pattern, 0, "repeated 1"), Ok(true));
-        assert!(CACHE.with(|cache| cache.borrow().get(pattern, 0).is_none()));
+        assert!(!compiled());
         assert_eq!(Regex::search_once(pattern, 0, "repeated x"), Ok(false));
+        assert!(compiled());
+        assert_eq!(Regex::search_once(pattern, 0, "repeated ٣"), Ok(true));
+        // A text on which the engine's `\b` is not Python's goes to the full engine.
+        assert_eq!(
+            Regex::search_once(pattern, 0, "repeated \u{301}1"),
+            Ok(false)
+        );
         assert!(CACHE.with(|cache| cache.borrow().get(pattern, 0).is_some()));
     }
 
@@ -1863,8 +1950,9 @@ mod python_differential {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 
-    /// Every recorded case through the lean engine (where it can tell), the full engine and
-    /// [`Regex::search_once`]: all three must find a match exactly when Python does.
+    /// Every recorded case through the lean automata for one text and for every text (where
+    /// they can tell), the full engine and [`Regex::search_once`]: each must find a match
+    /// exactly when Python does.
     #[test]
     fn lean_and_full_engines_agree_with_cpython() {
         let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
@@ -1884,15 +1972,19 @@ mod python_differential {
                 }
                 let want = !case["match"].is_null();
                 let translated = Translator::run(pattern, flags).unwrap();
-                let lean = Plain::new(&translated).and_then(|plain| plain.is_match(text));
+                let plain = Plain::new(&translated);
+                let lean = plain.as_ref().and_then(|plain| plain.is_match(text, false));
+                let compiled = plain.as_ref().and_then(|plain| plain.is_match(text, true));
                 let full = Regex::from_translation(pattern, flags, translated)
                     .unwrap()
                     .is_match(text)
                     .unwrap();
                 lean_cases += usize::from(lean.is_some());
-                (lean.is_some_and(|m| m != want) || full != want || once != Ok(want)).then(|| {
+                let wrong = |engine: Option<bool>| engine.is_some_and(|m| m != want);
+                (wrong(lean) || wrong(compiled) || full != want || once != Ok(want)).then(|| {
                     describe(format!(
-                        "lean {lean:?}, full {full}, search_once {once:?}, Python {want}"
+                        "lean {lean:?}, compiled {compiled:?}, full {full}, search_once \
+                         {once:?}, Python {want}"
                     ))
                 })
             })
