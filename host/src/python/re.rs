@@ -11,9 +11,11 @@
 //! more than the search. When the pattern needs no backtracking, the tokenizer also writes it
 //! for a lean automaton built for that one answer.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::rc::Rc;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use regex_automata::meta;
@@ -315,7 +317,9 @@ fn restrict(hir: &Hir, alphabet: &ClassUnicode) -> Hir {
 #[derive(Clone)]
 enum Matcher {
     Plain(Arc<Plain>),
-    Full(Regex),
+    /// A pattern only the backtracking engine runs: compiled for its first text alone, and in
+    /// full (through [`Regex::cached`]) once it is searched again.
+    Full,
 }
 
 impl Matcher {
@@ -323,7 +327,7 @@ impl Matcher {
         let translated = Translator::run(pattern, flags)?;
         Ok(match Plain::new(&translated) {
             Some(plain) => Matcher::Plain(Arc::new(plain)),
-            None => Matcher::Full(Regex::from_translation(pattern, flags, translated)?),
+            None => Matcher::Full,
         })
     }
 }
@@ -400,8 +404,9 @@ impl Regex {
     /// Whether `re.search(pattern, text, flags)` finds a match, for a pattern used once: a
     /// pattern that is plain text (most ground truths), possibly with escaped punctuation and
     /// `^`/`$` anchors, is tested as text without compiling anything; a pattern that needs no
-    /// backtracking runs on a lean automaton; the rest on the full engine. Compiled patterns
-    /// are kept per thread, as in [`Regex::cached`].
+    /// backtracking runs on a lean automaton; the rest on the full engine, whose character
+    /// classes are cut to the text's characters the first time. Compiled patterns are kept per
+    /// thread, as in [`Regex::cached`].
     pub fn search_once(pattern: &str, flags: u32, text: &str) -> Result<bool, RegexError> {
         // UNICODE is Python's default for str patterns; other flags change literal matching
         // (IGNORECASE), the anchors (MULTILINE) or the pattern's reading (VERBOSE), so they take
@@ -424,7 +429,11 @@ impl Regex {
                 Some(found) => Ok(found),
                 None => Regex::cached(pattern, flags)?.is_match(text),
             },
-            Matcher::Full(regex) => regex.is_match(text),
+            Matcher::Full if repeated => Regex::cached(pattern, flags)?.is_match(text),
+            Matcher::Full => {
+                let translated = Translator::for_text(pattern, flags, text)?;
+                Regex::from_translation(pattern, flags, translated)?.is_match(text)
+            }
         }
     }
 
@@ -618,7 +627,7 @@ enum Last {
 enum ClassItem {
     Char(char),
     /// A translated category (`\d`, `\w`, ...), written as a class or a class escape.
-    Category(&'static str),
+    Category(Cow<'static, str>),
 }
 
 /// The word boundaries a pattern has.
@@ -653,6 +662,8 @@ struct Translator {
     names: Vec<(String, usize)>,
     /// Conditional group references to check once every group is known.
     conditions: Vec<(usize, usize)>,
+    /// The characters of the one text the translation is for (see [`Translator::for_text`]).
+    alphabet: Option<Vec<char>>,
 }
 
 type Parse<T> = Result<T, RegexError>;
@@ -667,6 +678,8 @@ fn syntax(message: impl Into<String>, position: usize) -> RegexError {
 const VERBOSE_SPACE: &[char] = &[' ', '\t', '\n', '\r', '\x0b', '\x0c'];
 /// Python's word characters (`str.isalnum()` or `_`: letters and numbers, not marks).
 const WORD: &str = "[\\p{L}\\p{N}_]";
+/// A class no character is in.
+const NO_CHARACTER: &str = "[^\\x00-\\x{10FFFF}]";
 const ASCII_WORD: &str = "[0-9A-Za-z_]";
 const REGEX_META: &[char] = &[
     '\\', '.', '+', '*', '?', '(', ')', '|', '[', ']', '{', '}', '^', '$', '#', '&', '-', '~',
@@ -750,6 +763,21 @@ fn is_identifier(name: &str) -> bool {
 
 impl Translator {
     fn run(pattern: &str, flags: u32) -> Parse<Translated> {
+        Translator::translate(pattern, flags, None)
+    }
+
+    /// The translation for a search of `text` alone: each category (`\d`, `\w`, ..., and the
+    /// word characters of `\b`) is written as the characters of `text` it holds. The answer on
+    /// `text` is the same, and the engine compiles a few characters instead of Unicode tables,
+    /// most of the cost of compiling a pattern that is used once.
+    fn for_text(pattern: &str, flags: u32, text: &str) -> Parse<Translated> {
+        let mut alphabet: Vec<char> = text.chars().collect();
+        alphabet.sort_unstable();
+        alphabet.dedup();
+        Translator::translate(pattern, flags, Some(alphabet))
+    }
+
+    fn translate(pattern: &str, flags: u32, alphabet: Option<Vec<char>>) -> Parse<Translated> {
         if flags & !KNOWN_FLAGS != 0 || flags & LOCALE != 0 {
             return Err(RegexError::Flags(flags));
         }
@@ -773,6 +801,7 @@ impl Translator {
             open: Vec::new(),
             names: Vec::new(),
             conditions: Vec::new(),
+            alphabet,
         };
         if t.flags.ignorecase {
             t.out.push_str("(?i)");
@@ -1314,8 +1343,8 @@ impl Translator {
                 return Ok(false);
             }
             'b' | 'B' => {
-                let word = if self.flags.ascii { ASCII_WORD } else { WORD };
-                let fancy = word_boundary(word, c == 'B');
+                let word = self.cut(if self.flags.ascii { ASCII_WORD } else { WORD });
+                let fancy = word_boundary(&word, c == 'B');
                 match (self.flags.ascii, c) {
                     (true, 'b') => self.out.push_split(&fancy, "(?-u:\\b)"),
                     // The engine's ASCII `\B` also matches inside a multi-byte character.
@@ -1361,7 +1390,7 @@ impl Translator {
         }
         match self.class_escape(c, start, false)? {
             ClassItem::Char(ch) => self.out.push_literal(ch),
-            ClassItem::Category(class) => self.out.push_str(class),
+            ClassItem::Category(class) => self.out.push_str(&class),
         }
         Ok(true)
     }
@@ -1380,9 +1409,37 @@ impl Translator {
 
     /// The escapes shared by classes and the pattern body, after `\` and `c` were read.
     fn class_escape(&mut self, c: char, start: usize, in_class: bool) -> Parse<ClassItem> {
+        Ok(match self.escaped_item(c, start, in_class)? {
+            ClassItem::Category(Cow::Borrowed(class)) => ClassItem::Category(self.cut(class)),
+            item => item,
+        })
+    }
+
+    /// `class`, or where the translation is for one text, the characters of the text in it.
+    /// Under case-insensitivity the engine folds the characters written, so they are the
+    /// text's characters whose case variants meet the class: the same the class would match.
+    fn cut(&self, class: &'static str) -> Cow<'static, str> {
+        let Some(alphabet) = &self.alphabet else {
+            return Cow::Borrowed(class);
+        };
+        let Some(members) = category_members(class, self.flags.ignorecase) else {
+            return Cow::Borrowed(class);
+        };
+        let mut out = String::from("[");
+        for &c in alphabet.iter().filter(|&&c| contains(&members, c)) {
+            push_literal(&mut out, c);
+        }
+        if out.len() == 1 {
+            return Cow::Borrowed(NO_CHARACTER);
+        }
+        out.push(']');
+        Cow::Owned(out)
+    }
+
+    fn escaped_item(&mut self, c: char, start: usize, in_class: bool) -> Parse<ClassItem> {
         let ascii = self.flags.ascii;
         let category = |unicode: &'static str, ascii_class: &'static str| {
-            ClassItem::Category(if ascii { ascii_class } else { unicode })
+            ClassItem::Category(Cow::Borrowed(if ascii { ascii_class } else { unicode }))
         };
         Ok(match c {
             'd' => category("\\p{Nd}", "[0-9]"),
@@ -1515,6 +1572,48 @@ impl Translator {
         self.out.push_str(&out);
         Ok(())
     }
+}
+
+type Members = Option<Rc<ClassUnicode>>;
+
+/// The characters of a category as the engine reads it, folded to every case variant for
+/// `ignorecase` (`None`: the engine's parser refuses it, which the full translation reports).
+fn category_members(class: &'static str, ignorecase: bool) -> Members {
+    thread_local! {
+        static MEMBERS: RefCell<HashMap<(&'static str, bool), Members>> =
+            RefCell::new(HashMap::new());
+    }
+    MEMBERS.with(|members| {
+        let mut members = members.borrow_mut();
+        let entry = members.entry((class, ignorecase)).or_insert_with(|| {
+            let config = syntax::Config::new().utf8(true).unicode(true);
+            match syntax::parse_with(class, &config).ok()?.into_kind() {
+                HirKind::Class(Class::Unicode(mut class)) => {
+                    if ignorecase {
+                        class.try_case_fold_simple().ok()?;
+                    }
+                    Some(Rc::new(class))
+                }
+                _ => None,
+            }
+        });
+        entry.clone()
+    })
+}
+
+fn contains(class: &ClassUnicode, c: char) -> bool {
+    class
+        .ranges()
+        .binary_search_by(|range| {
+            if range.end() < c {
+                std::cmp::Ordering::Less
+            } else if range.start() > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// Python's `\b` (`negated`: `\B`) for a word-character class: unlike the engine's own, it
@@ -1790,9 +1889,9 @@ mod tests {
         ));
         assert!(matches!(
             matcher(r"(?<![\d-])12°C and \w+", 0),
-            Matcher::Full(_)
+            Matcher::Full
         ));
-        assert!(matches!(matcher(r"x\B", ASCII), Matcher::Full(_)));
+        assert!(matches!(matcher(r"x\B", ASCII), Matcher::Full));
         assert!(matches!(matcher(r"x\b", ASCII), Matcher::Plain(_)));
         let Matcher::Plain(boundary) = matcher(r"x\b", 0) else {
             panic!("\\b has a plain spelling");
@@ -1819,6 +1918,51 @@ mod tests {
         assert_eq!(Regex::search_once(r"x\b", 0, "x²"), Ok(false));
         assert_eq!(Regex::search_once(r"e\b", 0, "e\u{301}"), Ok(true));
         assert_eq!(Regex::search_once(r"\B", 0, ""), Ok(false));
+    }
+
+    #[test]
+    fn categories_cut_to_one_text_keep_their_answer_on_the_backtracking_engine() {
+        let patterns = [
+            r"(?<![\d-])-1°C and \w+",
+            r"(?<=\d)x",
+            r"(?i)(?<!\W)straße\b",
+            r"(?=\S)\D+\b(?!\w)",
+            r"[\w-]+(?=@)",
+            r"[^\w\s]+(?=\d)",
+            r"(?i)(?<=ǅ)\w",
+            r"(?i)(?<=k)\W",
+            r"(?<=\s)\d\B",
+            r"(?a)(?<=\w)é",
+            r"(\w)\1",
+        ];
+        let texts = [
+            "It is -1°C and rainy",
+            "It is --1°C and rainy",
+            "ax",
+            "1x",
+            "STRASSE straße",
+            "",
+            "١٢3é_\u{3000}b",
+            "a-b@c",
+            "ǆx",
+            "K\u{212A}!",
+            "\u{345} x",
+            "a 12",
+            "éé",
+        ];
+        for pattern in patterns {
+            let full = Regex::new(pattern, 0).unwrap();
+            for text in texts {
+                let cut = Translator::for_text(pattern, 0, text).unwrap();
+                assert_ne!(cut.pattern, Translator::run(pattern, 0).unwrap().pattern);
+                let cut = Regex::from_translation(pattern, 0, cut).unwrap();
+                assert_eq!(
+                    cut.is_match(text),
+                    full.is_match(text),
+                    "{pattern:?} on {text:?}"
+                );
+            }
+        }
     }
 
     #[test]
@@ -1951,8 +2095,8 @@ mod python_differential {
     }
 
     /// Every recorded case through the lean automata for one text and for every text (where
-    /// they can tell), the full engine and [`Regex::search_once`]: each must find a match
-    /// exactly when Python does.
+    /// they can tell), the full engine, the full engine with its categories cut to the text,
+    /// and [`Regex::search_once`]: each must find a match exactly when Python does.
     #[test]
     fn lean_and_full_engines_agree_with_cpython() {
         let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
@@ -1979,12 +2123,18 @@ mod python_differential {
                     .unwrap()
                     .is_match(text)
                     .unwrap();
+                let cut = Translator::for_text(pattern, flags, text).unwrap();
+                let cut = Regex::from_translation(pattern, flags, cut)
+                    .unwrap()
+                    .is_match(text)
+                    .unwrap();
                 lean_cases += usize::from(lean.is_some());
                 let wrong = |engine: Option<bool>| engine.is_some_and(|m| m != want);
-                (wrong(lean) || wrong(compiled) || full != want || once != Ok(want)).then(|| {
+                let failed = wrong(lean) || wrong(compiled) || full != want || cut != want;
+                (failed || once != Ok(want)).then(|| {
                     describe(format!(
-                        "lean {lean:?}, compiled {compiled:?}, full {full}, search_once \
-                         {once:?}, Python {want}"
+                        "lean {lean:?}, compiled {compiled:?}, full {full}, cut to the text \
+                         {cut}, search_once {once:?}, Python {want}"
                     ))
                 })
             })
