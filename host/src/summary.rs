@@ -441,11 +441,11 @@ pub struct Aggregator {
 enum Tracking {
     /// Every id: exact at once, memory grows with distinct ids.
     All,
-    /// None: every result is counted as a single run while a Bloom filter notes the ids that
-    /// may have been seen before; [`Aggregator::regroup`] then moves those ids' results into
+    /// None: every result is counted as a single run while [`Seen`] notes the ids that may
+    /// have been seen before; [`Aggregator::regroup`] then moves those ids' results into
     /// per-id records, from a second read of the results.
     Streaming {
-        seen: Bloom,
+        seen: Seen,
         flagged: HashSet<SampleId>,
     },
 }
@@ -472,14 +472,14 @@ impl Aggregator {
         }
     }
 
-    /// An aggregator whose memory stays flat over about `expected_rows` results (a Bloom filter
-    /// of 10 bits a row) however many distinct ids they have. When some id may repeat
+    /// An aggregator whose memory stays flat over about `expected_rows` results (a bit per
+    /// integer id, or a Bloom filter of 10 bits a row) however many distinct ids they have. When some id may repeat
     /// ([`Aggregator::needs_regroup`]), every result is handed to [`Aggregator::regroup`] once
     /// more before [`Aggregator::finish`].
     pub fn streaming(metric_keys: Vec<String>, expected_rows: u64) -> Self {
         Aggregator {
             tracking: Tracking::Streaming {
-                seen: Bloom::new(expected_rows),
+                seen: Seen::new(expected_rows),
                 flagged: HashSet::new(),
             },
             ..Aggregator::new(metric_keys)
@@ -677,6 +677,48 @@ fn choose_ratio(m: u32, n: u32, k: u32) -> f64 {
     (0..k)
         .map(|i| f64::from(m - i) / f64::from(n - i))
         .product()
+}
+
+/// Integer ids below this are tracked exactly, a bit each (8 MiB at most).
+const DENSE_IDS: i64 = 1 << 26;
+
+/// The sample ids seen so far: exactly for the small non-negative integers most datasets
+/// number their rows with, so that a run without repeats needs no second read of its results;
+/// in a [`Bloom`] filter, built on the first other id, for the rest.
+#[derive(Debug)]
+struct Seen {
+    dense: Vec<u64>,
+    other: Option<Bloom>,
+    expected: u64,
+}
+
+impl Seen {
+    fn new(expected: u64) -> Seen {
+        Seen {
+            dense: Vec::new(),
+            other: None,
+            expected,
+        }
+    }
+
+    /// Adds `id`; whether it may have been added before.
+    fn insert(&mut self, id: &SampleId) -> bool {
+        match id {
+            SampleId::Int(i) if (0..DENSE_IDS).contains(i) => {
+                let (word, mask) = ((i / 64) as usize, 1u64 << (i % 64));
+                if word >= self.dense.len() {
+                    self.dense.resize(word + 1, 0);
+                }
+                let seen = self.dense[word] & mask != 0;
+                self.dense[word] |= mask;
+                seen
+            }
+            _ => self
+                .other
+                .get_or_insert_with(|| Bloom::new(self.expected))
+                .insert(id),
+        }
+    }
 }
 
 /// A set of sample ids that may answer "seen before" wrongly (about 1% of the time at the
@@ -1038,11 +1080,28 @@ mod tests {
     }
 
     #[test]
+    fn small_integer_ids_are_tracked_exactly() {
+        let mut streaming = Aggregator::streaming(keys(&["c"]), 10);
+        for i in (0..200_000).rev() {
+            streaming.add(&row(i, &[("c", 1.0)]));
+        }
+        // Many more ids than expected, none repeated: nothing to read again.
+        assert!(!streaming.needs_regroup());
+        streaming.add(&row(70_000, &[("c", 0.0)]));
+        streaming.add(&row(-1, &[("c", 0.0)]));
+        assert!(streaming.needs_regroup());
+        assert!(streaming.may_repeat(&SampleId::Int(70_000)));
+        assert!(!streaming.may_repeat(&SampleId::Int(70_001)));
+        assert!(!streaming.may_repeat(&SampleId::Int(-1)));
+    }
+
+    #[test]
     fn ids_wrongly_flagged_as_repeats_change_nothing() {
         // Far more ids than the filter was sized for: many are flagged though none repeats.
+        // (Ids past the exactly tracked ones go to the filter.)
         let mut exact = Aggregator::new(keys(&["c"]));
         let mut streaming = Aggregator::streaming(keys(&["c"]), 10);
-        let rows: Vec<SampleResult> = (0..20_000)
+        let rows: Vec<SampleResult> = (DENSE_IDS - 10..DENSE_IDS + 20_000)
             .map(|i| row(i, &[("c", if i % 3 == 0 { 0.0 } else { 1.0 })]))
             .collect();
         for r in &rows {
@@ -1052,7 +1111,7 @@ mod tests {
         assert!(streaming.needs_regroup());
         rows.iter().for_each(|r| streaming.regroup(r));
         let streaming = streaming.finish();
-        assert_eq!(streaming.counts.samples, 20_000);
+        assert_eq!(streaming.counts.samples, 20_010);
         assert!(streaming.metric("c").unwrap().pass_at_k.is_none());
         assert_eq!(
             serde_json::to_string(&exact.finish()).unwrap(),
