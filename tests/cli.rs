@@ -133,6 +133,38 @@ fn a_refused_run_leaves_earlier_results_as_they_were() {
 }
 
 #[test]
+fn a_dataset_that_is_not_utf8_is_refused_whole_however_late_the_bad_bytes() {
+    let ws = capitals();
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let before = std::fs::read(ws.path("out/results.jsonl")).expect("results");
+
+    // The rows are counted while grading starts, so good rows are graded before the bytes that
+    // are not UTF-8 are read; none of them is kept.
+    let mut bytes = Vec::new();
+    for i in 0..3000 {
+        bytes.extend_from_slice(format!("{}\n", letta_row(i, "Paris", "Paris")).as_bytes());
+    }
+    bytes.extend_from_slice(b"{\"id\": 3000, \"input\": \"\xff\"}\n");
+    std::fs::write(ws.path("data.jsonl"), bytes).unwrap();
+    for args in [
+        &["run", "suite.yaml", "-o", "out"][..],
+        &["run", "suite.yaml", "-o", "out", "--resume"],
+    ] {
+        let refused = ws.gavel(args);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        let err = stderr(&refused);
+        assert!(err.contains("data.jsonl") && err.contains("UTF-8"), "{err}");
+        assert_eq!(
+            std::fs::read(ws.path("out/results.jsonl")).expect("results"),
+            before,
+            "{args:?}"
+        );
+        assert!(!ws.path("out/results.jsonl.replaced").exists());
+    }
+}
+
+#[test]
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();

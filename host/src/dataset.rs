@@ -403,6 +403,73 @@ pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
     Ok(rows)
 }
 
+/// The number of rows a pass will grade, counted on a thread of its own so that grading starts
+/// at once; until the count is in, what waits for it is told the number is not known yet.
+#[derive(Clone)]
+pub struct RowCount(std::sync::Arc<Counting>);
+
+struct Counting {
+    value: std::sync::OnceLock<Option<u64>>,
+    thread: Mutex<Option<std::thread::JoinHandle<Option<u64>>>>,
+}
+
+impl RowCount {
+    /// A count already known.
+    pub fn known(rows: u64) -> RowCount {
+        let value = std::sync::OnceLock::new();
+        let _ = value.set(Some(rows));
+        RowCount(std::sync::Arc::new(Counting {
+            value,
+            thread: Mutex::new(None),
+        }))
+    }
+
+    /// Starts counting the rows of `path` ([`count_rows`]), at most `max` of them. A file that
+    /// cannot be counted has no count: reading it for grading fails the same way and says why.
+    pub fn start(path: &Path, max: Option<u64>) -> RowCount {
+        let path = path.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("gavel-count".to_string())
+            .spawn(move || {
+                let rows = count_rows(&path).ok()?;
+                Some(max.map_or(rows, |max| rows.min(max)))
+            });
+        RowCount(std::sync::Arc::new(Counting {
+            value: std::sync::OnceLock::new(),
+            // A thread that cannot start leaves the count unknown.
+            thread: Mutex::new(thread.ok()),
+        }))
+    }
+
+    /// The count, if it is in; never waits.
+    pub fn now(&self) -> Option<u64> {
+        if let Some(value) = self.0.value.get() {
+            return *value;
+        }
+        let finished = self
+            .0
+            .thread
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .is_none_or(std::thread::JoinHandle::is_finished);
+        if finished { self.wait() } else { None }
+    }
+
+    /// The count, waiting for it if it is still being taken.
+    pub fn wait(&self) -> Option<u64> {
+        *self.0.value.get_or_init(|| {
+            let thread = self
+                .0
+                .thread
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            thread.and_then(|t| t.join().ok().flatten())
+        })
+    }
+}
+
 /// Whether a line (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and not
 /// blank.
 fn is_row(line: &[u8]) -> std::io::Result<bool> {
@@ -609,6 +676,26 @@ mod tests {
             assert_eq!(counted, rows_read(&path), "{name}");
         }
         assert_eq!(count_rows(&dir.path().join("long lines")).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_row_count_taken_aside_is_the_count_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, b"{}\n\n{}\n{}\n").unwrap();
+        let count = RowCount::start(&path, None);
+        assert_eq!(count.wait(), Some(3));
+        assert_eq!(count.clone().now(), Some(3));
+        assert_eq!(RowCount::start(&path, Some(2)).wait(), Some(2));
+        assert_eq!(
+            RowCount::start(&dir.path().join("missing"), None).wait(),
+            None
+        );
+        assert_eq!(RowCount::known(7).now(), Some(7));
+        // Asked before it is in, the count is not made up.
+        let pending = RowCount::start(&path, None);
+        assert!(matches!(pending.now(), None | Some(3)));
+        assert_eq!(pending.wait(), Some(3));
     }
 
     #[test]

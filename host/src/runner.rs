@@ -263,9 +263,49 @@ pub fn validate(
 /// Items per unit of parallel work when no grader waits on the network.
 const BATCH: usize = 256;
 
-/// Receives results in stream order.
+/// Receives results in stream order, each with its line of `results.jsonl` (newline included).
 pub trait Sink: Send {
-    fn write(&mut self, result: &SampleResult) -> std::io::Result<()>;
+    fn write(&mut self, result: &SampleResult, line: &[u8]) -> std::io::Result<()>;
+}
+
+/// The `results.jsonl` lines of a batch of results, serialized on the worker that graded them so
+/// that the one thread writing in stream order only copies bytes.
+struct ResultLines {
+    text: Vec<u8>,
+    /// Where each result's line ends in `text`.
+    ends: Vec<usize>,
+    /// Why the result after the last line could not be serialized (none after it was tried).
+    failed: Option<String>,
+}
+
+impl ResultLines {
+    fn of(results: &[SampleResult]) -> ResultLines {
+        let mut lines = ResultLines {
+            text: Vec::with_capacity(results.len() * 512),
+            ends: Vec::with_capacity(results.len()),
+            failed: None,
+        };
+        for result in results {
+            if let Err(e) = serde_json::to_writer(&mut lines.text, result) {
+                lines.failed = Some(format!("cannot write a result: {e}"));
+                break;
+            }
+            lines.text.push(b'\n');
+            lines.ends.push(lines.text.len());
+        }
+        lines
+    }
+
+    /// The line of the `i`-th result.
+    fn line(&self, i: usize) -> Result<&[u8], String> {
+        match self.ends.get(i) {
+            Some(&end) => Ok(&self.text[i.checked_sub(1).map_or(0, |j| self.ends[j])..end]),
+            None => Err(self
+                .failed
+                .clone()
+                .unwrap_or_else(|| "a result has no line".to_string())),
+        }
+    }
 }
 
 /// Everything a grading pass needs.
@@ -319,6 +359,7 @@ impl Pass<'_> {
             let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel::<(
                 u64,
                 Vec<SampleResult>,
+                ResultLines,
                 tokio::sync::OwnedSemaphorePermit,
             )>();
             let reader_stop = stop.clone();
@@ -372,7 +413,8 @@ impl Pass<'_> {
                         for work in batch {
                             results.push(grade_work(&plan, &parser, reward.as_deref(), work).await);
                         }
-                        let _ = tx.send((index, results, permit));
+                        let lines = ResultLines::of(&results);
+                        let _ = tx.send((index, results, lines, permit));
                     });
                 }
                 dispatched
@@ -381,19 +423,22 @@ impl Pass<'_> {
             let mut next = 0u64;
             let mut write_error = None;
             let mut refused = false;
-            while let Some((index, results, permit)) = result_rx.recv().await {
-                pending.insert(index, (results, permit));
-                while let Some((results, _permit)) = pending.remove(&next) {
+            while let Some((index, results, lines, permit)) = result_rx.recv().await {
+                pending.insert(index, (results, lines, permit));
+                while let Some((results, lines, _permit)) = pending.remove(&next) {
                     next += 1;
-                    for result in &results {
-                        if refused {
+                    for (i, result) in results.iter().enumerate() {
+                        if refused || write_error.is_some() {
                             break;
                         }
                         if refuse_invalid && result.is_invalid_row() {
                             refused = true;
                             stop.store(true, Ordering::Relaxed);
-                        } else if let Err(e) = sink.write(result) {
-                            write_error.get_or_insert(e.to_string());
+                        } else if let Err(e) = lines
+                            .line(i)
+                            .and_then(|line| sink.write(result, line).map_err(|e| e.to_string()))
+                        {
+                            write_error = Some(e);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -567,9 +612,9 @@ impl ResultsFile {
         &self.path
     }
 
-    pub fn append(&mut self, result: &SampleResult) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.out, result)?;
-        self.out.write_all(b"\n")?;
+    /// Appends one line (its newline included).
+    pub fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(line)?;
         if self.last_flush.elapsed() >= FLUSH_EVERY {
             self.flush()?;
         }
@@ -712,6 +757,25 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_result_has_its_own_line() {
+        let results: Vec<SampleResult> = [SampleId::Int(3), SampleId::Str("a\nb".into())]
+            .into_iter()
+            .map(|id| SampleResult {
+                sample_id: id,
+                grades: vec![("c".into(), crate::grade::Grade::pass("ok"))],
+                reward: Some(0.5),
+                error: None,
+            })
+            .collect();
+        let lines = ResultLines::of(&results);
+        for (i, result) in results.iter().enumerate() {
+            let line = std::str::from_utf8(lines.line(i).unwrap()).unwrap();
+            assert_eq!(line, serde_json::to_string(result).unwrap() + "\n");
+        }
+        assert!(lines.line(2).is_err());
+    }
 
     #[test]
     fn leading_ids_read_as_written() {

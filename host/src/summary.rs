@@ -472,14 +472,19 @@ impl Aggregator {
         }
     }
 
-    /// An aggregator whose memory stays flat over about `expected_rows` results (a bit per
+    /// An aggregator whose memory stays flat over about `expected_rows()` results (a bit per
     /// integer id, or a Bloom filter of 10 bits a row) however many distinct ids they have. When some id may repeat
     /// ([`Aggregator::needs_regroup`]), every result is handed to [`Aggregator::regroup`] once
     /// more before [`Aggregator::finish`].
-    pub fn streaming(metric_keys: Vec<String>, expected_rows: u64) -> Self {
+    /// `expected_rows` is asked only when the Bloom filter is built, at the first id that is not
+    /// a small integer, so a count still being taken holds nothing up before then.
+    pub fn streaming(
+        metric_keys: Vec<String>,
+        expected_rows: impl Fn() -> u64 + Send + 'static,
+    ) -> Self {
         Aggregator {
             tracking: Tracking::Streaming {
-                seen: Seen::new(expected_rows),
+                seen: Seen::new(Box::new(expected_rows)),
                 flagged: HashSet::new(),
             },
             ..Aggregator::new(metric_keys)
@@ -689,15 +694,24 @@ const DENSE_IDS: i64 = 1 << 26;
 struct Seen {
     dense: Vec<u64>,
     other: Option<Bloom>,
-    expected: u64,
+    expected: ExpectedRows,
+}
+
+/// How many rows a [`Bloom`] filter is sized for, asked when one is built.
+struct ExpectedRows(Box<dyn Fn() -> u64 + Send>);
+
+impl std::fmt::Debug for ExpectedRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExpectedRows")
+    }
 }
 
 impl Seen {
-    fn new(expected: u64) -> Seen {
+    fn new(expected: Box<dyn Fn() -> u64 + Send>) -> Seen {
         Seen {
             dense: Vec::new(),
             other: None,
-            expected,
+            expected: ExpectedRows(expected),
         }
     }
 
@@ -715,7 +729,7 @@ impl Seen {
             }
             _ => self
                 .other
-                .get_or_insert_with(|| Bloom::new(self.expected))
+                .get_or_insert_with(|| Bloom::new((self.expected.0)()))
                 .insert(id),
         }
     }
@@ -1064,7 +1078,8 @@ mod tests {
             rows.push(r);
         }
         let mut exact = Aggregator::new(keys(&["c", "q"]));
-        let mut streaming = Aggregator::streaming(keys(&["c", "q"]), rows.len() as u64);
+        let n = rows.len() as u64;
+        let mut streaming = Aggregator::streaming(keys(&["c", "q"]), move || n);
         for r in &rows {
             exact.add(r);
             streaming.add(r);
@@ -1081,7 +1096,7 @@ mod tests {
 
     #[test]
     fn small_integer_ids_are_tracked_exactly() {
-        let mut streaming = Aggregator::streaming(keys(&["c"]), 10);
+        let mut streaming = Aggregator::streaming(keys(&["c"]), || 10);
         for i in (0..200_000).rev() {
             streaming.add(&row(i, &[("c", 1.0)]));
         }
@@ -1096,11 +1111,29 @@ mod tests {
     }
 
     #[test]
+    fn the_expected_row_count_is_asked_once_and_only_for_the_filter() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = asked.clone();
+        let mut streaming = Aggregator::streaming(keys(&["c"]), move || {
+            counter.fetch_add(1, SeqCst);
+            1_000
+        });
+        (0..1_000).for_each(|i| streaming.add(&row(i, &[("c", 1.0)])));
+        assert_eq!(asked.load(SeqCst), 0);
+        streaming.add(&row(-1, &[("c", 1.0)]));
+        streaming.add(&row(DENSE_IDS, &[("c", 1.0)]));
+        assert_eq!(asked.load(SeqCst), 1);
+        assert!(!streaming.needs_regroup());
+    }
+
+    #[test]
     fn ids_wrongly_flagged_as_repeats_change_nothing() {
         // Far more ids than the filter was sized for: many are flagged though none repeats.
         // (Ids past the exactly tracked ones go to the filter.)
         let mut exact = Aggregator::new(keys(&["c"]));
-        let mut streaming = Aggregator::streaming(keys(&["c"]), 10);
+        let mut streaming = Aggregator::streaming(keys(&["c"]), || 10);
         let rows: Vec<SampleResult> = (DENSE_IDS - 10..DENSE_IDS + 20_000)
             .map(|i| row(i, &[("c", if i % 3 == 0 { 0.0 } else { 1.0 })]))
             .collect();

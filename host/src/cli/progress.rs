@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use gavel::dataset::RowCount;
 use gavel::grade::Status;
 use gavel::result::SampleResult;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -13,7 +14,9 @@ const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
 pub struct Progress {
     mode: Mode,
-    total: u64,
+    count: RowCount,
+    /// The count, once it is in.
+    total: Option<u64>,
     done: u64,
     started: Instant,
     last_line: Instant,
@@ -47,12 +50,12 @@ pub fn paint(text: &str, code: u8) -> String {
 }
 
 impl Progress {
-    pub fn new(total: u64, already: u64, metric_keys: &[String], quiet: bool) -> Progress {
+    pub fn new(count: RowCount, already: u64, metric_keys: &[String], quiet: bool) -> Progress {
+        let total = count.now();
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
-            let bar =
-                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(10));
+            let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr_with_hz(10));
             let template = if colour(&std::io::stderr()) {
                 "{bar:30.green/dim} {pos}/{len} {percent}% {rate} ETA {eta} {msg}"
             } else {
@@ -72,6 +75,7 @@ impl Progress {
         };
         Progress {
             mode,
+            count,
             total,
             done: already,
             started: Instant::now(),
@@ -89,6 +93,12 @@ impl Progress {
 
     pub fn record(&mut self, result: &SampleResult) {
         self.done += 1;
+        if self.total.is_none() {
+            self.total = self.count.now();
+            if let (Some(total), Mode::Bar(bar)) = (self.total, &self.mode) {
+                bar.set_length(total);
+            }
+        }
         for (running, (_, grade)) in self.metrics.iter_mut().zip(&result.grades) {
             if grade.status != Status::Skip {
                 running.graded += 1;
@@ -99,7 +109,7 @@ impl Progress {
             Mode::Quiet => {}
             Mode::Bar(bar) => {
                 bar.inc(1);
-                if self.done.is_multiple_of(64) || self.done == self.total {
+                if self.done.is_multiple_of(64) || Some(self.done) == self.total {
                     bar.set_message(self.rates());
                 }
             }
@@ -129,16 +139,22 @@ impl Progress {
 
     fn line(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
+        let total = self
+            .total
+            .or_else(|| self.count.now())
+            .map_or_else(|| "?".to_string(), |total| total.to_string());
         format!(
-            "graded {}/{} ({:.0}/s)  {}",
+            "graded {}/{total} ({:.0}/s)  {}",
             self.done,
-            self.total,
             self.done as f64 / secs,
             self.rates()
         )
     }
 
     pub fn finish(&mut self) {
+        if self.total.is_none() {
+            self.total = self.count.wait();
+        }
         match &self.mode {
             Mode::Quiet => {}
             Mode::Bar(bar) => bar.finish_and_clear(),

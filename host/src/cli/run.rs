@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use gavel::dataset::Items;
+use gavel::dataset::{Items, RowCount};
 use gavel::grade::Status;
 use gavel::junit::JunitWriter;
 use gavel::result::SampleResult;
 use gavel::runner::{
-    self, Filter, Pass, PassEnd, ResultsFile, Selected, Selection, Sink, Validation,
+    self, Filter, Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink, Validation,
 };
 use gavel::setup::Prepared;
 use gavel::summary::{Aggregator, Summary};
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> u8 {
     let checked_first = !args.skip_invalid && prepared.plan.has_judge();
     let total = if checked_first {
         match check_rows(&prepared, selection.clone(), workers) {
-            Ok(v) if v.invalid == 0 => v.total,
+            Ok(v) if v.invalid == 0 => RowCount::known(v.total),
             Ok(v) => return report_invalid_rows(&v),
             Err(code) => return code,
         }
@@ -116,7 +116,9 @@ pub fn run(args: Args) -> u8 {
             Err(code) => return code,
         }
     };
-    let mut aggregator = Aggregator::streaming(metric_keys.clone(), total);
+    let expected = total.clone();
+    let mut aggregator =
+        Aggregator::streaming(metric_keys.clone(), move || expected.wait().unwrap_or(0));
 
     let mut junit = match &args.junit {
         Some(path) => match std::fs::File::create(path).and_then(|file| {
@@ -200,6 +202,12 @@ pub fn run(args: Args) -> u8 {
     sink.progress.finish();
     let end = match end {
         Ok(end) => end,
+        // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
+        Err(e @ PassError::Source(_)) if !args.skip_invalid => {
+            eprintln!("error: {e}");
+            take_back(results, junit, &results_path, args.junit.as_deref());
+            return super::EXIT_INVALID;
+        }
         Err(e) => {
             eprintln!("error: {e}");
             let _ = results.finish();
@@ -208,13 +216,7 @@ pub fn run(args: Args) -> u8 {
     };
     if end == PassEnd::Refused {
         // Nothing of this run is kept: the rows are reported as if checked before grading.
-        if let Err(e) = results.discard() {
-            eprintln!("error: cannot restore {}: {e}", results_path.display());
-        }
-        if let Some(path) = &args.junit {
-            drop(junit);
-            let _ = std::fs::remove_file(path);
-        }
+        take_back(results, junit, &results_path, args.junit.as_deref());
         return match check_rows(&prepared, selection_for_report, workers) {
             Ok(v) => report_invalid_rows(&v),
             Err(code) => code,
@@ -431,17 +433,28 @@ pub fn check_rows(
     })
 }
 
-fn count(prepared: &Prepared, selection: Selection) -> Result<u64, u8> {
+/// Takes back what a refused run wrote: its results and its JUnit report.
+fn take_back<W: Write>(
+    results: ResultsFile,
+    junit: Option<JunitWriter<W>>,
+    results_path: &Path,
+    junit_path: Option<&Path>,
+) {
+    if let Err(e) = results.discard() {
+        eprintln!("error: cannot restore {}: {e}", results_path.display());
+    }
+    drop(junit);
+    if let Some(path) = junit_path {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// How many items the run will grade. With every row an item, the lines are counted while
+/// grading starts; a file that cannot be counted fails when the pass reads it.
+fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, u8> {
     if selection.filters.is_empty() && prepared.runs.is_empty() {
-        // Every row is an item: count lines without reading rows out one by one.
-        let rows = gavel::dataset::count_rows(&prepared.dataset).map_err(|e| {
-            eprintln!("error: {e}");
-            super::EXIT_INVALID
-        })?;
-        return Ok(match selection.max_samples {
-            Some(max) if max > 0 => rows.min(max),
-            _ => rows,
-        });
+        let max = selection.max_samples.filter(|max| *max > 0);
+        return Ok(RowCount::start(&prepared.dataset, max));
     }
     let items = Items::open(&prepared.dataset, &prepared.runs).map_err(|e| {
         eprintln!("error: {e}");
@@ -452,7 +465,7 @@ fn count(prepared: &Prepared, selection: Selection) -> Result<u64, u8> {
     while selected.next_item().is_some() {
         n += 1;
     }
-    Ok(n)
+    Ok(RowCount::known(n))
 }
 
 pub fn report_invalid_rows(validation: &Validation) -> u8 {
@@ -481,8 +494,8 @@ struct RunSink<'a> {
 }
 
 impl Sink for RunSink<'_> {
-    fn write(&mut self, result: &SampleResult) -> std::io::Result<()> {
-        self.results.append(result)?;
+    fn write(&mut self, result: &SampleResult, line: &[u8]) -> std::io::Result<()> {
+        self.results.append(line)?;
         self.aggregator.add(result);
         if let Some(junit) = self.junit.as_mut() {
             junit.add(result)?;
