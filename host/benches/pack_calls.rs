@@ -15,6 +15,10 @@ use gavel::sample::{Sample, SampleId, Texts};
 use gavel::trajectory::{Content, Event, ToolCall, Trajectory};
 use serde_json::Value;
 
+/// The allocator `gavel` itself runs with, so that calls are measured as a run makes them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn grader(host: &PackHost, path: &str, function: &str) -> PackGrader {
     configured(host, path, function, Value::Null)
 }
