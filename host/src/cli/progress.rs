@@ -15,8 +15,6 @@ const PLAIN_EVERY: Duration = Duration::from_secs(5);
 pub struct Progress {
     mode: Mode,
     count: RowCount,
-    /// The count, once it is in.
-    total: Option<u64>,
     done: u64,
     started: Instant,
     last_line: Instant,
@@ -51,11 +49,11 @@ pub fn paint(text: &str, code: u8) -> String {
 
 impl Progress {
     pub fn new(count: RowCount, already: u64, metric_keys: &[String], quiet: bool) -> Progress {
-        let total = count.now();
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr_with_hz(10));
+            let bar =
+                ProgressBar::with_draw_target(count.now(), ProgressDrawTarget::stderr_with_hz(10));
             let template = if colour(&std::io::stderr()) {
                 "{bar:30.green/dim} {pos}/{len} {percent}% {rate} ETA {eta} {msg}"
             } else {
@@ -76,7 +74,6 @@ impl Progress {
         Progress {
             mode,
             count,
-            total,
             done: already,
             started: Instant::now(),
             last_line: Instant::now(),
@@ -93,12 +90,6 @@ impl Progress {
 
     pub fn record(&mut self, result: &SampleResult) {
         self.done += 1;
-        if self.total.is_none() {
-            self.total = self.count.now();
-            if let (Some(total), Mode::Bar(bar)) = (self.total, &self.mode) {
-                bar.set_length(total);
-            }
-        }
         for (running, (_, grade)) in self.metrics.iter_mut().zip(&result.grades) {
             if grade.status != Status::Skip {
                 running.graded += 1;
@@ -108,8 +99,12 @@ impl Progress {
         match &self.mode {
             Mode::Quiet => {}
             Mode::Bar(bar) => {
+                let total = self.count.now();
+                if let Some(total) = total.filter(|_| bar.length().is_none()) {
+                    bar.set_length(total);
+                }
                 bar.inc(1);
-                if self.done.is_multiple_of(64) || Some(self.done) == self.total {
+                if self.done.is_multiple_of(64) || Some(self.done) == total {
                     bar.set_message(self.rates());
                 }
             }
@@ -140,8 +135,8 @@ impl Progress {
     fn line(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
         let total = self
-            .total
-            .or_else(|| self.count.now())
+            .count
+            .now()
             .map_or_else(|| "?".to_string(), |total| total.to_string());
         format!(
             "graded {}/{total} ({:.0}/s)  {}",
@@ -152,8 +147,9 @@ impl Progress {
     }
 
     pub fn finish(&mut self) {
-        if self.total.is_none() {
-            self.total = self.count.wait();
+        // A plain run's last line shows the total, whenever the count comes in.
+        if matches!(self.mode, Mode::Plain) {
+            self.count.wait();
         }
         match &self.mode {
             Mode::Quiet => {}
