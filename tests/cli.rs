@@ -100,17 +100,30 @@ fn malformed_json_names_file_and_line_and_grades_nothing() {
 #[test]
 fn a_refused_run_leaves_earlier_results_as_they_were() {
     let ws = capitals();
-    let first = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
-    assert_ne!(first.status.code(), Some(2), "{}", stderr(&first));
-    let before = std::fs::read(ws.path("out/results.jsonl")).expect("results");
-
+    let before = earlier_results(&ws);
     // Thousands of good rows are graded before the bad one at the end is met.
-    let mut text = String::new();
-    for i in 0..3000 {
-        text.push_str(&format!("{}\n", letta_row(i, "Paris", "Paris")));
-    }
-    text.push_str("{\"id\": 3000, \"input\": \n");
+    let text = good_rows(3000) + "{\"id\": 3000, \"input\": \n";
     ws.write("data.jsonl", &text);
+    assert_refused_whole(&ws, &before, &["data.jsonl:3001:"]);
+}
+
+/// The results of a first, successful run into `out`.
+fn earlier_results(ws: &Workspace) -> Vec<u8> {
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    std::fs::read(ws.path("out/results.jsonl")).expect("results")
+}
+
+/// `n` good rows, one a line.
+fn good_rows(n: i64) -> String {
+    (0..n)
+        .map(|i| format!("{}\n", letta_row(i, "Paris", "Paris")))
+        .collect()
+}
+
+/// Runs the suite into `out`, fresh and resumed: each run is refused (exit 2, an error naming
+/// every one of `names`) and leaves the earlier results, `before`, exactly as they were.
+fn assert_refused_whole(ws: &Workspace, before: &[u8], names: &[&str]) {
     for resume in [false, true] {
         let mut args = vec!["run", "suite.yaml", "-o", "out"];
         if resume {
@@ -118,11 +131,8 @@ fn a_refused_run_leaves_earlier_results_as_they_were() {
         }
         let refused = ws.gavel(&args);
         assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-        assert!(
-            stderr(&refused).contains("data.jsonl:3001:"),
-            "{}",
-            stderr(&refused)
-        );
+        let err = stderr(&refused);
+        assert!(names.iter().all(|name| err.contains(name)), "{err}");
         assert_eq!(
             std::fs::read(ws.path("out/results.jsonl")).expect("results"),
             before,
@@ -135,33 +145,13 @@ fn a_refused_run_leaves_earlier_results_as_they_were() {
 #[test]
 fn a_dataset_that_is_not_utf8_is_refused_whole_however_late_the_bad_bytes() {
     let ws = capitals();
-    let first = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
-    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    let before = std::fs::read(ws.path("out/results.jsonl")).expect("results");
-
+    let before = earlier_results(&ws);
     // The rows are counted while grading starts, so good rows are graded before the bytes that
     // are not UTF-8 are read; none of them is kept.
-    let mut bytes = Vec::new();
-    for i in 0..3000 {
-        bytes.extend_from_slice(format!("{}\n", letta_row(i, "Paris", "Paris")).as_bytes());
-    }
+    let mut bytes = good_rows(3000).into_bytes();
     bytes.extend_from_slice(b"{\"id\": 3000, \"input\": \"\xff\"}\n");
     std::fs::write(ws.path("data.jsonl"), bytes).unwrap();
-    for args in [
-        &["run", "suite.yaml", "-o", "out"][..],
-        &["run", "suite.yaml", "-o", "out", "--resume"],
-    ] {
-        let refused = ws.gavel(args);
-        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-        let err = stderr(&refused);
-        assert!(err.contains("data.jsonl") && err.contains("UTF-8"), "{err}");
-        assert_eq!(
-            std::fs::read(ws.path("out/results.jsonl")).expect("results"),
-            before,
-            "{args:?}"
-        );
-        assert!(!ws.path("out/results.jsonl.replaced").exists());
-    }
+    assert_refused_whole(&ws, &before, &["data.jsonl", "UTF-8"]);
 }
 
 #[test]
