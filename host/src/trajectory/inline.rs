@@ -6,10 +6,11 @@
 //! times. [`Inline`] settles the format from the shape as the parser meets it (a list of lists is
 //! Letta, a list of objects OpenAI, an object whose first decisive key is `steps`, `output` or
 //! `input` an evaldeck trace) and keeps the same structure the converter would have parsed, so
-//! converting it gives the same trajectory. What the shape alone cannot settle (an OpenAI
-//! `{"messages": ...}` object, a shape no format has) or a structure that does not parse is a
-//! parse error here, and the caller takes the general path, whose conversion and errors are the
-//! authoritative ones.
+//! converting it gives the same trajectory. The fields of a Letta message whose shape depends on
+//! its type, which the converter keeps raw until it knows the type, are read typed here. What the
+//! shape alone cannot settle (an OpenAI `{"messages": ...}` object, a shape no format has), a
+//! structure that does not parse, or such a field in another shape is a parse error here, and the
+//! caller takes the general path, whose conversion and errors are the authoritative ones.
 
 use std::fmt;
 
@@ -23,7 +24,7 @@ use super::{ConvertError, Format, Trajectory, evaldeck, letta, openai};
 pub struct Inline<'a>(Structure<'a>);
 
 enum Structure<'a> {
-    Letta(Vec<letta::Turn<'a>>),
+    Letta(Vec<letta::Turn<'a, letta::InPlace>>),
     OpenAi(Vec<Object<openai::Message<'a>>>),
     Evaldeck(evaldeck::Trace<'a>),
 }
@@ -51,7 +52,7 @@ impl Inline<'_> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Inline<'a> {
+impl<'de> Deserialize<'de> for Inline<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ShapeVisitor).map(Inline)
     }
@@ -98,11 +99,11 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 
 /// The first element of a list trajectory: a Letta turn or an OpenAI message.
 enum First<'a> {
-    Turn(letta::Turn<'a>),
+    Turn(letta::Turn<'a, letta::InPlace>),
     Message(openai::Message<'a>),
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for First<'a> {
+impl<'de> Deserialize<'de> for First<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct FirstVisitor;
 
@@ -239,6 +240,36 @@ mod tests {
             r#"{"id": "t", "status": "success", "outp\u0075t": "yo", "messages": 1}"#,
             None
         ));
+    }
+
+    #[test]
+    fn a_field_of_another_shape_is_left_to_the_general_path() {
+        // A message type no built-in reads may carry any field in any shape.
+        for text in [
+            r#"[[{"message_type": "stop_reason", "content": {"not": "content"}},
+                 {"message_type": "user_message", "content": "hi"}]]"#,
+            r#"[[{"message_type": "approval_response_message", "reasoning": ["r"]}]]"#,
+        ] {
+            assert!(serde_json::from_str::<Inline>(text).is_err(), "{text}");
+            let general = convert(serde_json::from_str::<&RawValue>(text).unwrap(), None);
+            assert!(general.is_ok(), "{text}");
+        }
+        // The same messages with fields of the shapes read are converted in place; `tool_call`
+        // stays raw, and is read only when `tool_calls` is empty.
+        assert!(same_as_general(
+            r#"[[{"message_type": "stop_reason", "content": "end"},
+                 {"message_type": "tool_call_message", "tool_call": 7,
+                  "tool_calls": [{"name": "f", "arguments": "{}", "tool_call_id": "c"}]},
+                 {"message_type": "tool_return_message", "tool_call_id": "c",
+                  "tool_return": "r\u00e9", "status": "success"},
+                 {"message_type": "hidden_reasoning_message", "hidden_reasoning": null}]]"#,
+            None
+        ));
+        // Read and refused as the general path refuses it.
+        let text = r#"[[{"message_type": "tool_call_message", "tool_call": {"name": 7},
+                         "tool_calls": []}]]"#;
+        assert!(same_as_general(text, None));
+        assert!(convert(serde_json::from_str::<&RawValue>(text).unwrap(), None).is_err());
     }
 
     #[test]

@@ -30,6 +30,30 @@ pub(super) fn parse<'a, T: Deserialize<'a>>(
     })
 }
 
+/// A field as a recording holds it, read as `T` once its value is needed: raw text, parsed then
+/// (its errors name the path), or a value already read typed in the pass over the row.
+pub(super) trait Field<'a, T> {
+    fn read(self, at: impl FnOnce() -> String) -> Result<T, ConvertError>;
+}
+
+impl<'a, T: Deserialize<'a>> Field<'a, T> for &'a RawValue {
+    fn read(self, at: impl FnOnce() -> String) -> Result<T, ConvertError> {
+        parse(self.get(), at)
+    }
+}
+
+/// A value read typed in the same pass as the row around it. A value of another shape fails
+/// that pass, and the row is read again on the general path.
+#[derive(Deserialize)]
+#[serde(transparent)]
+pub(super) struct Typed<T>(T);
+
+impl<T> Field<'_, T> for Typed<T> {
+    fn read(self, _: impl FnOnce() -> String) -> Result<T, ConvertError> {
+        Ok(self.0)
+    }
+}
+
 fn render_path(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let mut out = String::new();

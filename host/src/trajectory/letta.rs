@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json::{self, Expecting, Object, RawContent, Text, missing};
+use super::json::{self, Expecting, Field, Object, RawContent, Text, Typed, missing};
 use super::{
     ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
@@ -32,38 +32,72 @@ use super::{
 pub struct LettaConverter;
 
 /// A Letta message with every field any message type carries. Fields whose shape depends on the
-/// type stay raw until the type is known, so a message no built-in reads never fails on them.
+/// type are held as `R` says: raw until the type is known on the general path, so that a message
+/// no built-in reads never fails on them, or read typed in the one pass over a row.
 #[derive(Deserialize)]
-pub(super) struct Message<'a> {
+#[serde(bound(
+    deserialize = "R::Content: Deserialize<'de>, R::Text: Deserialize<'de>, \
+                             R::Call: Deserialize<'de>, R::Calls: Deserialize<'de>"
+))]
+pub(super) struct Message<'a, R: Recorded<'a>> {
     #[serde(borrow, default)]
     message_type: Option<Text<'a>>,
     #[serde(borrow, default)]
     step_id: Option<Text<'a>>,
-    #[serde(borrow, default)]
-    content: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    reasoning: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    hidden_reasoning: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_call: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_calls: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_call_id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    tool_return: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    status: Option<&'a RawValue>,
+    #[serde(default)]
+    content: Option<R::Content>,
+    #[serde(default)]
+    reasoning: Option<R::Text>,
+    #[serde(default)]
+    hidden_reasoning: Option<R::Text>,
+    #[serde(default)]
+    tool_call: Option<R::Call>,
+    #[serde(default)]
+    tool_calls: Option<R::Calls>,
+    #[serde(default)]
+    tool_call_id: Option<R::Text>,
+    #[serde(default)]
+    tool_return: Option<R::Text>,
+    #[serde(default)]
+    status: Option<R::Text>,
 }
 
-impl Expecting for Message<'_> {
+impl<'a, R: Recorded<'a>> Expecting for Message<'a, R> {
     const WHAT: &'static str = "a Letta message object";
+}
+
+/// How a [`Message`] holds the fields whose shape depends on its type.
+pub(super) trait Recorded<'a> {
+    type Content: Field<'a, RawContent<'a>>;
+    type Text: Field<'a, Text<'a>>;
+    type Call: Field<'a, Object<RawToolCall<'a>>>;
+    type Calls: Field<'a, Vec<Object<RawToolCall<'a>>>>;
+}
+
+/// Raw JSON, parsed when the message type needs it: the general path.
+pub(super) enum Raw {}
+
+impl<'a> Recorded<'a> for Raw {
+    type Content = &'a RawValue;
+    type Text = &'a RawValue;
+    type Call = &'a RawValue;
+    type Calls = &'a RawValue;
+}
+
+/// Read typed in the pass over the row (see [`super::inline`]), but for `tool_call`, which is
+/// read only when `tool_calls` is empty: it stays raw, which also keeps the message small.
+pub(super) enum InPlace {}
+
+impl<'a> Recorded<'a> for InPlace {
+    type Content = Typed<RawContent<'a>>;
+    type Text = Typed<Text<'a>>;
+    type Call = &'a RawValue;
+    type Calls = Typed<Vec<Object<RawToolCall<'a>>>>;
 }
 
 /// A `ToolCall`, or a `ToolCallDelta` whose fields may all be missing.
 #[derive(Deserialize)]
-struct RawToolCall<'a> {
+pub(super) struct RawToolCall<'a> {
     #[serde(borrow, default)]
     name: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -157,15 +191,17 @@ impl Converter for LettaConverter {
     }
 
     fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
-        from_turns(json::parse(raw.get(), || "trajectory".to_string())?)
+        from_turns::<Raw>(json::parse(raw.get(), || "trajectory".to_string())?)
     }
 }
 
 /// The messages of one turn, as recorded.
-pub(super) type Turn<'a> = Vec<Object<Message<'a>>>;
+pub(super) type Turn<'a, R> = Vec<Object<Message<'a, R>>>;
 
 /// Converts the recorded turns.
-pub(super) fn from_turns(turns: Vec<Turn>) -> Result<Trajectory, ConvertError> {
+pub(super) fn from_turns<'a, R: Recorded<'a>>(
+    turns: Vec<Turn<'a, R>>,
+) -> Result<Trajectory, ConvertError> {
     let mut steps = Steps::default();
     let mut out = Vec::with_capacity(turns.len());
     for (turn, messages) in turns.into_iter().enumerate() {
@@ -183,8 +219,18 @@ pub(super) fn from_turns(turns: Vec<Turn>) -> Result<Trajectory, ConvertError> {
     })
 }
 
-fn convert_message<'a>(
-    message: Message<'a>,
+/// A field the message type needs, or the error that it is missing.
+fn required<F>(
+    field: Option<F>,
+    at: At,
+    name: &str,
+    message_type: &str,
+) -> Result<F, ConvertError> {
+    field.ok_or_else(|| missing(&at.path(), name, message_type))
+}
+
+fn convert_message<'a, R: Recorded<'a>>(
+    message: Message<'a, R>,
     at: At,
     steps: &mut Steps<'a>,
     events: &mut Vec<Event>,
@@ -201,16 +247,13 @@ fn convert_message<'a>(
     if steps.starts_step(kind, message.step_id) {
         events.push(Event::LlmCall(LlmCall::default()));
     }
-    let required = |field: Option<&'a RawValue>, name: &str| {
-        field.ok_or_else(|| missing(&at.path(), name, &message_type))
-    };
-    let content = |field: Option<&'a RawValue>| {
+    let content = |field: Option<R::Content>| {
         let raw: RawContent =
-            json::parse(required(field, "content")?.get(), || at.field("content"))?;
+            required(field, at, "content", &message_type)?.read(|| at.field("content"))?;
         raw.into_content(|| at.field("content"))
     };
-    let text = |field: Option<&'a RawValue>, name: &str| -> Result<String, ConvertError> {
-        let Text(text) = json::parse(required(field, name)?.get(), || at.field(name))?;
+    let text = |field: Option<R::Text>, name: &str| -> Result<String, ConvertError> {
+        let Text(text) = required(field, at, name, &message_type)?.read(|| at.field(name))?;
         Ok(text.into_owned())
     };
 
@@ -230,12 +273,12 @@ fn convert_message<'a>(
         // Its text is withheld when the state is `redacted` or `omitted`.
         Kind::HiddenReasoning => Event::Reasoning {
             text: match message.hidden_reasoning {
-                Some(_) => text(message.hidden_reasoning, "hidden_reasoning")?,
+                Some(field) => text(Some(field), "hidden_reasoning")?,
                 None => String::new(),
             },
         },
         Kind::ToolCall => {
-            return tool_calls(
+            return tool_calls::<R>(
                 message.tool_calls,
                 message.tool_call,
                 at,
@@ -266,25 +309,25 @@ fn convert_message<'a>(
 }
 
 /// The calls of a `tool_call_message`: `tool_calls` when non-empty, else `tool_call`.
-fn tool_calls(
-    many: Option<&RawValue>,
-    one: Option<&RawValue>,
+fn tool_calls<'a, R: Recorded<'a>>(
+    many: Option<R::Calls>,
+    one: Option<R::Call>,
     at: At,
     message_type: &str,
     events: &mut Vec<Event>,
 ) -> Result<(), ConvertError> {
     let many: Vec<Object<RawToolCall>> = match many {
-        Some(raw) => json::parse(raw.get(), || at.field("tool_calls"))?,
+        Some(field) => field.read(|| at.field("tool_calls"))?,
         None => Vec::new(),
     };
     let calls = if many.is_empty() {
-        let Some(raw) = one else {
+        let Some(field) = one else {
             return Err(ConvertError(format!(
                 "{}: a {message_type} needs `tool_call` or a non-empty `tool_calls`",
                 at.path()
             )));
         };
-        vec![json::parse(raw.get(), || at.field("tool_call"))?]
+        vec![field.read(|| at.field("tool_call"))?]
     } else {
         many
     };
