@@ -37,7 +37,7 @@ pub struct LettaConverter;
 #[derive(Deserialize)]
 #[serde(bound(
     deserialize = "R::Content: Deserialize<'de>, R::Text: Deserialize<'de>, \
-                             R::Call: Deserialize<'de>, R::Calls: Deserialize<'de>"
+                   R::Calls: Deserialize<'de>"
 ))]
 pub(super) struct Message<'a, R: Recorded<'a>> {
     #[serde(borrow, default)]
@@ -50,8 +50,10 @@ pub(super) struct Message<'a, R: Recorded<'a>> {
     reasoning: Option<R::Text>,
     #[serde(default)]
     hidden_reasoning: Option<R::Text>,
-    #[serde(default)]
-    tool_call: Option<R::Call>,
+    /// Read only when `tool_calls` is empty, so raw on both paths, which also keeps a message
+    /// small.
+    #[serde(borrow, default)]
+    tool_call: Option<&'a RawValue>,
     #[serde(default)]
     tool_calls: Option<R::Calls>,
     #[serde(default)]
@@ -70,7 +72,6 @@ impl<'a, R: Recorded<'a>> Expecting for Message<'a, R> {
 pub(super) trait Recorded<'a> {
     type Content: Field<'a, RawContent<'a>>;
     type Text: Field<'a, Text<'a>>;
-    type Call: Field<'a, Object<RawToolCall<'a>>>;
     type Calls: Field<'a, Vec<Object<RawToolCall<'a>>>>;
 }
 
@@ -80,18 +81,15 @@ pub(super) enum Raw {}
 impl<'a> Recorded<'a> for Raw {
     type Content = &'a RawValue;
     type Text = &'a RawValue;
-    type Call = &'a RawValue;
     type Calls = &'a RawValue;
 }
 
-/// Read typed in the pass over the row (see [`super::inline`]), but for `tool_call`, which is
-/// read only when `tool_calls` is empty: it stays raw, which also keeps the message small.
+/// Read typed in the pass over the row (see [`super::inline`]).
 pub(super) enum InPlace {}
 
 impl<'a> Recorded<'a> for InPlace {
     type Content = Typed<RawContent<'a>>;
     type Text = Typed<Text<'a>>;
-    type Call = &'a RawValue;
     type Calls = Typed<Vec<Object<RawToolCall<'a>>>>;
 }
 
@@ -311,7 +309,7 @@ fn convert_message<'a, R: Recorded<'a>>(
 /// The calls of a `tool_call_message`: `tool_calls` when non-empty, else `tool_call`.
 fn tool_calls<'a, R: Recorded<'a>>(
     many: Option<R::Calls>,
-    one: Option<R::Call>,
+    one: Option<&RawValue>,
     at: At,
     message_type: &str,
     events: &mut Vec<Event>,
