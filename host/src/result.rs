@@ -1,6 +1,5 @@
 //! One graded sample, as written to `results.jsonl`.
 
-use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{Grade, Status};
@@ -61,29 +60,224 @@ impl SampleResult {
     }
 }
 
-struct Grades<'a>(&'a [(String, Grade)]);
-
-impl Serialize for Grades<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (key, grade) in self.0 {
-            map.serialize_entry(key, grade)?;
+impl SampleResult {
+    /// Appends this result's `results.jsonl` line (without its newline) to `out`:
+    /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`, byte for byte what
+    /// serde_json writes for these fields. Written by hand because it runs once a sample and
+    /// serde_json's string escaping is the larger part of writing results.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"sample_id\":");
+        match &self.sample_id {
+            SampleId::Int(i) => serde_json::to_writer(&mut *out, i)?,
+            SampleId::Str(s) => write_str(out, s),
         }
-        map.end()
+        out.extend_from_slice(b",\"grades\":{");
+        for (i, (key, grade)) in self.grades.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_str(out, key);
+            out.push(b':');
+            write_grade(out, grade)?;
+        }
+        out.push(b'}');
+        if let Some(reward) = self.reward {
+            out.extend_from_slice(b",\"reward\":");
+            serde_json::to_writer(&mut *out, &reward)?;
+        }
+        if let Some(error) = &self.error {
+            out.extend_from_slice(b",\"error\":");
+            serde_json::to_writer(&mut *out, error)?;
+        }
+        out.push(b'}');
+        Ok(())
     }
 }
 
-impl Serialize for SampleResult {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("sample_id", &self.sample_id)?;
-        map.serialize_entry("grades", &Grades(&self.grades))?;
-        if let Some(reward) = self.reward {
-            map.serialize_entry("reward", &reward)?;
+/// A grade as its derived `Serialize` writes it (a test holds the two together).
+fn write_grade(out: &mut Vec<u8>, grade: &Grade) -> serde_json::Result<()> {
+    out.extend_from_slice(b"{\"score\":");
+    serde_json::to_writer(&mut *out, &grade.score)?;
+    out.extend_from_slice(b",\"status\":\"");
+    out.extend_from_slice(grade.status.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"rationale\":");
+    write_str(out, &grade.rationale);
+    out.extend_from_slice(b",\"submission\":");
+    write_str(out, &grade.submission);
+    if !grade.metadata.is_empty() {
+        out.extend_from_slice(b",\"metadata\":");
+        serde_json::to_writer(&mut *out, &grade.metadata)?;
+    }
+    if let Some(expected) = &grade.expected {
+        out.extend_from_slice(b",\"expected\":");
+        serde_json::to_writer(&mut *out, expected)?;
+    }
+    if let Some(actual) = &grade.actual {
+        out.extend_from_slice(b",\"actual\":");
+        serde_json::to_writer(&mut *out, actual)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A JSON string with serde_json's escapes: `\"`, `\\`, the short forms `\b \t \n \f \r`, and
+/// `\u00XX` for the other control characters; everything else, non-ASCII included, as is.
+/// Runs without an escape are found eight bytes at a time and copied whole.
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGHS: u64 = ONES << 7;
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(chunk) = bytes.get(at..at + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            let quote = word ^ (ONES * u64::from(b'"'));
+            let backslash = word ^ (ONES * u64::from(b'\\'));
+            // A byte's high bit is set where it is below 0x20, a quote or a backslash; a borrow
+            // can also flag bytes past such a byte, so only the lowest flag is trusted.
+            let flags = (word.wrapping_sub(ONES * 0x20) & !word
+                | quote.wrapping_sub(ONES) & !quote
+                | backslash.wrapping_sub(ONES) & !backslash)
+                & HIGHS;
+            if flags == 0 {
+                at += 8;
+                continue;
+            }
+            at += flags.trailing_zeros() as usize / 8;
+        } else if !needs_escape(bytes[at]) {
+            at += 1;
+            continue;
         }
-        if let Some(error) = &self.error {
-            map.serialize_entry("error", error)?;
+        let byte = bytes[at];
+        out.extend_from_slice(&bytes[start..at]);
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\x08' => out.extend_from_slice(b"\\b"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\x0c' => out.extend_from_slice(b"\\f"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            }
         }
-        map.end()
+        at += 1;
+        start = at;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn written(text: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, text);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every ASCII byte, alone and at each offset of an eight-byte word and its tail, and
+        // beside non-ASCII text whose bytes have the high bit set.
+        for byte in 0u8..0x80 {
+            let c = char::from(byte);
+            for before in 0..17 {
+                for filler in ["a", "é"] {
+                    let text = format!("{}{c}{}", filler.repeat(before), filler.repeat(3));
+                    assert_eq!(
+                        written(&text),
+                        serde_json::to_string(&text).unwrap(),
+                        "{text:?}"
+                    );
+                }
+            }
+        }
+        for text in [
+            "",
+            "plain",
+            "\"\"\\\\",
+            "\u{7f}\u{80}\u{9f}\u{a0}ÿ",
+            "日本語のテキスト\n改行",
+            "tab\tend\u{1}\u{1f}",
+            "emoji 🙂 and \"quotes\" over more than sixteen bytes\r\n",
+        ] {
+            assert_eq!(
+                written(text),
+                serde_json::to_string(text).unwrap(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_grade_is_written_as_its_serialize_writes_it() {
+        let mut full = Grade::new(0.25, Status::Error, "why \"not\"");
+        full.submission = "line\nbreak".into();
+        full.metadata
+            .insert("checks".into(), json!([{"a": 1}, null]));
+        full.expected = Some(json!({"x": [1.5, "y"]}));
+        full.actual = Some(json!(null));
+        let mut bare = Grade::scored(1.0, "");
+        bare.score = f64::NAN;
+        for grade in [
+            full,
+            bare,
+            Grade::fail("x"),
+            Grade::scored(1e-7, "tiny"),
+            Grade::scored(-0.0, "negative zero"),
+        ] {
+            let mut out = Vec::new();
+            write_grade(&mut out, &grade).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&grade).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_result_line_has_its_fields_in_order() {
+        let line = |result: &SampleResult| {
+            let mut out = Vec::new();
+            result.write_json(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let mut result = SampleResult {
+            sample_id: SampleId::Int(-3),
+            grades: vec![
+                ("b \"key\"".into(), Grade::pass("ok")),
+                ("a".into(), Grade::fail("no")),
+            ],
+            reward: Some(0.5),
+            error: Some(SampleError {
+                category: ErrorCategory::Grading,
+                message: "boom".into(),
+            }),
+        };
+        assert_eq!(
+            line(&result),
+            r#"{"sample_id":-3,"grades":{"b \"key\"":{"score":1.0,"status":"pass","rationale":"ok","submission":""},"a":{"score":0.0,"status":"fail","rationale":"no","submission":""}},"reward":0.5,"error":{"category":"grading","message":"boom"}}"#
+        );
+        result.sample_id = SampleId::Str("id\n1".into());
+        result.grades.clear();
+        result.reward = None;
+        result.error = None;
+        assert_eq!(line(&result), r#"{"sample_id":"id\n1","grades":{}}"#);
     }
 }

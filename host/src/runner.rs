@@ -286,7 +286,7 @@ impl ResultLines {
             failed: None,
         };
         for result in results {
-            if let Err(e) = serde_json::to_writer(&mut lines.text, result) {
+            if let Err(e) = result.write_json(&mut lines.text) {
                 lines.failed = Some(format!("cannot write a result: {e}"));
                 break;
             }
@@ -772,7 +772,9 @@ mod tests {
         let lines = ResultLines::of(&results);
         for (i, result) in results.iter().enumerate() {
             let line = std::str::from_utf8(lines.line(i).unwrap()).unwrap();
-            assert_eq!(line, serde_json::to_string(result).unwrap() + "\n");
+            let mut own = Vec::new();
+            result.write_json(&mut own).unwrap();
+            assert_eq!(line, String::from_utf8(own).unwrap() + "\n");
         }
         assert!(lines.line(2).is_err());
     }
