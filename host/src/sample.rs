@@ -23,11 +23,47 @@ impl std::fmt::Display for SampleId {
 }
 
 /// Text, or one text per turn (letta-evals' per-turn mode).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Texts {
     One(String),
     PerTurn(Vec<String>),
+}
+
+/// Read by the value's own type, not by trying each variant on a buffered copy (serde's
+/// untagged enums), which costs a copy of every row's input and ground truth and names no
+/// expected type when it fails.
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Texts, D::Error> {
+        struct TextsVisitor;
+        impl<'de> serde::de::Visitor<'de> for TextsVisitor {
+            type Value = Texts;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Texts, E> {
+                Ok(Texts::One(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Texts, E> {
+                Ok(Texts::One(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Texts, A::Error> {
+                let mut texts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(text) = seq.next_element()? {
+                    texts.push(text);
+                }
+                Ok(Texts::PerTurn(texts))
+            }
+        }
+        deserializer.deserialize_any(TextsVisitor)
+    }
 }
 
 impl Texts {
@@ -164,4 +200,36 @@ pub struct RawRow<'a, T = &'a RawValue> {
     pub trajectory: Option<T>,
     #[serde(default)]
     pub agent_state: Option<AgentState>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_one_text_or_one_per_turn_and_nothing_else() {
+        let read = |json: &str| serde_json::from_str::<Texts>(json).map_err(|e| e.to_string());
+        assert_eq!(read(r#""plain""#), Ok(Texts::One("plain".into())));
+        assert_eq!(read(r#""a\nb""#), Ok(Texts::One("a\nb".into())));
+        assert_eq!(
+            read(r#"["x", "y\"z"]"#),
+            Ok(Texts::PerTurn(vec!["x".into(), "y\"z".into()]))
+        );
+        assert_eq!(read("[]"), Ok(Texts::PerTurn(Vec::new())));
+        assert_eq!(
+            read("5"),
+            Err("invalid type: integer `5`, expected a string or a list of strings at line 1 column 1".into())
+        );
+        assert!(
+            read(r#"["x", 1]"#)
+                .unwrap_err()
+                .contains("expected a string")
+        );
+        assert!(read(r#"{"x": "y"}"#).is_err());
+        let row: RawRow = serde_json::from_str(r#"{"input": null, "ground_truth": "g"}"#).unwrap();
+        assert_eq!(
+            (row.input, row.ground_truth),
+            (None, Some(Texts::One("g".into())))
+        );
+    }
 }
