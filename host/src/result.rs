@@ -58,9 +58,7 @@ impl SampleResult {
             .as_ref()
             .is_some_and(|e| e.category == ErrorCategory::Invalid)
     }
-}
 
-impl SampleResult {
     /// Appends this result's `results.jsonl` line (without its newline) to `out`:
     /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`, byte for byte what
     /// serde_json writes for these fields. Written by hand because it runs once a sample and
