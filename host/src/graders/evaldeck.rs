@@ -473,35 +473,35 @@ fn sorted(items: &[String]) -> Vec<&str> {
 /// A bound on a count, with evaldeck's messages.
 struct Limit {
     at_least: bool,
-    /// `{n}` and `{m}` stand for the count and the bound.
-    within: &'static str,
-    beyond: &'static str,
+    /// The count goes between the first two pieces, the bound between the last two.
+    within: [&'static str; 3],
+    beyond: [&'static str; 3],
     unset: &'static str,
 }
 
 impl Limit {
     const MAX_STEPS: Limit = Limit {
         at_least: false,
-        within: "Completed in {n} steps (max: {m})",
-        beyond: "Too many steps: {n} > {m}",
+        within: ["Completed in ", " steps (max: ", ")"],
+        beyond: ["Too many steps: ", " > ", ""],
         unset: "No max steps defined",
     };
     const MIN_STEPS: Limit = Limit {
         at_least: true,
-        within: "Completed in {n} steps (min: {m})",
-        beyond: "Too few steps: {n} < {m}",
+        within: ["Completed in ", " steps (min: ", ")"],
+        beyond: ["Too few steps: ", " < ", ""],
         unset: "No min steps defined",
     };
     const MAX_TOOL_CALLS: Limit = Limit {
         at_least: false,
-        within: "Made {n} tool calls (max: {m})",
-        beyond: "Too many tool calls: {n} > {m}",
+        within: ["Made ", " tool calls (max: ", ")"],
+        beyond: ["Too many tool calls: ", " > ", ""],
         unset: "No max tool calls defined",
     };
     const MAX_LLM_CALLS: Limit = Limit {
         at_least: false,
-        within: "Made {n} LLM calls (max: {m})",
-        beyond: "Too many LLM calls: {n} > {m}",
+        within: ["Made ", " LLM calls (max: ", ")"],
+        beyond: ["Too many LLM calls: ", " > ", ""],
         unset: "No max LLM calls defined",
     };
 
@@ -510,11 +510,8 @@ impl Limit {
             return Grade::pass(self.unset);
         };
         let count = count as u64;
-        let fill = |template: &str| {
-            template
-                .replace("{n}", &count.to_string())
-                .replace("{m}", &bound.to_string())
-        };
+        let fill =
+            |[before, between, after]: [&str; 3]| format!("{before}{count}{between}{bound}{after}");
         let ok = if self.at_least {
             count >= bound
         } else {

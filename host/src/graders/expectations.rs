@@ -3,7 +3,7 @@
 //! Unlike evaldeck, every documented key is checked, `output_equals`, `output_matches` and
 //! `min_steps` included.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 
 use crate::grade::{Grade, Status};
 use crate::graders::evaldeck::Check;
@@ -42,11 +42,13 @@ pub fn grade(sample: &Sample) -> Grade {
         if grade.status != Status::Pass {
             problems.push(format!("{}: {}", check.name(), grade.rationale));
         }
-        listed.push(json!({
-            "check": check.name(),
-            "status": grade.status,
-            "message": grade.rationale,
-        }));
+        // Built by hand rather than with `json!`, which reserves no room, copies the message
+        // and serializes the status to reach the same object.
+        let mut entry = Map::with_capacity(3);
+        entry.insert("check".to_string(), Value::from(check.name()));
+        entry.insert("status".to_string(), Value::from(grade.status.as_str()));
+        entry.insert("message".to_string(), Value::String(grade.rationale));
+        listed.push(Value::Object(entry));
     }
     let total = checks.len();
     let mut rationale = format!("{passed}/{total} checks passed");
@@ -144,6 +146,7 @@ fn checks_for(expected: &Expected) -> Vec<Check> {
 mod tests {
     use super::*;
     use crate::trajectory::{Content, Event, RunStatus, ToolCall, Trajectory};
+    use serde_json::json;
 
     fn sample(expected: Option<Value>, output: &str, tools: &[&str]) -> Sample {
         let mut events: Vec<Event> = tools
