@@ -142,10 +142,37 @@ impl Kind {
 /// Where LLM steps begin (the rule in the module doc).
 #[derive(Default)]
 struct Steps<'a> {
-    seen: HashSet<Cow<'a, str>>,
+    seen: StepIds<'a>,
     /// A step without `step_id` began with reasoning and is still open to the assistant or
     /// tool-call message that follows it.
     open: bool,
+}
+
+/// The step ids met so far. A trajectory has a few, which a list finds faster than hashing
+/// does; past [`StepIds::LISTED`] of them they move to a set, so a long run stays linear.
+#[derive(Default)]
+struct StepIds<'a> {
+    listed: Vec<Cow<'a, str>>,
+    hashed: HashSet<Cow<'a, str>>,
+}
+
+impl<'a> StepIds<'a> {
+    const LISTED: usize = 16;
+
+    /// Adds `id`; whether it was new.
+    fn insert(&mut self, id: Cow<'a, str>) -> bool {
+        if self.hashed.is_empty() {
+            if self.listed.contains(&id) {
+                return false;
+            }
+            if self.listed.len() < Self::LISTED {
+                self.listed.push(id);
+                return true;
+            }
+            self.hashed.extend(self.listed.drain(..));
+        }
+        self.hashed.insert(id)
+    }
 }
 
 impl<'a> Steps<'a> {
@@ -350,6 +377,24 @@ mod tests {
     fn letta(text: &str) -> Result<Trajectory, ConvertError> {
         let raw: &RawValue = serde_json::from_str(text).unwrap();
         convert(raw, Some(Format::Letta))
+    }
+
+    #[test]
+    fn step_ids_are_new_once_before_and_after_they_move_to_a_set() {
+        let mut ids = StepIds::default();
+        let mut set = HashSet::new();
+        // Ids 0..40, each met twice in a row and again later: new the first time only.
+        let order = (0..40).flat_map(|i| [i, i, i / 2]);
+        for i in order {
+            let id = format!("step-{i}");
+            assert_eq!(
+                ids.insert(Cow::Owned(id.clone())),
+                set.insert(id),
+                "step-{i}"
+            );
+        }
+        assert_eq!(ids.hashed.len(), 40);
+        assert!(ids.listed.is_empty());
     }
 
     fn events(text: &str) -> Vec<Vec<Event>> {
