@@ -332,9 +332,51 @@ impl Matcher {
     }
 }
 
+/// Compiled patterns, shared by every thread: a pattern takes a few million instructions to
+/// compile and its program is large, so each is built once per process, not once per thread.
+static REGEXES: LazyLock<Shared<Regex>> = LazyLock::new(Shared::new);
+
 thread_local! {
-    static CACHE: RefCell<Cache<Regex>> = RefCell::new(Cache::new());
+    /// How each pattern is searched: cheap to decide, so kept per thread without locking.
     static MATCHERS: RefCell<Cache<Matcher>> = RefCell::new(Cache::new());
+}
+
+/// A [`Cache`] the threads share.
+struct Shared<T>(std::sync::Mutex<Cache<T>>);
+
+impl<T: Clone> Shared<T> {
+    fn new() -> Shared<T> {
+        Shared(std::sync::Mutex::new(Cache::new()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cache<T>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The cached result for the pattern, or `make`'s, cached. The lock is not held while
+    /// `make` runs, so a slow compile holds up no other thread; two threads that miss the same
+    /// pattern at once both compile it, and the first kept stays.
+    fn get_or_make(
+        &self,
+        pattern: &str,
+        flags: u32,
+        make: impl FnOnce() -> Result<T, RegexError>,
+    ) -> Result<T, RegexError> {
+        if let Some(cached) = self.lock().get(pattern, flags) {
+            return cached;
+        }
+        let made = make();
+        let mut cache = self.lock();
+        match cache.get(pattern, flags) {
+            Some(first) => first,
+            None => {
+                cache.insert(pattern, flags, made.clone());
+                made
+            }
+        }
+    }
 }
 
 /// Compiled patterns by source text, evicted oldest first.
@@ -405,8 +447,8 @@ impl Regex {
     /// pattern that is plain text (most ground truths), possibly with escaped punctuation and
     /// `^`/`$` anchors, is tested as text without compiling anything; a pattern that needs no
     /// backtracking runs on a lean automaton; the rest on the full engine, whose character
-    /// classes are cut to the text's characters the first time. Compiled patterns are kept per
-    /// thread, as in [`Regex::cached`].
+    /// classes are cut to the text's characters the first time. Compiled patterns are kept as
+    /// in [`Regex::cached`].
     pub fn search_once(pattern: &str, flags: u32, text: &str) -> Result<bool, RegexError> {
         // UNICODE is Python's default for str patterns; other flags change literal matching
         // (IGNORECASE), the anchors (MULTILINE) or the pattern's reading (VERBOSE), so they take
@@ -437,15 +479,10 @@ impl Regex {
         }
     }
 
-    /// [`Regex::new`] through a small per-thread cache, for patterns that repeat across samples
-    /// (a ground-truth pattern is compiled once per thread, not once per sample).
+    /// [`Regex::new`] through a small cache the threads share, for patterns that repeat across
+    /// samples (a ground-truth pattern is compiled once, not once per sample).
     pub fn cached(pattern: &str, flags: u32) -> Result<Regex, RegexError> {
-        if let Some(cached) = CACHE.with(|cache| cache.borrow().get(pattern, flags)) {
-            return cached;
-        }
-        let result = Regex::new(pattern, flags);
-        CACHE.with(|cache| cache.borrow_mut().insert(pattern, flags, result.clone()));
-        result
+        REGEXES.get_or_make(pattern, flags, || Regex::new(pattern, flags))
     }
 
     /// The Python source of the pattern.
@@ -1998,7 +2035,7 @@ mod tests {
             Regex::search_once(pattern, 0, "repeated \u{301}1"),
             Ok(false)
         );
-        assert!(CACHE.with(|cache| cache.borrow().get(pattern, 0).is_some()));
+        assert!(REGEXES.lock().get(pattern, 0).is_some());
     }
 
     #[test]
@@ -2021,14 +2058,33 @@ mod tests {
         let c = Regex::cached(r"^\d+$", IGNORECASE).unwrap();
         assert_eq!(c.0.flags, IGNORECASE);
         assert!(Regex::cached("[x", 0).is_err());
+        // A cache of its own, so that filling it evicts nothing another test relies on.
+        let shared = Shared::new();
         for i in 0..(CACHE_CAPACITY + 10) {
-            Regex::cached(&format!("p{i}"), 0).unwrap();
+            let pattern = format!("p{i}");
+            shared
+                .get_or_make(&pattern, 0, || Regex::new(&pattern, 0))
+                .unwrap();
         }
-        CACHE.with(|cache| {
-            let cache = cache.borrow();
-            assert!(cache.entries.len() <= CACHE_CAPACITY);
-            assert_eq!(cache.entries.len(), cache.order.len());
+        let cache = shared.lock();
+        assert!(cache.entries.len() <= CACHE_CAPACITY);
+        assert_eq!(cache.entries.len(), cache.order.len());
+        assert!(cache.get("p0", 0).is_none());
+        assert!(cache.get(&format!("p{}", CACHE_CAPACITY + 9), 0).is_some());
+    }
+
+    #[test]
+    fn threads_share_one_compiled_pattern() {
+        let pattern = r"^shared (\d+) across threads$";
+        let compiled: Vec<Regex> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| Regex::cached(pattern, 0).unwrap()))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
+        for regex in &compiled[1..] {
+            assert!(Arc::ptr_eq(&compiled[0].0, &regex.0));
+        }
     }
 }
 
