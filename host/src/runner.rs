@@ -573,7 +573,8 @@ fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
 }
 
 /// `results.jsonl`, written as results arrive: complete lines, flushed at least every
-/// [`FLUSH_EVERY`] and synced to disk at least every [`SYNC_EVERY`].
+/// [`FLUSH_EVERY`] and synced to disk after each flush, in the background ([`Syncer`]); a
+/// finished file is synced whole before [`ResultsFile::finish`] returns.
 pub struct ResultsFile {
     path: PathBuf,
     /// The length of the file when opened: what [`ResultsFile::discard`] goes back to.
@@ -582,11 +583,83 @@ pub struct ResultsFile {
     replaced: Option<PathBuf>,
     out: BufWriter<File>,
     last_flush: Instant,
-    last_sync: Instant,
+    syncer: Syncer,
 }
 
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
-pub const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// Syncs a file to disk on a thread of its own. Neither the thread writing results nor the end
+/// of a run then waits for the disk to take the whole file: each sync writes back what was
+/// flushed so far, and the last one finds only the tail left.
+struct Syncer {
+    requests: Option<std::sync::mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// The error of a failed sync, after which the thread stops.
+    failed: Arc<std::sync::Mutex<Option<std::io::Error>>>,
+}
+
+impl Syncer {
+    fn start(file: &File) -> std::io::Result<Syncer> {
+        let file = file.try_clone()?;
+        // One request waits at most: a sync asked for while one waits would add nothing.
+        let (requests, pending) = std::sync::mpsc::sync_channel::<()>(1);
+        let failed = Arc::new(std::sync::Mutex::new(None));
+        let report = failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("gavel-sync".to_string())
+            .spawn(move || {
+                while pending.recv().is_ok() {
+                    if let Err(e) = file.sync_data() {
+                        *report
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                        return;
+                    }
+                }
+            })?;
+        Ok(Syncer {
+            requests: Some(requests),
+            thread: Some(thread),
+            failed,
+        })
+    }
+
+    fn take_failure(&self) -> std::io::Result<()> {
+        match self
+            .failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Asks for a sync of what is flushed so far, and reports a failed earlier one.
+    fn request(&self) -> std::io::Result<()> {
+        self.take_failure()?;
+        if let Some(requests) = &self.requests {
+            let _ = requests.try_send(());
+        }
+        Ok(())
+    }
+
+    /// Waits for the sync under way, if any, and stops the thread; a failed sync's error.
+    fn stop(&mut self) -> std::io::Result<()> {
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.take_failure()
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
 
 impl ResultsFile {
     /// Creates (or, resuming, appends to) `results.jsonl`. A fresh run moves an earlier file
@@ -608,9 +681,9 @@ impl ResultsFile {
             path: path.to_path_buf(),
             opened_len: file.metadata()?.len(),
             replaced,
+            syncer: Syncer::start(&file)?,
             out: BufWriter::with_capacity(1 << 16, file),
             last_flush: Instant::now(),
-            last_sync: Instant::now(),
         })
     }
 
@@ -630,15 +703,12 @@ impl ResultsFile {
     pub fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()?;
         self.last_flush = Instant::now();
-        if self.last_sync.elapsed() >= SYNC_EVERY {
-            self.out.get_ref().sync_data()?;
-            self.last_sync = Instant::now();
-        }
-        Ok(())
+        self.syncer.request()
     }
 
     pub fn finish(mut self) -> std::io::Result<()> {
         self.out.flush()?;
+        self.syncer.stop()?;
         self.out.get_ref().sync_data()?;
         match &self.replaced {
             Some(aside) => std::fs::remove_file(aside),
@@ -648,15 +718,25 @@ impl ResultsFile {
 
     /// Takes back everything this run wrote: the folder is as it was before [`ResultsFile::open`].
     pub fn discard(self) -> std::io::Result<()> {
-        let (file, _unwritten) = self.out.into_parts();
-        match &self.replaced {
-            Some(aside) => std::fs::rename(aside, &self.path),
-            None if self.opened_len == 0 => {
+        let ResultsFile {
+            path,
+            opened_len,
+            replaced,
+            out,
+            syncer,
+            ..
+        } = self;
+        // Its sync, if one is under way, is of lines about to be taken back.
+        drop(syncer);
+        let (file, _unwritten) = out.into_parts();
+        match replaced {
+            Some(aside) => std::fs::rename(aside, &path),
+            None if opened_len == 0 => {
                 drop(file);
-                std::fs::remove_file(&self.path)
+                std::fs::remove_file(&path)
             }
             None => {
-                file.set_len(self.opened_len)?;
+                file.set_len(opened_len)?;
                 file.sync_data()
             }
         }
@@ -763,6 +843,35 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_file_keeps_what_was_finished_and_takes_back_what_was_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let mut file = ResultsFile::open(&path, false).unwrap();
+        file.append(b"{\"a\":1}\n").unwrap();
+        // Flushes ask the background syncer for a sync; many in a row are one waiting request.
+        for _ in 0..50 {
+            file.flush().unwrap();
+        }
+        file.append(b"{\"a\":2}\n").unwrap();
+        file.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+
+        // Resumed, then taken back: the file is as the finished run left it.
+        let mut resumed = ResultsFile::open(&path, true).unwrap();
+        resumed.append(b"{\"a\":3}\n").unwrap();
+        resumed.flush().unwrap();
+        resumed.discard().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+
+        // A fresh run over it, taken back: the earlier file is put back.
+        let mut fresh = ResultsFile::open(&path, false).unwrap();
+        fresh.append(b"{\"b\":1}\n").unwrap();
+        fresh.flush().unwrap();
+        fresh.discard().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+    }
 
     #[test]
     fn each_result_has_its_own_line() {
