@@ -261,6 +261,9 @@ def main():
     py = args.venv / "bin" / "python"
     logs = args.work / "logs"
     results = args.work / "out"
+    # The letta-evals CLI makes this folder itself; the in-process peer, run alone (--only),
+    # writes into it.
+    results.mkdir(parents=True, exist_ok=True)
     letta, evaldeck = args.work / "letta", args.work / "evaldeck"
     only = {s for s in args.only.split(",") if s}
 
