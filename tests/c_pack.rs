@@ -272,3 +272,42 @@ fn a_long_output_is_cut_to_100_bytes_without_splitting_a_character() {
         assert_eq!(confirmation["actual"], kept.as_str(), "{id}");
     }
 }
+
+/// `build/empty.wasm`, the pack-call benchmark's floor, is a working pack: its one grader passes
+/// every row without reading it, and it refuses a function it does not have.
+#[test]
+fn the_floor_pack_passes_every_row_and_has_one_function() {
+    let Some(pack) = c::example_pack() else {
+        return;
+    };
+    let empty = pack.with_file_name("empty.wasm");
+    let ws = Workspace::new();
+    let output = ws.gavel(&["inspect", empty.to_str().expect("a UTF-8 path")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("empty 0.1.0 (gavel:grader@0.1.0)"), "{text}");
+    assert!(text.contains("grader     pass"), "{text}");
+
+    suite_with(
+        &ws,
+        &empty,
+        "  floor:\n    kind: tool\n    function: c.pass\n    extractor: last_assistant\n",
+    );
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 5);
+    for result in &results {
+        let floor = grade(result, "floor");
+        assert_eq!(floor["status"], "pass", "{result}");
+        assert_eq!(floor["rationale"], "passed", "{result}");
+    }
+
+    suite_with(
+        &ws,
+        &empty,
+        "  floor:\n    kind: tool\n    function: c.contains_answer\n",
+    );
+    let output = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+}

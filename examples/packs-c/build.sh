@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds build/c_graders.wasm, a component of gavel:grader@0.1.0, from src/*.c:
+# Builds build/c_graders.wasm, a component of gavel:grader@0.1.0, from src/*.c, and
+# build/empty.wasm, a pack that does nothing (floor/empty.c), the benchmark's floor:
 #   1. clang compiles the C sources and the generated bindings into a WebAssembly module;
 #   2. wasm-tools embeds the WIT world (wit/) in it and turns it into a component.
 # Installs what is missing: Debian's clang, lld, wasi-libc and wasm32 runtime (apt-get), and
@@ -53,14 +54,22 @@ fi
 
 # --- Build -----------------------------------------------------------------------------------
 mkdir -p build
-# -mexec-model=reactor: a library with exports, no main(). -Os and -s keep it small, and a
-# small component compiles and starts faster. The stack (1 MiB) goes first in memory, so an
-# overflow traps ("out-of-bounds memory access") instead of overwriting the program's data.
-clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -Os -s \
-    -Wl,--stack-first -Wl,-z,stack-size=1048576 \
-    -Wall -Wextra -Werror -Ibindings -Isrc \
-    src/*.c bindings/pack_v0.c -o build/core.wasm
-"$wasm_tools" component embed wit --world pack-v0 build/core.wasm -o build/embedded.wasm
-"$wasm_tools" component new build/embedded.wasm -o "$out"
-rm -f build/core.wasm build/embedded.wasm
-echo "built $out" >&2
+# component OUT SOURCES...: one component of the pack world from C sources, with the runtime.
+component() {
+    out=$1
+    shift
+    # -mexec-model=reactor: a library with exports, no main(). -Os and -s keep it small, and a
+    # small component compiles and starts faster. The stack (1 MiB) goes first in memory, so an
+    # overflow traps ("out-of-bounds memory access") instead of overwriting the program's data.
+    clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor -Os -s \
+        -Wl,--stack-first -Wl,-z,stack-size=1048576 \
+        -Wall -Wextra -Werror -Ibindings -Isrc \
+        "$@" src/gavel.c bindings/pack_v0.c -o build/core.wasm
+    "$wasm_tools" component embed wit --world pack-v0 build/core.wasm -o build/embedded.wasm
+    "$wasm_tools" component new build/embedded.wasm -o "$out"
+    rm -f build/core.wasm build/embedded.wasm
+    echo "built $out" >&2
+}
+component build/c_graders.wasm src/graders.c
+# The floor the pack-call benchmark measures graders against: a pack that does nothing.
+component build/empty.wasm floor/empty.c

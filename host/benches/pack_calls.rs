@@ -4,6 +4,10 @@
 //! `contains_answer` and the Python and JavaScript example packs' graders doing the same work as
 //! the Rust one (parse a tool call's JSON arguments and check them).
 //!
+//! The floor is the fastest of the constant graders: the C pack `empty` (`examples/packs-c/
+//! floor/empty.c`, a component that reads nothing) when it is built, else the Rust test guest
+//! `constant`. The last column is each grader's time per call, on every core, over the floor's.
+//!
 //! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row; the
 //! interpreter packs, a thousand times slower per call, run for about three seconds a row).
 
@@ -104,7 +108,7 @@ fn main() {
     let host = PackHost::new(&cache).unwrap_or_else(|e| panic!("{e}"));
     let mut rows = vec![
         (
-            "constant (floor)".to_string(),
+            "rust constant.one (floor)".to_string(),
             grader(&host, gavel_test_artifacts::guests::CONSTANT, "one"),
         ),
         (
@@ -116,15 +120,19 @@ fn main() {
             ),
         ),
     ];
-    let c_pack =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/packs-c/build/c_graders.wasm");
-    match c_pack.to_str().filter(|_| c_pack.is_file()) {
-        Some(path) => rows.push((
-            "c c-graders.contains_answer".to_string(),
-            grader(&host, path, "contains_answer"),
-        )),
-        None => {
-            println!("c contains_answer: not built, skipped (examples/packs-c/build.sh builds it)")
+    let c_build = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/packs-c/build");
+    for (file, name, function) in [
+        ("empty.wasm", "c empty.pass (floor)", "pass"),
+        (
+            "c_graders.wasm",
+            "c c-graders.contains_answer",
+            "contains_answer",
+        ),
+    ] {
+        let pack = c_build.join(file);
+        match pack.to_str().filter(|_| pack.is_file()) {
+            Some(path) => rows.push((name.to_string(), grader(&host, path, function))),
+            None => println!("{name}: not built, skipped (examples/packs-c/build.sh builds it)"),
         }
     }
     let interpreters = [
@@ -150,10 +158,11 @@ fn main() {
     }
     println!("fresh-instance pack calls, up to {calls} calls per row, {cores} cores");
     println!(
-        "{:<30} {:>12} {:>14} {:>12} {:>12} {:>10}",
-        "grader", "1 thread /s", "all cores /s", "µs/call (1)", "fuel/call", "peak MiB"
+        "{:<30} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9}",
+        "grader", "1 thread /s", "all cores /s", "µs/call (1)", "fuel/call", "peak MiB", "x floor"
     );
     let (sample, trajectory) = sample();
+    let mut measured = Vec::with_capacity(rows.len());
     for (name, grader) in &rows {
         let n = calls_for(grader, 3.0, calls);
         let one = measure(grader, 1, n);
@@ -166,9 +175,18 @@ fn main() {
             .unwrap_or_default();
         let fuel = sandbox["fuel_used"].as_u64().unwrap_or(0);
         let peak = sandbox["peak_memory_bytes"].as_u64().unwrap_or(0) as f64 / f64::from(1 << 20);
+        measured.push((name, one, all, fuel, peak));
+    }
+    let floor = measured
+        .iter()
+        .filter(|(name, ..)| name.contains("(floor)"))
+        .map(|&(_, _, all, ..)| all)
+        .fold(0.0, f64::max);
+    for (name, one, all, fuel, peak) in measured {
         println!(
-            "{name:<30} {one:>12.0} {all:>14.0} {:>12.1} {fuel:>12} {peak:>10.1}",
-            1e6 / one
+            "{name:<30} {one:>12.0} {all:>14.0} {:>12.1} {fuel:>12} {peak:>10.1} {:>9.2}",
+            1e6 / one,
+            floor / all
         );
     }
 }
