@@ -9,7 +9,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -67,10 +67,44 @@ pub struct Item {
 /// A line of a file, with where it came from.
 #[derive(Debug, Clone)]
 pub struct Line {
-    pub file: std::sync::Arc<Path>,
+    pub file: Arc<Path>,
     /// 1-based.
     pub number: usize,
-    pub text: String,
+    pub text: LineText,
+}
+
+/// A line's text, without its line ending. [`Lines`] reads a file in blocks of whole lines, and
+/// each line is a part of its block, shared: a row costs no allocation or copy of its own, and
+/// the block is freed with the last of its lines.
+#[derive(Clone)]
+pub struct LineText {
+    block: Arc<String>,
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for LineText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.block[self.start..self.end]
+    }
+}
+
+impl fmt::Debug for LineText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<String> for LineText {
+    fn from(text: String) -> LineText {
+        LineText {
+            end: text.len(),
+            block: Arc::new(text),
+            start: 0,
+        }
+    }
 }
 
 /// How rows become samples.
@@ -316,52 +350,126 @@ pub fn peek_id(line: &Line) -> Result<Option<SampleId>, RowError> {
 
 /// Reads a file line by line, skipping blank lines, counting line numbers.
 pub struct Lines {
-    file: std::sync::Arc<Path>,
-    reader: BufReader<File>,
+    file: Arc<Path>,
+    source: Box<dyn Read + Send>,
+    /// How many bytes a read asks for.
+    block_size: usize,
+    /// Whole lines read and checked as text; the lines handed out share it.
+    block: Arc<String>,
+    /// Where the next line starts in `block`.
+    at: usize,
+    /// The start of a line that runs past the end of `block`.
+    carried: Vec<u8>,
+    /// Why the file cannot be read past `block`, reported once `block` is used up.
+    failed: Option<std::io::Error>,
     number: usize,
     /// The byte offset of the next line, counted rather than asked of the file.
     offset: u64,
 }
 
+/// What [`Lines`] reads at once: about a hundred rows of a recorded run.
+const BLOCK_SIZE: usize = 1 << 18;
+
 impl Lines {
     pub fn open(path: &Path) -> Result<Lines, SourceError> {
         let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
-        Ok(Lines {
-            file: path.into(),
-            reader: BufReader::with_capacity(1 << 16, file),
+        Ok(Lines::new(path.into(), Box::new(file), BLOCK_SIZE))
+    }
+
+    fn new(file: Arc<Path>, source: Box<dyn Read + Send>, block_size: usize) -> Lines {
+        Lines {
+            file,
+            source,
+            block_size,
+            block: Arc::default(),
+            at: 0,
+            carried: Vec::new(),
+            failed: None,
             number: 0,
             offset: 0,
-        })
+        }
     }
 
     /// The next non-blank line with its byte offset.
     pub fn next_line(&mut self) -> Result<Option<(u64, Line)>, SourceError> {
         loop {
-            let offset = self.offset;
-            let mut bytes = Vec::new();
-            let n = read_until_newline(&mut self.reader, &mut bytes)
-                .map_err(|e| SourceError::io(&self.file, "read", e))?;
-            if n == 0 {
-                return Ok(None);
+            if self.at == self.block.len() {
+                if let Some(e) = self.failed.take() {
+                    return Err(SourceError::io(&self.file, "read", e));
+                }
+                if !self.refill() {
+                    return Ok(None);
+                }
+                continue;
             }
-            self.offset += n as u64;
+            let rest = &self.block.as_bytes()[self.at..];
+            let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |newline| newline + 1);
+            let (start, offset) = (self.at, self.offset);
+            self.at += len;
+            self.offset += len as u64;
             self.number += 1;
-            let mut text = utf8(bytes).map_err(|e| SourceError::io(&self.file, "read", e))?;
+            let text = &self.block[start..self.at];
             if text.trim().is_empty() {
                 continue;
             }
-            while text.ends_with('\n') || text.ends_with('\r') {
-                text.pop();
-            }
+            let end = start + text.trim_end_matches(['\n', '\r']).len();
             return Ok(Some((
                 offset,
                 Line {
                     file: self.file.clone(),
                     number: self.number,
-                    text,
+                    text: LineText {
+                        block: self.block.clone(),
+                        start,
+                        end,
+                    },
                 },
             )));
         }
+    }
+
+    /// Reads the next block of whole lines (the file's last line may have no newline). `false`
+    /// at the end of the file with nothing more to report.
+    fn refill(&mut self) -> bool {
+        let mut bytes = std::mem::take(&mut self.carried);
+        let mut at_end = false;
+        // Until a line ends in what was read: a line may be longer than a block.
+        loop {
+            let before = bytes.len();
+            bytes.reserve(self.block_size);
+            match (&mut self.source)
+                .take(self.block_size as u64)
+                .read_to_end(&mut bytes)
+            {
+                Ok(n) if n < self.block_size => {
+                    at_end = true;
+                    break;
+                }
+                Ok(_) if memchr::memchr(b'\n', &bytes[before..]).is_some() => break,
+                Ok(_) => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
+            }
+        }
+        // After a failed read, the line it cut short is not a line.
+        let whole = if at_end {
+            bytes.len()
+        } else {
+            memchr::memrchr(b'\n', &bytes).map_or(0, |newline| newline + 1)
+        };
+        self.carried = bytes.split_off(whole);
+        let (text, not_text) = whole_lines_as_text(bytes);
+        self.failed = self.failed.take().or(not_text);
+        if self.failed.is_some() {
+            // Nothing past a failure is read.
+            self.carried.clear();
+            self.source = Box::new(std::io::empty());
+        }
+        self.block = Arc::new(text);
+        self.at = 0;
+        !self.block.is_empty() || self.failed.is_some()
     }
 }
 
@@ -476,37 +584,21 @@ fn is_row(line: &[u8]) -> std::io::Result<bool> {
     Ok(!text.trim().is_empty())
 }
 
-/// `BufRead::read_until(b'\n', ..)`, but for the search: the memchr crate's vectorized one,
-/// where std's reads a word at a time (on dataset lines, most of the reading thread's time).
-fn read_until_newline(reader: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut read = 0;
-    loop {
-        let buffer = match reader.fill_buf() {
-            Ok(buffer) => buffer,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let (taken, done) = match memchr::memchr(b'\n', buffer) {
-            Some(end) => (end + 1, true),
-            None => (buffer.len(), buffer.is_empty()),
-        };
-        line.extend_from_slice(&buffer[..taken]);
-        reader.consume(taken);
-        read += taken;
-        if done {
-            return Ok(read);
-        }
-    }
-}
-
-/// A line read as bytes, as text. The check is simdutf8's, which finds the same lines invalid
-/// as std's and reads non-ASCII text several times faster; the error is the one std's
-/// `read_line` gives.
-fn utf8(bytes: Vec<u8>) -> std::io::Result<String> {
-    simdutf8::basic::from_utf8(&bytes).map_err(|_| not_utf8())?;
-    // SAFETY: simdutf8 has just found `bytes` to be valid UTF-8.
+/// Whole lines read as bytes, as text: all of them, or those before the first line that is not
+/// UTF-8, with the error std's `read_line` gives for it. The check is simdutf8's, which finds
+/// the same text invalid as std's and reads non-ASCII text several times faster.
+fn whole_lines_as_text(mut bytes: Vec<u8>) -> (String, Option<std::io::Error>) {
+    let failed = simdutf8::compat::from_utf8(&bytes).err().map(|e| {
+        let good =
+            memchr::memrchr(b'\n', &bytes[..e.valid_up_to()]).map_or(0, |newline| newline + 1);
+        bytes.truncate(good);
+        not_utf8()
+    });
+    // SAFETY: simdutf8 found `bytes` valid UTF-8, or valid up to a byte that `bytes`, cut back to
+    // the newline before it, no longer holds.
     #[allow(unsafe_code)]
-    Ok(unsafe { String::from_utf8_unchecked(bytes) })
+    let text = unsafe { String::from_utf8_unchecked(bytes) };
+    (text, failed)
 }
 
 fn not_utf8() -> std::io::Error {
@@ -524,7 +616,7 @@ pub enum Items {
 
 pub struct Joined {
     dataset: File,
-    dataset_path: std::sync::Arc<Path>,
+    dataset_path: Arc<Path>,
     index: HashMap<SampleId, (u64, usize)>,
     runs: std::vec::IntoIter<PathBuf>,
     all_runs: Vec<PathBuf>,
@@ -656,7 +748,7 @@ impl Joined {
             row: Line {
                 file: self.dataset_path.clone(),
                 number,
-                text,
+                text: text.into(),
             },
             run: Some(run),
         };
@@ -732,44 +824,126 @@ mod tests {
         assert_eq!(pending.wait(), Some(3));
     }
 
+    /// What [`Lines`] reads from `input` in `block_size`-byte reads: each row with its offset
+    /// and line number, then the error that ended the reading, if any.
+    fn read_in_blocks(
+        input: impl Read + Send + 'static,
+        block_size: usize,
+    ) -> Vec<Result<(u64, usize, String), String>> {
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input), block_size);
+        let mut read = Vec::new();
+        loop {
+            match lines.next_line() {
+                Ok(Some((offset, line))) => {
+                    read.push(Ok((offset, line.number, line.text.to_string())))
+                }
+                Ok(None) => return read,
+                Err(e) => {
+                    read.push(Err(e.message));
+                    assert!(
+                        matches!(lines.next_line(), Ok(None)),
+                        "nothing is read past a failure"
+                    );
+                    return read;
+                }
+            }
+        }
+    }
+
+    /// The same, as std reads lines (`read_until` and a UTF-8 check of each line).
+    fn read_by_std(mut input: &[u8]) -> Vec<Result<(u64, usize, String), String>> {
+        let (mut read, mut offset, mut number) = (Vec::new(), 0, 0);
+        loop {
+            let mut line = Vec::new();
+            let n = input.read_until(b'\n', &mut line).unwrap();
+            if n == 0 {
+                return read;
+            }
+            number += 1;
+            match String::from_utf8(line) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => read.push(Ok((
+                    offset,
+                    number,
+                    text.trim_end_matches(['\n', '\r']).to_string(),
+                ))),
+                Err(_) => {
+                    read.push(Err(
+                        "cannot read: stream did not contain valid UTF-8".to_string()
+                    ));
+                    return read;
+                }
+            }
+            offset += n as u64;
+        }
+    }
+
     #[test]
-    fn lines_are_split_as_std_splits_them() {
+    fn lines_are_read_as_std_reads_them() {
         let long = "é".repeat(100);
-        let inputs: Vec<String> = vec![
-            String::new(),
-            "\n".into(),
-            "a".into(),
-            "a\nb".into(),
-            "a\r\nb\r\n".into(),
-            "\n\n{}\n\n".into(),
-            format!("{long}\n{long}"),
+        let inputs: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"\n".to_vec(),
+            b"a".to_vec(),
+            b"a\nb".to_vec(),
+            b"a\r\nb\r\n".to_vec(),
+            b"\n\n{}\n\n".to_vec(),
+            "\u{a0}\u{3000}\n{}\n \t\r\n".as_bytes().to_vec(),
+            format!("{long}\n{long}").into_bytes(),
+            format!("{long}\n{long}\n").into_bytes(),
+            // A line that is not UTF-8, after lines that are and before more.
+            b"{}\n{\"a\": \"\xff\"}\n{}\n".to_vec(),
+            [format!("{long}\n{long}\n").as_bytes(), b"\xe2\x82\n{}"].concat(),
+            b"\xc0\xaf".to_vec(),
         ];
         for input in &inputs {
-            for capacity in [1, 2, 3, 7, 64, 1 << 16] {
-                let split = |ours: bool| {
-                    let mut reader = BufReader::with_capacity(capacity, input.as_bytes());
-                    let mut lines = Vec::new();
-                    loop {
-                        let mut line = Vec::new();
-                        let n = if ours {
-                            read_until_newline(&mut reader, &mut line).unwrap()
-                        } else {
-                            reader.read_until(b'\n', &mut line).unwrap()
-                        };
-                        if n == 0 {
-                            return lines;
-                        }
-                        assert_eq!(n, line.len());
-                        lines.push(line);
-                    }
-                };
+            for block_size in [1, 2, 3, 7, 64, 1 << 16] {
                 assert_eq!(
-                    split(true),
-                    split(false),
-                    "{input:?} in {capacity}-byte reads"
+                    read_in_blocks(std::io::Cursor::new(input.clone()), block_size),
+                    read_by_std(input),
+                    "{:?} in {block_size}-byte reads",
+                    String::from_utf8_lossy(input)
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_failed_read_ends_the_lines_after_those_read_whole() {
+        struct FailsAfter(std::io::Cursor<Vec<u8>>);
+        impl Read for FailsAfter {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                match self.0.read(buf)? {
+                    0 => Err(std::io::Error::other("the disk went away")),
+                    n => Ok(n),
+                }
+            }
+        }
+        for block_size in [1, 4, 1 << 16] {
+            let input = FailsAfter(std::io::Cursor::new(b"a\nb\ncut sh".to_vec()));
+            assert_eq!(
+                read_in_blocks(input, block_size),
+                vec![
+                    Ok((0, 1, "a".to_string())),
+                    Ok((2, 2, "b".to_string())),
+                    Err("cannot read: the disk went away".to_string()),
+                ],
+                "{block_size}-byte reads"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_share_their_block() {
+        let input = std::io::Cursor::new(b"{\"id\": 1}\n{\"id\": 2}\n".to_vec());
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input), 1 << 16);
+        let (_, first) = lines.next_line().unwrap().unwrap();
+        let (_, second) = lines.next_line().unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first.text.block, &second.text.block));
+        assert_eq!(
+            (&*first.text, &*second.text),
+            ("{\"id\": 1}", "{\"id\": 2}")
+        );
     }
 
     #[test]
@@ -786,7 +960,11 @@ mod tests {
             b"{\"a\": \"\x80\"}",
         ];
         for bytes in cases {
-            let ours = utf8(bytes.to_vec()).map_err(|e| e.to_string());
+            let (text, failed) = whole_lines_as_text(bytes.to_vec());
+            let ours = match failed {
+                Some(e) => Err(e.to_string()),
+                None => Ok(text),
+            };
             let std = String::from_utf8(bytes.to_vec())
                 .map_err(|_| "stream did not contain valid UTF-8".to_string());
             assert_eq!(ours, std, "{bytes:?}");
