@@ -102,9 +102,10 @@ fn write_grade(out: &mut Vec<u8>, grade: &Grade) -> serde_json::Result<()> {
     write_str(out, &grade.rationale);
     out.extend_from_slice(b",\"submission\":");
     write_str(out, &grade.submission);
-    if !grade.metadata.is_empty() {
+    let metadata = grade.metadata();
+    if !metadata.is_empty() {
         out.extend_from_slice(b",\"metadata\":");
-        serde_json::to_writer(&mut *out, &grade.metadata)?;
+        serde_json::to_writer(&mut *out, &metadata)?;
     }
     if let Some(expected) = &grade.expected {
         out.extend_from_slice(b",\"expected\":");
@@ -182,6 +183,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::grade::CheckOutcome;
 
     fn written(text: &str) -> String {
         let mut out = Vec::new();
@@ -233,9 +235,24 @@ mod tests {
         full.actual = Some(json!(null));
         let mut bare = Grade::scored(1.0, "");
         bare.score = f64::NAN;
+        let checked = Grade::fail("1/2 checks passed")
+            .with_checks(vec![
+                CheckOutcome {
+                    check: "output_contains",
+                    status: Status::Pass,
+                    message: "found \"a\"".into(),
+                },
+                CheckOutcome {
+                    check: "max_steps",
+                    status: Status::Fail,
+                    message: "7 > 5".into(),
+                },
+            ])
+            .with_metadata("other", json!({"k": [1]}));
         for grade in [
             full,
             bare,
+            checked,
             Grade::fail("x"),
             Grade::scored(1e-7, "tiny"),
             Grade::scored(-0.0, "negative zero"),
@@ -247,6 +264,29 @@ mod tests {
                 serde_json::to_string(&grade).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn typed_checks_are_written_first_in_metadata_and_read_back_as_written() {
+        let grade = Grade::pass("1/1 checks passed")
+            .with_checks(vec![CheckOutcome {
+                check: "tools_called",
+                status: Status::Pass,
+                message: "called search".into(),
+            }])
+            .with_metadata("other", json!(2));
+        let mut out = Vec::new();
+        write_grade(&mut out, &grade).unwrap();
+        let written = String::from_utf8(out).unwrap();
+        assert!(
+            written.contains(
+                r#""metadata":{"checks":[{"check":"tools_called","status":"pass","message":"called search"}],"other":2}"#
+            ),
+            "{written}"
+        );
+        let read: Grade = serde_json::from_str(&written).unwrap();
+        assert!(read.checks.is_empty());
+        assert_eq!(serde_json::to_string(&read).unwrap(), written);
     }
 
     #[test]

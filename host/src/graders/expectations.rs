@@ -3,9 +3,7 @@
 //! Unlike evaldeck, every documented key is checked, `output_equals`, `output_matches` and
 //! `min_steps` included.
 
-use serde_json::{Map, Value};
-
-use crate::grade::{Grade, Status};
+use crate::grade::{CheckOutcome, Grade, Status};
 use crate::graders::evaldeck::Check;
 use crate::sample::{Expected, Sample};
 
@@ -42,13 +40,11 @@ pub fn grade(sample: &Sample) -> Grade {
         if grade.status != Status::Pass {
             problems.push(format!("{}: {}", check.name(), grade.rationale));
         }
-        // Built by hand rather than with `json!`, which reserves no room, copies the message
-        // and serializes the status to reach the same object.
-        let mut entry = Map::with_capacity(3);
-        entry.insert("check".to_string(), Value::from(check.name()));
-        entry.insert("status".to_string(), Value::from(grade.status.as_str()));
-        entry.insert("message".to_string(), Value::String(grade.rationale));
-        listed.push(Value::Object(entry));
+        listed.push(CheckOutcome {
+            check: check.name(),
+            status: grade.status,
+            message: grade.rationale,
+        });
     }
     let total = checks.len();
     let mut rationale = format!("{passed}/{total} checks passed");
@@ -56,8 +52,7 @@ pub fn grade(sample: &Sample) -> Grade {
         rationale.push_str("; ");
         rationale.push_str(&problem);
     }
-    Grade::new(passed as f64 / total as f64, status, rationale)
-        .with_metadata("checks", Value::Array(listed))
+    Grade::new(passed as f64 / total as f64, status, rationale).with_checks(listed)
 }
 
 /// The checks a block asks for, in evaldeck's order (`_build_graders_for_turn`), with the keys
@@ -146,7 +141,7 @@ fn checks_for(expected: &Expected) -> Vec<Check> {
 mod tests {
     use super::*;
     use crate::trajectory::{Content, Event, RunStatus, ToolCall, Trajectory};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn sample(expected: Option<Value>, output: &str, tools: &[&str]) -> Sample {
         let mut events: Vec<Event> = tools
@@ -175,8 +170,9 @@ mod tests {
         }
     }
 
+    /// The checks as a results file lists them in `metadata.checks`: `(check, status)`.
     fn checks(g: &Grade) -> Vec<(String, String)> {
-        g.metadata["checks"]
+        serde_json::to_value(g).unwrap()["metadata"]["checks"]
             .as_array()
             .unwrap()
             .iter()

@@ -602,6 +602,7 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
         rationale: grade.rationale,
         submission: String::new(),
         metadata,
+        checks: Vec::new(),
         expected,
         actual,
     }
