@@ -224,7 +224,7 @@ impl Check {
         let trajectory = sample.trajectory();
         let expected = sample.expected.as_ref();
         let from_case = |pick: fn(&Expected) -> Option<&Vec<String>>| {
-            expected.and_then(pick).cloned().unwrap_or_default()
+            expected.and_then(pick).map_or(&[][..], Vec::as_slice)
         };
         match self {
             Check::OutputContains {
@@ -236,7 +236,7 @@ impl Check {
                 case_sensitive,
             } => {
                 let contains = matches!(self, Check::OutputContains { .. });
-                let values = values.clone().unwrap_or_else(|| {
+                let values = values.as_deref().unwrap_or_else(|| {
                     from_case(if contains {
                         |e| e.output_contains.as_ref()
                     } else {
@@ -244,7 +244,7 @@ impl Check {
                     })
                 });
                 let output = trajectory.final_output();
-                output_contains(contains, &values, *case_sensitive, output)
+                output_contains(contains, values, *case_sensitive, output)
             }
             Check::OutputEquals {
                 expected: configured,
@@ -286,7 +286,7 @@ impl Check {
                         (None, None) => return Grade::pass("No pattern to check"),
                     };
                 match matched {
-                    Ok(true) => Grade::pass(format!("Output matches pattern: {source}")),
+                    Ok(true) => Grade::pass(["Output matches pattern: ", source].concat()),
                     Ok(false) => Grade::fail(format!("Output does not match pattern: {source}"))
                         .with_expected_actual(json!(source), json!(output)),
                     Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
@@ -295,33 +295,38 @@ impl Check {
             }
             Check::ToolsCalled { required } => {
                 let required = required
-                    .clone()
+                    .as_deref()
                     .unwrap_or_else(|| from_case(|e| e.tools_called.as_ref()));
                 if required.is_empty() {
                     return Grade::pass("No required tools to check");
                 }
-                let called: BTreeSet<&str> = trajectory.tools_called().into_iter().collect();
+                let called = trajectory.tools_called();
+                if required.iter().all(|t| called.contains(&t.as_str())) {
+                    return Grade::pass(
+                        [
+                            "All ",
+                            itoa::Buffer::new().format(required.len()),
+                            " required tools were called",
+                        ]
+                        .concat(),
+                    );
+                }
+                let called: BTreeSet<&str> = called.into_iter().collect();
                 let missing: BTreeSet<&str> = required
                     .iter()
                     .map(String::as_str)
                     .filter(|t| !called.contains(t))
                     .collect();
-                if missing.is_empty() {
-                    return Grade::pass(format!(
-                        "All {} required tools were called",
-                        required.len()
-                    ));
-                }
                 let missing: Vec<&str> = missing.into_iter().collect();
                 Grade::fail(format!(
                     "Required tools not called: {}",
                     python::repr_str_list(&missing)
                 ))
-                .with_expected_actual(json!(sorted(&required)), json!(called))
+                .with_expected_actual(json!(sorted(required)), json!(called))
             }
             Check::ToolsNotCalled { forbidden } => {
                 let forbidden = forbidden
-                    .clone()
+                    .as_deref()
                     .unwrap_or_else(|| from_case(|e| e.tools_not_called.as_ref()));
                 if forbidden.is_empty() {
                     return Grade::pass("No forbidden tools to check");
@@ -342,14 +347,14 @@ impl Check {
                 .with_expected_actual(
                     json!(format!(
                         "None of: {}",
-                        python::repr_str_list(&sorted(&forbidden))
+                        python::repr_str_list(&sorted(forbidden))
                     )),
                     json!(called),
                 )
             }
             Check::ToolCallOrder { expected_order } => {
                 let order = expected_order
-                    .clone()
+                    .as_deref()
                     .unwrap_or_else(|| from_case(|e| e.tool_call_order.as_ref()));
                 if order.is_empty() {
                     return Grade::pass("No expected order to check");
@@ -438,7 +443,14 @@ fn output_contains(
     let grade = if contains {
         let missing: Vec<&String> = values.iter().filter(|v| !present(v)).collect();
         if missing.is_empty() {
-            Grade::pass(format!("All {} values found in output", values.len()))
+            Grade::pass(
+                [
+                    "All ",
+                    itoa::Buffer::new().format(values.len()),
+                    " values found in output",
+                ]
+                .concat(),
+            )
         } else {
             Grade::fail(format!(
                 "Missing values in output: {}",
@@ -510,8 +522,11 @@ impl Limit {
             return Grade::pass(self.unset);
         };
         let count = count as u64;
-        let fill =
-            |[before, between, after]: [&str; 3]| format!("{before}{count}{between}{bound}{after}");
+        let (mut count_text, mut bound_text) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let (count_text, bound_text) = (count_text.format(count), bound_text.format(bound));
+        let fill = |[before, between, after]: [&str; 3]| {
+            [before, count_text, between, bound_text, after].concat()
+        };
         let ok = if self.at_least {
             count >= bound
         } else {

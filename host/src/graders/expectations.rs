@@ -38,7 +38,7 @@ pub fn grade(sample: &Sample) -> Grade {
             Status::Fail | Status::Skip => {}
         }
         if grade.status != Status::Pass {
-            problems.push(format!("{}: {}", check.name(), grade.rationale));
+            problems.push([check.name(), ": ", &grade.rationale].concat());
         }
         listed.push(CheckOutcome {
             check: check.name(),
@@ -47,7 +47,13 @@ pub fn grade(sample: &Sample) -> Grade {
         });
     }
     let total = checks.len();
-    let mut rationale = format!("{passed}/{total} checks passed");
+    let mut rationale = [
+        itoa::Buffer::new().format(passed),
+        "/",
+        itoa::Buffer::new().format(total),
+        " checks passed",
+    ]
+    .concat();
     for problem in problems {
         rationale.push_str("; ");
         rationale.push_str(&problem);
