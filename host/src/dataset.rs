@@ -436,17 +436,18 @@ impl Lines {
         // Until a line ends in what was read: a line may be longer than a block.
         loop {
             let before = bytes.len();
-            bytes.reserve(self.block_size);
-            match (&mut self.source)
-                .take(self.block_size as u64)
-                .read_to_end(&mut bytes)
-            {
-                Ok(n) if n < self.block_size => {
+            // Zeroed and read into in one call, rather than `read_to_end`, which starts at
+            // 8 KiB and takes five reads to reach a block.
+            bytes.resize(before + self.block_size, 0);
+            let (filled, result) = fill(&mut self.source, &mut bytes[before..]);
+            bytes.truncate(before + filled);
+            match result {
+                Ok(()) if filled < self.block_size => {
                     at_end = true;
                     break;
                 }
-                Ok(_) if memchr::memchr(b'\n', &bytes[before..]).is_some() => break,
-                Ok(_) => {}
+                Ok(()) if memchr::memchr(b'\n', &bytes[before..]).is_some() => break,
+                Ok(()) => {}
                 Err(e) => {
                     self.failed = Some(e);
                     break;
@@ -471,6 +472,21 @@ impl Lines {
         self.at = 0;
         !self.block.is_empty() || self.failed.is_some()
     }
+}
+
+/// Reads into `buffer` until it is full or the source ends: how much was read, and the error
+/// that stopped the reading, if one did.
+fn fill(source: &mut impl Read, buffer: &mut [u8]) -> (usize, std::io::Result<()>) {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match source.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (filled, Err(e)),
+        }
+    }
+    (filled, Ok(()))
 }
 
 /// How many rows [`Lines`] reads from `path` (its non-blank lines), counted in place without
