@@ -4,7 +4,7 @@
 //! `<model>.jsonl` line, or any `{sample_id, trajectory, agent_state?}` line) is joined to its
 //! dataset row through an index of row offsets built in one pass (about 40 bytes per row).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -356,6 +356,10 @@ pub struct Lines {
     block_size: usize,
     /// Whole lines read and checked as text; the lines handed out share it.
     block: Arc<String>,
+    /// Blocks handed out before, kept to be read into again once no line holds them: a run
+    /// then reads into the same few buffers from start to end instead of taking fresh memory
+    /// for every block, which the allocator would return to the system and take back again.
+    used: VecDeque<Arc<String>>,
     /// Where the next line starts in `block`.
     at: usize,
     /// The start of a line that runs past the end of `block`.
@@ -382,6 +386,7 @@ impl Lines {
             source,
             block_size,
             block: Arc::default(),
+            used: VecDeque::new(),
             at: 0,
             carried: Vec::new(),
             failed: None,
@@ -431,7 +436,8 @@ impl Lines {
     /// Reads the next block of whole lines (the file's last line may have no newline). `false`
     /// at the end of the file with nothing more to report.
     fn refill(&mut self) -> bool {
-        let mut bytes = std::mem::take(&mut self.carried);
+        let mut bytes = self.free_buffer();
+        bytes.append(&mut self.carried);
         let mut at_end = false;
         // Until a line ends in what was read: a line may be longer than a block.
         loop {
@@ -468,11 +474,29 @@ impl Lines {
             self.carried.clear();
             self.source = Box::new(std::io::empty());
         }
-        self.block = Arc::new(text);
+        let block = std::mem::replace(&mut self.block, Arc::new(text));
+        if self.used.len() == USED_BLOCKS {
+            self.used.pop_front();
+        }
+        self.used.push_back(block);
         self.at = 0;
         !self.block.is_empty() || self.failed.is_some()
     }
+
+    /// An empty buffer: a used block no line holds any more, or a new one.
+    fn free_buffer(&mut self) -> Vec<u8> {
+        let free = (0..self.used.len())
+            .find(|&i| Arc::strong_count(&self.used[i]) == 1)
+            .and_then(|i| self.used.remove(i))
+            .and_then(Arc::into_inner);
+        let mut bytes = free.map(String::into_bytes).unwrap_or_default();
+        bytes.clear();
+        bytes
+    }
 }
+
+/// How many used blocks [`Lines`] keeps: enough for every block the batches in flight hold.
+const USED_BLOCKS: usize = 32;
 
 /// Reads into `buffer` until it is full or the source ends: how much was read, and the error
 /// that stopped the reading, if one did.
@@ -960,6 +984,38 @@ mod tests {
             (&*first.text, &*second.text),
             ("{\"id\": 1}", "{\"id\": 2}")
         );
+    }
+
+    #[test]
+    fn a_block_is_read_into_again_only_when_no_line_holds_it() {
+        let rows: Vec<String> = (0..400).map(|i| format!("{{\"id\": {i}}}")).collect();
+        let input = || std::io::Cursor::new(rows.join("\n").into_bytes());
+        // Every seventh line is kept to the end, so some blocks stay held while others are
+        // read into again: the kept lines still read as they were read.
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input()), 64);
+        let mut held = Vec::new();
+        while let Some((_, line)) = lines.next_line().unwrap() {
+            if line.number % 7 == 0 {
+                held.push(line);
+            }
+        }
+        assert_eq!(held.len(), 400 / 7);
+        for line in &held {
+            assert_eq!(&*line.text, rows[line.number - 1], "line {}", line.number);
+        }
+        // With no line held, two buffers take turns: the block being read and the one before.
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input()), 64);
+        let mut read = 0;
+        while let Some((_, line)) = lines.next_line().unwrap() {
+            assert_eq!(&*line.text, rows[read]);
+            read += 1;
+            assert!(
+                lines.used.len() <= 1,
+                "{} used blocks kept",
+                lines.used.len()
+            );
+        }
+        assert_eq!(read, 400);
     }
 
     #[test]
