@@ -155,12 +155,19 @@ impl RowParser {
         Ok((trajectory, record.agent_state))
     }
 
-    /// Parses a row in one pass, its trajectory read in place; a row that pass cannot settle
-    /// (a parse error anywhere, a trajectory whose shape is not the suite's format or that
-    /// detection alone cannot place) is parsed again the general way, whose result and errors
-    /// are the authoritative ones.
+    /// Parses a row in one pass, its trajectory read in place: by the [`crate::scan::Scanner`]
+    /// when the row has the common shape, else by serde. A row that pass cannot settle (a parse
+    /// error anywhere, a trajectory whose shape is not the suite's format or that detection
+    /// alone cannot place) is parsed again the general way, whose result and errors are the
+    /// authoritative ones.
     fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
-        if let Ok(raw) = serde_json::from_str::<RawRow<Inline>>(&line.text) {
+        let scanned = match self.format {
+            None | Some(Format::Letta) => RawRow::scan(&line.text),
+            Some(_) => None,
+        };
+        if let Some(raw) =
+            scanned.or_else(|| serde_json::from_str::<RawRow<Inline>>(&line.text).ok())
+        {
             let (mut sample, inline) = self.fields(raw, line)?;
             if let Some(trajectory) = self.convert_inline(inline, line) {
                 sample.trajectory = trajectory?;
@@ -811,6 +818,141 @@ fn read_line_at(file: &mut File, offset: u64) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows of the shapes the scanner reads: Letta trajectories with every field a message
+    /// carries, escapes, nulls and whitespace, and every row field.
+    const SCANNED_ROWS: &[&str] = &[
+        r#"{"id":0,"input":"What's the weather in Quito?","ground_truth":"(?<![\\d-])-1°C","trajectory":[[{"id":"m-1","content":"What's the weather in Quito?","otid":"o","date":"2026-01-01T00:00:01Z","message_type":"user_message"},{"id":"m-2","reasoning":"Check it.","message_type":"reasoning_message","step_id":"s-1"},{"id":"m-3","tool_call":{"arguments":"{\"city\":\"Quito\"}","name":"get_weather","tool_call_id":"c-0"},"tool_calls":[{"arguments":"{\"city\":\"Quito\"}","name":"get_weather","tool_call_id":"c-0"}],"message_type":"tool_call_message","step_id":"s-1"},{"id":"m-4","status":"success","tool_call_id":"c-0","tool_return":"{\"temp_c\":-1}","stderr":[],"stdout":null,"message_type":"tool_return_message","step_id":"s-1"},{"id":"m-5","content":"It is -1°C.","message_type":"assistant_message","step_id":"s-2"}]]}"#,
+        " { \"sample_id\" : \"s\\u00e9-1\" , \"input\" : [\"a\", \"b\\n\"] , \"ground_truth\" : [\"x\", \"y\"] , \"trajectory\" : [ [ { \"message_type\" : \"user_message\" , \"content\" : [ {\"type\": \"text\", \"text\": \"hi \\ud83d\\ude00\"}, {\"type\": \"image\", \"url\": \"u\"} ] } ] , [ {\"message_type\": \"hidden_reasoning_message\", \"hidden_reasoning\": null, \"state\": \"redacted\"}, {\"message_type\": \"tool_call_message\", \"tool_calls\": [], \"tool_call\": {\"name\": \"t\", \"arguments\": \"{}\", \"tool_call_id\": null}}, {\"message_type\": \"approval_request_message\", \"tool_call\": {\"name\": \"rm\"}}, {\"m\\u0065ssage_type\": \"assistant_message\", \"content\": \"done\\\"\\\\\\/\\b\\f\\r\\t\"} ] ] } ",
+        r#"{"id": 7.0, "prompt": "p", "input": "", "tags": ["a", "b"], "reference_tools": [], "name": "n", "description": null, "rubric": "r", "reference_output": "o", "rubric_vars": {"k": [1, 2.5e3, true, null]}, "metadata": {"nested": {"deep": [[[]]]}}, "expected": {"tools_called": ["x"], "max_steps": 3}, "agent_state": {"blocks": [{"label": "human", "value": "v"}]}, "extra": [-0.5E-2, false, "s", {}], "trajectory": []}"#,
+        r#"{"id": "only-id", "trajectory": null, "input": null, "ground_truth": "g"}"#,
+        r#"{"id":1,"input":"q","ground_truth":"a","trajectory":[[{"message_type":"tool_return_message","tool_call_id":"c","tool_return":"r","status":"weird"}]]}"#,
+    ];
+
+    /// A row read on the one-pass path from `raw`, as text to compare.
+    fn read_as(parser: &RowParser, line: &Line, raw: RawRow<Inline>) -> String {
+        let read = parser.fields(raw, line).map(|(mut sample, inline)| {
+            parser.convert_inline(inline, line).map(|trajectory| {
+                sample.trajectory = trajectory?;
+                Ok::<_, RowError>(sample)
+            })
+        });
+        format!("{read:?}")
+    }
+
+    /// Checks the scanner against serde on `text`: whether the scanner read it.
+    fn scanned_as_serde_reads(parser: &RowParser, text: &str) -> bool {
+        let line = Line {
+            file: Path::new("rows.jsonl").into(),
+            number: 1,
+            text: LineText::from(text.to_string()),
+        };
+        let Some(scanned) = RawRow::scan(&line.text) else {
+            return false;
+        };
+        let read = serde_json::from_str::<RawRow<Inline>>(&line.text)
+            .unwrap_or_else(|e| panic!("scanned what serde refuses ({e}): {text}"));
+        assert_eq!(
+            read_as(parser, &line, scanned),
+            read_as(parser, &line, read),
+            "{text}"
+        );
+        true
+    }
+
+    #[test]
+    fn the_scanner_reads_rows_of_the_common_shape_as_serde_does() {
+        let parser = RowParser::new(None, PathBuf::from("."));
+        for text in SCANNED_ROWS {
+            assert!(scanned_as_serde_reads(&parser, text), "not scanned: {text}");
+        }
+        // Left to serde: a field twice (even after a null), another trajectory shape, a value
+        // of another type, trailing text.
+        for text in [
+            r#"{"input": null, "input": "x"}"#,
+            r#"{"trajectory": [[{"message_type": "a", "message_type": "b"}]]}"#,
+            r#"{"trajectory": [{"role": "user", "content": "hi"}]}"#,
+            r#"{"trajectory": {"steps": []}}"#,
+            r#"{"trajectory": [[{"content": 5}]]}"#,
+            r#"{"input": 5}"#,
+            r#"{"id": 1} x"#,
+            r#"[1]"#,
+        ] {
+            assert!(!scanned_as_serde_reads(&parser, text), "scanned: {text}");
+        }
+    }
+
+    /// Mutated rows (bytes deleted, inserted, copied): whatever the scanner accepts, serde
+    /// accepts and reads the same way.
+    #[test]
+    fn what_the_scanner_accepts_of_mutated_rows_serde_reads_the_same() {
+        const TOKENS: &[&str] = &[
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "null",
+            "0",
+            "-",
+            "e",
+            ".",
+            " ",
+            "\u{1}",
+            "\\u00",
+            "\\ud800",
+            "\"x\":1,",
+            "é",
+            "\"id\":2,",
+            "\"input\":\"i\",",
+            "[[]]",
+        ];
+        let parser = RowParser::new(None, PathBuf::from("."));
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut random = |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for seed in SCANNED_ROWS {
+            for _ in 0..1500 {
+                let mut bytes = seed.as_bytes().to_vec();
+                for _ in 0..1 + random(2) {
+                    let at = random(bytes.len() + 1);
+                    match random(3) {
+                        0 if at < bytes.len() => {
+                            bytes.remove(at);
+                        }
+                        1 => {
+                            let token = TOKENS[random(TOKENS.len())].as_bytes();
+                            bytes.splice(at..at, token.iter().copied());
+                        }
+                        _ => {
+                            let from = random(bytes.len());
+                            let to = (from + 1 + random(20)).min(bytes.len());
+                            let copied = bytes[from..to].to_vec();
+                            bytes.splice(at..at, copied);
+                        }
+                    }
+                }
+                let Ok(text) = String::from_utf8(bytes) else {
+                    continue;
+                };
+                if scanned_as_serde_reads(&parser, &text) {
+                    accepted += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        // Both kinds are common, so both sides of the check were exercised.
+        assert!(accepted > 1000 && refused > 1000, "{accepted} {refused}");
+    }
 
     fn rows_read(path: &Path) -> Result<u64, String> {
         let mut lines = Lines::open(path).map_err(|e| e.to_string())?;

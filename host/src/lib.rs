@@ -23,6 +23,7 @@ pub mod reward;
 pub mod runner;
 pub mod sample;
 pub mod scaffold;
+pub mod scan;
 pub mod setup;
 pub mod suite;
 pub mod summary;

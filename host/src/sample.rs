@@ -1,9 +1,12 @@
 //! A dataset row: a letta-evals sample, an evaldeck case, or both, with its recorded run.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, value::RawValue};
 
-use crate::trajectory::Trajectory;
+use crate::scan::{Scanner, Seen};
+use crate::trajectory::{Inline, Trajectory};
 
 /// A sample's id: letta-evals accepts integers and strings; a whole float becomes an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -67,6 +70,17 @@ impl<'de> Deserialize<'de> for Texts {
 }
 
 impl Texts {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner) -> Option<Texts> {
+        if scanner.peek()? == b'[' {
+            scanner
+                .items(|s| s.text().map(Cow::into_owned))
+                .map(Texts::PerTurn)
+        } else {
+            scanner.text().map(|text| Texts::One(text.into_owned()))
+        }
+    }
+
     /// Python's `str()` of the value: a list renders as `['a', 'b']`.
     pub fn python_str(&self) -> String {
         match self {
@@ -200,6 +214,67 @@ pub struct RawRow<'a, T = &'a RawValue> {
     pub trajectory: Option<T>,
     #[serde(default)]
     pub agent_state: Option<AgentState>,
+}
+
+impl<'a> RawRow<'a, Inline<'a>> {
+    /// The row read by the [`Scanner`]: `None` for a row it leaves to serde (which reads it as
+    /// `RawRow<Inline>`), such as one whose trajectory is not a list of Letta turns.
+    pub fn scan(text: &'a str) -> Option<RawRow<'a, Inline<'a>>> {
+        let mut scanner = Scanner::new(text);
+        let mut row = RawRow::default();
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let string = |s: &mut Scanner<'a>| s.nullable(|s| s.text().map(Cow::into_owned));
+            let strings =
+                |s: &mut Scanner<'a>| s.nullable(|s| s.items(|s| s.text().map(Cow::into_owned)));
+            match key {
+                "sample_id" => seen.set(0, &mut row.sample_id, s.serde()),
+                "id" => seen.set(1, &mut row.id, s.serde()),
+                "input" => seen.set(2, &mut row.input, s.nullable(Texts::scan)),
+                "prompt" => seen.set(3, &mut row.prompt, s.nullable(Texts::scan)),
+                "ground_truth" => seen.set(4, &mut row.ground_truth, s.nullable(Texts::scan)),
+                "rubric_vars" => seen.set(5, &mut row.rubric_vars, s.serde()),
+                "rubric" => seen.set(6, &mut row.rubric, string(s)),
+                "rubric_path" => seen.set(7, &mut row.rubric_path, string(s)),
+                "name" => seen.set(8, &mut row.name, string(s)),
+                "description" => seen.set(9, &mut row.description, string(s)),
+                "expected" => seen.set(10, &mut row.expected, s.serde()),
+                "reference_output" => seen.set(11, &mut row.reference_output, string(s)),
+                "reference_tools" => seen.set(12, &mut row.reference_tools, strings(s)),
+                "tags" => seen.set(13, &mut row.tags, strings(s)),
+                "metadata" => seen.set(14, &mut row.metadata, s.serde()),
+                "trajectory" => seen.set(15, &mut row.trajectory, s.nullable(Inline::scan)),
+                "agent_state" => seen.set(16, &mut row.agent_state, s.serde()),
+                _ => s.skip(),
+            }
+        })?;
+        scanner.finish()?;
+        Some(row)
+    }
+}
+
+impl<T> Default for RawRow<'_, T> {
+    fn default() -> Self {
+        RawRow {
+            sample_id: None,
+            id: None,
+            input: None,
+            prompt: None,
+            ground_truth: None,
+            rubric_vars: None,
+            rubric: None,
+            rubric_path: None,
+            name: None,
+            description: None,
+            expected: None,
+            reference_output: None,
+            reference_tools: None,
+            tags: None,
+            metadata: None,
+            trajectory: None,
+            agent_state: None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::json::{Object, Text};
 use super::{ConvertError, Format, Trajectory, evaldeck, letta, openai};
+use crate::scan::Scanner;
 
 /// A trajectory's recorded structure, with the format it was read as.
 pub struct Inline<'a>(Structure<'a>);
@@ -49,6 +50,16 @@ impl Inline<'_> {
             Structure::OpenAi(messages) => openai::from_messages(messages, "trajectory"),
             Structure::Evaldeck(trace) => evaldeck::from_trace(trace),
         })
+    }
+}
+
+impl<'a> Inline<'a> {
+    /// A Letta trajectory (a list of turns) read by the [`Scanner`], which leaves every other
+    /// shape to serde.
+    pub fn scan(scanner: &mut Scanner<'a>) -> Option<Inline<'a>> {
+        scanner
+            .items(|s| (s.peek()? == b'[').then(|| letta::scan_turn(s))?)
+            .map(|turns| Inline(Structure::Letta(turns)))
     }
 }
 

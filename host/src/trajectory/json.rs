@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::{Content, ConvertError};
+use crate::scan::{Scanner, Seen};
 
 /// Parses `text` as `T`. On failure the error names the path: `at()` (where `text` sits in the
 /// trajectory) followed by the path inside `text`.
@@ -46,7 +47,7 @@ impl<'a, T: Deserialize<'a>> Field<'a, T> for &'a RawValue {
 /// that pass, and the row is read again on the general path.
 #[derive(Deserialize)]
 #[serde(transparent)]
-pub(super) struct Typed<T>(T);
+pub(super) struct Typed<T>(pub(super) T);
 
 impl<T> Field<'_, T> for Typed<T> {
     fn read(self, _: impl FnOnce() -> String) -> Result<T, ConvertError> {
@@ -153,9 +154,14 @@ const STOP: &str = "scan stopped early";
 #[derive(Debug)]
 pub(super) struct Text<'a>(pub Cow<'a, str>);
 
-impl Text<'_> {
+impl<'a> Text<'a> {
     pub(super) fn into_string(self) -> String {
         self.0.into_owned()
+    }
+
+    /// An `Option<Text>` read by the [`Scanner`], as serde reads it.
+    pub(super) fn scan_nullable(scanner: &mut Scanner<'a>) -> Option<Option<Text<'a>>> {
+        scanner.nullable(|s| s.text().map(Text))
     }
 }
 
@@ -234,6 +240,23 @@ pub(super) struct RawPart<'a> {
     text: Option<Text<'a>>,
 }
 
+impl<'a> RawPart<'a> {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        let mut part = RawPart {
+            kind: None,
+            text: None,
+        };
+        let mut seen = Seen::default();
+        scanner.object(|s, key| match key {
+            "type" => seen.set(0, &mut part.kind, Text::scan_nullable(s)),
+            "text" => seen.set(1, &mut part.text, Text::scan_nullable(s)),
+            _ => s.skip(),
+        })?;
+        Some(part)
+    }
+}
+
 impl Expecting for RawPart<'_> {
     const WHAT: &'static str = "a content part object such as {\"type\": \"text\", \"text\": ...}";
 }
@@ -274,7 +297,18 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawContent<'a> {
     }
 }
 
-impl RawContent<'_> {
+impl<'a> RawContent<'a> {
+    /// Read by the [`Scanner`], as serde reads it.
+    pub(super) fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        if scanner.peek()? == b'[' {
+            scanner
+                .items(|s| RawPart::scan(s).map(Object))
+                .map(RawContent::Parts)
+        } else {
+            scanner.text().map(RawContent::Text)
+        }
+    }
+
     /// The canonical content. `at` names where this content sits, for the error of a text part
     /// without text.
     pub(super) fn into_content(self, at: impl Fn() -> String) -> Result<Content, ConvertError> {

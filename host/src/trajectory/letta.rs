@@ -28,6 +28,7 @@ use super::json::{self, Expecting, Field, Object, RawContent, Text, Typed, missi
 use super::{
     ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
+use crate::scan::{Scanner, Seen};
 
 pub struct LettaConverter;
 
@@ -93,6 +94,55 @@ impl<'a> Recorded<'a> for InPlace {
     type Calls = Typed<Vec<Object<RawToolCall<'a>>>>;
 }
 
+impl<'a> Message<'a, InPlace> {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        let mut message = Message {
+            message_type: None,
+            step_id: None,
+            content: None,
+            reasoning: None,
+            hidden_reasoning: None,
+            tool_call: None,
+            tool_calls: None,
+            tool_call_id: None,
+            tool_return: None,
+            status: None,
+        };
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let typed = |s: &mut Scanner<'a>| s.nullable(|s| s.text().map(|t| Typed(Text(t))));
+            let m = &mut message;
+            match key {
+                "message_type" => seen.set(0, &mut m.message_type, Text::scan_nullable(s)),
+                "step_id" => seen.set(1, &mut m.step_id, Text::scan_nullable(s)),
+                "content" => seen.set(
+                    2,
+                    &mut m.content,
+                    s.nullable(RawContent::scan).map(|c| c.map(Typed)),
+                ),
+                "reasoning" => seen.set(3, &mut m.reasoning, typed(s)),
+                "hidden_reasoning" => seen.set(4, &mut m.hidden_reasoning, typed(s)),
+                "tool_call" => seen.set(5, &mut m.tool_call, s.serde()),
+                "tool_calls" => {
+                    let calls = s.nullable(|s| s.items(|s| RawToolCall::scan(s).map(Object)));
+                    seen.set(6, &mut m.tool_calls, calls.map(|c| c.map(Typed)))
+                }
+                "tool_call_id" => seen.set(7, &mut m.tool_call_id, typed(s)),
+                "tool_return" => seen.set(8, &mut m.tool_return, typed(s)),
+                "status" => seen.set(9, &mut m.status, typed(s)),
+                _ => s.skip(),
+            }
+        })?;
+        Some(message)
+    }
+}
+
+/// A turn read by the [`Scanner`], as serde reads it.
+pub(super) fn scan_turn<'a>(scanner: &mut Scanner<'a>) -> Option<Turn<'a, InPlace>> {
+    scanner.items(|s| Message::scan(s).map(Object))
+}
+
 /// A `ToolCall`, or a `ToolCallDelta` whose fields may all be missing.
 #[derive(Deserialize)]
 pub(super) struct RawToolCall<'a> {
@@ -102,6 +152,25 @@ pub(super) struct RawToolCall<'a> {
     arguments: Option<Text<'a>>,
     #[serde(borrow, default)]
     tool_call_id: Option<Text<'a>>,
+}
+
+impl<'a> RawToolCall<'a> {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        let mut call = RawToolCall {
+            name: None,
+            arguments: None,
+            tool_call_id: None,
+        };
+        let mut seen = Seen::default();
+        scanner.object(|s, key| match key {
+            "name" => seen.set(0, &mut call.name, Text::scan_nullable(s)),
+            "arguments" => seen.set(1, &mut call.arguments, Text::scan_nullable(s)),
+            "tool_call_id" => seen.set(2, &mut call.tool_call_id, Text::scan_nullable(s)),
+            _ => s.skip(),
+        })?;
+        Some(call)
+    }
 }
 
 impl Expecting for RawToolCall<'_> {

@@ -1,0 +1,404 @@
+//! A JSON scanner for the rows of the common shape, read straight from their bytes.
+//!
+//! serde's derived readers spend most of a row's time outside the bytes: matching each key
+//! against the field names through a visitor, building and moving the values through
+//! `MapAccess` and `SeqAccess`. The readers built on [`Scanner`] (`RawRow::scan` and the
+//! trajectory's) read the same fields into the same types in one plain pass.
+//!
+//! It is a fast path and nothing more. A reader answers `None` for anything it does not handle
+//! (a field of another shape, a field given twice, deep nesting) or that is not valid JSON, and
+//! the caller then parses the row with serde, whose result and errors are the authoritative
+//! ones. So a reader may refuse what serde accepts, never the reverse, and what it accepts it
+//! reads as serde would: the tests check both on mutated rows.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+/// Nesting the scanner follows before it leaves the row to serde (whose own limit is 128).
+const MAX_DEPTH: usize = 64;
+
+/// A cursor over one JSON text.
+pub struct Scanner<'a> {
+    text: &'a str,
+    at: usize,
+    depth: usize,
+}
+
+impl<'a> Scanner<'a> {
+    pub fn new(text: &'a str) -> Scanner<'a> {
+        Scanner {
+            text,
+            at: 0,
+            depth: 0,
+        }
+    }
+
+    /// `Some` when only whitespace is left, as `serde_json::from_str` requires.
+    pub fn finish(mut self) -> Option<()> {
+        (self.peek().is_none()).then_some(())
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// The next byte past whitespace, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        let bytes = self.bytes();
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.at) {
+            self.at += 1;
+        }
+        bytes.get(self.at).copied()
+    }
+
+    /// Consumes `byte` if it is next.
+    fn eat(&mut self, byte: u8) -> bool {
+        let next = self.peek() == Some(byte);
+        self.at += usize::from(next);
+        next
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        self.bytes()[self.at..]
+            .starts_with(word.as_bytes())
+            .then(|| {
+                self.at += word.len();
+            })
+    }
+
+    /// `null` (an `Option` field's `None`), or what `read` reads.
+    pub fn nullable<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.peek()? == b'n' {
+            self.literal("null").map(|()| None)
+        } else {
+            read(self).map(Some)
+        }
+    }
+
+    /// A string, borrowed from the text when it has no escapes.
+    pub fn text(&mut self) -> Option<Cow<'a, str>> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let start = self.at;
+        let (end, escaped) = self.string_end()?;
+        self.at = end + 1;
+        if escaped {
+            // Escapes are rare in the fields read; serde decodes them, surrogates and all.
+            serde_json::from_str(&self.text[start..=end])
+                .ok()
+                .map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(&self.text[start + 1..end]))
+        }
+    }
+
+    /// The closing quote of the string that opens at `self.at`, and whether it has escapes;
+    /// `None` for a string serde refuses even unread: an unknown escape, a short `\u`, a raw
+    /// control character, no closing quote.
+    fn string_end(&self) -> Option<(usize, bool)> {
+        let bytes = self.bytes();
+        let mut at = self.at + 1;
+        let mut escaped = false;
+        loop {
+            at = special(bytes, at)?;
+            match bytes[at] {
+                b'"' => return Some((at, escaped)),
+                b'\\' => {
+                    escaped = true;
+                    at = match *bytes.get(at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
+                        b'u' => {
+                            let hex = bytes.get(at + 2..at + 6)?;
+                            hex.iter().all(u8::is_ascii_hexdigit).then_some(at + 6)?
+                        }
+                        _ => return None,
+                    };
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Skips one value, checking that it is valid JSON; the text it spans.
+    pub fn raw(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.at;
+        self.skip()?;
+        Some(&self.text[start..self.at])
+    }
+
+    /// One value read by serde from the text it spans: for fields too rare to scan.
+    pub fn serde<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        serde_json::from_str(self.raw()?).ok()
+    }
+
+    /// Skips one value, checking that it is valid JSON.
+    pub fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                self.at = self.string_end()?.0 + 1;
+                Some(())
+            }
+            b'{' => self.object(|scanner, _| scanner.skip()),
+            b'[' => self.list(Scanner::skip),
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            _ => self.number(),
+        }
+    }
+
+    /// Skips a number, checking it against JSON's grammar.
+    fn number(&mut self) -> Option<()> {
+        let bytes = self.bytes();
+        let mut at = self.at + usize::from(bytes[self.at] == b'-');
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => at = digits(bytes, at),
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            at = some_digits(bytes, at + 1)?;
+        }
+        if let Some(b'e' | b'E') = bytes.get(at) {
+            at += 1;
+            at += usize::from(matches!(bytes.get(at), Some(b'+' | b'-')));
+            at = some_digits(bytes, at)?;
+        }
+        self.at = at;
+        Some(())
+    }
+
+    /// Reads an object, handing each key to `field`, which reads or skips its value.
+    pub fn object(&mut self, mut field: impl FnMut(&mut Self, &str) -> Option<()>) -> Option<()> {
+        self.open(b'{')?;
+        if !self.eat(b'}') {
+            loop {
+                let key = self.text()?;
+                if !self.eat(b':') {
+                    return None;
+                }
+                field(self, &key)?;
+                if !self.eat(b',') {
+                    self.eat(b'}').then_some(())?;
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// Reads a list, calling `item` at each element, which reads or skips it.
+    pub fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.open(b'[')?;
+        if !self.eat(b']') {
+            loop {
+                item(self)?;
+                if !self.eat(b',') {
+                    self.eat(b']').then_some(())?;
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// A list, each element read by `read`.
+    pub fn items<T>(&mut self, mut read: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        let mut items = Vec::new();
+        self.list(|scanner| {
+            items.push(read(scanner)?);
+            Some(())
+        })?;
+        Some(items)
+    }
+
+    fn open(&mut self, bracket: u8) -> Option<()> {
+        if !self.eat(bracket) || self.depth == MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        Some(())
+    }
+}
+
+/// The end of the run of digits starting at `at`.
+fn digits(bytes: &[u8], at: usize) -> usize {
+    at + bytes[at..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count()
+}
+
+/// The end of the run of digits starting at `at`, which must not be empty.
+fn some_digits(bytes: &[u8], at: usize) -> Option<usize> {
+    let end = digits(bytes, at);
+    (end > at).then_some(end)
+}
+
+/// The first byte from `at` on that ends a run of plain string bytes: a quote, a backslash or a
+/// control character. Eight bytes at a time, each tested without branching (the lowest flagged
+/// byte of a word is exact; flags above it may not be).
+fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(word.try_into().ok()?);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (word.wrapping_sub(ONES * 0x20) & !word);
+        let flags = flags & HIGH;
+        if flags != 0 {
+            return Some(at + flags.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let tail = bytes.get(at..)?;
+    let found = tail
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    Some(at + found)
+}
+
+/// The object fields met so far: serde's derived readers refuse a field given twice.
+#[derive(Default)]
+pub struct Seen(u32);
+
+impl Seen {
+    /// Stores field number `n`'s value in `slot`; `None` when the field was met before or its
+    /// value did not read.
+    pub fn set<T>(&mut self, n: u32, slot: &mut T, value: Option<T>) -> Option<()> {
+        let bit = 1 << n;
+        if self.0 & bit != 0 {
+            return None;
+        }
+        self.0 |= bit;
+        *slot = value?;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::de::IgnoredAny;
+
+    use super::*;
+
+    /// What the scanner makes of `text` as one skipped value, against serde.
+    fn skips(text: &str) -> bool {
+        let mut scanner = Scanner::new(text);
+        let scanned = scanner.skip().and_then(|()| scanner.finish()).is_some();
+        if scanned {
+            assert!(
+                serde_json::from_str::<IgnoredAny>(text).is_ok(),
+                "scanned what serde refuses: {text:?}"
+            );
+        }
+        scanned
+    }
+
+    #[test]
+    fn valid_values_are_skipped_and_invalid_ones_refused() {
+        for valid in [
+            "0",
+            "-0",
+            "12.5e-3",
+            "1E+9",
+            "-7.25",
+            "true",
+            "false",
+            " null ",
+            r#""""#,
+            r#""a\"b\\c\/\b\f\n\r\t\u00e9\uD83D""#,
+            "\"é 😀\"",
+            "[]",
+            "[1, [2, {}], {\"a\": [null]}]",
+            "{\"k\": \"v\", \"n\": {\"m\": [true, false]}}",
+            " \t\r\n{ } \n",
+        ] {
+            assert!(skips(valid), "{valid:?}");
+        }
+        for invalid in [
+            "",
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "+1",
+            "NaN",
+            "tru",
+            "nul",
+            "truex",
+            r#""open"#,
+            r#""\x""#,
+            r#""\u12G4""#,
+            r#""\u12""#,
+            "\"tab\there\"",
+            "\"nul\u{0}\"",
+            "[1,]",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{\"a\": 1,}",
+            "{1: 2}",
+            "{\"a\": 1",
+            "[",
+            "1 2",
+        ] {
+            assert!(!skips(invalid), "{invalid:?}");
+        }
+    }
+
+    #[test]
+    fn strings_are_borrowed_unless_escaped_and_decoded_as_serde_decodes_them() {
+        fn read(text: &str) -> Option<Cow<'_, str>> {
+            Scanner::new(text).text()
+        }
+        assert!(matches!(
+            read(r#""plain é""#),
+            Some(Cow::Borrowed("plain é"))
+        ));
+        assert_eq!(
+            read(r#""a\"b\\c\n\u00e9\ud83d\ude00""#).as_deref(),
+            Some("a\"b\\c\né😀")
+        );
+        // serde decodes a lone surrogate in no string it reads.
+        assert_eq!(read(r#""\ud83d""#), None);
+        assert_eq!(read("5"), None);
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_left_to_serde() {
+        let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(skips(&nested(MAX_DEPTH)));
+        assert!(!skips(&nested(MAX_DEPTH + 1)));
+    }
+
+    #[test]
+    fn objects_hand_over_each_key_and_fields_are_seen_once() {
+        let mut keys = Vec::new();
+        let mut scanner = Scanner::new(r#"{"a": 1, "b\u0063": [2], "a": 3}"#);
+        scanner
+            .object(|scanner, key| {
+                keys.push(key.to_string());
+                scanner.skip()
+            })
+            .unwrap();
+        assert_eq!(keys, ["a", "bc", "a"]);
+
+        let mut seen = Seen::default();
+        let (mut a, mut b) = (0, 0);
+        assert_eq!(seen.set(0, &mut a, Some(1)), Some(()));
+        assert_eq!(seen.set(3, &mut b, None), None);
+        assert_eq!(seen.set(0, &mut a, Some(2)), None);
+        assert_eq!(seen.set(3, &mut b, Some(4)), None);
+        assert_eq!((a, b), (1, 0));
+    }
+}
