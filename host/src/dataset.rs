@@ -9,6 +9,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -113,6 +114,9 @@ pub struct RowParser {
     pub format: Option<Format>,
     pub base_dir: PathBuf,
     rubric_files: Mutex<HashMap<PathBuf, Result<String, String>>>,
+    /// Whether rows are tried with the [`crate::scan::Scanner`], which reads Letta trajectories
+    /// only: not while the rows read last had trajectories of another format.
+    scanning: AtomicBool,
 }
 
 impl RowParser {
@@ -121,6 +125,7 @@ impl RowParser {
             format,
             base_dir,
             rubric_files: Mutex::new(HashMap::new()),
+            scanning: AtomicBool::new(matches!(format, None | Some(Format::Letta))),
         }
     }
 
@@ -161,10 +166,21 @@ impl RowParser {
     /// alone cannot place) is parsed again the general way, whose result and errors are the
     /// authoritative ones.
     fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
-        let scanned = match self.format {
-            None | Some(Format::Letta) => RawRow::scan(&line.text),
-            Some(_) => None,
-        };
+        let scanning = self.scanning.load(Ordering::Relaxed);
+        let sample = self.read_row(line, scanning)?;
+        let letta = sample
+            .trajectory
+            .as_ref()
+            .is_none_or(|trajectory| trajectory.format == Format::Letta);
+        if letta != scanning {
+            self.scanning.store(letta, Ordering::Relaxed);
+        }
+        Ok(sample)
+    }
+
+    /// [`RowParser::parse_row`]'s reading, the scanner tried first if `scan`.
+    fn read_row(&self, line: &Line, scan: bool) -> Result<Sample, RowError> {
+        let scanned = scan.then(|| RawRow::scan(&line.text)).flatten();
         if let Some(raw) =
             scanned.or_else(|| serde_json::from_str::<RawRow<Inline>>(&line.text).ok())
         {
@@ -880,6 +896,32 @@ mod tests {
         ] {
             assert!(!scanned_as_serde_reads(&parser, text), "scanned: {text}");
         }
+    }
+
+    #[test]
+    fn rows_are_not_tried_with_the_scanner_while_their_trajectories_are_not_letta_ones() {
+        let line = |text: &str| Line {
+            file: Path::new("rows.jsonl").into(),
+            number: 1,
+            text: LineText::from(text.to_string()),
+        };
+        let scanning = |parser: &RowParser| parser.scanning.load(Ordering::Relaxed);
+        let parser = RowParser::new(None, PathBuf::from("."));
+        assert!(scanning(&parser));
+        let evaldeck = r#"{"id": 1, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
+        let sample = parser.parse_row(&line(evaldeck)).unwrap();
+        assert_eq!(sample.trajectory().format, Format::Evaldeck);
+        assert!(!scanning(&parser));
+        parser.parse_row(&line(r#"{"id": 2}"#)).unwrap();
+        assert!(scanning(&parser));
+        parser.parse_row(&line(evaldeck)).unwrap();
+        let sample = parser.parse_row(&line(SCANNED_ROWS[0])).unwrap();
+        assert_eq!(sample.trajectory().format, Format::Letta);
+        assert!(scanning(&parser));
+        assert!(!scanning(&RowParser::new(
+            Some(Format::OpenAi),
+            PathBuf::from(".")
+        )));
     }
 
     /// Mutated rows (bytes deleted, inserted, copied): whatever the scanner accepts, serde

@@ -85,10 +85,7 @@ impl<'a> Scanner<'a> {
         let (end, escaped) = self.string_end()?;
         self.at = end + 1;
         if escaped {
-            // Escapes are rare in the fields read; serde decodes them, surrogates and all.
-            serde_json::from_str(&self.text[start..=end])
-                .ok()
-                .map(Cow::Owned)
+            unescape(&self.text[start + 1..end]).map(Cow::Owned)
         } else {
             Some(Cow::Borrowed(&self.text[start + 1..end]))
         }
@@ -224,6 +221,43 @@ impl<'a> Scanner<'a> {
         self.depth += 1;
         Some(())
     }
+}
+
+/// The text of a string whose escapes [`Scanner::string_end`] checked, decoded; `None` for a
+/// lone surrogate, which serde refuses in every string it decodes.
+fn unescape(escaped: &str) -> Option<String> {
+    let mut text = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(at) = rest.find('\\') {
+        text.push_str(&rest[..at]);
+        let (decoded, len) = match *rest.as_bytes().get(at + 1)? {
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let unit = |from: usize| u32::from_str_radix(rest.get(from..from + 4)?, 16).ok();
+                match unit(at + 2)? {
+                    high @ 0xD800..=0xDBFF => {
+                        let low = rest[at + 6..].starts_with("\\u").then(|| unit(at + 8))??;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return None;
+                        }
+                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(code)?, 12)
+                    }
+                    code => (char::from_u32(code)?, 6),
+                }
+            }
+            // `"`, `\\` and `/` stand for themselves.
+            other => (char::from(other), 2),
+        };
+        text.push(decoded);
+        rest = &rest[at + len..];
+    }
+    text.push_str(rest);
+    Some(text)
 }
 
 /// The end of the run of digits starting at `at`.
@@ -369,9 +403,20 @@ mod tests {
             read(r#""a\"b\\c\n\u00e9\ud83d\ude00""#).as_deref(),
             Some("a\"b\\c\né😀")
         );
-        // serde decodes a lone surrogate in no string it reads.
-        assert_eq!(read(r#""\ud83d""#), None);
         assert_eq!(read("5"), None);
+        // Decoded exactly when serde decodes, to the same text: serde decodes no lone surrogate.
+        for quoted in [
+            r#""\"\\\/\b\f\n\r\t""#,
+            r#""x\u0041\u00e9\u4e2d\uD83D\uDE00y""#,
+            r#""\ud83d""#,
+            r#""\udc00""#,
+            r#""\ud83d\u0041""#,
+            r#""\ud83dx""#,
+            r#""\u0000""#,
+        ] {
+            let serde = serde_json::from_str::<String>(quoted).ok();
+            assert_eq!(read(quoted).map(Cow::into_owned), serde, "{quoted}");
+        }
     }
 
     #[test]

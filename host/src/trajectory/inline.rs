@@ -26,6 +26,8 @@ pub struct Inline<'a>(Structure<'a>);
 
 enum Structure<'a> {
     Letta(Vec<letta::Turn<'a, letta::InPlace>>),
+    /// Converted as the [`Scanner`] read it.
+    LettaConverted(Result<Trajectory, ConvertError>),
     OpenAi(Vec<Object<openai::Message<'a>>>),
     Evaldeck(evaldeck::Trace<'a>),
 }
@@ -33,7 +35,7 @@ enum Structure<'a> {
 impl Inline<'_> {
     pub fn format(&self) -> Format {
         match self.0 {
-            Structure::Letta(_) => Format::Letta,
+            Structure::Letta(_) | Structure::LettaConverted(_) => Format::Letta,
             Structure::OpenAi(_) => Format::OpenAi,
             Structure::Evaldeck(_) => Format::Evaldeck,
         }
@@ -47,6 +49,7 @@ impl Inline<'_> {
         }
         Some(match self.0 {
             Structure::Letta(turns) => letta::from_turns(turns),
+            Structure::LettaConverted(converted) => converted,
             Structure::OpenAi(messages) => openai::from_messages(messages, "trajectory"),
             Structure::Evaldeck(trace) => evaldeck::from_trace(trace),
         })
@@ -57,9 +60,8 @@ impl<'a> Inline<'a> {
     /// A Letta trajectory (a list of turns) read by the [`Scanner`], which leaves every other
     /// shape to serde.
     pub fn scan(scanner: &mut Scanner<'a>) -> Option<Inline<'a>> {
-        scanner
-            .items(|s| (s.peek()? == b'[').then(|| letta::scan_turn(s))?)
-            .map(|turns| Inline(Structure::Letta(turns)))
+        letta::scan_trajectory(scanner)
+            .map(|converted| Inline(Structure::LettaConverted(converted)))
     }
 }
 

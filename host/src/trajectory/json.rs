@@ -43,6 +43,23 @@ impl<'a, T: Deserialize<'a>> Field<'a, T> for &'a RawValue {
     }
 }
 
+/// A value's JSON text as recorded, parsed when it is needed. Serde finds its end as
+/// `&RawValue` does; the [`Scanner`] hands it over having checked it.
+#[derive(Clone, Copy)]
+pub(super) struct RawJson<'a>(pub(super) &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&RawValue>::deserialize(deserializer).map(|raw| RawJson(raw.get()))
+    }
+}
+
+impl<'a, T: Deserialize<'a>> Field<'a, T> for RawJson<'a> {
+    fn read(self, at: impl FnOnce() -> String) -> Result<T, ConvertError> {
+        parse(self.0, at)
+    }
+}
+
 /// A value read typed in the same pass as the row around it. A value of another shape fails
 /// that pass, and the row is read again on the general path.
 #[derive(Deserialize)]
@@ -232,7 +249,7 @@ pub(super) enum RawContent<'a> {
 
 /// One content part. Only text parts carry text; images, audio and the like count as empty
 /// parts so that joining the parts keeps their separators, as letta-evals' flattening does.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub(super) struct RawPart<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Text<'a>>,
@@ -243,10 +260,7 @@ pub(super) struct RawPart<'a> {
 impl<'a> RawPart<'a> {
     /// Read by the [`Scanner`], as serde reads it.
     fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut part = RawPart {
-            kind: None,
-            text: None,
-        };
+        let mut part = RawPart::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| match key {
             "type" => seen.set(0, &mut part.kind, Text::scan_nullable(s)),

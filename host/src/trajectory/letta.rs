@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json::{self, Expecting, Field, Object, RawContent, Text, Typed, missing};
+use super::json::{self, Expecting, Field, Object, RawContent, RawJson, Text, Typed, missing};
 use super::{
     ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
@@ -54,7 +54,7 @@ pub(super) struct Message<'a, R: Recorded<'a>> {
     /// Read only when `tool_calls` is empty, so raw on both paths, which also keeps a message
     /// small.
     #[serde(borrow, default)]
-    tool_call: Option<&'a RawValue>,
+    tool_call: Option<RawJson<'a>>,
     #[serde(default)]
     tool_calls: Option<R::Calls>,
     #[serde(default)]
@@ -112,6 +112,7 @@ impl<'a> Message<'a, InPlace> {
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let typed = |s: &mut Scanner<'a>| s.nullable(|s| s.text().map(|t| Typed(Text(t))));
+            let raw = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawJson));
             let m = &mut message;
             match key {
                 "message_type" => seen.set(0, &mut m.message_type, Text::scan_nullable(s)),
@@ -123,7 +124,7 @@ impl<'a> Message<'a, InPlace> {
                 ),
                 "reasoning" => seen.set(3, &mut m.reasoning, typed(s)),
                 "hidden_reasoning" => seen.set(4, &mut m.hidden_reasoning, typed(s)),
-                "tool_call" => seen.set(5, &mut m.tool_call, s.serde()),
+                "tool_call" => seen.set(5, &mut m.tool_call, raw(s)),
                 "tool_calls" => {
                     let calls = s.nullable(|s| s.items(|s| RawToolCall::scan(s).map(Object)));
                     seen.set(6, &mut m.tool_calls, calls.map(|c| c.map(Typed)))
@@ -138,13 +139,42 @@ impl<'a> Message<'a, InPlace> {
     }
 }
 
-/// A turn read by the [`Scanner`], as serde reads it.
-pub(super) fn scan_turn<'a>(scanner: &mut Scanner<'a>) -> Option<Turn<'a, InPlace>> {
-    scanner.items(|s| Message::scan(s).map(Object))
+/// A Letta trajectory (a list of turns) read by the [`Scanner`] and converted message by message
+/// as it is read, with no list of messages in between: what [`from_turns`] gives for the turns
+/// serde reads, its first error included.
+pub(super) fn scan_trajectory<'a>(
+    scanner: &mut Scanner<'a>,
+) -> Option<Result<Trajectory, ConvertError>> {
+    let mut steps = Steps::default();
+    let mut turns = Vec::new();
+    let mut failed = None;
+    scanner.list(|s| {
+        if s.peek()? != b'[' {
+            return None;
+        }
+        steps.open = false;
+        let (turn, mut index) = (turns.len(), 0);
+        let mut events = Vec::with_capacity(8);
+        s.list(|s| {
+            let message = Message::scan(s)?;
+            if failed.is_none() {
+                let at = At { turn, index };
+                failed = convert_message(message, at, &mut steps, &mut events).err();
+            }
+            index += 1;
+            Some(())
+        })?;
+        turns.push(events);
+        Some(())
+    })?;
+    Some(match failed {
+        Some(error) => Err(error),
+        None => Ok(letta_trajectory(turns)),
+    })
 }
 
 /// A `ToolCall`, or a `ToolCallDelta` whose fields may all be missing.
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 pub(super) struct RawToolCall<'a> {
     #[serde(borrow, default)]
     name: Option<Text<'a>>,
@@ -157,11 +187,7 @@ pub(super) struct RawToolCall<'a> {
 impl<'a> RawToolCall<'a> {
     /// Read by the [`Scanner`], as serde reads it.
     fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut call = RawToolCall {
-            name: None,
-            arguments: None,
-            tool_call_id: None,
-        };
+        let mut call = RawToolCall::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| match key {
             "name" => seen.set(0, &mut call.name, Text::scan_nullable(s)),
@@ -306,11 +332,15 @@ pub(super) fn from_turns<'a, R: Recorded<'a>>(
         }
         out.push(events);
     }
-    Ok(Trajectory {
+    Ok(letta_trajectory(out))
+}
+
+fn letta_trajectory(turns: Vec<Vec<Event>>) -> Trajectory {
+    Trajectory {
         format: Format::Letta,
-        turns: out,
+        turns,
         ..Trajectory::default()
-    })
+    }
 }
 
 /// A field the message type needs, or the error that it is missing.
@@ -405,7 +435,7 @@ fn convert_message<'a, R: Recorded<'a>>(
 /// The calls of a `tool_call_message`: `tool_calls` when non-empty, else `tool_call`.
 fn tool_calls<'a, R: Recorded<'a>>(
     many: Option<R::Calls>,
-    one: Option<&RawValue>,
+    one: Option<RawJson>,
     at: At,
     message_type: &str,
     events: &mut Vec<Event>,
