@@ -845,6 +845,15 @@ mod tests {
         r#"{"id":1,"input":"q","ground_truth":"a","trajectory":[[{"message_type":"tool_return_message","tool_call_id":"c","tool_return":"r","status":"weird"}]]}"#,
     ];
 
+    /// `text` as line 1 of a dataset.
+    fn line_of(text: &str) -> Line {
+        Line {
+            file: Path::new("rows.jsonl").into(),
+            number: 1,
+            text: LineText::from(text.to_string()),
+        }
+    }
+
     /// A row read on the one-pass path from `raw`, as text to compare.
     fn read_as(parser: &RowParser, line: &Line, raw: RawRow<Inline>) -> String {
         let read = parser.fields(raw, line).map(|(mut sample, inline)| {
@@ -858,11 +867,7 @@ mod tests {
 
     /// Checks the scanner against serde on `text`: whether the scanner read it.
     fn scanned_as_serde_reads(parser: &RowParser, text: &str) -> bool {
-        let line = Line {
-            file: Path::new("rows.jsonl").into(),
-            number: 1,
-            text: LineText::from(text.to_string()),
-        };
+        let line = line_of(text);
         let Some(scanned) = RawRow::scan(&line.text) else {
             return false;
         };
@@ -900,22 +905,17 @@ mod tests {
 
     #[test]
     fn rows_are_not_tried_with_the_scanner_while_their_trajectories_are_not_letta_ones() {
-        let line = |text: &str| Line {
-            file: Path::new("rows.jsonl").into(),
-            number: 1,
-            text: LineText::from(text.to_string()),
-        };
         let scanning = |parser: &RowParser| parser.scanning.load(Ordering::Relaxed);
         let parser = RowParser::new(None, PathBuf::from("."));
         assert!(scanning(&parser));
         let evaldeck = r#"{"id": 1, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
-        let sample = parser.parse_row(&line(evaldeck)).unwrap();
+        let sample = parser.parse_row(&line_of(evaldeck)).unwrap();
         assert_eq!(sample.trajectory().format, Format::Evaldeck);
         assert!(!scanning(&parser));
-        parser.parse_row(&line(r#"{"id": 2}"#)).unwrap();
+        parser.parse_row(&line_of(r#"{"id": 2}"#)).unwrap();
         assert!(scanning(&parser));
-        parser.parse_row(&line(evaldeck)).unwrap();
-        let sample = parser.parse_row(&line(SCANNED_ROWS[0])).unwrap();
+        parser.parse_row(&line_of(evaldeck)).unwrap();
+        let sample = parser.parse_row(&line_of(SCANNED_ROWS[0])).unwrap();
         assert_eq!(sample.trajectory().format, Format::Letta);
         assert!(scanning(&parser));
         assert!(!scanning(&RowParser::new(

@@ -1,7 +1,5 @@
 //! A dataset row: a letta-evals sample, an evaldeck case, or both, with its recorded run.
 
-use std::borrow::Cow;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, value::RawValue};
 
@@ -73,11 +71,9 @@ impl Texts {
     /// Read by the [`Scanner`], as serde reads it.
     fn scan(scanner: &mut Scanner) -> Option<Texts> {
         if scanner.peek()? == b'[' {
-            scanner
-                .items(|s| s.text().map(Cow::into_owned))
-                .map(Texts::PerTurn)
+            scanner.items(Scanner::string).map(Texts::PerTurn)
         } else {
-            scanner.text().map(|text| Texts::One(text.into_owned()))
+            scanner.string().map(Texts::One)
         }
     }
 
@@ -224,9 +220,8 @@ impl<'a> RawRow<'a, Inline<'a>> {
         let mut row = RawRow::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
-            let string = |s: &mut Scanner<'a>| s.nullable(|s| s.text().map(Cow::into_owned));
-            let strings =
-                |s: &mut Scanner<'a>| s.nullable(|s| s.items(|s| s.text().map(Cow::into_owned)));
+            let string = |s: &mut Scanner<'a>| s.nullable(Scanner::string);
+            let strings = |s: &mut Scanner<'a>| s.nullable(|s| s.items(Scanner::string));
             match key {
                 "sample_id" => seen.set(0, &mut row.sample_id, s.serde()),
                 "id" => seen.set(1, &mut row.id, s.serde()),

@@ -36,7 +36,7 @@ impl<'a> Scanner<'a> {
 
     /// `Some` when only whitespace is left, as `serde_json::from_str` requires.
     pub fn finish(mut self) -> Option<()> {
-        (self.peek().is_none()).then_some(())
+        self.peek().is_none().then_some(())
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -89,6 +89,11 @@ impl<'a> Scanner<'a> {
         } else {
             Some(Cow::Borrowed(&self.text[start + 1..end]))
         }
+    }
+
+    /// A string, owned.
+    pub fn string(&mut self) -> Option<String> {
+        self.text().map(Cow::into_owned)
     }
 
     /// The closing quote of the string that opens at `self.at`, and whether it has escapes;
@@ -170,32 +175,35 @@ impl<'a> Scanner<'a> {
 
     /// Reads an object, handing each key to `field`, which reads or skips its value.
     pub fn object(&mut self, mut field: impl FnMut(&mut Self, &str) -> Option<()>) -> Option<()> {
-        self.open(b'{')?;
-        if !self.eat(b'}') {
-            loop {
-                let key = self.text()?;
-                if !self.eat(b':') {
-                    return None;
-                }
-                field(self, &key)?;
-                if !self.eat(b',') {
-                    self.eat(b'}').then_some(())?;
-                    break;
-                }
-            }
-        }
-        self.depth -= 1;
-        Some(())
+        self.elements(b'{', b'}', |scanner| {
+            let key = scanner.text()?;
+            scanner.eat(b':').then_some(())?;
+            field(scanner, &key)
+        })
     }
 
     /// Reads a list, calling `item` at each element, which reads or skips it.
-    pub fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.open(b'[')?;
-        if !self.eat(b']') {
+    pub fn list(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.elements(b'[', b']', item)
+    }
+
+    /// Reads the comma-separated elements between `open` and `close`, calling `element` at
+    /// each.
+    fn elements(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut element: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        if !self.eat(open) || self.depth == MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        if !self.eat(close) {
             loop {
-                item(self)?;
+                element(self)?;
                 if !self.eat(b',') {
-                    self.eat(b']').then_some(())?;
+                    self.eat(close).then_some(())?;
                     break;
                 }
             }
@@ -212,14 +220,6 @@ impl<'a> Scanner<'a> {
             Some(())
         })?;
         Some(items)
-    }
-
-    fn open(&mut self, bracket: u8) -> Option<()> {
-        if !self.eat(bracket) || self.depth == MAX_DEPTH {
-            return None;
-        }
-        self.depth += 1;
-        Some(())
     }
 }
 

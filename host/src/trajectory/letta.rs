@@ -145,31 +145,26 @@ impl<'a> Message<'a, InPlace> {
 pub(super) fn scan_trajectory<'a>(
     scanner: &mut Scanner<'a>,
 ) -> Option<Result<Trajectory, ConvertError>> {
-    let mut steps = Steps::default();
-    let mut turns = Vec::new();
+    let mut conversion = Conversion::default();
     let mut failed = None;
     scanner.list(|s| {
         if s.peek()? != b'[' {
             return None;
         }
-        steps.open = false;
-        let (turn, mut index) = (turns.len(), 0);
-        let mut events = Vec::with_capacity(8);
+        conversion.start_turn(8);
+        let mut index = 0;
         s.list(|s| {
             let message = Message::scan(s)?;
             if failed.is_none() {
-                let at = At { turn, index };
-                failed = convert_message(message, at, &mut steps, &mut events).err();
+                failed = conversion.message(index, message).err();
             }
             index += 1;
             Some(())
-        })?;
-        turns.push(events);
-        Some(())
+        })
     })?;
     Some(match failed {
         Some(error) => Err(error),
-        None => Ok(letta_trajectory(turns)),
+        None => Ok(conversion.finish()),
     })
 }
 
@@ -322,24 +317,48 @@ pub(super) type Turn<'a, R> = Vec<Object<Message<'a, R>>>;
 pub(super) fn from_turns<'a, R: Recorded<'a>>(
     turns: Vec<Turn<'a, R>>,
 ) -> Result<Trajectory, ConvertError> {
-    let mut steps = Steps::default();
-    let mut out = Vec::with_capacity(turns.len());
-    for (turn, messages) in turns.into_iter().enumerate() {
-        steps.open = false;
-        let mut events = Vec::with_capacity(messages.len() * 3 / 2 + 1);
+    let mut conversion = Conversion::default();
+    for messages in turns {
+        conversion.start_turn(messages.len() * 3 / 2 + 1);
         for (index, Object(message)) in messages.into_iter().enumerate() {
-            convert_message(message, At { turn, index }, &mut steps, &mut events)?;
+            conversion.message(index, message)?;
         }
-        out.push(events);
     }
-    Ok(letta_trajectory(out))
+    Ok(conversion.finish())
 }
 
-fn letta_trajectory(turns: Vec<Vec<Event>>) -> Trajectory {
-    Trajectory {
-        format: Format::Letta,
-        turns,
-        ..Trajectory::default()
+/// A trajectory being converted, turn by turn and message by message in recorded order.
+#[derive(Default)]
+struct Conversion<'a> {
+    steps: Steps<'a>,
+    turns: Vec<Vec<Event>>,
+}
+
+impl<'a> Conversion<'a> {
+    /// Starts the next turn, with room for `events`.
+    fn start_turn(&mut self, events: usize) {
+        // A step never spans a turn boundary.
+        self.steps.open = false;
+        self.turns.push(Vec::with_capacity(events));
+    }
+
+    /// Converts message `index` of the turn started last.
+    fn message<R: Recorded<'a>>(
+        &mut self,
+        index: usize,
+        message: Message<'a, R>,
+    ) -> Result<(), ConvertError> {
+        let turn = self.turns.len() - 1;
+        let at = At { turn, index };
+        convert_message(message, at, &mut self.steps, &mut self.turns[turn])
+    }
+
+    fn finish(self) -> Trajectory {
+        Trajectory {
+            format: Format::Letta,
+            turns: self.turns,
+            ..Trajectory::default()
+        }
     }
 }
 
