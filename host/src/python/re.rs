@@ -197,9 +197,7 @@ impl Plain {
     /// The parsed plain dialect of a translation, or `None` when the pattern needs fancy-regex
     /// or the parser refuses it (fancy-regex then decides, with its own errors).
     fn new(translated: &Translated) -> Option<Plain> {
-        // The syntax fancy-regex gives the engine for the patterns it delegates.
-        let config = syntax::Config::new().utf8(true).unicode(true);
-        let hir = syntax::parse_with(translated.plain.as_deref()?, &config).ok()?;
+        let hir = parse(translated.plain.as_deref()?)?;
         Some(Plain {
             hir,
             boundaries: translated.boundaries,
@@ -273,6 +271,12 @@ impl Plain {
             common.ranges().is_empty()
         })
     }
+}
+
+/// A pattern in the engine's syntax, as fancy-regex configures it for the parts it delegates.
+fn parse(pattern: &str) -> Option<Hir> {
+    let config = syntax::Config::new().utf8(true).unicode(true);
+    syntax::parse_with(pattern, &config).ok()
 }
 
 /// The characters of `text`, as a class.
@@ -656,6 +660,8 @@ enum Last {
     Anchor,
     /// A repeatable item whose translation starts here.
     Item(Mark),
+    /// A lookaround, whose translation starts here.
+    Lookaround(Mark),
     /// A quantified item: another quantifier is a "multiple repeat".
     Repeat,
 }
@@ -951,8 +957,16 @@ impl Translator {
                     let at = self.out.mark();
                     let top_level_start =
                         depth == 0 && first_branch && matches!(last, Last::Nothing);
+                    let opening: String = self.src[self.pos..].iter().take(4).collect();
+                    let lookaround = ["(?=", "(?!", "(?<=", "(?<!"]
+                        .iter()
+                        .any(|kind| opening.starts_with(kind));
                     if self.group(depth, top_level_start)? {
-                        last = Last::Item(at);
+                        last = if lookaround {
+                            Last::Lookaround(at)
+                        } else {
+                            Last::Item(at)
+                        };
                     }
                 }
                 '[' => {
@@ -1015,6 +1029,7 @@ impl Translator {
             Last::Nothing | Last::Anchor => return Err(syntax("nothing to repeat", position)),
             Last::Repeat => return Err(syntax("multiple repeat", position)),
             Last::Item(at) => at,
+            Last::Lookaround(at) => return Ok(self.repeat_lookaround(at, quantifier)),
         };
         let (fancy, plain) = self.out.split_off(at);
         let lazy = self.eat('?');
@@ -1034,6 +1049,29 @@ impl Translator {
             self.out.push(')');
         }
         Ok(Last::Repeat)
+    }
+
+    /// Python repeats a lookaround; the engine refuses to. Matching no text, it is the same as
+    /// the lookaround tried once, or, when the quantifier allows no repetition, tried once or
+    /// skipped (lazily: skipped first), or always skipped when it allows none at all.
+    fn repeat_lookaround(&mut self, at: Mark, quantifier: &str) -> Last {
+        let (lookaround, _) = self.out.split_off(at);
+        let lazy = self.eat('?');
+        let possessive = !lazy && self.eat('+');
+        let optional = matches!(quantifier, "*" | "?") || quantifier.starts_with("{0");
+        let repeated = if matches!(quantifier, "{0}" | "{0,0}") {
+            String::new()
+        } else if !optional {
+            lookaround
+        } else if lazy {
+            format!("(?:|{lookaround})")
+        } else if possessive {
+            format!("(?>{lookaround}|)")
+        } else {
+            format!("(?:{lookaround}|)")
+        };
+        self.out.push_fancy(&repeated);
+        Last::Repeat
     }
 
     /// `{m}`, `{m,}`, `{,n}`, `{m,n}` as the engine's quantifier, or `None` when the `{` is
@@ -1622,18 +1660,18 @@ fn category_members(class: &'static str, ignorecase: bool) -> Members {
     }
     MEMBERS.with(|members| {
         let mut members = members.borrow_mut();
-        let entry = members.entry((class, ignorecase)).or_insert_with(|| {
-            let config = syntax::Config::new().utf8(true).unicode(true);
-            match syntax::parse_with(class, &config).ok()?.into_kind() {
-                HirKind::Class(Class::Unicode(mut class)) => {
-                    if ignorecase {
-                        class.try_case_fold_simple().ok()?;
+        let entry =
+            members
+                .entry((class, ignorecase))
+                .or_insert_with(|| match parse(class)?.into_kind() {
+                    HirKind::Class(Class::Unicode(mut class)) => {
+                        if ignorecase {
+                            class.try_case_fold_simple().ok()?;
+                        }
+                        Some(Rc::new(class))
                     }
-                    Some(Rc::new(class))
-                }
-                _ => None,
-            }
-        });
+                    _ => None,
+                });
         entry.clone()
     })
 }
@@ -1899,6 +1937,7 @@ mod tests {
     fn backtracking_constructs_have_no_plain_spelling() {
         for pattern in [
             r"(?<!x)y",
+            r"(?<!x)*y",
             r"a(?=b)",
             r"(a)\1",
             r"(?>a)",
@@ -2251,6 +2290,15 @@ mod python_differential {
             r"\n",
             "a$b",
             "$$",
+            r"(?<![\d-])-3°C",
+            r"(?<![\d-])3°C",
+            r"(?<=\s)Oslo\.",
+            r"(?<!\$)5",
+            r"(?<=\$)5",
+            r"(?<!\n)y",
+            r"(?<=^)x",
+            r"(?<!p)aris",
+            r"(?<!x)*a",
         ];
         for pattern in patterns {
             for flags in [0, UNICODE, IGNORECASE] {
