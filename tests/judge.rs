@@ -387,7 +387,7 @@ async fn hang_ups_are_retried() {
     let judge = judge_at(&server.base_url(), json!({"max_retries": 1}));
     let grade = judge.grade(&sample("q", "a"), "x").await;
     assert_eq!(server.request_count(), 2);
-    assert_eq!((grade.score, grade.rationale.as_str()), (0.25, "meh"));
+    assert_eq!((grade.score, &*grade.rationale), (0.25, "meh"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -420,7 +420,7 @@ fn the_empty_pack_passes_anything() {
         &Trajectory::default(),
     );
     assert_eq!(
-        (graded.score, graded.status, graded.rationale.as_str()),
+        (graded.score, graded.status, &*graded.rationale),
         (1.0, Status::Pass, "constant")
     );
 }

@@ -1,5 +1,7 @@
 //! The outcome of one grader on one sample.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
@@ -30,7 +32,8 @@ impl Status {
 pub struct Grade {
     pub score: f64,
     pub status: Status,
-    pub rationale: String,
+    /// Most rationales are fixed texts, kept without a copy.
+    pub rationale: Cow<'static, str>,
     pub submission: String,
     #[serde(default)]
     pub metadata: Map<String, Value>,
@@ -104,7 +107,7 @@ impl Serialize for Grade {
 
 impl Grade {
     /// A grade whose status follows from the score: pass at 1.0, fail below.
-    pub fn scored(score: f64, rationale: impl Into<String>) -> Grade {
+    pub fn scored(score: f64, rationale: impl Into<Cow<'static, str>>) -> Grade {
         let status = if score >= 1.0 {
             Status::Pass
         } else {
@@ -113,20 +116,20 @@ impl Grade {
         Grade::new(score, status, rationale)
     }
 
-    pub fn pass(rationale: impl Into<String>) -> Grade {
+    pub fn pass(rationale: impl Into<Cow<'static, str>>) -> Grade {
         Grade::new(1.0, Status::Pass, rationale)
     }
 
-    pub fn fail(rationale: impl Into<String>) -> Grade {
+    pub fn fail(rationale: impl Into<Cow<'static, str>>) -> Grade {
         Grade::new(0.0, Status::Fail, rationale)
     }
 
     /// A grader could not grade: score 0, status `error`, the reason as rationale.
-    pub fn error(reason: impl Into<String>) -> Grade {
+    pub fn error(reason: impl Into<Cow<'static, str>>) -> Grade {
         Grade::new(0.0, Status::Error, reason)
     }
 
-    pub fn new(score: f64, status: Status, rationale: impl Into<String>) -> Grade {
+    pub fn new(score: f64, status: Status, rationale: impl Into<Cow<'static, str>>) -> Grade {
         Grade {
             score,
             status,

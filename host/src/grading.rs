@@ -89,7 +89,9 @@ async fn one_turn(
     let grade = match scorer {
         Scorer::Function(Function::Letta(f)) => f.grade(sample, &submission),
         Scorer::Function(Function::Pack(g)) => g.grade(sample, trajectory, &submission),
-        Scorer::Judge(judge) => judge.grade(sample, &submission).await,
+        // Boxed: the judge's request is a large future, and every grader's futures would
+        // otherwise carry its size, moved at each call on the way down.
+        Scorer::Judge(judge) => Box::pin(judge.grade(sample, &submission)).await,
     };
     grade.with_submission(submission)
 }
@@ -192,7 +194,7 @@ fn detect_error(plan: &Plan, sample: &Sample, grades: &[(String, Grade)]) -> Opt
     {
         return Some(SampleError {
             category: ErrorCategory::Extraction,
-            message: first.rationale.clone(),
+            message: first.rationale.to_string(),
         });
     }
     let failed: Vec<String> = grades

@@ -228,7 +228,7 @@ impl<'a> Scanner<'a> {
 fn unescape(escaped: &str) -> Option<String> {
     let mut text = String::with_capacity(escaped.len());
     let mut rest = escaped;
-    while let Some(at) = rest.find('\\') {
+    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
         text.push_str(&rest[..at]);
         let (decoded, len) = match *rest.as_bytes().get(at + 1)? {
             b'b' => ('\u{8}', 2),

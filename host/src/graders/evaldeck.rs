@@ -630,7 +630,7 @@ mod tests {
         let check = |v: Value| Check::new("min_steps", &object(&v)).unwrap().unwrap();
         let g = check(json!({"min_steps": 2})).grade(&sample);
         assert_eq!(
-            (g.status, g.rationale.as_str()),
+            (g.status, &*g.rationale),
             (Status::Fail, "Too few steps: 1 < 2")
         );
         let g = check(json!({"min_steps": 1})).grade(&sample);
@@ -647,7 +647,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            (g.status, g.rationale.as_str()),
+            (g.status, &*g.rationale),
             (Status::Fail, "1/2 graders passed")
         );
         let results = g.metadata["results"].as_array().unwrap();
@@ -804,7 +804,7 @@ mod tests {
                 let want_subs: Vec<String> =
                     serde_json::from_value(v["expected_sub_statuses"].clone()).unwrap();
                 if status_of(&g) == want_status
-                    && g.rationale == v["expected_message"]
+                    && v["expected_message"] == *g.rationale
                     && sub_statuses == want_subs
                 {
                     Ok(())

@@ -43,7 +43,7 @@ pub fn grade(sample: &Sample) -> Grade {
         listed.push(CheckOutcome {
             check: check.name(),
             status: grade.status,
-            message: grade.rationale,
+            message: grade.rationale.into_owned(),
         });
     }
     let total = checks.len();

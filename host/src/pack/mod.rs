@@ -599,7 +599,7 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     Grade {
         score,
         status,
-        rationale: grade.rationale,
+        rationale: grade.rationale.into(),
         submission: String::new(),
         metadata,
         checks: Vec::new(),
@@ -746,7 +746,7 @@ mod tests {
         };
         let g = accept_grade(big, 1024);
         assert_eq!(
-            (g.status, g.rationale.as_str()),
+            (g.status, &*g.rationale),
             (Status::Error, "output too large")
         );
     }
