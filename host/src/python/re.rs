@@ -957,16 +957,8 @@ impl Translator {
                     let at = self.out.mark();
                     let top_level_start =
                         depth == 0 && first_branch && matches!(last, Last::Nothing);
-                    let opening: String = self.src[self.pos..].iter().take(4).collect();
-                    let lookaround = ["(?=", "(?!", "(?<=", "(?<!"]
-                        .iter()
-                        .any(|kind| opening.starts_with(kind));
-                    if self.group(depth, top_level_start)? {
-                        last = if lookaround {
-                            Last::Lookaround(at)
-                        } else {
-                            Last::Item(at)
-                        };
+                    if let Some(item) = self.group(at, depth, top_level_start)? {
+                        last = item;
                     }
                 }
                 '[' => {
@@ -1122,9 +1114,9 @@ impl Translator {
         }))
     }
 
-    /// A group at `(`. Returns whether it is a repeatable item (comments and global flags are
-    /// not items).
-    fn group(&mut self, depth: usize, top_level_start: bool) -> Parse<bool> {
+    /// A group at `(`, its translation starting at `at`. Returns the item it is, or `None` for
+    /// a comment or global flags, which are not items.
+    fn group(&mut self, at: Mark, depth: usize, top_level_start: bool) -> Parse<Option<Last>> {
         let start = self.pos;
         self.pos += 1;
         if !self.eat('?') {
@@ -1134,7 +1126,7 @@ impl Translator {
             self.out.push('(');
             self.group_body(depth, start)?;
             self.open.pop();
-            return Ok(true);
+            return Ok(Some(Last::Item(at)));
         }
         let Some(kind) = self.next() else {
             return Err(syntax("unexpected end of pattern", self.pos));
@@ -1156,12 +1148,12 @@ impl Translator {
                     self.out.push('(');
                     self.group_body(depth, start)?;
                     self.open.pop();
-                    Ok(true)
+                    Ok(Some(Last::Item(at)))
                 } else if self.eat('=') {
                     let name = self.name_until(')', start)?;
                     let number = self.named_number(&name, start)?;
                     self.backref(number, start)?;
-                    Ok(true)
+                    Ok(Some(Last::Item(at)))
                 } else {
                     let next = self.peek().map(String::from).unwrap_or_default();
                     Err(syntax(format!("unknown extension ?P{next}"), start))
@@ -1170,17 +1162,17 @@ impl Translator {
             ':' => {
                 self.out.push_str("(?:");
                 self.group_body(depth, start)?;
-                Ok(true)
+                Ok(Some(Last::Item(at)))
             }
             '>' => {
                 self.out.push_fancy("(?>");
                 self.group_body(depth, start)?;
-                Ok(true)
+                Ok(Some(Last::Item(at)))
             }
             '#' => {
                 while let Some(c) = self.next() {
                     if c == ')' {
-                        return Ok(false);
+                        return Ok(None);
                     }
                 }
                 Err(syntax("missing ), unterminated comment", start))
@@ -1188,23 +1180,25 @@ impl Translator {
             '=' | '!' => {
                 self.out.push_fancy(if kind == '=' { "(?=" } else { "(?!" });
                 self.group_body(depth, start)?;
-                Ok(true)
+                Ok(Some(Last::Lookaround(at)))
             }
             '<' => match self.next() {
                 Some(dir @ ('=' | '!')) => {
                     self.out
                         .push_fancy(if dir == '=' { "(?<=" } else { "(?<!" });
                     self.group_body(depth, start)?;
-                    Ok(true)
+                    Ok(Some(Last::Lookaround(at)))
                 }
                 Some(other) => Err(syntax(format!("unknown extension ?<{other}"), start)),
                 None => Err(syntax("unexpected end of pattern", self.pos)),
             },
             '(' => {
                 self.conditional(depth, start)?;
-                Ok(true)
+                Ok(Some(Last::Item(at)))
             }
-            c if "aiLmsux-".contains(c) => self.flag_group(c, depth, start, top_level_start),
+            c if "aiLmsux-".contains(c) => Ok(self
+                .flag_group(c, depth, start, top_level_start)?
+                .then_some(Last::Item(at))),
             other => Err(syntax(format!("unknown extension ?{other}"), start)),
         }
     }
