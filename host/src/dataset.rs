@@ -573,14 +573,27 @@ pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
     Ok(rows)
 }
 
-/// The number of rows a pass will grade, counted on a thread of its own so that grading starts
-/// at once; until the count is in, what waits for it is told the number is not known yet.
+/// The number of rows a pass will grade. Counting reads the whole file a second time, so it is
+/// taken only for what asks for it (a progress bar, a Bloom filter's size), on a thread of its
+/// own so that grading goes on meanwhile; until it is in, what asks is told it is not known yet.
 #[derive(Clone)]
 pub struct RowCount(std::sync::Arc<Counting>);
 
 struct Counting {
     value: std::sync::OnceLock<Option<u64>>,
-    thread: Mutex<Option<std::thread::JoinHandle<Option<u64>>>>,
+    source: Mutex<Source>,
+}
+
+/// Where a count not yet in stands.
+enum Source {
+    /// Not asked for yet: the rows of `path`, at most `max` of them.
+    Idle {
+        path: PathBuf,
+        max: Option<u64>,
+    },
+    Counting(std::thread::JoinHandle<Option<u64>>),
+    /// Taken, or it could not be.
+    Over,
 }
 
 impl RowCount {
@@ -590,53 +603,68 @@ impl RowCount {
         let _ = value.set(Some(rows));
         RowCount(std::sync::Arc::new(Counting {
             value,
-            thread: Mutex::new(None),
+            source: Mutex::new(Source::Over),
         }))
     }
 
-    /// Starts counting the rows of `path` ([`count_rows`]), at most `max` of them. A file that
-    /// cannot be counted has no count: reading it for grading fails the same way and says why.
-    pub fn start(path: &Path, max: Option<u64>) -> RowCount {
-        let path = path.to_path_buf();
-        let thread = std::thread::Builder::new()
-            .name("gavel-count".to_string())
-            .spawn(move || {
-                let rows = count_rows(&path).ok()?;
-                Some(max.map_or(rows, |max| rows.min(max)))
-            });
+    /// The rows of `path` ([`count_rows`]), at most `max` of them, counted once
+    /// [`RowCount::begin`] or [`RowCount::wait`] asks. A file that cannot be counted has no
+    /// count: reading it for grading fails the same way and says why.
+    pub fn of(path: &Path, max: Option<u64>) -> RowCount {
         RowCount(std::sync::Arc::new(Counting {
             value: std::sync::OnceLock::new(),
-            // A thread that cannot start leaves the count unknown.
-            thread: Mutex::new(thread.ok()),
+            source: Mutex::new(Source::Idle {
+                path: path.to_path_buf(),
+                max,
+            }),
         }))
     }
 
-    /// The count, if it is in; never waits.
+    fn source(&self) -> std::sync::MutexGuard<'_, Source> {
+        self.0
+            .source
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts counting on a thread of its own, if no count is in or under way.
+    pub fn begin(&self) {
+        let mut source = self.source();
+        if let Source::Idle { path, max } = &*source {
+            let (path, max) = (path.clone(), *max);
+            let thread = std::thread::Builder::new()
+                .name("gavel-count".to_string())
+                .spawn(move || {
+                    let rows = count_rows(&path).ok()?;
+                    Some(max.map_or(rows, |max| rows.min(max)))
+                });
+            // A thread that cannot start leaves the count unknown.
+            *source = thread.map_or(Source::Over, Source::Counting);
+        }
+    }
+
+    /// The count, if it is in; never waits, and asks for none.
     pub fn now(&self) -> Option<u64> {
         if let Some(value) = self.0.value.get() {
             return *value;
         }
-        let finished = self
-            .0
-            .thread
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-            .is_none_or(std::thread::JoinHandle::is_finished);
+        let finished = match &*self.source() {
+            Source::Idle { .. } => false,
+            Source::Counting(thread) => thread.is_finished(),
+            Source::Over => true,
+        };
         if finished { self.wait() } else { None }
     }
 
-    /// The count, waiting for it if it is still being taken.
+    /// The count, taking it or waiting for it as need be.
     pub fn wait(&self) -> Option<u64> {
-        *self.0.value.get_or_init(|| {
-            let thread = self
-                .0
-                .thread
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            thread.and_then(|t| t.join().ok().flatten())
-        })
+        self.begin();
+        *self.0.value.get_or_init(
+            || match std::mem::replace(&mut *self.source(), Source::Over) {
+                Source::Counting(thread) => thread.join().ok().flatten(),
+                Source::Idle { .. } | Source::Over => None,
+            },
+        )
     }
 }
 
@@ -1033,17 +1061,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.jsonl");
         std::fs::write(&path, b"{}\n\n{}\n{}\n").unwrap();
-        let count = RowCount::start(&path, None);
+        let count = RowCount::of(&path, None);
         assert_eq!(count.wait(), Some(3));
         assert_eq!(count.clone().now(), Some(3));
-        assert_eq!(RowCount::start(&path, Some(2)).wait(), Some(2));
-        assert_eq!(
-            RowCount::start(&dir.path().join("missing"), None).wait(),
-            None
-        );
+        assert_eq!(RowCount::of(&path, Some(2)).wait(), Some(2));
+        assert_eq!(RowCount::of(&dir.path().join("missing"), None).wait(), None);
         assert_eq!(RowCount::known(7).now(), Some(7));
+        // Not asked for, nothing is counted: `now` neither waits nor starts a count.
+        let idle = RowCount::of(&path, None);
+        assert_eq!(idle.now(), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(idle.now(), None);
         // Asked before it is in, the count is not made up.
-        let pending = RowCount::start(&path, None);
+        let pending = RowCount::of(&path, None);
+        pending.begin();
         assert!(matches!(pending.now(), None | Some(3)));
         assert_eq!(pending.wait(), Some(3));
     }

@@ -52,6 +52,7 @@ impl Progress {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
+            count.begin();
             let bar =
                 ProgressBar::with_draw_target(count.now(), ProgressDrawTarget::stderr_with_hz(10));
             let template = if colour(&std::io::stderr()) {
@@ -110,8 +111,10 @@ impl Progress {
             }
             Mode::Plain => {
                 if self.last_line.elapsed() >= PLAIN_EVERY {
+                    // A run long enough to report is long enough to pay for counting its rows.
+                    self.count.begin();
                     self.last_line = Instant::now();
-                    eprintln!("{}", self.line());
+                    eprintln!("{}", self.line(self.count.now()));
                 }
             }
         }
@@ -132,12 +135,9 @@ impl Progress {
             .join("  ")
     }
 
-    fn line(&self) -> String {
+    fn line(&self, total: Option<u64>) -> String {
         let secs = self.started.elapsed().as_secs_f64().max(1e-9);
-        let total = self
-            .count
-            .now()
-            .map_or_else(|| "?".to_string(), |total| total.to_string());
+        let total = total.map_or_else(|| "?".to_string(), |total| total.to_string());
         format!(
             "graded {}/{total} ({:.0}/s)  {}",
             self.done,
@@ -146,15 +146,21 @@ impl Progress {
         )
     }
 
-    pub fn finish(&mut self) {
-        // A plain run's last line shows the total, whenever the count comes in.
-        if matches!(self.mode, Mode::Plain) {
-            self.count.wait();
-        }
+    /// Ends the display; `complete` when every selected item was graded.
+    pub fn finish(&mut self, complete: bool) {
         match &self.mode {
             Mode::Quiet => {}
             Mode::Bar(bar) => bar.finish_and_clear(),
-            Mode::Plain => eprintln!("{}", self.line()),
+            // A plain run's last line shows the total: all that was graded, when nothing was
+            // left, else the count, whenever it comes in.
+            Mode::Plain => {
+                let total = if complete {
+                    Some(self.done)
+                } else {
+                    self.count.wait()
+                };
+                eprintln!("{}", self.line(total));
+            }
         }
     }
 }

@@ -199,7 +199,7 @@ pub fn run(args: Args) -> u8 {
         sink: &mut sink,
     };
     let end = pass.run(selected);
-    sink.progress.finish();
+    sink.progress.finish(matches!(end, Ok(PassEnd::Complete)));
     let end = match end {
         Ok(end) => end,
         // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
@@ -449,12 +449,12 @@ fn take_back<W: Write>(
     }
 }
 
-/// How many items the run will grade. With every row an item, the lines are counted while
-/// grading starts; a file that cannot be counted fails when the pass reads it.
+/// How many items the run will grade. With every row an item, the lines are counted only if
+/// something asks (see [`RowCount`]); a file that cannot be counted fails when the pass reads it.
 fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, u8> {
     if selection.filters.is_empty() && prepared.runs.is_empty() {
         let max = selection.max_samples.filter(|max| *max > 0);
-        return Ok(RowCount::start(&prepared.dataset, max));
+        return Ok(RowCount::of(&prepared.dataset, max));
     }
     let items = Items::open(&prepared.dataset, &prepared.runs).map_err(|e| {
         eprintln!("error: {e}");
