@@ -573,8 +573,9 @@ fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
 }
 
 /// `results.jsonl`, written as results arrive: complete lines, flushed at least every
-/// [`FLUSH_EVERY`] and synced to disk after each flush, in the background ([`Syncer`]); a
-/// finished file is synced whole before [`ResultsFile::finish`] returns.
+/// [`FLUSH_EVERY`] and synced to disk after each flush, in the background ([`Syncer`]). A
+/// finished file is flushed whole before [`ResultsFile::finish`] returns; the end of a run does
+/// not wait for the disk, which takes the tail as it takes any written file.
 pub struct ResultsFile {
     path: PathBuf,
     /// The length of the file when opened: what [`ResultsFile::discard`] goes back to.
@@ -588,9 +589,8 @@ pub struct ResultsFile {
 
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 
-/// Syncs a file to disk on a thread of its own. Neither the thread writing results nor the end
-/// of a run then waits for the disk to take the whole file: each sync writes back what was
-/// flushed so far, and the last one finds only the tail left.
+/// Syncs a file to disk on a thread of its own, so that the thread writing results never waits
+/// for the disk: each sync writes back what was flushed so far.
 struct Syncer {
     requests: Option<std::sync::mpsc::SyncSender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -643,6 +643,15 @@ impl Syncer {
             let _ = requests.try_send(());
         }
         Ok(())
+    }
+
+    /// Stops asking for syncs without waiting for the one under way, if any; a failed earlier
+    /// sync's error.
+    fn leave(&mut self) -> std::io::Result<()> {
+        self.requests = None;
+        // Dropped, not joined: the thread ends with the sync it is in, or with the process.
+        self.thread = None;
+        self.take_failure()
     }
 
     /// Waits for the sync under way, if any, and stops the thread; a failed sync's error.
@@ -708,8 +717,7 @@ impl ResultsFile {
 
     pub fn finish(mut self) -> std::io::Result<()> {
         self.out.flush()?;
-        self.syncer.stop()?;
-        self.out.get_ref().sync_data()?;
+        self.syncer.leave()?;
         match &self.replaced {
             Some(aside) => std::fs::remove_file(aside),
             None => Ok(()),
