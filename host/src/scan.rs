@@ -23,6 +23,11 @@ pub struct Scanner<'a> {
     text: &'a str,
     at: usize,
     depth: usize,
+    /// Where [`Scanner::specials`] was last taken: strings end at the first special byte after
+    /// their quote, and one block of 64 bytes serves the several short strings it covers.
+    block: usize,
+    /// [`specials`] of the 64 bytes from `block`.
+    specials: u64,
 }
 
 impl<'a> Scanner<'a> {
@@ -31,6 +36,8 @@ impl<'a> Scanner<'a> {
             text,
             at: 0,
             depth: 0,
+            block: 0,
+            specials: specials(text.as_bytes()),
         }
     }
 
@@ -99,12 +106,12 @@ impl<'a> Scanner<'a> {
     /// The closing quote of the string that opens at `self.at`, and whether it has escapes;
     /// `None` for a string serde refuses even unread: an unknown escape, a short `\u`, a raw
     /// control character, no closing quote.
-    fn string_end(&self) -> Option<(usize, bool)> {
+    fn string_end(&mut self) -> Option<(usize, bool)> {
         let bytes = self.bytes();
         let mut at = self.at + 1;
         let mut escaped = false;
         loop {
-            at = special(bytes, at)?;
+            at = self.special(at)?;
             match bytes[at] {
                 b'"' => return Some((at, escaped)),
                 b'\\' => {
@@ -120,6 +127,23 @@ impl<'a> Scanner<'a> {
                 }
                 _ => return None,
             }
+        }
+    }
+
+    /// The first special byte (a quote, a backslash or a control character) from `at` on.
+    fn special(&mut self, mut at: usize) -> Option<usize> {
+        loop {
+            let offset = at.wrapping_sub(self.block);
+            if offset < 64 {
+                let ahead = self.specials >> offset;
+                if ahead != 0 {
+                    return Some(at + ahead.trailing_zeros() as usize);
+                }
+                at = self.block + 64;
+            }
+            let rest = self.bytes().get(at..).filter(|rest| !rest.is_empty())?;
+            self.block = at;
+            self.specials = specials(rest);
         }
     }
 
@@ -274,30 +298,67 @@ fn some_digits(bytes: &[u8], at: usize) -> Option<usize> {
     (end > at).then_some(end)
 }
 
-/// The first byte from `at` on that ends a run of plain string bytes: a quote, a backslash or a
-/// control character. Eight bytes at a time, each tested without branching (the lowest flagged
-/// byte of a word is exact; flags above it may not be).
-fn special(bytes: &[u8], mut at: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let word = u64::from_le_bytes(word.try_into().ok()?);
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let backslash = word ^ (ONES * u64::from(b'\\'));
-        let flags = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (word.wrapping_sub(ONES * 0x20) & !word);
-        let flags = flags & HIGH;
-        if flags != 0 {
-            return Some(at + flags.trailing_zeros() as usize / 8);
+/// Whether a byte ends a run of plain string bytes: a quote, a backslash or a control character.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn is_special(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// The special bytes among the first 64 of `bytes`, bit `i` for byte `i`.
+fn specials(bytes: &[u8]) -> u64 {
+    match bytes.first_chunk::<64>() {
+        Some(block) => specials_of(block),
+        None => {
+            // Padding that is not special leaves no bit past the end.
+            let mut block = [b' '; 64];
+            block[..bytes.len()].copy_from_slice(bytes);
+            specials_of(&block)
         }
-        at += 8;
     }
-    let tail = bytes.get(at..)?;
-    let found = tail
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-    Some(at + found)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn specials_of(block: &[u8; 64]) -> u64 {
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 processor has it.
+    unsafe { specials_sse2(block) }
+}
+
+/// [`specials_of`] sixteen bytes at a time.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn specials_sse2(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x,
+        _mm_set1_epi8,
+    };
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let backslash = _mm_set1_epi8(b'\\' as i8);
+    let last_control = _mm_set1_epi8(0x1f);
+    let mut mask = 0;
+    for (i, chunk) in block.as_chunks::<16>().0.iter().enumerate() {
+        let [low, high] = [&chunk[..8], &chunk[8..]]
+            .map(|half| i64::from_le_bytes(half.try_into().unwrap_or_default()));
+        // The compiler makes this one unaligned load.
+        let bytes = _mm_set_epi64x(high, low);
+        let found = _mm_or_si128(
+            _mm_or_si128(
+                _mm_cmpeq_epi8(bytes, quote),
+                _mm_cmpeq_epi8(bytes, backslash),
+            ),
+            // A byte is a control character where the larger of it and 0x1f is 0x1f.
+            _mm_cmpeq_epi8(_mm_max_epu8(bytes, last_control), last_control),
+        );
+        mask |= u64::from(_mm_movemask_epi8(found) as u16) << (16 * i);
+    }
+    mask
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn specials_of(block: &[u8; 64]) -> u64 {
+    block.iter().enumerate().fold(0, |mask, (i, &byte)| {
+        mask | u64::from(is_special(byte)) << i
+    })
 }
 
 /// The object fields met so far: serde's derived readers refuse a field given twice.
@@ -416,6 +477,55 @@ mod tests {
         ] {
             let serde = serde_json::from_str::<String>(quoted).ok();
             assert_eq!(read(quoted).map(Cow::into_owned), serde, "{quoted}");
+        }
+    }
+
+    #[test]
+    fn special_bytes_are_found_in_every_position_of_a_block() {
+        let mut block = [b'a'; 64];
+        assert_eq!(specials(&block), 0);
+        for (i, special) in [b'"', b'\\', 0, b'\n', 0x1f]
+            .into_iter()
+            .cycle()
+            .take(64)
+            .enumerate()
+        {
+            block[i] = special;
+            assert_eq!(specials(&block), 1 << i, "byte {special:#x} at {i}");
+            block[i] = b'a';
+        }
+        // Neither the bytes next to the special ones nor non-ASCII bytes are special.
+        for byte in [b' ', b'!', b'#', b'[', b']', 0x7f, 0x80, 0xe9, 0xff] {
+            assert!(!is_special(byte));
+            assert_eq!(specials(&[byte; 64]), 0, "{byte:#x}");
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        for start in 0..all.len() {
+            let bytes = &all[start..];
+            let expected = bytes
+                .iter()
+                .take(64)
+                .enumerate()
+                .fold(0u64, |mask, (i, &b)| mask | u64::from(is_special(b)) << i);
+            assert_eq!(specials(bytes), expected, "from byte {start}");
+        }
+    }
+
+    #[test]
+    fn strings_end_where_they_end_across_blocks() {
+        for len in [0, 1, 62, 63, 64, 65, 127, 128, 200] {
+            for pad in [0, 1, 30, 63] {
+                let body = "é".repeat(len / 2) + &"x".repeat(len % 2);
+                let text = format!("{}\"{body}\\n{body}\" \"z\"", " ".repeat(pad));
+                let mut scanner = Scanner::new(&text);
+                assert_eq!(
+                    scanner.text().as_deref(),
+                    Some(format!("{body}\n{body}").as_str()),
+                    "{len} {pad}"
+                );
+                assert_eq!(scanner.text().as_deref(), Some("z"));
+                assert!(scanner.finish().is_some());
+            }
         }
     }
 
