@@ -114,8 +114,8 @@ pub struct RowParser {
     pub format: Option<Format>,
     pub base_dir: PathBuf,
     rubric_files: Mutex<HashMap<PathBuf, Result<String, String>>>,
-    /// Whether rows are tried with the [`crate::scan::Scanner`], which reads Letta trajectories
-    /// only: not while the rows read last had trajectories of another format.
+    /// Whether rows are tried with the [`crate::scan::Scanner`], which reads Letta and evaldeck
+    /// trajectories only: not while the rows read last had trajectories of another format.
     scanning: AtomicBool,
 }
 
@@ -125,7 +125,7 @@ impl RowParser {
             format,
             base_dir,
             rubric_files: Mutex::new(HashMap::new()),
-            scanning: AtomicBool::new(matches!(format, None | Some(Format::Letta))),
+            scanning: AtomicBool::new(scans(format)),
         }
     }
 
@@ -168,12 +168,12 @@ impl RowParser {
     fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
         let scanning = self.scanning.load(Ordering::Relaxed);
         let sample = self.read_row(line, scanning)?;
-        let letta = sample
+        let scanned = sample
             .trajectory
             .as_ref()
-            .is_none_or(|trajectory| trajectory.format == Format::Letta);
-        if letta != scanning {
-            self.scanning.store(letta, Ordering::Relaxed);
+            .is_none_or(|trajectory| scans(Some(trajectory.format)));
+        if scanned != scanning {
+            self.scanning.store(scanned, Ordering::Relaxed);
         }
         Ok(sample)
     }
@@ -287,6 +287,11 @@ impl RowParser {
             })
             .clone()
     }
+}
+
+/// Whether the [`crate::scan::Scanner`] reads trajectories of `format` (any, when `None`).
+fn scans(format: Option<Format>) -> bool {
+    matches!(format, None | Some(Format::Letta | Format::Evaldeck))
 }
 
 fn is_empty_texts(texts: &Texts) -> bool {
@@ -871,6 +876,8 @@ mod tests {
         r#"{"id": 7.0, "prompt": "p", "input": "", "tags": ["a", "b"], "reference_tools": [], "name": "n", "description": null, "rubric": "r", "reference_output": "o", "rubric_vars": {"k": [1, 2.5e3, true, null]}, "metadata": {"nested": {"deep": [[[]]]}}, "expected": {"tools_called": ["x"], "max_steps": 3}, "agent_state": {"blocks": [{"label": "human", "value": "v"}]}, "extra": [-0.5E-2, false, "s", {}], "trajectory": []}"#,
         r#"{"id": "only-id", "trajectory": null, "input": null, "ground_truth": "g"}"#,
         r#"{"id":1,"input":"q","ground_truth":"a","trajectory":[[{"message_type":"tool_return_message","tool_call_id":"c","tool_return":"r","status":"weird"}]]}"#,
+        r#"{"id":0,"name":"case-0","input":"What's the weather in Quito?","expected":{"output_contains":["-1°C","now"],"tools_called":["get_weather"],"output_matches":"(?<![\\d-])-1°C","max_steps":5,"min_steps":null,"task_completed":true,"custom":{"k":[1]}},"trajectory":{"id":"tr-0","input":"What's the weather in Quito?","output":"It is -1°C.\n-1°C","status":"success","steps":[{"id":"s0-1","timestamp":"2026-01-01T00:00:01","status":"success","type":"llm_call","model":"gpt-4o-mini","input":"What's the weather?","output":"call get_weather","tokens":{"prompt_tokens":320,"completion_tokens":24,"total_tokens":344},"duration_ms":112.5},{"id":"s0-2","status":"success","type":"reasoning","reasoning_text":"Check it.","duration_ms":125},{"id":"s0-3","type":"tool_call","tool_name":"get_weather","tool_args":{"city":"Quito"},"tool_result":{"temp_c":-1},"duration_ms":1.5e2},{"id":"s0-4","type":"tool_call","status":"failure","tool_name":"send_message","tool_args":null,"tool_result":"sent \"x\"","error":"e"},{"type":"human_input","input":"ok","tokens":null}],"duration_ms":9000.0,"metadata":{},"agent_name":"BenchAgent"}}"#,
+        r#"{"trajectory": {"output": null, "steps": [{"type": "tool_call", "tool_result": "plain"}], "messages": []}, "expected": {}}"#,
     ];
 
     /// `text` as line 1 of a dataset.
@@ -921,7 +928,11 @@ mod tests {
             r#"{"input": null, "input": "x"}"#,
             r#"{"trajectory": [[{"message_type": "a", "message_type": "b"}]]}"#,
             r#"{"trajectory": [{"role": "user", "content": "hi"}]}"#,
-            r#"{"trajectory": {"steps": []}}"#,
+            r#"{"trajectory": {"messages": [], "steps": []}}"#,
+            r#"{"trajectory": {"id": "no decisive key"}}"#,
+            r#"{"trajectory": {"steps": [{"tokens": {"total_tokens": 1.0}}]}}"#,
+            r#"{"expected": {"unknown": 1}}"#,
+            r#"{"expected": {"max_steps": -1}}"#,
             r#"{"trajectory": [[{"content": 5}]]}"#,
             r#"{"input": 5}"#,
             r#"{"id": 1} x"#,
@@ -932,17 +943,22 @@ mod tests {
     }
 
     #[test]
-    fn rows_are_not_tried_with_the_scanner_while_their_trajectories_are_not_letta_ones() {
+    fn rows_are_not_tried_with_the_scanner_while_their_trajectories_are_openai_ones() {
         let scanning = |parser: &RowParser| parser.scanning.load(Ordering::Relaxed);
         let parser = RowParser::new(None, PathBuf::from("."));
         assert!(scanning(&parser));
-        let evaldeck = r#"{"id": 1, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
-        let sample = parser.parse_row(&line_of(evaldeck)).unwrap();
-        assert_eq!(sample.trajectory().format, Format::Evaldeck);
+        let openai = r#"{"id": 1, "trajectory": [{"role": "user", "content": "hi"}]}"#;
+        let sample = parser.parse_row(&line_of(openai)).unwrap();
+        assert_eq!(sample.trajectory().format, Format::OpenAi);
         assert!(!scanning(&parser));
         parser.parse_row(&line_of(r#"{"id": 2}"#)).unwrap();
         assert!(scanning(&parser));
-        parser.parse_row(&line_of(evaldeck)).unwrap();
+        parser.parse_row(&line_of(openai)).unwrap();
+        let evaldeck = r#"{"id": 3, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
+        let sample = parser.parse_row(&line_of(evaldeck)).unwrap();
+        assert_eq!(sample.trajectory().format, Format::Evaldeck);
+        assert!(scanning(&parser));
+        parser.parse_row(&line_of(openai)).unwrap();
         let sample = parser.parse_row(&line_of(SCANNED_ROWS[0])).unwrap();
         assert_eq!(sample.trajectory().format, Format::Letta);
         assert!(scanning(&parser));

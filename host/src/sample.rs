@@ -109,6 +109,42 @@ pub struct Expected {
     pub custom: Option<Map<String, Value>>,
 }
 
+impl Expected {
+    /// Read by the [`Scanner`], as serde reads it. An unknown key, which serde refuses, is left
+    /// to serde to report.
+    fn scan(scanner: &mut Scanner) -> Option<Expected> {
+        let mut expected = Expected::default();
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let strings = |s: &mut Scanner| s.nullable(|s| s.items(Scanner::string));
+            let e = &mut expected;
+            match key {
+                "tools_called" => seen.set(0, &mut e.tools_called, strings(s)),
+                "tools_not_called" => seen.set(1, &mut e.tools_not_called, strings(s)),
+                "tool_call_order" => seen.set(2, &mut e.tool_call_order, strings(s)),
+                "output_contains" => seen.set(3, &mut e.output_contains, strings(s)),
+                "output_not_contains" => seen.set(4, &mut e.output_not_contains, strings(s)),
+                "output_equals" => seen.set(5, &mut e.output_equals, s.nullable(Scanner::string)),
+                "output_matches" => seen.set(6, &mut e.output_matches, s.nullable(Scanner::string)),
+                "max_steps" => seen.set(7, &mut e.max_steps, s.nullable(Scanner::unsigned)),
+                "min_steps" => seen.set(8, &mut e.min_steps, s.nullable(Scanner::unsigned)),
+                "max_tool_calls" => {
+                    seen.set(9, &mut e.max_tool_calls, s.nullable(Scanner::unsigned))
+                }
+                "max_llm_calls" => {
+                    seen.set(10, &mut e.max_llm_calls, s.nullable(Scanner::unsigned))
+                }
+                "task_completed" => {
+                    seen.set(11, &mut e.task_completed, s.nullable(Scanner::boolean))
+                }
+                "custom" => seen.set(12, &mut e.custom, s.serde()),
+                _ => None,
+            }
+        })?;
+        Some(expected)
+    }
+}
+
 /// A Letta agent's memory, duck-typed as letta-evals does: `{blocks: [{label, value}]}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentState {
@@ -214,7 +250,8 @@ pub struct RawRow<'a, T = &'a RawValue> {
 
 impl<'a> RawRow<'a, Inline<'a>> {
     /// The row read by the [`Scanner`]: `None` for a row it leaves to serde (which reads it as
-    /// `RawRow<Inline>`), such as one whose trajectory is not a list of Letta turns.
+    /// `RawRow<Inline>`), such as one whose trajectory is neither a list of Letta turns nor an
+    /// evaldeck trace.
     pub fn scan(text: &'a str) -> Option<RawRow<'a, Inline<'a>>> {
         let mut scanner = Scanner::new(text);
         let mut row = RawRow::default();
@@ -233,7 +270,7 @@ impl<'a> RawRow<'a, Inline<'a>> {
                 "rubric_path" => seen.set(7, &mut row.rubric_path, string(s)),
                 "name" => seen.set(8, &mut row.name, string(s)),
                 "description" => seen.set(9, &mut row.description, string(s)),
-                "expected" => seen.set(10, &mut row.expected, s.serde()),
+                "expected" => seen.set(10, &mut row.expected, s.nullable(Expected::scan)),
                 "reference_output" => seen.set(11, &mut row.reference_output, string(s)),
                 "reference_tools" => seen.set(12, &mut row.reference_tools, strings(s)),
                 "tags" => seen.set(13, &mut row.tags, strings(s)),

@@ -176,6 +176,35 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// `true` or `false`.
+    pub fn boolean(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| true),
+            b'f' => self.literal("false").map(|()| false),
+            _ => None,
+        }
+    }
+
+    /// A number read as serde reads a `u64`: a whole number that is not negative and fits.
+    pub fn unsigned(&mut self) -> Option<u64> {
+        self.number_text()?.parse().ok()
+    }
+
+    /// A number read as serde reads an `f64` (correctly rounded, as serde_json's
+    /// `float_roundtrip` reads it); `None` past the range of `f64`, which serde refuses.
+    pub fn float(&mut self) -> Option<f64> {
+        let value: f64 = self.number_text()?.parse().ok()?;
+        value.is_finite().then_some(value)
+    }
+
+    /// A number's text, checked against JSON's grammar.
+    fn number_text(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.at;
+        self.number()?;
+        Some(&self.text[start..self.at])
+    }
+
     /// Skips a number, checking it against JSON's grammar.
     fn number(&mut self) -> Option<()> {
         let bytes = self.bytes();
@@ -526,6 +555,64 @@ mod tests {
                 assert_eq!(scanner.text().as_deref(), Some("z"));
                 assert!(scanner.finish().is_some());
             }
+        }
+    }
+
+    /// What `read` reads of `text`, when that is the whole text.
+    fn whole<'a, T>(text: &'a str, read: impl FnOnce(&mut Scanner<'a>) -> Option<T>) -> Option<T> {
+        let mut scanner = Scanner::new(text);
+        let value = read(&mut scanner)?;
+        scanner.finish().map(|()| value)
+    }
+
+    #[test]
+    fn numbers_and_booleans_are_read_as_serde_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "12.5",
+            "-0.0",
+            "1e3",
+            "1E+2",
+            "-12.5e-3",
+            "0.1",
+            "0.30000000000000004",
+            "9007199254740993",
+            "18446744073709551615",
+            "18446744073709551616",
+            "123456789012345678901234567890",
+            "2.2250738585072011e-308",
+            "4.9e-324",
+            "1e-400",
+            "1.7976931348623157e308",
+            "1e309",
+            "-1e400",
+            "01",
+            "1.",
+            "true",
+            "\"5\"",
+        ] {
+            let float = whole(text, Scanner::float);
+            if let Some(value) = float {
+                let serde: f64 = serde_json::from_str(text).unwrap();
+                assert_eq!(value.to_bits(), serde.to_bits(), "{text}");
+            }
+            let serde_float = serde_json::from_str::<f64>(text).ok();
+            assert_eq!(float.is_some(), serde_float.is_some(), "{text}");
+            assert_eq!(
+                whole(text, Scanner::unsigned),
+                serde_json::from_str::<u64>(text).ok(),
+                "{text}"
+            );
+        }
+        for text in ["true", "false", "null", "tru", "truex", "1", "\"true\""] {
+            assert_eq!(
+                whole(text, Scanner::boolean),
+                serde_json::from_str::<bool>(text).ok(),
+                "{text}"
+            );
         }
     }
 

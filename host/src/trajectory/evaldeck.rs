@@ -12,11 +12,12 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::json::{self, Expecting, Object, Text, first_byte, first_key_among};
+use super::json::{self, Expecting, Object, RawJson, Text, first_byte, first_key_among};
 use super::{
     Content, ConvertError, Converter, Event, Format, LlmCall, RunStatus, Tokens, ToolCall,
     ToolReturn, ToolStatus, Trajectory,
 };
+use crate::scan::{Scanner, Seen};
 
 pub struct EvaldeckConverter;
 
@@ -57,9 +58,9 @@ struct Step<'a> {
     #[serde(borrow, default)]
     tool_name: Option<Text<'a>>,
     #[serde(borrow, default)]
-    tool_args: Option<&'a RawValue>,
+    tool_args: Option<RawJson<'a>>,
     #[serde(borrow, default)]
-    tool_result: Option<&'a RawValue>,
+    tool_result: Option<RawJson<'a>>,
     #[serde(borrow, default)]
     reasoning_text: Option<Text<'a>>,
     #[serde(borrow, default)]
@@ -86,14 +87,119 @@ impl Expecting for TokenUsage {
         "a token usage object {prompt_tokens, completion_tokens, total_tokens}";
 }
 
+/// The keys whose first one tells an evaldeck trace from an OpenAI chat log (`messages`), the
+/// rule of [`EvaldeckConverter::detect`].
+pub(super) const DECISIVE_KEYS: [&str; 4] = ["steps", "output", "input", "messages"];
+
+impl<'a> Trace<'a> {
+    /// A trace read by the [`Scanner`], as serde reads it; `None` for an object that is no
+    /// trace by the decisive keys, which serde's path settles.
+    pub(super) fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        let mut trace = Trace {
+            input: None,
+            output: None,
+            status: None,
+            steps: None,
+            duration_ms: None,
+        };
+        let mut seen = Seen::default();
+        let mut decisive = None;
+        scanner.object(|s, key| {
+            if decisive.is_none() {
+                decisive = DECISIVE_KEYS.iter().position(|k| *k == key);
+            }
+            let t = &mut trace;
+            match key {
+                "input" => seen.set(0, &mut t.input, Text::scan_nullable(s)),
+                "output" => seen.set(1, &mut t.output, Text::scan_nullable(s)),
+                "status" => seen.set(2, &mut t.status, Text::scan_nullable(s)),
+                "steps" => {
+                    let steps = s.nullable(|s| s.items(|s| Step::scan(s).map(Object)));
+                    seen.set(3, &mut t.steps, steps)
+                }
+                "duration_ms" => seen.set(4, &mut t.duration_ms, s.nullable(Scanner::float)),
+                _ => s.skip(),
+            }
+        })?;
+        decisive
+            .is_some_and(|k| DECISIVE_KEYS[k] != "messages")
+            .then_some(trace)
+    }
+}
+
+impl<'a> Step<'a> {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+        let mut step = Step {
+            id: None,
+            kind: None,
+            status: None,
+            model: None,
+            input: None,
+            output: None,
+            tokens: None,
+            tool_name: None,
+            tool_args: None,
+            tool_result: None,
+            reasoning_text: None,
+            error: None,
+        };
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let raw = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawJson));
+            let t = &mut step;
+            match key {
+                "id" => seen.set(0, &mut t.id, Text::scan_nullable(s)),
+                "type" => seen.set(1, &mut t.kind, Text::scan_nullable(s)),
+                "status" => seen.set(2, &mut t.status, Text::scan_nullable(s)),
+                "model" => seen.set(3, &mut t.model, Text::scan_nullable(s)),
+                "input" => seen.set(4, &mut t.input, Text::scan_nullable(s)),
+                "output" => seen.set(5, &mut t.output, Text::scan_nullable(s)),
+                "tokens" => {
+                    let tokens = s.nullable(|s| TokenUsage::scan(s).map(Object));
+                    seen.set(6, &mut t.tokens, tokens)
+                }
+                "tool_name" => seen.set(7, &mut t.tool_name, Text::scan_nullable(s)),
+                "tool_args" => seen.set(8, &mut t.tool_args, raw(s)),
+                "tool_result" => seen.set(9, &mut t.tool_result, raw(s)),
+                "reasoning_text" => seen.set(10, &mut t.reasoning_text, Text::scan_nullable(s)),
+                "error" => seen.set(11, &mut t.error, Text::scan_nullable(s)),
+                _ => s.skip(),
+            }
+        })?;
+        Some(step)
+    }
+}
+
+impl TokenUsage {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner) -> Option<Self> {
+        let mut usage = TokenUsage {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            total_tokens: 0,
+        };
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let u = &mut usage;
+            match key {
+                "prompt_tokens" => seen.set(0, &mut u.prompt_tokens, s.unsigned()),
+                "completion_tokens" => seen.set(1, &mut u.completion_tokens, s.unsigned()),
+                "total_tokens" => seen.set(2, &mut u.total_tokens, s.unsigned()),
+                _ => s.skip(),
+            }
+        })?;
+        Some(usage)
+    }
+}
+
 const STEP_TYPES: &str = "llm_call, tool_call, reasoning or human_input";
 
 impl Converter for EvaldeckConverter {
     fn detect(&self, raw: &RawValue) -> bool {
         // A chat log object (`messages`) is OpenAI's; a trace has no such key.
         first_byte(raw) == Some(b'{')
-            && first_key_among(raw, &["steps", "output", "input", "messages"])
-                .is_some_and(|key| key != "messages")
+            && first_key_among(raw, &DECISIVE_KEYS).is_some_and(|key| key != "messages")
     }
 
     fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
@@ -173,7 +279,7 @@ fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(),
             };
             let arguments = match step.tool_args {
                 None => "{}".to_string(),
-                Some(args) if first_byte(args) == Some(b'{') => args.get().to_string(),
+                Some(RawJson(args)) if args.trim_start().starts_with('{') => args.to_string(),
                 Some(_) => {
                     return Err(ConvertError(format!(
                         "trajectory.steps[{index}].tool_args: expected an object or null"
@@ -219,14 +325,19 @@ fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(),
 }
 
 /// A tool result as text: a JSON string's value, any other value's recorded JSON text.
-fn result_text(result: &RawValue, index: usize) -> Result<String, ConvertError> {
-    if first_byte(result) == Some(b'"') {
-        let Text(text) = json::parse(result.get(), || {
-            format!("trajectory.steps[{index}].tool_result")
-        })?;
-        Ok(text.into_owned())
-    } else {
-        Ok(result.get().to_string())
+fn result_text(RawJson(result): RawJson, index: usize) -> Result<String, ConvertError> {
+    let result = result.trim_start();
+    if !result.starts_with('"') {
+        return Ok(result.to_string());
+    }
+    // A checked string without escapes is the text between its quotes.
+    match result[1..].strip_suffix('"') {
+        Some(plain) if !plain.contains('\\') => Ok(plain.to_string()),
+        _ => {
+            let Text(text) =
+                json::parse(result, || format!("trajectory.steps[{index}].tool_result"))?;
+            Ok(text.into_owned())
+        }
     }
 }
 

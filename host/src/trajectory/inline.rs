@@ -57,11 +57,15 @@ impl Inline<'_> {
 }
 
 impl<'a> Inline<'a> {
-    /// A Letta trajectory (a list of turns) read by the [`Scanner`], which leaves every other
-    /// shape to serde.
+    /// A Letta trajectory (a list of turns) or an evaldeck trace read by the [`Scanner`], which
+    /// leaves every other shape to serde.
     pub fn scan(scanner: &mut Scanner<'a>) -> Option<Inline<'a>> {
-        letta::scan_trajectory(scanner)
-            .map(|converted| Inline(Structure::LettaConverted(converted)))
+        let structure = if scanner.peek()? == b'{' {
+            Structure::Evaldeck(evaldeck::Trace::scan(scanner)?)
+        } else {
+            Structure::LettaConverted(letta::scan_trajectory(scanner)?)
+        };
+        Some(Inline(structure))
     }
 }
 
@@ -160,7 +164,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut DecisiveKey<A> {
             return Ok(None);
         };
         if self.first.is_none() {
-            self.first = ["steps", "output", "input", "messages"]
+            self.first = evaldeck::DECISIVE_KEYS
                 .into_iter()
                 .find(|decisive| *decisive == key);
         }
