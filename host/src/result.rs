@@ -52,6 +52,15 @@ impl SampleResult {
         self.grades.iter().find(|(k, _)| k == key).map(|(_, g)| g)
     }
 
+    /// [`SampleResult::grade`] for the key that is `index`-th in the suite: grades keep the
+    /// suite's order, so it is looked for there first.
+    pub fn grade_at(&self, index: usize, key: &str) -> Option<&Grade> {
+        match self.grades.get(index) {
+            Some((k, grade)) if k == key => Some(grade),
+            _ => self.grade(key),
+        }
+    }
+
     /// Whether this result stands for a dataset row that could not be read as a sample.
     pub fn is_invalid_row(&self) -> bool {
         self.error
@@ -223,6 +232,28 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn grades_are_found_by_key_in_any_order() {
+        let result = SampleResult {
+            sample_id: SampleId::Int(0),
+            grades: vec![
+                ("b".to_string(), Grade::pass("b")),
+                ("a".to_string(), Grade::scored(0.5, "a")),
+            ],
+            reward: None,
+            error: None,
+        };
+        for (index, key) in [(0, "b"), (1, "a"), (0, "a"), (1, "b"), (5, "a")] {
+            assert_eq!(
+                result.grade_at(index, key),
+                result.grade(key),
+                "{key} at {index}"
+            );
+            assert_eq!(result.grade_at(index, key).unwrap().rationale, key);
+        }
+        assert_eq!(result.grade_at(0, "c"), None);
     }
 
     #[test]

@@ -502,8 +502,8 @@ impl Aggregator {
             self.rewards.insert(reward);
         }
         if result.error.is_none() {
-            for (key, metric) in self.keys.iter().zip(self.metrics.iter_mut()) {
-                let Some(grade) = result.grade(key) else {
+            for (i, (key, metric)) in self.keys.iter().zip(self.metrics.iter_mut()).enumerate() {
+                let Some(grade) = result.grade_at(i, key) else {
                     continue;
                 };
                 match grade.status {
@@ -588,8 +588,8 @@ impl Aggregator {
         if result.error.is_some() {
             return;
         }
-        for (key, runs) in keys.iter().zip(out.iter_mut()) {
-            if let Some(grade) = result.grade(key)
+        for (i, (key, runs)) in keys.iter().zip(out.iter_mut()).enumerate() {
+            if let Some(grade) = result.grade_at(i, key)
                 && matches!(grade.status, Status::Pass | Status::Fail)
                 && grade.score.is_finite()
             {
