@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -91,6 +92,25 @@ def measure(name, tool, timed, cmd, samples, log_dir, inner_time=False):
     return m
 
 
+def remove(path):
+    """Removes a file or folder an entry writes, if it is there."""
+    if path is None:
+        return
+    if path.is_dir():
+        shutil.rmtree(path)
+    elif path.exists():
+        path.unlink()
+
+
+def median_run(runs):
+    """The run whose timed seconds are the median of an entry's runs (the slower middle one of
+    an even count), with how many runs there were and their spread."""
+    ordered = sorted(runs, key=lambda m: m.seconds)
+    m = ordered[len(ordered) // 2]
+    m.report["runs"] = [r.seconds for r in runs]
+    return m
+
+
 def count_lines(path):
     with open(path, "rb") as f:
         return sum(1 for line in f if line.strip())
@@ -125,12 +145,13 @@ def render(args, ms, memory, versions):
         f"- Command: `bench/run.sh {'--smoke' if args.smoke else args.samples}`; "
         f"written {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.",
         "",
-        "| entry | what is timed | samples | seconds | samples/s | CPU s | peak RSS MiB |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| entry | what is timed | samples | seconds (median) | runs (s) | samples/s | CPU s | peak RSS MiB |",
+        "|---|---|---:|---:|---|---:|---:|---:|",
     ]
     for m in ms:
+        spread = ", ".join(f"{s:.3f}" for s in m.report.get("runs", [m.seconds]))
         lines.append(
-            f"| {m.tool} | {m.timed} | {m.samples:,} | {m.seconds:.3f} | {fmt_rate(m.rate)} "
+            f"| {m.tool} | {m.timed} | {m.samples:,} | {m.seconds:.3f} | {spread} | {fmt_rate(m.rate)} "
             f"| {m.cpu:.2f} | {m.max_rss_kib / 1024:.1f} |"
         )
     lines += ["", "| ratio (samples/s) | value | target | met |", "|---|---:|---:|---|"]
@@ -167,6 +188,9 @@ def render(args, ms, memory, versions):
     failures += [f"{m} differ" for m in mismatches]
     lines += ["", "Notes:", ""]
     lines += [
+        f"- Each entry ran {args.repeat} time(s), the entries taking turns, so that a slow spell of the "
+        "machine falls on all of them alike; the table shows the median run (its CPU time and "
+        "memory too) and every run's seconds.",
         "- `gavel run`, the letta-evals CLI and the floor are timed as whole processes (start-up, "
         "reading, writing included); the in-process peer modes time only their grading loop, as "
         "their own benchmarks do (imports and suite loading excluded).",
@@ -254,6 +278,8 @@ def main():
     p.add_argument("--profile", default="release")
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", default="", help="comma-separated entry names to run (default all)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs of each entry, taken in turns; the median run is reported")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
 
@@ -267,39 +293,52 @@ def main():
     letta, evaldeck = args.work / "letta", args.work / "evaldeck"
     only = {s for s in args.only.split(",") if s}
 
+    # Each entry: name, tool, what is timed, command, samples, inner timing, what it writes.
     entries = [
         ("letta-cli", "letta-evals 0.26.0 CLI", "`letta-evals run --cached` (whole process)",
          [args.venv / "bin" / "letta-evals", "run", args.cli_work / "letta" / "suite.yaml",
           "--cached", args.cli_work / "letta" / "cached", "-o", results / "letta-cli", "--display", "none", "-q"],
-         args.cli_samples, False),
+         args.cli_samples, False, results / "letta-cli"),
         ("letta-inproc", "letta-evals 0.26.0 in-process", "mode E: JSON line -> 4 graders -> `model_dump_json`",
          [py, here / "peers" / "letta_inproc.py", letta / "suite.yaml", letta / "dataset.jsonl",
-          results / "letta-inproc.jsonl"], args.samples, True),
+          results / "letta-inproc.jsonl"], args.samples, True, results / "letta-inproc.jsonl"),
         ("evaldeck-inproc", "evaldeck 0.1.5 in-process", "mode C: JSON line -> `Trace.from_dict` -> 4 graders",
-         [py, here / "peers" / "evaldeck_inproc.py", evaldeck / "dataset.jsonl"], args.samples, True),
+         [py, here / "peers" / "evaldeck_inproc.py", evaldeck / "dataset.jsonl"], args.samples, True, None),
         ("gavel-letta", "gavel run, letta suite", "`gavel run` (whole process), 4 letta-evals graders",
-         [args.gavel, "run", letta / "suite.yaml", "-o", results / "gavel-letta"], args.samples, False),
+         [args.gavel, "run", letta / "suite.yaml", "-o", results / "gavel-letta"], args.samples, False,
+         results / "gavel-letta"),
         ("gavel-evaldeck", "gavel run, evaldeck suite", "`gavel run` (whole process), expectations grader",
-         [args.gavel, "run", evaldeck / "suite.yaml", "-o", results / "gavel-evaldeck"], args.samples, False),
+         [args.gavel, "run", evaldeck / "suite.yaml", "-o", results / "gavel-evaldeck"], args.samples, False,
+         results / "gavel-evaldeck"),
         ("floor-letta", "floor, letta rows", "parse rows + convert trajectories (whole process)",
-         [args.floor, letta / "dataset.jsonl"], args.samples, False),
+         [args.floor, letta / "dataset.jsonl"], args.samples, False, None),
         ("floor-evaldeck", "floor, evaldeck rows", "parse rows + convert trajectories (whole process)",
-         [args.floor, evaldeck / "dataset.jsonl"], args.samples, False),
+         [args.floor, evaldeck / "dataset.jsonl"], args.samples, False, None),
     ]
+    entries = [e for e in entries if not only or e[0] in only]
     failed = []
+    runs = {e[0]: [] for e in entries}
+    repeat = max(1, args.repeat)
+    print(f"measuring {args.samples:,} samples, {repeat} run(s) of each entry in turns:", file=sys.stderr)
+    # In turns, so that a slow spell of the machine falls on every entry alike.
+    for _ in range(repeat):
+        for name, tool, timed, cmd, samples, inner, output in entries:
+            if name in failed:
+                continue
+            # Every timed run starts without the previous run's output, as the first does.
+            remove(output)
+            try:
+                runs[name].append(measure(name, tool, timed, cmd, samples, logs, inner_time=inner))
+            except CommandFailed as e:
+                print(f"  {name}: FAILED\n{e}", file=sys.stderr)
+                failed.append(name)
     ms = []
-    print(f"measuring {args.samples:,} samples:", file=sys.stderr)
-    for name, tool, timed, cmd, samples, inner in entries:
-        if only and name not in only:
+    for name, *_ in entries:
+        if name in failed or not runs[name]:
             continue
-        try:
-            m = measure(name, tool, timed, cmd, samples, logs, inner_time=inner)
-        except CommandFailed as e:
-            print(f"  {name}: FAILED\n{e}", file=sys.stderr)
-            failed.append(name)
-            continue
+        m = median_run(runs[name])
         if name.startswith("gavel-"):
-            m.report = gavel_tallies(results / name) or {}
+            m.report.update(gavel_tallies(results / name) or {})
         ms.append(m)
 
     memory = []

@@ -6,7 +6,8 @@
 #   bench/run.sh --smoke    200 samples, debug build: checks that the harness works end to end
 #
 # Options: --seed S (default 1234), --cli-samples P (letta-evals CLI subset, default 20000),
-#          --no-memory (skip the memory check), --only a,b (run only these entries).
+#          --no-memory (skip the memory check), --only a,b (run only these entries),
+#          --repeat R (runs of each entry, taken in turns, median reported; default 3).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,6 +19,7 @@ cli_samples=20000
 smoke=0
 memory=1
 only=""
+repeat=3
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) smoke=1 ;;
@@ -25,6 +27,7 @@ while [ $# -gt 0 ]; do
         --cli-samples) cli_samples=$2; shift ;;
         --no-memory) memory=0 ;;
         --only) only=$2; shift ;;
+        --repeat) repeat=$2; shift ;;
         -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
         ''|*[!0-9]*) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
         *) samples=$1 ;;
@@ -35,6 +38,7 @@ done
 if [ "$smoke" = 1 ]; then
     samples=200
     cli_samples=200
+    repeat=1
     memory_sizes=(200 2000)
     profile=debug
     cargo_flags=()
@@ -97,7 +101,7 @@ status=0
     --work "$work/main-$samples" --cli-work "$work/cli-$cli_samples" \
     --samples "$samples" --cli-samples "$cli_samples" --seed "$seed" \
     --venv "$venv" --gavel "$bin/gavel" --floor "$bin/bench-floor" \
-    --memory "${memory_dirs[@]}" --profile "$profile" --only "$only" \
+    --memory "${memory_dirs[@]}" --profile "$profile" --only "$only" --repeat "$repeat" \
     $([ "$smoke" = 1 ] && echo --smoke) \
     --out "$here/results/$([ "$smoke" = 1 ] && echo smoke || echo latest).md" || status=$?
 
