@@ -87,9 +87,14 @@ impl Expecting for TokenUsage {
         "a token usage object {prompt_tokens, completion_tokens, total_tokens}";
 }
 
-/// The keys whose first one tells an evaldeck trace from an OpenAI chat log (`messages`), the
-/// rule of [`EvaldeckConverter::detect`].
+/// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log.
 pub(super) const DECISIVE_KEYS: [&str; 4] = ["steps", "output", "input", "messages"];
+
+/// Whether an object whose first decisive key ([`DECISIVE_KEYS`]) is `first` is a trace: a chat
+/// log has `messages`, and an object with none of the keys is neither.
+pub(super) fn is_trace(first: Option<&str>) -> bool {
+    first.is_some_and(|key| key != "messages")
+}
 
 impl<'a> Trace<'a> {
     /// A trace read by the [`Scanner`], as serde reads it; `None` for an object that is no
@@ -106,7 +111,7 @@ impl<'a> Trace<'a> {
         let mut decisive = None;
         scanner.object(|s, key| {
             if decisive.is_none() {
-                decisive = DECISIVE_KEYS.iter().position(|k| *k == key);
+                decisive = DECISIVE_KEYS.into_iter().find(|decisive| *decisive == key);
             }
             let t = &mut trace;
             match key {
@@ -121,9 +126,7 @@ impl<'a> Trace<'a> {
                 _ => s.skip(),
             }
         })?;
-        decisive
-            .is_some_and(|k| DECISIVE_KEYS[k] != "messages")
-            .then_some(trace)
+        is_trace(decisive).then_some(trace)
     }
 }
 
@@ -198,8 +201,7 @@ const STEP_TYPES: &str = "llm_call, tool_call, reasoning or human_input";
 impl Converter for EvaldeckConverter {
     fn detect(&self, raw: &RawValue) -> bool {
         // A chat log object (`messages`) is OpenAI's; a trace has no such key.
-        first_byte(raw) == Some(b'{')
-            && first_key_among(raw, &DECISIVE_KEYS).is_some_and(|key| key != "messages")
+        first_byte(raw) == Some(b'{') && is_trace(first_key_among(raw, &DECISIVE_KEYS))
     }
 
     fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {

@@ -107,9 +107,10 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
         let mut keys = DecisiveKey { map, first: None };
         let trace = evaldeck::Trace::deserialize(de::value::MapAccessDeserializer::new(&mut keys))?;
-        match keys.first {
-            Some(key) if key != "messages" => Ok(Structure::Evaldeck(trace)),
-            _ => Err(de::Error::custom("not an evaldeck trace")),
+        if evaldeck::is_trace(keys.first) {
+            Ok(Structure::Evaldeck(trace))
+        } else {
+            Err(de::Error::custom("not an evaldeck trace"))
         }
     }
 }
