@@ -579,8 +579,9 @@ pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
 }
 
 /// The number of rows a pass will grade. Counting reads the whole file a second time, so it is
-/// taken only for what asks for it (a progress bar, a Bloom filter's size), on a thread of its
-/// own so that grading goes on meanwhile; until it is in, what asks is told it is not known yet.
+/// taken only for what asks for it: in the background for a display that can go on without it
+/// ([`RowCount::begin`], after which [`RowCount::now`] tells whether it is in), or at once for
+/// what needs the number ([`RowCount::wait`], a Bloom filter's size).
 #[derive(Clone)]
 pub struct RowCount(std::sync::Arc<Counting>);
 
@@ -639,10 +640,7 @@ impl RowCount {
             let (path, max) = (path.clone(), *max);
             let thread = std::thread::Builder::new()
                 .name("gavel-count".to_string())
-                .spawn(move || {
-                    let rows = count_rows(&path).ok()?;
-                    Some(max.map_or(rows, |max| rows.min(max)))
-                });
+                .spawn(move || counted(&path, max));
             // A thread that cannot start leaves the count unknown.
             *source = thread.map_or(Source::Over, Source::Counting);
         }
@@ -661,16 +659,22 @@ impl RowCount {
         if finished { self.wait() } else { None }
     }
 
-    /// The count, taking it or waiting for it as need be.
+    /// The count: taken on this thread if nothing began it, else waited for.
     pub fn wait(&self) -> Option<u64> {
-        self.begin();
         *self.0.value.get_or_init(
             || match std::mem::replace(&mut *self.source(), Source::Over) {
+                Source::Idle { path, max } => counted(&path, max),
                 Source::Counting(thread) => thread.join().ok().flatten(),
-                Source::Idle { .. } | Source::Over => None,
+                Source::Over => None,
             },
         )
     }
+}
+
+/// The rows of `path`, at most `max` of them; `None` for a file that cannot be counted.
+fn counted(path: &Path, max: Option<u64>) -> Option<u64> {
+    let rows = count_rows(path).ok()?;
+    Some(max.map_or(rows, |max| rows.min(max)))
 }
 
 /// Whether a line (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and not
