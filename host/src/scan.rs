@@ -149,9 +149,14 @@ impl<'a> Scanner<'a> {
 
     /// Skips one value, checking that it is valid JSON; the text it spans.
     pub fn raw(&mut self) -> Option<&'a str> {
+        self.spanned(Scanner::skip)
+    }
+
+    /// The text of the value `read` reads, from its first byte past whitespace.
+    fn spanned(&mut self, read: impl FnOnce(&mut Self) -> Option<()>) -> Option<&'a str> {
         self.peek()?;
         let start = self.at;
-        self.skip()?;
+        read(self)?;
         Some(&self.text[start..self.at])
     }
 
@@ -199,10 +204,7 @@ impl<'a> Scanner<'a> {
 
     /// A number's text, checked against JSON's grammar.
     fn number_text(&mut self) -> Option<&'a str> {
-        self.peek()?;
-        let start = self.at;
-        self.number()?;
-        Some(&self.text[start..self.at])
+        self.spanned(Scanner::number)
     }
 
     /// Skips a number, checking it against JSON's grammar.
