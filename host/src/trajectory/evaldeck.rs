@@ -21,7 +21,7 @@ use crate::scan::{Scanner, Seen};
 
 pub struct EvaldeckConverter;
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 pub(super) struct Trace<'a> {
     #[serde(borrow, default)]
     input: Option<Text<'a>>,
@@ -39,7 +39,7 @@ impl Expecting for Trace<'_> {
     const WHAT: &'static str = "an evaldeck trace object";
 }
 
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct Step<'a> {
     #[serde(borrow, default)]
     id: Option<Text<'a>>,
@@ -72,7 +72,7 @@ impl Expecting for Step<'_> {
 }
 
 /// evaldeck's `TokenUsage`: every count defaults to 0.
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct TokenUsage {
     #[serde(default)]
     prompt_tokens: u64,
@@ -100,13 +100,7 @@ impl<'a> Trace<'a> {
     /// A trace read by the [`Scanner`], as serde reads it; `None` for an object that is no
     /// trace by the decisive keys, which serde's path settles.
     pub(super) fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut trace = Trace {
-            input: None,
-            output: None,
-            status: None,
-            steps: None,
-            duration_ms: None,
-        };
+        let mut trace = Trace::default();
         let mut seen = Seen::default();
         let mut decisive = None;
         scanner.object(|s, key| {
@@ -133,20 +127,7 @@ impl<'a> Trace<'a> {
 impl<'a> Step<'a> {
     /// Read by the [`Scanner`], as serde reads it.
     fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut step = Step {
-            id: None,
-            kind: None,
-            status: None,
-            model: None,
-            input: None,
-            output: None,
-            tokens: None,
-            tool_name: None,
-            tool_args: None,
-            tool_result: None,
-            reasoning_text: None,
-            error: None,
-        };
+        let mut step = Step::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let raw = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawJson));
@@ -177,11 +158,7 @@ impl<'a> Step<'a> {
 impl TokenUsage {
     /// Read by the [`Scanner`], as serde reads it.
     fn scan(scanner: &mut Scanner) -> Option<Self> {
-        let mut usage = TokenUsage {
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            total_tokens: 0,
-        };
+        let mut usage = TokenUsage::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let u = &mut usage;
