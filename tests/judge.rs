@@ -158,7 +158,11 @@ async fn letta_openai_vectors() {
                     grade.rationale,
                     expected["rationale"].as_str().expect("rationale")
                 );
-                assert_eq!(grade.metadata.get("error"), Some(&json!(error)), "{note}");
+                assert_eq!(
+                    grade.details().metadata.get("error"),
+                    Some(&json!(error)),
+                    "{note}"
+                );
             }
         } else {
             let score = expected["score"].as_f64().expect("score");
@@ -169,7 +173,7 @@ async fn letta_openai_vectors() {
                 "{note}"
             );
             assert_eq!(
-                Value::Object(grade.metadata.clone()),
+                Value::Object(grade.details().metadata.clone()),
                 expected["metadata"],
                 "{note}"
             );
@@ -235,9 +239,9 @@ async fn request_is_templated_authorised_and_shaped() {
     assert_eq!(grade.status, Status::Pass);
     assert_eq!(grade.score, 1.0);
     assert_eq!(grade.rationale, "right");
-    assert_eq!(grade.metadata["model"], json!("judge-model"));
+    assert_eq!(grade.details().metadata["model"], json!("judge-model"));
     assert_eq!(
-        grade.metadata["usage"],
+        grade.details().metadata["usage"],
         json!({"prompt_tokens": 10, "completion_tokens": 5})
     );
 
@@ -610,7 +614,10 @@ async fn a_missing_rubric_is_an_error_grade_without_a_call() {
     assert_eq!(grade.status, Status::Error);
     assert_eq!(grade.score, 0.0);
     assert!(grade.rationale.starts_with("No rubric available: "));
-    assert_eq!(grade.metadata.get("error"), Some(&json!("missing_rubric")));
+    assert_eq!(
+        grade.details().metadata.get("error"),
+        Some(&json!("missing_rubric"))
+    );
     assert_eq!(server.request_count(), 0);
 }
 

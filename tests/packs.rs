@@ -184,8 +184,8 @@ fn json_field_requires_the_field_the_ground_truth_names() {
     let missing = graded(r#"{"born": 1815, "phone": "x"}"#);
     assert_eq!((missing.score, missing.status), (0.0, Status::Fail));
     assert_eq!(missing.rationale, "Missing required field: name");
-    assert_eq!(missing.expected, Some(json!("name")));
-    assert_eq!(missing.actual, Some(json!(["born", "phone"])));
+    assert_eq!(missing.details().expected, Some(json!("name")));
+    assert_eq!(missing.details().actual, Some(json!(["born", "phone"])));
 
     let prose = graded("The name is Ada.");
     assert_eq!(prose.status, Status::Fail);
@@ -234,7 +234,7 @@ fn confirmation_reads_the_final_output() {
     };
     let ok = graded("Booked AA123. Confirmation: X Confirmation: AB123456!");
     assert_eq!(ok.status, Status::Pass);
-    assert_eq!(ok.metadata["code"], "AB123456");
+    assert_eq!(ok.details().metadata["code"], "AB123456");
 
     for bad in [
         "Confirmation: ab123456",
@@ -244,12 +244,15 @@ fn confirmation_reads_the_final_output() {
     ] {
         let failed = graded(bad);
         assert_eq!(failed.status, Status::Fail, "{bad:?}");
-        assert_eq!(failed.expected, Some(json!("Confirmation: XX000000")));
-        assert_eq!(failed.actual, Some(json!(bad)));
+        assert_eq!(
+            failed.details().expected,
+            Some(json!("Confirmation: XX000000"))
+        );
+        assert_eq!(failed.details().actual, Some(json!(bad)));
     }
     // `actual` keeps the first 100 characters, counted as characters, not bytes.
     let long = "é".repeat(150);
-    assert_eq!(graded(&long).actual, Some(json!("é".repeat(100))));
+    assert_eq!(graded(&long).details().actual, Some(json!("é".repeat(100))));
 }
 
 #[test]
@@ -270,18 +273,18 @@ fn search_args_checks_every_search_flights_call() {
         call("book", "{}"),
     ]);
     assert_eq!(ok.status, Status::Pass);
-    assert_eq!(ok.metadata["calls_checked"], 1);
+    assert_eq!(ok.details().metadata["calls_checked"], 1);
 
     let none = graded(vec![say("no search needed")]);
     assert_eq!(none.status, Status::Pass);
-    assert_eq!(none.metadata["calls_checked"], 0);
+    assert_eq!(none.details().metadata["calls_checked"], 0);
 
     let missing = graded(vec![call("search_flights", r#"{"from":"SFO"}"#)]);
     assert_eq!(
         missing.rationale,
         "Search missing required from/to arguments"
     );
-    assert_eq!(missing.actual, Some(json!(r#"{"from":"SFO"}"#)));
+    assert_eq!(missing.details().actual, Some(json!(r#"{"from":"SFO"}"#)));
 
     let second_bad = graded(vec![
         call("search_flights", r#"{"from":"BOS","to":"DEN"}"#),
@@ -289,11 +292,11 @@ fn search_args_checks_every_search_flights_call() {
     ]);
     assert_eq!(second_bad.status, Status::Fail);
     assert_eq!(second_bad.rationale, "Airport code should be uppercase");
-    assert_eq!(second_bad.actual, Some(json!("den")));
-    assert_eq!(second_bad.metadata["argument"], "to");
+    assert_eq!(second_bad.details().actual, Some(json!("den")));
+    assert_eq!(second_bad.details().metadata["argument"], "to");
 
     let not_a_string = graded(vec![call("search_flights", r#"{"from":1,"to":"DEN"}"#)]);
-    assert_eq!(not_a_string.actual, Some(json!(1)));
+    assert_eq!(not_a_string.details().actual, Some(json!(1)));
 
     let garbled = graded(vec![call("search_flights", "from=SFO")]);
     assert_eq!(garbled.rationale, "Search arguments are not a JSON object");
@@ -312,7 +315,7 @@ fn token_budget_comes_from_the_suite_config() {
     );
     assert_eq!(at.status, Status::Pass);
     assert_eq!(at.rationale, "Used 1000 tokens (budget: 1000)");
-    assert_eq!(at.metadata["total_tokens"], 1000);
+    assert_eq!(at.details().metadata["total_tokens"], 1000);
 
     let over = grade(
         &budget,
@@ -323,8 +326,8 @@ fn token_budget_comes_from_the_suite_config() {
     );
     assert_eq!((over.score, over.status), (0.0, Status::Fail));
     assert_eq!(over.rationale, "Exceeded token budget");
-    assert_eq!(over.expected, Some(json!("<= 999")));
-    assert_eq!(over.actual, Some(json!("1000")));
+    assert_eq!(over.details().expected, Some(json!("<= 999")));
+    assert_eq!(over.details().actual, Some(json!("1000")));
 
     // Without per-call counts, the run-level usage counts.
     let recorded = Trajectory {
@@ -341,7 +344,7 @@ fn token_budget_comes_from_the_suite_config() {
         &Sample::default(),
         &recorded,
     );
-    assert_eq!(usage.metadata["total_tokens"], 1200);
+    assert_eq!(usage.details().metadata["total_tokens"], 1200);
 }
 
 #[test]

@@ -88,7 +88,7 @@ fn grade_with(pack: &Pack, grader: &str, submission: &str) -> Grade {
 }
 
 fn sandbox_meta<'a>(grade: &'a Grade, key: &str) -> Option<&'a Value> {
-    grade.metadata.get("sandbox")?.get(key)
+    grade.details().metadata.get("sandbox")?.get(key)
 }
 
 /// Runs `attack`, asserts it failed with exactly `reason`, then asserts the same pack still

@@ -169,6 +169,7 @@ fn main() {
         let all = measure(grader, cores, n);
         let sandbox = grader
             .grade(&sample, &trajectory, "UA 15")
+            .details()
             .metadata
             .get("sandbox")
             .cloned()

@@ -28,24 +28,83 @@ impl Status {
 
 /// `{score in [0,1], status, rationale, submission, metadata}`, with `expected`/`actual` for
 /// failures where the grader has them.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(from = "GradeRecord")]
 pub struct Grade {
     pub score: f64,
     pub status: Status,
     /// Most rationales are fixed texts, kept without a copy.
     pub rationale: Cow<'static, str>,
     pub submission: String,
-    #[serde(default)]
+    /// What few graders set, boxed: a grade is moved several times on its way to the results
+    /// file, and these fields inline made every grade 300 bytes.
+    details: Option<Box<Details>>,
+}
+
+/// A grade's `metadata`, typed checks, `expected` and `actual`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Details {
     pub metadata: Map<String, Value>,
     /// `metadata.checks` of a grader that runs several checks, held typed rather than as JSON
     /// values (a map per check costs more to build than the check itself). Written as the first
     /// key of `metadata`; a grade read back from a results file has them in `metadata`.
-    #[serde(skip)]
     pub checks: Vec<CheckOutcome>,
-    #[serde(default)]
     pub expected: Option<Value>,
-    #[serde(default)]
     pub actual: Option<Value>,
+}
+
+impl Details {
+    fn is_empty(&self) -> bool {
+        self.metadata.is_empty()
+            && self.checks.is_empty()
+            && self.expected.is_none()
+            && self.actual.is_none()
+    }
+}
+
+/// A grade as a results file has it.
+#[derive(serde::Deserialize)]
+struct GradeRecord {
+    score: f64,
+    status: Status,
+    rationale: String,
+    submission: String,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+    #[serde(default, deserialize_with = "present")]
+    expected: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    actual: Option<Value>,
+}
+
+/// A field that is there, `null` included (a plain `Option` reads `null` as absent).
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(deserializer).map(Some)
+}
+
+impl From<GradeRecord> for Grade {
+    fn from(record: GradeRecord) -> Grade {
+        let details = Details {
+            metadata: record.metadata,
+            checks: Vec::new(),
+            expected: record.expected,
+            actual: record.actual,
+        };
+        Grade::new(record.score, record.status, record.rationale)
+            .with_submission(record.submission)
+            .with_details(details)
+    }
+}
+
+/// Grades are equal when what they say is: no details and empty ones are the same.
+impl PartialEq for Grade {
+    fn eq(&self, other: &Grade) -> bool {
+        self.score == other.score
+            && self.status == other.status
+            && self.rationale == other.rationale
+            && self.submission == other.submission
+            && self.details() == other.details()
+    }
 }
 
 /// One check of a grader that runs several: an entry of `metadata.checks`.
@@ -95,7 +154,8 @@ impl Serialize for Grade {
         } else {
             grade.serialize_field("metadata", &metadata)?;
         }
-        for (key, value) in [("expected", &self.expected), ("actual", &self.actual)] {
+        let details = self.details();
+        for (key, value) in [("expected", &details.expected), ("actual", &details.actual)] {
             match value {
                 Some(value) => grade.serialize_field(key, value)?,
                 None => grade.skip_field(key)?,
@@ -135,18 +195,27 @@ impl Grade {
             status,
             rationale: rationale.into(),
             submission: String::new(),
-            metadata: Map::new(),
-            checks: Vec::new(),
-            expected: None,
-            actual: None,
+            details: None,
         }
+    }
+
+    /// The grade's metadata, checks, `expected` and `actual` (all empty when none was set).
+    pub fn details(&self) -> &Details {
+        static NONE: std::sync::OnceLock<Details> = std::sync::OnceLock::new();
+        self.details
+            .as_deref()
+            .unwrap_or_else(|| NONE.get_or_init(Details::default))
+    }
+
+    fn details_mut(&mut self) -> &mut Details {
+        self.details.get_or_insert_default()
     }
 
     /// The `metadata` object as written.
     pub fn metadata(&self) -> Metadata<'_> {
         Metadata {
-            checks: &self.checks,
-            rest: &self.metadata,
+            checks: &self.details().checks,
+            rest: &self.details().metadata,
         }
     }
 
@@ -156,18 +225,53 @@ impl Grade {
     }
 
     pub fn with_expected_actual(mut self, expected: Value, actual: Value) -> Grade {
-        self.expected = Some(expected);
-        self.actual = Some(actual);
+        let details = self.details_mut();
+        details.expected = Some(expected);
+        details.actual = Some(actual);
         self
     }
 
     pub fn with_metadata(mut self, key: &str, value: Value) -> Grade {
-        self.metadata.insert(key.to_string(), value);
+        self.details_mut().metadata.insert(key.to_string(), value);
+        self
+    }
+
+    /// The grade with these details in place of any it had.
+    pub fn with_details(mut self, details: Details) -> Grade {
+        self.details = (!details.is_empty()).then(|| Box::new(details));
         self
     }
 
     pub fn with_checks(mut self, checks: Vec<CheckOutcome>) -> Grade {
-        self.checks = checks;
+        self.details_mut().checks = checks;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn details_are_kept_apart_and_read_back_as_written() {
+        let bare = Grade::fail("no");
+        assert_eq!(bare.details(), &Details::default());
+        assert_eq!(bare, Grade::fail("no").with_details(Details::default()));
+        assert_ne!(bare, Grade::fail("no").with_metadata("k", json!(1)));
+
+        let full = Grade::fail("no")
+            .with_submission("s")
+            .with_metadata("k", json!([1]))
+            .with_expected_actual(json!("a"), json!(null));
+        assert_eq!(full.details().metadata["k"], json!([1]));
+        assert_eq!(full.details().expected, Some(json!("a")));
+        assert_eq!(full.details().actual, Some(json!(null)));
+        let text = serde_json::to_string(&full).unwrap();
+        assert_eq!(serde_json::from_str::<Grade>(&text).unwrap(), full);
+
+        let empty =
+            r#"{"score":0.0,"status":"fail","rationale":"no","submission":"","metadata":{}}"#;
+        assert_eq!(serde_json::from_str::<Grade>(empty).unwrap(), bare);
     }
 }

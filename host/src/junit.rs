@@ -139,10 +139,10 @@ fn detail(key: &str, grade: &Grade) -> String {
         grade.status.as_str(),
         grade.rationale
     );
-    if let Some(expected) = &grade.expected {
+    if let Some(expected) = &grade.details().expected {
         line.push_str(&format!("\n  expected: {expected}"));
     }
-    if let Some(actual) = &grade.actual {
+    if let Some(actual) = &grade.details().actual {
         line.push_str(&format!("\n  actual: {actual}"));
     }
     if !grade.submission.is_empty() {

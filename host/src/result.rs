@@ -116,11 +116,11 @@ fn write_grade(out: &mut Vec<u8>, grade: &Grade) -> serde_json::Result<()> {
         out.extend_from_slice(b",\"metadata\":");
         serde_json::to_writer(&mut *out, &metadata)?;
     }
-    if let Some(expected) = &grade.expected {
+    if let Some(expected) = &grade.details().expected {
         out.extend_from_slice(b",\"expected\":");
         serde_json::to_writer(&mut *out, expected)?;
     }
-    if let Some(actual) = &grade.actual {
+    if let Some(actual) = &grade.details().actual {
         out.extend_from_slice(b",\"actual\":");
         serde_json::to_writer(&mut *out, actual)?;
     }
@@ -258,12 +258,10 @@ mod tests {
 
     #[test]
     fn a_grade_is_written_as_its_serialize_writes_it() {
-        let mut full = Grade::new(0.25, Status::Error, "why \"not\"");
-        full.submission = "line\nbreak".into();
-        full.metadata
-            .insert("checks".into(), json!([{"a": 1}, null]));
-        full.expected = Some(json!({"x": [1.5, "y"]}));
-        full.actual = Some(json!(null));
+        let full = Grade::new(0.25, Status::Error, "why \"not\"")
+            .with_submission("line\nbreak")
+            .with_metadata("checks", json!([{"a": 1}, null]))
+            .with_expected_actual(json!({"x": [1.5, "y"]}), json!(null));
         let mut bare = Grade::scored(1.0, "");
         bare.score = f64::NAN;
         let checked = Grade::fail("1/2 checks passed")
@@ -316,7 +314,7 @@ mod tests {
             "{written}"
         );
         let read: Grade = serde_json::from_str(&written).unwrap();
-        assert!(read.checks.is_empty());
+        assert!(read.details().checks.is_empty());
         assert_eq!(serde_json::to_string(&read).unwrap(), written);
     }
 

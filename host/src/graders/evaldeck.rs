@@ -650,7 +650,7 @@ mod tests {
             (g.status, &*g.rationale),
             (Status::Fail, "1/2 graders passed")
         );
-        let results = g.metadata["results"].as_array().unwrap();
+        let results = g.details().metadata["results"].as_array().unwrap();
         assert_eq!(results[1]["name"], "b");
         assert_eq!(results[1]["status"], "error");
         assert_eq!(combine(true, vec![]).status, Status::Pass);
@@ -894,8 +894,8 @@ mod tests {
                 if g.status == Status::Fail {
                     let want = (plain(&v["expected_expected"]), plain(&v["expected_actual"]));
                     let got = (
-                        g.expected.clone().unwrap_or_default(),
-                        g.actual.clone().unwrap_or_default(),
+                        g.details().expected.clone().unwrap_or_default(),
+                        g.details().actual.clone().unwrap_or_default(),
                     );
                     if got != want {
                         mismatches.push(format!("expected/actual {got:?}, want {want:?}"));

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::grade::{Grade, Status};
+use crate::grade::{Details, Grade, Status};
 use crate::sample::Sample;
 use crate::trajectory::Trajectory;
 
@@ -596,16 +596,12 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
         None if score >= 1.0 => Status::Pass,
         None => Status::Fail,
     };
-    Grade {
-        score,
-        status,
-        rationale: grade.rationale.into(),
-        submission: String::new(),
+    Grade::new(score, status, grade.rationale).with_details(Details {
         metadata,
         checks: Vec::new(),
         expected,
         actual,
-    }
+    })
 }
 
 /// A pack's extractor, ready to extract from many threads at once.
@@ -679,7 +675,7 @@ mod tests {
             .map(|_| grader.grade(&sample, &trajectory, "x"))
             .collect();
         assert_eq!(grades[0].status, Status::Pass, "{:?}", grades[0]);
-        let sandbox = &grades[0].metadata["sandbox"];
+        let sandbox = &grades[0].details().metadata["sandbox"];
         assert!(sandbox["fuel_used"].as_u64().unwrap() > 0, "{sandbox}");
         // A guest that never touches WASI leaves no stderr behind.
         assert!(sandbox.get("stderr").is_none(), "{sandbox}");
@@ -721,9 +717,9 @@ mod tests {
             1024,
         );
         assert_eq!(g.status, Status::Skip);
-        assert_eq!(g.metadata.get("k"), Some(&Value::from(1)));
-        assert_eq!(g.expected, Some(Value::from("a")));
-        assert_eq!(g.actual, Some(serde_json::json!([1])));
+        assert_eq!(g.details().metadata.get("k"), Some(&Value::from(1)));
+        assert_eq!(g.details().expected, Some(Value::from("a")));
+        assert_eq!(g.details().actual, Some(serde_json::json!([1])));
 
         let bad = |g: v0::Grade| accept_grade(g, 1024).rationale;
         assert_eq!(
