@@ -464,23 +464,33 @@ impl Lines {
     /// Reads the next block of whole lines (the file's last line may have no newline). `false`
     /// at the end of the file with nothing more to report.
     fn refill(&mut self) -> bool {
+        // Read into in place, rather than with `read_to_end`, which starts at 8 KiB and takes five
+        // reads to reach a block. A used block keeps its length, so only the part of the buffer
+        // it never had is zeroed (zeroing a whole block each time was 1.3% of a run).
         let mut bytes = self.free_buffer();
-        bytes.append(&mut self.carried);
+        let mut filled = self.carried.len();
+        if bytes.len() < filled {
+            bytes.resize(filled, 0);
+        }
+        bytes[..filled].copy_from_slice(&self.carried);
         let mut at_end = false;
         // Until a line ends in what was read: a line may be longer than a block.
         loop {
-            let before = bytes.len();
-            // Zeroed and read into in one call, rather than `read_to_end`, which starts at
-            // 8 KiB and takes five reads to reach a block.
-            bytes.resize(before + self.block_size, 0);
-            let (filled, result) = fill(&mut self.source, &mut bytes[before..]);
-            bytes.truncate(before + filled);
+            if bytes.len() < filled + self.block_size {
+                bytes.resize(filled + self.block_size, 0);
+            }
+            let before = filled;
+            let (read, result) = fill(
+                &mut self.source,
+                &mut bytes[before..before + self.block_size],
+            );
+            filled += read;
             match result {
-                Ok(()) if filled < self.block_size => {
+                Ok(()) if read < self.block_size => {
                     at_end = true;
                     break;
                 }
-                Ok(()) if memchr::memchr(b'\n', &bytes[before..]).is_some() => break,
+                Ok(()) if memchr::memchr(b'\n', &bytes[before..filled]).is_some() => break,
                 Ok(()) => {}
                 Err(e) => {
                     self.failed = Some(e);
@@ -488,6 +498,7 @@ impl Lines {
                 }
             }
         }
+        bytes.truncate(filled);
         // After a failed read, the line it cut short is not a line.
         let whole = if at_end {
             bytes.len()
@@ -511,15 +522,14 @@ impl Lines {
         !self.block.is_empty() || self.failed.is_some()
     }
 
-    /// An empty buffer: a used block no line holds any more, or a new one.
+    /// A buffer to read into, its old bytes left in place: a used block no line holds any more,
+    /// or a new one.
     fn free_buffer(&mut self) -> Vec<u8> {
         let free = (0..self.used.len())
             .find(|&i| Arc::strong_count(&self.used[i]) == 1)
             .and_then(|i| self.used.remove(i))
             .and_then(Arc::into_inner);
-        let mut bytes = free.map(String::into_bytes).unwrap_or_default();
-        bytes.clear();
-        bytes
+        free.map(String::into_bytes).unwrap_or_default()
     }
 }
 
