@@ -222,7 +222,7 @@ impl Check {
     /// Grades the sample's trajectory.
     pub fn grade(&self, sample: &Sample) -> Grade {
         let trajectory = sample.trajectory();
-        let expected = sample.expected.as_ref();
+        let expected = sample.expected.as_deref();
         let from_case = |pick: fn(&Expected) -> Option<&Vec<String>>| {
             expected.and_then(pick).map_or(&[][..], Vec::as_slice)
         };
