@@ -469,6 +469,12 @@ impl Lines {
         // it never had is zeroed (zeroing a whole block each time was 1.3% of a run).
         let mut bytes = self.free_buffer();
         let mut filled = self.carried.len();
+        if bytes.capacity() < filled + self.block_size {
+            // Nothing in it is kept: growing it would copy the old bytes. Room for a carried
+            // line or two more saves growing it again at the next refill.
+            bytes.clear();
+            bytes.reserve(filled + self.block_size + self.block_size / 8);
+        }
         if bytes.len() < filled {
             bytes.resize(filled, 0);
         }
