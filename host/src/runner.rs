@@ -13,9 +13,10 @@ use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -314,6 +315,36 @@ impl ResultLines {
     }
 }
 
+/// Results the writer is done with, each batch freed by the worker thread that graded it when it
+/// starts its next batch: mimalloc frees a block on the thread that took it at a fraction of the
+/// cost of a free from another thread.
+#[derive(Clone, Default)]
+struct Spent(Arc<Mutex<Vec<GradedBatch>>>);
+
+/// A batch's results with the thread that graded them.
+type GradedBatch = (ThreadId, Vec<SampleResult>);
+
+impl Spent {
+    fn put(&self, graded_on: ThreadId, results: Vec<SampleResult>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((graded_on, results));
+    }
+
+    /// Frees the batches this thread graded.
+    fn free(&self) {
+        let here = std::thread::current().id();
+        let mine: Vec<_> = {
+            let mut spent = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            spent
+                .extract_if(.., |(thread, _)| *thread == here)
+                .collect()
+        };
+        drop(mine);
+    }
+}
+
 /// Everything a grading pass needs.
 pub struct Pass<'a> {
     pub plan: Arc<Plan>,
@@ -369,6 +400,7 @@ impl Pass<'_> {
                 u64,
                 Vec<SampleResult>,
                 ResultLines,
+                ThreadId,
                 tokio::sync::OwnedSemaphorePermit,
             )>();
             let reader_stop = stop.clone();
@@ -406,6 +438,8 @@ impl Pass<'_> {
                 }
             });
             let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
+            let spent = Spent::default();
+            let spent_results = spent.clone();
             let dispatcher = tokio::spawn(async move {
                 let mut dispatched = 0u64;
                 while let Some((index, batch)) = batch_rx.recv().await {
@@ -417,13 +451,16 @@ impl Pass<'_> {
                     let parser = parser.clone();
                     let reward = reward.clone();
                     let tx = result_tx.clone();
+                    let spent = spent_results.clone();
                     tokio::spawn(async move {
+                        spent.free();
                         let mut results = Vec::with_capacity(batch.len());
                         for work in batch {
                             results.push(grade_work(&plan, &parser, reward.as_deref(), work).await);
                         }
                         let lines = ResultLines::of(&results);
-                        let _ = tx.send((index, results, lines, permit));
+                        let graded_on = std::thread::current().id();
+                        let _ = tx.send((index, results, lines, graded_on, permit));
                     });
                 }
                 dispatched
@@ -432,9 +469,9 @@ impl Pass<'_> {
             let mut next = 0u64;
             let mut write_error = None;
             let mut refused = false;
-            while let Some((index, results, lines, permit)) = result_rx.recv().await {
-                pending.insert(index, (results, lines, permit));
-                while let Some((results, lines, _permit)) = pending.remove(&next) {
+            while let Some((index, results, lines, graded_on, permit)) = result_rx.recv().await {
+                pending.insert(index, (results, lines, graded_on, permit));
+                while let Some((results, lines, graded_on, _permit)) = pending.remove(&next) {
                     next += 1;
                     for (i, result) in results.iter().enumerate() {
                         if refused || write_error.is_some() {
@@ -451,6 +488,7 @@ impl Pass<'_> {
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
+                    spent.put(graded_on, results);
                 }
             }
             let dispatched = dispatcher.await.unwrap_or(u64::MAX);
@@ -856,6 +894,35 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spent_results_are_freed_only_by_the_thread_that_graded_them() {
+        let spent = Spent::default();
+        let result = || SampleResult {
+            sample_id: SampleId::Int(1),
+            grades: Vec::new(),
+            reward: None,
+            error: None,
+        };
+        let here = std::thread::current().id();
+        let there = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .unwrap();
+        spent.put(here, vec![result()]);
+        spent.put(there, vec![result(), result()]);
+        spent.put(here, vec![result()]);
+        let other = spent.clone();
+        std::thread::spawn(move || other.free()).join().unwrap();
+        assert_eq!(
+            spent.0.lock().unwrap().len(),
+            3,
+            "another thread freed none"
+        );
+        spent.free();
+        let left = spent.0.lock().unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].0, left[0].1.len()), (there, 2));
+    }
 
     #[test]
     fn results_file_keeps_what_was_finished_and_takes_back_what_was_discarded() {
