@@ -213,9 +213,10 @@ impl Grade {
 
     /// The `metadata` object as written.
     pub fn metadata(&self) -> Metadata<'_> {
+        let details = self.details();
         Metadata {
-            checks: &self.details().checks,
-            rest: &self.details().metadata,
+            checks: &details.checks,
+            rest: &details.metadata,
         }
     }
 

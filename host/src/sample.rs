@@ -172,7 +172,8 @@ pub struct Sample {
     pub rubric: Option<String>,
     pub name: Option<String>,
     pub description: Option<String>,
-    /// Boxed: most rows have none, and inline it made every sample 300 bytes larger to move.
+    /// Boxed: letta-evals rows have none, and inline it made every sample 300 bytes larger to
+    /// move.
     pub expected: Option<Box<Expected>>,
     pub reference_output: Option<String>,
     pub reference_tools: Vec<String>,
