@@ -264,9 +264,10 @@ pub fn validate(
 /// Items per unit of parallel work when no grader waits on the network.
 const BATCH: usize = 256;
 
-/// Receives results in stream order, each with its line of `results.jsonl` (newline included).
+/// Receives results in stream order, a batch at a time, with their lines of `results.jsonl`
+/// (one a result, in the same order, each with its newline).
 pub trait Sink: Send {
-    fn write(&mut self, result: &SampleResult, line: &[u8]) -> std::io::Result<()>;
+    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()>;
 }
 
 /// The `results.jsonl` lines of a batch of results, serialized on the worker that graded them so
@@ -303,15 +304,21 @@ impl ResultLines {
         lines
     }
 
-    /// The line of the `i`-th result.
-    fn line(&self, i: usize) -> Result<&[u8], String> {
-        match self.ends.get(i) {
-            Some(&end) => Ok(&self.text[i.checked_sub(1).map_or(0, |j| self.ends[j])..end]),
-            None => Err(self
-                .failed
-                .clone()
-                .unwrap_or_else(|| "a result has no line".to_string())),
-        }
+    /// How many results have lines.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The lines of the first `n` results, which must have them.
+    fn first(&self, n: usize) -> &[u8] {
+        &self.text[..n.checked_sub(1).map_or(0, |last| self.ends[last])]
+    }
+
+    /// Why the results past [`ResultLines::len`] have no line.
+    fn failure(&self) -> String {
+        self.failed
+            .clone()
+            .unwrap_or_else(|| "a result has no line".to_string())
     }
 }
 
@@ -473,18 +480,21 @@ impl Pass<'_> {
                 pending.insert(index, (results, lines, graded_on, permit));
                 while let Some((results, lines, graded_on, _permit)) = pending.remove(&next) {
                     next += 1;
-                    for (i, result) in results.iter().enumerate() {
-                        if refused || write_error.is_some() {
-                            break;
-                        }
-                        if refuse_invalid && result.is_invalid_row() {
+                    if !refused && write_error.is_none() {
+                        // The results before the first that is not written go in one write: a
+                        // copy of the whole batch into a buffer cost as much as writing it.
+                        let invalid = refuse_invalid
+                            .then(|| results.iter().position(SampleResult::is_invalid_row))
+                            .flatten();
+                        let n = invalid.unwrap_or(results.len()).min(lines.len());
+                        if let Err(e) = sink.write(&results[..n], lines.first(n)) {
+                            write_error = Some(e.to_string());
+                        } else if invalid == Some(n) {
                             refused = true;
-                            stop.store(true, Ordering::Relaxed);
-                        } else if let Err(e) = lines
-                            .line(i)
-                            .and_then(|line| sink.write(result, line).map_err(|e| e.to_string()))
-                        {
-                            write_error = Some(e);
+                        } else if n < results.len() {
+                            write_error = Some(lines.failure());
+                        }
+                        if refused || write_error.is_some() {
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
@@ -743,9 +753,10 @@ impl ResultsFile {
         &self.path
     }
 
-    /// Appends one line (its newline included).
-    pub fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
-        self.out.write_all(line)?;
+    /// Appends whole lines (their newlines included). Lines longer together than the buffer
+    /// go to the file without a copy into it.
+    pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(lines)?;
         if self.last_flush.elapsed() >= FLUSH_EVERY {
             self.flush()?;
         }
@@ -965,13 +976,14 @@ mod tests {
             })
             .collect();
         let lines = ResultLines::of(&results);
+        assert_eq!(lines.len(), 2);
+        let mut own = Vec::new();
         for (i, result) in results.iter().enumerate() {
-            let line = std::str::from_utf8(lines.line(i).unwrap()).unwrap();
-            let mut own = Vec::new();
             result.write_json(&mut own).unwrap();
-            assert_eq!(line, String::from_utf8(own).unwrap() + "\n");
+            own.push(b'\n');
+            assert_eq!(lines.first(i + 1), own, "the lines of the first {}", i + 1);
         }
-        assert!(lines.line(2).is_err());
+        assert!(lines.first(0).is_empty());
     }
 
     #[test]

@@ -494,14 +494,16 @@ struct RunSink<'a> {
 }
 
 impl Sink for RunSink<'_> {
-    fn write(&mut self, result: &SampleResult, line: &[u8]) -> std::io::Result<()> {
-        self.results.append(line)?;
-        self.aggregator.add(result);
-        if let Some(junit) = self.junit.as_mut() {
-            junit.add(result)?;
+    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
+        self.results.append(lines)?;
+        for result in results {
+            self.aggregator.add(result);
+            if let Some(junit) = self.junit.as_mut() {
+                junit.add(result)?;
+            }
+            self.failing.note(result);
+            self.progress.record(result);
         }
-        self.failing.note(result);
-        self.progress.record(result);
         Ok(())
     }
 }
