@@ -84,6 +84,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string, borrowed from the text when it has no escapes.
+    // Inlined, as `string_end` is into it: a row has about ninety strings, and the calls'
+    // register saves and restores were a tenth of the instructions of a run.
+    #[inline(always)]
     pub fn text(&mut self) -> Option<Cow<'a, str>> {
         if self.peek()? != b'"' {
             return None;
@@ -106,6 +109,7 @@ impl<'a> Scanner<'a> {
     /// The closing quote of the string that opens at `self.at`, and whether it has escapes;
     /// `None` for a string serde refuses even unread: an unknown escape, a short `\u`, a raw
     /// control character, no closing quote.
+    #[inline(always)]
     fn string_end(&mut self) -> Option<(usize, bool)> {
         let bytes = self.bytes();
         let mut at = self.at + 1;
