@@ -51,7 +51,7 @@ fn merge(into: &mut Value, extra: Value) {
     }
 }
 
-fn sample(input: &str, ground_truth: &str) -> Sample {
+fn sample(input: &str, ground_truth: &str) -> Sample<'static> {
     Sample {
         input: Some(Texts::One(input.into())),
         ground_truth: Some(Texts::One(ground_truth.into())),
@@ -70,7 +70,7 @@ fn assert_keyless(grade: &Grade) {
 }
 
 /// Builds a [`Sample`] from a vector's `sample` object.
-fn vector_sample(value: &Value) -> Sample {
+fn vector_sample(value: &Value) -> Sample<'static> {
     let texts =
         |v: &Value| (!v.is_null()).then(|| serde_json::from_value(v.clone()).expect("texts"));
     Sample {

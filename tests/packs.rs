@@ -48,31 +48,31 @@ fn config_error(pack: &Pack, grader: &str, config: Value) -> String {
     }
 }
 
-fn run(events: Vec<Event>) -> Trajectory {
+fn run(events: Vec<Event<'_>>) -> Trajectory<'_> {
     Trajectory {
         turns: vec![events],
         ..Trajectory::default()
     }
 }
 
-fn say(text: &str) -> Event {
+fn say(text: &str) -> Event<'_> {
     Event::Assistant {
-        content: Content::Text(text.to_string()),
+        content: Content::Text(text.into()),
     }
 }
 
-fn call(name: &str, arguments: &str) -> Event {
+fn call<'a>(name: &'a str, arguments: &'a str) -> Event<'a> {
     Event::ToolCall(ToolCall {
-        id: String::new(),
-        name: name.to_string(),
-        arguments: arguments.to_string(),
+        id: "".into(),
+        name: name.into(),
+        arguments: arguments.into(),
         failed: false,
     })
 }
 
-fn llm(total_tokens: u64) -> Event {
+fn llm(total_tokens: u64) -> Event<'static> {
     Event::LlmCall(LlmCall {
-        model: Some("gpt-4o-mini".to_string()),
+        model: Some("gpt-4o-mini".into()),
         tokens: Some(Tokens {
             prompt_tokens: total_tokens / 2,
             completion_tokens: total_tokens - total_tokens / 2,
@@ -82,7 +82,7 @@ fn llm(total_tokens: u64) -> Event {
     })
 }
 
-fn with_ground_truth(truth: &str) -> Sample {
+fn with_ground_truth(truth: &str) -> Sample<'static> {
     Sample {
         ground_truth: Some(Texts::One(truth.to_string())),
         ..Sample::default()
@@ -221,7 +221,7 @@ fn confirmation_reads_the_final_output() {
     let formats = load("formats", packs::FORMATS);
     let graded = |output: &str| {
         let trajectory = Trajectory {
-            output: Some(output.to_string()),
+            output: Some(output.into()),
             ..run(vec![say("not this one")])
         };
         grade(
@@ -440,7 +440,7 @@ fn the_sdk_sees_every_field_of_the_canonical_model() {
                     content: Content::Parts(vec!["hi".into()]),
                 },
                 Event::Assistant {
-                    content: Content::Parts(vec!["a".into(), String::new(), "b".into()]),
+                    content: Content::Parts(vec!["a".into(), "".into(), "b".into()]),
                 },
                 Event::ToolCall(ToolCall {
                     id: "c1".into(),

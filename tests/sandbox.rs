@@ -46,7 +46,7 @@ fn adversary() -> &'static Pack {
     PACK.get_or_init(|| adversary_with(Limits::default()))
 }
 
-fn sample() -> Sample {
+fn sample() -> Sample<'static> {
     Sample {
         id: Some(SampleId::Str("s-1".to_string())),
         ground_truth: Some(Texts::One("42".to_string())),
@@ -58,25 +58,25 @@ fn sample() -> Sample {
     }
 }
 
-fn trajectory() -> Trajectory {
+fn trajectory() -> Trajectory<'static> {
     Trajectory {
         turns: vec![
             vec![
                 Event::User {
-                    content: Content::Text("what is 6 x 7?".to_string()),
+                    content: Content::Text("what is 6 x 7?".into()),
                 },
                 Event::ToolCall(ToolCall {
-                    id: "c1".to_string(),
-                    name: "calculator".to_string(),
-                    arguments: r#"{"expr": "6*7"}"#.to_string(),
+                    id: "c1".into(),
+                    name: "calculator".into(),
+                    arguments: r#"{"expr": "6*7"}"#.into(),
                     failed: false,
                 }),
             ],
             vec![Event::Assistant {
-                content: Content::Parts(vec!["it is".to_string(), "42".to_string()]),
+                content: Content::Parts(vec!["it is".into(), "42".into()]),
             }],
         ],
-        output: Some("42".to_string()),
+        output: Some("42".into()),
         ..Trajectory::default()
     }
 }

@@ -47,26 +47,26 @@ fn interpreter_pack(dir: &str) -> Option<String> {
     path.is_file().then(|| path.display().to_string())
 }
 
-fn sample() -> (Sample, Trajectory) {
+fn sample() -> (Sample<'static>, Trajectory<'static>) {
     let sample = Sample {
         id: Some(SampleId::Int(7)),
-        input: Some(Texts::One("Find a flight from SFO to JFK".to_string())),
+        input: Some(Texts::One("Find a flight from SFO to JFK".into())),
         ground_truth: Some(Texts::One("UA 15".to_string())),
         ..Sample::default()
     };
     let trajectory = Trajectory {
         turns: vec![vec![
             Event::User {
-                content: Content::Text("Find a flight from SFO to JFK".to_string()),
+                content: Content::Text("Find a flight from SFO to JFK".into()),
             },
             Event::ToolCall(ToolCall {
-                id: "call-1".to_string(),
-                name: "search_flights".to_string(),
-                arguments: r#"{"from": "SFO", "to": "JFK", "date": "2026-12-01"}"#.to_string(),
+                id: "call-1".into(),
+                name: "search_flights".into(),
+                arguments: r#"{"from": "SFO", "to": "JFK", "date": "2026-12-01"}"#.into(),
                 failed: false,
             }),
             Event::Assistant {
-                content: Content::Text("UA 15 leaves at 08:00.".to_string()),
+                content: Content::Text("UA 15 leaves at 08:00.".into()),
             },
         ]],
         ..Trajectory::default()

@@ -130,7 +130,7 @@ impl RowParser {
     }
 
     /// Parses an item into a sample.
-    pub fn parse(&self, item: &Item) -> Result<Sample, RowError> {
+    pub fn parse<'i>(&self, item: &'i Item) -> Result<Sample<'i>, RowError> {
         let mut sample = self.parse_row(&item.row)?;
         if let Some(run) = &item.run {
             let (trajectory, agent_state) = self.parse_run(run)?;
@@ -143,10 +143,10 @@ impl RowParser {
     }
 
     /// A run record's trajectory and memory, read in one pass where it can be (as rows are).
-    fn parse_run(
+    fn parse_run<'l>(
         &self,
-        run: &Line,
-    ) -> Result<(Option<trajectory::Trajectory>, Option<AgentState>), RowError> {
+        run: &'l Line,
+    ) -> Result<(Option<trajectory::Trajectory<'l>>, Option<AgentState>), RowError> {
         if let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
             && let Some(trajectory) = self.convert_inline(record.trajectory, run)
         {
@@ -165,7 +165,7 @@ impl RowParser {
     /// error anywhere, a trajectory whose shape is not the suite's format or that detection
     /// alone cannot place) is parsed again the general way, whose result and errors are the
     /// authoritative ones.
-    fn parse_row(&self, line: &Line) -> Result<Sample, RowError> {
+    fn parse_row<'l>(&self, line: &'l Line) -> Result<Sample<'l>, RowError> {
         let scanning = self.scanning.load(Ordering::Relaxed);
         let sample = self.read_row(line, scanning)?;
         let scanned = sample
@@ -179,7 +179,7 @@ impl RowParser {
     }
 
     /// [`RowParser::parse_row`]'s reading, the scanner tried first if `scan`.
-    fn read_row(&self, line: &Line, scan: bool) -> Result<Sample, RowError> {
+    fn read_row<'l>(&self, line: &'l Line, scan: bool) -> Result<Sample<'l>, RowError> {
         let scanned = scan.then(|| RawRow::scan(&line.text)).flatten();
         if let Some(raw) =
             scanned.or_else(|| serde_json::from_str::<RawRow<Inline>>(&line.text).ok())
@@ -200,11 +200,11 @@ impl RowParser {
     }
 
     /// The inline trajectory converted, or `None` when its shape is not the suite's format.
-    fn convert_inline(
+    fn convert_inline<'a>(
         &self,
-        trajectory: Option<Inline>,
+        trajectory: Option<Inline<'a>>,
         line: &Line,
-    ) -> Option<Result<Option<trajectory::Trajectory>, RowError>> {
+    ) -> Option<Result<Option<trajectory::Trajectory<'a>>, RowError>> {
         match trajectory {
             None => Some(Ok(None)),
             Some(inline) => Some(
@@ -217,7 +217,11 @@ impl RowParser {
     }
 
     /// The sample of a parsed row, but for its trajectory, which is handed back unconverted.
-    fn fields<T>(&self, raw: RawRow<T>, line: &Line) -> Result<(Sample, Option<T>), RowError> {
+    fn fields<'s, T>(
+        &self,
+        raw: RawRow<T>,
+        line: &Line,
+    ) -> Result<(Sample<'s>, Option<T>), RowError> {
         let error = |message: String| row_error(line, 0, message);
         let id = match raw.sample_id.or(raw.id) {
             Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
@@ -269,7 +273,11 @@ impl RowParser {
         Ok((sample, raw.trajectory))
     }
 
-    fn convert(&self, raw: &RawValue, line: &Line) -> Result<trajectory::Trajectory, RowError> {
+    fn convert<'a>(
+        &self,
+        raw: &'a RawValue,
+        line: &Line,
+    ) -> Result<trajectory::Trajectory<'a>, RowError> {
         trajectory::convert(raw, self.format).map_err(|e| row_error(line, 0, e.0))
     }
 
@@ -968,18 +976,21 @@ mod tests {
         let parser = RowParser::new(None, PathBuf::from("."));
         assert!(scanning(&parser));
         let openai = r#"{"id": 1, "trajectory": [{"role": "user", "content": "hi"}]}"#;
-        let sample = parser.parse_row(&line_of(openai)).unwrap();
+        let line = line_of(openai);
+        let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::OpenAi);
         assert!(!scanning(&parser));
         parser.parse_row(&line_of(r#"{"id": 2}"#)).unwrap();
         assert!(scanning(&parser));
         parser.parse_row(&line_of(openai)).unwrap();
         let evaldeck = r#"{"id": 3, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
-        let sample = parser.parse_row(&line_of(evaldeck)).unwrap();
+        let line = line_of(evaldeck);
+        let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::Evaldeck);
         assert!(scanning(&parser));
         parser.parse_row(&line_of(openai)).unwrap();
-        let sample = parser.parse_row(&line_of(SCANNED_ROWS[0])).unwrap();
+        let line = line_of(SCANNED_ROWS[0]);
+        let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::Letta);
         assert!(scanning(&parser));
         assert!(!scanning(&RowParser::new(

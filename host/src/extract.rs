@@ -177,8 +177,8 @@ impl Extractor {
     /// raises while extracting.
     pub fn extract(
         &self,
-        sample: &Sample,
-        trajectory: &Trajectory,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, String> {
         let assistant = || trajectory.assistant_messages().map(Content::flatten);
         Ok(Some(match self {
@@ -219,16 +219,21 @@ impl Extractor {
             Extractor::ToolArguments { tool_name } => trajectory
                 .tool_calls()
                 .find(|call| call.name == *tool_name)
-                .map_or_else(|| NO_ARGUMENTS.to_string(), |call| call.arguments.clone()),
+                .map_or_else(
+                    || NO_ARGUMENTS.to_string(),
+                    |call| call.arguments.to_string(),
+                ),
             Extractor::ToolOutput { tool_name } => {
                 // An empty call id counts as "not found", and the search goes on.
                 let id = trajectory
                     .tool_calls()
                     .find(|call| call.name == *tool_name && !call.id.is_empty())
-                    .map(|call| call.id.as_str());
+                    .map(|call| &*call.id);
                 id.and_then(|id| {
                     trajectory.events().find_map(|event| match event {
-                        Event::ToolReturn(ret) if ret.call_id == id => Some(ret.content.clone()),
+                        Event::ToolReturn(ret) if ret.call_id == id => {
+                            Some(ret.content.to_string())
+                        }
                         _ => None,
                     })
                 })
@@ -439,25 +444,25 @@ pub(crate) mod tests {
             .expect("a built-in")
     }
 
-    fn assistant(text: &str) -> Event {
+    fn assistant<'a>(text: &'a str) -> Event<'a> {
         Event::Assistant {
-            content: Content::Text(text.to_string()),
+            content: Content::Text(text.into()),
         }
     }
 
-    fn call(id: &str, name: &str, arguments: &str) -> Event {
+    fn call<'a>(id: &'a str, name: &'a str, arguments: &'a str) -> Event<'a> {
         Event::ToolCall(ToolCall {
-            id: id.to_string(),
-            name: name.to_string(),
-            arguments: arguments.to_string(),
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
             failed: false,
         })
     }
 
-    fn ret(id: &str, content: &str) -> Event {
+    fn ret<'a>(id: &'a str, content: &'a str) -> Event<'a> {
         Event::ToolReturn(ToolReturn {
-            call_id: id.to_string(),
-            content: content.to_string(),
+            call_id: id.into(),
+            content: content.into(),
             status: ToolStatus::Success,
         })
     }

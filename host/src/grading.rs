@@ -16,7 +16,7 @@ pub const EMPTY_SUBMISSION: &str = "Empty submission - extractor found no conten
 
 /// Grades a sample with every metric of the plan, in order, and applies letta-evals' error
 /// detection. The reward is left to the caller.
-pub async fn grade_sample(plan: &Plan, sample: &Sample) -> SampleResult {
+pub async fn grade_sample(plan: &Plan, sample: &Sample<'_>) -> SampleResult {
     let mut grades = Vec::with_capacity(plan.metrics.len());
     for metric in &plan.metrics {
         let grade = grade_node(&metric.node, sample).await;
@@ -31,7 +31,7 @@ pub async fn grade_sample(plan: &Plan, sample: &Sample) -> SampleResult {
     }
 }
 
-async fn grade_node(node: &Node, sample: &Sample) -> Grade {
+async fn grade_node(node: &Node, sample: &Sample<'_>) -> Grade {
     match node {
         Node::Tool {
             extraction,
@@ -53,7 +53,7 @@ async fn grade_node(node: &Node, sample: &Sample) -> Grade {
 }
 
 /// Checks read the trajectory's final output; it is what they graded.
-fn with_output(mut grade: Grade, sample: &Sample) -> Grade {
+fn with_output(mut grade: Grade, sample: &Sample<'_>) -> Grade {
     if grade.submission.is_empty() {
         grade.submission = sample.trajectory().final_output().unwrap_or_default();
     }
@@ -67,7 +67,11 @@ enum Scorer<'a> {
 }
 
 /// letta-evals' per-turn mode applies when both `input` and `ground_truth` are lists.
-async fn graded_submission(extraction: &Extraction, scorer: Scorer<'_>, sample: &Sample) -> Grade {
+async fn graded_submission(
+    extraction: &Extraction,
+    scorer: Scorer<'_>,
+    sample: &Sample<'_>,
+) -> Grade {
     match (&sample.input, &sample.ground_truth) {
         (Some(Texts::PerTurn(inputs)), Some(Texts::PerTurn(truths))) => {
             per_turn(extraction, scorer, sample, inputs, truths).await
@@ -79,8 +83,8 @@ async fn graded_submission(extraction: &Extraction, scorer: Scorer<'_>, sample: 
 async fn one_turn(
     extraction: &Extraction,
     scorer: Scorer<'_>,
-    sample: &Sample,
-    trajectory: &Trajectory,
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
 ) -> Grade {
     let submission = match guarded_extract(extraction, sample, trajectory) {
         Ok(submission) => submission,
@@ -100,8 +104,8 @@ async fn one_turn(
 /// scores 0 without calling the grader.
 fn guarded_extract(
     extraction: &Extraction,
-    sample: &Sample,
-    trajectory: &Trajectory,
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
 ) -> Result<String, Grade> {
     if trajectory.is_empty() {
         return Err(Grade::fail(EMPTY_TRAJECTORY));
@@ -120,7 +124,7 @@ fn guarded_extract(
 async fn per_turn(
     extraction: &Extraction,
     scorer: Scorer<'_>,
-    sample: &Sample,
+    sample: &Sample<'_>,
     inputs: &[String],
     truths: &[String],
 ) -> Grade {
@@ -182,7 +186,11 @@ async fn per_turn(
 
 /// letta-evals' `detect_errors`: the first grader alone decides whether the sample is an
 /// extraction error; otherwise any grade in error makes it a grading error.
-fn detect_error(plan: &Plan, sample: &Sample, grades: &[(String, Grade)]) -> Option<SampleError> {
+fn detect_error(
+    plan: &Plan,
+    sample: &Sample<'_>,
+    grades: &[(String, Grade)],
+) -> Option<SampleError> {
     if let (Some(metric), Some((_, first))) = (plan.metrics.first(), grades.first())
         && matches!(metric.node, Node::Tool { .. } | Node::Judge { .. })
         && first.status != Status::Error

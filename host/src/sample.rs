@@ -160,9 +160,9 @@ pub struct MemoryBlock {
     pub value: String,
 }
 
-/// One sample, ready to grade.
+/// One sample, ready to grade. Its trajectory may borrow text from the row it was read from.
 #[derive(Debug, Clone, Default)]
-pub struct Sample {
+pub struct Sample<'a> {
     pub id: Option<SampleId>,
     /// 1-based line of the row in its dataset file.
     pub line: usize,
@@ -179,11 +179,11 @@ pub struct Sample {
     pub reference_tools: Vec<String>,
     pub tags: Vec<String>,
     pub metadata: Map<String, Value>,
-    pub trajectory: Option<Trajectory>,
+    pub trajectory: Option<Trajectory<'a>>,
     pub agent_state: Option<AgentState>,
 }
 
-impl Sample {
+impl<'a> Sample<'a> {
     /// The id to report: the row's own id, else its 0-based line index.
     pub fn id(&self) -> SampleId {
         self.id
@@ -200,8 +200,8 @@ impl Sample {
     }
 
     /// The trajectory, or an empty one when the row recorded none.
-    pub fn trajectory(&self) -> &Trajectory {
-        static EMPTY: std::sync::OnceLock<Trajectory> = std::sync::OnceLock::new();
+    pub fn trajectory(&self) -> &Trajectory<'a> {
+        static EMPTY: std::sync::OnceLock<Trajectory<'static>> = std::sync::OnceLock::new();
         self.trajectory
             .as_ref()
             .unwrap_or_else(|| EMPTY.get_or_init(Trajectory::default))

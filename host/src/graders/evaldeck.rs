@@ -220,7 +220,7 @@ impl Check {
     }
 
     /// Grades the sample's trajectory.
-    pub fn grade(&self, sample: &Sample) -> Grade {
+    pub fn grade(&self, sample: &Sample<'_>) -> Grade {
         let trajectory = sample.trajectory();
         let expected = sample.expected.as_deref();
         let from_case = |pick: fn(&Expected) -> Option<&Vec<String>>| {
@@ -682,8 +682,8 @@ mod tests {
     /// Maps an evaldeck trace to the canonical model as the evaldeck converter does: one turn,
     /// an event per step (a tool call followed by its return when it has a result), then the
     /// output as a final assistant message.
-    fn evaldeck_trajectory(trace: &Value) -> Trajectory {
-        let text = |v: &Value| v.as_str().map(str::to_string);
+    fn evaldeck_trajectory(trace: &Value) -> Trajectory<'_> {
+        let text = |v| Value::as_str(v).map(std::borrow::Cow::Borrowed);
         let mut events = Vec::new();
         for step in trace["steps"].as_array().into_iter().flatten() {
             match step["type"].as_str().expect("step type") {
@@ -705,13 +705,15 @@ mod tests {
                     events.push(Event::ToolCall(ToolCall {
                         id: id.clone(),
                         name: text(&step["tool_name"]).unwrap_or_default(),
-                        arguments: step.get("tool_args").map_or("{}".into(), Value::to_string),
+                        arguments: step
+                            .get("tool_args")
+                            .map_or("{}".into(), |args| args.to_string().into()),
                         failed: step["status"] == "failure",
                     }));
                     if !step["tool_result"].is_null() {
                         events.push(Event::ToolReturn(ToolReturn {
                             call_id: id,
-                            content: step["tool_result"].to_string(),
+                            content: step["tool_result"].to_string().into(),
                             status: ToolStatus::Success,
                         }));
                     }
@@ -756,7 +758,7 @@ mod tests {
         total_tokens: u64,
     }
 
-    fn vector_sample(trace: &Value, expected: &Value) -> Sample {
+    fn vector_sample<'a>(trace: &'a Value, expected: &Value) -> Sample<'a> {
         Sample {
             trajectory: Some(evaldeck_trajectory(trace)),
             expected: serde_json::from_value(expected.clone()).expect("expected block"),
@@ -766,7 +768,7 @@ mod tests {
 
     /// A configured check graded on the sample; a static config error (evaldeck finds it only
     /// when grading) becomes an error grade, as evaldeck reports it.
-    fn run_check(grader: &str, params: &Value, sample: &Sample) -> (String, Grade) {
+    fn run_check(grader: &str, params: &Value, sample: &Sample<'_>) -> (String, Grade) {
         let name = check_name(grader).expect("a code check");
         let grade = match Check::new(name, &object(params)) {
             Ok(check) => check.expect("built-in").grade(sample),

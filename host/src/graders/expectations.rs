@@ -9,7 +9,7 @@ use crate::sample::{Expected, Sample};
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`.
-pub fn grade(sample: &Sample) -> Grade {
+pub fn grade(sample: &Sample<'_>) -> Grade {
     let Some(expected) = &sample.expected else {
         return Grade::new(
             0.0,
@@ -149,13 +149,13 @@ mod tests {
     use crate::trajectory::{Content, Event, RunStatus, ToolCall, Trajectory};
     use serde_json::{Value, json};
 
-    fn sample(expected: Option<Value>, output: &str, tools: &[&str]) -> Sample {
+    fn sample<'a>(expected: Option<Value>, output: &'a str, tools: &[&'a str]) -> Sample<'a> {
         let mut events: Vec<Event> = tools
             .iter()
             .map(|t| {
                 Event::ToolCall(ToolCall {
-                    id: String::new(),
-                    name: t.to_string(),
+                    id: "".into(),
+                    name: (*t).into(),
                     arguments: "{}".into(),
                     failed: false,
                 })

@@ -63,7 +63,7 @@ impl Function {
     /// Grades `submission`. A missing or empty ground truth scores 0, as in letta-evals; an
     /// invalid ground-truth regex is an `error` grade (score 0) with the reason. The grade's
     /// `submission` is left to the caller, which owns the text.
-    pub fn grade(self, sample: &Sample, submission: &str) -> Grade {
+    pub fn grade(self, sample: &Sample<'_>, submission: &str) -> Grade {
         let ground_truth = sample.ground_truth_text().filter(|gt| !gt.is_empty());
         match (self, ground_truth) {
             (Function::AsciiPrintableOnly, _) => ascii_printable_only(submission),
@@ -136,7 +136,7 @@ mod tests {
     use crate::trajectory::{Content, Event, ToolCall, ToolReturn, ToolStatus, Trajectory};
     use serde_json::{Map, Value};
 
-    fn sample(ground_truth: Option<&str>) -> Sample {
+    fn sample(ground_truth: Option<&str>) -> Sample<'_> {
         Sample {
             ground_truth: ground_truth.map(|gt| Texts::One(gt.to_string())),
             ..Sample::default()
@@ -211,8 +211,10 @@ mod tests {
     /// Maps letta-evals message dicts to the canonical model as the letta converter does: one
     /// event per message, one `ToolCall` per call of `tool_calls` (else the singular
     /// `tool_call`).
-    fn letta_trajectory(turns: &Value) -> Trajectory {
-        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    fn letta_trajectory(turns: &Value) -> Trajectory<'static> {
+        let text = |v: &Value| -> std::borrow::Cow<'static, str> {
+            v.as_str().unwrap_or_default().to_string().into()
+        };
         let content = |v: &Value| match v {
             Value::Array(parts) => Content::Parts(parts.iter().map(|p| text(&p["text"])).collect()),
             other => Content::Text(text(other)),
@@ -261,7 +263,7 @@ mod tests {
                             },
                         })),
                         other => events.push(Event::Other {
-                            kind: other.to_string(),
+                            kind: other.to_string().into(),
                         }),
                     }
                 }
@@ -274,7 +276,7 @@ mod tests {
         }
     }
 
-    fn vector_sample(v: &Value) -> Sample {
+    fn vector_sample(v: &Value) -> Sample<'static> {
         let s = &v["sample"];
         Sample {
             ground_truth: s["ground_truth"].as_str().map(|gt| Texts::One(gt.into())),

@@ -256,7 +256,7 @@ impl Judge {
     /// letta-evals' check before any sample runs: every placeholder of the grader's rubric is
     /// provided (unless the sample has its own rubric, which is checked instead), and no
     /// `rubric_vars` key shadows a reserved variable.
-    pub fn check_sample(&self, sample: &Sample) -> Result<(), String> {
+    pub fn check_sample(&self, sample: &Sample<'_>) -> Result<(), String> {
         template::check_reserved(&sample.rubric_vars)?;
         match (&sample.rubric, &self.prompt) {
             (Some(rubric), _) => Template::parse(rubric)
@@ -268,7 +268,7 @@ impl Judge {
     }
 
     /// Grades one submission. Every failure is an `error` grade that says why; the run goes on.
-    pub async fn grade(&self, sample: &Sample, submission: &str) -> Grade {
+    pub async fn grade(&self, sample: &Sample<'_>, submission: &str) -> Grade {
         let rubric = match (&sample.rubric, &self.prompt) {
             (Some(rubric), _) => match Template::parse(rubric) {
                 Ok(template) => template.render(sample, submission),

@@ -93,7 +93,7 @@ impl Template {
 
     /// Fills the placeholders from the sample and the submission, as letta-evals'
     /// `build_judge_prompt` does.
-    pub fn render(&self, sample: &Sample, submission: &str) -> Result<String, String> {
+    pub fn render(&self, sample: &Sample<'_>, submission: &str) -> Result<String, String> {
         check_reserved(&sample.rubric_vars)?;
         let mut out = String::new();
         for segment in &self.segments {
@@ -271,7 +271,7 @@ mod tests {
     use crate::sample::Texts;
     use serde_json::json;
 
-    fn sample_from(json: &Value) -> Sample {
+    fn sample_from(json: &Value) -> Sample<'_> {
         let texts = |v: Option<&Value>| {
             v.filter(|v| !v.is_null())
                 .map(|v| serde_json::from_value::<Texts>(v.clone()).expect("texts"))

@@ -527,7 +527,12 @@ pub struct PackGrader {
 impl PackGrader {
     /// Grades one sample in a fresh sandbox. Every failure is an `error` grade with a stable
     /// reason (see the module documentation).
-    pub fn grade(&self, sample: &Sample, trajectory: &Trajectory, submission: &str) -> Grade {
+    pub fn grade(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        submission: &str,
+    ) -> Grade {
         let f = &self.function;
         let wit_sample = wit::sample(sample);
         let wit_trajectory = wit::trajectory(trajectory);
@@ -615,8 +620,8 @@ impl PackExtractor {
     /// `Err` with a stable reason (see the module documentation) when the call failed.
     pub fn extract(
         &self,
-        sample: &Sample,
-        trajectory: &Trajectory,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, String> {
         let f = &self.function;
         let wit_sample = wit::sample(sample);

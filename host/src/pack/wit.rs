@@ -119,7 +119,7 @@ fn export(
         .ok_or_else(|| wasmtime::format_err!("a pack function is missing from its instance"))
 }
 
-pub(super) fn sample(sample: &Sample) -> v0::Sample {
+pub(super) fn sample(sample: &Sample<'_>) -> v0::Sample {
     // A map of JSON values always serializes.
     let json = |map: &serde_json::Map<String, serde_json::Value>| {
         serde_json::to_string(map).unwrap_or_default()
@@ -162,61 +162,61 @@ fn texts(texts: &Texts) -> v0::Texts {
     }
 }
 
-pub(super) fn trajectory(trajectory: &Trajectory) -> v0::Trajectory {
+pub(super) fn trajectory(trajectory: &Trajectory<'_>) -> v0::Trajectory {
     v0::Trajectory {
         turns: trajectory
             .turns
             .iter()
             .map(|turn| turn.iter().map(event).collect())
             .collect(),
-        output: trajectory.output.clone(),
+        output: trajectory.output.as_deref().map(str::to_string),
         status: match trajectory.status {
             RunStatus::Success => v0::RunStatus::Success,
             RunStatus::Failure => v0::RunStatus::Failure,
             RunStatus::Timeout => v0::RunStatus::Timeout,
             RunStatus::Error => v0::RunStatus::Error,
         },
-        input: trajectory.input.clone(),
+        input: trajectory.input.as_deref().map(str::to_string),
         duration_ms: trajectory.duration_ms,
         usage: trajectory.usage.map(tokens),
     }
 }
 
-fn event(event: &Event) -> v0::Event {
+fn event(event: &Event<'_>) -> v0::Event {
     match event {
-        Event::System { text } => v0::Event::System(text.clone()),
+        Event::System { text } => v0::Event::System(text.to_string()),
         Event::User { content: c } => v0::Event::User(content(c)),
         Event::Assistant { content: c } => v0::Event::Assistant(content(c)),
-        Event::Reasoning { text } => v0::Event::Reasoning(text.clone()),
+        Event::Reasoning { text } => v0::Event::Reasoning(text.to_string()),
         Event::ToolCall(call) => v0::Event::ToolCall(v0::ToolCall {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            id: call.id.to_string(),
+            name: call.name.to_string(),
+            arguments: call.arguments.to_string(),
             failed: call.failed,
         }),
         Event::ToolReturn(ret) => v0::Event::ToolReturn(v0::ToolReturn {
-            call_id: ret.call_id.clone(),
-            content: ret.content.clone(),
+            call_id: ret.call_id.to_string(),
+            content: ret.content.to_string(),
             status: match ret.status {
                 ToolStatus::Success => v0::ToolStatus::Success,
                 ToolStatus::Error => v0::ToolStatus::Error,
             },
         }),
         Event::LlmCall(call) => v0::Event::LlmCall(v0::LlmCall {
-            model: call.model.clone(),
-            input: call.input.clone(),
-            output: call.output.clone(),
+            model: call.model.as_deref().map(str::to_string),
+            input: call.input.as_deref().map(str::to_string),
+            output: call.output.as_deref().map(str::to_string),
             tokens: call.tokens.map(tokens),
         }),
-        Event::HumanInput { text } => v0::Event::HumanInput(text.clone()),
-        Event::Other { kind } => v0::Event::Other(kind.clone()),
+        Event::HumanInput { text } => v0::Event::HumanInput(text.as_deref().map(str::to_string)),
+        Event::Other { kind } => v0::Event::Other(kind.to_string()),
     }
 }
 
-fn content(content: &Content) -> v0::Content {
+fn content(content: &Content<'_>) -> v0::Content {
     match content {
-        Content::Text(text) => v0::Content::Text(text.clone()),
-        Content::Parts(parts) => v0::Content::Parts(parts.clone()),
+        Content::Text(text) => v0::Content::Text(text.to_string()),
+        Content::Parts(parts) => v0::Content::Parts(parts.iter().map(|p| p.to_string()).collect()),
     }
 }
 

@@ -9,6 +9,8 @@
 //! [`Event::HumanInput`]. A non-null `output` ends the turn as an assistant message, so the
 //! assistant extractors read it as they read the last message of a Letta run.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -181,14 +183,14 @@ impl Converter for EvaldeckConverter {
         first_byte(raw) == Some(b'{') && is_trace(first_key_among(raw, &DECISIVE_KEYS))
     }
 
-    fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
+    fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
         let Object(trace) = json::parse(raw.get(), || "trajectory".to_string())?;
         from_trace(trace)
     }
 }
 
 /// Converts a recorded trace.
-pub(super) fn from_trace(trace: Trace) -> Result<Trajectory, ConvertError> {
+pub(super) fn from_trace(trace: Trace<'_>) -> Result<Trajectory<'_>, ConvertError> {
     let status = match trace.status.as_ref().map(|s| &*s.0) {
         None | Some("success") => RunStatus::Success,
         Some("failure") => RunStatus::Failure,
@@ -206,7 +208,7 @@ pub(super) fn from_trace(trace: Trace) -> Result<Trajectory, ConvertError> {
     for (index, Object(step)) in steps.into_iter().enumerate() {
         convert_step(step, index, &mut events)?;
     }
-    let output = trace.output.map(Text::into_string);
+    let output = trace.output.map(|t| t.0);
     if let Some(output) = &output {
         events.push(Event::Assistant {
             content: Content::Text(output.clone()),
@@ -217,13 +219,17 @@ pub(super) fn from_trace(trace: Trace) -> Result<Trajectory, ConvertError> {
         turns: vec![events],
         output,
         status,
-        input: trace.input.map(Text::into_string),
+        input: trace.input.map(|t| t.0),
         duration_ms: trace.duration_ms,
         usage: None,
     })
 }
 
-fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(), ConvertError> {
+fn convert_step<'a>(
+    step: Step<'a>,
+    index: usize,
+    events: &mut Vec<Event<'a>>,
+) -> Result<(), ConvertError> {
     let failed = match step.status.as_ref().map(|s| &*s.0) {
         None | Some("success") | Some("pending") => false,
         Some("failure") => true,
@@ -234,7 +240,7 @@ fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(),
             )));
         }
     };
-    let text = |field: Option<Text>| field.map(Text::into_string);
+    let text = |field: Option<Text<'a>>| field.map(|t| t.0);
     let Some(Text(kind)) = step.kind else {
         return Err(ConvertError(format!(
             "trajectory.steps[{index}].type: missing (expected {STEP_TYPES})"
@@ -253,12 +259,12 @@ fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(),
         })),
         "tool_call" => {
             let id = match step.id {
-                Some(id) => id.into_string(),
-                None => format!("step-{index}"),
+                Some(Text(id)) => id,
+                None => format!("step-{index}").into(),
             };
             let arguments = match step.tool_args {
-                None => "{}".to_string(),
-                Some(RawJson(args)) if args.trim_start().starts_with('{') => args.to_string(),
+                None => Cow::Borrowed("{}"),
+                Some(RawJson(args)) if args.trim_start().starts_with('{') => Cow::Borrowed(args),
                 Some(_) => {
                     return Err(ConvertError(format!(
                         "trajectory.steps[{index}].tool_args: expected an object or null"
@@ -304,18 +310,18 @@ fn convert_step(step: Step, index: usize, events: &mut Vec<Event>) -> Result<(),
 }
 
 /// A tool result as text: a JSON string's value, any other value's recorded JSON text.
-fn result_text(RawJson(result): RawJson, index: usize) -> Result<String, ConvertError> {
+fn result_text(RawJson(result): RawJson<'_>, index: usize) -> Result<Cow<'_, str>, ConvertError> {
     let result = result.trim_start();
     if !result.starts_with('"') {
-        return Ok(result.to_string());
+        return Ok(Cow::Borrowed(result));
     }
     // A checked string without escapes is the text between its quotes.
     match result[1..].strip_suffix('"') {
-        Some(plain) if !plain.contains('\\') => Ok(plain.to_string()),
+        Some(plain) if !plain.contains('\\') => Ok(Cow::Borrowed(plain)),
         _ => {
             let Text(text) =
                 json::parse(result, || format!("trajectory.steps[{index}].tool_result"))?;
-            Ok(text.into_owned())
+            Ok(text)
         }
     }
 }
@@ -327,7 +333,7 @@ mod tests {
     use super::*;
     use crate::trajectory::{convert, detect};
 
-    fn evaldeck(text: &str) -> Result<Trajectory, ConvertError> {
+    fn evaldeck(text: &str) -> Result<Trajectory<'_>, ConvertError> {
         let raw: &RawValue = serde_json::from_str(text).unwrap();
         convert(raw, Some(Format::Evaldeck))
     }
@@ -453,7 +459,7 @@ mod tests {
             vec![
                 Event::ToolCall(ToolCall {
                     id: "step-0".into(),
-                    name: String::new(),
+                    name: "".into(),
                     arguments: "{}".into(),
                     failed: false,
                 }),
@@ -476,9 +482,7 @@ mod tests {
                     }),
                     ..LlmCall::default()
                 }),
-                Event::Reasoning {
-                    text: String::new()
-                },
+                Event::Reasoning { text: "".into() },
                 Event::HumanInput { text: None },
             ]
         );
@@ -597,8 +601,8 @@ mod tests {
             if trace.is_null() {
                 continue;
             }
-            let trajectory = evaldeck(&serde_json::to_string(trace).unwrap())
-                .unwrap_or_else(|e| panic!("{e} in {vector}"));
+            let text = serde_json::to_string(trace).unwrap();
+            let trajectory = evaldeck(&text).unwrap_or_else(|e| panic!("{e} in {vector}"));
             converted += 1;
             let steps = trace["steps"].as_array().unwrap();
             let count_of = |t: &str| steps.iter().filter(|s| s["type"] == t).count();

@@ -27,12 +27,12 @@ pub struct Inline<'a>(Structure<'a>);
 enum Structure<'a> {
     Letta(Vec<letta::Turn<'a, letta::InPlace>>),
     /// Converted as the [`Scanner`] read it.
-    LettaConverted(Result<Trajectory, ConvertError>),
+    LettaConverted(Result<Trajectory<'a>, ConvertError>),
     OpenAi(Vec<Object<openai::Message<'a>>>),
     Evaldeck(evaldeck::Trace<'a>),
 }
 
-impl Inline<'_> {
+impl<'a> Inline<'a> {
     pub fn format(&self) -> Format {
         match self.0 {
             Structure::Letta(_) | Structure::LettaConverted(_) => Format::Letta,
@@ -43,7 +43,7 @@ impl Inline<'_> {
 
     /// The converted trajectory, or `None` when `format` is forced and is not the one the shape
     /// showed (the forced format's converter must then read the raw text).
-    pub fn convert(self, format: Option<Format>) -> Option<Result<Trajectory, ConvertError>> {
+    pub fn convert(self, format: Option<Format>) -> Option<Result<Trajectory<'a>, ConvertError>> {
         if format.is_some_and(|forced| forced != self.format()) {
             return None;
         }
@@ -54,9 +54,7 @@ impl Inline<'_> {
             Structure::Evaldeck(trace) => evaldeck::from_trace(trace),
         })
     }
-}
 
-impl<'a> Inline<'a> {
     /// A Letta trajectory (a list of turns) or an evaldeck trace read by the [`Scanner`], which
     /// leaves every other shape to serde.
     pub fn scan(scanner: &mut Scanner<'a>) -> Option<Inline<'a>> {

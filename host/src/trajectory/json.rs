@@ -172,10 +172,6 @@ const STOP: &str = "scan stopped early";
 pub(super) struct Text<'a>(pub Cow<'a, str>);
 
 impl<'a> Text<'a> {
-    pub(super) fn into_string(self) -> String {
-        self.0.into_owned()
-    }
-
     /// An `Option<Text>` read by the [`Scanner`], as serde reads it.
     pub(super) fn scan_nullable(scanner: &mut Scanner<'a>) -> Option<Option<Text<'a>>> {
         scanner.nullable(|s| s.text().map(Text))
@@ -325,20 +321,20 @@ impl<'a> RawContent<'a> {
 
     /// The canonical content. `at` names where this content sits, for the error of a text part
     /// without text.
-    pub(super) fn into_content(self, at: impl Fn() -> String) -> Result<Content, ConvertError> {
+    pub(super) fn into_content(self, at: impl Fn() -> String) -> Result<Content<'a>, ConvertError> {
         match self {
-            RawContent::Text(text) => Ok(Content::Text(text.into_owned())),
+            RawContent::Text(text) => Ok(Content::Text(text)),
             RawContent::Parts(parts) => parts
                 .into_iter()
                 .enumerate()
                 .map(|(i, Object(part))| {
                     let is_text = part.kind.as_ref().is_none_or(|k| k.0 == "text");
                     match (is_text, part.text) {
-                        (true, Some(text)) => Ok(text.into_string()),
+                        (true, Some(Text(text))) => Ok(text),
                         (true, None) => {
                             Err(missing(&format!("{}[{i}]", at()), "text", "a text part"))
                         }
-                        (false, _) => Ok(String::new()),
+                        (false, _) => Ok(Cow::Borrowed("")),
                     }
                 })
                 .collect::<Result<_, _>>()
@@ -423,7 +419,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             content.into_content(|| "c".into()).unwrap(),
-            Content::Parts(vec!["a".into(), String::new(), "b".into()])
+            Content::Parts(vec!["a".into(), "".into(), "b".into()])
         );
     }
 

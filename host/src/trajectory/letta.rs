@@ -144,7 +144,7 @@ impl<'a> Message<'a, InPlace> {
 /// serde reads, its first error included.
 pub(super) fn scan_trajectory<'a>(
     scanner: &mut Scanner<'a>,
-) -> Option<Result<Trajectory, ConvertError>> {
+) -> Option<Result<Trajectory<'a>, ConvertError>> {
     let mut conversion = Conversion::default();
     let mut failed = None;
     scanner.list(|s| {
@@ -305,7 +305,7 @@ impl Converter for LettaConverter {
         bytes.next() == Some(b'[') && matches!(bytes.next(), Some(b'[' | b']'))
     }
 
-    fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
+    fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
         from_turns::<Raw>(json::parse(raw.get(), || "trajectory".to_string())?)
     }
 }
@@ -316,7 +316,7 @@ pub(super) type Turn<'a, R> = Vec<Object<Message<'a, R>>>;
 /// Converts the recorded turns.
 pub(super) fn from_turns<'a, R: Recorded<'a>>(
     turns: Vec<Turn<'a, R>>,
-) -> Result<Trajectory, ConvertError> {
+) -> Result<Trajectory<'a>, ConvertError> {
     let mut conversion = Conversion::default();
     for messages in turns {
         conversion.start_turn(messages.len() * 3 / 2 + 1);
@@ -331,7 +331,7 @@ pub(super) fn from_turns<'a, R: Recorded<'a>>(
 #[derive(Default)]
 struct Conversion<'a> {
     steps: Steps<'a>,
-    turns: Vec<Vec<Event>>,
+    turns: Vec<Vec<Event<'a>>>,
 }
 
 impl<'a> Conversion<'a> {
@@ -353,7 +353,7 @@ impl<'a> Conversion<'a> {
         convert_message(message, at, &mut self.steps, &mut self.turns[turn])
     }
 
-    fn finish(self) -> Trajectory {
+    fn finish(self) -> Trajectory<'a> {
         Trajectory {
             format: Format::Letta,
             turns: self.turns,
@@ -376,7 +376,7 @@ fn convert_message<'a, R: Recorded<'a>>(
     message: Message<'a, R>,
     at: At,
     steps: &mut Steps<'a>,
-    events: &mut Vec<Event>,
+    events: &mut Vec<Event<'a>>,
 ) -> Result<(), ConvertError> {
     let Some(Text(message_type)) = message.message_type else {
         return Err(ConvertError(format!(
@@ -395,14 +395,14 @@ fn convert_message<'a, R: Recorded<'a>>(
             required(field, at, "content", &message_type)?.read(|| at.field("content"))?;
         raw.into_content(|| at.field("content"))
     };
-    let text = |field: Option<R::Text>, name: &str| -> Result<String, ConvertError> {
+    let text = |field: Option<R::Text>, name: &str| -> Result<Cow<'a, str>, ConvertError> {
         let Text(text) = required(field, at, name, &message_type)?.read(|| at.field(name))?;
-        Ok(text.into_owned())
+        Ok(text)
     };
 
     let event = match kind {
         Kind::System => Event::System {
-            text: content(message.content)?.flatten(),
+            text: content(message.content)?.flatten().into(),
         },
         Kind::User => Event::User {
             content: content(message.content)?,
@@ -417,7 +417,7 @@ fn convert_message<'a, R: Recorded<'a>>(
         Kind::HiddenReasoning => Event::Reasoning {
             text: match message.hidden_reasoning {
                 Some(field) => text(Some(field), "hidden_reasoning")?,
-                None => String::new(),
+                None => Cow::Borrowed(""),
             },
         },
         Kind::ToolCall => {
@@ -432,7 +432,7 @@ fn convert_message<'a, R: Recorded<'a>>(
         Kind::ToolReturn => Event::ToolReturn(ToolReturn {
             call_id: text(message.tool_call_id, "tool_call_id")?,
             content: text(message.tool_return, "tool_return")?,
-            status: match text(message.status, "status")?.as_str() {
+            status: match &*text(message.status, "status")? {
                 "success" => ToolStatus::Success,
                 "error" => ToolStatus::Error,
                 other => {
@@ -443,9 +443,7 @@ fn convert_message<'a, R: Recorded<'a>>(
                 }
             },
         }),
-        Kind::Other => Event::Other {
-            kind: message_type.into_owned(),
-        },
+        Kind::Other => Event::Other { kind: message_type },
     };
     events.push(event);
     Ok(())
@@ -454,12 +452,12 @@ fn convert_message<'a, R: Recorded<'a>>(
 /// The calls of a `tool_call_message`: `tool_calls` when non-empty, else `tool_call`.
 fn tool_calls<'a, R: Recorded<'a>>(
     many: Option<R::Calls>,
-    one: Option<RawJson>,
+    one: Option<RawJson<'a>>,
     at: At,
     message_type: &str,
-    events: &mut Vec<Event>,
+    events: &mut Vec<Event<'a>>,
 ) -> Result<(), ConvertError> {
-    let many: Vec<Object<RawToolCall>> = match many {
+    let many: Vec<Object<RawToolCall<'a>>> = match many {
         Some(field) => field.read(|| at.field("tool_calls"))?,
         None => Vec::new(),
     };
@@ -476,9 +474,9 @@ fn tool_calls<'a, R: Recorded<'a>>(
     };
     events.extend(calls.into_iter().map(|Object(call)| {
         Event::ToolCall(ToolCall {
-            id: call.tool_call_id.map(Text::into_string).unwrap_or_default(),
-            name: call.name.map(Text::into_string).unwrap_or_default(),
-            arguments: call.arguments.map(Text::into_string).unwrap_or_default(),
+            id: call.tool_call_id.map(|t| t.0).unwrap_or_default(),
+            name: call.name.map(|t| t.0).unwrap_or_default(),
+            arguments: call.arguments.map(|t| t.0).unwrap_or_default(),
             failed: false,
         })
     }));
@@ -492,7 +490,7 @@ mod tests {
     use super::*;
     use crate::trajectory::{Content, convert, detect};
 
-    fn letta(text: &str) -> Result<Trajectory, ConvertError> {
+    fn letta(text: &str) -> Result<Trajectory<'_>, ConvertError> {
         let raw: &RawValue = serde_json::from_str(text).unwrap();
         convert(raw, Some(Format::Letta))
     }
@@ -515,7 +513,7 @@ mod tests {
         assert!(ids.listed.is_empty());
     }
 
-    fn events(text: &str) -> Vec<Vec<Event>> {
+    fn events(text: &str) -> Vec<Vec<Event<'_>>> {
         letta(text).unwrap().turns
     }
 
@@ -523,7 +521,7 @@ mod tests {
         letta(text).unwrap_err().0
     }
 
-    fn call(id: &str, name: &str, arguments: &str) -> Event {
+    fn call<'a>(id: &'a str, name: &'a str, arguments: &'a str) -> Event<'a> {
         Event::ToolCall(ToolCall {
             id: id.into(),
             name: name.into(),
@@ -532,11 +530,11 @@ mod tests {
         })
     }
 
-    fn llm() -> Event {
+    fn llm() -> Event<'static> {
         Event::LlmCall(LlmCall::default())
     }
 
-    fn reasoning(text: &str) -> Event {
+    fn reasoning<'a>(text: &'a str) -> Event<'a> {
         Event::Reasoning { text: text.into() }
     }
 
@@ -605,7 +603,7 @@ mod tests {
               {"message_type":"assistant_message","content":[{"type":"text","text":"ok","signature":"sig"}]}
             ]]"#,
         );
-        let other = |kind: &str| Event::Other { kind: kind.into() };
+        let other = |kind: &'static str| Event::Other { kind: kind.into() };
         assert_eq!(
             turns,
             vec![vec![
@@ -613,7 +611,7 @@ mod tests {
                     text: "be brief".into()
                 },
                 Event::User {
-                    content: Content::Parts(vec!["look".into(), String::new()])
+                    content: Content::Parts(vec!["look".into(), "".into()])
                 },
                 llm(),
                 reasoning(""),
@@ -731,7 +729,7 @@ mod tests {
               {"message_type":"tool_call_message","tool_call":{},"tool_calls":null}
             ]]"#,
         );
-        let calls: Vec<&Event> = turns[0]
+        let calls: Vec<&Event<'_>> = turns[0]
             .iter()
             .filter(|e| matches!(e, Event::ToolCall(_)))
             .collect();
@@ -918,8 +916,8 @@ mod tests {
                     let name = config["tool_name"].as_str();
                     let found = trajectory
                         .tool_calls()
-                        .find(|c| Some(c.name.as_str()) == name)
-                        .map(|c| c.arguments.as_str());
+                        .find(|c| Some(&*c.name) == name)
+                        .map(|c| &*c.arguments);
                     match expected_args {
                         Some("{}") if found.is_none() => {}
                         Some(args) => assert_eq!(found, Some(args), "{vector}"),

@@ -12,6 +12,8 @@ mod json;
 mod letta;
 mod openai;
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -20,21 +22,23 @@ pub use inline::Inline;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
 
-/// A recorded agent run in canonical form.
+/// A recorded agent run in canonical form. Its text is borrowed from the recording where the
+/// recording has it as is (a JSON string without escapes): a row's trajectory then costs no
+/// allocation or copy per string.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Trajectory {
+pub struct Trajectory<'a> {
     /// The format the trajectory was converted from.
     pub format: Format,
     /// Turns in order; each holds its events in order. Formats without turn boundaries
     /// (evaldeck, openai) have exactly one turn.
-    pub turns: Vec<Vec<Event>>,
+    pub turns: Vec<Vec<Event<'a>>>,
     /// The run's final output where the recording states one (evaldeck `output`);
     /// [`Trajectory::final_output`] falls back to the last assistant message.
-    pub output: Option<String>,
+    pub output: Option<Cow<'a, str>>,
     /// The run's outcome (evaldeck `status`; `success` for formats that do not record one).
     pub status: RunStatus,
     /// The task given to the agent, where the recording has it.
-    pub input: Option<String>,
+    pub input: Option<Cow<'a, str>>,
     /// Wall-clock duration of the run in milliseconds, where recorded.
     pub duration_ms: Option<f64>,
     /// Token usage of the agent under test, where recorded at run level.
@@ -44,32 +48,32 @@ pub struct Trajectory {
 /// One event of a trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
+pub enum Event<'a> {
     System {
-        text: String,
+        text: Cow<'a, str>,
     },
     User {
-        content: Content,
+        content: Content<'a>,
     },
     Assistant {
-        content: Content,
+        content: Content<'a>,
     },
     Reasoning {
-        text: String,
+        text: Cow<'a, str>,
     },
     /// One tool call. A message that carries several calls becomes several events that share
     /// the message id.
-    ToolCall(ToolCall),
-    ToolReturn(ToolReturn),
+    ToolCall(ToolCall<'a>),
+    ToolReturn(ToolReturn<'a>),
     /// One call of the model. Letta and OpenAI recordings imply these; evaldeck records them.
-    LlmCall(LlmCall),
+    LlmCall(LlmCall<'a>),
     /// Input from a human in the middle of a run (evaldeck `human_input`).
     HumanInput {
-        text: Option<String>,
+        text: Option<Cow<'a, str>>,
     },
     /// A message type no built-in reads (approval, summary, event messages ...), kept by name.
     Other {
-        kind: String,
+        kind: Cow<'a, str>,
     },
 }
 
@@ -77,29 +81,29 @@ pub enum Event {
 /// with a separator.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Content {
-    Text(String),
+pub enum Content<'a> {
+    Text(Cow<'a, str>),
     /// The text of each part; non-text parts (images) are kept as empty strings.
-    Parts(Vec<String>),
+    Parts(Vec<Cow<'a, str>>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCall {
+pub struct ToolCall<'a> {
     /// The call id; empty when the recording has none.
-    pub id: String,
-    pub name: String,
+    pub id: Cow<'a, str>,
+    pub name: Cow<'a, str>,
     /// The arguments exactly as recorded: the JSON text of a Letta/OpenAI `arguments` string, or
     /// the JSON text of an evaldeck `tool_args` object.
-    pub arguments: String,
+    pub arguments: Cow<'a, str>,
     /// Whether the step itself failed (evaldeck step `status: failure`).
     pub failed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolReturn {
-    pub call_id: String,
+pub struct ToolReturn<'a> {
+    pub call_id: Cow<'a, str>,
     /// The tool's output as text. A JSON value that is not a string is kept as its JSON text.
-    pub content: String,
+    pub content: Cow<'a, str>,
     pub status: ToolStatus,
 }
 
@@ -111,10 +115,10 @@ pub enum ToolStatus {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LlmCall {
-    pub model: Option<String>,
-    pub input: Option<String>,
-    pub output: Option<String>,
+pub struct LlmCall<'a> {
+    pub model: Option<Cow<'a, str>>,
+    pub input: Option<Cow<'a, str>>,
+    pub output: Option<Cow<'a, str>>,
     pub tokens: Option<Tokens>,
 }
 
@@ -188,11 +192,11 @@ pub trait Converter: Sync {
     /// detection; must be cheap (look at the first bytes and keys, not the whole document).
     fn detect(&self, raw: &RawValue) -> bool;
     /// Converts the whole trajectory.
-    fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError>;
+    fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError>;
 }
 
 /// Converts `raw` with the given format, or the first format whose shape it has.
-pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory, ConvertError> {
+pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory<'_>, ConvertError> {
     let format = match format {
         Some(format) => format,
         None => detect(raw).ok_or_else(|| {
@@ -212,19 +216,19 @@ pub fn detect(raw: &RawValue) -> Option<Format> {
     Format::ALL.into_iter().find(|f| f.converter().detect(raw))
 }
 
-impl Content {
+impl Content<'_> {
     /// letta-evals' `flatten_content`: text as is; parts joined with a single space.
     pub fn flatten(&self) -> String {
         match self {
-            Content::Text(text) => text.clone(),
+            Content::Text(text) => text.to_string(),
             Content::Parts(parts) => parts.join(" "),
         }
     }
 }
 
-impl Trajectory {
+impl<'a> Trajectory<'a> {
     /// Every event, across turns, in order.
-    pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event> + Clone {
+    pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event<'a>> + Clone {
         self.turns.iter().flatten()
     }
 
@@ -234,7 +238,7 @@ impl Trajectory {
     }
 
     /// Contents of the assistant messages, across turns, in order.
-    pub fn assistant_messages(&self) -> impl DoubleEndedIterator<Item = &Content> + Clone {
+    pub fn assistant_messages(&self) -> impl DoubleEndedIterator<Item = &Content<'a>> + Clone {
         self.events().filter_map(|e| match e {
             Event::Assistant { content } => Some(content),
             _ => None,
@@ -242,7 +246,7 @@ impl Trajectory {
     }
 
     /// Tool calls in order.
-    pub fn tool_calls(&self) -> impl DoubleEndedIterator<Item = &ToolCall> + Clone {
+    pub fn tool_calls(&self) -> impl DoubleEndedIterator<Item = &ToolCall<'a>> + Clone {
         self.events().filter_map(|e| match e {
             Event::ToolCall(call) => Some(call),
             _ => None,
@@ -253,13 +257,13 @@ impl Trajectory {
     /// skipped.
     pub fn tools_called(&self) -> Vec<&str> {
         self.tool_calls()
-            .map(|c| c.name.as_str())
+            .map(|c| &*c.name)
             .filter(|n| !n.is_empty())
             .collect()
     }
 
     /// LLM calls in order.
-    pub fn llm_calls(&self) -> impl Iterator<Item = &LlmCall> {
+    pub fn llm_calls(&self) -> impl Iterator<Item = &LlmCall<'a>> {
         self.events().filter_map(|e| match e {
             Event::LlmCall(call) => Some(call),
             _ => None,
@@ -297,7 +301,8 @@ impl Trajectory {
     /// The final output: the recorded one, else the last assistant message flattened.
     pub fn final_output(&self) -> Option<String> {
         self.output
-            .clone()
+            .as_deref()
+            .map(str::to_string)
             .or_else(|| self.assistant_messages().next_back().map(Content::flatten))
     }
 }

@@ -6,6 +6,8 @@
 //! model), then [`Event::Assistant`] when it has content, then one [`Event::ToolCall`] per entry
 //! of `tool_calls`, whose `function.arguments` string is kept byte for byte.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -80,7 +82,7 @@ impl Converter for OpenAiConverter {
         }
     }
 
-    fn convert(&self, raw: &RawValue) -> Result<Trajectory, ConvertError> {
+    fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
         let at_root = || "trajectory".to_string();
         let (messages, base) = if first_byte(raw) == Some(b'{') {
             let Object(log): Object<ChatLog> = json::parse(raw.get(), at_root)?;
@@ -93,10 +95,10 @@ impl Converter for OpenAiConverter {
 }
 
 /// Converts the recorded messages; `base` is where they sit in the trajectory.
-pub(super) fn from_messages(
-    messages: Vec<Object<Message>>,
+pub(super) fn from_messages<'a>(
+    messages: Vec<Object<Message<'a>>>,
     base: &str,
-) -> Result<Trajectory, ConvertError> {
+) -> Result<Trajectory<'a>, ConvertError> {
     let mut events = Vec::with_capacity(messages.len() * 2);
     for (index, Object(message)) in messages.into_iter().enumerate() {
         convert_message(message, base, index, &mut events)?;
@@ -108,19 +110,19 @@ pub(super) fn from_messages(
     })
 }
 
-fn convert_message(
-    message: Message,
+fn convert_message<'a>(
+    message: Message<'a>,
     base: &str,
     index: usize,
-    events: &mut Vec<Event>,
+    events: &mut Vec<Event<'a>>,
 ) -> Result<(), ConvertError> {
     let content = match message.content {
         Some(raw) => raw.into_content(|| format!("{base}[{index}].content"))?,
-        None => Content::Text(String::new()),
+        None => Content::Text(Cow::Borrowed("")),
     };
     match &*message.role.0 {
         "system" | "developer" => events.push(Event::System {
-            text: content.flatten(),
+            text: content.flatten().into(),
         }),
         "user" => events.push(Event::User { content }),
         "assistant" => {
@@ -139,20 +141,17 @@ fn convert_message(
                     .flatten()
                     .map(|Object(call)| {
                         Event::ToolCall(ToolCall {
-                            id: call.id.map(Text::into_string).unwrap_or_default(),
-                            name: call.function.0.name.into_string(),
-                            arguments: call.function.0.arguments.into_string(),
+                            id: call.id.map(|t| t.0).unwrap_or_default(),
+                            name: call.function.0.name.0,
+                            arguments: call.function.0.arguments.0,
                             failed: false,
                         })
                     }),
             );
         }
         "tool" => events.push(Event::ToolReturn(ToolReturn {
-            call_id: message
-                .tool_call_id
-                .map(Text::into_string)
-                .unwrap_or_default(),
-            content: content.flatten(),
+            call_id: message.tool_call_id.map(|t| t.0).unwrap_or_default(),
+            content: content.flatten().into(),
             status: ToolStatus::Success,
         })),
         other => {
@@ -170,12 +169,12 @@ mod tests {
     use super::*;
     use crate::trajectory::{RunStatus, convert, detect};
 
-    fn openai(text: &str) -> Result<Trajectory, ConvertError> {
+    fn openai(text: &str) -> Result<Trajectory<'_>, ConvertError> {
         let raw: &RawValue = serde_json::from_str(text).unwrap();
         convert(raw, Some(Format::OpenAi))
     }
 
-    fn call(id: &str, name: &str, arguments: &str) -> Event {
+    fn call<'a>(id: &'a str, name: &'a str, arguments: &'a str) -> Event<'a> {
         Event::ToolCall(ToolCall {
             id: id.into(),
             name: name.into(),
@@ -184,7 +183,7 @@ mod tests {
         })
     }
 
-    fn tool_return(call_id: &str, content: &str) -> Event {
+    fn tool_return<'a>(call_id: &'a str, content: &'a str) -> Event<'a> {
         Event::ToolReturn(ToolReturn {
             call_id: call_id.into(),
             content: content.into(),
@@ -219,10 +218,7 @@ mod tests {
                     text: "You are a weather bot.".into()
                 },
                 Event::User {
-                    content: Content::Parts(vec![
-                        "Weather in Paris and Oslo?".into(),
-                        String::new()
-                    ])
+                    content: Content::Parts(vec!["Weather in Paris and Oslo?".into(), "".into()])
                 },
                 Event::LlmCall(LlmCall::default()),
                 call("call_1", "get_weather", r#"{"city": "Paris"}"#),
@@ -270,7 +266,7 @@ mod tests {
                 Event::LlmCall(LlmCall::default()),
                 Event::LlmCall(LlmCall::default()),
                 Event::Assistant {
-                    content: Content::Parts(vec![String::new()])
+                    content: Content::Parts(vec!["".into()])
                 },
             ]
         );
