@@ -121,9 +121,19 @@ pub struct Metadata<'a> {
     rest: &'a Map<String, Value>,
 }
 
-impl Metadata<'_> {
+impl<'a> Metadata<'a> {
     pub fn is_empty(&self) -> bool {
         self.checks.is_empty() && self.rest.is_empty()
+    }
+
+    /// The checks, written first under `checks`.
+    pub fn checks(&self) -> &'a [CheckOutcome] {
+        self.checks
+    }
+
+    /// The other keys, in order.
+    pub fn rest(&self) -> &'a Map<String, Value> {
+        self.rest
     }
 }
 
