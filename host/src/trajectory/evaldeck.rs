@@ -99,12 +99,15 @@ pub(super) fn is_trace(first: Option<&str>) -> bool {
 }
 
 impl<'a> Trace<'a> {
-    /// A trace read by the [`Scanner`], as serde reads it; `None` for an object that is no
-    /// trace by the decisive keys, which serde's path settles.
-    pub(super) fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
+    /// A trace read by the [`Scanner`] and converted step by step as it is read, with no list
+    /// of steps in between: what [`from_trace`] gives for the trace serde reads, its first error
+    /// included; `None` for an object that is no trace by the decisive keys, which serde's path
+    /// settles.
+    pub(super) fn scan(scanner: &mut Scanner<'a>) -> Option<Result<Trajectory<'a>, ConvertError>> {
         let mut trace = Trace::default();
         let mut seen = Seen::default();
         let mut decisive = None;
+        let (mut events, mut failed, mut listed) = (Vec::new(), None, None);
         scanner.object(|s, key| {
             if decisive.is_none() {
                 decisive = DECISIVE_KEYS.into_iter().find(|decisive| *decisive == key);
@@ -115,14 +118,49 @@ impl<'a> Trace<'a> {
                 "output" => seen.set(1, &mut t.output, Text::scan_nullable(s)),
                 "status" => seen.set(2, &mut t.status, Text::scan_nullable(s)),
                 "steps" => {
-                    let steps = s.nullable(|s| s.items(|s| Step::scan(s).map(Object)));
-                    seen.set(3, &mut t.steps, steps)
+                    let mut index = 0;
+                    let steps = s.nullable(|s| {
+                        s.list(|s| {
+                            let step = Step::scan(s)?;
+                            if failed.is_none() {
+                                failed = convert_step(step, index, &mut events).err();
+                            }
+                            index += 1;
+                            Some(())
+                        })
+                    });
+                    seen.set(3, &mut listed, steps)
                 }
                 "duration_ms" => seen.set(4, &mut t.duration_ms, s.nullable(Scanner::float)),
                 _ => s.skip(),
             }
         })?;
-        is_trace(decisive).then_some(trace)
+        if !is_trace(decisive) {
+            return None;
+        }
+        Some(run_status(&trace).and_then(|status| match failed {
+            Some(error) => Err(error),
+            None => Ok(trace.finish(events, status)),
+        }))
+    }
+
+    /// The trajectory of the trace's steps converted to `events`.
+    fn finish(self, mut events: Vec<Event<'a>>, status: RunStatus) -> Trajectory<'a> {
+        let output = self.output.map(|t| t.0);
+        if let Some(output) = &output {
+            events.push(Event::Assistant {
+                content: Content::Text(output.clone()),
+            });
+        }
+        Trajectory {
+            format: Format::Evaldeck,
+            turns: vec![events],
+            output,
+            status,
+            input: self.input.map(|t| t.0),
+            duration_ms: self.duration_ms,
+            usage: None,
+        }
     }
 }
 
@@ -190,39 +228,28 @@ impl Converter for EvaldeckConverter {
 }
 
 /// Converts a recorded trace.
-pub(super) fn from_trace(trace: Trace<'_>) -> Result<Trajectory<'_>, ConvertError> {
-    let status = match trace.status.as_ref().map(|s| &*s.0) {
-        None | Some("success") => RunStatus::Success,
-        Some("failure") => RunStatus::Failure,
-        Some("timeout") => RunStatus::Timeout,
-        Some("error") => RunStatus::Error,
-        Some(other) => {
-            return Err(ConvertError(format!(
-                "trajectory.status: unknown run status `{other}` (expected success, \
-                 failure, timeout or error)"
-            )));
-        }
-    };
-    let steps = trace.steps.unwrap_or_default();
+pub(super) fn from_trace(mut trace: Trace<'_>) -> Result<Trajectory<'_>, ConvertError> {
+    let status = run_status(&trace)?;
+    let steps = trace.steps.take().unwrap_or_default();
     let mut events = Vec::with_capacity(steps.len() + 1);
     for (index, Object(step)) in steps.into_iter().enumerate() {
         convert_step(step, index, &mut events)?;
     }
-    let output = trace.output.map(|t| t.0);
-    if let Some(output) = &output {
-        events.push(Event::Assistant {
-            content: Content::Text(output.clone()),
-        });
+    Ok(trace.finish(events, status))
+}
+
+/// The trace's `status`; a run status evaldeck does not know is the trace's first error.
+fn run_status(trace: &Trace) -> Result<RunStatus, ConvertError> {
+    match trace.status.as_ref().map(|s| &*s.0) {
+        None | Some("success") => Ok(RunStatus::Success),
+        Some("failure") => Ok(RunStatus::Failure),
+        Some("timeout") => Ok(RunStatus::Timeout),
+        Some("error") => Ok(RunStatus::Error),
+        Some(other) => Err(ConvertError(format!(
+            "trajectory.status: unknown run status `{other}` (expected success, failure, \
+             timeout or error)"
+        ))),
     }
-    Ok(Trajectory {
-        format: Format::Evaldeck,
-        turns: vec![events],
-        output,
-        status,
-        input: trace.input.map(|t| t.0),
-        duration_ms: trace.duration_ms,
-        usage: None,
-    })
 }
 
 fn convert_step<'a>(

@@ -30,6 +30,8 @@ enum Structure<'a> {
     LettaConverted(Result<Trajectory<'a>, ConvertError>),
     OpenAi(Vec<Object<openai::Message<'a>>>),
     Evaldeck(evaldeck::Trace<'a>),
+    /// Converted as the [`Scanner`] read it.
+    EvaldeckConverted(Result<Trajectory<'a>, ConvertError>),
 }
 
 impl<'a> Inline<'a> {
@@ -37,7 +39,7 @@ impl<'a> Inline<'a> {
         match self.0 {
             Structure::Letta(_) | Structure::LettaConverted(_) => Format::Letta,
             Structure::OpenAi(_) => Format::OpenAi,
-            Structure::Evaldeck(_) => Format::Evaldeck,
+            Structure::Evaldeck(_) | Structure::EvaldeckConverted(_) => Format::Evaldeck,
         }
     }
 
@@ -52,6 +54,7 @@ impl<'a> Inline<'a> {
             Structure::LettaConverted(converted) => converted,
             Structure::OpenAi(messages) => openai::from_messages(messages, "trajectory"),
             Structure::Evaldeck(trace) => evaldeck::from_trace(trace),
+            Structure::EvaldeckConverted(converted) => converted,
         })
     }
 
@@ -59,7 +62,7 @@ impl<'a> Inline<'a> {
     /// leaves every other shape to serde.
     pub fn scan(scanner: &mut Scanner<'a>) -> Option<Inline<'a>> {
         let structure = if scanner.peek()? == b'{' {
-            Structure::Evaldeck(evaldeck::Trace::scan(scanner)?)
+            Structure::EvaldeckConverted(evaldeck::Trace::scan(scanner)?)
         } else {
             Structure::LettaConverted(letta::scan_trajectory(scanner)?)
         };
@@ -286,6 +289,37 @@ mod tests {
                          "tool_calls": []}]]"#;
         assert!(same_as_general(text, None));
         assert!(convert(serde_json::from_str::<&RawValue>(text).unwrap(), None).is_err());
+    }
+
+    #[test]
+    fn a_scanned_trace_converts_and_fails_as_the_converter_does() {
+        for (text, fails) in [
+            // The run status is checked before the steps, wherever its key is.
+            (
+                r#"{"steps": [{"type": "nope"}], "status": "odd", "output": "o"}"#,
+                true,
+            ),
+            // The first step that fails is the error.
+            (
+                r#"{"steps": [{"type": "tool_call", "status": "odd"}, {"type": "nope"}],
+                    "output": "o"}"#,
+                true,
+            ),
+            (
+                r#"{"input": "i", "steps": [{"type": "llm_call", "model": "m"},
+                    {"type": "tool_call", "tool_name": "f", "tool_result": "r\u00e9"}],
+                    "output": "o", "status": "timeout"}"#,
+                false,
+            ),
+        ] {
+            let scanned = Inline::scan(&mut Scanner::new(text))
+                .unwrap()
+                .convert(None)
+                .unwrap();
+            assert_eq!(scanned.is_err(), fails, "{text}");
+            let general = convert(serde_json::from_str::<&RawValue>(text).unwrap(), None);
+            assert_eq!(scanned, general, "{text}");
+        }
     }
 
     #[test]
