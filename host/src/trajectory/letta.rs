@@ -402,7 +402,7 @@ fn convert_message<'a, R: Recorded<'a>>(
 
     let event = match kind {
         Kind::System => Event::System {
-            text: content(message.content)?.flatten().into(),
+            text: content(message.content)?.into_flat(),
         },
         Kind::User => Event::User {
             content: content(message.content)?,

@@ -216,12 +216,21 @@ pub fn detect(raw: &RawValue) -> Option<Format> {
     Format::ALL.into_iter().find(|f| f.converter().detect(raw))
 }
 
-impl Content<'_> {
+impl<'a> Content<'a> {
     /// letta-evals' `flatten_content`: text as is; parts joined with a single space.
     pub fn flatten(&self) -> String {
         match self {
             Content::Text(text) => text.to_string(),
             Content::Parts(parts) => parts.join(" "),
+        }
+    }
+
+    /// [`Content::flatten`] of content that is not kept: plain text stays as it was read,
+    /// borrowed from the row rather than copied.
+    fn into_flat(self) -> Cow<'a, str> {
+        match self {
+            Content::Text(text) => text,
+            parts => Cow::Owned(parts.flatten()),
         }
     }
 }

@@ -122,7 +122,7 @@ fn convert_message<'a>(
     };
     match &*message.role.0 {
         "system" | "developer" => events.push(Event::System {
-            text: content.flatten().into(),
+            text: content.into_flat(),
         }),
         "user" => events.push(Event::User { content }),
         "assistant" => {
@@ -151,7 +151,7 @@ fn convert_message<'a>(
         }
         "tool" => events.push(Event::ToolReturn(ToolReturn {
             call_id: message.tool_call_id.map(|t| t.0).unwrap_or_default(),
-            content: content.flatten().into(),
+            content: content.into_flat(),
             status: ToolStatus::Success,
         })),
         other => {
