@@ -29,6 +29,52 @@ pub fn lower(s: &str) -> String {
     s.to_lowercase()
 }
 
+/// A text searched as Python's `needle.lower() in text.lower()`. Lowering an ASCII text or
+/// needle never makes or removes a non-ASCII character, so when both are ASCII the search
+/// compares ASCII case-insensitively in place; otherwise the text is lowered once, on the
+/// first search that needs it, and kept for the next.
+pub struct Lowered<'a> {
+    text: &'a str,
+    lowered: std::cell::OnceCell<String>,
+}
+
+impl<'a> Lowered<'a> {
+    pub fn new(text: &'a str) -> Lowered<'a> {
+        Lowered {
+            text,
+            lowered: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Whether `needle.lower()` occurs in the lowered text.
+    pub fn contains(&self, needle: &str) -> bool {
+        if self.text.is_ascii() && needle.is_ascii() {
+            return ascii_contains_ignore_case(self.text.as_bytes(), needle.as_bytes());
+        }
+        self.lowered
+            .get_or_init(|| lower(self.text))
+            .contains(&lower(needle))
+    }
+}
+
+/// Whether `needle` occurs in `haystack`, ASCII letters compared without case.
+fn ascii_contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    let mut from = 0;
+    while let Some(found) = memchr::memchr2(lower, upper, &haystack[from..]) {
+        let start = from + found + 1;
+        match haystack.get(start..start + rest.len()) {
+            Some(window) if window.eq_ignore_ascii_case(rest) => return true,
+            Some(_) => from = start,
+            None => return false,
+        }
+    }
+    false
+}
+
 /// Python's `str.isprintable()` for one character, at CPython 3.11's Unicode 14.0.
 pub fn is_printable(c: char) -> bool {
     let cp = u32::from(c);
@@ -125,6 +171,48 @@ mod tests {
         assert_eq!(lower("STRASSE"), "strasse");
         assert_eq!(lower("Straße"), "straße");
         assert_eq!(lower("İ"), "i\u{307}");
+    }
+
+    #[test]
+    fn lowered_contains_is_pythons_lower_in_lower() {
+        let texts = [
+            "",
+            "a",
+            "Hello World",
+            "HELLO",
+            "xhellx",
+            "ΟΔΟΣ ok",
+            "İstanbul",
+            "\u{212a}elvin",
+            "STRASSE",
+            "Straße",
+            "-1°C and rainy",
+            "aaab",
+        ];
+        let needles = [
+            "",
+            "a",
+            "hello",
+            "WORLD",
+            "lo w",
+            "οδος",
+            "i",
+            "i\u{307}",
+            "kelvin",
+            "straße",
+            "°c",
+            "AAB",
+            "ab",
+            "hello world!",
+            "x",
+        ];
+        for text in texts {
+            let lowered = Lowered::new(text);
+            for needle in needles {
+                let python = lower(text).contains(&lower(needle));
+                assert_eq!(lowered.contains(needle), python, "{needle:?} in {text:?}");
+            }
+        }
     }
 
     #[test]

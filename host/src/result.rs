@@ -75,22 +75,25 @@ impl SampleResult {
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"sample_id\":");
         match &self.sample_id {
-            SampleId::Int(i) => serde_json::to_writer(&mut *out, i)?,
+            SampleId::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
             SampleId::Str(s) => write_str(out, s),
         }
         out.extend_from_slice(b",\"grades\":{");
+        // Graders of one extractor grade the same submission: it is escaped once and its
+        // escaped text copied for the others.
+        let mut submission: Option<(&str, std::ops::Range<usize>)> = None;
         for (i, (key, grade)) in self.grades.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             write_str(out, key);
             out.push(b':');
-            write_grade(out, grade)?;
+            write_grade(out, grade, &mut submission)?;
         }
         out.push(b'}');
         if let Some(reward) = self.reward {
             out.extend_from_slice(b",\"reward\":");
-            serde_json::to_writer(&mut *out, &reward)?;
+            write_f64(out, reward)?;
         }
         if let Some(error) = &self.error {
             out.extend_from_slice(b",\"error\":");
@@ -135,15 +138,28 @@ fn write_metadata(out: &mut Vec<u8>, metadata: &Metadata) -> serde_json::Result<
 }
 
 /// A grade as its derived `Serialize` writes it (a test holds the two together).
-fn write_grade(out: &mut Vec<u8>, grade: &Grade) -> serde_json::Result<()> {
+/// `written` is the last submission written to `out` and where its escaped text lies; one
+/// equal to it is copied from there.
+fn write_grade<'g>(
+    out: &mut Vec<u8>,
+    grade: &'g Grade,
+    written: &mut Option<(&'g str, std::ops::Range<usize>)>,
+) -> serde_json::Result<()> {
     out.extend_from_slice(b"{\"score\":");
-    serde_json::to_writer(&mut *out, &grade.score)?;
+    write_f64(out, grade.score)?;
     out.extend_from_slice(b",\"status\":\"");
     out.extend_from_slice(grade.status.as_str().as_bytes());
     out.extend_from_slice(b"\",\"rationale\":");
     write_str(out, &grade.rationale);
     out.extend_from_slice(b",\"submission\":");
-    write_str(out, &grade.submission);
+    match written {
+        Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
+        _ => {
+            let start = out.len();
+            write_str(out, &grade.submission);
+            *written = Some((&grade.submission, start..out.len()));
+        }
+    }
     let metadata = grade.metadata();
     if !metadata.is_empty() {
         out.extend_from_slice(b",\"metadata\":");
@@ -158,6 +174,19 @@ fn write_grade(out: &mut Vec<u8>, grade: &Grade) -> serde_json::Result<()> {
         serde_json::to_writer(&mut *out, actual)?;
     }
     out.push(b'}');
+    Ok(())
+}
+
+/// A number as serde_json writes an `f64`; the scores 0 and 1, most of them, without
+/// formatting.
+fn write_f64(out: &mut Vec<u8>, value: f64) -> serde_json::Result<()> {
+    if value.to_bits() == 0f64.to_bits() {
+        out.extend_from_slice(b"0.0");
+    } else if value == 1.0 {
+        out.extend_from_slice(b"1.0");
+    } else {
+        serde_json::to_writer(&mut *out, &value)?;
+    }
     Ok(())
 }
 
@@ -316,20 +345,30 @@ mod tests {
             status: Status::Pass,
             message: "called \u{1}search\\".into(),
         }]);
-        for grade in [
+        let same_submission = Grade::scored(0.0, "again").with_submission("line\nbreak");
+        let grades = [
+            full.clone(),
             full,
+            same_submission,
             bare,
             checked,
             only_checks,
             Grade::fail("x"),
             Grade::scored(1e-7, "tiny"),
             Grade::scored(-0.0, "negative zero"),
-        ] {
-            let mut out = Vec::new();
-            write_grade(&mut out, &grade).unwrap();
+            Grade::scored(0.0, "zero"),
+            Grade::scored(1.0, "one"),
+            Grade::scored(f64::INFINITY, "infinite"),
+        ];
+        // One buffer, as for the grades of a result line: a submission equal to the last one
+        // written is copied from it.
+        let (mut out, mut written) = (Vec::new(), None);
+        for grade in &grades {
+            let start = out.len();
+            write_grade(&mut out, grade, &mut written).unwrap();
             assert_eq!(
-                String::from_utf8(out).unwrap(),
-                serde_json::to_string(&grade).unwrap()
+                std::str::from_utf8(&out[start..]).unwrap(),
+                serde_json::to_string(grade).unwrap()
             );
         }
     }
@@ -344,7 +383,7 @@ mod tests {
             }])
             .with_metadata("other", json!(2));
         let mut out = Vec::new();
-        write_grade(&mut out, &grade).unwrap();
+        write_grade(&mut out, &grade, &mut None).unwrap();
         let written = String::from_utf8(out).unwrap();
         assert!(
             written.contains(
@@ -367,8 +406,12 @@ mod tests {
         let mut result = SampleResult {
             sample_id: SampleId::Int(-3),
             grades: vec![
-                ("b \"key\"".into(), Grade::pass("ok")),
-                ("a".into(), Grade::fail("no")),
+                (
+                    "b \"key\"".into(),
+                    Grade::pass("ok").with_submission("s\t1"),
+                ),
+                ("a".into(), Grade::fail("no").with_submission("s\t1")),
+                ("c".into(), Grade::fail("no")),
             ],
             reward: Some(0.5),
             error: Some(SampleError {
@@ -378,7 +421,7 @@ mod tests {
         };
         assert_eq!(
             line(&result),
-            r#"{"sample_id":-3,"grades":{"b \"key\"":{"score":1.0,"status":"pass","rationale":"ok","submission":""},"a":{"score":0.0,"status":"fail","rationale":"no","submission":""}},"reward":0.5,"error":{"category":"grading","message":"boom"}}"#
+            r#"{"sample_id":-3,"grades":{"b \"key\"":{"score":1.0,"status":"pass","rationale":"ok","submission":"s\t1"},"a":{"score":0.0,"status":"fail","rationale":"no","submission":"s\t1"},"c":{"score":0.0,"status":"fail","rationale":"no","submission":""}},"reward":0.5,"error":{"category":"grading","message":"boom"}}"#
         );
         result.sample_id = SampleId::Str("id\n1".into());
         result.grades.clear();

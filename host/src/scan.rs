@@ -233,6 +233,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads an object, handing each key to `field`, which reads or skips its value.
+    #[inline(always)]
     pub fn object(&mut self, mut field: impl FnMut(&mut Self, &str) -> Option<()>) -> Option<()> {
         self.elements(b'{', b'}', |scanner| {
             let key = scanner.text()?;
@@ -242,12 +243,14 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads a list, calling `item` at each element, which reads or skips it.
+    #[inline(always)]
     pub fn list(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.elements(b'[', b']', item)
     }
 
     /// Reads the comma-separated elements between `open` and `close`, calling `element` at
     /// each.
+    #[inline(always)]
     fn elements(
         &mut self,
         open: u8,

@@ -428,16 +428,12 @@ fn output_contains(
         return Grade::pass("No values to check");
     }
     let text = output.as_deref().unwrap_or_default();
-    let haystack = if case_sensitive {
-        text.to_string()
-    } else {
-        python::lower(text)
-    };
+    let lowered = python::Lowered::new(text);
     let present = |value: &String| {
         if case_sensitive {
-            haystack.contains(value.as_str())
+            text.contains(value.as_str())
         } else {
-            haystack.contains(&python::lower(value))
+            lowered.contains(value)
         }
     };
     let grade = if contains {

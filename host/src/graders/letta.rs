@@ -76,7 +76,7 @@ impl Function {
                 verdict(matched, ["Exact match: True", "Exact match: False"])
             }
             (Function::Contains, Some(gt)) => {
-                let found = python::lower(submission).contains(&python::lower(gt));
+                let found = python::Lowered::new(submission).contains(gt);
                 verdict(
                     found,
                     [

@@ -107,7 +107,8 @@ impl<'a> Trace<'a> {
         let mut trace = Trace::default();
         let mut seen = Seen::default();
         let mut decisive = None;
-        let (mut events, mut failed, mut listed) = (Vec::new(), None, None);
+        // Room for a short trace's steps and its output without growing the list.
+        let (mut events, mut failed, mut listed) = (Vec::with_capacity(8), None, None);
         scanner.object(|s, key| {
             if decisive.is_none() {
                 decisive = DECISIVE_KEYS.into_iter().find(|decisive| *decisive == key);
