@@ -419,6 +419,40 @@ struct Runs {
     passed: u32,
 }
 
+/// How many ids of a single run each had nothing graded, a failed run, a passed run.
+#[derive(Debug, Clone, Default)]
+struct Singles([u64; 3]);
+
+impl Singles {
+    const RUNS: [Runs; 3] = [
+        Runs {
+            graded: 0,
+            passed: 0,
+        },
+        Runs {
+            graded: 1,
+            passed: 0,
+        },
+        Runs {
+            graded: 1,
+            passed: 1,
+        },
+    ];
+
+    /// The count of ids whose one run gave `runs` (at most one graded run, passed or not).
+    fn count(&mut self, runs: Runs) -> &mut u64 {
+        &mut self.0[(runs.graded + runs.passed) as usize]
+    }
+
+    /// Every counted id's runs, in the order of [`Singles::RUNS`].
+    fn runs(&self) -> impl Iterator<Item = Runs> + Clone + '_ {
+        Self::RUNS
+            .iter()
+            .zip(self.0)
+            .flat_map(|(&runs, n)| std::iter::repeat_n(runs, n as usize))
+    }
+}
+
 /// Streams [`SampleResult`]s into a [`Summary`] in memory that does not grow with the rows.
 #[derive(Debug)]
 pub struct Aggregator {
@@ -430,8 +464,8 @@ pub struct Aggregator {
     runs: BTreeMap<SampleId, Box<[Runs]>>,
     repeated: bool,
     tracking: Tracking,
-    /// Per metric: how many single-run ids had each (graded, passed) pair.
-    singles: Vec<BTreeMap<(u32, u32), u64>>,
+    /// Per metric: how many single-run ids had each of the pairs a single run can give.
+    singles: Vec<Singles>,
     single_ids: u64,
     scratch: Box<[Runs]>,
 }
@@ -466,7 +500,7 @@ impl Aggregator {
             runs: BTreeMap::new(),
             repeated: false,
             tracking: Tracking::All,
-            singles: vec![BTreeMap::new(); n],
+            singles: vec![Singles::default(); n],
             single_ids: 0,
             scratch: vec![Runs::default(); n].into(),
         }
@@ -528,7 +562,7 @@ impl Aggregator {
                 Self::runs_of(&self.keys, result, &mut self.scratch);
                 self.single_ids += 1;
                 for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
-                    *single.entry((runs.graded, runs.passed)).or_default() += 1;
+                    *single.count(*runs) += 1;
                 }
             }
         }
@@ -556,12 +590,8 @@ impl Aggregator {
         }
         Self::runs_of(&self.keys, result, &mut self.scratch);
         for (single, runs) in self.singles.iter_mut().zip(self.scratch.iter()) {
-            if let Entry::Occupied(mut entry) = single.entry((runs.graded, runs.passed)) {
-                *entry.get_mut() -= 1;
-                if *entry.get() == 0 {
-                    entry.remove();
-                }
-            }
+            let count = single.count(*runs);
+            *count = count.saturating_sub(1);
         }
         self.single_ids -= 1;
         self.add_runs(result.sample_id.clone());
@@ -612,11 +642,7 @@ impl Aggregator {
             .map(|(index, (key, metric))| {
                 let n = metric.scores.len();
                 let (pass_at_k, pass_hat_k) = if self.repeated {
-                    let singles = self.singles[index]
-                        .iter()
-                        .flat_map(|(&(graded, passed), &n)| {
-                            std::iter::repeat_n(Runs { graded, passed }, n as usize)
-                        });
+                    let singles = self.singles[index].runs();
                     repeated_runs(self.runs.values().map(|runs| runs[index]).chain(singles))
                 } else {
                     (None, None)
