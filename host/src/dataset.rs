@@ -180,19 +180,23 @@ impl RowParser {
 
     /// [`RowParser::parse_row`]'s reading, the scanner tried first if `scan`.
     fn read_row<'l>(&self, line: &'l Line, scan: bool) -> Result<Sample<'l>, RowError> {
-        let scanned = scan.then(|| RawRow::scan(&line.text)).flatten();
-        if let Some(raw) =
-            scanned.or_else(|| serde_json::from_str::<RawRow<Inline>>(&line.text).ok())
-        {
-            let (mut sample, inline) = self.fields(raw, line)?;
-            if let Some(trajectory) = self.convert_inline(inline, line) {
+        // Read in place: a row is 600 bytes, and each move of it was a copy.
+        let mut raw = RawRow::default();
+        let read = (scan && RawRow::scan(&line.text, &mut raw).is_some())
+            || serde_json::from_str::<RawRow<Inline>>(&line.text).is_ok_and(|read| {
+                raw = read;
+                true
+            });
+        if read {
+            let mut sample = self.fields(&mut raw, line)?;
+            if let Some(trajectory) = self.convert_inline(raw.trajectory.take(), line) {
                 sample.trajectory = trajectory?;
                 return Ok(sample);
             }
         }
-        let raw: RawRow = parse_json(line)?;
-        let (mut sample, trajectory) = self.fields(raw, line)?;
-        sample.trajectory = match trajectory {
+        let mut raw: RawRow = parse_json(line)?;
+        let mut sample = self.fields(&mut raw, line)?;
+        sample.trajectory = match raw.trajectory.take() {
             Some(raw) => Some(self.convert(raw, line)?),
             None => None,
         };
@@ -216,20 +220,17 @@ impl RowParser {
         }
     }
 
-    /// The sample of a parsed row, but for its trajectory, which is handed back unconverted.
-    fn fields<'s, T>(
-        &self,
-        raw: RawRow<T>,
-        line: &Line,
-    ) -> Result<(Sample<'s>, Option<T>), RowError> {
+    /// The sample of a parsed row, its fields taken from `raw`, but for its trajectory, which
+    /// is left there unconverted.
+    fn fields<'s, T>(&self, raw: &mut RawRow<T>, line: &Line) -> Result<Sample<'s>, RowError> {
         let error = |message: String| row_error(line, 0, message);
         let id = match raw.sample_id.or(raw.id) {
             Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
             None => None,
         };
-        let input = match raw.input {
+        let input = match raw.input.take() {
             Some(input) if !is_empty_texts(&input) => Some(input),
-            other => raw.prompt.or(other),
+            other => raw.prompt.take().or(other),
         };
         if let Some(Texts::PerTurn(truths)) = &raw.ground_truth {
             match &input {
@@ -243,7 +244,7 @@ impl RowParser {
                 }
             }
         }
-        let rubric = match (raw.rubric, raw.rubric_path) {
+        let rubric = match (raw.rubric.take(), raw.rubric_path.take()) {
             (Some(_), Some(_)) => {
                 return Err(error(
                     "rubric, rubric_path: give one or the other, not both".to_string(),
@@ -257,20 +258,20 @@ impl RowParser {
             id,
             line: line.number,
             input,
-            ground_truth: raw.ground_truth,
-            rubric_vars: raw.rubric_vars.unwrap_or_default(),
+            ground_truth: raw.ground_truth.take(),
+            rubric_vars: raw.rubric_vars.take().unwrap_or_default(),
             rubric,
-            name: raw.name,
-            description: raw.description,
-            expected: raw.expected,
-            reference_output: raw.reference_output,
-            reference_tools: raw.reference_tools.unwrap_or_default(),
-            tags: raw.tags.unwrap_or_default(),
-            metadata: raw.metadata.unwrap_or_default(),
+            name: raw.name.take(),
+            description: raw.description.take(),
+            expected: raw.expected.take(),
+            reference_output: raw.reference_output.take(),
+            reference_tools: raw.reference_tools.take().unwrap_or_default(),
+            tags: raw.tags.take().unwrap_or_default(),
+            metadata: raw.metadata.take().unwrap_or_default(),
             trajectory: None,
-            agent_state: raw.agent_state,
+            agent_state: raw.agent_state.take(),
         };
-        Ok((sample, raw.trajectory))
+        Ok(sample)
     }
 
     fn convert<'a>(
@@ -918,12 +919,14 @@ mod tests {
     }
 
     /// A row read on the one-pass path from `raw`, as text to compare.
-    fn read_as(parser: &RowParser, line: &Line, raw: RawRow<Inline>) -> String {
-        let read = parser.fields(raw, line).map(|(mut sample, inline)| {
-            parser.convert_inline(inline, line).map(|trajectory| {
-                sample.trajectory = trajectory?;
-                Ok::<_, RowError>(sample)
-            })
+    fn read_as(parser: &RowParser, line: &Line, mut raw: RawRow<Inline>) -> String {
+        let read = parser.fields(&mut raw, line).map(|mut sample| {
+            parser
+                .convert_inline(raw.trajectory.take(), line)
+                .map(|trajectory| {
+                    sample.trajectory = trajectory?;
+                    Ok::<_, RowError>(sample)
+                })
         });
         format!("{read:?}")
     }
@@ -931,9 +934,10 @@ mod tests {
     /// Checks the scanner against serde on `text`: whether the scanner read it.
     fn scanned_as_serde_reads(parser: &RowParser, text: &str) -> bool {
         let line = line_of(text);
-        let Some(scanned) = RawRow::scan(&line.text) else {
+        let mut scanned = RawRow::default();
+        if RawRow::scan(&line.text, &mut scanned).is_none() {
             return false;
-        };
+        }
         let read = serde_json::from_str::<RawRow<Inline>>(&line.text)
             .unwrap_or_else(|e| panic!("scanned what serde refuses ({e}): {text}"));
         assert_eq!(

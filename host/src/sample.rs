@@ -251,12 +251,12 @@ pub struct RawRow<'a, T = &'a RawValue> {
 }
 
 impl<'a> RawRow<'a, Inline<'a>> {
-    /// The row read by the [`Scanner`]: `None` for a row it leaves to serde (which reads it as
-    /// `RawRow<Inline>`), such as one whose trajectory is neither a list of Letta turns nor an
-    /// evaldeck trace.
-    pub fn scan(text: &'a str) -> Option<RawRow<'a, Inline<'a>>> {
+    /// Reads the row into `row`, a [`RawRow::default`], by the [`Scanner`]: `None` for a row it
+    /// leaves to serde (which reads it as `RawRow<Inline>`), such as one whose trajectory is
+    /// neither a list of Letta turns nor an evaldeck trace; `row` then holds what was read
+    /// before it stopped.
+    pub fn scan(text: &'a str, row: &mut RawRow<'a, Inline<'a>>) -> Option<()> {
         let mut scanner = Scanner::new(text);
-        let mut row = RawRow::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let string = |s: &mut Scanner<'a>| s.nullable(Scanner::string);
@@ -282,8 +282,7 @@ impl<'a> RawRow<'a, Inline<'a>> {
                 _ => s.skip(),
             }
         })?;
-        scanner.finish()?;
-        Some(row)
+        scanner.finish()
     }
 }
 
