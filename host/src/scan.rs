@@ -60,6 +60,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Consumes `byte` if it is next.
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> bool {
         let next = self.peek() == Some(byte);
         self.at += usize::from(next);
@@ -135,6 +136,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The first special byte (a quote, a backslash or a control character) from `at` on.
+    #[inline(always)]
     fn special(&mut self, mut at: usize) -> Option<usize> {
         loop {
             let offset = at.wrapping_sub(self.block);

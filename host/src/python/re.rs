@@ -9,7 +9,9 @@
 //! A pattern searched once ([`Regex::search_once`], a pattern per dataset row) needs only a
 //! yes or no, and building the full engine (captures, reverse automata, prefilters) costs far
 //! more than the search. When the pattern needs no backtracking, the tokenizer also writes it
-//! for a lean automaton built for that one answer.
+//! for a lean automaton built for that one answer; when it does, the tokenizer writes it without
+//! its assertions too, whose literal prefixes tell where in a text the backtracking search can
+//! start, or that no match can.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -18,11 +20,12 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::{Arc, LazyLock, OnceLock};
 
+use memchr::memmem;
 use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
 use regex_automata::util::syntax;
 use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition,
+    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition, literal,
 };
 
 /// `re.IGNORECASE`.
@@ -317,13 +320,55 @@ fn restrict(hir: &Hir, alphabet: &ClassUnicode) -> Hir {
     }
 }
 
+/// The texts every match of a pattern begins with, read from its relaxed dialect (see
+/// [`Output`]): the first of them in a text is where the backtracking engine's search of it can
+/// start, which spares the engine the text before, and the whole search when none occurs.
+struct Prefixes(Vec<memmem::Finder<'static>>);
+
+impl Prefixes {
+    /// More prefixes than this are searched for by the engine itself.
+    const MOST: usize = 8;
+
+    /// `None` when the relaxed dialect has no such texts (a match may begin anywhere, with
+    /// anything) or too many.
+    fn new(translated: &Translated) -> Option<Prefixes> {
+        let hir = parse(translated.relaxed.as_deref()?)?;
+        let prefixes = literal::Extractor::new()
+            .kind(literal::ExtractKind::Prefix)
+            .extract(&hir);
+        let literals = prefixes.literals()?;
+        if literals.is_empty()
+            || literals.len() > Self::MOST
+            || literals.iter().any(|literal| literal.is_empty())
+        {
+            return None;
+        }
+        Some(Prefixes(
+            literals
+                .iter()
+                .map(|literal| memmem::Finder::new(literal.as_bytes()).into_owned())
+                .collect(),
+        ))
+    }
+
+    /// The first position at which a match of the pattern in `text` can start, or `None` when
+    /// no match can.
+    fn earliest(&self, text: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .filter_map(|prefix| prefix.find(text.as_bytes()))
+            .min()
+    }
+}
+
 /// What [`Regex::search_once`] keeps of a pattern.
 #[derive(Clone)]
 enum Matcher {
     Plain(Arc<Plain>),
     /// A pattern only the backtracking engine runs: compiled for its first text alone, and in
-    /// full (through [`Regex::cached`]) once it is searched again.
-    Full,
+    /// full (through [`Regex::cached`]) once it is searched again, from the first of its
+    /// [`Prefixes`] if it has them.
+    Full(Option<Arc<Prefixes>>),
 }
 
 impl Matcher {
@@ -331,7 +376,7 @@ impl Matcher {
         let translated = Translator::run(pattern, flags)?;
         Ok(match Plain::new(&translated) {
             Some(plain) => Matcher::Plain(Arc::new(plain)),
-            None => Matcher::Full,
+            None => Matcher::Full(Prefixes::new(&translated).map(Arc::new)),
         })
     }
 }
@@ -475,8 +520,17 @@ impl Regex {
                 Some(found) => Ok(found),
                 None => Regex::cached(pattern, flags)?.is_match(text),
             },
-            Matcher::Full if repeated => Regex::cached(pattern, flags)?.is_match(text),
-            Matcher::Full => {
+            Matcher::Full(prefixes) if repeated => {
+                let from = match prefixes {
+                    Some(prefixes) => match prefixes.earliest(text) {
+                        Some(from) => from,
+                        None => return Ok(false),
+                    },
+                    None => 0,
+                };
+                Regex::cached(pattern, flags)?.is_match_from(text, from)
+            }
+            Matcher::Full(_) => {
                 let translated = Translator::for_text(pattern, flags, text)?;
                 Regex::from_translation(pattern, flags, translated)?.is_match(text)
             }
@@ -501,7 +555,14 @@ impl Regex {
 
     /// Whether `re.search` finds a match.
     pub fn is_match(&self, text: &str) -> Result<bool, RegexError> {
-        self.0.engine.is_match(text).map_err(engine_error)
+        self.is_match_from(text, 0)
+    }
+
+    /// Whether `re.search` finds a match that starts at byte `from` or later; lookbehinds
+    /// still see the text before it.
+    fn is_match_from(&self, text: &str, from: usize) -> Result<bool, RegexError> {
+        let input = fancy_regex::RegexInput::new(text).from_pos(from);
+        self.0.engine.is_match_input(input).map_err(engine_error)
     }
 
     /// `re.search`: the leftmost match anywhere in `text`.
@@ -687,6 +748,9 @@ struct Translated {
     pattern: String,
     /// The pattern for the plain automata engines, valid for `is_match` only.
     plain: Option<String>,
+    /// The pattern for the plain automata engines with every assertion the backtracking engine
+    /// alone can test left out (see [`Output`]).
+    relaxed: Option<String>,
     /// The word boundaries of the pattern, whose plain spelling follows the engine's notion of
     /// a word character (see [`Plain::boundaries_agree`]).
     boundaries: Boundaries,
@@ -735,66 +799,130 @@ fn push_literal(out: &mut String, c: char) {
     out.push(c);
 }
 
-/// Where an item starts in both dialects of an [`Output`].
+/// Where an item starts in the dialects of an [`Output`].
 #[derive(Debug, Clone, Copy)]
 struct Mark {
     fancy: usize,
     plain: usize,
+    relaxed: usize,
 }
 
-/// The translation in two dialects: one for `fancy-regex`, and one for the plain automata
-/// engines, kept while the pattern needs nothing they lack. The plain dialect only has to
-/// answer whether a match exists, which lets it spell a final `$` as text it consumes.
+/// The translation of one item in the dialects of an [`Output`], cut off to be quantified.
+struct Piece {
+    fancy: String,
+    plain: Option<String>,
+    relaxed: Option<String>,
+}
+
+/// The translation in three dialects: one for `fancy-regex`; one for the plain automata
+/// engines, kept while the pattern needs nothing they lack; and a relaxed one for them, which
+/// leaves out the assertions they cannot test as Python does (lookarounds, `$`, `\b`, `\B`)
+/// and makes atomic groups plain ones. The plain dialect only has to answer whether a match
+/// exists, which lets it spell a final `$` as text it consumes. The relaxed dialect matches
+/// wherever the pattern does, and perhaps elsewhere: where it finds nothing, nor does the
+/// pattern, and no match of the pattern starts before its first match.
 struct Output {
     fancy: String,
     /// `None` once the pattern uses lookaround, a backreference, an atomic group or a
     /// conditional.
     plain: Option<String>,
+    /// `None` once the pattern uses a backreference or a conditional.
+    relaxed: Option<String>,
 }
 
 impl Output {
+    fn new(capacity: usize) -> Output {
+        Output {
+            fancy: String::with_capacity(capacity),
+            plain: Some(String::with_capacity(capacity)),
+            relaxed: Some(String::with_capacity(capacity)),
+        }
+    }
+
+    fn plain_dialects(&mut self) -> impl Iterator<Item = &mut String> {
+        self.plain.iter_mut().chain(self.relaxed.iter_mut())
+    }
+
     fn push_str(&mut self, text: &str) {
         self.push_split(text, text);
     }
 
     fn push(&mut self, c: char) {
         self.fancy.push(c);
-        if let Some(plain) = &mut self.plain {
-            plain.push(c);
-        }
+        self.plain_dialects().for_each(|out| out.push(c));
     }
 
     fn push_literal(&mut self, c: char) {
         push_literal(&mut self.fancy, c);
-        if let Some(plain) = &mut self.plain {
-            push_literal(plain, c);
-        }
+        self.plain_dialects().for_each(|out| push_literal(out, c));
     }
 
-    /// Text that differs between the dialects.
+    /// Text that differs between the backtracking dialect and the plain ones.
     fn push_split(&mut self, fancy: &str, plain: &str) {
         self.fancy.push_str(fancy);
-        if let Some(out) = &mut self.plain {
-            out.push_str(plain);
-        }
+        self.plain_dialects().for_each(|out| out.push_str(plain));
     }
 
-    /// A construct only the backtracking engine has.
+    /// A construct only the backtracking engine has, which the relaxed dialect cannot leave
+    /// out either.
     fn push_fancy(&mut self, fancy: &str) {
         self.fancy.push_str(fancy);
         self.plain = None;
+        self.relaxed = None;
+    }
+
+    /// An assertion (it matches no text), spelled `plain` for the plain automata or `None`
+    /// when they lack it; the relaxed dialect leaves it out.
+    fn push_assertion(&mut self, fancy: &str, plain: Option<&str>) {
+        self.fancy.push_str(fancy);
+        match (&mut self.plain, plain) {
+            (Some(out), Some(plain)) => out.push_str(plain),
+            (out, _) => *out = None,
+        }
+    }
+
+    /// The opening of an atomic group, a plain group in the relaxed dialect.
+    fn push_atomic(&mut self) {
+        self.fancy.push_str("(?>");
+        self.plain = None;
+        if let Some(relaxed) = &mut self.relaxed {
+            relaxed.push_str("(?:");
+        }
+    }
+
+    /// Leaves out of the relaxed dialect what was written since `at`: a lookaround's body.
+    fn unwrite_relaxed(&mut self, at: Mark) {
+        if let Some(relaxed) = &mut self.relaxed {
+            relaxed.truncate(at.relaxed);
+        }
     }
 
     fn mark(&self) -> Mark {
         Mark {
             fancy: self.fancy.len(),
             plain: self.plain.as_ref().map_or(0, String::len),
+            relaxed: self.relaxed.as_ref().map_or(0, String::len),
         }
     }
 
-    fn split_off(&mut self, at: Mark) -> (String, Option<String>) {
-        let fancy = self.fancy.split_off(at.fancy);
-        (fancy, self.plain.as_mut().map(|p| p.split_off(at.plain)))
+    fn split_off(&mut self, at: Mark) -> Piece {
+        Piece {
+            fancy: self.fancy.split_off(at.fancy),
+            plain: self.plain.as_mut().map(|p| p.split_off(at.plain)),
+            relaxed: self.relaxed.as_mut().map(|r| r.split_off(at.relaxed)),
+        }
+    }
+
+    fn push_piece(&mut self, piece: &Piece) {
+        self.fancy.push_str(&piece.fancy);
+        for (out, part) in [
+            (&mut self.plain, &piece.plain),
+            (&mut self.relaxed, &piece.relaxed),
+        ] {
+            if let Some(out) = out {
+                out.push_str(part.as_deref().unwrap_or_default());
+            }
+        }
     }
 }
 
@@ -834,10 +962,7 @@ impl Translator {
         let mut t = Translator {
             src,
             pos: 0,
-            out: Output {
-                fancy: String::with_capacity(pattern.len() + 16),
-                plain: Some(String::with_capacity(pattern.len() + 16)),
-            },
+            out: Output::new(pattern.len() + 16),
             flags: Flags::from_bits(flags),
             boundaries: Boundaries::None,
             groups: 0,
@@ -860,6 +985,7 @@ impl Translator {
         Ok(Translated {
             pattern: t.out.fancy,
             plain: t.out.plain,
+            relaxed: t.out.relaxed,
             boundaries: t.boundaries,
             groups: t.groups,
             names: t.names,
@@ -998,7 +1124,7 @@ impl Translator {
                         self.out.push_str("(?m:$)");
                     } else {
                         // Without MULTILINE, Python's `$` also matches before a final newline.
-                        self.out.push_split("(?=\\n?\\z)", "(?:\\n?\\z)");
+                        self.out.push_assertion("(?=\\n?\\z)", Some("(?:\\n?\\z)"));
                         if depth > 0 {
                             self.out.plain = None;
                         }
@@ -1023,15 +1149,14 @@ impl Translator {
             Last::Item(at) => at,
             Last::Lookaround(at) => return Ok(self.repeat_lookaround(at, quantifier)),
         };
-        let (fancy, plain) = self.out.split_off(at);
+        let piece = self.out.split_off(at);
         let lazy = self.eat('?');
         let possessive = !lazy && self.eat('+');
         if possessive {
-            self.out.push_fancy("(?>");
+            self.out.push_atomic();
         }
         self.out.push_str("(?:");
-        self.out
-            .push_split(&fancy, plain.as_deref().unwrap_or_default());
+        self.out.push_piece(&piece);
         self.out.push(')');
         self.out.push_str(quantifier);
         if lazy {
@@ -1047,7 +1172,7 @@ impl Translator {
     /// the lookaround tried once, or, when the quantifier allows no repetition, tried once or
     /// skipped (lazily: skipped first), or always skipped when it allows none at all.
     fn repeat_lookaround(&mut self, at: Mark, quantifier: &str) -> Last {
-        let (lookaround, _) = self.out.split_off(at);
+        let lookaround = self.out.split_off(at).fancy;
         let lazy = self.eat('?');
         let possessive = !lazy && self.eat('+');
         let optional = matches!(quantifier, "*" | "?") || quantifier.starts_with("{0");
@@ -1062,7 +1187,7 @@ impl Translator {
         } else {
             format!("(?:{lookaround}|)")
         };
-        self.out.push_fancy(&repeated);
+        self.out.push_assertion(&repeated, None);
         Last::Repeat
     }
 
@@ -1165,7 +1290,7 @@ impl Translator {
                 Ok(Some(Last::Item(at)))
             }
             '>' => {
-                self.out.push_fancy("(?>");
+                self.out.push_atomic();
                 self.group_body(depth, start)?;
                 Ok(Some(Last::Item(at)))
             }
@@ -1178,15 +1303,18 @@ impl Translator {
                 Err(syntax("missing ), unterminated comment", start))
             }
             '=' | '!' => {
-                self.out.push_fancy(if kind == '=' { "(?=" } else { "(?!" });
+                self.out
+                    .push_assertion(if kind == '=' { "(?=" } else { "(?!" }, None);
                 self.group_body(depth, start)?;
+                self.out.unwrite_relaxed(at);
                 Ok(Some(Last::Lookaround(at)))
             }
             '<' => match self.next() {
                 Some(dir @ ('=' | '!')) => {
                     self.out
-                        .push_fancy(if dir == '=' { "(?<=" } else { "(?<!" });
+                        .push_assertion(if dir == '=' { "(?<=" } else { "(?<!" }, None);
                     self.group_body(depth, start)?;
+                    self.out.unwrite_relaxed(at);
                     Ok(Some(Last::Lookaround(at)))
                 }
                 Some(other) => Err(syntax(format!("unknown extension ?<{other}"), start)),
@@ -1415,11 +1543,11 @@ impl Translator {
                 let word = self.cut(if self.flags.ascii { ASCII_WORD } else { WORD });
                 let fancy = word_boundary(&word, c == 'B');
                 match (self.flags.ascii, c) {
-                    (true, 'b') => self.out.push_split(&fancy, "(?-u:\\b)"),
+                    (true, 'b') => self.out.push_assertion(&fancy, Some("(?-u:\\b)")),
                     // The engine's ASCII `\B` also matches inside a multi-byte character.
-                    (true, _) => self.out.push_fancy(&fancy),
-                    (false, 'b') => self.out.push_split(&fancy, "\\b"),
-                    (false, _) => self.out.push_split(&fancy, "\\B"),
+                    (true, _) => self.out.push_assertion(&fancy, None),
+                    (false, 'b') => self.out.push_assertion(&fancy, Some("\\b")),
+                    (false, _) => self.out.push_assertion(&fancy, Some("\\B")),
                 }
                 self.boundaries = self.boundaries.max(if c == 'B' {
                     Boundaries::Negated
@@ -1959,9 +2087,10 @@ mod tests {
         ));
         assert!(matches!(
             matcher(r"(?<![\d-])12°C and \w+", 0),
-            Matcher::Full
+            Matcher::Full(Some(_))
         ));
-        assert!(matches!(matcher(r"x\B", ASCII), Matcher::Full));
+        assert!(matches!(matcher(r"x\B", ASCII), Matcher::Full(Some(_))));
+        assert!(matches!(matcher(r"(x)\1", 0), Matcher::Full(None)));
         assert!(matches!(matcher(r"x\b", ASCII), Matcher::Plain(_)));
         let Matcher::Plain(boundary) = matcher(r"x\b", 0) else {
             panic!("\\b has a plain spelling");
@@ -2189,7 +2318,7 @@ mod python_differential {
     #[test]
     fn lean_and_full_engines_agree_with_cpython() {
         let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
-        let mut lean_cases = 0;
+        let (mut lean_cases, mut prefix_cases) = (0, 0);
         let failures: Vec<String> = cases
             .iter()
             .filter_map(|case| {
@@ -2208,22 +2337,33 @@ mod python_differential {
                 let plain = Plain::new(&translated);
                 let lean = plain.as_ref().and_then(|plain| plain.is_match(text, false));
                 let compiled = plain.as_ref().and_then(|plain| plain.is_match(text, true));
-                let full = Regex::from_translation(pattern, flags, translated)
-                    .unwrap()
-                    .is_match(text)
-                    .unwrap();
+                let prefixes = Prefixes::new(&translated);
+                let regex = Regex::from_translation(pattern, flags, translated).unwrap();
+                let full = regex.is_match(text).unwrap();
+                // The full engine from where the first of the pattern's prefixes is.
+                let from_prefix = prefixes.map(|prefixes| {
+                    prefixes
+                        .earliest(text)
+                        .is_some_and(|from| regex.is_match_from(text, from).unwrap())
+                });
                 let cut = Translator::for_text(pattern, flags, text).unwrap();
                 let cut = Regex::from_translation(pattern, flags, cut)
                     .unwrap()
                     .is_match(text)
                     .unwrap();
                 lean_cases += usize::from(lean.is_some());
+                prefix_cases += usize::from(plain.is_none() && from_prefix.is_some());
                 let wrong = |engine: Option<bool>| engine.is_some_and(|m| m != want);
-                let failed = wrong(lean) || wrong(compiled) || full != want || cut != want;
+                let failed = wrong(lean)
+                    || wrong(compiled)
+                    || wrong(from_prefix)
+                    || full != want
+                    || cut != want;
                 (failed || once != Ok(want)).then(|| {
                     describe(format!(
-                        "lean {lean:?}, compiled {compiled:?}, full {full}, cut to the text \
-                         {cut}, search_once {once:?}, Python {want}"
+                        "lean {lean:?}, compiled {compiled:?}, full from a prefix \
+                         {from_prefix:?}, full {full}, cut to the text {cut}, search_once \
+                         {once:?}, Python {want}"
                     ))
                 })
             })
@@ -2233,6 +2373,53 @@ mod python_differential {
             lean_cases > 60,
             "only {lean_cases} cases ran on the lean engine"
         );
+        assert!(
+            prefix_cases > 40,
+            "only {prefix_cases} cases ran from a prefix"
+        );
+    }
+
+    fn relaxed(pattern: &str) -> Option<String> {
+        Translator::run(pattern, 0).unwrap().relaxed
+    }
+
+    #[test]
+    fn the_relaxed_dialect_leaves_out_assertions_only() {
+        assert_eq!(
+            relaxed(r"(?<![\d-])-1°C and \w+").as_deref(),
+            Some(r"\-1°C and (?:[\p{L}\p{N}_])+")
+        );
+        assert_eq!(relaxed(r"a(?=b(c))d$").as_deref(), Some("ad"));
+        assert_eq!(relaxed(r"\bx\B(?!y)*z").as_deref(), Some("xz"));
+        assert_eq!(relaxed(r"(?>ab|a)c").as_deref(), Some("(?:ab|a)c"));
+        assert_eq!(relaxed(r"a++b").as_deref(), Some("(?:(?:a)+)b"));
+        assert_eq!(relaxed(r"^x\Z").as_deref(), Some(r"\Ax\z"));
+        // A backreference or a conditional has no relaxed spelling.
+        assert_eq!(relaxed(r"(a)\1"), None);
+        assert_eq!(relaxed(r"(a)?(?(1)b|c)"), None);
+        assert_eq!(relaxed(r"(?=(a))\1"), None);
+    }
+
+    #[test]
+    fn a_full_search_from_a_prefix_sees_the_text_before_it() {
+        for (pattern, text, want) in [
+            (r"(?<=a)b", "ab", true),
+            (r"(?<!a)b", "ab", false),
+            (r"(?<!a)b", "ab b", true),
+            (r"(?<![\d-])-1°C", "was -1°C, now 4-1°C", true),
+            (r"(?<![\d-])-1°C", "now 4-1°C", false),
+            (r"\bcat\b", "concat cat", true),
+            (r"\bcat\b", "concat", false),
+            (r"(?=\d{3})\d+x", "12x 123x", true),
+        ] {
+            // The second search takes the path of a repeated pattern.
+            Regex::search_once(pattern, 0, "").unwrap();
+            assert_eq!(
+                Regex::search_once(pattern, 0, text),
+                Ok(want),
+                "{pattern:?} on {text:?}"
+            );
+        }
     }
 
     #[test]
