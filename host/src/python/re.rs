@@ -329,10 +329,10 @@ impl Prefixes {
     /// More prefixes than this are searched for by the engine itself.
     const MOST: usize = 8;
 
-    /// `None` when the relaxed dialect has no such texts (a match may begin anywhere, with
-    /// anything) or too many.
-    fn new(translated: &Translated) -> Option<Prefixes> {
-        let hir = parse(translated.relaxed.as_deref()?)?;
+    /// The prefixes of `relaxed`, a relaxed dialect; `None` when it has no such texts (a match
+    /// may begin anywhere, with anything) or too many.
+    fn new(relaxed: &str) -> Option<Prefixes> {
+        let hir = parse(relaxed)?;
         let prefixes = literal::Extractor::new()
             .kind(literal::ExtractKind::Prefix)
             .extract(&hir);
@@ -361,6 +361,21 @@ impl Prefixes {
     }
 }
 
+/// A backtracking pattern's relaxed dialect, whose [`Prefixes`] are read on the pattern's
+/// second search: a pattern searched once never needs them.
+struct Relaxed {
+    pattern: String,
+    prefixes: OnceLock<Option<Prefixes>>,
+}
+
+impl Relaxed {
+    fn prefixes(&self) -> Option<&Prefixes> {
+        self.prefixes
+            .get_or_init(|| Prefixes::new(&self.pattern))
+            .as_ref()
+    }
+}
+
 /// What [`Regex::search_once`] keeps of a pattern.
 #[derive(Clone)]
 enum Matcher {
@@ -368,7 +383,7 @@ enum Matcher {
     /// A pattern only the backtracking engine runs: compiled for its first text alone, and in
     /// full (through [`Regex::cached`]) once it is searched again, from the first of its
     /// [`Prefixes`] if it has them.
-    Full(Option<Arc<Prefixes>>),
+    Full(Option<Arc<Relaxed>>),
 }
 
 impl Matcher {
@@ -376,7 +391,12 @@ impl Matcher {
         let translated = Translator::run(pattern, flags)?;
         Ok(match Plain::new(&translated) {
             Some(plain) => Matcher::Plain(Arc::new(plain)),
-            None => Matcher::Full(Prefixes::new(&translated).map(Arc::new)),
+            None => Matcher::Full(translated.relaxed.map(|pattern| {
+                Arc::new(Relaxed {
+                    pattern,
+                    prefixes: OnceLock::new(),
+                })
+            })),
         })
     }
 }
@@ -520,8 +540,8 @@ impl Regex {
                 Some(found) => Ok(found),
                 None => Regex::cached(pattern, flags)?.is_match(text),
             },
-            Matcher::Full(prefixes) if repeated => {
-                let from = match prefixes {
+            Matcher::Full(relaxed) if repeated => {
+                let from = match relaxed.as_deref().and_then(Relaxed::prefixes) {
                     Some(prefixes) => match prefixes.earliest(text) {
                         Some(from) => from,
                         None => return Ok(false),
@@ -2337,7 +2357,7 @@ mod python_differential {
                 let plain = Plain::new(&translated);
                 let lean = plain.as_ref().and_then(|plain| plain.is_match(text, false));
                 let compiled = plain.as_ref().and_then(|plain| plain.is_match(text, true));
-                let prefixes = Prefixes::new(&translated);
+                let prefixes = translated.relaxed.as_deref().and_then(Prefixes::new);
                 let regex = Regex::from_translation(pattern, flags, translated).unwrap();
                 let full = regex.is_match(text).unwrap();
                 // The full engine from where the first of the pattern's prefixes is.
