@@ -21,7 +21,7 @@ use serde_json::Value;
 
 /// The allocator `gavel` itself runs with, so that calls are measured as a run makes them.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: gavel::alloc::MiMalloc = gavel::alloc::MiMalloc;
 
 fn grader(host: &PackHost, path: &str, function: &str) -> PackGrader {
     configured(host, path, function, Value::Null)

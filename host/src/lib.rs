@@ -7,6 +7,7 @@
 // boxing them would only add indirection to every caller.
 #![allow(clippy::result_large_err)]
 
+pub mod alloc;
 pub mod dataset;
 pub mod extract;
 pub mod gate;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 /// threads at once: mimalloc's thread-local free lists serve that pattern with markedly fewer
 /// instructions than the system allocator (measured in bench/README.md).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: gavel::alloc::MiMalloc = gavel::alloc::MiMalloc;
 
 /// `mi_option_purge_delay` in mimalloc's `mimalloc.h` (libmimalloc-sys names no constant for
 /// it); the test below checks it is the option whose default is 1000 ms.

@@ -12,7 +12,7 @@ use gavel::dataset::{Items, RowParser};
 
 /// The allocator `gavel` itself runs with, so that the floor measures the same parsing.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: gavel::alloc::MiMalloc = gavel::alloc::MiMalloc;
 
 fn main() -> ExitCode {
     let Some(path) = std::env::args().nth(1) else {
