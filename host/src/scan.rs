@@ -51,7 +51,16 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next byte past whitespace, not consumed.
+    // Rows are mostly written without whitespace: one comparison settles the next byte.
+    #[inline(always)]
     pub fn peek(&mut self) -> Option<u8> {
+        match self.bytes().get(self.at) {
+            Some(&byte) if byte > b' ' => Some(byte),
+            _ => self.peek_past_whitespace(),
+        }
+    }
+
+    fn peek_past_whitespace(&mut self) -> Option<u8> {
         let bytes = self.bytes();
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = bytes.get(self.at) {
             self.at += 1;
@@ -290,38 +299,50 @@ impl<'a> Scanner<'a> {
 /// The text of a string whose escapes [`Scanner::string_end`] checked, decoded; `None` for a
 /// lone surrogate, which serde refuses in every string it decodes.
 fn unescape(escaped: &str) -> Option<String> {
-    let mut text = String::with_capacity(escaped.len());
-    let mut rest = escaped;
-    while let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) {
-        text.push_str(&rest[..at]);
-        let (decoded, len) = match *rest.as_bytes().get(at + 1)? {
-            b'b' => ('\u{8}', 2),
-            b'f' => ('\u{c}', 2),
-            b'n' => ('\n', 2),
-            b'r' => ('\r', 2),
-            b't' => ('\t', 2),
+    // Escaped strings are short (a tool call's arguments, a tool's JSON reply) and dense with
+    // escapes: copying byte by byte beats finding each backslash and copying the run before it.
+    let bytes = escaped.as_bytes();
+    let mut text = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        if byte != b'\\' {
+            text.push(byte);
+            at += 1;
+            continue;
+        }
+        at += 2;
+        match *bytes.get(at - 1)? {
+            b'b' => text.push(0x08),
+            b'f' => text.push(0x0c),
+            b'n' => text.push(b'\n'),
+            b'r' => text.push(b'\r'),
+            b't' => text.push(b'\t'),
             b'u' => {
-                let unit = |from: usize| u32::from_str_radix(rest.get(from..from + 4)?, 16).ok();
-                match unit(at + 2)? {
+                let unit = |from: usize| u32::from_str_radix(escaped.get(from..from + 4)?, 16).ok();
+                let decoded = match unit(at)? {
                     high @ 0xD800..=0xDBFF => {
-                        let low = rest[at + 6..].starts_with("\\u").then(|| unit(at + 8))??;
+                        let low = escaped[at + 4..]
+                            .starts_with("\\u")
+                            .then(|| unit(at + 6))??;
                         if !(0xDC00..=0xDFFF).contains(&low) {
                             return None;
                         }
-                        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-                        (char::from_u32(code)?, 12)
+                        at += 10;
+                        char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))?
                     }
-                    code => (char::from_u32(code)?, 6),
-                }
+                    code => {
+                        at += 4;
+                        char::from_u32(code)?
+                    }
+                };
+                text.extend_from_slice(decoded.encode_utf8(&mut [0; 4]).as_bytes());
             }
             // `"`, `\\` and `/` stand for themselves.
-            other => (char::from(other), 2),
-        };
-        text.push(decoded);
-        rest = &rest[at + len..];
+            other => text.push(other),
+        }
     }
-    text.push_str(rest);
-    Some(text)
+    // Whole characters of valid UTF-8 were copied, and valid ones decoded.
+    String::from_utf8(text).ok()
 }
 
 /// The end of the run of digits starting at `at`.
