@@ -120,11 +120,14 @@ impl<'a> Trace<'a> {
                 "status" => seen.set(2, &mut t.status, Text::scan_nullable(s)),
                 "steps" => {
                     let mut index = 0;
+                    // One step read in place after another: a step is some three hundred bytes,
+                    // and returning it moved it twice on its way to the conversion.
+                    let mut step = Step::default();
                     let steps = s.nullable(|s| {
                         s.list(|s| {
-                            let step = Step::scan(s)?;
+                            step.scan(s)?;
                             if failed.is_none() {
-                                failed = convert_step(step, index, &mut events).err();
+                                failed = convert_step(&mut step, index, &mut events).err();
                             }
                             index += 1;
                             Some(())
@@ -166,13 +169,14 @@ impl<'a> Trace<'a> {
 }
 
 impl<'a> Step<'a> {
-    /// Read by the [`Scanner`], as serde reads it.
-    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut step = Step::default();
+    /// Read by the [`Scanner`] into `self`, as serde reads it; what a step that does not read
+    /// leaves in `self` is of no use.
+    fn scan(&mut self, scanner: &mut Scanner<'a>) -> Option<()> {
+        *self = Step::default();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let raw = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawJson));
-            let t = &mut step;
+            let t = &mut *self;
             match key {
                 "id" => seen.set(0, &mut t.id, Text::scan_nullable(s)),
                 "type" => seen.set(1, &mut t.kind, Text::scan_nullable(s)),
@@ -191,8 +195,7 @@ impl<'a> Step<'a> {
                 "error" => seen.set(11, &mut t.error, Text::scan_nullable(s)),
                 _ => s.skip(),
             }
-        })?;
-        Some(step)
+        })
     }
 }
 
@@ -233,8 +236,8 @@ pub(super) fn from_trace(mut trace: Trace<'_>) -> Result<Trajectory<'_>, Convert
     let status = run_status(&trace)?;
     let steps = trace.steps.take().unwrap_or_default();
     let mut events = Vec::with_capacity(steps.len() + 1);
-    for (index, Object(step)) in steps.into_iter().enumerate() {
-        convert_step(step, index, &mut events)?;
+    for (index, Object(mut step)) in steps.into_iter().enumerate() {
+        convert_step(&mut step, index, &mut events)?;
     }
     Ok(trace.finish(events, status))
 }
@@ -253,8 +256,9 @@ fn run_status(trace: &Trace) -> Result<RunStatus, ConvertError> {
     }
 }
 
+/// Converts `step`, taking what it keeps from it.
 fn convert_step<'a>(
-    step: Step<'a>,
+    step: &mut Step<'a>,
     index: usize,
     events: &mut Vec<Event<'a>>,
 ) -> Result<(), ConvertError> {
@@ -269,28 +273,28 @@ fn convert_step<'a>(
         }
     };
     let text = |field: Option<Text<'a>>| field.map(|t| t.0);
-    let Some(Text(kind)) = step.kind else {
+    let Some(Text(kind)) = step.kind.take() else {
         return Err(ConvertError(format!(
             "trajectory.steps[{index}].type: missing (expected {STEP_TYPES})"
         )));
     };
     match &*kind {
         "llm_call" => events.push(Event::LlmCall(LlmCall {
-            model: text(step.model),
-            input: text(step.input),
-            output: text(step.output),
-            tokens: step.tokens.map(|Object(t)| Tokens {
+            model: text(step.model.take()),
+            input: text(step.input.take()),
+            output: text(step.output.take()),
+            tokens: step.tokens.take().map(|Object(t)| Tokens {
                 prompt_tokens: t.prompt_tokens,
                 completion_tokens: t.completion_tokens,
                 total_tokens: t.total_tokens,
             }),
         })),
         "tool_call" => {
-            let id = match step.id {
+            let id = match step.id.take() {
                 Some(Text(id)) => id,
                 None => format!("step-{index}").into(),
             };
-            let arguments = match step.tool_args {
+            let arguments = match step.tool_args.take() {
                 None => Cow::Borrowed("{}"),
                 Some(RawJson(args)) if args.trim_start().starts_with('{') => Cow::Borrowed(args),
                 Some(_) => {
@@ -299,13 +303,13 @@ fn convert_step<'a>(
                     )));
                 }
             };
-            let result = match step.tool_result {
+            let result = match step.tool_result.take() {
                 Some(result) => Some(result_text(result, index)?),
                 None => None,
             };
             events.push(Event::ToolCall(ToolCall {
                 id: id.clone(),
-                name: text(step.tool_name).unwrap_or_default(),
+                name: text(step.tool_name.take()).unwrap_or_default(),
                 arguments,
                 failed,
             }));
@@ -322,10 +326,10 @@ fn convert_step<'a>(
             }
         }
         "reasoning" => events.push(Event::Reasoning {
-            text: text(step.reasoning_text).unwrap_or_default(),
+            text: text(step.reasoning_text.take()).unwrap_or_default(),
         }),
         "human_input" => events.push(Event::HumanInput {
-            text: text(step.input),
+            text: text(step.input.take()),
         }),
         other => {
             return Err(ConvertError(format!(

@@ -95,9 +95,8 @@ impl<'a> Recorded<'a> for InPlace {
 }
 
 impl<'a> Message<'a, InPlace> {
-    /// Read by the [`Scanner`], as serde reads it.
-    fn scan(scanner: &mut Scanner<'a>) -> Option<Self> {
-        let mut message = Message {
+    fn empty() -> Self {
+        Message {
             message_type: None,
             step_id: None,
             content: None,
@@ -108,12 +107,18 @@ impl<'a> Message<'a, InPlace> {
             tool_call_id: None,
             tool_return: None,
             status: None,
-        };
+        }
+    }
+
+    /// Read by the [`Scanner`] into `self`, as serde reads it; what a message that does not
+    /// read leaves in `self` is of no use.
+    fn scan(&mut self, scanner: &mut Scanner<'a>) -> Option<()> {
+        *self = Message::empty();
         let mut seen = Seen::default();
         scanner.object(|s, key| {
             let typed = |s: &mut Scanner<'a>| s.nullable(|s| s.text().map(|t| Typed(Text(t))));
             let raw = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawJson));
-            let m = &mut message;
+            let m = &mut *self;
             match key {
                 "message_type" => seen.set(0, &mut m.message_type, Text::scan_nullable(s)),
                 "step_id" => seen.set(1, &mut m.step_id, Text::scan_nullable(s)),
@@ -134,8 +139,7 @@ impl<'a> Message<'a, InPlace> {
                 "status" => seen.set(9, &mut m.status, typed(s)),
                 _ => s.skip(),
             }
-        })?;
-        Some(message)
+        })
     }
 }
 
@@ -147,6 +151,9 @@ pub(super) fn scan_trajectory<'a>(
 ) -> Option<Result<Trajectory<'a>, ConvertError>> {
     let mut conversion = Conversion::default();
     let mut failed = None;
+    // One message read in place after another: returning each moved it on its way to the
+    // conversion.
+    let mut message = Message::empty();
     scanner.list(|s| {
         if s.peek()? != b'[' {
             return None;
@@ -154,9 +161,9 @@ pub(super) fn scan_trajectory<'a>(
         conversion.start_turn(8);
         let mut index = 0;
         s.list(|s| {
-            let message = Message::scan(s)?;
+            message.scan(s)?;
             if failed.is_none() {
-                failed = conversion.message(index, message).err();
+                failed = conversion.message(index, &mut message).err();
             }
             index += 1;
             Some(())
@@ -320,8 +327,8 @@ pub(super) fn from_turns<'a, R: Recorded<'a>>(
     let mut conversion = Conversion::default();
     for messages in turns {
         conversion.start_turn(messages.len() * 3 / 2 + 1);
-        for (index, Object(message)) in messages.into_iter().enumerate() {
-            conversion.message(index, message)?;
+        for (index, Object(mut message)) in messages.into_iter().enumerate() {
+            conversion.message(index, &mut message)?;
         }
     }
     Ok(conversion.finish())
@@ -342,11 +349,11 @@ impl<'a> Conversion<'a> {
         self.turns.push(Vec::with_capacity(events));
     }
 
-    /// Converts message `index` of the turn started last.
+    /// Converts message `index` of the turn started last, taking what it keeps from it.
     fn message<R: Recorded<'a>>(
         &mut self,
         index: usize,
-        message: Message<'a, R>,
+        message: &mut Message<'a, R>,
     ) -> Result<(), ConvertError> {
         let turn = self.turns.len() - 1;
         let at = At { turn, index };
@@ -373,12 +380,12 @@ fn required<F>(
 }
 
 fn convert_message<'a, R: Recorded<'a>>(
-    message: Message<'a, R>,
+    message: &mut Message<'a, R>,
     at: At,
     steps: &mut Steps<'a>,
     events: &mut Vec<Event<'a>>,
 ) -> Result<(), ConvertError> {
-    let Some(Text(message_type)) = message.message_type else {
+    let Some(Text(message_type)) = message.message_type.take() else {
         return Err(ConvertError(format!(
             "{}: message has no `message_type` (system_message, user_message, \
              assistant_message, reasoning_message, tool_call_message, tool_return_message, ...); \
@@ -387,7 +394,7 @@ fn convert_message<'a, R: Recorded<'a>>(
         )));
     };
     let kind = Kind::of(&message_type);
-    if steps.starts_step(kind, message.step_id) {
+    if steps.starts_step(kind, message.step_id.take()) {
         events.push(Event::LlmCall(LlmCall::default()));
     }
     let content = |field: Option<R::Content>| {
@@ -402,37 +409,37 @@ fn convert_message<'a, R: Recorded<'a>>(
 
     let event = match kind {
         Kind::System => Event::System {
-            text: content(message.content)?.into_flat(),
+            text: content(message.content.take())?.into_flat(),
         },
         Kind::User => Event::User {
-            content: content(message.content)?,
+            content: content(message.content.take())?,
         },
         Kind::Assistant => Event::Assistant {
-            content: content(message.content)?,
+            content: content(message.content.take())?,
         },
         Kind::Reasoning => Event::Reasoning {
-            text: text(message.reasoning, "reasoning")?,
+            text: text(message.reasoning.take(), "reasoning")?,
         },
         // Its text is withheld when the state is `redacted` or `omitted`.
         Kind::HiddenReasoning => Event::Reasoning {
-            text: match message.hidden_reasoning {
+            text: match message.hidden_reasoning.take() {
                 Some(field) => text(Some(field), "hidden_reasoning")?,
                 None => Cow::Borrowed(""),
             },
         },
         Kind::ToolCall => {
             return tool_calls::<R>(
-                message.tool_calls,
-                message.tool_call,
+                message.tool_calls.take(),
+                message.tool_call.take(),
                 at,
                 &message_type,
                 events,
             );
         }
         Kind::ToolReturn => Event::ToolReturn(ToolReturn {
-            call_id: text(message.tool_call_id, "tool_call_id")?,
-            content: text(message.tool_return, "tool_return")?,
-            status: match &*text(message.status, "status")? {
+            call_id: text(message.tool_call_id.take(), "tool_call_id")?,
+            content: text(message.tool_return.take(), "tool_return")?,
+            status: match &*text(message.status.take(), "status")? {
                 "success" => ToolStatus::Success,
                 "error" => ToolStatus::Error,
                 other => {
