@@ -181,12 +181,22 @@ impl<'a> Scanner<'a> {
     }
 
     /// Skips one value, checking that it is valid JSON.
+    // Most values skipped are strings (ids, dates, timestamps), skipped where they are met;
+    // the call to skip the rest costs less than it did for them.
+    #[inline(always)]
     pub fn skip(&mut self) -> Option<()> {
+        if self.peek()? == b'"' {
+            self.at = self.string_end()?.0 + 1;
+            Some(())
+        } else {
+            self.skip_other()
+        }
+    }
+
+    /// [`Scanner::skip`] for a value that is not a string.
+    fn skip_other(&mut self) -> Option<()> {
         match self.peek()? {
-            b'"' => {
-                self.at = self.string_end()?.0 + 1;
-                Some(())
-            }
+            b'"' => self.skip(),
             b'{' => self.object(|scanner, _| scanner.skip()),
             b'[' => self.list(Scanner::skip),
             b't' => self.literal("true"),
