@@ -192,10 +192,9 @@ fn write_f64(out: &mut Vec<u8>, value: f64) -> serde_json::Result<()> {
 
 /// A JSON string with serde_json's escapes: `\"`, `\\`, the short forms `\b \t \n \f \r`, and
 /// `\u00XX` for the other control characters; everything else, non-ASCII included, as is.
-/// Runs without an escape are found eight bytes at a time and copied whole.
+/// Runs without an escape are found eight bytes at a time and copied whole; the last bytes of a
+/// text of eight or more are looked at as its last eight.
 fn write_str(out: &mut Vec<u8>, text: &str) {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGHS: u64 = ONES << 7;
     let bytes = text.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
@@ -203,20 +202,22 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
     let mut at = 0;
     while at < bytes.len() {
         if let Some(chunk) = bytes.get(at..at + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            let quote = word ^ (ONES * u64::from(b'"'));
-            let backslash = word ^ (ONES * u64::from(b'\\'));
-            // A byte's high bit is set where it is below 0x20, a quote or a backslash; a borrow
-            // can also flag bytes past such a byte, so only the lowest flag is trusted.
-            let flags = (word.wrapping_sub(ONES * 0x20) & !word
-                | quote.wrapping_sub(ONES) & !quote
-                | backslash.wrapping_sub(ONES) & !backslash)
-                & HIGHS;
+            let flags = escape_flags(word(chunk));
             if flags == 0 {
                 at += 8;
                 continue;
             }
             at += flags.trailing_zeros() as usize / 8;
+        } else if let Some(last) = bytes.len().checked_sub(8) {
+            // Fewer than eight bytes are left: the text's last eight, those before `at` (done
+            // with) read as plain letters.
+            let done = u64::MAX >> (64 - 8 * (at - last));
+            let flags = escape_flags(word(&bytes[last..]) & !done | ONES * u64::from(b'a') & done);
+            if flags == 0 {
+                at = bytes.len();
+                continue;
+            }
+            at = last + flags.trailing_zeros() as usize / 8;
         } else if !needs_escape(bytes[at]) {
             at += 1;
             continue;
@@ -243,6 +244,25 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// A one in every byte of a word.
+const ONES: u64 = u64::MAX / 255;
+
+/// Eight bytes as one little-endian word: the first byte lowest.
+fn word(chunk: &[u8]) -> u64 {
+    u64::from_le_bytes(chunk.try_into().unwrap_or_default())
+}
+
+/// The high bit of each byte of `word` that may need an escape: below 0x20, a quote or a
+/// backslash. A borrow can also flag bytes past such a byte, so only the lowest flag is sure.
+fn escape_flags(word: u64) -> u64 {
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    (word.wrapping_sub(ONES * 0x20) & !word
+        | quote.wrapping_sub(ONES) & !quote
+        | backslash.wrapping_sub(ONES) & !backslash)
+        & (ONES << 7)
 }
 
 fn needs_escape(byte: u8) -> bool {
@@ -276,6 +296,21 @@ mod tests {
                         serde_json::to_string(&text).unwrap(),
                         "{text:?}"
                     );
+                    // Two of it, with what follows shorter than a word: the tail's window
+                    // holds bytes already escaped.
+                    for (gap, after) in [(0, 0), (0, 2), (1, 1), (3, 0), (6, 1), (2, 7)] {
+                        let text = format!(
+                            "{}{c}{}{c}{}",
+                            filler.repeat(before),
+                            filler.repeat(gap),
+                            filler.repeat(after)
+                        );
+                        assert_eq!(
+                            written(&text),
+                            serde_json::to_string(&text).unwrap(),
+                            "{text:?}"
+                        );
+                    }
                 }
             }
         }
