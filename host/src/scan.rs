@@ -216,8 +216,30 @@ impl<'a> Scanner<'a> {
     }
 
     /// A number read as serde reads a `u64`: a whole number that is not negative and fits.
+    /// Read digit by digit; a sign, a fraction, an exponent or a leading zero before a digit is
+    /// left to serde.
     pub fn unsigned(&mut self) -> Option<u64> {
-        self.number_text()?.parse().ok()
+        self.peek()?;
+        let bytes = self.bytes();
+        let mut at = self.at;
+        let mut value = 0u64;
+        match bytes[at] {
+            b'0' => at += 1,
+            b'1'..=b'9' => {
+                while let Some(&digit @ b'0'..=b'9') = bytes.get(at) {
+                    value = value
+                        .checked_mul(10)?
+                        .checked_add(u64::from(digit - b'0'))?;
+                    at += 1;
+                }
+            }
+            _ => return None,
+        }
+        if let Some(b'.' | b'e' | b'E' | b'0'..=b'9') = bytes.get(at) {
+            return None;
+        }
+        self.at = at;
+        Some(value)
     }
 
     /// A number read as serde reads an `f64` (correctly rounded, as serde_json's
