@@ -31,25 +31,13 @@ unsafe impl GlobalAlloc for MiMalloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: mimalloc's allocation functions accept any size and alignment.
-        unsafe {
-            if malloc_aligns(layout.align(), layout.size()) {
-                mi::mi_malloc(layout.size()).cast()
-            } else {
-                mi::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { block(layout, mi::mi_malloc, mi::mi_malloc_aligned) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
-        unsafe {
-            if malloc_aligns(layout.align(), layout.size()) {
-                mi::mi_zalloc(layout.size()).cast()
-            } else {
-                mi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { block(layout, mi::mi_zalloc, mi::mi_zalloc_aligned) }
     }
 
     #[inline]
@@ -68,6 +56,28 @@ unsafe impl GlobalAlloc for MiMalloc {
             } else {
                 mi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align()).cast()
             }
+        }
+    }
+}
+
+/// A block for `layout` from `plain` (a `malloc`) when its alignment serves, else from
+/// `aligned`.
+///
+/// # Safety
+/// Both must be mimalloc allocation functions of one family.
+#[allow(unsafe_code)]
+#[inline(always)]
+unsafe fn block(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    // SAFETY: the caller passes mimalloc's functions, which accept any size and alignment.
+    unsafe {
+        if malloc_aligns(layout.align(), layout.size()) {
+            plain(layout.size()).cast()
+        } else {
+            aligned(layout.size(), layout.align()).cast()
         }
     }
 }

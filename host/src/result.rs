@@ -212,7 +212,8 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
             // Fewer than eight bytes are left: the text's last eight, those before `at` (done
             // with) read as plain letters.
             let done = u64::MAX >> (64 - 8 * (at - last));
-            let flags = escape_flags(word(&bytes[last..]) & !done | ONES * u64::from(b'a') & done);
+            let plain = ONES * u64::from(b'a');
+            let flags = escape_flags((word(&bytes[last..]) & !done) | (plain & done));
             if flags == 0 {
                 at = bytes.len();
                 continue;
