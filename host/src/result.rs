@@ -219,7 +219,7 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
                 continue;
             }
             at = last + flags.trailing_zeros() as usize / 8;
-        } else if !needs_escape(bytes[at]) {
+        } else if !crate::scan::is_special(bytes[at]) {
             at += 1;
             continue;
         }
@@ -264,10 +264,6 @@ fn escape_flags(word: u64) -> u64 {
         | quote.wrapping_sub(ONES) & !quote
         | backslash.wrapping_sub(ONES) & !backslash)
         & (ONES << 7)
-}
-
-fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 #[cfg(test)]

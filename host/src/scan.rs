@@ -392,8 +392,8 @@ fn some_digits(bytes: &[u8], at: usize) -> Option<usize> {
 }
 
 /// Whether a byte ends a run of plain string bytes: a quote, a backslash or a control character.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn is_special(byte: u8) -> bool {
+/// In JSON text these are the bytes a string cannot hold as they are, which a writer escapes.
+pub(crate) fn is_special(byte: u8) -> bool {
     byte == b'"' || byte == b'\\' || byte < 0x20
 }
 
