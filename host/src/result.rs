@@ -1,5 +1,7 @@
 //! One graded sample, as written to `results.jsonl`.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::grade::{Grade, Metadata, Status};
@@ -70,11 +72,33 @@ impl SampleResult {
 
     /// Appends this result's `results.jsonl` line (without its newline) to `out`:
     /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`, byte for byte what
-    /// serde_json writes for these fields. Written by hand because it runs once a sample and
-    /// serde_json's string escaping is the larger part of writing results.
+    /// serde_json writes for these fields. [`LineWriter`] writes many lines faster.
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        LineWriter::default().write(self, out)
+    }
+}
+
+/// Writes results lines by hand, byte for byte what serde_json writes for their fields: it runs
+/// once a sample, and serde_json's string escaping was the larger part of writing results. What
+/// repeats from line to line is escaped once and copied after that: each grade's key with the
+/// punctuation around it, and the fixed rationales most graders give.
+#[derive(Default)]
+pub struct LineWriter {
+    /// The key of the grade at each position of the last line, and `"key":{"score":` escaped.
+    keys: Vec<(String, Vec<u8>)>,
+    /// Fixed rationales met, known by their address, with their escaped text: a text at one
+    /// address never changes.
+    rationales: Vec<(&'static str, Vec<u8>)>,
+}
+
+impl LineWriter {
+    /// Fixed rationales remembered at most: graders have a few each.
+    const RATIONALES: usize = 64;
+
+    /// Appends `result`'s line (without its newline) to `out`.
+    pub fn write(&mut self, result: &SampleResult, out: &mut Vec<u8>) -> serde_json::Result<()> {
         out.extend_from_slice(b"{\"sample_id\":");
-        match &self.sample_id {
+        match &result.sample_id {
             SampleId::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
             SampleId::Str(s) => write_str(out, s),
         }
@@ -82,25 +106,97 @@ impl SampleResult {
         // Graders of one extractor grade the same submission: it is escaped once and its
         // escaped text copied for the others.
         let mut submission: Option<(&str, std::ops::Range<usize>)> = None;
-        for (i, (key, grade)) in self.grades.iter().enumerate() {
+        for (i, (key, grade)) in result.grades.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            write_str(out, key);
-            out.push(b':');
-            write_grade(out, grade, &mut submission)?;
+            out.extend_from_slice(self.key(i, key));
+            self.write_grade(out, grade, &mut submission)?;
         }
         out.push(b'}');
-        if let Some(reward) = self.reward {
+        if let Some(reward) = result.reward {
             out.extend_from_slice(b",\"reward\":");
             write_f64(out, reward)?;
         }
-        if let Some(error) = &self.error {
+        if let Some(error) = &result.error {
             out.extend_from_slice(b",\"error\":");
             serde_json::to_writer(&mut *out, error)?;
         }
         out.push(b'}');
         Ok(())
+    }
+
+    /// `"key":{"score":` escaped, for the grade at `index`.
+    fn key(&mut self, index: usize, key: &str) -> &[u8] {
+        if self.keys.get(index).is_none_or(|(known, _)| known != key) {
+            let mut escaped = Vec::with_capacity(key.len() + 12);
+            write_str(&mut escaped, key);
+            escaped.extend_from_slice(b":{\"score\":");
+            let entry = (key.to_string(), escaped);
+            match self.keys.get_mut(index) {
+                Some(known) => *known = entry,
+                None => self.keys.push(entry),
+            }
+        }
+        &self.keys[index].1
+    }
+
+    /// A grade as its derived `Serialize` writes it (a test holds the two together), after its
+    /// key's `{"score":`. `written` is the last submission written to `out` and where its
+    /// escaped text lies; one equal to it is copied from there.
+    fn write_grade<'g>(
+        &mut self,
+        out: &mut Vec<u8>,
+        grade: &'g Grade,
+        written: &mut Option<(&'g str, std::ops::Range<usize>)>,
+    ) -> serde_json::Result<()> {
+        write_f64(out, grade.score)?;
+        out.extend_from_slice(b",\"status\":\"");
+        out.extend_from_slice(grade.status.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"rationale\":");
+        match &grade.rationale {
+            Cow::Borrowed(fixed) => self.write_fixed(out, fixed),
+            Cow::Owned(text) => write_str(out, text),
+        }
+        out.extend_from_slice(b",\"submission\":");
+        match written {
+            Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
+            _ => {
+                let start = out.len();
+                write_str(out, &grade.submission);
+                *written = Some((&grade.submission, start..out.len()));
+            }
+        }
+        let metadata = grade.metadata();
+        if !metadata.is_empty() {
+            out.extend_from_slice(b",\"metadata\":");
+            write_metadata(out, &metadata)?;
+        }
+        if let Some(expected) = &grade.details().expected {
+            out.extend_from_slice(b",\"expected\":");
+            serde_json::to_writer(&mut *out, expected)?;
+        }
+        if let Some(actual) = &grade.details().actual {
+            out.extend_from_slice(b",\"actual\":");
+            serde_json::to_writer(&mut *out, actual)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
+    /// A fixed text, escaped once and copied after that.
+    fn write_fixed(&mut self, out: &mut Vec<u8>, text: &'static str) {
+        let same = |(known, _): &&(&str, Vec<u8>)| std::ptr::eq(*known, text);
+        if let Some((_, escaped)) = self.rationales.iter().find(same) {
+            out.extend_from_slice(escaped);
+        } else if self.rationales.len() < Self::RATIONALES {
+            let mut escaped = Vec::with_capacity(text.len() + 2);
+            write_str(&mut escaped, text);
+            out.extend_from_slice(&escaped);
+            self.rationales.push((text, escaped));
+        } else {
+            write_str(out, text);
+        }
     }
 }
 
@@ -132,46 +228,6 @@ fn write_metadata(out: &mut Vec<u8>, metadata: &Metadata) -> serde_json::Result<
         write_str(out, key);
         out.push(b':');
         serde_json::to_writer(&mut *out, value)?;
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// A grade as its derived `Serialize` writes it (a test holds the two together).
-/// `written` is the last submission written to `out` and where its escaped text lies; one
-/// equal to it is copied from there.
-fn write_grade<'g>(
-    out: &mut Vec<u8>,
-    grade: &'g Grade,
-    written: &mut Option<(&'g str, std::ops::Range<usize>)>,
-) -> serde_json::Result<()> {
-    out.extend_from_slice(b"{\"score\":");
-    write_f64(out, grade.score)?;
-    out.extend_from_slice(b",\"status\":\"");
-    out.extend_from_slice(grade.status.as_str().as_bytes());
-    out.extend_from_slice(b"\",\"rationale\":");
-    write_str(out, &grade.rationale);
-    out.extend_from_slice(b",\"submission\":");
-    match written {
-        Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
-        _ => {
-            let start = out.len();
-            write_str(out, &grade.submission);
-            *written = Some((&grade.submission, start..out.len()));
-        }
-    }
-    let metadata = grade.metadata();
-    if !metadata.is_empty() {
-        out.extend_from_slice(b",\"metadata\":");
-        write_metadata(out, &metadata)?;
-    }
-    if let Some(expected) = &grade.details().expected {
-        out.extend_from_slice(b",\"expected\":");
-        serde_json::to_writer(&mut *out, expected)?;
-    }
-    if let Some(actual) = &grade.details().actual {
-        out.extend_from_slice(b",\"actual\":");
-        serde_json::to_writer(&mut *out, actual)?;
     }
     out.push(b'}');
     Ok(())
@@ -391,13 +447,16 @@ mod tests {
             Grade::scored(0.0, "zero"),
             Grade::scored(1.0, "one"),
             Grade::scored(f64::INFINITY, "infinite"),
+            Grade::fail("x"),
+            Grade::new(0.5, Status::Fail, String::from("why \"not\"")),
         ];
         // One buffer, as for the grades of a result line: a submission equal to the last one
-        // written is copied from it.
-        let (mut out, mut written) = (Vec::new(), None);
+        // written is copied from it, a fixed rationale met before is copied.
+        let (mut writer, mut out, mut written) = (LineWriter::default(), Vec::new(), None);
         for grade in &grades {
             let start = out.len();
-            write_grade(&mut out, grade, &mut written).unwrap();
+            out.extend_from_slice(b"{\"score\":");
+            writer.write_grade(&mut out, grade, &mut written).unwrap();
             assert_eq!(
                 std::str::from_utf8(&out[start..]).unwrap(),
                 serde_json::to_string(grade).unwrap()
@@ -414,8 +473,10 @@ mod tests {
                 message: "called search".into(),
             }])
             .with_metadata("other", json!(2));
-        let mut out = Vec::new();
-        write_grade(&mut out, &grade, &mut None).unwrap();
+        let mut out = b"{\"score\":".to_vec();
+        LineWriter::default()
+            .write_grade(&mut out, &grade, &mut None)
+            .unwrap();
         let written = String::from_utf8(out).unwrap();
         assert!(
             written.contains(
@@ -455,6 +516,17 @@ mod tests {
             line(&result),
             r#"{"sample_id":-3,"grades":{"b \"key\"":{"score":1.0,"status":"pass","rationale":"ok","submission":"s\t1"},"a":{"score":0.0,"status":"fail","rationale":"no","submission":"s\t1"},"c":{"score":0.0,"status":"fail","rationale":"no","submission":""}},"reward":0.5,"error":{"category":"grading","message":"boom"}}"#
         );
+        // One writer for many lines, whose keys change from line to line.
+        let mut writer = LineWriter::default();
+        let mut lines = Vec::new();
+        let mut other = result.clone();
+        other.grades.swap(0, 2);
+        other.grades.truncate(2);
+        for result in [&result, &other, &result, &other] {
+            let start = lines.len();
+            writer.write(result, &mut lines).unwrap();
+            assert_eq!(lines[start..], *line(result).as_bytes());
+        }
         result.sample_id = SampleId::Str("id\n1".into());
         result.grades.clear();
         result.reward = None;

@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use crate::dataset::{Item, ItemError, Items, RowError, RowParser, SourceError};
 use crate::grading::grade_sample;
 use crate::plan::Plan;
-use crate::result::{ErrorCategory, SampleError, SampleResult};
+use crate::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
 use crate::reward::RewardSpec;
 use crate::sample::SampleId;
 use crate::summary::Aggregator;
@@ -287,8 +287,9 @@ impl ResultLines {
             ends: Vec::with_capacity(results.len()),
             failed: None,
         };
+        let mut writer = LineWriter::default();
         for (i, result) in results.iter().enumerate() {
-            if let Err(e) = result.write_json(&mut lines.text) {
+            if let Err(e) = writer.write(result, &mut lines.text) {
                 lines.failed = Some(format!("cannot write a result: {e}"));
                 break;
             }
