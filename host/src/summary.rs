@@ -87,17 +87,27 @@ impl Ord for Value {
 
 /// The exact multiset of a metric's scores: memory grows with the number of distinct values,
 /// and every statistic is read from the values in ascending order, never in arrival order.
+/// Most scores are 0 or 1: those two are counted aside, which spares the map's search for
+/// every grade of every sample.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Histogram {
-    counts: BTreeMap<Value, u64>,
+    zeros: u64,
+    ones: u64,
+    /// Every other value.
+    others: BTreeMap<Value, u64>,
     len: u64,
 }
 
 impl Histogram {
     /// Adds a finite value; callers keep non-finite scores out (they are errors, not scores).
     pub fn insert(&mut self, value: f64) {
-        let value = if value == 0.0 { 0.0 } else { value };
-        *self.counts.entry(Value(value)).or_insert(0) += 1;
+        if value == 0.0 {
+            self.zeros += 1;
+        } else if value == 1.0 {
+            self.ones += 1;
+        } else {
+            *self.others.entry(Value(value)).or_insert(0) += 1;
+        }
         self.len += 1;
     }
 
@@ -109,11 +119,23 @@ impl Histogram {
         self.len == 0
     }
 
+    /// The distinct values in ascending order, each with how many times it was inserted
+    /// (`-0.0` counts as `0.0`).
+    fn counts(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+        use std::ops::Bound::{Excluded, Unbounded};
+        let range = |from, to| self.others.range((from, to)).map(|(v, &c)| (v.0, c));
+        let [zero, one] = [Value(0.0), Value(1.0)];
+        range(Unbounded, Excluded(Value(-0.0)))
+            .chain((self.zeros > 0).then_some((0.0, self.zeros)))
+            .chain(range(Excluded(zero), Excluded(one)))
+            .chain((self.ones > 0).then_some((1.0, self.ones)))
+            .chain(range(Excluded(one), Unbounded))
+    }
+
     /// The sum of all values, rounded once at the end.
     fn sum(&self) -> Wide {
-        self.counts
-            .iter()
-            .map(|(v, &c)| Wide::product(v.0, c as f64))
+        self.counts()
+            .map(|(v, c)| Wide::product(v, c as f64))
             .fold(Wide::default(), Wide::add)
     }
 
@@ -129,10 +151,9 @@ impl Histogram {
         }
         let mean = self.sum().div(self.len as f64);
         let squares = self
-            .counts
-            .iter()
-            .map(|(v, &c)| {
-                let d = Wide::from(v.0).add(mean.neg());
+            .counts()
+            .map(|(v, c)| {
+                let d = Wide::from(v).add(mean.neg());
                 d.mul(d).mul(Wide::from(c as f64))
             })
             .fold(Wide::default(), Wide::add);
@@ -140,20 +161,20 @@ impl Histogram {
     }
 
     pub fn min(&self) -> Option<f64> {
-        self.counts.keys().next().map(|v| v.0)
+        self.counts().next().map(|(v, _)| v)
     }
 
     pub fn max(&self) -> Option<f64> {
-        self.counts.keys().next_back().map(|v| v.0)
+        self.counts().last().map(|(v, _)| v)
     }
 
     /// The value at 0-based position `index` of the sorted values.
     fn nth(&self, index: u64) -> Option<f64> {
         let mut seen = 0;
-        for (value, &count) in &self.counts {
+        for (value, count) in self.counts() {
             seen += count;
             if index < seen {
-                return Some(value.0);
+                return Some(value);
             }
         }
         None
@@ -191,10 +212,9 @@ impl Histogram {
 
     /// How many values satisfy `predicate`.
     pub fn count_where(&self, predicate: impl Fn(f64) -> bool) -> u64 {
-        self.counts
-            .iter()
-            .filter(|(v, _)| predicate(v.0))
-            .map(|(_, &c)| c)
+        self.counts()
+            .filter(|&(v, _)| predicate(v))
+            .map(|(_, c)| c)
             .sum()
     }
 }
@@ -860,11 +880,55 @@ mod tests {
             h.insert(if i % 4 == 0 { 1.0 } else { 0.0 });
         }
         h.insert(-0.0);
-        assert_eq!(h.counts.len(), 2);
-        assert_eq!(h.len(), 100_001);
+        h.insert(0.5);
+        h.insert(0.5);
+        assert_eq!(
+            h.counts().collect::<Vec<_>>(),
+            [(0.0, 75_001), (0.5, 2), (1.0, 25_000)]
+        );
+        assert_eq!(h.len(), 100_003);
         assert_eq!(h.count_where(|v| v >= 1.0), 25_000);
         assert_eq!(h.min(), Some(0.0));
         assert!(h.min().unwrap().is_sign_positive());
+    }
+
+    #[test]
+    fn histogram_values_come_in_ascending_order_around_the_common_scores() {
+        let values = [
+            2.5, 1.0, -3.0, 0.0, 0.25, 1.0, -0.0, 7.0, 0.25, -1e-300, 1e-300, 1.0000001,
+        ];
+        let mut h = Histogram::default();
+        for v in values {
+            h.insert(v);
+        }
+        let mut sorted: Vec<f64> = values
+            .iter()
+            .map(|&v| if v == 0.0 { 0.0 } else { v })
+            .collect();
+        sorted.sort_by(f64::total_cmp);
+        let expanded: Vec<f64> = h
+            .counts()
+            .flat_map(|(v, c)| std::iter::repeat_n(v, c as usize))
+            .collect();
+        assert_eq!(expanded, sorted);
+        assert_eq!((h.min(), h.max()), (Some(-3.0), Some(7.0)));
+        assert_eq!(h.median(), Some(0.25));
+    }
+
+    #[test]
+    fn histogram_of_only_common_scores() {
+        let mut h = Histogram::default();
+        h.insert(1.0);
+        assert_eq!(
+            (h.min(), h.max(), h.mean()),
+            (Some(1.0), Some(1.0), Some(1.0))
+        );
+        h.insert(0.0);
+        assert_eq!(
+            (h.min(), h.max(), h.median()),
+            (Some(0.0), Some(1.0), Some(0.5))
+        );
+        assert_eq!(h.std(), Some(std::f64::consts::FRAC_1_SQRT_2));
     }
 
     #[test]
