@@ -11,8 +11,9 @@ use crate::python::{self, Findall, Regex, RegexError};
 use crate::sample::Sample;
 use crate::trajectory::{Content, Event, Trajectory};
 
-/// One of letta-evals' nine built-in extractors, with its configuration checked.
-#[derive(Debug, Clone)]
+/// One of letta-evals' nine built-in extractors, with its configuration checked. Equal
+/// extractors extract the same submission from the same sample.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Extractor {
     LastAssistant,
     FirstAssistant,

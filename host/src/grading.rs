@@ -1,8 +1,12 @@
 //! Grading one sample with a plan: letta-evals' tool-grader path (guard, extractor, function),
 //! its per-turn mode, composites and judges; then letta-evals' sample error detection.
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
 use serde_json::{Value, json};
 
+use crate::extract::Extractor;
 use crate::grade::{Grade, Status};
 use crate::graders::{evaldeck, expectations};
 use crate::judge::Judge;
@@ -18,8 +22,9 @@ pub const EMPTY_SUBMISSION: &str = "Empty submission - extractor found no conten
 /// detection. The reward is left to the caller.
 pub async fn grade_sample(plan: &Plan, sample: &Sample<'_>) -> SampleResult {
     let mut grades = Vec::with_capacity(plan.metrics.len());
+    let mut extracted = Extracted::default();
     for metric in &plan.metrics {
-        let grade = grade_node(&metric.node, sample).await;
+        let grade = grade_node(&metric.node, sample, &mut extracted).await;
         grades.push((metric.key.clone(), grade));
     }
     let error = detect_error(plan, sample, &grades);
@@ -31,21 +36,54 @@ pub async fn grade_sample(plan: &Plan, sample: &Sample<'_>) -> SampleResult {
     }
 }
 
-async fn grade_node(node: &Node, sample: &Sample<'_>) -> Grade {
+/// The submission a built-in extractor took from the sample last, and the extractor: graders
+/// with equal extractors (the four of a letta-evals suite that leaves `extractor` to its
+/// default, say) grade one submission, extracted once.
+#[derive(Default)]
+struct Extracted<'p> {
+    last: Option<(&'p Extractor, Result<String, Grade>)>,
+}
+
+impl<'p> Extracted<'p> {
+    /// What `extractor` takes from the sample, as [`guarded_extract`] takes it.
+    fn get(
+        &mut self,
+        extractor: &'p Extractor,
+        extract: impl FnOnce() -> Result<String, Grade>,
+    ) -> Result<String, Grade> {
+        match &self.last {
+            Some((last, outcome)) if *last == extractor => outcome.clone(),
+            _ => {
+                let outcome = extract();
+                self.last = Some((extractor, outcome.clone()));
+                outcome
+            }
+        }
+    }
+}
+
+async fn grade_node<'p>(
+    node: &'p Node,
+    sample: &Sample<'_>,
+    extracted: &mut Extracted<'p>,
+) -> Grade {
     match node {
         Node::Tool {
             extraction,
             function,
-        } => graded_submission(extraction, Scorer::Function(function), sample).await,
+        } => graded_submission(extraction, Scorer::Function(function), sample, extracted).await,
         Node::Judge { extraction, judge } => {
-            graded_submission(extraction, Scorer::Judge(judge), sample).await
+            graded_submission(extraction, Scorer::Judge(judge), sample, extracted).await
         }
         Node::Check(check) => with_output(check.grade(sample), sample),
         Node::Expectations => with_output(expectations::grade(sample), sample),
         Node::Composite { all, children } => {
             let mut subs = Vec::with_capacity(children.len());
             for (key, child) in children {
-                subs.push((key.clone(), Box::pin(grade_node(child, sample)).await));
+                subs.push((
+                    key.clone(),
+                    Box::pin(grade_node(child, sample, extracted)).await,
+                ));
             }
             with_output(evaldeck::combine(*all, subs), sample)
         }
@@ -67,16 +105,26 @@ enum Scorer<'a> {
 }
 
 /// letta-evals' per-turn mode applies when both `input` and `ground_truth` are lists.
-async fn graded_submission(
-    extraction: &Extraction,
+async fn graded_submission<'p>(
+    extraction: &'p Extraction,
     scorer: Scorer<'_>,
     sample: &Sample<'_>,
+    extracted: &mut Extracted<'p>,
 ) -> Grade {
     match (&sample.input, &sample.ground_truth) {
         (Some(Texts::PerTurn(inputs)), Some(Texts::PerTurn(truths))) => {
             per_turn(extraction, scorer, sample, inputs, truths).await
         }
-        _ => one_turn(extraction, scorer, sample, sample.trajectory()).await,
+        _ => {
+            let trajectory = sample.trajectory();
+            let submission = match extraction {
+                Extraction::Builtin(extractor) => extracted.get(extractor, || {
+                    guarded_extract(extraction, sample, trajectory)
+                }),
+                Extraction::Pack(_) => guarded_extract(extraction, sample, trajectory),
+            };
+            scored(submission, scorer, sample, trajectory).await
+        }
     }
 }
 
@@ -86,7 +134,23 @@ async fn one_turn(
     sample: &Sample<'_>,
     trajectory: &Trajectory<'_>,
 ) -> Grade {
-    let submission = match guarded_extract(extraction, sample, trajectory) {
+    scored(
+        guarded_extract(extraction, sample, trajectory),
+        scorer,
+        sample,
+        trajectory,
+    )
+    .await
+}
+
+/// The grade of an extracted submission, or the guard's grade when there was none to grade.
+async fn scored(
+    submission: Result<String, Grade>,
+    scorer: Scorer<'_>,
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
+) -> Grade {
+    let submission = match submission {
         Ok(submission) => submission,
         Err(grade) => return grade,
     };
@@ -184,6 +248,18 @@ async fn per_turn(
         .with_metadata("per_turn_grades", Value::Array(per_turn))
 }
 
+/// Whether a rationale says `Empty trajectory` or `Empty submission` anywhere, as letta-evals
+/// looks for them. Searched for as one word and what follows it: `str::contains` prepares a new
+/// search for every call, which cost more than grading the sample's score of 0.
+fn says_empty(rationale: &str) -> bool {
+    static EMPTY: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new("Empty "));
+    EMPTY.find_iter(rationale.as_bytes()).any(|at| {
+        let rest = &rationale.as_bytes()[at + "Empty ".len()..];
+        rest.starts_with(b"trajectory") || rest.starts_with(b"submission")
+    })
+}
+
 /// letta-evals' `detect_errors`: the first grader alone decides whether the sample is an
 /// extraction error; otherwise any grade in error makes it a grading error.
 fn detect_error(
@@ -197,8 +273,7 @@ fn detect_error(
         && first.score == 0.0
         && (sample.trajectory().is_empty()
             || first.submission.is_empty()
-            || first.rationale.contains("Empty trajectory")
-            || first.rationale.contains("Empty submission"))
+            || says_empty(&first.rationale))
     {
         return Some(SampleError {
             category: ErrorCategory::Extraction,
@@ -214,4 +289,33 @@ fn detect_error(
         category: ErrorCategory::Grading,
         message: format!("Grading failed for: {}", failed.join("; ")),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rationale_says_empty_where_letta_evals_finds_it_says_so() {
+        for rationale in [
+            EMPTY_TRAJECTORY,
+            EMPTY_SUBMISSION,
+            "",
+            "Empty",
+            "Empty ",
+            "Empty trajector",
+            "Empty submission",
+            "judge: Empty submission, scored 0",
+            "Empty answer. Empty trajectory",
+            "Empty Empty trajectory",
+            "EmptyEmpty submission",
+            "empty trajectory",
+            "Contains ground_truth: False",
+            "Ëmpty trajectory, Empty submissioné",
+        ] {
+            let python =
+                rationale.contains("Empty trajectory") || rationale.contains("Empty submission");
+            assert_eq!(says_empty(rationale), python, "{rationale:?}");
+        }
+    }
 }

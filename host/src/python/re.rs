@@ -101,6 +101,14 @@ impl fmt::Debug for Regex {
     }
 }
 
+/// Regexes compiled from the same pattern with the same flags match alike.
+impl PartialEq for Regex {
+    fn eq(&self, other: &Regex) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.0.pattern == other.0.pattern && self.0.flags == other.0.flags)
+    }
+}
+
 /// A successful search: the whole match and its groups.
 pub struct Match<'t> {
     captures: fancy_regex::Captures<'t, str>,
