@@ -546,10 +546,10 @@ mod tests {
         for i in 0..c.len().max(q.len()) {
             let mut grades = Vec::new();
             if let Some(s) = c.get(i) {
-                grades.push(("c".to_string(), Grade::scored(*s, "")));
+                grades.push(("c".into(), Grade::scored(*s, "")));
             }
             if let Some(s) = q.get(i) {
-                grades.push(("q".to_string(), Grade::scored(*s, "")));
+                grades.push(("q".into(), Grade::scored(*s, "")));
             }
             a.add(&SampleResult {
                 sample_id: SampleId::Int(i as i64),

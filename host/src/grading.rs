@@ -1,6 +1,7 @@
 //! Grading one sample with a plan: letta-evals' tool-grader path (guard, extractor, function),
 //! its per-turn mode, composites and judges; then letta-evals' sample error detection.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use memchr::memmem;
@@ -11,7 +12,7 @@ use crate::grade::{Grade, Status};
 use crate::graders::{evaldeck, expectations};
 use crate::judge::Judge;
 use crate::plan::{Extraction, Function, Node, Plan};
-use crate::result::{ErrorCategory, SampleError, SampleResult};
+use crate::result::{ErrorCategory, GradeKey, SampleError, SampleResult};
 use crate::sample::{Sample, Texts};
 use crate::trajectory::Trajectory;
 
@@ -25,7 +26,7 @@ pub async fn grade_sample(plan: &Plan, sample: &Sample<'_>) -> SampleResult {
     let mut extracted = Extracted::default();
     for metric in &plan.metrics {
         let grade = grade_node(&metric.node, sample, &mut extracted).await;
-        grades.push((metric.key.clone(), grade));
+        grades.push((Cow::Borrowed(metric.key), grade));
     }
     let error = detect_error(plan, sample, &grades);
     SampleResult {
@@ -265,7 +266,7 @@ fn says_empty(rationale: &str) -> bool {
 fn detect_error(
     plan: &Plan,
     sample: &Sample<'_>,
-    grades: &[(String, Grade)],
+    grades: &[(GradeKey, Grade)],
 ) -> Option<SampleError> {
     if let (Some(metric), Some((_, first))) = (plan.metrics.first(), grades.first())
         && matches!(metric.node, Node::Tool { .. } | Node::Judge { .. })

@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 
 use crate::grade::{Grade, Status};
-use crate::result::SampleResult;
+use crate::result::{GradeKey, SampleResult};
 
 /// Streams sample results into a JUnit XML document written to `out` on [`finish`](Self::finish).
 pub struct JunitWriter<W: Write> {
@@ -119,7 +119,7 @@ fn push_outcome<'a>(
     case: &mut String,
     element: &str,
     kind: &str,
-    grades: impl Iterator<Item = &'a (String, Grade)>,
+    grades: impl Iterator<Item = &'a (GradeKey, Grade)>,
 ) {
     let (summaries, details): (Vec<String>, Vec<String>) = grades
         .map(|(key, grade)| (format!("{key}: {}", grade.rationale), detail(key, grade)))
@@ -203,7 +203,7 @@ mod tests {
             sample_id: id,
             grades: grades
                 .into_iter()
-                .map(|(k, g)| (k.to_string(), g))
+                .map(|(k, g)| (k.to_string().into(), g))
                 .collect(),
             reward: None,
             error: None,

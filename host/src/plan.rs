@@ -21,7 +21,9 @@ pub struct Plan {
 }
 
 pub struct Metric {
-    pub key: String,
+    /// Kept for the life of the process: every result names its grades by it, and a borrowed
+    /// key costs a result nothing where an owned one cost an allocation and a copy a grade.
+    pub key: &'static str,
     pub display_name: Option<String>,
     pub node: Node,
 }
@@ -85,7 +87,7 @@ impl Resolver<'_> {
             let field = format!("graders.{key}");
             match self.node(&field, spec) {
                 Ok(node) => metrics.push(Metric {
-                    key: key.clone(),
+                    key: Box::leak(key.clone().into_boxed_str()),
                     display_name: display_name(spec),
                     node,
                 }),
@@ -314,7 +316,7 @@ impl Plan {
     pub fn judges(&self) -> Vec<(&str, &Judge)> {
         let mut out = Vec::new();
         for m in &self.metrics {
-            m.node.collect_judges(&m.key, &mut out);
+            m.node.collect_judges(m.key, &mut out);
         }
         out
     }

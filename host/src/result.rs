@@ -28,11 +28,14 @@ pub enum ErrorCategory {
     Reward,
 }
 
+/// A grade's metric key: the plan's, borrowed, or one read from a results file.
+pub type GradeKey = Cow<'static, str>;
+
 /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`; grades keep the suite's order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampleResult {
     pub sample_id: SampleId,
-    pub grades: Vec<(String, Grade)>,
+    pub grades: Vec<(GradeKey, Grade)>,
     pub reward: Option<f64>,
     pub error: Option<SampleError>,
 }
@@ -58,7 +61,7 @@ impl SampleResult {
     /// suite's order, so it is looked for there first.
     pub fn grade_at(&self, index: usize, key: &str) -> Option<&Grade> {
         match self.grades.get(index) {
-            Some((k, grade)) if k == key => Some(grade),
+            Some((k, grade)) if same_key(k, key) => Some(grade),
             _ => self.grade(key),
         }
     }
@@ -80,20 +83,35 @@ impl SampleResult {
 
 /// Writes results lines by hand, byte for byte what serde_json writes for their fields: it runs
 /// once a sample, and serde_json's string escaping was the larger part of writing results. What
-/// repeats from line to line is escaped once and copied after that: each grade's key with the
-/// punctuation around it, and the fixed rationales most graders give.
+/// repeats from line to line is written once and copied after that: each grade's key with the
+/// punctuation around it, and the whole head of a grade with a fixed rationale (most graders
+/// give one of a few), from its key to its submission.
 #[derive(Default)]
 pub struct LineWriter {
     /// The key of the grade at each position of the last line, and `"key":{"score":` escaped.
-    keys: Vec<(String, Vec<u8>)>,
-    /// Fixed rationales met, known by their address, with their escaped text: a text at one
-    /// address never changes.
-    rationales: Vec<(&'static str, Vec<u8>)>,
+    keys: Vec<(GradeKey, Vec<u8>)>,
+    /// The heads met at each position.
+    heads: Vec<Vec<Head>>,
+}
+
+/// `"key":{"score":S,"status":"X","rationale":"R","submission":` for a grade whose rationale is
+/// fixed, known by its address: a text at one address never changes.
+struct Head {
+    key: GradeKey,
+    score: u64,
+    status: Status,
+    rationale: &'static str,
+    text: Vec<u8>,
+}
+
+/// Whether two keys are the same: most are the plan's, where the address settles it.
+fn same_key(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 impl LineWriter {
-    /// Fixed rationales remembered at most: graders have a few each.
-    const RATIONALES: usize = 64;
+    /// Heads remembered at most at one position: a grader has a few fixed rationales.
+    const HEADS: usize = 16;
 
     /// Appends `result`'s line (without its newline) to `out`.
     pub fn write(&mut self, result: &SampleResult, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -110,8 +128,8 @@ impl LineWriter {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(self.key(i, key));
-            self.write_grade(out, grade, &mut submission)?;
+            self.write_head(out, i, key, grade)?;
+            write_rest(out, grade, &mut submission)?;
         }
         out.push(b'}');
         if let Some(reward) = result.reward {
@@ -126,13 +144,58 @@ impl LineWriter {
         Ok(())
     }
 
+    /// The grade at `index` up to its submission: `"key":{"score":S,...,"submission":`.
+    fn write_head(
+        &mut self,
+        out: &mut Vec<u8>,
+        index: usize,
+        key: &GradeKey,
+        grade: &Grade,
+    ) -> serde_json::Result<()> {
+        let Cow::Borrowed(fixed) = grade.rationale else {
+            out.extend_from_slice(self.key(index, key));
+            return write_scored(out, grade, |out| write_str(out, &grade.rationale));
+        };
+        if self.heads.len() <= index {
+            self.heads.resize_with(index + 1, Vec::new);
+        }
+        let score = grade.score.to_bits();
+        let met = self.heads[index].iter().find(|head| {
+            head.score == score
+                && head.status == grade.status
+                && std::ptr::eq(head.rationale, fixed)
+                && same_key(&head.key, key)
+        });
+        if let Some(head) = met {
+            out.extend_from_slice(&head.text);
+            return Ok(());
+        }
+        let mut text = self.key(index, key).to_vec();
+        write_scored(&mut text, grade, |text| write_str(text, fixed))?;
+        out.extend_from_slice(&text);
+        if self.heads[index].len() < Self::HEADS {
+            self.heads[index].push(Head {
+                key: key.clone(),
+                score,
+                status: grade.status,
+                rationale: fixed,
+                text,
+            });
+        }
+        Ok(())
+    }
+
     /// `"key":{"score":` escaped, for the grade at `index`.
-    fn key(&mut self, index: usize, key: &str) -> &[u8] {
-        if self.keys.get(index).is_none_or(|(known, _)| known != key) {
+    fn key(&mut self, index: usize, key: &GradeKey) -> &[u8] {
+        if self
+            .keys
+            .get(index)
+            .is_none_or(|(known, _)| !same_key(known, key))
+        {
             let mut escaped = Vec::with_capacity(key.len() + 12);
             write_str(&mut escaped, key);
             escaped.extend_from_slice(b":{\"score\":");
-            let entry = (key.to_string(), escaped);
+            let entry = (key.clone(), escaped);
             match self.keys.get_mut(index) {
                 Some(known) => *known = entry,
                 None => self.keys.push(entry),
@@ -140,64 +203,55 @@ impl LineWriter {
         }
         &self.keys[index].1
     }
+}
 
-    /// A grade as its derived `Serialize` writes it (a test holds the two together), after its
-    /// key's `{"score":`. `written` is the last submission written to `out` and where its
-    /// escaped text lies; one equal to it is copied from there.
-    fn write_grade<'g>(
-        &mut self,
-        out: &mut Vec<u8>,
-        grade: &'g Grade,
-        written: &mut Option<(&'g str, std::ops::Range<usize>)>,
-    ) -> serde_json::Result<()> {
-        write_f64(out, grade.score)?;
-        out.extend_from_slice(b",\"status\":\"");
-        out.extend_from_slice(grade.status.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"rationale\":");
-        match &grade.rationale {
-            Cow::Borrowed(fixed) => self.write_fixed(out, fixed),
-            Cow::Owned(text) => write_str(out, text),
-        }
-        out.extend_from_slice(b",\"submission\":");
-        match written {
-            Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
-            _ => {
-                let start = out.len();
-                write_str(out, &grade.submission);
-                *written = Some((&grade.submission, start..out.len()));
-            }
-        }
-        let metadata = grade.metadata();
-        if !metadata.is_empty() {
-            out.extend_from_slice(b",\"metadata\":");
-            write_metadata(out, &metadata)?;
-        }
-        if let Some(expected) = &grade.details().expected {
-            out.extend_from_slice(b",\"expected\":");
-            serde_json::to_writer(&mut *out, expected)?;
-        }
-        if let Some(actual) = &grade.details().actual {
-            out.extend_from_slice(b",\"actual\":");
-            serde_json::to_writer(&mut *out, actual)?;
-        }
-        out.push(b'}');
-        Ok(())
-    }
+/// A grade's score, status and rationale (written by `rationale`), after its `{"score":`, and
+/// the `"submission":` key.
+fn write_scored(
+    out: &mut Vec<u8>,
+    grade: &Grade,
+    rationale: impl FnOnce(&mut Vec<u8>),
+) -> serde_json::Result<()> {
+    write_f64(out, grade.score)?;
+    out.extend_from_slice(b",\"status\":\"");
+    out.extend_from_slice(grade.status.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"rationale\":");
+    rationale(out);
+    out.extend_from_slice(b",\"submission\":");
+    Ok(())
+}
 
-    /// A fixed text, escaped once and copied after that.
-    fn write_fixed(&mut self, out: &mut Vec<u8>, text: &'static str) {
-        let same = |(known, _): &&(&str, Vec<u8>)| std::ptr::eq(*known, text);
-        if let Some((_, escaped)) = self.rationales.iter().find(same) {
-            out.extend_from_slice(escaped);
-        } else if self.rationales.len() < Self::RATIONALES {
-            let mut escaped = Vec::with_capacity(text.len() + 2);
-            write_str(&mut escaped, text);
-            out.extend_from_slice(&escaped);
-            self.rationales.push((text, escaped));
-        } else {
-            write_str(out, text);
+/// A grade after its `"submission":` key, as its derived `Serialize` writes it (a test holds the
+/// two together). `written` is the last submission written to `out` and where its escaped text
+/// lies; one equal to it is copied from there.
+fn write_rest<'g>(
+    out: &mut Vec<u8>,
+    grade: &'g Grade,
+    written: &mut Option<(&'g str, std::ops::Range<usize>)>,
+) -> serde_json::Result<()> {
+    match written {
+        Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
+        _ => {
+            let start = out.len();
+            write_str(out, &grade.submission);
+            *written = Some((&grade.submission, start..out.len()));
         }
     }
+    let metadata = grade.metadata();
+    if !metadata.is_empty() {
+        out.extend_from_slice(b",\"metadata\":");
+        write_metadata(out, &metadata)?;
+    }
+    if let Some(expected) = &grade.details().expected {
+        out.extend_from_slice(b",\"expected\":");
+        serde_json::to_writer(&mut *out, expected)?;
+    }
+    if let Some(actual) = &grade.details().actual {
+        out.extend_from_slice(b",\"actual\":");
+        serde_json::to_writer(&mut *out, actual)?;
+    }
+    out.push(b'}');
+    Ok(())
 }
 
 /// A grade's metadata as its `Serialize` writes it; the checks, which most graders of several
@@ -389,8 +443,8 @@ mod tests {
         let result = SampleResult {
             sample_id: SampleId::Int(0),
             grades: vec![
-                ("b".to_string(), Grade::pass("b")),
-                ("a".to_string(), Grade::scored(0.5, "a")),
+                ("b".into(), Grade::pass("b")),
+                ("a".into(), Grade::scored(0.5, "a")),
             ],
             reward: None,
             error: None,
@@ -453,10 +507,12 @@ mod tests {
         // One buffer, as for the grades of a result line: a submission equal to the last one
         // written is copied from it, a fixed rationale met before is copied.
         let (mut writer, mut out, mut written) = (LineWriter::default(), Vec::new(), None);
+        let key: GradeKey = "k".into();
         for grade in &grades {
-            let start = out.len();
-            out.extend_from_slice(b"{\"score\":");
-            writer.write_grade(&mut out, grade, &mut written).unwrap();
+            // The grade's text follows its key, `"k":`.
+            let start = out.len() + 4;
+            writer.write_head(&mut out, 0, &key, grade).unwrap();
+            write_rest(&mut out, grade, &mut written).unwrap();
             assert_eq!(
                 std::str::from_utf8(&out[start..]).unwrap(),
                 serde_json::to_string(grade).unwrap()
@@ -474,9 +530,8 @@ mod tests {
             }])
             .with_metadata("other", json!(2));
         let mut out = b"{\"score\":".to_vec();
-        LineWriter::default()
-            .write_grade(&mut out, &grade, &mut None)
-            .unwrap();
+        write_scored(&mut out, &grade, |out| write_str(out, &grade.rationale)).unwrap();
+        write_rest(&mut out, &grade, &mut None).unwrap();
         let written = String::from_utf8(out).unwrap();
         assert!(
             written.contains(

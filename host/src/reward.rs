@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
 use crate::grade::Grade;
+use crate::result::GradeKey;
 
 /// Metric weights: at least one, each finite and non-negative, with a non-zero sum; kept in the
 /// order written and normalised to sum to 1 (letta-evals' `normalize_weights`).
@@ -117,7 +118,7 @@ impl RewardSpec {
         }
     }
 
-    pub fn compute(&self, grades: &[(String, Grade)]) -> Result<f64, String> {
+    pub fn compute(&self, grades: &[(GradeKey, Grade)]) -> Result<f64, String> {
         let score = |key: &str| -> Result<f64, String> {
             let grade = grades
                 .iter()
@@ -166,10 +167,10 @@ mod tests {
     use super::*;
     use crate::grade::Status;
 
-    fn grades(scores: &[(&str, f64)]) -> Vec<(String, Grade)> {
+    fn grades(scores: &[(&str, f64)]) -> Vec<(GradeKey, Grade)> {
         scores
             .iter()
-            .map(|(k, s)| (k.to_string(), Grade::scored(*s, "")))
+            .map(|(k, s)| (k.to_string().into(), Grade::scored(*s, "")))
             .collect()
     }
 
@@ -193,11 +194,11 @@ mod tests {
             .find(|v| v["kind"] == "reward" && v["name"] == "metric")
             .unwrap();
         let reward: RewardSpec = serde_json::from_value(vector["config"].clone()).unwrap();
-        let g: Vec<(String, Grade)> = vector["grades"]
+        let g: Vec<(GradeKey, Grade)> = vector["grades"]
             .as_object()
             .unwrap()
             .iter()
-            .map(|(k, s)| (k.clone(), Grade::scored(s.as_f64().unwrap(), "")))
+            .map(|(k, s)| (k.clone().into(), Grade::scored(s.as_f64().unwrap(), "")))
             .collect();
         assert_eq!(
             reward.compute(&g).ok(),

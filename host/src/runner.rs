@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use crate::dataset::{Item, ItemError, Items, RowError, RowParser, SourceError};
 use crate::grading::grade_sample;
 use crate::plan::Plan;
-use crate::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
+use crate::result::{ErrorCategory, GradeKey, LineWriter, SampleError, SampleResult};
 use crate::reward::RewardSpec;
 use crate::sample::SampleId;
 use crate::summary::Aggregator;
@@ -920,7 +920,11 @@ fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
     let stored: StoredResult = serde_json::from_str(line)?;
     Ok(SampleResult {
         sample_id: stored.sample_id,
-        grades: stored.grades.into_iter().collect(),
+        grades: stored
+            .grades
+            .into_iter()
+            .map(|(key, grade)| (GradeKey::Owned(key), grade))
+            .collect(),
         reward: stored.reward,
         error: stored.error,
     })

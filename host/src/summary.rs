@@ -55,7 +55,7 @@ use serde::ser::{SerializeMap, Serializer};
 
 use crate::gate::{GateOutcome, GateSpec};
 use crate::grade::Status;
-use crate::result::SampleResult;
+use crate::result::{GradeKey, SampleResult};
 use crate::sample::SampleId;
 
 /// The 97.5th percentile of the standard normal distribution.
@@ -476,7 +476,7 @@ impl Singles {
 /// Streams [`SampleResult`]s into a [`Summary`] in memory that does not grow with the rows.
 #[derive(Debug)]
 pub struct Aggregator {
-    keys: Vec<String>,
+    keys: Vec<GradeKey>,
     counts: Counts,
     metrics: Vec<MetricAccumulator>,
     rewards: Histogram,
@@ -506,7 +506,7 @@ enum Tracking {
 
 impl Aggregator {
     /// An aggregator that keeps a record per distinct id (right for small runs and tests).
-    pub fn new(metric_keys: Vec<String>) -> Self {
+    pub fn new(metric_keys: Vec<GradeKey>) -> Self {
         let n = metric_keys.len();
         let metrics = metric_keys
             .iter()
@@ -533,7 +533,7 @@ impl Aggregator {
     /// `expected_rows` is asked only when the Bloom filter is built, at the first id that is not
     /// a small integer, so a count still being taken holds nothing up before then.
     pub fn streaming(
-        metric_keys: Vec<String>,
+        metric_keys: Vec<GradeKey>,
         expected_rows: impl Fn() -> u64 + Send + 'static,
     ) -> Self {
         Aggregator {
@@ -633,7 +633,7 @@ impl Aggregator {
     }
 
     /// The graded and passed runs one result contributes to each metric.
-    fn runs_of(keys: &[String], result: &SampleResult, out: &mut [Runs]) {
+    fn runs_of(keys: &[GradeKey], result: &SampleResult, out: &mut [Runs]) {
         out.fill(Runs::default());
         if result.error.is_some() {
             return;
@@ -677,7 +677,7 @@ impl Aggregator {
                     pass_hat_k,
                     scores: metric.scores,
                 };
-                (key, summary)
+                (key.into_owned(), summary)
             })
             .collect();
         let reward = (!self.rewards.is_empty()).then(|| Stats::of(&self.rewards));
@@ -826,7 +826,7 @@ mod tests {
             sample_id: SampleId::Int(id),
             grades: grades
                 .iter()
-                .map(|(k, s)| (k.to_string(), Grade::scored(*s, "")))
+                .map(|(k, s)| (k.to_string().into(), Grade::scored(*s, "")))
                 .collect(),
             reward: None,
             error: None,
@@ -841,8 +841,8 @@ mod tests {
         h
     }
 
-    fn keys(keys: &[&str]) -> Vec<String> {
-        keys.iter().map(|k| k.to_string()).collect()
+    fn keys(keys: &[&str]) -> Vec<GradeKey> {
+        keys.iter().map(|k| k.to_string().into()).collect()
     }
 
     #[test]
@@ -973,14 +973,19 @@ mod tests {
         let vector = letta_vector("summarize_model");
         let metric_keys: Vec<String> =
             serde_json::from_value(vector["grader_keys"].clone()).unwrap();
-        let mut a = Aggregator::new(metric_keys.clone());
+        let mut a = Aggregator::new(metric_keys.iter().cloned().map(Into::into).collect());
         for r in vector["results"].as_array().unwrap() {
             let grades = r["grades"].as_object().unwrap();
             a.add(&SampleResult {
                 sample_id: serde_json::from_value(r["sample_id"].clone()).unwrap(),
                 grades: grades
                     .iter()
-                    .map(|(k, g)| (k.clone(), Grade::scored(g["score"].as_f64().unwrap(), "")))
+                    .map(|(k, g)| {
+                        (
+                            k.clone().into(),
+                            Grade::scored(g["score"].as_f64().unwrap(), ""),
+                        )
+                    })
                     .collect(),
                 reward: r["reward"]["score"].as_f64(),
                 error: r.get("error").map(|e| SampleError {

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use gavel::dataset::{Items, RowCount};
 use gavel::grade::Status;
 use gavel::junit::JunitWriter;
-use gavel::result::SampleResult;
+use gavel::result::{GradeKey, SampleResult};
 use gavel::runner::{
     self, Filter, Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink, Validation,
 };
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> u8 {
         .plan
         .metrics
         .iter()
-        .map(|m| m.key.clone())
+        .map(|m| m.key.to_string())
         .collect();
     // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
     // suite with a judge checks every row first; any other suite checks rows as it grades them
@@ -117,8 +117,15 @@ pub fn run(args: Args) -> u8 {
         }
     };
     let expected = total.clone();
-    let mut aggregator =
-        Aggregator::streaming(metric_keys.clone(), move || expected.wait().unwrap_or(0));
+    let mut aggregator = Aggregator::streaming(
+        prepared
+            .plan
+            .metrics
+            .iter()
+            .map(|m| GradeKey::Borrowed(m.key))
+            .collect(),
+        move || expected.wait().unwrap_or(0),
+    );
 
     let mut junit = match &args.junit {
         Some(path) => match std::fs::File::create(path).and_then(|file| {
