@@ -222,12 +222,7 @@ impl Plain {
     /// for every text, once.
     fn is_match(&self, text: &str, repeated: bool) -> Option<bool> {
         if repeated {
-            // On a text of ASCII characters the engine's word characters are Python's.
-            let agree = || {
-                self.boundaries_agree(text, || {
-                    !text.is_ascii() && !Plain::words_agree(&alphabet(text))
-                })
-            };
+            let agree = || self.boundaries_agree(text, || !Plain::words_agree_in(text));
             if !agree() {
                 return None;
             }
@@ -272,6 +267,28 @@ impl Plain {
             Boundaries::Negated if text.is_empty() => false,
             Boundaries::Word | Boundaries::Negated => !words_differ(),
         }
+    }
+
+    /// Whether the engine's word characters are Python's among the characters of `text`. They
+    /// differ on no ASCII character, and the others are looked up one by one: building the
+    /// text's alphabet to intersect it cost more than the search it was for.
+    fn words_agree_in(text: &str) -> bool {
+        WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
+            let ranges = mismatch.ranges();
+            !text.chars().filter(|c| !c.is_ascii()).any(|c| {
+                ranges
+                    .binary_search_by(|range| {
+                        if range.end() < c {
+                            std::cmp::Ordering::Less
+                        } else if range.start() > c {
+                            std::cmp::Ordering::Greater
+                        } else {
+                            std::cmp::Ordering::Equal
+                        }
+                    })
+                    .is_ok()
+            })
+        })
     }
 
     /// Whether the engine's word characters are Python's among the characters of `alphabet`.
@@ -1871,6 +1888,31 @@ mod tests {
 
     fn error(pattern: &str) -> String {
         Regex::new(pattern, 0).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn word_characters_are_compared_character_by_character_as_by_alphabet() {
+        let mismatch = WORD_MISMATCH.as_ref().unwrap();
+        assert!(mismatch.ranges().iter().all(|r| !r.start().is_ascii()));
+        for text in [
+            "",
+            "plain ascii_words 123",
+            "São Tomé, Reykjavík",
+            "-1°C and rainy",
+            "x²",
+            "e\u{301}",
+            "a\u{203f}b",
+            "日本語",
+            "٣ and ³",
+        ] {
+            assert_eq!(
+                Plain::words_agree_in(text),
+                Plain::words_agree(&alphabet(text)),
+                "{text:?}"
+            );
+        }
+        assert!(!Plain::words_agree_in("x²"));
+        assert!(Plain::words_agree_in("São Tomé"));
     }
 
     #[test]
