@@ -66,80 +66,60 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
 /// block itself.
 fn checks_for(expected: &Expected) -> Vec<Check> {
     let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| !l.is_empty());
-    let candidates = [
-        (
-            listed(&expected.output_contains),
+    // Built only when wanted: a block sets a few of the twelve.
+    let candidates: [(bool, fn() -> Check); 12] = [
+        (listed(&expected.output_contains), || {
             Check::OutputContains {
                 values: None,
                 case_sensitive: false,
-            },
-        ),
-        (
-            listed(&expected.output_not_contains),
+            }
+        }),
+        (listed(&expected.output_not_contains), || {
             Check::OutputNotContains {
                 values: None,
                 case_sensitive: false,
-            },
-        ),
-        (
-            expected.output_equals.is_some(),
-            Check::OutputEquals {
-                expected: None,
-                normalize_whitespace: true,
-            },
-        ),
-        (
-            expected.output_matches.is_some(),
-            Check::OutputMatches {
-                pattern: None,
-                flags: 0,
-            },
-        ),
-        (
-            listed(&expected.tools_called),
-            Check::ToolsCalled { required: None },
-        ),
-        (
-            listed(&expected.tools_not_called),
-            Check::ToolsNotCalled { forbidden: None },
-        ),
-        (
-            listed(&expected.tool_call_order),
-            Check::ToolCallOrder {
-                expected_order: None,
-            },
-        ),
-        (
-            expected.max_steps.is_some(),
-            Check::MaxSteps { max_steps: None },
-        ),
-        (
-            expected.min_steps.is_some(),
-            Check::MinSteps { min_steps: None },
-        ),
-        (
-            expected.max_tool_calls.is_some(),
-            Check::MaxToolCalls {
-                max_tool_calls: None,
-            },
-        ),
-        (
-            expected.max_llm_calls.is_some(),
-            Check::MaxLlmCalls {
-                max_llm_calls: None,
-            },
-        ),
+            }
+        }),
+        (expected.output_equals.is_some(), || Check::OutputEquals {
+            expected: None,
+            normalize_whitespace: true,
+        }),
+        (expected.output_matches.is_some(), || Check::OutputMatches {
+            pattern: None,
+            flags: 0,
+        }),
+        (listed(&expected.tools_called), || Check::ToolsCalled {
+            required: None,
+        }),
+        (listed(&expected.tools_not_called), || {
+            Check::ToolsNotCalled { forbidden: None }
+        }),
+        (listed(&expected.tool_call_order), || Check::ToolCallOrder {
+            expected_order: None,
+        }),
+        (expected.max_steps.is_some(), || Check::MaxSteps {
+            max_steps: None,
+        }),
+        (expected.min_steps.is_some(), || Check::MinSteps {
+            min_steps: None,
+        }),
+        (expected.max_tool_calls.is_some(), || Check::MaxToolCalls {
+            max_tool_calls: None,
+        }),
+        (expected.max_llm_calls.is_some(), || Check::MaxLlmCalls {
+            max_llm_calls: None,
+        }),
         (
             expected.task_completed.is_some(),
             // The block's own `task_completed` overrides this default when grading.
-            Check::TaskCompleted {
+            || Check::TaskCompleted {
                 require_success: true,
             },
         ),
     ];
     candidates
         .into_iter()
-        .filter_map(|(wanted, check)| wanted.then_some(check))
+        .filter_map(|(wanted, check)| wanted.then(check))
         .collect()
 }
 
