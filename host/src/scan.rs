@@ -104,10 +104,15 @@ impl<'a> Scanner<'a> {
         let start = self.at;
         let (end, escaped) = self.string_end()?;
         self.at = end + 1;
+        // SAFETY: `start` and `end` are the places of the string's quotes, ASCII bytes of the
+        // text and so character boundaries in it, with `start < end`. Slicing with the checks
+        // looked at both bytes again, for every key and string of a row.
+        #[allow(unsafe_code)]
+        let inside = unsafe { self.text.get_unchecked(start + 1..end) };
         if escaped {
-            unescape(&self.text[start + 1..end]).map(Cow::Owned)
+            unescape(inside).map(Cow::Owned)
         } else {
-            Some(Cow::Borrowed(&self.text[start + 1..end]))
+            Some(Cow::Borrowed(inside))
         }
     }
 
