@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::sample::{AgentState, RawRow, Sample, SampleId, Texts};
+use crate::sample::{AgentState, RawId, RawRow, Sample, SampleId, Texts};
 use crate::trajectory::{self, Format, Inline};
 
 /// A row that cannot be graded: where it is and what is wrong.
@@ -338,8 +338,16 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-fn parse_id(raw: &RawValue) -> Result<SampleId, &'static str> {
-    match serde_json::from_str::<serde_json::Value>(raw.get()) {
+fn parse_id(RawId(raw): RawId) -> Result<SampleId, &'static str> {
+    match whole_number(raw) {
+        Some(id) => Ok(SampleId::Int(id)),
+        None => id_by_serde(raw),
+    }
+}
+
+/// [`parse_id`] for any id, through serde.
+fn id_by_serde(raw: &str) -> Result<SampleId, &'static str> {
+    match serde_json::from_str::<serde_json::Value>(raw) {
         Ok(serde_json::Value::String(s)) => Ok(SampleId::Str(s)),
         Ok(serde_json::Value::Number(n)) => {
             if let Some(i) = n.as_i64() {
@@ -352,6 +360,30 @@ fn parse_id(raw: &RawValue) -> Result<SampleId, &'static str> {
             }
         }
         _ => Err("sample_id: expected an integer or a string"),
+    }
+}
+
+/// The JSON number `text` (valid JSON) when it is an integer that fits an `i64`, as serde reads
+/// it, without serde: most ids are. `None` for anything else, which serde reads.
+fn whole_number(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Counted down from zero, so that i64::MIN fits.
+    let mut below = 0i64;
+    for digit in digits.bytes() {
+        below = below
+            .checked_mul(10)?
+            .checked_sub(i64::from(digit - b'0'))?;
+    }
+    if negative {
+        Some(below)
+    } else {
+        below.checked_neg()
     }
 }
 
@@ -369,9 +401,9 @@ struct RunRecord<T> {
 #[derive(Debug, Deserialize)]
 struct IdOnly<'a> {
     #[serde(default, borrow)]
-    sample_id: Option<&'a RawValue>,
+    sample_id: Option<RawId<'a>>,
     #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
+    id: Option<RawId<'a>>,
 }
 
 /// The id of a row or run record without parsing the rest (`None`: the row has no id).
@@ -946,6 +978,34 @@ mod tests {
             "{text}"
         );
         true
+    }
+
+    #[test]
+    fn whole_number_ids_are_read_as_serde_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "123456789012345678901234",
+            "1.0",
+            "-2.5",
+            "1e3",
+            "\"7\"",
+            "\"a\"",
+            "null",
+            "[1]",
+        ] {
+            assert_eq!(parse_id(RawId(text)), id_by_serde(text), "{text}");
+        }
+        assert_eq!(whole_number("1.0"), None);
+        assert_eq!(whole_number("-"), None);
+        assert_eq!(whole_number("-9223372036854775808"), Some(i64::MIN));
     }
 
     #[test]

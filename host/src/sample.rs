@@ -208,15 +208,26 @@ impl<'a> Sample<'a> {
     }
 }
 
+/// The JSON text of a row's id, as recorded (an integer or a string, checked when the sample is
+/// made).
+#[derive(Debug, Clone, Copy)]
+pub struct RawId<'a>(pub &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawId<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(deserializer).map(|raw| RawId(raw.get()))
+    }
+}
+
 /// The JSON shape of a dataset row, before the trajectory is converted: the trajectory is raw
 /// JSON text, or (`T` = [`crate::trajectory::Inline`]) read in place.
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "T: Deserialize<'de>"))]
 pub struct RawRow<'a, T = &'a RawValue> {
     #[serde(default, borrow)]
-    pub sample_id: Option<&'a RawValue>,
+    pub sample_id: Option<RawId<'a>>,
     #[serde(default, borrow)]
-    pub id: Option<&'a RawValue>,
+    pub id: Option<RawId<'a>>,
     #[serde(default)]
     pub input: Option<Texts>,
     /// letta-evals falls back to `prompt` when `input` is missing or empty.
@@ -262,8 +273,8 @@ impl<'a> RawRow<'a, Inline<'a>> {
             let string = |s: &mut Scanner<'a>| s.nullable(Scanner::string);
             let strings = |s: &mut Scanner<'a>| s.nullable(|s| s.items(Scanner::string));
             match key {
-                "sample_id" => seen.set(0, &mut row.sample_id, s.serde()),
-                "id" => seen.set(1, &mut row.id, s.serde()),
+                "sample_id" => seen.set(0, &mut row.sample_id, s.nullable(|s| s.raw().map(RawId))),
+                "id" => seen.set(1, &mut row.id, s.nullable(|s| s.raw().map(RawId))),
                 "input" => seen.set(2, &mut row.input, s.nullable(Texts::scan)),
                 "prompt" => seen.set(3, &mut row.prompt, s.nullable(Texts::scan)),
                 "ground_truth" => seen.set(4, &mut row.ground_truth, s.nullable(Texts::scan)),
