@@ -101,19 +101,43 @@ impl<'a> Scanner<'a> {
         if self.peek()? != b'"' {
             return None;
         }
+        let (inside, escapes) = self.string_inside()?;
+        if escapes == Escapes::None {
+            Some(Cow::Borrowed(inside))
+        } else {
+            unescape(inside).map(Cow::Owned)
+        }
+    }
+
+    /// A string's text, or, when all its escapes are short ones (`\"`, `\\`, `\n`, ...), which
+    /// always decode, its inside as written, to be decoded if it is ever read. One with a `\u`
+    /// escape is decoded now: serde refuses a lone surrogate as it reads the row.
+    #[inline(always)]
+    pub fn text_or_escaped(&mut self) -> Option<Scanned<'a>> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let (inside, escapes) = self.string_inside()?;
+        Some(match escapes {
+            Escapes::None => Scanned::Text(Cow::Borrowed(inside)),
+            Escapes::Short => Scanned::Escaped(inside),
+            Escapes::Unicode => Scanned::Text(Cow::Owned(unescape(inside)?)),
+        })
+    }
+
+    /// The text between the quotes of the string that opens at `self.at`, as written, and the
+    /// escapes it has; the scanner moves past it.
+    #[inline(always)]
+    fn string_inside(&mut self) -> Option<(&'a str, Escapes)> {
         let start = self.at;
-        let (end, escaped) = self.string_end()?;
+        let (end, escapes) = self.string_end()?;
         self.at = end + 1;
         // SAFETY: `start` and `end` are the places of the string's quotes, ASCII bytes of the
         // text and so character boundaries in it, with `start < end`. Slicing with the checks
         // looked at both bytes again, for every key and string of a row.
         #[allow(unsafe_code)]
         let inside = unsafe { self.text.get_unchecked(start + 1..end) };
-        if escaped {
-            unescape(inside).map(Cow::Owned)
-        } else {
-            Some(Cow::Borrowed(inside))
-        }
+        Some((inside, escapes))
     }
 
     /// A string, owned.
@@ -125,19 +149,20 @@ impl<'a> Scanner<'a> {
     /// `None` for a string serde refuses even unread: an unknown escape, a short `\u`, a raw
     /// control character, no closing quote.
     #[inline(always)]
-    fn string_end(&mut self) -> Option<(usize, bool)> {
+    fn string_end(&mut self) -> Option<(usize, Escapes)> {
         let bytes = self.bytes();
         let mut at = self.at + 1;
-        let mut escaped = false;
+        let mut escapes = Escapes::None;
         loop {
             at = self.special(at)?;
             match bytes[at] {
-                b'"' => return Some((at, escaped)),
+                b'"' => return Some((at, escapes)),
                 b'\\' => {
-                    escaped = true;
+                    escapes = escapes.max(Escapes::Short);
                     at = match *bytes.get(at + 1)? {
                         b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at + 2,
                         b'u' => {
+                            escapes = Escapes::Unicode;
                             let hex = bytes.get(at + 2..at + 6)?;
                             hex.iter().all(u8::is_ascii_hexdigit).then_some(at + 6)?
                         }
@@ -331,6 +356,31 @@ impl<'a> Scanner<'a> {
         })?;
         Some(items)
     }
+}
+
+/// The escapes a string has.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Escapes {
+    None,
+    /// Only short ones: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`.
+    Short,
+    /// A `\u` escape, maybe others.
+    Unicode,
+}
+
+/// A string as [`Scanner::text_or_escaped`] reads it.
+#[derive(Clone, Debug)]
+pub enum Scanned<'a> {
+    Text(Cow<'a, str>),
+    /// The inside of a string as written, whose escapes are all short ones; [`decode_short`]
+    /// gives its text.
+    Escaped(&'a str),
+}
+
+/// The text of the inside of a string whose escapes are all short ones (see [`Scanned`]).
+pub fn decode_short(inside: &str) -> String {
+    // Short escapes always decode (only `\u` ones can be refused); the fallback never runs.
+    unescape(inside).unwrap_or_else(|| inside.to_string())
 }
 
 /// The text of a string whose escapes [`Scanner::string_end`] checked, decoded; `None` for a

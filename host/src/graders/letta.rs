@@ -223,7 +223,7 @@ mod tests {
             Event::ToolCall(ToolCall {
                 id: text(&c["tool_call_id"]),
                 name: text(&c["name"]),
-                arguments: text(&c["arguments"]),
+                arguments: text(&c["arguments"]).into(),
                 failed: false,
             })
         };
@@ -255,7 +255,7 @@ mod tests {
                         },
                         "tool_return_message" => events.push(Event::ToolReturn(ToolReturn {
                             call_id: text(&m["tool_call_id"]),
-                            content: text(&m["tool_return"]),
+                            content: text(&m["tool_return"]).into(),
                             status: if m["status"] == "error" {
                                 ToolStatus::Error
                             } else {

@@ -310,13 +310,13 @@ fn convert_step<'a>(
             events.push(Event::ToolCall(ToolCall {
                 id: id.clone(),
                 name: text(step.tool_name.take()).unwrap_or_default(),
-                arguments,
+                arguments: arguments.into(),
                 failed,
             }));
             if let Some(content) = result {
                 events.push(Event::ToolReturn(ToolReturn {
                     call_id: id,
-                    content,
+                    content: content.into(),
                     status: if failed || step.error.is_some() {
                         ToolStatus::Error
                     } else {
@@ -544,7 +544,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            trajectory.tool_calls().next().unwrap().arguments,
+            trajectory.tool_calls().next().unwrap().arguments.text(),
             r#"{ "b" : 2,"a":[1, 2.50],"s":"caf\u00e9" }"#
         );
     }

@@ -10,7 +10,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::{Content, ConvertError};
+use super::{Content, ConvertError, ToolText};
 use crate::scan::{Scanner, Seen};
 
 /// Parses `text` as `T`. On failure the error names the path: `at()` (where `text` sits in the
@@ -175,6 +175,20 @@ impl<'a> Text<'a> {
     /// An `Option<Text>` read by the [`Scanner`], as serde reads it.
     pub(super) fn scan_nullable(scanner: &mut Scanner<'a>) -> Option<Option<Text<'a>>> {
         scanner.nullable(|s| s.text().map(Text))
+    }
+}
+
+/// Read by serde as a [`Text`]: the general path decodes it.
+impl<'de: 'a, 'a> Deserialize<'de> for ToolText<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Text::deserialize(deserializer).map(|Text(text)| ToolText::from(text))
+    }
+}
+
+impl<'a> ToolText<'a> {
+    /// An `Option<ToolText>` read by the [`Scanner`], as serde reads it.
+    pub(super) fn scan_nullable(scanner: &mut Scanner<'a>) -> Option<Option<ToolText<'a>>> {
+        scanner.nullable(|s| s.text_or_escaped().map(ToolText::from))
     }
 }
 

@@ -26,7 +26,8 @@ use serde_json::value::RawValue;
 
 use super::json::{self, Expecting, Field, Object, RawContent, RawJson, Text, Typed, missing};
 use super::{
-    ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, Trajectory,
+    ConvertError, Converter, Event, Format, LlmCall, ToolCall, ToolReturn, ToolStatus, ToolText,
+    Trajectory,
 };
 use crate::scan::{Scanner, Seen};
 
@@ -38,7 +39,7 @@ pub struct LettaConverter;
 #[derive(Deserialize)]
 #[serde(bound(
     deserialize = "R::Content: Deserialize<'de>, R::Text: Deserialize<'de>, \
-                   R::Calls: Deserialize<'de>"
+                   R::Tool: Deserialize<'de>, R::Calls: Deserialize<'de>"
 ))]
 pub(super) struct Message<'a, R: Recorded<'a>> {
     #[serde(borrow, default)]
@@ -60,7 +61,7 @@ pub(super) struct Message<'a, R: Recorded<'a>> {
     #[serde(default)]
     tool_call_id: Option<R::Text>,
     #[serde(default)]
-    tool_return: Option<R::Text>,
+    tool_return: Option<R::Tool>,
     #[serde(default)]
     status: Option<R::Text>,
 }
@@ -73,6 +74,7 @@ impl<'a, R: Recorded<'a>> Expecting for Message<'a, R> {
 pub(super) trait Recorded<'a> {
     type Content: Field<'a, RawContent<'a>>;
     type Text: Field<'a, Text<'a>>;
+    type Tool: Field<'a, ToolText<'a>>;
     type Calls: Field<'a, Vec<Object<RawToolCall<'a>>>>;
 }
 
@@ -82,6 +84,7 @@ pub(super) enum Raw {}
 impl<'a> Recorded<'a> for Raw {
     type Content = &'a RawValue;
     type Text = &'a RawValue;
+    type Tool = &'a RawValue;
     type Calls = &'a RawValue;
 }
 
@@ -91,6 +94,7 @@ pub(super) enum InPlace {}
 impl<'a> Recorded<'a> for InPlace {
     type Content = Typed<RawContent<'a>>;
     type Text = Typed<Text<'a>>;
+    type Tool = Typed<ToolText<'a>>;
     type Calls = Typed<Vec<Object<RawToolCall<'a>>>>;
 }
 
@@ -135,7 +139,11 @@ impl<'a> Message<'a, InPlace> {
                     seen.set(6, &mut m.tool_calls, calls.map(|c| c.map(Typed)))
                 }
                 "tool_call_id" => seen.set(7, &mut m.tool_call_id, typed(s)),
-                "tool_return" => seen.set(8, &mut m.tool_return, typed(s)),
+                "tool_return" => seen.set(
+                    8,
+                    &mut m.tool_return,
+                    ToolText::scan_nullable(s).map(|t| t.map(Typed)),
+                ),
                 "status" => seen.set(9, &mut m.status, typed(s)),
                 _ => s.skip(),
             }
@@ -181,7 +189,7 @@ pub(super) struct RawToolCall<'a> {
     #[serde(borrow, default)]
     name: Option<Text<'a>>,
     #[serde(borrow, default)]
-    arguments: Option<Text<'a>>,
+    arguments: Option<ToolText<'a>>,
     #[serde(borrow, default)]
     tool_call_id: Option<Text<'a>>,
 }
@@ -193,7 +201,7 @@ impl<'a> RawToolCall<'a> {
         let mut seen = Seen::default();
         scanner.object(|s, key| match key {
             "name" => seen.set(0, &mut call.name, Text::scan_nullable(s)),
-            "arguments" => seen.set(1, &mut call.arguments, Text::scan_nullable(s)),
+            "arguments" => seen.set(1, &mut call.arguments, ToolText::scan_nullable(s)),
             "tool_call_id" => seen.set(2, &mut call.tool_call_id, Text::scan_nullable(s)),
             _ => s.skip(),
         })?;
@@ -438,7 +446,8 @@ fn convert_message<'a, R: Recorded<'a>>(
         }
         Kind::ToolReturn => Event::ToolReturn(ToolReturn {
             call_id: text(message.tool_call_id.take(), "tool_call_id")?,
-            content: text(message.tool_return.take(), "tool_return")?,
+            content: required(message.tool_return.take(), at, "tool_return", &message_type)?
+                .read(|| at.field("tool_return"))?,
             status: match &*text(message.status.take(), "status")? {
                 "success" => ToolStatus::Success,
                 "error" => ToolStatus::Error,
@@ -483,7 +492,7 @@ fn tool_calls<'a, R: Recorded<'a>>(
         Event::ToolCall(ToolCall {
             id: call.tool_call_id.map(|t| t.0).unwrap_or_default(),
             name: call.name.map(|t| t.0).unwrap_or_default(),
-            arguments: call.arguments.map(|t| t.0).unwrap_or_default(),
+            arguments: call.arguments.unwrap_or_default(),
             failed: false,
         })
     }));
@@ -757,7 +766,7 @@ mod tests {
                 "arguments":"{ \"b\":2,  \"a\":1,\n \"s\": \"caf\\u00e9 \u00e9\" }","tool_call_id":"c"}}]]"#,
         )
         .unwrap();
-        let arguments = &trajectory.tool_calls().next().unwrap().arguments;
+        let arguments = trajectory.tool_calls().next().unwrap().arguments.text();
         assert_eq!(
             arguments,
             "{ \"b\":2,  \"a\":1,\n \"s\": \"caf\\u00e9 é\" }"
@@ -924,12 +933,14 @@ mod tests {
                     let found = trajectory
                         .tool_calls()
                         .find(|c| Some(&*c.name) == name)
-                        .map(|c| &*c.arguments);
+                        .map(|c| c.arguments.text());
                     match expected_args {
                         Some("{}") if found.is_none() => {}
-                        Some(args) => assert_eq!(found, Some(args), "{vector}"),
+                        Some(args) => assert_eq!(found.as_deref(), Some(args), "{vector}"),
                         // Python returned a delta's missing arguments as None.
-                        None if expected.is_null() => assert_eq!(found, Some(""), "{vector}"),
+                        None if expected.is_null() => {
+                            assert_eq!(found.as_deref(), Some(""), "{vector}")
+                        }
                         None => {}
                     }
                 }

@@ -13,6 +13,7 @@ mod letta;
 mod openai;
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -21,6 +22,8 @@ pub use evaldeck::EvaldeckConverter;
 pub use inline::Inline;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
+
+use crate::scan::{self, Scanned};
 
 /// A recorded agent run in canonical form. Its text is borrowed from the recording where the
 /// recording has it as is (a JSON string without escapes): a row's trajectory then costs no
@@ -94,7 +97,7 @@ pub struct ToolCall<'a> {
     pub name: Cow<'a, str>,
     /// The arguments exactly as recorded: the JSON text of a Letta/OpenAI `arguments` string, or
     /// the JSON text of an evaldeck `tool_args` object.
-    pub arguments: Cow<'a, str>,
+    pub arguments: ToolText<'a>,
     /// Whether the step itself failed (evaldeck step `status: failure`).
     pub failed: bool,
 }
@@ -103,8 +106,78 @@ pub struct ToolCall<'a> {
 pub struct ToolReturn<'a> {
     pub call_id: Cow<'a, str>,
     /// The tool's output as text. A JSON value that is not a string is kept as its JSON text.
-    pub content: Cow<'a, str>,
+    pub content: ToolText<'a>,
     pub status: ToolStatus,
+}
+
+/// Text a recording holds as a JSON string, kept as written until it is read: the arguments of
+/// tool calls and what tools returned are JSON themselves, with an escape every few bytes, and
+/// few graders read them. [`ToolText::text`] decodes it; it compares, prints and serializes as
+/// its text.
+#[derive(Clone)]
+pub struct ToolText<'a>(Scanned<'a>);
+
+impl ToolText<'_> {
+    pub fn text(&self) -> Cow<'_, str> {
+        match &self.0 {
+            Scanned::Text(text) => Cow::Borrowed(text),
+            Scanned::Escaped(inside) => Cow::Owned(scan::decode_short(inside)),
+        }
+    }
+}
+
+impl<'a> From<Scanned<'a>> for ToolText<'a> {
+    fn from(scanned: Scanned<'a>) -> Self {
+        ToolText(scanned)
+    }
+}
+
+impl<'a> From<Cow<'a, str>> for ToolText<'a> {
+    fn from(text: Cow<'a, str>) -> Self {
+        ToolText(Scanned::Text(text))
+    }
+}
+
+impl<'a> From<&'a str> for ToolText<'a> {
+    fn from(text: &'a str) -> Self {
+        ToolText(Scanned::Text(Cow::Borrowed(text)))
+    }
+}
+
+impl From<String> for ToolText<'_> {
+    fn from(text: String) -> Self {
+        ToolText(Scanned::Text(Cow::Owned(text)))
+    }
+}
+
+impl Default for ToolText<'_> {
+    fn default() -> Self {
+        ToolText::from("")
+    }
+}
+
+impl PartialEq for ToolText<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl fmt::Debug for ToolText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.text(), f)
+    }
+}
+
+impl fmt::Display for ToolText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl Serialize for ToolText<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -143,7 +143,7 @@ fn convert_message<'a>(
                         Event::ToolCall(ToolCall {
                             id: call.id.map(|t| t.0).unwrap_or_default(),
                             name: call.function.0.name.0,
-                            arguments: call.function.0.arguments.0,
+                            arguments: call.function.0.arguments.0.into(),
                             failed: false,
                         })
                     }),
@@ -151,7 +151,7 @@ fn convert_message<'a>(
         }
         "tool" => events.push(Event::ToolReturn(ToolReturn {
             call_id: message.tool_call_id.map(|t| t.0).unwrap_or_default(),
-            content: content.into_flat(),
+            content: content.into_flat().into(),
             status: ToolStatus::Success,
         })),
         other => {
