@@ -31,25 +31,21 @@ pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
 /// rest go character by character. The capital sigma, whose lowercase depends on its
 /// neighbours, is left to `to_lowercase`.
 pub fn lower(s: &str) -> String {
-    if s.contains('Σ') {
-        return s.to_lowercase();
-    }
-    let mut lowered = Vec::with_capacity(s.len());
+    let mut lowered = String::with_capacity(s.len());
     let mut rest = s;
-    while !rest.is_empty() {
-        let ascii = rest.bytes().take_while(u8::is_ascii).count();
-        lowered.extend(rest.as_bytes()[..ascii].iter().map(u8::to_ascii_lowercase));
-        rest = &rest[ascii..];
-        let mut chars = rest.chars();
-        if let Some(c) = chars.next() {
-            for lower in c.to_lowercase() {
-                lowered.extend_from_slice(lower.encode_utf8(&mut [0; 4]).as_bytes());
-            }
-            rest = chars.as_str();
+    loop {
+        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        let from = lowered.len();
+        lowered.push_str(&rest[..ascii]);
+        lowered[from..].make_ascii_lowercase();
+        let mut chars = rest[ascii..].chars();
+        match chars.next() {
+            None => return lowered,
+            Some('Σ') => return s.to_lowercase(),
+            Some(c) => lowered.extend(c.to_lowercase()),
         }
+        rest = chars.as_str();
     }
-    // Whole characters were copied or lowered, so the bytes are UTF-8; the fallback never runs.
-    String::from_utf8(lowered).unwrap_or_else(|_| s.to_lowercase())
 }
 
 /// A text searched as Python's `needle.lower() in text.lower()`. Lowering an ASCII text or
