@@ -34,7 +34,10 @@ pub fn lower(s: &str) -> String {
     let mut lowered = String::with_capacity(s.len());
     let mut rest = s;
     loop {
-        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
         let from = lowered.len();
         lowered.push_str(&rest[..ascii]);
         lowered[from..].make_ascii_lowercase();

@@ -274,20 +274,10 @@ impl Plain {
     /// text's alphabet to intersect it cost more than the search it was for.
     fn words_agree_in(text: &str) -> bool {
         WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
-            let ranges = mismatch.ranges();
-            !text.chars().filter(|c| !c.is_ascii()).any(|c| {
-                ranges
-                    .binary_search_by(|range| {
-                        if range.end() < c {
-                            std::cmp::Ordering::Less
-                        } else if range.start() > c {
-                            std::cmp::Ordering::Greater
-                        } else {
-                            std::cmp::Ordering::Equal
-                        }
-                    })
-                    .is_ok()
-            })
+            !text
+                .chars()
+                .filter(|c| !c.is_ascii())
+                .any(|c| contains(mismatch, c))
         })
     }
 
