@@ -27,7 +27,7 @@ use crate::grading::grade_sample;
 use crate::plan::Plan;
 use crate::result::{ErrorCategory, GradeKey, LineWriter, SampleError, SampleResult};
 use crate::reward::RewardSpec;
-use crate::sample::SampleId;
+use crate::sample::{Sample, SampleId};
 use crate::summary::Aggregator;
 
 /// Which items of the stream to grade.
@@ -264,6 +264,15 @@ pub fn validate(
 /// Items per unit of parallel work when no grader waits on the network.
 const BATCH: usize = 256;
 
+/// Rows of a batch parsed before any of them is graded. Parsing one row and grading it before
+/// the next ran the parser's code and the graders' in turn for every row, and between them they
+/// are larger than the instruction cache: parsing 32 rows, then grading them, took instruction
+/// cache misses on 20,000 rows of the evaldeck bench suite from 19.9 M to 11.2 M and data cache
+/// misses from 10.3 M to 9.3 M (`valgrind --tool=callgrind --cache-sim=yes`), and medians of
+/// interleaved runs 3 to 11% lower. Parsing 64 ahead saved few more misses of code and took
+/// more of data.
+const PARSED_AHEAD: usize = 32;
+
 /// Receives results in stream order, a batch at a time, with their lines of `results.jsonl`
 /// (one a result, in the same order, each with its newline).
 pub trait Sink: Send {
@@ -463,8 +472,12 @@ impl Pass<'_> {
                     tokio::spawn(async move {
                         spent.free();
                         let mut results = Vec::with_capacity(batch.len());
-                        for work in batch {
-                            results.push(grade_work(&plan, &parser, reward.as_deref(), work).await);
+                        for works in batch.chunks(PARSED_AHEAD) {
+                            let parsed: Vec<_> =
+                                works.iter().map(|work| parse_work(&parser, work)).collect();
+                            for sample in parsed {
+                                results.push(grade_parsed(&plan, reward.as_deref(), sample).await);
+                            }
                         }
                         let lines = ResultLines::of(&results);
                         let graded_on = std::thread::current().id();
@@ -542,25 +555,29 @@ enum Work {
     Invalid(RowError),
 }
 
-async fn grade_work(
-    plan: &Plan,
-    parser: &RowParser,
-    reward: Option<&RewardSpec>,
-    work: Work,
-) -> SampleResult {
+/// The sample of a row, or the result that says why it has none.
+fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, SampleResult> {
     let item = match work {
         Work::Item(item) => item,
-        Work::Invalid(e) => return invalid(None, &e),
+        Work::Invalid(e) => return Err(invalid(None, e)),
     };
-    let sample = match parser.parse(&item) {
+    parser.parse(item).map_err(|e| {
+        let id = crate::dataset::peek_id(item.run.as_ref().unwrap_or(&item.row))
+            .ok()
+            .flatten()
+            .unwrap_or(SampleId::Int(item.seq as i64));
+        invalid(Some(id), &e)
+    })
+}
+
+async fn grade_parsed(
+    plan: &Plan,
+    reward: Option<&RewardSpec>,
+    parsed: Result<Sample<'_>, SampleResult>,
+) -> SampleResult {
+    let sample = match parsed {
         Ok(sample) => sample,
-        Err(e) => {
-            let id = crate::dataset::peek_id(item.run.as_ref().unwrap_or(&item.row))
-                .ok()
-                .flatten()
-                .unwrap_or(SampleId::Int(item.seq as i64));
-            return invalid(Some(id), &e);
-        }
+        Err(result) => return result,
     };
     // A bug that panics while grading one sample is that sample's error, not the run's end.
     // Pinned in place: boxing it cost an allocation and a copy of the whole grading future
