@@ -94,7 +94,11 @@ async fn grade_node<'p>(
 /// Checks read the trajectory's final output; it is what they graded.
 fn with_output(mut grade: Grade, sample: &Sample<'_>) -> Grade {
     if grade.submission.is_empty() {
-        grade.submission = sample.trajectory().final_output().unwrap_or_default();
+        grade.submission = sample
+            .trajectory()
+            .final_output()
+            .map(Cow::into_owned)
+            .unwrap_or_default();
     }
     grade
 }

@@ -3,6 +3,7 @@
 //!
 //! evaldeck's graders have no score: a pass scores 1.0, a fail or an error 0.0.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
@@ -221,6 +222,16 @@ impl Check {
 
     /// Grades the sample's trajectory.
     pub fn grade(&self, sample: &Sample<'_>) -> Grade {
+        self.grade_with(sample, Detail::Full)
+    }
+
+    /// The status and rationale of [`Check::grade`] alone: what an `expected:` block lists of
+    /// each of its checks.
+    pub fn outcome(&self, sample: &Sample<'_>) -> Grade {
+        self.grade_with(sample, Detail::Brief)
+    }
+
+    fn grade_with(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
         let trajectory = sample.trajectory();
         let expected = sample.expected.as_deref();
         let from_case = |pick: fn(&Expected) -> Option<&Vec<String>>| {
@@ -244,7 +255,7 @@ impl Check {
                     })
                 });
                 let output = trajectory.final_output();
-                output_contains(contains, values, *case_sensitive, output)
+                output_contains(contains, values, *case_sensitive, output, detail)
             }
             Check::OutputEquals {
                 expected: configured,
@@ -265,13 +276,14 @@ impl Check {
                     }
                 };
                 let (want, got) = (normal(want), normal(&output));
-                if got == want {
+                let grade = if got == want {
                     Grade::pass("Output matches expected")
                 } else {
-                    Grade::fail("Output does not match expected")
-                        .with_expected_actual(json!(want), json!(got))
-                }
-                .with_submission(output)
+                    detail.add(Grade::fail("Output does not match expected"), |g| {
+                        g.with_expected_actual(json!(want), json!(got))
+                    })
+                };
+                detail.add(grade, |g| g.with_submission(output))
             }
             Check::OutputMatches { pattern, flags } => {
                 let output = trajectory.final_output().unwrap_or_default();
@@ -285,13 +297,15 @@ impl Check {
                         },
                         (None, None) => return Grade::pass("No pattern to check"),
                     };
-                match matched {
+                let grade = match matched {
                     Ok(true) => Grade::pass(["Output matches pattern: ", source].concat()),
-                    Ok(false) => Grade::fail(format!("Output does not match pattern: {source}"))
-                        .with_expected_actual(json!(source), json!(output)),
+                    Ok(false) => detail.add(
+                        Grade::fail(["Output does not match pattern: ", source].concat()),
+                        |g| g.with_expected_actual(json!(source), json!(output)),
+                    ),
                     Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
-                }
-                .with_submission(output)
+                };
+                detail.add(grade, |g| g.with_submission(output))
             }
             Check::ToolsCalled { required } => {
                 let required = required
@@ -318,11 +332,13 @@ impl Check {
                     .filter(|t| !called.contains(t))
                     .collect();
                 let missing: Vec<&str> = missing.into_iter().collect();
-                Grade::fail(format!(
+                let grade = Grade::fail(format!(
                     "Required tools not called: {}",
                     python::repr_str_list(&missing)
-                ))
-                .with_expected_actual(json!(sorted(required)), json!(called))
+                ));
+                detail.add(grade, |g| {
+                    g.with_expected_actual(json!(sorted(required)), json!(called))
+                })
             }
             Check::ToolsNotCalled { forbidden } => {
                 let forbidden = forbidden
@@ -340,17 +356,19 @@ impl Check {
                 if violated.is_empty() {
                     return Grade::pass("No forbidden tools were called");
                 }
-                Grade::fail(format!(
+                let grade = Grade::fail(format!(
                     "Forbidden tools were called: {}",
                     python::repr_str_list(&violated)
-                ))
-                .with_expected_actual(
-                    json!(format!(
-                        "None of: {}",
-                        python::repr_str_list(&sorted(forbidden))
-                    )),
-                    json!(called),
-                )
+                ));
+                detail.add(grade, |g| {
+                    g.with_expected_actual(
+                        json!(format!(
+                            "None of: {}",
+                            python::repr_str_list(&sorted(forbidden))
+                        )),
+                        json!(called),
+                    )
+                })
             }
             Check::ToolCallOrder { expected_order } => {
                 let order = expected_order
@@ -370,25 +388,30 @@ impl Check {
                 if next.peek().is_none() {
                     Grade::pass("Tools called in correct order")
                 } else {
-                    Grade::fail("Tools not called in expected order")
-                        .with_expected_actual(json!(order), json!(called))
+                    detail.add(Grade::fail("Tools not called in expected order"), |g| {
+                        g.with_expected_actual(json!(order), json!(called))
+                    })
                 }
             }
             Check::MaxSteps { max_steps } => Limit::MAX_STEPS.grade(
                 trajectory.step_count(),
                 max_steps.or_else(|| expected.and_then(|e| e.max_steps)),
+                detail,
             ),
             Check::MinSteps { min_steps } => Limit::MIN_STEPS.grade(
                 trajectory.step_count(),
                 min_steps.or_else(|| expected.and_then(|e| e.min_steps)),
+                detail,
             ),
             Check::MaxToolCalls { max_tool_calls } => Limit::MAX_TOOL_CALLS.grade(
                 trajectory.tool_calls().count(),
                 max_tool_calls.or_else(|| expected.and_then(|e| e.max_tool_calls)),
+                detail,
             ),
             Check::MaxLlmCalls { max_llm_calls } => Limit::MAX_LLM_CALLS.grade(
                 trajectory.llm_calls().count(),
                 max_llm_calls.or_else(|| expected.and_then(|e| e.max_llm_calls)),
+                detail,
             ),
             Check::TaskCompleted { require_success } => {
                 // The sample's expectation overrides the configured one, as in evaldeck.
@@ -401,19 +424,44 @@ impl Check {
                 match (want, completed) {
                     (true, true) => Grade::pass("Task completed successfully"),
                     (false, false) => Grade::pass("Task correctly did not complete (as expected)"),
-                    (true, false) => Grade::fail(format!(
-                        "Task not completed. Status: {}, Output: {}",
-                        status.as_str(),
-                        if has_output { "True" } else { "False" }
-                    ))
-                    .with_expected_actual(
-                        json!("completed"),
-                        json!(format!("status={}", status.as_str())),
+                    (true, false) => detail.add(
+                        Grade::fail(format!(
+                            "Task not completed. Status: {}, Output: {}",
+                            status.as_str(),
+                            if has_output { "True" } else { "False" }
+                        )),
+                        |g| {
+                            g.with_expected_actual(
+                                json!("completed"),
+                                json!(format!("status={}", status.as_str())),
+                            )
+                        },
                     ),
-                    (false, true) => Grade::fail("Task completed but was expected to fail")
-                        .with_expected_actual(json!("not completed"), json!("completed")),
+                    (false, true) => detail.add(
+                        Grade::fail("Task completed but was expected to fail"),
+                        |g| g.with_expected_actual(json!("not completed"), json!("completed")),
+                    ),
                 }
             }
+        }
+    }
+}
+
+/// What a check's grade carries besides its status and rationale.
+#[derive(Clone, Copy)]
+enum Detail {
+    /// Its submission, expected and actual values, as a grader of its own.
+    Full,
+    /// Nothing more.
+    Brief,
+}
+
+impl Detail {
+    /// `grade` with what `details` adds to it, when this detail keeps it.
+    fn add(self, grade: Grade, details: impl FnOnce(Grade) -> Grade) -> Grade {
+        match self {
+            Detail::Full => details(grade),
+            Detail::Brief => grade,
         }
     }
 }
@@ -422,7 +470,8 @@ fn output_contains(
     contains: bool,
     values: &[String],
     case_sensitive: bool,
-    output: Option<String>,
+    output: Option<Cow<'_, str>>,
+    detail: Detail,
 ) -> Grade {
     if values.is_empty() {
         return Grade::pass("No values to check");
@@ -448,28 +497,32 @@ fn output_contains(
                 .concat(),
             )
         } else {
-            Grade::fail(format!(
+            let grade = Grade::fail(format!(
                 "Missing values in output: {}",
                 python::repr_str_list(&missing)
-            ))
-            .with_expected_actual(json!(values), json!(output))
+            ));
+            detail.add(grade, |g| {
+                g.with_expected_actual(json!(values), json!(output))
+            })
         }
     } else {
         let found: Vec<&String> = values.iter().filter(|v| present(v)).collect();
         if found.is_empty() {
             Grade::pass("No forbidden values found")
         } else {
-            Grade::fail(format!(
+            let grade = Grade::fail(format!(
                 "Forbidden values found in output: {}",
                 python::repr_str_list(&found)
-            ))
-            .with_expected_actual(
-                json!(format!("None of: {}", python::repr_str_list(values))),
-                json!(output),
-            )
+            ));
+            detail.add(grade, |g| {
+                g.with_expected_actual(
+                    json!(format!("None of: {}", python::repr_str_list(values))),
+                    json!(output),
+                )
+            })
         }
     };
-    grade.with_submission(text)
+    detail.add(grade, |g| g.with_submission(text))
 }
 
 fn sorted(items: &[String]) -> Vec<&str> {
@@ -513,7 +566,7 @@ impl Limit {
         unset: "No max LLM calls defined",
     };
 
-    fn grade(&self, count: usize, bound: Option<u64>) -> Grade {
+    fn grade(&self, count: usize, bound: Option<u64>, detail: Detail) -> Grade {
         let Some(bound) = bound else {
             return Grade::pass(self.unset);
         };
@@ -531,7 +584,9 @@ impl Limit {
         if ok {
             Grade::pass(fill(self.within))
         } else {
-            Grade::fail(fill(self.beyond)).with_expected_actual(json!(bound), json!(count))
+            detail.add(Grade::fail(fill(self.beyond)), |g| {
+                g.with_expected_actual(json!(bound), json!(count))
+            })
         }
     }
 }

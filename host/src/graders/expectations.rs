@@ -30,7 +30,7 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
     let mut problems = Vec::new();
     let mut listed = Vec::with_capacity(checks.len());
     for check in &checks {
-        let grade = check.grade(sample);
+        let grade = check.outcome(sample);
         match grade.status {
             Status::Pass => passed += 1,
             Status::Error => status = Status::Error,

@@ -380,11 +380,18 @@ impl<'a> Trajectory<'a> {
         }
     }
 
-    /// The final output: the recorded one, else the last assistant message flattened.
-    pub fn final_output(&self) -> Option<String> {
-        self.output
-            .as_deref()
-            .map(str::to_string)
-            .or_else(|| self.assistant_messages().next_back().map(Content::flatten))
+    /// The final output: the recorded one, else the last assistant message flattened; borrowed
+    /// unless it has to be flattened.
+    pub fn final_output(&self) -> Option<Cow<'_, str>> {
+        match &self.output {
+            Some(output) => Some(Cow::Borrowed(output)),
+            None => self
+                .assistant_messages()
+                .next_back()
+                .map(|content| match content {
+                    Content::Text(text) => Cow::Borrowed(&**text),
+                    parts => Cow::Owned(parts.flatten()),
+                }),
+        }
     }
 }
