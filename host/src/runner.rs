@@ -475,8 +475,13 @@ impl Pass<'_> {
                         for works in batch.chunks(PARSED_AHEAD) {
                             let parsed: Vec<_> =
                                 works.iter().map(|work| parse_work(&parser, work)).collect();
-                            for sample in parsed {
-                                results.push(grade_parsed(&plan, reward.as_deref(), sample).await);
+                            // Graded where they lie: a sample is some hundreds of bytes, and
+                            // moving each out of the list and into the grading cost a copy.
+                            for sample in &parsed {
+                                results.push(match sample {
+                                    Ok(sample) => grade(&plan, reward.as_deref(), sample).await,
+                                    Err(invalid) => invalid.clone(),
+                                });
                             }
                         }
                         let lines = ResultLines::of(&results);
@@ -570,19 +575,11 @@ fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, Samp
     })
 }
 
-async fn grade_parsed(
-    plan: &Plan,
-    reward: Option<&RewardSpec>,
-    parsed: Result<Sample<'_>, SampleResult>,
-) -> SampleResult {
-    let sample = match parsed {
-        Ok(sample) => sample,
-        Err(result) => return result,
-    };
+async fn grade(plan: &Plan, reward: Option<&RewardSpec>, sample: &Sample<'_>) -> SampleResult {
     // A bug that panics while grading one sample is that sample's error, not the run's end.
     // Pinned in place: boxing it cost an allocation and a copy of the whole grading future
     // for every sample.
-    let graded = CatchUnwind(std::pin::pin!(grade_sample(plan, &sample))).await;
+    let graded = CatchUnwind(std::pin::pin!(grade_sample(plan, sample))).await;
     let mut result = match graded {
         Ok(result) => result,
         Err(message) => SampleResult {
