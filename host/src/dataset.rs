@@ -370,15 +370,14 @@ fn whole_number(text: &str) -> Option<i64> {
         Some(digits) => (true, digits),
         None => (false, text),
     };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if digits.is_empty() {
         return None;
     }
     // Counted down from zero, so that i64::MIN fits.
     let mut below = 0i64;
-    for digit in digits.bytes() {
-        below = below
-            .checked_mul(10)?
-            .checked_sub(i64::from(digit - b'0'))?;
+    for byte in digits.bytes() {
+        let digit = byte.is_ascii_digit().then(|| i64::from(byte - b'0'))?;
+        below = below.checked_mul(10)?.checked_sub(digit)?;
     }
     if negative {
         Some(below)

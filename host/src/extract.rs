@@ -183,8 +183,8 @@ impl Extractor {
     ) -> Result<Option<String>, String> {
         let assistant = || trajectory.assistant_messages().map(Content::flatten);
         Ok(Some(match self {
-            Extractor::LastAssistant => assistant().next_back().unwrap_or_default(),
-            Extractor::FirstAssistant => assistant().next().unwrap_or_default(),
+            Extractor::LastAssistant => assistant().next_back().unwrap_or_default().into_owned(),
+            Extractor::FirstAssistant => assistant().next().unwrap_or_default().into_owned(),
             Extractor::AllAssistant { separator } => {
                 assistant().collect::<Vec<_>>().join(separator)
             }

@@ -272,9 +272,10 @@ impl<'a> RawRow<'a, Inline<'a>> {
         scanner.object(|s, key| {
             let string = |s: &mut Scanner<'a>| s.nullable(Scanner::string);
             let strings = |s: &mut Scanner<'a>| s.nullable(|s| s.items(Scanner::string));
+            let id = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawId));
             match key {
-                "sample_id" => seen.set(0, &mut row.sample_id, s.nullable(|s| s.raw().map(RawId))),
-                "id" => seen.set(1, &mut row.id, s.nullable(|s| s.raw().map(RawId))),
+                "sample_id" => seen.set(0, &mut row.sample_id, id(s)),
+                "id" => seen.set(1, &mut row.id, id(s)),
                 "input" => seen.set(2, &mut row.input, s.nullable(Texts::scan)),
                 "prompt" => seen.set(3, &mut row.prompt, s.nullable(Texts::scan)),
                 "ground_truth" => seen.set(4, &mut row.ground_truth, s.nullable(Texts::scan)),

@@ -290,11 +290,11 @@ pub fn detect(raw: &RawValue) -> Option<Format> {
 }
 
 impl<'a> Content<'a> {
-    /// letta-evals' `flatten_content`: text as is; parts joined with a single space.
-    pub fn flatten(&self) -> String {
+    /// letta-evals' `flatten_content`: text as is (borrowed); parts joined with a single space.
+    pub fn flatten(&self) -> Cow<'_, str> {
         match self {
-            Content::Text(text) => text.to_string(),
-            Content::Parts(parts) => parts.join(" "),
+            Content::Text(text) => Cow::Borrowed(text),
+            Content::Parts(parts) => Cow::Owned(parts.join(" ")),
         }
     }
 
@@ -303,7 +303,7 @@ impl<'a> Content<'a> {
     fn into_flat(self) -> Cow<'a, str> {
         match self {
             Content::Text(text) => text,
-            parts => Cow::Owned(parts.flatten()),
+            parts => Cow::Owned(parts.flatten().into_owned()),
         }
     }
 }
@@ -385,13 +385,7 @@ impl<'a> Trajectory<'a> {
     pub fn final_output(&self) -> Option<Cow<'_, str>> {
         match &self.output {
             Some(output) => Some(Cow::Borrowed(output)),
-            None => self
-                .assistant_messages()
-                .next_back()
-                .map(|content| match content {
-                    Content::Text(text) => Cow::Borrowed(&**text),
-                    parts => Cow::Owned(parts.flatten()),
-                }),
+            None => self.assistant_messages().next_back().map(Content::flatten),
         }
     }
 }
