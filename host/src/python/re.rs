@@ -420,6 +420,12 @@ impl Matcher {
 /// compile and its program is large, so each is built once per process, not once per thread.
 static REGEXES: LazyLock<Shared<Regex>> = LazyLock::new(Shared::new);
 
+/// Patterns compiled for the texts of a few characters beyond ASCII ([`Regex::narrowed`]).
+static NARROWED: LazyLock<Shared<Regex>> = LazyLock::new(Shared::new);
+
+/// The most characters beyond ASCII a text may have for [`Regex::narrowed`].
+const NARROWED_MOST: usize = 8;
+
 thread_local! {
     /// How each pattern is searched: cheap to decide, so kept per thread without locking.
     static MATCHERS: RefCell<Cache<Matcher>> = RefCell::new(Cache::new());
@@ -563,13 +569,43 @@ impl Regex {
                     },
                     None => 0,
                 };
-                Regex::cached(pattern, flags)?.is_match_from(text, from)
+                match Regex::narrowed(pattern, flags, text) {
+                    Some(narrowed) => narrowed,
+                    None => Regex::cached(pattern, flags),
+                }?
+                .is_match_from(text, from)
             }
             Matcher::Full(_) => {
                 let translated = Translator::for_text(pattern, flags, text)?;
                 Regex::from_translation(pattern, flags, translated)?.is_match(text)
             }
         }
+    }
+
+    /// The pattern compiled for the texts whose characters are ASCII or those of `text` that
+    /// are not, when `text` has few of those: its categories (`\w`, `\d`, ...) cut to those
+    /// characters, as [`Translator::for_text`] cuts them to one text's, give the same answer on
+    /// every such text. A Unicode `\w` compiled in full took ten times the instructions of the
+    /// rest of a pattern, and most texts searched again share their non-ASCII characters
+    /// (none, or a `°` or an accent). `None` for a text with more of them than
+    /// [`NARROWED_MOST`]: compiled for one text, the pattern would be compiled for every text.
+    fn narrowed(pattern: &str, flags: u32, text: &str) -> Option<Result<Regex, RegexError>> {
+        let mut beyond: Vec<char> = text.chars().filter(|c| !c.is_ascii()).collect();
+        beyond.sort_unstable();
+        beyond.dedup();
+        if beyond.len() > NARROWED_MOST {
+            return None;
+        }
+        // The key: the characters beyond ASCII, then NUL (which is ASCII, so never one of them),
+        // then the pattern.
+        let mut key: String = beyond.iter().collect();
+        key.push('\0');
+        key.push_str(pattern);
+        Some(NARROWED.get_or_make(&key, flags, || {
+            let alphabet = (0..=0x7f).map(char::from).chain(beyond).collect();
+            let translated = Translator::translate(pattern, flags, Some(alphabet))?;
+            Regex::from_translation(pattern, flags, translated)
+        }))
     }
 
     /// [`Regex::new`] through a small cache the threads share, for patterns that repeat across
@@ -2258,6 +2294,49 @@ mod tests {
             Ok(false)
         );
         assert!(REGEXES.lock().get(pattern, 0).is_some());
+    }
+
+    #[test]
+    fn a_repeated_backtracking_pattern_is_compiled_for_the_characters_its_texts_have() {
+        // A lookbehind needs the backtracking engine; `\w` and `\b` are categories.
+        let pattern = r"(?<![\d-])\b1°C and \w+";
+        let full = Regex::new(pattern, 0).unwrap();
+        let texts = [
+            "It is 1°C and rainy",
+            "It is 1°C and windy",
+            "It is -1°C and rainy",
+            "It is 1°C and ñandú",
+            "It is 1°C and _",
+            "It is 1°C and ²",
+            "It is 1°C and \u{301}x",
+            "It is 21°C and sunny",
+            // More characters beyond ASCII than a narrowed pattern keeps.
+            "1°C and ΑΒΓΔΕΖΗΘΙ",
+            "1°C and ¡¿",
+        ];
+        for text in texts {
+            let want = full.is_match(text).unwrap();
+            for _ in 0..2 {
+                assert_eq!(Regex::search_once(pattern, 0, text), Ok(want), "{text}");
+            }
+        }
+        // Texts of the same characters beyond ASCII share one compiled pattern, and the
+        // full pattern is compiled only for the text with too many of them.
+        let narrowed = |beyond: &str| NARROWED.lock().get(&format!("{beyond}\0{pattern}"), 0);
+        assert!(narrowed("°").is_some());
+        assert!(narrowed("°ñú").is_some());
+        assert!(narrowed("¡°¿").is_some());
+        assert!(narrowed("°ΑΒΓΔΕΖΗΘΙ").is_none());
+        assert!(REGEXES.lock().get(pattern, 0).is_some());
+        // Case-insensitive: the case variants of the text's characters stay in the class.
+        let pattern = r"(?i)(?<!x)é\w";
+        let full = Regex::new(pattern, 0).unwrap();
+        for text in ["ÉÉ", "Éa", "éK", "é\u{212a}", "É-", "yÉÉ"] {
+            let want = full.is_match(text).unwrap();
+            for _ in 0..2 {
+                assert_eq!(Regex::search_once(pattern, 0, text), Ok(want), "{text}");
+            }
+        }
     }
 
     #[test]
