@@ -590,11 +590,19 @@ impl Regex {
     /// (none, or a `°` or an accent). `None` for a text with more of them than
     /// [`NARROWED_MOST`]: compiled for one text, the pattern would be compiled for every text.
     fn narrowed(pattern: &str, flags: u32, text: &str) -> Option<Result<Regex, RegexError>> {
-        let mut beyond: Vec<char> = text.chars().filter(|c| !c.is_ascii()).collect();
-        beyond.sort_unstable();
-        beyond.dedup();
-        if beyond.len() > NARROWED_MOST {
-            return None;
+        // Collected as they come, and given up at one too many: a long text of many characters
+        // beyond ASCII costs no more than its first few of them.
+        let mut beyond: Vec<char> = Vec::new();
+        if !text.is_ascii() {
+            for c in text.chars().filter(|c| !c.is_ascii()) {
+                if !beyond.contains(&c) {
+                    if beyond.len() == NARROWED_MOST {
+                        return None;
+                    }
+                    beyond.push(c);
+                }
+            }
+            beyond.sort_unstable();
         }
         // The key: the characters beyond ASCII, then NUL (which is ASCII, so never one of them),
         // then the pattern.
