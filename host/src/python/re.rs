@@ -588,7 +588,8 @@ impl Regex {
     /// every such text. A Unicode `\w` compiled in full took ten times the instructions of the
     /// rest of a pattern, and most texts searched again share their non-ASCII characters
     /// (none, or a `°` or an accent). `None` for a text with more of them than
-    /// [`NARROWED_MOST`]: compiled for one text, the pattern would be compiled for every text.
+    /// [`NARROWED_MOST`]: few other texts would share such a set, and the caller compiles the
+    /// pattern once for every text instead.
     fn narrowed(pattern: &str, flags: u32, text: &str) -> Option<Result<Regex, RegexError>> {
         // Collected as they come, and given up at one too many: a long text of many characters
         // beyond ASCII costs no more than its first few of them.
