@@ -28,6 +28,10 @@ INFORMATIONAL = [
     ("gavel vs letta-evals CLI re-grade (`run --cached`)", "gavel-letta", "letta-cli"),
 ]
 MEMORY_RATIO_LIMIT = 1.2
+# Entries whose first run takes less than this many seconds are quick (see QUICK_RUNS).
+QUICK_SECONDS = 2.0
+# Runs a round of each quick entry.
+QUICK_RUNS = 5
 
 
 @dataclass
@@ -192,9 +196,13 @@ def render(args, ms, memory, versions):
     failures += [f"{m} differ" for m in mismatches]
     lines += ["", "Notes:", ""]
     lines += [
-        f"- Each entry ran {repeat_count(args)} time(s), the entries taking turns, so that a slow spell of the "
-        "machine falls on all of them alike; the table shows the median run (its CPU time and "
-        "memory too) and every run's seconds.",
+        "- Smoke run: each entry ran once." if args.smoke else
+        f"- The entries ran in {repeat_count(args)} round(s), taking turns, so that a slow spell of the "
+        f"machine falls on all of them alike; an entry whose first run took under {QUICK_SECONDS:g} s "
+        f"ran {QUICK_RUNS} times a round, in turns with the other such entries, since a spell of a "
+        "second or so covers a whole run of it while a peer's run of many seconds averages such "
+        "spells out. The table shows each entry's median run (its CPU time and memory too) and "
+        "every run's seconds.",
         "- `gavel run`, the letta-evals CLI and the floor are timed as whole processes (start-up, "
         "reading, writing included); the in-process peer modes time only their grading loop, as "
         "their own benchmarks do (imports and suite loading excluded).",
@@ -283,7 +291,7 @@ def main():
     p.add_argument("--smoke", action="store_true")
     p.add_argument("--only", default="", help="comma-separated entry names to run (default all)")
     p.add_argument("--repeat", type=int, default=3,
-                   help="runs of each entry, taken in turns; the median run is reported")
+                   help="rounds of runs, the entries taking turns; the median run is reported")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
 
@@ -323,19 +331,36 @@ def main():
     failed = []
     runs = {e[0]: [] for e in entries}
     repeat = repeat_count(args)
-    print(f"measuring {args.samples:,} samples, {repeat} run(s) of each entry in turns:", file=sys.stderr)
-    # In turns, so that a slow spell of the machine falls on every entry alike.
-    for _ in range(repeat):
-        for name, tool, timed, cmd, samples, inner, output in entries:
-            if name in failed:
-                continue
-            # Every timed run starts without the previous run's output, as the first does.
-            remove(output)
-            try:
-                runs[name].append(measure(name, tool, timed, cmd, samples, logs, inner_time=inner))
-            except CommandFailed as e:
-                print(f"  {name}: FAILED\n{e}", file=sys.stderr)
-                failed.append(name)
+    print(f"measuring {args.samples:,} samples, {repeat} round(s) of the entries in turns:", file=sys.stderr)
+
+    def measure_entry(entry):
+        name, tool, timed, cmd, samples, inner, output = entry
+        # Every timed run starts without the previous run's output, as the first does.
+        remove(output)
+        try:
+            runs[name].append(measure(name, tool, timed, cmd, samples, logs, inner_time=inner))
+        except CommandFailed as e:
+            print(f"  {name}: FAILED\n{e}", file=sys.stderr)
+            failed.append(name)
+
+    # In turns, so that a slow spell of the machine falls on every entry alike. A quick entry
+    # (its first run under QUICK_SECONDS) runs QUICK_RUNS times a round, in turns with the other
+    # quick ones: a spell of a second or so covers a whole run of it, where a peer's run of
+    # many seconds averages such spells out.
+    quick = set()
+    for round_index in range(repeat):
+        for entry in entries:
+            if entry[0] not in failed and entry[0] not in quick:
+                measure_entry(entry)
+                if round_index == 0 and entry[0] not in failed \
+                        and runs[entry[0]][-1].seconds < QUICK_SECONDS:
+                    quick.add(entry[0])
+        # A smoke run only shows that every entry runs.
+        quick_runs = 1 if args.smoke else QUICK_RUNS
+        for _ in range(quick_runs - 1 if round_index == 0 else quick_runs):
+            for entry in entries:
+                if entry[0] in quick and entry[0] not in failed:
+                    measure_entry(entry)
     ms = []
     for name, *_ in entries:
         if name in failed or not runs[name]:

@@ -7,7 +7,8 @@
 #
 # Options: --seed S (default 1234), --cli-samples P (letta-evals CLI subset, default 20000),
 #          --no-memory (skip the memory check), --only a,b (run only these entries),
-#          --repeat R (runs of each entry, taken in turns, median reported; default 3).
+#          --repeat R (rounds of runs, the entries taking turns, median reported; default 3;
+#          an entry whose run takes under 2 s runs five times a round).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

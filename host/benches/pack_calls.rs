@@ -8,8 +8,13 @@
 //! floor/empty.c`, a component that reads nothing) when it is built, else the Rust test guest
 //! `constant`. The last column is each grader's time per call, on every core, over the floor's.
 //!
-//! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row; the
-//! interpreter packs, a thousand times slower per call, run for about three seconds a row).
+//! Each row is measured in five rounds, the rows taking turns, and each figure is the row's
+//! median round: the ratio to the floor then compares measurements made in the same spells of a
+//! shared machine.
+//!
+//! `cargo bench -p gavel --bench pack_calls` (add `-- 200000` for more calls per row and round;
+//! the interpreter packs, a thousand times slower per call, run for about three seconds a row
+//! in all).
 
 use std::path::Path;
 use std::time::Instant;
@@ -92,6 +97,15 @@ fn measure(grader: &PackGrader, threads: usize, calls: usize) -> f64 {
     (per_thread * threads) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Rounds of measurement: each row is measured once a round, the rows taking turns.
+const ROUNDS: usize = 5;
+
+/// The middle value (the upper middle one of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// Enough calls for about `seconds` on one thread, judged from a few, within `[100, max]`.
 fn calls_for(grader: &PackGrader, seconds: f64, max: usize) -> usize {
     let per_second = measure(grader, 1, 20);
@@ -156,17 +170,31 @@ fn main() {
     for (_, grader) in &rows {
         measure(grader, 1, 20);
     }
-    println!("fresh-instance pack calls, up to {calls} calls per row, {cores} cores");
+    println!(
+        "fresh-instance pack calls, up to {calls} calls per row and round, {cores} cores, \
+         median of {ROUNDS} rounds"
+    );
     println!(
         "{:<30} {:>12} {:>14} {:>12} {:>12} {:>10} {:>9}",
         "grader", "1 thread /s", "all cores /s", "µs/call (1)", "fuel/call", "peak MiB", "x floor"
     );
     let (sample, trajectory) = sample();
+    let counts: Vec<usize> = rows
+        .iter()
+        .map(|(_, grader)| calls_for(grader, 3.0 / ROUNDS as f64, calls))
+        .collect();
+    // Every row is measured once a round, the rows taking turns, so that a slow spell of the
+    // machine falls on the graders and their floor alike; each figure is a row's median round.
+    let mut rounds: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); rows.len()];
+    for _ in 0..ROUNDS {
+        for (((_, grader), &n), (one, all)) in rows.iter().zip(&counts).zip(&mut rounds) {
+            one.push(measure(grader, 1, n));
+            all.push(measure(grader, cores, n));
+        }
+    }
     let mut measured = Vec::with_capacity(rows.len());
-    for (name, grader) in &rows {
-        let n = calls_for(grader, 3.0, calls);
-        let one = measure(grader, 1, n);
-        let all = measure(grader, cores, n);
+    for ((name, grader), (one, all)) in rows.iter().zip(rounds) {
+        let (one, all) = (median(one), median(all));
         let sandbox = grader
             .grade(&sample, &trajectory, "UA 15")
             .details()
