@@ -9,7 +9,8 @@
 //! A pattern searched once ([`Regex::search_once`], a pattern per dataset row) needs only a
 //! yes or no, and building the full engine (captures, reverse automata, prefilters) costs far
 //! more than the search. When the pattern needs no backtracking, the tokenizer also writes it
-//! for a lean automaton built for that one answer; when it does, the tokenizer writes it without
+//! for the lean engine, which answers on the parsed pattern itself for a short text and builds an
+//! automaton for that one answer otherwise; when it does, the tokenizer writes it without
 //! its assertions too, whose literal prefixes tell where in a text the backtracking search can
 //! start, or that no match can.
 
@@ -21,6 +22,8 @@ use std::rc::Rc;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use memchr::memmem;
+
+mod places;
 use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
 use regex_automata::util::syntax;
@@ -218,8 +221,9 @@ impl Plain {
 
     /// Whether the pattern matches in `text`, or `None` when this engine cannot tell it
     /// exactly or refuses the compiled pattern (over the size limit): the full engine decides.
-    /// A pattern searched for the first time is compiled for this text alone; a `repeated` one
-    /// for every text, once.
+    /// A pattern searched for the first time is worked out on its tree ([`places::is_match`])
+    /// or, where that would cost too much, compiled for this text alone; a `repeated` one is
+    /// compiled for every text, once.
     fn is_match(&self, text: &str, repeated: bool) -> Option<bool> {
         if repeated {
             let agree = || self.boundaries_agree(text, || !Plain::words_agree_in(text));
@@ -229,10 +233,13 @@ impl Plain {
             let engine = self.compiled.get_or_init(|| self.compile());
             return engine.as_ref().map(|engine| engine.is_match(text));
         }
-        let alphabet = alphabet(text);
-        if !self.boundaries_agree(text, || !Plain::words_agree(&alphabet)) {
+        if !self.boundaries_agree(text, || !Plain::words_agree_in(text)) {
             return None;
         }
+        if let Some(found) = places::is_match(&self.hir, text) {
+            return Some(found);
+        }
+        let alphabet = alphabet(text);
         let config = thompson::Config::new()
             .which_captures(WhichCaptures::None)
             .nfa_size_limit(Some(SIZE_LIMIT));
@@ -278,15 +285,6 @@ impl Plain {
                 .chars()
                 .filter(|c| !c.is_ascii())
                 .any(|c| contains(mismatch, c))
-        })
-    }
-
-    /// Whether the engine's word characters are Python's among the characters of `alphabet`.
-    fn words_agree(alphabet: &ClassUnicode) -> bool {
-        WORD_MISMATCH.as_ref().is_some_and(|mismatch| {
-            let mut common = alphabet.clone();
-            common.intersect(mismatch);
-            common.ranges().is_empty()
         })
     }
 }
@@ -1940,9 +1938,11 @@ mod tests {
             "日本語",
             "٣ and ³",
         ] {
+            let mut common = alphabet(text);
+            common.intersect(mismatch);
             assert_eq!(
                 Plain::words_agree_in(text),
-                Plain::words_agree(&alphabet(text)),
+                common.ranges().is_empty(),
                 "{text:?}"
             );
         }
