@@ -22,14 +22,14 @@ use std::rc::Rc;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use memchr::memmem;
-
-mod places;
 use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
 use regex_automata::util::syntax;
 use regex_syntax::hir::{
     Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition, literal,
 };
+
+mod places;
 
 /// `re.IGNORECASE`.
 pub const IGNORECASE: u32 = 2;

@@ -150,47 +150,30 @@ impl Search<'_> {
     fn ends(&mut self, hir: &Hir, from: &Places) -> Option<Places> {
         self.spend(from.0.len() + from.len())?;
         let bytes = self.text.as_bytes();
-        let mut ends = Places::none(self.text.len());
-        match hir.kind() {
-            HirKind::Empty => return Some(from.clone()),
-            HirKind::Literal(literal) => {
-                for at in from.iter() {
-                    if bytes[at..].starts_with(&literal.0) {
-                        ends.insert(at + literal.0.len());
-                    }
-                }
-            }
-            HirKind::Class(Class::Unicode(class)) => {
-                for at in from.iter() {
-                    let next = self.text.get(at..).and_then(|rest| rest.chars().next());
-                    if let Some(c) = next.filter(|&c| contains(class, c)) {
-                        ends.insert(at + c.len_utf8());
-                    }
-                }
-            }
-            HirKind::Class(Class::Bytes(class)) => {
-                for at in from.iter() {
-                    let in_class = |b: u8| {
-                        class
-                            .ranges()
-                            .iter()
-                            .any(|range| (range.start()..=range.end()).contains(&b))
-                    };
-                    if bytes.get(at).is_some_and(|&b| in_class(b)) {
-                        ends.insert(at + 1);
-                    }
-                }
-            }
+        Some(match hir.kind() {
+            HirKind::Empty => from.clone(),
+            HirKind::Literal(literal) => self.moved(from, |at| {
+                bytes[at..]
+                    .starts_with(&literal.0)
+                    .then(|| at + literal.0.len())
+            }),
+            HirKind::Class(Class::Unicode(class)) => self.moved(from, |at| {
+                let c = self.text.get(at..)?.chars().next()?;
+                contains(class, c).then(|| at + c.len_utf8())
+            }),
+            HirKind::Class(Class::Bytes(class)) => self.moved(from, |at| {
+                let b = *bytes.get(at)?;
+                let mut ranges = class.ranges().iter();
+                ranges
+                    .any(|range| (range.start()..=range.end()).contains(&b))
+                    .then_some(at + 1)
+            }),
             HirKind::Look(look) => {
                 // The two crates spell the same assertions with the same bits.
                 let look = Look::from_repr(look.as_repr())?;
-                for at in from.iter() {
-                    if self.looks.matches(look, bytes, at) {
-                        ends.insert(at);
-                    }
-                }
+                self.moved(from, |at| self.looks.matches(look, bytes, at).then_some(at))
             }
-            HirKind::Capture(capture) => return self.ends(&capture.sub, from),
+            HirKind::Capture(capture) => self.ends(&capture.sub, from)?,
             HirKind::Concat(items) => {
                 let mut reached = from.clone();
                 for item in items {
@@ -199,12 +182,14 @@ impl Search<'_> {
                     }
                     reached = self.ends(item, &reached)?;
                 }
-                return Some(reached);
+                reached
             }
             HirKind::Alternation(items) => {
+                let mut ends = Places::none(self.text.len());
                 for item in items {
                     ends.add(&self.ends(item, from)?);
                 }
+                ends
             }
             HirKind::Repetition(repetition) => {
                 let mut reached = from.clone();
@@ -218,16 +203,26 @@ impl Search<'_> {
                 // first: a place found again was gone on from already, with more rounds left.
                 let mut rounds_left = repetition.max.map(|max| max - repetition.min);
                 let mut found = reached.clone();
-                ends = reached;
+                let mut ends = reached;
                 while rounds_left != Some(0) && !found.is_empty() {
                     let next = self.ends(&repetition.sub, &found)?;
                     found = next.without(&ends);
                     ends.add(&found);
                     rounds_left = rounds_left.map(|n| n - 1);
                 }
+                ends
             }
+        })
+    }
+
+    /// The places `step` takes each of `from` to, where it takes one (a literal, a class or an
+    /// assertion that holds there).
+    fn moved(&self, from: &Places, step: impl Fn(usize) -> Option<usize>) -> Places {
+        let mut ends = Places::none(self.text.len());
+        for end in from.iter().filter_map(step) {
+            ends.insert(end);
         }
-        Some(ends)
+        ends
     }
 }
 
