@@ -10,9 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gavel::grade::judge::{Judge, JudgeError, JudgeOptions, RubricSpec};
 use gavel::grade::{Grade, Status};
-use gavel::judge::{Judge, JudgeError, JudgeOptions, RubricSpec};
-use gavel::sample::{Sample, Texts};
+use gavel::input::sample::{Sample, Texts};
 use openai_server::{Reply, Server, refused_base_url};
 use serde_json::{Map, Value, json};
 

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
+use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec};
 use gavel::grade::{Grade, Status};
-use gavel::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec};
-use gavel::sample::{AgentState, Sample, Texts};
-use gavel::trajectory::{
+use gavel::input::sample::{AgentState, Sample, Texts};
+use gavel::input::trajectory::{
     Content, Event, LlmCall, RunStatus, Tokens, ToolCall, ToolReturn, ToolStatus, Trajectory,
 };
 use gavel_test_artifacts::packs;
@@ -533,8 +533,9 @@ fn sdk_helpers_reproduce_letta_evals_extractor_vectors() {
     for vector in extractors {
         let name = vector["name"].as_str().expect("name");
         let raw = serde_json::value::to_raw_value(&vector["trajectory"]).expect("raw JSON");
-        let trajectory = gavel::trajectory::convert(&raw, Some(gavel::trajectory::Format::Letta))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let trajectory =
+            gavel::input::trajectory::convert(&raw, Some(gavel::input::trajectory::Format::Letta))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
         let sample = Sample {
             agent_state: serde_json::from_value(vector["agent_state"].clone())
                 .expect("agent_state"),

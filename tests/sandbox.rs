@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec, inspect};
 use gavel::grade::{Grade, Status};
-use gavel::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec, inspect};
-use gavel::sample::{Sample, SampleId, Texts};
-use gavel::trajectory::{Content, Event, ToolCall, Trajectory};
+use gavel::input::sample::{Sample, SampleId, Texts};
+use gavel::input::trajectory::{Content, Event, ToolCall, Trajectory};
 use gavel_test_artifacts::guests;
 use serde_json::{Value, json};
 
@@ -159,7 +159,7 @@ fn infinite_loop_runs_out_of_fuel() {
     let grade = assert_contained(adversary(), "spin", "fuel exhausted");
     assert_eq!(
         sandbox_meta(&grade, "fuel_used").and_then(Value::as_u64),
-        Some(gavel::pack::DEFAULT_FUEL)
+        Some(gavel::grade::pack::DEFAULT_FUEL)
     );
 }
 
@@ -521,6 +521,6 @@ fn packs_are_send_and_sync() {
     fn shared<T: Send + Sync>() {}
     shared::<PackHost>();
     shared::<Pack>();
-    shared::<gavel::pack::PackGrader>();
-    shared::<gavel::pack::PackExtractor>();
+    shared::<gavel::grade::pack::PackGrader>();
+    shared::<gavel::grade::pack::PackExtractor>();
 }

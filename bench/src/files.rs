@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn rows_parse_as_gavel_dataset_rows() {
-        use gavel::sample::{RawRow, Texts};
+        use gavel::input::sample::{RawRow, Texts};
         for index in 0..200 {
             let run = Run::generate(5, index);
             let letta = run.letta_row(&run.letta_trajectory()).to_string();

@@ -3,7 +3,7 @@
 
 #![no_main]
 
-use gavel::trajectory::{self, Format};
+use gavel::input::trajectory::{self, Format};
 use libfuzzer_sys::fuzz_target;
 use serde_json::value::RawValue;
 

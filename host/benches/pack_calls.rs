@@ -20,9 +20,9 @@
 use std::path::Path;
 use std::time::Instant;
 
-use gavel::pack::{Limits, PackGrader, PackHost, PackSpec};
-use gavel::sample::{Sample, SampleId, Texts};
-use gavel::trajectory::{Content, Event, ToolCall, Trajectory};
+use gavel::grade::pack::{Limits, PackGrader, PackHost, PackSpec};
+use gavel::input::sample::{Sample, SampleId, Texts};
+use gavel::input::trajectory::{Content, Event, ToolCall, Trajectory};
 use serde_json::Value;
 
 /// The allocator `gavel` itself runs with, so that calls are measured as a run makes them.

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use gavel::python::Regex;
+use gavel::grade::python::Regex;
 
 const ANSWER: &str = "Sure! I looked this up in a few places to be certain, and here is what I \
                       found, with the details you asked for. Let me know if anything else would \

@@ -8,24 +8,10 @@
 #![allow(clippy::result_large_err)]
 
 pub mod alloc;
-pub mod dataset;
-pub mod extract;
-pub mod gate;
+pub mod config;
 pub mod grade;
-pub mod graders;
-pub mod grading;
-pub mod judge;
-pub mod junit;
-pub mod pack;
+pub mod input;
+pub mod output;
 pub mod plan;
-pub mod python;
-pub mod result;
-pub mod reward;
-pub mod runner;
-pub mod sample;
+pub mod run;
 pub mod scaffold;
-pub mod scan;
-pub mod setup;
-pub mod suite;
-pub mod summary;
-pub mod trajectory;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use gavel::dataset::{Items, RowParser};
+use gavel::input::dataset::{Items, RowParser};
 
 /// The allocator `gavel` itself runs with, so that the floor measures the same parsing.
 #[global_allocator]

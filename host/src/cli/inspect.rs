@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::pack::{self, FunctionKind, PackError, PackHost, PackInfo};
+use gavel::grade::pack::{self, FunctionKind, PackError, PackHost, PackInfo};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use gavel::extract::Extractor;
-use gavel::graders::{Described, evaldeck::Check, letta::Function};
+use gavel::grade::builtin::{Described, evaldeck::Check, letta::Function};
+use gavel::grade::extract::Extractor;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -58,7 +58,7 @@ impl CacheArgs {
     pub fn dir(&self) -> PathBuf {
         self.cache_dir
             .clone()
-            .unwrap_or_else(gavel::setup::default_cache_dir)
+            .unwrap_or_else(gavel::run::setup::default_cache_dir)
     }
 }
 
@@ -75,7 +75,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Prints every suite error and returns the exit code for an invalid suite.
-pub fn report_suite_errors(errors: &[gavel::suite::SuiteError]) -> u8 {
+pub fn report_suite_errors(errors: &[gavel::config::suite::SuiteError]) -> u8 {
     for error in errors {
         eprintln!("error: {error}");
     }

@@ -4,9 +4,9 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use gavel::dataset::RowCount;
 use gavel::grade::Status;
-use gavel::result::SampleResult;
+use gavel::input::dataset::RowCount;
+use gavel::output::result::SampleResult;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How often a piped run prints a progress line.

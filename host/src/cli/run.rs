@@ -4,15 +4,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use gavel::dataset::{Items, RowCount};
 use gavel::grade::Status;
-use gavel::junit::JunitWriter;
-use gavel::result::{GradeKey, SampleResult};
-use gavel::runner::{
+use gavel::input::dataset::{Items, RowCount};
+use gavel::output::junit::JunitWriter;
+use gavel::output::result::{GradeKey, SampleResult};
+use gavel::output::summary::{Aggregator, Summary};
+use gavel::run::engine::{
     self, Filter, Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink, Validation,
 };
-use gavel::setup::Prepared;
-use gavel::summary::{Aggregator, Summary};
+use gavel::run::setup::Prepared;
 use std::io::Write;
 
 use super::progress::{Progress, paint};
@@ -61,11 +61,11 @@ pub fn default_workers() -> usize {
 }
 
 pub fn run(args: Args) -> u8 {
-    let options = gavel::setup::Options {
+    let options = gavel::run::setup::Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: args.no_cache,
     };
-    let mut prepared = match gavel::setup::prepare(&args.suite, &options) {
+    let mut prepared = match gavel::run::setup::prepare(&args.suite, &options) {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };

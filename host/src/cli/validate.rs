@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gavel::runner::Selection;
+use gavel::run::engine::Selection;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,11 +13,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let options = gavel::setup::Options {
+    let options = gavel::run::setup::Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
     };
-    let prepared = match gavel::setup::prepare(&args.suite, &options) {
+    let prepared = match gavel::run::setup::prepare(&args.suite, &options) {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };

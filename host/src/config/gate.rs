@@ -1,0 +1,816 @@
+//! The gate: a pass/fail rule over a run's aggregates; a failed gate makes `gavel run` exit 1.
+//!
+//! The historical letta-evals `gate:` (up to 0.20), in its three kinds:
+//!
+//! ```yaml
+//! gate: {kind: simple, metric_key: correctness, aggregation: accuracy, op: gte, value: 80,
+//!        pass_threshold: 0.5}
+//! gate: {kind: weighted_average, aggregation: avg_score, weights: {correctness: 2, format: 1},
+//!        op: gte, value: 0.75}
+//! gate:
+//!   kind: logical
+//!   operator: and            # or: or
+//!   conditions:              # simple conditions (`kind` optional) or nested gates
+//!     - {metric_key: correctness, aggregation: avg_score, op: gte, value: 0.8}
+//!     - {kind: logical, operator: or, conditions: [...]}
+//! ```
+//!
+//! and the form before kinds existed, recognised by having no `kind`:
+//! `{metric: avg_score|accuracy, metric_key?, op, value, pass_op?, pass_value?}` (without
+//! `metric_key`, the first grader; a sample passes for `accuracy` when `score pass_op pass_value`,
+//! defaulting to `score >= 1`, else to `op`/`value`).
+//!
+//! Aggregations run over a metric's graded scores (errored samples are not among them):
+//! `avg_score` the mean, `min`, `max`, `median`/`p50` as Python's `statistics.median`, `p95`/`p99`
+//! as `numpy.percentile` (linear), `accuracy` the **percentage** (0-100) of scores at or above
+//! `pass_threshold` (default 1.0). A metric with no graded score aggregates to 0, as in
+//! letta-evals. Ops: `gt gte lt lte eq`. Gavel also allows weighted gates inside `conditions`.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::reward::{Weights, unknown_metric};
+use crate::output::summary::{Histogram, Summary};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    Eq,
+}
+
+impl Op {
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Gt => a > b,
+            Op::Gte => a >= b,
+            Op::Lt => a < b,
+            Op::Lte => a <= b,
+            Op::Eq => a == b,
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            Op::Gt => ">",
+            Op::Gte => ">=",
+            Op::Lt => "<",
+            Op::Lte => "<=",
+            Op::Eq => "==",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Aggregation {
+    AvgScore,
+    Accuracy,
+    Min,
+    Max,
+    Median,
+    P50,
+    P95,
+    P99,
+}
+
+impl Aggregation {
+    fn name(self) -> &'static str {
+        match self {
+            Aggregation::AvgScore => "avg_score",
+            Aggregation::Accuracy => "accuracy",
+            Aggregation::Min => "min",
+            Aggregation::Max => "max",
+            Aggregation::Median => "median",
+            Aggregation::P50 => "p50",
+            Aggregation::P95 => "p95",
+            Aggregation::P99 => "p99",
+        }
+    }
+
+    /// The aggregate of `scores`; `passes` decides which samples `accuracy` counts. Like
+    /// letta-evals, a metric without scores aggregates to 0.
+    fn apply(self, scores: Option<&Histogram>, passes: impl Fn(f64) -> bool) -> f64 {
+        let Some(scores) = scores else {
+            return 0.0;
+        };
+        let value = match self {
+            Aggregation::AvgScore => scores.mean(),
+            Aggregation::Min => scores.min(),
+            Aggregation::Max => scores.max(),
+            Aggregation::Median | Aggregation::P50 => scores.median(),
+            Aggregation::P95 => scores.percentile(95.0),
+            Aggregation::P99 => scores.percentile(99.0),
+            Aggregation::Accuracy => (!scores.is_empty())
+                .then(|| (scores.count_where(passes) as f64 / scores.len() as f64) * 100.0),
+        };
+        value.unwrap_or(0.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogicalOp {
+    And,
+    Or,
+}
+
+/// One metric, aggregated and compared with a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Condition {
+    pub metric_key: String,
+    pub aggregation: Aggregation,
+    pub op: Op,
+    pub value: f64,
+    /// The score at which a sample counts for `accuracy`; 1.0 when absent.
+    pub pass_threshold: Option<f64>,
+}
+
+/// The gate as written before letta-evals had gate kinds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegacyGate {
+    /// `avg_score` or `accuracy`.
+    pub metric: Aggregation,
+    pub metric_key: Option<String>,
+    pub op: Op,
+    pub value: f64,
+    pub pass_op: Option<Op>,
+    pub pass_value: Option<f64>,
+}
+
+impl LegacyGate {
+    /// The per-sample pass rule `accuracy` counts with.
+    fn pass_rule(&self) -> (Op, f64) {
+        match self.pass_value {
+            None if self.metric == Aggregation::Accuracy => (Op::Gte, 1.0),
+            _ => (
+                self.pass_op.unwrap_or(self.op),
+                self.pass_value.unwrap_or(self.value),
+            ),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "RawGate")]
+pub enum GateSpec {
+    Simple(Condition),
+    WeightedAverage {
+        aggregation: Aggregation,
+        weights: Weights,
+        op: Op,
+        value: f64,
+    },
+    Logical {
+        operator: LogicalOp,
+        conditions: Vec<GateSpec>,
+    },
+    Legacy(LegacyGate),
+}
+
+/// One comparison the gate made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateCheck {
+    /// The metric key, or `weighted_average(key=weight, ...)` with normalised weights.
+    pub metric: String,
+    pub aggregation: Aggregation,
+    /// For `accuracy`: the per-sample rule, such as `score >= 0.5`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_rule: Option<String>,
+    pub value: f64,
+    pub op: Op,
+    pub threshold: f64,
+    pub passed: bool,
+}
+
+impl fmt::Display for GateCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.metric, self.aggregation.name())?;
+        if let Some(rule) = &self.pass_rule {
+            write!(f, " ({rule})")?;
+        }
+        write!(
+            f,
+            " = {} {} {}: {}",
+            self.value,
+            self.op.symbol(),
+            self.threshold,
+            if self.passed { "passed" } else { "failed" }
+        )
+    }
+}
+
+/// Whether the gate passed, every comparison it made, and one line saying why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateOutcome {
+    pub passed: bool,
+    pub checks: Vec<GateCheck>,
+    pub message: String,
+}
+
+impl GateSpec {
+    /// Static check for `gavel validate`: every metric the gate reads is one of the suite's.
+    pub fn check(&self, metric_keys: &[String]) -> Result<(), String> {
+        let mut problems = Vec::new();
+        self.check_at("gate", metric_keys, &mut problems);
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    fn check_at(&self, path: &str, metric_keys: &[String], problems: &mut Vec<String>) {
+        let mut known = |place: String, key: &str| {
+            if !metric_keys.iter().any(|k| k == key) {
+                problems.push(unknown_metric(&place, key, metric_keys));
+            }
+        };
+        match self {
+            GateSpec::Simple(c) => known(format!("{path}.metric_key"), &c.metric_key),
+            GateSpec::WeightedAverage { weights, .. } => {
+                for (key, _) in weights.iter() {
+                    known(format!("{path}.weights"), key);
+                }
+            }
+            GateSpec::Legacy(LegacyGate {
+                metric_key: Some(key),
+                ..
+            }) => known(format!("{path}.metric_key"), key),
+            GateSpec::Legacy(LegacyGate {
+                metric_key: None, ..
+            }) => {
+                if metric_keys.is_empty() {
+                    problems.push(format!("{path}: gates the first grader, but there is none"));
+                }
+            }
+            GateSpec::Logical { conditions, .. } => {
+                for (i, condition) in conditions.iter().enumerate() {
+                    condition.check_at(&format!("{path}.conditions[{i}]"), metric_keys, problems);
+                }
+            }
+        }
+    }
+
+    pub fn evaluate(&self, summary: &Summary) -> GateOutcome {
+        let mut checks = Vec::new();
+        let (passed, explanation) = self.evaluate_into(summary, &mut checks);
+        let verdict = if passed { "gate passed" } else { "gate failed" };
+        GateOutcome {
+            passed,
+            checks,
+            message: format!("{verdict}: {explanation}"),
+        }
+    }
+
+    /// Every condition is evaluated, so the outcome lists them all, not only the deciding one.
+    fn evaluate_into(&self, summary: &Summary, checks: &mut Vec<GateCheck>) -> (bool, String) {
+        let scores = |key: &str| summary.metric(key).map(|m| m.scores());
+        let mut record = |check: GateCheck| {
+            let outcome = (check.passed, check.to_string());
+            checks.push(check);
+            outcome
+        };
+        match self {
+            GateSpec::Simple(c) => {
+                let threshold = c.pass_threshold.unwrap_or(1.0);
+                let value = c
+                    .aggregation
+                    .apply(scores(&c.metric_key), |s| s >= threshold);
+                record(GateCheck {
+                    metric: c.metric_key.clone(),
+                    aggregation: c.aggregation,
+                    pass_rule: (c.aggregation == Aggregation::Accuracy)
+                        .then(|| format!("score >= {threshold}")),
+                    value,
+                    op: c.op,
+                    threshold: c.value,
+                    passed: c.op.holds(value, c.value),
+                })
+            }
+            GateSpec::WeightedAverage {
+                aggregation,
+                weights,
+                op,
+                value: threshold,
+            } => {
+                let mut value = 0.0;
+                for (key, weight) in weights.iter() {
+                    value += weight * aggregation.apply(scores(key), |s| s >= 1.0);
+                }
+                record(GateCheck {
+                    metric: format!("weighted_average({weights})"),
+                    aggregation: *aggregation,
+                    pass_rule: (*aggregation == Aggregation::Accuracy)
+                        .then(|| "score >= 1".to_string()),
+                    value,
+                    op: *op,
+                    threshold: *threshold,
+                    passed: op.holds(value, *threshold),
+                })
+            }
+            GateSpec::Legacy(legacy) => {
+                let key = match &legacy.metric_key {
+                    Some(key) => key.clone(),
+                    None => summary
+                        .metrics
+                        .first()
+                        .map(|(k, _)| k.clone())
+                        .unwrap_or_default(),
+                };
+                let (pass_op, pass_value) = legacy.pass_rule();
+                let value = legacy
+                    .metric
+                    .apply(scores(&key), |s| pass_op.holds(s, pass_value));
+                record(GateCheck {
+                    metric: key,
+                    aggregation: legacy.metric,
+                    pass_rule: (legacy.metric == Aggregation::Accuracy)
+                        .then(|| format!("score {} {pass_value}", pass_op.symbol())),
+                    value,
+                    op: legacy.op,
+                    threshold: legacy.value,
+                    passed: legacy.op.holds(value, legacy.value),
+                })
+            }
+            GateSpec::Logical {
+                operator,
+                conditions,
+            } => {
+                let results: Vec<(bool, String)> = conditions
+                    .iter()
+                    .map(|c| c.evaluate_into(summary, checks))
+                    .collect();
+                let passed = match operator {
+                    LogicalOp::And => results.iter().all(|(p, _)| *p),
+                    LogicalOp::Or => results.iter().any(|(p, _)| *p),
+                };
+                let parts: Vec<String> = results.into_iter().map(|(_, text)| text).collect();
+                let word = match operator {
+                    LogicalOp::And => "all of",
+                    LogicalOp::Or => "any of",
+                };
+                (passed, format!("{word} [{}]", parts.join("; ")))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum GateKind {
+    Simple,
+    WeightedAverage,
+    Logical,
+}
+
+/// Every key any form of gate may have; which ones fit is decided once `kind` is known.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGate {
+    kind: Option<GateKind>,
+    metric_key: Option<String>,
+    aggregation: Option<Aggregation>,
+    op: Option<Op>,
+    value: Option<f64>,
+    pass_threshold: Option<f64>,
+    weights: Option<Weights>,
+    operator: Option<LogicalOp>,
+    conditions: Option<Vec<RawGate>>,
+    metric: Option<Aggregation>,
+    pass_op: Option<Op>,
+    pass_value: Option<f64>,
+}
+
+impl TryFrom<RawGate> for GateSpec {
+    type Error = String;
+
+    fn try_from(raw: RawGate) -> Result<GateSpec, String> {
+        raw.into_gate(false)
+    }
+}
+
+fn required<T>(field: Option<T>, name: &str, form: &str) -> Result<T, String> {
+    field.ok_or_else(|| format!("{form} needs `{name}`"))
+}
+
+fn finite(field: Option<f64>, name: &str) -> Result<Option<f64>, String> {
+    match field {
+        Some(v) if !v.is_finite() => Err(format!("`{name}` must be a finite number, got {v}")),
+        _ => Ok(field),
+    }
+}
+
+impl RawGate {
+    fn present(&self) -> Vec<&'static str> {
+        [
+            ("metric_key", self.metric_key.is_some()),
+            ("aggregation", self.aggregation.is_some()),
+            ("op", self.op.is_some()),
+            ("value", self.value.is_some()),
+            ("pass_threshold", self.pass_threshold.is_some()),
+            ("weights", self.weights.is_some()),
+            ("operator", self.operator.is_some()),
+            ("conditions", self.conditions.is_some()),
+            ("metric", self.metric.is_some()),
+            ("pass_op", self.pass_op.is_some()),
+            ("pass_value", self.pass_value.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+        .collect()
+    }
+
+    fn only(&self, form: &str, allowed: &[&str], hint: &str) -> Result<(), String> {
+        match self.present().into_iter().find(|f| !allowed.contains(f)) {
+            Some(field) => Err(format!(
+                "`{field}` is not a field of {form} (its fields: kind, {}){hint}",
+                allowed.join(", ")
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `nested`: inside `conditions`, where a gate without `kind` is a simple condition rather
+    /// than the pre-kind form.
+    fn into_gate(self, nested: bool) -> Result<GateSpec, String> {
+        let value = finite(self.value, "value")?;
+        match (self.kind, nested) {
+            (Some(GateKind::Simple), _) | (None, true) => {
+                let form = "a simple condition";
+                self.only(
+                    form,
+                    &["metric_key", "aggregation", "op", "value", "pass_threshold"],
+                    "",
+                )?;
+                Ok(GateSpec::Simple(Condition {
+                    aggregation: self.aggregation.unwrap_or(Aggregation::AvgScore),
+                    pass_threshold: finite(self.pass_threshold, "pass_threshold")?,
+                    metric_key: required(self.metric_key, "metric_key", form)?,
+                    op: required(self.op, "op", form)?,
+                    value: required(value, "value", form)?,
+                }))
+            }
+            (Some(GateKind::WeightedAverage), _) => {
+                let form = "a weighted_average gate";
+                self.only(form, &["aggregation", "weights", "op", "value"], "")?;
+                Ok(GateSpec::WeightedAverage {
+                    aggregation: required(self.aggregation, "aggregation", form)?,
+                    weights: required(self.weights, "weights", form)?,
+                    op: required(self.op, "op", form)?,
+                    value: required(value, "value", form)?,
+                })
+            }
+            (Some(GateKind::Logical), _) => {
+                let form = "a logical gate";
+                self.only(form, &["operator", "conditions"], "")?;
+                let operator = required(self.operator, "operator", form)?;
+                let raw = required(self.conditions, "conditions", form)?;
+                if raw.is_empty() {
+                    return Err("`conditions` of a logical gate must not be empty".into());
+                }
+                let conditions = raw
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        c.into_gate(true)
+                            .map_err(|e| format!("conditions[{i}]: {e}"))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(GateSpec::Logical {
+                    operator,
+                    conditions,
+                })
+            }
+            (None, false) => {
+                let form = "a gate without `kind` (the form before gate kinds)";
+                self.only(
+                    form,
+                    &[
+                        "metric",
+                        "metric_key",
+                        "op",
+                        "value",
+                        "pass_op",
+                        "pass_value",
+                    ],
+                    "; add `kind: simple`, `weighted_average` or `logical`",
+                )?;
+                let metric = self.metric.unwrap_or(Aggregation::AvgScore);
+                if !matches!(metric, Aggregation::AvgScore | Aggregation::Accuracy) {
+                    return Err(format!(
+                        "`metric` of a gate without `kind` is avg_score or accuracy, not {}; \
+                         add `kind: simple` and use `aggregation`",
+                        metric.name()
+                    ));
+                }
+                Ok(GateSpec::Legacy(LegacyGate {
+                    metric,
+                    metric_key: self.metric_key,
+                    op: required(self.op, "op", form)?,
+                    value: required(value, "value", form)?,
+                    pass_op: self.pass_op,
+                    pass_value: finite(self.pass_value, "pass_value")?,
+                }))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::Grade;
+    use crate::input::sample::SampleId;
+    use crate::output::result::SampleResult;
+    use crate::output::summary::Aggregator;
+
+    fn gate(yaml: &str) -> GateSpec {
+        serde_saphyr::from_str(yaml).unwrap_or_else(|e| panic!("{yaml}: {e}"))
+    }
+
+    fn gate_error(yaml: &str) -> String {
+        match serde_saphyr::from_str::<GateSpec>(yaml) {
+            Ok(g) => panic!("{yaml} parsed as {g:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// A summary of metric `c` with the given scores and metric `q` with `q_scores`.
+    fn summary(c: &[f64], q: &[f64]) -> Summary {
+        let mut a = Aggregator::new(vec!["c".into(), "q".into()]);
+        for i in 0..c.len().max(q.len()) {
+            let mut grades = Vec::new();
+            if let Some(s) = c.get(i) {
+                grades.push(("c".into(), Grade::scored(*s, "")));
+            }
+            if let Some(s) = q.get(i) {
+                grades.push(("q".into(), Grade::scored(*s, "")));
+            }
+            a.add(&SampleResult {
+                sample_id: SampleId::Int(i as i64),
+                grades,
+                reward: None,
+                error: None,
+            });
+        }
+        a.finish()
+    }
+
+    fn value(g: &GateSpec, s: &Summary) -> f64 {
+        g.evaluate(s).checks[0].value
+    }
+
+    #[test]
+    fn aggregations_follow_letta_evals() {
+        let s = summary(&[1.0, 0.5, 0.0, 1.0, 0.75], &[]);
+        let agg = |a: &str| {
+            value(
+                &gate(&format!(
+                    "{{kind: simple, metric_key: c, aggregation: {a}, op: gte, value: 0}}"
+                )),
+                &s,
+            )
+        };
+        assert_eq!(agg("avg_score"), 0.65);
+        assert_eq!(agg("min"), 0.0);
+        assert_eq!(agg("max"), 1.0);
+        assert_eq!(agg("median"), 0.75);
+        assert_eq!(agg("p50"), 0.75);
+        // numpy.percentile([0, .5, .75, 1, 1], 95) == 1.0
+        assert_eq!(agg("p95"), 1.0);
+        assert_eq!(agg("accuracy"), 40.0);
+        let s4 = summary(&[0.0, 0.25, 0.5, 1.0], &[]);
+        let p = |a: &str| {
+            value(
+                &gate(&format!(
+                    "{{kind: simple, metric_key: c, aggregation: {a}, op: gte, value: 0}}"
+                )),
+                &s4,
+            )
+        };
+        // numpy.percentile([0, .25, .5, 1], [95, 99])
+        assert_eq!(p("p95"), 0.9249999999999998);
+        assert_eq!(p("p99"), 0.9849999999999999);
+        assert_eq!(p("median"), 0.375);
+    }
+
+    #[test]
+    fn accuracy_is_a_percentage_with_a_pass_threshold() {
+        let s = summary(&[1.0, 0.5, 0.0, 1.0, 0.75], &[]);
+        let g = gate(
+            "{kind: simple, metric_key: c, aggregation: accuracy, pass_threshold: 0.5, op: gte, value: 80}",
+        );
+        let outcome = g.evaluate(&s);
+        assert!(outcome.passed, "{}", outcome.message);
+        assert_eq!(outcome.checks[0].value, 80.0);
+        assert_eq!(outcome.checks[0].pass_rule.as_deref(), Some("score >= 0.5"));
+        let strict =
+            gate("{kind: simple, metric_key: c, aggregation: accuracy, op: gt, value: 40}");
+        assert!(!strict.evaluate(&s).passed);
+    }
+
+    #[test]
+    fn ops_compare_as_written() {
+        let s = summary(&[0.5, 0.5], &[]);
+        for (op, expected) in [
+            ("gt", false),
+            ("gte", true),
+            ("lt", false),
+            ("lte", true),
+            ("eq", true),
+        ] {
+            let g = gate(&format!(
+                "{{kind: simple, metric_key: c, op: {op}, value: 0.5}}"
+            ));
+            assert_eq!(g.evaluate(&s).passed, expected, "{op}");
+        }
+    }
+
+    #[test]
+    fn weighted_average_normalises_weights() {
+        let s = summary(&[1.0, 1.0], &[0.0, 0.5]);
+        let g = gate(
+            "{kind: weighted_average, aggregation: avg_score, weights: {c: 3, q: 1}, op: gte, value: 0.8}",
+        );
+        let outcome = g.evaluate(&s);
+        assert_eq!(outcome.checks[0].value, 0.8125);
+        assert!(outcome.passed);
+        assert_eq!(outcome.checks[0].metric, "weighted_average(c=0.75, q=0.25)");
+    }
+
+    #[test]
+    fn logical_gates_nest_and_report_every_condition() {
+        let s = summary(&[1.0, 0.0], &[0.2, 0.4]);
+        let g = gate(
+            "kind: logical
+operator: or
+conditions:
+  - {metric_key: c, aggregation: min, op: gte, value: 0.5}
+  - kind: logical
+    operator: and
+    conditions:
+      - {kind: simple, metric_key: c, aggregation: max, op: eq, value: 1}
+      - {metric_key: q, op: lt, value: 0.5}
+",
+        );
+        let outcome = g.evaluate(&s);
+        assert!(outcome.passed, "{}", outcome.message);
+        assert_eq!(outcome.checks.len(), 3);
+        assert_eq!(
+            outcome.checks.iter().map(|c| c.passed).collect::<Vec<_>>(),
+            [false, true, true]
+        );
+        assert!(
+            outcome
+                .message
+                .starts_with("gate passed: any of [c min = 0 >= 0.5: failed; all of ["),
+            "{}",
+            outcome.message
+        );
+        let and = gate(
+            "{kind: logical, operator: and, conditions: [{metric_key: c, op: gte, value: 0.5}, {metric_key: q, op: gte, value: 0.5}]}",
+        );
+        let outcome = and.evaluate(&s);
+        assert!(!outcome.passed);
+        assert!(
+            outcome.message.starts_with("gate failed: all of ["),
+            "{}",
+            outcome.message
+        );
+    }
+
+    #[test]
+    fn gate_without_kind_is_the_early_letta_evals_form() {
+        let s = summary(&[1.0, 0.6, 0.2, 0.9], &[1.0]);
+        // No metric_key: the first grader. Accuracy without pass_value counts score >= 1.
+        let outcome = gate("{metric: accuracy, op: gte, value: 25}").evaluate(&s);
+        assert_eq!(outcome.checks[0].metric, "c");
+        assert_eq!(outcome.checks[0].value, 25.0);
+        assert!(outcome.passed);
+        // pass_value with op falling back to the gate's op.
+        let g = gate("{metric: accuracy, metric_key: c, op: gte, value: 50, pass_value: 0.6}");
+        assert_eq!(value(&g, &s), 75.0);
+        let g = gate("{metric: accuracy, op: gte, value: 50, pass_op: lt, pass_value: 0.6}");
+        assert_eq!(value(&g, &s), 25.0);
+        let g = gate("{op: gt, value: 0.6}");
+        assert_eq!(value(&g, &s), 0.675);
+        assert!(g.evaluate(&s).passed);
+    }
+
+    #[test]
+    fn a_metric_without_grades_aggregates_to_zero() {
+        let s = summary(&[], &[]);
+        let outcome = gate("{kind: simple, metric_key: c, op: gte, value: 0.5}").evaluate(&s);
+        assert_eq!(outcome.checks[0].value, 0.0);
+        assert!(!outcome.passed);
+    }
+
+    #[test]
+    fn malformed_gates_are_refused_with_the_field_named() {
+        for (yaml, needle) in [
+            ("{kind: simple, metric_key: c, op: gte}", "needs `value`"),
+            (
+                "{kind: simple, metric_key: c, op: gte, value: 1, weights: {c: 1}}",
+                "`weights` is not a field of a simple condition",
+            ),
+            ("{kind: simple, metric_key: c, op: ge, value: 1}", "ge"),
+            (
+                "{kind: simple, metric_key: c, op: gte, value: 1, bogus: 2}",
+                "bogus",
+            ),
+            (
+                "{kind: simple, metric_key: c, aggregation: mean, op: gte, value: 1}",
+                "mean",
+            ),
+            (
+                "{kind: simple, metric_key: c, op: gte, value: .nan}",
+                "finite",
+            ),
+            (
+                "{kind: weighted_average, aggregation: avg_score, weights: {c: 0}, op: gte, value: 1}",
+                "zero",
+            ),
+            (
+                "{kind: weighted_average, weights: {c: 1}, op: gte, value: 1}",
+                "needs `aggregation`",
+            ),
+            (
+                "{kind: logical, operator: and, conditions: []}",
+                "must not be empty",
+            ),
+            (
+                "{kind: logical, operator: xor, conditions: [{metric_key: c, op: gt, value: 0}]}",
+                "xor",
+            ),
+            (
+                "{kind: logical, operator: and, conditions: [{metric_key: c, op: gt}]}",
+                "conditions[0]: a simple condition needs `value`",
+            ),
+            (
+                "{aggregation: p95, metric_key: c, op: gt, value: 0}",
+                "add `kind: simple`",
+            ),
+            ("{metric: p95, op: gt, value: 0}", "avg_score or accuracy"),
+            ("{kind: legacy, op: gt, value: 0}", "legacy"),
+        ] {
+            let err = gate_error(yaml);
+            assert!(err.contains(needle), "{yaml}: {err}");
+        }
+    }
+
+    #[test]
+    fn check_finds_unknown_metric_keys_everywhere() {
+        let keys = vec!["correctness".to_string(), "format".to_string()];
+        let g = gate(
+            "kind: logical
+operator: and
+conditions:
+  - {metric_key: correctnes, op: gte, value: 0.5}
+  - {kind: weighted_average, aggregation: min, weights: {format: 1, tone: 1}, op: gte, value: 0}
+  - {metric_key: format, op: gte, value: 0.5}
+",
+        );
+        let err = g.check(&keys).unwrap_err();
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with("gate.conditions[0].metric_key: `correctnes`"),
+            "{err}"
+        );
+        assert!(lines[0].contains("did you mean `correctness`"), "{err}");
+        assert!(
+            lines[1].starts_with("gate.conditions[1].weights: `tone`"),
+            "{err}"
+        );
+        assert_eq!(
+            gate("{kind: simple, metric_key: format, op: gt, value: 0}").check(&keys),
+            Ok(())
+        );
+        assert_eq!(gate("{op: gt, value: 0}").check(&keys), Ok(()));
+        assert!(
+            gate("{op: gt, value: 0}")
+                .check(&[])
+                .unwrap_err()
+                .contains("first grader")
+        );
+    }
+
+    #[test]
+    fn outcome_is_recorded_in_the_summary() {
+        let mut s = summary(&[1.0, 0.0], &[]);
+        assert!(!s.apply_gate(&gate("{kind: simple, metric_key: c, op: gte, value: 0.9}")));
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["gate"]["passed"], false);
+        assert_eq!(json["gate"]["checks"][0]["aggregation"], "avg_score");
+        assert_eq!(json["gate"]["checks"][0]["op"], "gte");
+        assert_eq!(
+            json["gate"]["message"],
+            "gate failed: c avg_score = 0.5 >= 0.9: failed"
+        );
+    }
+}

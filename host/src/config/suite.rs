@@ -1,0 +1,347 @@
+//! The suite file (YAML): strict parsing with errors that name the file, line, column and field.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::{Map, Value};
+
+use crate::config::gate::GateSpec;
+use crate::config::reward::RewardSpec;
+use crate::grade::judge::RubricSpec;
+use crate::grade::pack::{Limits, PackSpec};
+use crate::input::trajectory::Format;
+
+/// A suite file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// JSONL file of samples, relative to the suite file.
+    pub dataset: String,
+    /// Recorded runs joined to samples by id (letta-evals `<model>.jsonl` result files work as
+    /// they are); one file or a list of files (e.g. `run_1.jsonl` ... `run_N.jsonl`).
+    #[serde(default)]
+    pub trajectories: Option<OneOrMany>,
+    /// Forces one trajectory format instead of detecting it per row.
+    #[serde(default)]
+    pub format: Option<Format>,
+    #[serde(default)]
+    pub packs: IndexMap<String, PackSpec>,
+    pub graders: IndexMap<String, GraderSpec>,
+    #[serde(default)]
+    pub gate: Option<GateSpec>,
+    #[serde(default)]
+    pub reward: Option<RewardSpec>,
+    #[serde(default)]
+    pub max_samples: Option<u64>,
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    #[serde(default)]
+    pub limits: Option<Limits>,
+    #[serde(default)]
+    pub output: Option<String>,
+    // letta-evals keys about running the agent rather than grading it: accepted so that a
+    // letta-evals suite loads unchanged, each with a notice of what gavel does with it.
+    #[serde(default)]
+    pub target: Option<IgnoredAny>,
+    #[serde(default)]
+    pub setup_script: Option<IgnoredAny>,
+    #[serde(default)]
+    pub num_runs: Option<IgnoredAny>,
+    #[serde(default)]
+    pub sandbox: Option<IgnoredAny>,
+    #[serde(default)]
+    pub cleanup: Option<IgnoredAny>,
+    #[serde(default)]
+    pub max_concurrent: Option<usize>,
+    #[serde(default)]
+    pub sample_tags: Option<IgnoredAny>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            OneOrMany::One(p) => vec![p.as_str()],
+            OneOrMany::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// One entry of `graders:`, by `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GraderSpec {
+    /// A function over the submission (letta-evals functions, pack graders) or over the whole
+    /// trajectory (evaldeck checks).
+    Tool(ToolSpec),
+    /// The sample's `expected:` block, AND-combined as evaldeck does.
+    Expectations(ExpectationsSpec),
+    /// LLM as judge (letta-evals' current name: `model_judge`).
+    #[serde(alias = "model_judge")]
+    Rubric(Box<RubricSpec>),
+    /// Passes when every sub-grader passes.
+    All(CompositeSpec),
+    /// Passes when at least one sub-grader passes.
+    Any(CompositeSpec),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub function: String,
+    #[serde(default)]
+    pub extractor: Option<String>,
+    #[serde(default)]
+    pub extractor_config: Map<String, Value>,
+    /// Parameters of an evaldeck check or a pack function.
+    #[serde(default)]
+    pub config: Map<String, Value>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectationsSpec {
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositeSpec {
+    pub graders: IndexMap<String, GraderSpec>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+/// A suite file loaded from disk.
+#[derive(Debug)]
+pub struct Suite {
+    pub file: SuiteFile,
+    /// The suite file's path as given.
+    pub path: PathBuf,
+    /// The folder relative paths are resolved against.
+    pub base_dir: PathBuf,
+}
+
+/// A mistake in a suite file, located.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteError {
+    pub file: PathBuf,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// Dotted path of the field, e.g. `graders.accuracy.extractor_config`.
+    pub field: String,
+    pub message: String,
+    /// How to fix it, where gavel can tell.
+    pub hint: Option<String>,
+}
+
+impl fmt::Display for SuiteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        if self.field.is_empty() {
+            write!(f, ": {}", self.message)?;
+        } else {
+            write!(f, ": {}: {}", self.field, self.message)?;
+        }
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SuiteError {}
+
+impl SuiteError {
+    /// An error about a field whose location is not known (found after parsing).
+    pub fn at(file: &Path, field: impl Into<String>, message: impl Into<String>) -> SuiteError {
+        SuiteError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            field: field.into(),
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> SuiteError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl Suite {
+    /// Reads and parses a suite file.
+    pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SuiteError::at(path, "", format!("cannot read the suite file: {e}")))?;
+        let file = parse(&text, path)?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(Suite {
+            file,
+            path: path.to_path_buf(),
+            base_dir,
+        })
+    }
+
+    /// A path from the suite, resolved against the suite's folder.
+    pub fn resolve(&self, relative: &str) -> PathBuf {
+        self.base_dir.join(relative)
+    }
+
+    /// One line per letta-evals key that gavel accepts but does not act on as letta-evals does.
+    pub fn notices(&self) -> Vec<String> {
+        let f = &self.file;
+        let mut notices = Vec::new();
+        let mut note = |present: bool, key: &str, what: &str| {
+            if present {
+                notices.push(format!("notice: `{key}`: {what}"));
+            }
+        };
+        note(
+            f.target.is_some(),
+            "target",
+            "gavel grades recorded runs and does not run agents; `trajectories:` or the rows' `trajectory` supply them",
+        );
+        note(
+            f.setup_script.is_some(),
+            "setup_script",
+            "not run (no agent is started)",
+        );
+        note(
+            f.num_runs.is_some(),
+            "num_runs",
+            "recorded runs that share a sample id are graded as repeated runs (pass@k)",
+        );
+        note(
+            f.sandbox.is_some(),
+            "sandbox",
+            "ignored; custom graders run in gavel's WebAssembly sandbox",
+        );
+        note(
+            f.cleanup.is_some(),
+            "cleanup",
+            "ignored (no agent is created)",
+        );
+        note(
+            f.max_concurrent.is_some() && f.concurrency.is_none(),
+            "max_concurrent",
+            "used as `concurrency`",
+        );
+        note(
+            f.sample_tags.is_some(),
+            "sample_tags",
+            "ignored, as letta-evals does; use `gavel run --filter tag:NAME`",
+        );
+        notices
+    }
+
+    /// The suite's concurrency setting (`concurrency`, else letta-evals' `max_concurrent`).
+    pub fn concurrency(&self) -> Option<usize> {
+        self.file.concurrency.or(self.file.max_concurrent)
+    }
+}
+
+/// Parses suite YAML strictly.
+pub fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
+    let mut field = String::new();
+    serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_path_to_error::deserialize::<_, SuiteFile>(de).map_err(|e| {
+            field = normalise_path(&e.path().to_string());
+            e.into_inner()
+        })
+    })
+    .map_err(|error| locate(file, field, &error))
+}
+
+/// serde_path_to_error renders the root as `.`; gavel says nothing for it.
+fn normalise_path(path: &str) -> String {
+    if path == "." {
+        String::new()
+    } else {
+        path.to_string()
+    }
+}
+
+fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
+    let (line, column) = error
+        .location()
+        .map_or((None, None), |l| (Some(l.line()), Some(l.column())));
+    let message = bare_message(error);
+    let hint = suggestion(&message);
+    SuiteError {
+        file: file.to_path_buf(),
+        line,
+        column,
+        field,
+        message,
+        hint,
+    }
+}
+
+/// The error's message without serde-saphyr's location prefix and source snippet.
+fn bare_message(error: &serde_saphyr::Error) -> String {
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // "line 6 column 3: message"
+    match first.split_once(": ") {
+        Some((prefix, rest)) if prefix.starts_with("line ") => rest.to_string(),
+        _ => first.to_string(),
+    }
+}
+
+/// For serde's "unknown field `x`, expected one of `a`, `b`" (and the variant form), the
+/// closest valid name.
+fn suggestion(message: &str) -> Option<String> {
+    let (what, rest) = if let Some(rest) = message.strip_prefix("unknown field `") {
+        ("key", rest)
+    } else if let Some(rest) = message.strip_prefix("unknown variant `") {
+        ("value", rest)
+    } else {
+        return None;
+    };
+    let (given, rest) = rest.split_once('`')?;
+    let expected = rest.split_once("expected ")?.1;
+    let candidates: Vec<&str> = expected
+        .trim_start_matches("one of ")
+        .split(", ")
+        .map(|c| c.trim_matches('`'))
+        .collect();
+    match closest(given, candidates.iter().copied()) {
+        Some(best) => Some(format!("did you mean `{best}`?")),
+        None => Some(format!("valid {what}s: {}", candidates.join(", "))),
+    }
+}
+
+/// The candidate closest to `given`, when it is close enough to be a likely typo.
+pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}

@@ -1,0 +1,406 @@
+//! letta-evals' built-in tool functions over `(sample, submission)`, with its exact scores and
+//! rationales.
+
+use crate::grade::Grade;
+use crate::grade::builtin::Described;
+use crate::grade::python::{self, Regex, RegexError};
+use crate::input::sample::Sample;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    ExactMatch,
+    Contains,
+    RegexMatch,
+    AsciiPrintableOnly,
+}
+
+/// How many offending characters `ascii_printable_only` lists before `(+N more)`.
+const SHOWN_CHARACTERS: usize = 5;
+
+impl Function {
+    pub const BUILTINS: &'static [Described] = &[
+        Described {
+            name: "exact_match",
+            description: "submission equals the ground truth, both stripped of surrounding whitespace",
+        },
+        Described {
+            name: "contains",
+            description: "submission contains the ground truth, ignoring case",
+        },
+        Described {
+            name: "regex_match",
+            description: "the ground truth, a Python regex, is found in the submission",
+        },
+        Described {
+            name: "ascii_printable_only",
+            description: "every character is printable ASCII (newlines allowed)",
+        },
+    ];
+
+    pub fn from_name(name: &str) -> Option<Function> {
+        Some(match name {
+            "exact_match" => Function::ExactMatch,
+            "contains" => Function::Contains,
+            "regex_match" => Function::RegexMatch,
+            "ascii_printable_only" => Function::AsciiPrintableOnly,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Function::ExactMatch => "exact_match",
+            Function::Contains => "contains",
+            Function::RegexMatch => "regex_match",
+            Function::AsciiPrintableOnly => "ascii_printable_only",
+        }
+    }
+
+    pub fn needs_ground_truth(self) -> bool {
+        !matches!(self, Function::AsciiPrintableOnly)
+    }
+
+    /// Grades `submission`. A missing or empty ground truth scores 0, as in letta-evals; an
+    /// invalid ground-truth regex is an `error` grade (score 0) with the reason. The grade's
+    /// `submission` is left to the caller, which owns the text.
+    pub fn grade(self, sample: &Sample<'_>, submission: &str) -> Grade {
+        let ground_truth = sample.ground_truth_text().filter(|gt| !gt.is_empty());
+        match (self, ground_truth) {
+            (Function::AsciiPrintableOnly, _) => ascii_printable_only(submission),
+            (Function::RegexMatch, None) => {
+                Grade::scored(0.0, "No ground_truth regex pattern provided")
+            }
+            (_, None) => Grade::scored(0.0, "No ground_truth answer provided"),
+            (Function::ExactMatch, Some(gt)) => {
+                let matched = python::strip(submission) == python::strip(gt);
+                verdict(matched, ["Exact match: True", "Exact match: False"])
+            }
+            (Function::Contains, Some(gt)) => {
+                let found = python::Lowered::new(submission).contains(gt);
+                verdict(
+                    found,
+                    [
+                        "Contains ground_truth: True",
+                        "Contains ground_truth: False",
+                    ],
+                )
+            }
+            (Function::RegexMatch, Some(gt)) => match Regex::search_once(gt, 0, submission) {
+                Ok(matched) => verdict(matched, ["Regex match: True", "Regex match: False"]),
+                Err(e @ RegexError::TooCostly) => {
+                    Grade::error(format!("Regex search could not finish: {e}"))
+                }
+                Err(e) => Grade::error(format!("Invalid regex pattern: {e}")),
+            },
+        }
+    }
+}
+
+/// Score 1 or 0 with letta-evals' `"<label>: True"` / `"<label>: False"` rationale.
+fn verdict(ok: bool, [yes, no]: [&'static str; 2]) -> Grade {
+    if ok {
+        Grade::scored(1.0, yes)
+    } else {
+        Grade::scored(0.0, no)
+    }
+}
+
+fn ascii_printable_only(submission: &str) -> Grade {
+    let mut bad: Vec<char> = submission
+        .chars()
+        .filter(|c| !matches!(c, '\n' | '\r' | ' '..='~'))
+        .collect();
+    if bad.is_empty() {
+        return Grade::scored(1.0, "All characters printable ASCII (ignoring newlines)");
+    }
+    bad.sort_unstable();
+    bad.dedup();
+    let shown: Vec<String> = bad
+        .iter()
+        .take(SHOWN_CHARACTERS)
+        .map(|&c| python::repr_char(c))
+        .collect();
+    let mut rationale = format!("Found non-printable ASCII characters: {}", shown.join(", "));
+    if bad.len() > SHOWN_CHARACTERS {
+        rationale.push_str(&format!(" (+{} more)", bad.len() - SHOWN_CHARACTERS));
+    }
+    Grade::scored(0.0, rationale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grade::Status;
+    use crate::grade::extract::Extractor;
+    use crate::input::sample::{AgentState, Texts};
+    use crate::input::trajectory::{Content, Event, ToolCall, ToolReturn, ToolStatus, Trajectory};
+    use serde_json::{Map, Value};
+
+    fn sample(ground_truth: Option<&str>) -> Sample<'_> {
+        Sample {
+            ground_truth: ground_truth.map(|gt| Texts::One(gt.to_string())),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        assert_eq!(Function::BUILTINS.len(), 4);
+        for d in Function::BUILTINS {
+            assert_eq!(
+                Function::from_name(d.name).map(Function::name),
+                Some(d.name)
+            );
+        }
+        assert_eq!(Function::from_name("fuzzy"), None);
+        assert!(Function::Contains.needs_ground_truth());
+        assert!(!Function::AsciiPrintableOnly.needs_ground_truth());
+    }
+
+    #[test]
+    fn empty_ground_truth_counts_as_missing() {
+        let g = Function::ExactMatch.grade(&sample(Some("")), "");
+        assert_eq!((g.score, g.status), (0.0, Status::Fail));
+        assert_eq!(g.rationale, "No ground_truth answer provided");
+        let per_turn = Sample {
+            ground_truth: Some(Texts::PerTurn(vec!["a".into()])),
+            ..Sample::default()
+        };
+        let g = Function::Contains.grade(&per_turn, "a");
+        assert_eq!(g.rationale, "No ground_truth answer provided");
+    }
+
+    #[test]
+    fn invalid_regex_is_an_error_grade() {
+        let g = Function::RegexMatch.grade(&sample(Some("(a")), "a");
+        assert_eq!((g.score, g.status), (0.0, Status::Error));
+        assert!(
+            g.rationale.starts_with("Invalid regex pattern: missing )"),
+            "{}",
+            g.rationale
+        );
+    }
+
+    #[test]
+    fn costly_regex_is_an_error_grade_not_a_hang() {
+        let text = format!("{}b", "a".repeat(40));
+        let g = Function::RegexMatch.grade(&sample(Some(r"^(a|aa)+\1$")), &text);
+        assert_eq!((g.score, g.status), (0.0, Status::Error));
+        assert!(
+            g.rationale
+                .starts_with("Regex search could not finish: pattern is too costly")
+        );
+    }
+
+    #[test]
+    fn ascii_printable_lists_five_then_counts() {
+        let g =
+            Function::AsciiPrintableOnly.grade(&sample(None), "\tabc\u{1}\u{2}\u{3}\u{4}\u{5}\r\n");
+        assert_eq!(
+            g.rationale,
+            "Found non-printable ASCII characters: '\\x01', '\\x02', '\\x03', '\\x04', '\\x05' (+1 more)"
+        );
+        let g = Function::AsciiPrintableOnly.grade(&sample(None), "");
+        assert_eq!((g.score, g.status), (1.0, Status::Pass));
+    }
+
+    // ---- conformance: every letta-evals vector, through these functions directly ----
+
+    const VECTORS: &str = include_str!("../../../tests/data/conformance/letta-vectors.json");
+
+    /// Maps letta-evals message dicts to the canonical model as the letta converter does: one
+    /// event per message, one `ToolCall` per call of `tool_calls` (else the singular
+    /// `tool_call`).
+    fn letta_trajectory(turns: &Value) -> Trajectory<'static> {
+        let text = |v: &Value| -> std::borrow::Cow<'static, str> {
+            v.as_str().unwrap_or_default().to_string().into()
+        };
+        let content = |v: &Value| match v {
+            Value::Array(parts) => Content::Parts(parts.iter().map(|p| text(&p["text"])).collect()),
+            other => Content::Text(text(other)),
+        };
+        let to_call = |c: &Value| {
+            Event::ToolCall(ToolCall {
+                id: text(&c["tool_call_id"]),
+                name: text(&c["name"]),
+                arguments: text(&c["arguments"]).into(),
+                failed: false,
+            })
+        };
+        let turns = turns
+            .as_array()
+            .expect("turns")
+            .iter()
+            .map(|turn| {
+                let mut events = Vec::new();
+                for m in turn.as_array().expect("messages") {
+                    match m["message_type"].as_str().expect("message_type") {
+                        "assistant_message" => events.push(Event::Assistant {
+                            content: content(&m["content"]),
+                        }),
+                        "user_message" => events.push(Event::User {
+                            content: content(&m["content"]),
+                        }),
+                        "system_message" => events.push(Event::System {
+                            text: text(&m["content"]),
+                        }),
+                        "reasoning_message" => events.push(Event::Reasoning {
+                            text: text(&m["reasoning"]),
+                        }),
+                        "tool_call_message" => match m["tool_calls"].as_array() {
+                            Some(calls) if !calls.is_empty() => {
+                                events.extend(calls.iter().map(to_call));
+                            }
+                            _ => events.push(to_call(&m["tool_call"])),
+                        },
+                        "tool_return_message" => events.push(Event::ToolReturn(ToolReturn {
+                            call_id: text(&m["tool_call_id"]),
+                            content: text(&m["tool_return"]).into(),
+                            status: if m["status"] == "error" {
+                                ToolStatus::Error
+                            } else {
+                                ToolStatus::Success
+                            },
+                        })),
+                        other => events.push(Event::Other {
+                            kind: other.to_string().into(),
+                        }),
+                    }
+                }
+                events
+            })
+            .collect();
+        Trajectory {
+            turns,
+            ..Trajectory::default()
+        }
+    }
+
+    fn vector_sample(v: &Value) -> Sample<'static> {
+        let s = &v["sample"];
+        Sample {
+            ground_truth: s["ground_truth"].as_str().map(|gt| Texts::One(gt.into())),
+            agent_state: serde_json::from_value::<Option<AgentState>>(v["agent_state"].clone())
+                .unwrap_or_default(),
+            ..Sample::default()
+        }
+    }
+
+    fn object(v: &Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// Runs one vector; returns a description of the mismatch, if any.
+    fn check(v: &Value) -> Result<(), String> {
+        let name = v["name"].as_str().expect("name");
+        let sample = vector_sample(v);
+        let expected = &v["expected"];
+        match v["kind"].as_str() {
+            Some("extractor") => {
+                let trajectory = letta_trajectory(&v["trajectory"]);
+                let extractor = Extractor::new(name, &object(&v["config"]));
+                let got = match (extractor, expected.get("error")) {
+                    // A static cause (a bad regex) is a config error before any sample runs.
+                    (Err(e), Some(error)) => {
+                        let want = error["message"].as_str().unwrap_or_default();
+                        return if e.message.contains(want) {
+                            Ok(())
+                        } else {
+                            Err(format!("config error {e}, want {error}"))
+                        };
+                    }
+                    (Err(e), None) => return Err(format!("config error {e}")),
+                    (Ok(None), _) => return Err("not a built-in".into()),
+                    (Ok(Some(x)), _) => x.extract(&sample, &trajectory),
+                };
+                match (got, expected) {
+                    (Err(reason), e) if e.get("error").is_some() => {
+                        println!("  run-time error: {reason}");
+                        Ok(())
+                    }
+                    (Ok(None), Value::Null) => Ok(()),
+                    (Ok(Some(text)), Value::String(want)) if text == *want => Ok(()),
+                    (got, want) => Err(format!("got {got:?}, want {want}")),
+                }
+            }
+            Some("grader") => {
+                let function = Function::from_name(name).expect("a letta function");
+                let config = &v["config"];
+                let (grade, submission) = if config["mode"] == "direct" {
+                    let submission = v["submission"].as_str().expect("submission");
+                    (function.grade(&sample, submission), submission.to_string())
+                } else {
+                    // The extractor and function parts of letta-evals' tool-grader guard.
+                    let trajectory = letta_trajectory(&v["trajectory"]);
+                    let extractor_name = config["extractor"].as_str().unwrap_or("last_assistant");
+                    let extractor =
+                        Extractor::new(extractor_name, &object(&config["extractor_config"]))
+                            .map_err(|e| e.to_string())?
+                            .expect("built-in extractor");
+                    if trajectory.is_empty() {
+                        let g = Grade::scored(0.0, "Empty trajectory - agent produced no messages");
+                        (g, String::new())
+                    } else {
+                        match extractor
+                            .extract(&sample, &trajectory)?
+                            .filter(|s| !s.is_empty())
+                        {
+                            None => (
+                                Grade::scored(0.0, "Empty submission - extractor found no content"),
+                                String::new(),
+                            ),
+                            Some(s) => (function.grade(&sample, &s), s),
+                        }
+                    }
+                };
+                let want_score = expected["score"].as_f64().expect("score");
+                let want_rationale = expected["rationale"].as_str().expect("rationale");
+                let invalid_regex = want_rationale.starts_with("Invalid regex pattern: ");
+                let rationale_ok = if invalid_regex {
+                    // gavel words the reason its own way; the kind of failure must match.
+                    grade.status == crate::grade::Status::Error
+                        && grade
+                            .rationale
+                            .starts_with("Invalid regex pattern: unterminated character set")
+                } else {
+                    grade.rationale == want_rationale
+                };
+                let status_ok =
+                    invalid_regex || grade.status == Grade::scored(want_score, "").status;
+                let submission_ok = expected
+                    .get("submission")
+                    .is_none_or(|want| want.as_str() == Some(submission.as_str()));
+                if grade.score == want_score && rationale_ok && status_ok && submission_ok {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "got {grade:?} (submission {submission:?}), want {expected}"
+                    ))
+                }
+            }
+            other => Err(format!("unknown kind {other:?}")),
+        }
+    }
+
+    #[test]
+    fn letta_conformance_vectors() {
+        let vectors: Vec<Value> = serde_json::from_str(VECTORS).expect("vector file");
+        assert!(vectors.len() >= 84);
+        let failures: Vec<String> = vectors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                println!("vector {i}: {} {}", v["kind"], v["name"]);
+                check(v)
+                    .err()
+                    .map(|e| format!("vector {i} ({} {}): {e}", v["kind"], v["name"]))
+            })
+            .collect();
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! LLM-as-judge rubric graders (`kind: rubric`, alias `model_judge`) over any OpenAI-compatible
+//! chat-completions endpoint, with letta-evals' prompt, request and reply semantics.
+//!
+//! - [`template`]: the rubric's `{placeholder}` language.
+//! - [`reply`]: reading the endpoint's answer.
+//! - `http`: the call, with retries; `cache`: replies on disk.
+//!
+//! Differences from letta-evals, on purpose: a NaN score is an `error` grade, not 1.0; rubric
+//! templates accept only plain `{name}` placeholders; a grade passes when its score reaches
+//! `pass_threshold` (default 1.0, the level at which letta-evals counts a turn as passed).
+
+mod cache;
+mod http;
+pub mod reply;
+pub mod template;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::Url;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio::sync::Semaphore;
+
+use crate::grade::builtin::ConfigError;
+use crate::grade::{Grade, Status};
+use crate::input::sample::Sample;
+use cache::Cache;
+use http::{ApiKey, Transport};
+use template::{Template, TemplateError};
+
+const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+const MISSING_RUBRIC: &str = "No rubric available: neither the grader (prompt/prompt_path) nor the sample (rubric/rubric_path) provided one.";
+
+/// The grader spec of `kind: rubric` / `kind: model_judge`, without `kind`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RubricSpec {
+    /// The rubric, inline. At most one of `prompt` and `prompt_path`; neither when every sample
+    /// brings its own `rubric`.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// A file holding the rubric, relative to the suite file.
+    #[serde(default)]
+    pub prompt_path: Option<PathBuf>,
+    #[serde(default = "default_model")]
+    pub model: String,
+    #[serde(default)]
+    pub temperature: f64,
+    #[serde(default)]
+    pub system_prompt: Option<String>,
+    /// Defaults to `OPENAI_BASE_URL`, else the OpenAI API.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The environment variable that holds the API key.
+    #[serde(default = "default_api_key_env")]
+    pub api_key_env: String,
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// Seconds per attempt.
+    #[serde(default = "default_timeout")]
+    pub timeout: f64,
+    /// Requests this grader keeps in flight at most.
+    #[serde(default = "default_concurrency")]
+    pub concurrency: usize,
+    /// Only `openai` (any OpenAI-compatible endpoint) is spoken.
+    #[serde(default = "default_provider")]
+    pub provider: String,
+    /// The score at or above which the grade passes.
+    #[serde(default = "default_pass_threshold")]
+    pub pass_threshold: f64,
+    #[serde(default = "default_extractor")]
+    pub extractor: String,
+    #[serde(default)]
+    pub extractor_config: Map<String, Value>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+fn default_model() -> String {
+    "gpt-4o-mini".into()
+}
+fn default_api_key_env() -> String {
+    "OPENAI_API_KEY".into()
+}
+fn default_max_retries() -> u32 {
+    5
+}
+fn default_timeout() -> f64 {
+    120.0
+}
+fn default_concurrency() -> usize {
+    16
+}
+fn default_provider() -> String {
+    "openai".into()
+}
+fn default_pass_threshold() -> f64 {
+    1.0
+}
+fn default_extractor() -> String {
+    "last_assistant".into()
+}
+
+/// Run-level settings for every judge.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgeOptions {
+    /// Where replies are cached; `None` (`--no-cache`) asks the endpoint every time.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Why a judge cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("prompt_path: cannot read {}: {source}", path.display())]
+    PromptFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{field}: {source}")]
+    Template {
+        field: &'static str,
+        source: TemplateError,
+    },
+    #[error(
+        "api_key_env: the environment variable {var} is not set; export {var} with the API key for {base_url}, or name another variable in api_key_env"
+    )]
+    MissingApiKey { var: String, base_url: String },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+/// A rubric grader, ready to grade samples from many tasks at once.
+#[derive(Debug)]
+pub struct Judge {
+    model: String,
+    temperature: f64,
+    system_prompt: Option<String>,
+    pass_threshold: f64,
+    prompt: Option<Template>,
+    base_url: String,
+    transport: Transport,
+    permits: Semaphore,
+    cache: Option<Cache>,
+}
+
+impl Judge {
+    /// Builds the judge from the process environment (`OPENAI_BASE_URL`, the API key variable).
+    pub fn new(
+        spec: RubricSpec,
+        base_dir: &Path,
+        options: JudgeOptions,
+    ) -> Result<Judge, JudgeError> {
+        Judge::with_env(spec, base_dir, options, |name| std::env::var(name).ok())
+    }
+
+    /// Builds the judge reading variables through `env`, so that a caller can layer a `.env`
+    /// file over the process environment.
+    pub fn with_env(
+        spec: RubricSpec,
+        base_dir: &Path,
+        options: JudgeOptions,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Judge, JudgeError> {
+        if spec.provider != "openai" {
+            return Err(ConfigError::new(
+                "provider",
+                format!(
+                    "'{}' is not supported: gavel's rubric grader speaks the OpenAI chat-completions API; use provider: openai with a base_url of an OpenAI-compatible endpoint",
+                    spec.provider
+                ),
+            )
+            .into());
+        }
+        let positive = |field: &str, value: f64| {
+            if value.is_finite() && value > 0.0 {
+                Ok(())
+            } else {
+                Err(ConfigError::new(
+                    field,
+                    format!("must be a positive number, got {value}"),
+                ))
+            }
+        };
+        positive("timeout", spec.timeout)?;
+        if spec.concurrency == 0 {
+            return Err(ConfigError::new("concurrency", "must be at least 1").into());
+        }
+        if !(spec.temperature.is_finite() && spec.temperature >= 0.0) {
+            return Err(ConfigError::new(
+                "temperature",
+                format!("must be a number >= 0, got {}", spec.temperature),
+            )
+            .into());
+        }
+        if !(0.0..=1.0).contains(&spec.pass_threshold) {
+            return Err(ConfigError::new(
+                "pass_threshold",
+                format!("must be between 0 and 1, got {}", spec.pass_threshold),
+            )
+            .into());
+        }
+        let prompt = load_prompt(&spec, base_dir)?;
+
+        let base_url = spec
+            .base_url
+            .clone()
+            .or_else(|| env("OPENAI_BASE_URL").filter(|url| !url.trim().is_empty()))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        let base_url = base_url.trim().trim_end_matches('/').to_string();
+        let endpoint = Url::parse(&format!("{base_url}/chat/completions"))
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "base_url",
+                    format!("'{base_url}' is not an http(s) URL such as {DEFAULT_BASE_URL}"),
+                )
+            })?;
+        let api_key = env(&spec.api_key_env)
+            .filter(|key| !key.is_empty())
+            .ok_or_else(|| JudgeError::MissingApiKey {
+                var: spec.api_key_env.clone(),
+                base_url: base_url.clone(),
+            })?;
+
+        // The TLS stack needs a process-wide crypto provider; another part of the process may
+        // already have installed one, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("gavel/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| JudgeError::Client(e.to_string()))?;
+
+        Ok(Judge {
+            temperature: effective_temperature(&spec.model, spec.temperature),
+            model: spec.model,
+            system_prompt: spec.system_prompt,
+            pass_threshold: spec.pass_threshold,
+            prompt,
+            transport: Transport {
+                client,
+                endpoint,
+                api_key: ApiKey::new(api_key),
+                max_retries: spec.max_retries,
+                timeout: Duration::from_secs_f64(spec.timeout),
+            },
+            base_url,
+            permits: Semaphore::new(spec.concurrency),
+            cache: options.cache_dir.as_deref().map(Cache::new),
+        })
+    }
+
+    /// letta-evals' check before any sample runs: every placeholder of the grader's rubric is
+    /// provided (unless the sample has its own rubric, which is checked instead), and no
+    /// `rubric_vars` key shadows a reserved variable.
+    pub fn check_sample(&self, sample: &Sample<'_>) -> Result<(), String> {
+        template::check_reserved(&sample.rubric_vars)?;
+        match (&sample.rubric, &self.prompt) {
+            (Some(rubric), _) => Template::parse(rubric)
+                .map_err(|e| format!("rubric: {e}"))?
+                .check_vars(&sample.rubric_vars),
+            (None, Some(prompt)) => prompt.check_vars(&sample.rubric_vars),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// Grades one submission. Every failure is an `error` grade that says why; the run goes on.
+    pub async fn grade(&self, sample: &Sample<'_>, submission: &str) -> Grade {
+        let rubric = match (&sample.rubric, &self.prompt) {
+            (Some(rubric), _) => match Template::parse(rubric) {
+                Ok(template) => template.render(sample, submission),
+                Err(e) => Err(format!("rubric: {e}")),
+            },
+            (None, Some(prompt)) => prompt.render(sample, submission),
+            (None, None) => {
+                return Grade::error(MISSING_RUBRIC)
+                    .with_submission(submission)
+                    .with_metadata("error", json!("missing_rubric"));
+            }
+        };
+        let outcome = match rubric {
+            Ok(prompt) => self.ask(&prompt).await,
+            Err(reason) => Err(reason),
+        };
+        match outcome {
+            Ok((verdict, usage)) => {
+                let status = if verdict.score >= self.pass_threshold {
+                    Status::Pass
+                } else {
+                    Status::Fail
+                };
+                let mut grade = Grade::new(verdict.score, status, verdict.rationale)
+                    .with_submission(submission)
+                    .with_metadata("model", json!(self.model));
+                if let Some(usage) = usage {
+                    grade = grade.with_metadata("usage", usage);
+                }
+                grade
+            }
+            Err(reason) => {
+                let reason = self.transport.api_key.redact(reason);
+                Grade::error(format!("Error during grading: {reason}"))
+                    .with_submission(submission)
+                    .with_metadata("error", json!(reason))
+            }
+        }
+    }
+
+    /// The request body letta-evals sends through the OpenAI SDK.
+    fn request_body(&self, prompt: &str) -> String {
+        let mut messages = Vec::new();
+        if let Some(system) = &self.system_prompt {
+            messages.push(json!({"role": "system", "content": system}));
+        }
+        messages.push(json!({"role": "user", "content": prompt}));
+        json!({
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "JudgeResponse", "schema": response_schema()},
+            },
+        })
+        .to_string()
+    }
+
+    async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), String> {
+        let body = self.request_body(prompt);
+        let key = Cache::key(&self.base_url, &self.model, &body);
+        let cached = self
+            .cache
+            .as_ref()
+            .and_then(|cache| cache.get(&key))
+            .and_then(|text| reply::completion(&text).ok());
+        if let Some(completion) = cached
+            && let Ok(verdict) = reply::verdict(&completion.content)
+        {
+            return Ok((verdict, completion.usage));
+        }
+        let text = {
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| "the judge is shutting down".to_string())?;
+            self.transport.post(&body).await?
+        };
+        let completion = reply::completion(&text)?;
+        let verdict = reply::verdict(&completion.content)?;
+        if let Some(cache) = &self.cache {
+            // Only a reply that gave a verdict is kept: a malformed one is asked again next
+            // run. A reply that cannot be stored is still a good reply.
+            let _ = cache.put(&key, &text);
+        }
+        Ok((verdict, completion.usage))
+    }
+}
+
+fn load_prompt(spec: &RubricSpec, base_dir: &Path) -> Result<Option<Template>, JudgeError> {
+    let parse = |field, text: &str| {
+        Template::parse(text).map_err(|source| JudgeError::Template { field, source })
+    };
+    match (&spec.prompt, &spec.prompt_path) {
+        (Some(_), Some(_)) => {
+            Err(ConfigError::new("prompt", "give either prompt or prompt_path, not both").into())
+        }
+        (Some(prompt), None) => parse("prompt", prompt).map(Some),
+        (None, Some(path)) => {
+            let path = base_dir.join(path);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| JudgeError::PromptFile { path, source })?;
+            parse("prompt_path", &text).map(Some)
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// Reasoning models accept only the default temperature: letta-evals sends 1.0 instead of 0.0
+/// to o1/o3 (by prefix) and gpt-5 (anywhere in the name, any case).
+fn effective_temperature(model: &str, temperature: f64) -> f64 {
+    let reasoning = model.starts_with("o1")
+        || model.starts_with("o3")
+        || model.to_lowercase().contains("gpt-5");
+    if reasoning && temperature == 0.0 {
+        1.0
+    } else {
+        temperature
+    }
+}
+
+/// `{score: number in [0, 1], rationale: string}`, both required; not `strict`, as
+/// letta-evals sends it, so endpoints that cannot enforce bounds still accept it.
+fn response_schema() -> Value {
+    json!({
+        "properties": {
+            "score": {
+                "description": "Score between 0.0 and 1.0",
+                "maximum": 1.0,
+                "minimum": 0.0,
+                "title": "Score",
+                "type": "number",
+            },
+            "rationale": {
+                "description": "Explanation of the grading decision",
+                "title": "Rationale",
+                "type": "string",
+            },
+        },
+        "required": ["score", "rationale"],
+        "title": "JudgeResponse",
+        "type": "object",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temperature_rule() {
+        let cases = [
+            ("gpt-4o-mini", 0.0, 0.0),
+            ("gpt-5-mini", 0.0, 1.0),
+            ("GPT-5", 0.0, 1.0),
+            ("azure/gpt-5-nano", 0.0, 1.0),
+            ("o1-mini", 0.0, 1.0),
+            ("o3", 0.0, 1.0),
+            ("O3", 0.0, 0.0),
+            ("o4-mini", 0.0, 0.0),
+            ("gpt-5", 0.3, 0.3),
+        ];
+        for (model, given, sent) in cases {
+            assert_eq!(effective_temperature(model, given), sent, "{model}");
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Reading a chat-completions response and the judge's `{score, rationale}` answer inside it.
+
+use serde_json::{Map, Value};
+
+/// What a chat-completions response carries for the judge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub content: String,
+    pub usage: Option<Value>,
+}
+
+/// The judge's verdict, with the score already clamped to [0, 1].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub score: f64,
+    pub rationale: String,
+}
+
+/// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
+pub fn completion(body: &str) -> Result<Completion, String> {
+    let value: Value = serde_json::from_str(body)
+        .map_err(|e| format!("endpoint reply is not JSON ({e}): {}", excerpt(body)))?;
+    let message = value
+        .get("choices")
+        .and_then(|choices| choices.get(0))
+        .and_then(|choice| choice.get("message"))
+        .ok_or_else(|| {
+            format!(
+                "endpoint reply has no choices[0].message, so it is not a chat completion: {}",
+                excerpt(body)
+            )
+        })?;
+    let content = match message.get("content") {
+        Some(Value::String(content)) => content.clone(),
+        _ => {
+            return Err(match message.get("refusal").and_then(Value::as_str) {
+                Some(refusal) => format!("Model refused to grade: {refusal}"),
+                None => "Model returned no message content".to_string(),
+            });
+        }
+    };
+    let usage = value.get("usage").filter(|u| !u.is_null()).cloned();
+    Ok(Completion { content, usage })
+}
+
+/// The judge's answer, read as letta-evals reads it (`json.loads`, `float(obj["score"])`, a
+/// clamp to [0, 1], a missing rationale as ""), except that a NaN score is an error instead
+/// of 1.0.
+pub fn verdict(content: &str) -> Result<Verdict, String> {
+    let value: Value = serde_json::from_str(&quote_python_constants(content))
+        .map_err(|e| format!("judge reply is not valid JSON ({e}): {}", excerpt(content)))?;
+    let Value::Object(object) = value else {
+        return Err(format!(
+            "judge reply is not a JSON object with score and rationale: {}",
+            excerpt(content)
+        ));
+    };
+    let score = score(&object)?;
+    if score.is_nan() {
+        return Err("Model returned a score of NaN".to_string());
+    }
+    let rationale = match object.get("rationale") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    Ok(Verdict {
+        score: score.clamp(0.0, 1.0),
+        rationale,
+    })
+}
+
+fn score(object: &Map<String, Value>) -> Result<f64, String> {
+    match object.get("score") {
+        None | Some(Value::Null) => Err("Model did not return a score".to_string()),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .ok_or_else(|| format!("score {n} is not a number")),
+        Some(Value::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
+        Some(Value::String(s)) => python_float(s).ok_or_else(|| {
+            format!(
+                "could not convert string to float: {}",
+                crate::grade::python::repr_str(s)
+            )
+        }),
+        Some(other) => Err(format!("score must be a number, got {other}")),
+    }
+}
+
+/// Python's `float(str)`: surrounding whitespace, `_` between digits, `nan`/`inf`/`infinity`
+/// in any case.
+fn python_float(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let chars: Vec<char> = text.chars().collect();
+    let underscores_ok = chars.iter().enumerate().all(|(i, c)| {
+        *c != '_'
+            || (i > 0
+                && chars[i - 1].is_ascii_digit()
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit))
+    });
+    if !underscores_ok {
+        return None;
+    }
+    let cleaned: String = chars.into_iter().filter(|c| *c != '_').collect();
+    // Rust also accepts the spellings Python accepts for the special values.
+    cleaned.parse::<f64>().ok()
+}
+
+/// Python's `json.loads` accepts the bare constants `NaN`, `Infinity` and `-Infinity`; JSON
+/// does not. They become strings here so that the score reader treats them as Python would.
+fn quote_python_constants(text: &str) -> std::borrow::Cow<'_, str> {
+    const CONSTANTS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
+    if !CONSTANTS.iter().any(|c| text.contains(c)) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(constant) = CONSTANTS.iter().find(|k| rest.starts_with(**k)) {
+            out.push('"');
+            out.push_str(constant);
+            out.push('"');
+            rest = &rest[constant.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out.into()
+}
+
+/// The start of a reply, for error messages that stay readable.
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_float_follows_python() {
+        assert_eq!(python_float(" 0.7\n"), Some(0.7));
+        assert_eq!(python_float("1_000"), Some(1000.0));
+        assert_eq!(python_float("+.5"), Some(0.5));
+        assert_eq!(python_float("1e-1"), Some(0.1));
+        assert_eq!(python_float("-Infinity"), Some(f64::NEG_INFINITY));
+        assert!(python_float("nan").is_some_and(f64::is_nan));
+        assert_eq!(python_float("1__0"), None);
+        assert_eq!(python_float("_1"), None);
+        assert_eq!(python_float("high"), None);
+        assert_eq!(python_float(""), None);
+    }
+
+    #[test]
+    fn constants_are_quoted_only_outside_strings() {
+        assert_eq!(
+            quote_python_constants(r#"{"score": NaN, "rationale": "NaN \" Infinity"}"#),
+            r#"{"score": "NaN", "rationale": "NaN \" Infinity"}"#
+        );
+        assert_eq!(
+            quote_python_constants(r#"[-Infinity,Infinity]"#),
+            r#"["-Infinity","Infinity"]"#
+        );
+    }
+
+    #[test]
+    fn verdicts() {
+        let ok = |score: f64, rationale: &str| {
+            Ok(Verdict {
+                score,
+                rationale: rationale.to_string(),
+            })
+        };
+        assert_eq!(verdict(r#"{"score": Infinity}"#), ok(1.0, ""));
+        assert_eq!(
+            verdict(r#"{"score": -Infinity, "rationale": "x"}"#),
+            ok(0.0, "x")
+        );
+        assert_eq!(
+            verdict(r#"{"score": true, "rationale": "b"}"#),
+            ok(1.0, "b")
+        );
+        assert_eq!(
+            verdict(r#"{"score": "nan"}"#),
+            Err("Model returned a score of NaN".into())
+        );
+        assert_eq!(
+            verdict(r#"{"score": NaN}"#),
+            Err("Model returned a score of NaN".into())
+        );
+        assert_eq!(
+            verdict(r#"{"score": [1]}"#),
+            Err("score must be a number, got [1]".into())
+        );
+        assert!(verdict("[0.5]").is_err_and(|e| e.contains("not a JSON object")));
+        assert!(verdict("```json\n{}```").is_err_and(|e| e.contains("not valid JSON")));
+    }
+
+    #[test]
+    fn completions() {
+        let body = r#"{"choices":[{"message":{"role":"assistant","content":"{}"}}],"usage":{"total_tokens":3}}"#;
+        assert_eq!(
+            completion(body),
+            Ok(Completion {
+                content: "{}".into(),
+                usage: Some(serde_json::json!({"total_tokens": 3})),
+            })
+        );
+        let refusal = r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#;
+        assert_eq!(
+            completion(refusal),
+            Err("Model refused to grade: no".into())
+        );
+        assert!(completion(r#"{"error":"x"}"#).is_err_and(|e| e.contains("choices[0].message")));
+        assert!(completion("<html>").is_err_and(|e| e.contains("not JSON")));
+    }
+}

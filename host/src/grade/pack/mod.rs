@@ -1,0 +1,781 @@
+//! Grader packs: WebAssembly components that provide graders and extractors, run in a sandbox.
+//!
+//! A pack exports `gavel:grader/pack@0.1.x` (`wit/gavel-grader-0.1.0`). [`PackHost::load`]
+//! checks it before any sample runs (the file exists and matches its pinned SHA-256, it is a
+//! component and not a core module, it targets a supported WIT version), compiles it once into an
+//! on-disk cache keyed by its content and the engine's settings, and asks it what it provides.
+//! [`Pack::grader`] and [`Pack::extractor`] check a function's name, kind and config up front.
+//!
+//! Every call then runs in a fresh instance: nothing a call leaves behind is visible to the
+//! next. It sees deterministic WASI only: no files (no directory is granted), no environment, no
+//! arguments, no network (sockets are denied), a wall clock fixed at 2023-11-14T22:13:20Z, a
+//! monotonic clock that does not move (sleeping returns at once), and a fixed random stream, so
+//! the same pack on the same data grades the same way on every run.
+//!
+//! Each call is bounded by [`Limits`], set per suite and per pack:
+//!
+//! | key | default | when hit |
+//! |---|---|---|
+//! | `fuel` | 100,000,000 instructions ([`DEFAULT_FUEL`]) | `fuel exhausted` |
+//! | `memory_mb` | 64 MiB of linear memory ([`DEFAULT_MEMORY_MB`]) | `memory limit exceeded` |
+//! | `timeout_ms` | 2,000 ms wall clock ([`DEFAULT_TIMEOUT_MS`]) | `deadline exceeded` |
+//! | `output_kb` | 1,024 KiB returned ([`DEFAULT_OUTPUT_KB`]) | `output too large` |
+//! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | writes fail; a guest that aborts on it: `stdout limit exceeded` |
+//!
+//! Any other failure is an `error` grade with a stable reason as well: `guest trapped: <kind>`
+//! (`unreachable` for a Rust panic, `stack overflow`, `out-of-bounds memory access` for a stack
+//! kept in linear memory that overflowed, ...), `guest returned error: <message>`,
+//! `guest exited`, `not granted: <import>` (the guest called an import the host does not
+//! grant), `invalid score: NaN`, `invalid score: 1.5 is out of range [0, 1]`,
+//! `invalid metadata: ...`. The grade's metadata `sandbox` holds the fuel used, the peak memory
+//! and the end of what the guest wrote to stderr. A call never panics the host and never
+//! disturbs another call.
+//!
+//! Calls are synchronous: call them from worker threads (every type here is `Send + Sync`), not
+//! from inside an async executor.
+
+mod call;
+mod engine;
+mod limits;
+mod load;
+mod wit;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::grade::{Details, Grade, Status};
+use crate::input::sample::Sample;
+use crate::input::trajectory::Trajectory;
+
+use call::Outcome;
+use engine::CallState;
+use limits::CallLimits;
+pub use limits::{
+    DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
+    Limits,
+};
+use wit::{Exports, PackV0Pre, v0};
+
+/// A suite's `packs:` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackSpec {
+    /// The component file, relative to the suite file.
+    pub path: PathBuf,
+    /// The file's SHA-256 in hex; a file that does not match is refused.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Limits for this pack's calls, over the suite's.
+    #[serde(default)]
+    pub limits: Option<Limits>,
+}
+
+/// What a pack provides, as it describes itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackInfo {
+    pub name: String,
+    pub version: String,
+    /// The `gavel:grader` version the pack was built against, e.g. `0.1.0`.
+    pub wit_version: String,
+    pub functions: Vec<FunctionInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionInfo {
+    pub name: String,
+    pub kind: FunctionKind,
+    /// One line for `gavel list`.
+    pub description: String,
+    pub needs_ground_truth: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionKind {
+    Grader,
+    Extractor,
+}
+
+impl FunctionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FunctionKind::Grader => "grader",
+            FunctionKind::Extractor => "extractor",
+        }
+    }
+}
+
+impl fmt::Display for PackInfo {
+    /// `name version (gavel:grader@X.Y.Z)`, then one line per function.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{} {} (gavel:grader@{})",
+            self.name, self.version, self.wit_version
+        )?;
+        let width = self
+            .functions
+            .iter()
+            .map(|x| x.name.len())
+            .max()
+            .unwrap_or(0);
+        for function in &self.functions {
+            let ground_truth = if function.needs_ground_truth {
+                " (needs ground truth)"
+            } else {
+                ""
+            };
+            writeln!(
+                f,
+                "  {:<9}  {:<width$}  {}{ground_truth}",
+                function.kind.as_str(),
+                function.name,
+                function.description,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a pack, or one of its functions, cannot be used. Every message names the pack.
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("pack `{pack}`: cannot read {}: {source}", path.display())]
+    Read {
+        pack: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("pack `{pack}`: sha256 `{value}` is not 64 hexadecimal digits")]
+    BadSha256 { pack: String, value: String },
+    #[error(
+        "pack `{pack}`: {} does not match its pinned sha256: expected {expected}, the file has \
+         {actual}",
+        path.display()
+    )]
+    Sha256Mismatch {
+        pack: String,
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    #[error("pack `{pack}`: {} is {what}", path.display())]
+    NotAComponent {
+        pack: String,
+        path: PathBuf,
+        what: &'static str,
+    },
+    #[error(
+        "pack `{pack}`: {} does not export gavel:grader/pack (it exports: {})",
+        path.display(),
+        if exports.is_empty() { "nothing".to_string() } else { exports.join(", ") }
+    )]
+    NotAPack {
+        pack: String,
+        path: PathBuf,
+        exports: Vec<String>,
+    },
+    #[error(
+        "pack `{pack}`: {} targets gavel:grader@{found}, which this gavel does not support \
+         (supported: {})",
+        path.display(),
+        load::SUPPORTED_WIT.iter().map(|v| format!("gavel:grader@{v}.x")).collect::<Vec<_>>().join(", ")
+    )]
+    UnsupportedWit {
+        pack: String,
+        path: PathBuf,
+        found: String,
+    },
+    #[error("pack `{pack}`: cannot compile {}: {message}", path.display())]
+    Compile {
+        pack: String,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("pack `{pack}`: cannot write the compiled artifact {}: {source}", path.display())]
+    Cache {
+        pack: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("pack `{pack}`: cannot link {}: {message}", path.display())]
+    Link {
+        pack: String,
+        path: PathBuf,
+        message: String,
+    },
+    #[error("pack `{pack}`: limits.{field}: {message}")]
+    InvalidLimit {
+        pack: String,
+        field: &'static str,
+        message: String,
+    },
+    #[error("pack `{pack}`: describe failed: {reason}")]
+    Describe { pack: String, reason: String },
+    #[error("pack `{pack}` has no function `{function}`; it has: {}", available.join(", "))]
+    UnknownFunction {
+        pack: String,
+        function: String,
+        available: Vec<String>,
+    },
+    #[error("pack `{pack}`: `{function}` is {} {}, not {} {}", article(*actual), actual.as_str(), article(*wanted), wanted.as_str())]
+    WrongKind {
+        pack: String,
+        function: String,
+        actual: FunctionKind,
+        wanted: FunctionKind,
+    },
+    #[error("pack `{pack}`: config of `{function}` rejected: {message}")]
+    ConfigRejected {
+        pack: String,
+        function: String,
+        message: String,
+    },
+    #[error("cannot create the WebAssembly sandbox: {0}")]
+    Sandbox(String),
+    #[error("cannot create the pack cache directory {}: {source}", path.display())]
+    CacheDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn article(kind: FunctionKind) -> &'static str {
+    match kind {
+        FunctionKind::Grader => "a",
+        FunctionKind::Extractor => "an",
+    }
+}
+
+/// Loads packs. Holds the cache of compiled components; the engine behind it is shared by the
+/// whole process.
+pub struct PackHost {
+    cache_dir: PathBuf,
+}
+
+impl PackHost {
+    /// A host that keeps compiled components in `cache_dir` (created if missing).
+    pub fn new(cache_dir: &Path) -> Result<PackHost, PackError> {
+        engine::sandbox().map_err(PackError::Sandbox)?;
+        std::fs::create_dir_all(cache_dir).map_err(|source| PackError::CacheDir {
+            path: cache_dir.to_path_buf(),
+            source,
+        })?;
+        Ok(PackHost {
+            cache_dir: cache_dir.to_path_buf(),
+        })
+    }
+
+    /// Checks, compiles (or loads from the cache) and describes the pack `name`; `spec.path` is
+    /// relative to `base_dir`, and `spec.limits` apply over `suite_limits`.
+    pub fn load(
+        &self,
+        name: &str,
+        spec: &PackSpec,
+        base_dir: &Path,
+        suite_limits: &Limits,
+    ) -> Result<Pack, PackError> {
+        let limits = CallLimits::resolve(
+            name,
+            spec.limits.as_ref().unwrap_or(&Limits::default()),
+            suite_limits,
+        )?;
+        let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let component = load::compile_cached(&sandbox.engine, name, &file, &self.cache_dir)?;
+        Pack::new(name, &file.path, &component, limits)
+    }
+
+    /// [`inspect`] through the cache: an interpreter compiled to a component (Python,
+    /// JavaScript) takes seconds to compile, and the artifact serves `gavel run` later too.
+    pub fn inspect(&self, path: &Path) -> Result<PackInfo, PackError> {
+        let name = path.display().to_string();
+        let file = load::read(&name, path, None)?;
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let component = load::compile_cached(&sandbox.engine, &name, &file, &self.cache_dir)?;
+        let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
+        Ok(Pack::new(&name, path, &component, limits)?.info().clone())
+    }
+}
+
+/// Checks and describes the component at `path`, for `gavel inspect` and `gavel list --pack`.
+pub fn inspect(path: &Path) -> Result<PackInfo, PackError> {
+    let name = path.display().to_string();
+    let file = load::read(&name, path, None)?;
+    let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+    let component =
+        wasmtime::component::Component::new(&sandbox.engine, &file.bytes).map_err(|e| {
+            PackError::Compile {
+                pack: name.clone(),
+                path: file.path.clone(),
+                message: format!("{e:#}"),
+            }
+        })?;
+    let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
+    Ok(Pack::new(&name, path, &component, limits)?.info().clone())
+}
+
+/// A loaded pack, ready to run calls from many threads at once.
+#[derive(Clone)]
+pub struct Pack {
+    inner: Arc<PackInner>,
+}
+
+struct PackInner {
+    name: String,
+    info: PackInfo,
+    engine: wasmtime::Engine,
+    pre: wasmtime::component::InstancePre<CallState>,
+    exports: Exports,
+    limits: CallLimits,
+}
+
+impl Pack {
+    fn new(
+        name: &str,
+        path: &Path,
+        component: &wasmtime::component::Component,
+        limits: CallLimits,
+    ) -> Result<Pack, PackError> {
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let engine = sandbox.engine.clone();
+        let wit_version = load::wit_version(&engine, name, path, component)?;
+        let link_error = |e: wasmtime::Error| PackError::Link {
+            pack: name.to_string(),
+            path: path.to_path_buf(),
+            message: format!("{e:#}"),
+        };
+        let pre = sandbox
+            .pack_linker(component)
+            .and_then(|linker| linker.instantiate_pre(component))
+            .and_then(PackV0Pre::new)
+            .map_err(link_error)?;
+        let pre = pre.instance_pre().clone();
+        let Outcome { result, .. } = call::run(&engine, &pre, &limits, Exports::describe);
+        let (exports, described) = result.map_err(|reason| PackError::Describe {
+            pack: name.to_string(),
+            reason,
+        })?;
+        let info = pack_info(name, described, wit_version)?;
+        Ok(Pack {
+            inner: Arc::new(PackInner {
+                name: name.to_string(),
+                info,
+                engine,
+                pre,
+                exports,
+                limits,
+            }),
+        })
+    }
+
+    pub fn info(&self) -> &PackInfo {
+        &self.inner.info
+    }
+
+    /// The grader `name` with `config` (a JSON object, or null for none), checked by the pack.
+    pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
+        let config = self.checked(name, FunctionKind::Grader, config)?;
+        Ok(PackGrader {
+            function: Function {
+                pack: self.inner.clone(),
+                name: name.to_string(),
+                config,
+            },
+        })
+    }
+
+    /// The extractor `name` with `config` (a JSON object, or null for none), checked by the pack.
+    pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
+        let config = self.checked(name, FunctionKind::Extractor, config)?;
+        Ok(PackExtractor {
+            function: Function {
+                pack: self.inner.clone(),
+                name: name.to_string(),
+                config,
+            },
+        })
+    }
+
+    /// The config as JSON text, once the function exists, has the kind and accepts it.
+    fn checked(
+        &self,
+        name: &str,
+        wanted: FunctionKind,
+        config: &Value,
+    ) -> Result<String, PackError> {
+        let pack = &self.inner;
+        let function = pack
+            .info
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| PackError::UnknownFunction {
+                pack: pack.name.clone(),
+                function: name.to_string(),
+                available: pack.info.functions.iter().map(|f| f.name.clone()).collect(),
+            })?;
+        if function.kind != wanted {
+            return Err(PackError::WrongKind {
+                pack: pack.name.clone(),
+                function: name.to_string(),
+                actual: function.kind,
+                wanted,
+            });
+        }
+        let rejected = |message: String| PackError::ConfigRejected {
+            pack: pack.name.clone(),
+            function: name.to_string(),
+            message,
+        };
+        let config = match config {
+            Value::Null => "{}".to_string(),
+            Value::Object(_) => config.to_string(),
+            _ => return Err(rejected("the config must be a mapping".to_string())),
+        };
+        let Outcome { result, .. } =
+            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
+                pack.exports.check_config(instance, store, name, &config)
+            });
+        match result {
+            Ok(Ok(())) => Ok(config),
+            Ok(Err(message)) => Err(rejected(message)),
+            Err(reason) => Err(rejected(format!("check-config failed: {reason}"))),
+        }
+    }
+}
+
+fn pack_info(
+    name: &str,
+    described: v0::PackInfo,
+    wit_version: String,
+) -> Result<PackInfo, PackError> {
+    let invalid = |reason: String| PackError::Describe {
+        pack: name.to_string(),
+        reason,
+    };
+    let mut functions: Vec<FunctionInfo> = Vec::with_capacity(described.functions.len());
+    for f in described.functions {
+        if f.name.is_empty() {
+            return Err(invalid("a function has an empty name".to_string()));
+        }
+        if functions.iter().any(|g| g.name == f.name) {
+            return Err(invalid(format!(
+                "the function `{}` is listed twice",
+                f.name
+            )));
+        }
+        functions.push(FunctionInfo {
+            name: f.name,
+            kind: match f.kind {
+                v0::FunctionKind::Grader => FunctionKind::Grader,
+                v0::FunctionKind::Extractor => FunctionKind::Extractor,
+            },
+            description: f.description,
+            needs_ground_truth: f.needs_ground_truth,
+        });
+    }
+    Ok(PackInfo {
+        name: described.name,
+        version: described.version,
+        wit_version,
+        functions,
+    })
+}
+
+/// One function of a pack with its checked config.
+#[derive(Clone)]
+struct Function {
+    pack: Arc<PackInner>,
+    name: String,
+    config: String,
+}
+
+impl Function {
+    fn run<T: Send>(
+        &self,
+        f: impl FnOnce(
+            &Exports,
+            &wasmtime::component::Instance,
+            &mut wasmtime::Store<CallState>,
+        ) -> wasmtime::Result<T>
+        + Send,
+    ) -> Outcome<T> {
+        let exports = &self.pack.exports;
+        call::run(
+            &self.pack.engine,
+            &self.pack.pre,
+            &self.pack.limits,
+            |instance, store| f(exports, instance, store),
+        )
+    }
+
+    fn output_limit(&self) -> usize {
+        self.pack.limits.output_bytes
+    }
+}
+
+/// A pack's grader, ready to grade from many threads at once.
+#[derive(Clone)]
+pub struct PackGrader {
+    function: Function,
+}
+
+impl PackGrader {
+    /// Grades one sample in a fresh sandbox. Every failure is an `error` grade with a stable
+    /// reason (see the module documentation).
+    pub fn grade(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        submission: &str,
+    ) -> Grade {
+        let f = &self.function;
+        let wit_sample = wit::sample(sample);
+        let wit_trajectory = wit::trajectory(trajectory);
+        let Outcome { result, usage } = f.run(|exports, instance, store| {
+            exports.grade(
+                instance,
+                store,
+                (&f.name, &wit_sample, &wit_trajectory, submission, &f.config),
+            )
+        });
+        let grade = match result {
+            Ok(Ok(grade)) => accept_grade(grade, f.output_limit()),
+            Ok(Err(message)) if message.len() > f.output_limit() => {
+                Grade::error("output too large")
+            }
+            Ok(Err(message)) => Grade::error(format!("guest returned error: {message}")),
+            Err(reason) => Grade::error(reason),
+        };
+        grade
+            .with_submission(submission)
+            .with_metadata("sandbox", usage.metadata())
+    }
+}
+
+/// The guest's grade, once its score, sizes and JSON texts are valid.
+fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
+    let texts = [
+        Some(&grade.rationale),
+        grade.metadata.as_ref(),
+        grade.expected.as_ref(),
+        grade.actual.as_ref(),
+    ];
+    if texts.iter().flatten().map(|t| t.len()).sum::<usize>() > output_limit {
+        return Grade::error("output too large");
+    }
+    let score = grade.score;
+    if score.is_nan() {
+        return Grade::error("invalid score: NaN");
+    }
+    if !(0.0..=1.0).contains(&score) {
+        return Grade::error(format!("invalid score: {score} is out of range [0, 1]"));
+    }
+    let metadata = match grade.metadata.as_deref().map(serde_json::from_str::<Value>) {
+        None => Map::new(),
+        Some(Ok(Value::Object(map))) => map,
+        Some(Ok(_)) => return Grade::error("invalid metadata: not a JSON object"),
+        Some(Err(e)) => return Grade::error(format!("invalid metadata: {e}")),
+    };
+    let json = |field: &str, text: Option<String>| match text.as_deref().map(serde_json::from_str) {
+        None => Ok(None),
+        Some(Ok(value)) => Ok(Some(value)),
+        Some(Err(e)) => Err(format!("invalid {field}: {e}")),
+    };
+    let (expected, actual) = match (
+        json("expected", grade.expected),
+        json("actual", grade.actual),
+    ) {
+        (Ok(expected), Ok(actual)) => (expected, actual),
+        (Err(reason), _) | (_, Err(reason)) => return Grade::error(reason),
+    };
+    let status = match grade.status {
+        Some(v0::Status::Pass) => Status::Pass,
+        Some(v0::Status::Fail) => Status::Fail,
+        Some(v0::Status::Error) => Status::Error,
+        Some(v0::Status::Skip) => Status::Skip,
+        None if score >= 1.0 => Status::Pass,
+        None => Status::Fail,
+    };
+    Grade::new(score, status, grade.rationale).with_details(Details {
+        metadata,
+        checks: Vec::new(),
+        expected,
+        actual,
+    })
+}
+
+/// A pack's extractor, ready to extract from many threads at once.
+#[derive(Clone)]
+pub struct PackExtractor {
+    function: Function,
+}
+
+impl PackExtractor {
+    /// Extracts a submission in a fresh sandbox: `Ok(None)` when there is nothing to extract,
+    /// `Err` with a stable reason (see the module documentation) when the call failed.
+    pub fn extract(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+    ) -> Result<Option<String>, String> {
+        let f = &self.function;
+        let wit_sample = wit::sample(sample);
+        let wit_trajectory = wit::trajectory(trajectory);
+        let Outcome { result, .. } = f.run(|exports, instance, store| {
+            exports.extract(
+                instance,
+                store,
+                (&f.name, &wit_sample, &wit_trajectory, &f.config),
+            )
+        });
+        match result? {
+            Ok(Some(text)) | Err(text) if text.len() > f.output_limit() => {
+                Err("output too large".to_string())
+            }
+            Ok(extracted) => Ok(extracted),
+            Err(message) => Err(format!("guest returned error: {message}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grade(score: f64) -> v0::Grade {
+        v0::Grade {
+            score,
+            status: None,
+            rationale: "r".to_string(),
+            metadata: None,
+            expected: None,
+            actual: None,
+        }
+    }
+
+    fn loaded(path: &str, function: &str) -> PackGrader {
+        let cache = std::env::temp_dir().join("gavel-pack-unit-cache");
+        let spec = PackSpec {
+            path: path.into(),
+            sha256: None,
+            limits: None,
+        };
+        PackHost::new(&cache)
+            .and_then(|host| host.load(function, &spec, Path::new("/"), &Limits::default()))
+            .and_then(|pack| pack.grader(function, &Value::Null))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn every_call_on_a_reused_pool_slot_starts_from_the_same_fresh_state() {
+        let grader = loaded(gavel_test_artifacts::guests::CONSTANT, "one");
+        let sample = Sample::default();
+        let trajectory = Trajectory::default();
+        let grades: Vec<Grade> = (0..4)
+            .map(|_| grader.grade(&sample, &trajectory, "x"))
+            .collect();
+        assert_eq!(grades[0].status, Status::Pass, "{:?}", grades[0]);
+        let sandbox = &grades[0].details().metadata["sandbox"];
+        assert!(sandbox["fuel_used"].as_u64().unwrap() > 0, "{sandbox}");
+        // A guest that never touches WASI leaves no stderr behind.
+        assert!(sandbox.get("stderr").is_none(), "{sandbox}");
+        // The same fuel on every call: each one ran from the same initial memory and globals.
+        for grade in &grades[1..] {
+            assert_eq!(grade, &grades[0]);
+        }
+    }
+
+    #[test]
+    fn scores_outside_zero_to_one_are_error_grades() {
+        assert_eq!(
+            accept_grade(grade(f64::NAN), 1024).rationale,
+            "invalid score: NaN"
+        );
+        assert_eq!(
+            accept_grade(grade(1.5), 1024).rationale,
+            "invalid score: 1.5 is out of range [0, 1]"
+        );
+        assert_eq!(
+            accept_grade(grade(f64::NEG_INFINITY), 1024).rationale,
+            "invalid score: -inf is out of range [0, 1]"
+        );
+        let g = accept_grade(grade(0.5), 1024);
+        assert_eq!((g.score, g.status), (0.5, Status::Fail));
+        assert_eq!(accept_grade(grade(1.0), 1024).status, Status::Pass);
+    }
+
+    #[test]
+    fn guest_status_json_and_sizes_are_checked() {
+        let g = accept_grade(
+            v0::Grade {
+                status: Some(v0::Status::Skip),
+                metadata: Some(r#"{"k": 1}"#.to_string()),
+                expected: Some("\"a\"".to_string()),
+                actual: Some("[1]".to_string()),
+                ..grade(0.0)
+            },
+            1024,
+        );
+        assert_eq!(g.status, Status::Skip);
+        assert_eq!(g.details().metadata.get("k"), Some(&Value::from(1)));
+        assert_eq!(g.details().expected, Some(Value::from("a")));
+        assert_eq!(g.details().actual, Some(serde_json::json!([1])));
+
+        let bad = |g: v0::Grade| accept_grade(g, 1024).rationale;
+        assert_eq!(
+            bad(v0::Grade {
+                metadata: Some("[]".to_string()),
+                ..grade(1.0)
+            }),
+            "invalid metadata: not a JSON object"
+        );
+        assert!(
+            bad(v0::Grade {
+                actual: Some("{".to_string()),
+                ..grade(1.0)
+            })
+            .starts_with("invalid actual: ")
+        );
+        let big = v0::Grade {
+            rationale: "x".repeat(2000),
+            ..grade(1.0)
+        };
+        let g = accept_grade(big, 1024);
+        assert_eq!(
+            (g.status, &*g.rationale),
+            (Status::Error, "output too large")
+        );
+    }
+
+    #[test]
+    fn pack_info_lists_functions_one_per_line() {
+        let info = PackInfo {
+            name: "demo".to_string(),
+            version: "1.2.0".to_string(),
+            wit_version: "0.1.0".to_string(),
+            functions: vec![
+                FunctionInfo {
+                    name: "exact".to_string(),
+                    kind: FunctionKind::Grader,
+                    description: "exact match".to_string(),
+                    needs_ground_truth: true,
+                },
+                FunctionInfo {
+                    name: "answer".to_string(),
+                    kind: FunctionKind::Extractor,
+                    description: "the final answer".to_string(),
+                    needs_ground_truth: false,
+                },
+            ],
+        };
+        assert_eq!(
+            info.to_string(),
+            "demo 1.2.0 (gavel:grader@0.1.0)\n  grader     exact   exact match (needs ground truth)\n  extractor  answer  the final answer\n"
+        );
+    }
+}

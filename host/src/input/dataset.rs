@@ -1,0 +1,1386 @@
+//! Datasets (JSONL) and recorded runs, streamed: rows are read, parsed and graded as they go.
+//!
+//! With `trajectories:` the recorded runs drive the stream: each run record (a letta-evals
+//! `<model>.jsonl` line, or any `{sample_id, trajectory, agent_state?}` line) is joined to its
+//! dataset row through an index of row offsets built in one pass (about 40 bytes per row).
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::input::fast::inline::Inline;
+use crate::input::sample::{AgentState, RawId, RawRow, Sample, SampleId, Texts};
+use crate::input::trajectory::{self, Format};
+
+/// A row that cannot be graded: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)?;
+        if self.column > 0 {
+            write!(f, ":{}", self.column)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for RowError {}
+
+/// A dataset or runs file that cannot be read at all.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct SourceError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl SourceError {
+    fn io(path: &Path, what: &str, e: std::io::Error) -> SourceError {
+        SourceError {
+            path: path.to_path_buf(),
+            message: format!("cannot {what}: {e}"),
+        }
+    }
+}
+
+/// One unit of work: a dataset row, and with `trajectories:` the run record joined to it.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// Position in the stream, from 0.
+    pub seq: u64,
+    pub row: Line,
+    pub run: Option<Line>,
+}
+
+/// A line of a file, with where it came from.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub file: Arc<Path>,
+    /// 1-based.
+    pub number: usize,
+    pub text: LineText,
+}
+
+/// A line's text, without its line ending. [`Lines`] reads a file in blocks of whole lines, and
+/// each line is a part of its block, shared: a row costs no allocation or copy of its own, and
+/// the block is freed with the last of its lines.
+#[derive(Clone)]
+pub struct LineText {
+    block: Arc<String>,
+    start: usize,
+    end: usize,
+}
+
+impl std::ops::Deref for LineText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.block[self.start..self.end]
+    }
+}
+
+impl fmt::Debug for LineText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<String> for LineText {
+    fn from(text: String) -> LineText {
+        LineText {
+            end: text.len(),
+            block: Arc::new(text),
+            start: 0,
+        }
+    }
+}
+
+/// How rows become samples.
+#[derive(Debug)]
+pub struct RowParser {
+    pub format: Option<Format>,
+    pub base_dir: PathBuf,
+    rubric_files: Mutex<HashMap<PathBuf, Result<String, String>>>,
+    /// Whether rows are tried with the [`crate::input::fast::scan::Scanner`], which reads Letta and evaldeck
+    /// trajectories only: not while the rows read last had trajectories of another format.
+    scanning: AtomicBool,
+}
+
+impl RowParser {
+    pub fn new(format: Option<Format>, base_dir: PathBuf) -> RowParser {
+        RowParser {
+            format,
+            base_dir,
+            rubric_files: Mutex::new(HashMap::new()),
+            scanning: AtomicBool::new(scans(format)),
+        }
+    }
+
+    /// Parses an item into a sample.
+    pub fn parse<'i>(&self, item: &'i Item) -> Result<Sample<'i>, RowError> {
+        let mut sample = self.parse_row(&item.row)?;
+        if let Some(run) = &item.run {
+            let (trajectory, agent_state) = self.parse_run(run)?;
+            sample.trajectory = trajectory;
+            if agent_state.is_some() {
+                sample.agent_state = agent_state;
+            }
+        }
+        Ok(sample)
+    }
+
+    /// A run record's trajectory and memory, read in one pass where it can be (as rows are).
+    fn parse_run<'l>(
+        &self,
+        run: &'l Line,
+    ) -> Result<(Option<trajectory::Trajectory<'l>>, Option<AgentState>), RowError> {
+        if let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
+            && let Some(trajectory) = self.convert_inline(record.trajectory, run)
+        {
+            return Ok((trajectory?, record.agent_state));
+        }
+        let record: RunRecord<&RawValue> = parse_json(run)?;
+        let trajectory = match record.trajectory {
+            Some(raw) => Some(self.convert(raw, run)?),
+            None => None,
+        };
+        Ok((trajectory, record.agent_state))
+    }
+
+    /// Parses a row in one pass, its trajectory read in place: by the [`crate::input::fast::scan::Scanner`]
+    /// when the row has the common shape, else by serde. A row that pass cannot settle (a parse
+    /// error anywhere, a trajectory whose shape is not the suite's format or that detection
+    /// alone cannot place) is parsed again the general way, whose result and errors are the
+    /// authoritative ones.
+    fn parse_row<'l>(&self, line: &'l Line) -> Result<Sample<'l>, RowError> {
+        let scanning = self.scanning.load(Ordering::Relaxed);
+        let sample = self.read_row(line, scanning)?;
+        let scanned = sample
+            .trajectory
+            .as_ref()
+            .is_none_or(|trajectory| scans(Some(trajectory.format)));
+        if scanned != scanning {
+            self.scanning.store(scanned, Ordering::Relaxed);
+        }
+        Ok(sample)
+    }
+
+    /// [`RowParser::parse_row`]'s reading, the scanner tried first if `scan`.
+    fn read_row<'l>(&self, line: &'l Line, scan: bool) -> Result<Sample<'l>, RowError> {
+        // Read in place: a row is 600 bytes, and each move of it was a copy.
+        let mut raw = RawRow::default();
+        let read = (scan && RawRow::scan(&line.text, &mut raw).is_some())
+            || serde_json::from_str::<RawRow<Inline>>(&line.text).is_ok_and(|read| {
+                raw = read;
+                true
+            });
+        if read {
+            let mut sample = self.fields(&mut raw, line)?;
+            if let Some(trajectory) = self.convert_inline(raw.trajectory.take(), line) {
+                sample.trajectory = trajectory?;
+                return Ok(sample);
+            }
+        }
+        let mut raw: RawRow = parse_json(line)?;
+        let mut sample = self.fields(&mut raw, line)?;
+        sample.trajectory = match raw.trajectory.take() {
+            Some(raw) => Some(self.convert(raw, line)?),
+            None => None,
+        };
+        Ok(sample)
+    }
+
+    /// The inline trajectory converted, or `None` when its shape is not the suite's format.
+    fn convert_inline<'a>(
+        &self,
+        trajectory: Option<Inline<'a>>,
+        line: &Line,
+    ) -> Option<Result<Option<trajectory::Trajectory<'a>>, RowError>> {
+        match trajectory {
+            None => Some(Ok(None)),
+            Some(inline) => Some(
+                inline
+                    .convert(self.format)?
+                    .map(Some)
+                    .map_err(|e| row_error(line, 0, e.0)),
+            ),
+        }
+    }
+
+    /// The sample of a parsed row, its fields taken from `raw`, but for its trajectory, which
+    /// is left there unconverted.
+    fn fields<'s, T>(&self, raw: &mut RawRow<T>, line: &Line) -> Result<Sample<'s>, RowError> {
+        let error = |message: String| row_error(line, 0, message);
+        let id = match raw.sample_id.or(raw.id) {
+            Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
+            None => None,
+        };
+        let input = match raw.input.take() {
+            Some(input) if !is_empty_texts(&input) => Some(input),
+            other => raw.prompt.take().or(other),
+        };
+        if let Some(Texts::PerTurn(truths)) = &raw.ground_truth {
+            match &input {
+                Some(Texts::PerTurn(inputs)) if inputs.len() == truths.len() => {}
+                _ => {
+                    return Err(error(
+                        "ground_truth: a list of ground truths needs `input` to be a list of the \
+                         same length (per-turn mode)"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
+        let rubric = match (raw.rubric.take(), raw.rubric_path.take()) {
+            (Some(_), Some(_)) => {
+                return Err(error(
+                    "rubric, rubric_path: give one or the other, not both".to_string(),
+                ));
+            }
+            (Some(rubric), None) => Some(rubric),
+            (None, Some(path)) => Some(self.read_rubric(&path).map_err(error)?),
+            (None, None) => None,
+        };
+        let sample = Sample {
+            id,
+            line: line.number,
+            input,
+            ground_truth: raw.ground_truth.take(),
+            rubric_vars: raw.rubric_vars.take().unwrap_or_default(),
+            rubric,
+            name: raw.name.take(),
+            description: raw.description.take(),
+            expected: raw.expected.take(),
+            reference_output: raw.reference_output.take(),
+            reference_tools: raw.reference_tools.take().unwrap_or_default(),
+            tags: raw.tags.take().unwrap_or_default(),
+            metadata: raw.metadata.take().unwrap_or_default(),
+            trajectory: None,
+            agent_state: raw.agent_state.take(),
+        };
+        Ok(sample)
+    }
+
+    fn convert<'a>(
+        &self,
+        raw: &'a RawValue,
+        line: &Line,
+    ) -> Result<trajectory::Trajectory<'a>, RowError> {
+        trajectory::convert(raw, self.format).map_err(|e| row_error(line, 0, e.0))
+    }
+
+    fn read_rubric(&self, relative: &str) -> Result<String, String> {
+        let path = self.base_dir.join(relative);
+        let mut cache = self
+            .rubric_files
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache
+            .entry(path.clone())
+            .or_insert_with(|| {
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("rubric_path: cannot read {}: {e}", path.display()))
+            })
+            .clone()
+    }
+}
+
+/// Whether the [`crate::input::fast::scan::Scanner`] reads trajectories of `format` (any, when `None`).
+fn scans(format: Option<Format>) -> bool {
+    matches!(format, None | Some(Format::Letta | Format::Evaldeck))
+}
+
+fn is_empty_texts(texts: &Texts) -> bool {
+    matches!(texts, Texts::One(s) if s.is_empty())
+}
+
+fn row_error(line: &Line, column: usize, message: String) -> RowError {
+    RowError {
+        file: line.file.to_path_buf(),
+        line: line.number,
+        column,
+        message,
+    }
+}
+
+/// Parses a JSON line; on failure parses again to name the field that is wrong.
+fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
+    serde_json::from_str(&line.text).map_err(|first| {
+        let mut de = serde_json::Deserializer::from_str(&line.text);
+        let message = match serde_path_to_error::deserialize::<_, T>(&mut de) {
+            Err(e) if e.path().to_string() != "." => {
+                format!("{}: {}", e.path(), strip_position(&e.inner().to_string()))
+            }
+            _ => strip_position(&first.to_string()),
+        };
+        row_error(line, first.column(), message)
+    })
+}
+
+/// serde_json appends " at line L column C"; gavel reports the position itself.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn parse_id(RawId(raw): RawId) -> Result<SampleId, &'static str> {
+    match whole_number(raw) {
+        Some(id) => Ok(SampleId::Int(id)),
+        None => id_by_serde(raw),
+    }
+}
+
+/// [`parse_id`] for any id, through serde.
+fn id_by_serde(raw: &str) -> Result<SampleId, &'static str> {
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(serde_json::Value::String(s)) => Ok(SampleId::Str(s)),
+        Ok(serde_json::Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                Ok(SampleId::Int(i))
+            } else {
+                match n.as_f64() {
+                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(SampleId::Int(f as i64)),
+                    _ => Err("sample_id: a number id must be a whole number"),
+                }
+            }
+        }
+        _ => Err("sample_id: expected an integer or a string"),
+    }
+}
+
+/// The JSON number `text` (valid JSON) when it is an integer that fits an `i64`, as serde reads
+/// it, without serde: most ids are. `None` for anything else, which serde reads.
+fn whole_number(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    // Counted down from zero, so that i64::MIN fits.
+    let mut below = 0i64;
+    for byte in digits.bytes() {
+        let digit = byte.is_ascii_digit().then(|| i64::from(byte - b'0'))?;
+        below = below.checked_mul(10)?.checked_sub(digit)?;
+    }
+    if negative {
+        Some(below)
+    } else {
+        below.checked_neg()
+    }
+}
+
+/// A recorded run: the fields gavel reads from a letta-evals result line (others are ignored).
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+struct RunRecord<T> {
+    #[serde(default)]
+    trajectory: Option<T>,
+    #[serde(default)]
+    agent_state: Option<AgentState>,
+}
+
+/// Just the id of a row or run record.
+#[derive(Debug, Deserialize)]
+struct IdOnly<'a> {
+    #[serde(default, borrow)]
+    sample_id: Option<RawId<'a>>,
+    #[serde(default, borrow)]
+    id: Option<RawId<'a>>,
+}
+
+/// The id of a row or run record without parsing the rest (`None`: the row has no id).
+pub fn peek_id(line: &Line) -> Result<Option<SampleId>, RowError> {
+    let ids: IdOnly = parse_json(line)?;
+    match ids.sample_id.or(ids.id) {
+        Some(raw) => parse_id(raw)
+            .map(Some)
+            .map_err(|m| row_error(line, 0, m.to_string())),
+        None => Ok(None),
+    }
+}
+
+/// Reads a file line by line, skipping blank lines, counting line numbers.
+pub struct Lines {
+    file: Arc<Path>,
+    source: Box<dyn Read + Send>,
+    /// How many bytes a read asks for.
+    block_size: usize,
+    /// Whole lines read and checked as text; the lines handed out share it.
+    block: Arc<String>,
+    /// Blocks handed out before, kept to be read into again once no line holds them: a run
+    /// then reads into the same few buffers from start to end instead of taking fresh memory
+    /// for every block, which the allocator would return to the system and take back again.
+    used: VecDeque<Arc<String>>,
+    /// Where the next line starts in `block`.
+    at: usize,
+    /// The start of a line that runs past the end of `block`.
+    carried: Vec<u8>,
+    /// Why the file cannot be read past `block`, reported once `block` is used up.
+    failed: Option<std::io::Error>,
+    number: usize,
+    /// The byte offset of the next line, counted rather than asked of the file.
+    offset: u64,
+}
+
+/// What [`Lines`] reads at once: about a hundred rows of a recorded run.
+const BLOCK_SIZE: usize = 1 << 18;
+
+impl Lines {
+    pub fn open(path: &Path) -> Result<Lines, SourceError> {
+        let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+        Ok(Lines::new(path.into(), Box::new(file), BLOCK_SIZE))
+    }
+
+    fn new(file: Arc<Path>, source: Box<dyn Read + Send>, block_size: usize) -> Lines {
+        Lines {
+            file,
+            source,
+            block_size,
+            block: Arc::default(),
+            used: VecDeque::new(),
+            at: 0,
+            carried: Vec::new(),
+            failed: None,
+            number: 0,
+            offset: 0,
+        }
+    }
+
+    /// The next non-blank line with its byte offset.
+    pub fn next_line(&mut self) -> Result<Option<(u64, Line)>, SourceError> {
+        loop {
+            if self.at == self.block.len() {
+                if let Some(e) = self.failed.take() {
+                    return Err(SourceError::io(&self.file, "read", e));
+                }
+                if !self.refill() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            let rest = &self.block.as_bytes()[self.at..];
+            let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |newline| newline + 1);
+            let (start, offset) = (self.at, self.offset);
+            self.at += len;
+            self.offset += len as u64;
+            self.number += 1;
+            let text = &self.block[start..self.at];
+            if text.trim().is_empty() {
+                continue;
+            }
+            let end = start + text.trim_end_matches(['\n', '\r']).len();
+            return Ok(Some((
+                offset,
+                Line {
+                    file: self.file.clone(),
+                    number: self.number,
+                    text: LineText {
+                        block: self.block.clone(),
+                        start,
+                        end,
+                    },
+                },
+            )));
+        }
+    }
+
+    /// Reads the next block of whole lines (the file's last line may have no newline). `false`
+    /// at the end of the file with nothing more to report.
+    fn refill(&mut self) -> bool {
+        // Read into in place, rather than with `read_to_end`, which starts at 8 KiB and takes five
+        // reads to reach a block. A used block keeps its length, so only the part of the buffer
+        // it never had is zeroed (zeroing a whole block each time was 1.3% of a run).
+        let mut bytes = self.free_buffer();
+        let mut filled = self.carried.len();
+        if bytes.capacity() < filled + self.block_size {
+            // Nothing in it is kept: growing it would copy the old bytes. Room for a carried
+            // line or two more saves growing it again at the next refill.
+            bytes.clear();
+            bytes.reserve(filled + self.block_size + self.block_size / 8);
+        }
+        if bytes.len() < filled {
+            bytes.resize(filled, 0);
+        }
+        bytes[..filled].copy_from_slice(&self.carried);
+        let mut at_end = false;
+        // Until a line ends in what was read: a line may be longer than a block.
+        loop {
+            if bytes.len() < filled + self.block_size {
+                bytes.resize(filled + self.block_size, 0);
+            }
+            let before = filled;
+            let (read, result) = fill(
+                &mut self.source,
+                &mut bytes[before..before + self.block_size],
+            );
+            filled += read;
+            match result {
+                Ok(()) if read < self.block_size => {
+                    at_end = true;
+                    break;
+                }
+                Ok(()) if memchr::memchr(b'\n', &bytes[before..filled]).is_some() => break,
+                Ok(()) => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    break;
+                }
+            }
+        }
+        bytes.truncate(filled);
+        // After a failed read, the line it cut short is not a line.
+        let whole = if at_end {
+            bytes.len()
+        } else {
+            memchr::memrchr(b'\n', &bytes).map_or(0, |newline| newline + 1)
+        };
+        self.carried = bytes.split_off(whole);
+        let (text, not_text) = whole_lines_as_text(bytes);
+        self.failed = self.failed.take().or(not_text);
+        if self.failed.is_some() {
+            // Nothing past a failure is read.
+            self.carried.clear();
+            self.source = Box::new(std::io::empty());
+        }
+        let block = std::mem::replace(&mut self.block, Arc::new(text));
+        if self.used.len() == USED_BLOCKS {
+            self.used.pop_front();
+        }
+        self.used.push_back(block);
+        self.at = 0;
+        !self.block.is_empty() || self.failed.is_some()
+    }
+
+    /// A buffer to read into, its old bytes left in place: a used block no line holds any more,
+    /// or a new one.
+    fn free_buffer(&mut self) -> Vec<u8> {
+        let free = (0..self.used.len())
+            .find(|&i| Arc::strong_count(&self.used[i]) == 1)
+            .and_then(|i| self.used.remove(i))
+            .and_then(Arc::into_inner);
+        free.map(String::into_bytes).unwrap_or_default()
+    }
+}
+
+/// How many used blocks [`Lines`] keeps: enough for every block the batches in flight hold.
+const USED_BLOCKS: usize = 32;
+
+/// Reads into `buffer` until it is full or the source ends: how much was read, and the error
+/// that stopped the reading, if one did.
+fn fill(source: &mut impl Read, buffer: &mut [u8]) -> (usize, std::io::Result<()>) {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match source.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return (filled, Err(e)),
+        }
+    }
+    (filled, Ok(()))
+}
+
+/// How many rows [`Lines`] reads from `path` (its non-blank lines), counted in place without
+/// copying each line out; a file [`Lines`] cannot read fails the same way here.
+pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
+    let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let read_error = |e| SourceError::io(path, "read", e);
+    let mut rows = 0u64;
+    // The start of a line that runs over the end of the buffer.
+    let mut carried: Vec<u8> = Vec::new();
+    loop {
+        let buffer = reader.fill_buf().map_err(read_error)?;
+        if buffer.is_empty() {
+            break;
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', buffer) {
+            let is_row = if carried.is_empty() {
+                is_row(&buffer[start..end])
+            } else {
+                carried.extend_from_slice(&buffer[start..end]);
+                let is_row = is_row(&carried);
+                carried.clear();
+                is_row
+            };
+            rows += u64::from(is_row.map_err(read_error)?);
+            start = end + 1;
+        }
+        carried.extend_from_slice(&buffer[start..]);
+        let consumed = buffer.len();
+        reader.consume(consumed);
+    }
+    if !carried.is_empty() {
+        rows += u64::from(is_row(&carried).map_err(read_error)?);
+    }
+    Ok(rows)
+}
+
+/// The number of rows a pass will grade. Counting reads the whole file a second time, so it is
+/// taken only for what asks for it: in the background for a display that can go on without it
+/// ([`RowCount::begin`], after which [`RowCount::now`] tells whether it is in), or at once for
+/// what needs the number ([`RowCount::wait`], a Bloom filter's size).
+#[derive(Clone)]
+pub struct RowCount(std::sync::Arc<Counting>);
+
+struct Counting {
+    value: std::sync::OnceLock<Option<u64>>,
+    source: Mutex<Source>,
+}
+
+/// Where a count not yet in stands.
+enum Source {
+    /// Not asked for yet: the rows of `path`, at most `max` of them.
+    Idle {
+        path: PathBuf,
+        max: Option<u64>,
+    },
+    Counting(std::thread::JoinHandle<Option<u64>>),
+    /// Taken, or it could not be.
+    Over,
+}
+
+impl RowCount {
+    /// A count already known.
+    pub fn known(rows: u64) -> RowCount {
+        let value = std::sync::OnceLock::new();
+        let _ = value.set(Some(rows));
+        RowCount(std::sync::Arc::new(Counting {
+            value,
+            source: Mutex::new(Source::Over),
+        }))
+    }
+
+    /// The rows of `path` ([`count_rows`]), at most `max` of them, counted once
+    /// [`RowCount::begin`] or [`RowCount::wait`] asks. A file that cannot be counted has no
+    /// count: reading it for grading fails the same way and says why.
+    pub fn of(path: &Path, max: Option<u64>) -> RowCount {
+        RowCount(std::sync::Arc::new(Counting {
+            value: std::sync::OnceLock::new(),
+            source: Mutex::new(Source::Idle {
+                path: path.to_path_buf(),
+                max,
+            }),
+        }))
+    }
+
+    fn source(&self) -> std::sync::MutexGuard<'_, Source> {
+        self.0
+            .source
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts counting on a thread of its own, if no count is in or under way.
+    pub fn begin(&self) {
+        let mut source = self.source();
+        if let Source::Idle { path, max } = &*source {
+            let (path, max) = (path.clone(), *max);
+            let thread = std::thread::Builder::new()
+                .name("gavel-count".to_string())
+                .spawn(move || counted(&path, max));
+            // A thread that cannot start leaves the count unknown.
+            *source = thread.map_or(Source::Over, Source::Counting);
+        }
+    }
+
+    /// The count, if it is in; never waits, and asks for none.
+    pub fn now(&self) -> Option<u64> {
+        if let Some(value) = self.0.value.get() {
+            return *value;
+        }
+        let finished = match &*self.source() {
+            Source::Idle { .. } => false,
+            Source::Counting(thread) => thread.is_finished(),
+            Source::Over => true,
+        };
+        if finished { self.wait() } else { None }
+    }
+
+    /// The count: taken on this thread if nothing began it, else waited for.
+    pub fn wait(&self) -> Option<u64> {
+        *self.0.value.get_or_init(
+            || match std::mem::replace(&mut *self.source(), Source::Over) {
+                Source::Idle { path, max } => counted(&path, max),
+                Source::Counting(thread) => thread.join().ok().flatten(),
+                Source::Over => None,
+            },
+        )
+    }
+}
+
+/// The rows of `path`, at most `max` of them; `None` for a file that cannot be counted.
+fn counted(path: &Path, max: Option<u64>) -> Option<u64> {
+    let rows = count_rows(path).ok()?;
+    Some(max.map_or(rows, |max| rows.min(max)))
+}
+
+/// Whether a line (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and not
+/// blank.
+fn is_row(line: &[u8]) -> std::io::Result<bool> {
+    let text = simdutf8::basic::from_utf8(line).map_err(|_| not_utf8())?;
+    Ok(!text.trim().is_empty())
+}
+
+/// Whole lines read as bytes, as text: all of them, or those before the first line that is not
+/// UTF-8, with the error std's `read_line` gives for it. The check is simdutf8's, which finds
+/// the same text invalid as std's and reads non-ASCII text several times faster.
+fn whole_lines_as_text(mut bytes: Vec<u8>) -> (String, Option<std::io::Error>) {
+    let failed = simdutf8::compat::from_utf8(&bytes).err().map(|e| {
+        let good =
+            memchr::memrchr(b'\n', &bytes[..e.valid_up_to()]).map_or(0, |newline| newline + 1);
+        bytes.truncate(good);
+        not_utf8()
+    });
+    // SAFETY: simdutf8 found `bytes` valid UTF-8, or valid up to a byte that `bytes`, cut back to
+    // the newline before it, no longer holds.
+    #[allow(unsafe_code)]
+    let text = unsafe { String::from_utf8_unchecked(bytes) };
+    (text, failed)
+}
+
+fn not_utf8() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "stream did not contain valid UTF-8",
+    )
+}
+
+/// The stream of items of a suite: dataset rows, or run records joined to their rows.
+pub enum Items {
+    Inline { rows: Lines, seq: u64 },
+    Joined(Box<Joined>),
+}
+
+pub struct Joined {
+    dataset: File,
+    dataset_path: Arc<Path>,
+    index: HashMap<SampleId, (u64, usize)>,
+    runs: std::vec::IntoIter<PathBuf>,
+    all_runs: Vec<PathBuf>,
+    current: Option<Lines>,
+    seq: u64,
+}
+
+impl Items {
+    /// The files the stream reads its items from: the dataset, or the run files.
+    pub fn paths(&self) -> Vec<&Path> {
+        match self {
+            Items::Inline { rows, .. } => vec![&*rows.file],
+            Items::Joined(joined) => joined.all_runs.iter().map(PathBuf::as_path).collect(),
+        }
+    }
+
+    /// Opens the dataset, and the run files when the suite has `trajectories:`.
+    pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
+        if runs.is_empty() {
+            return Ok(Items::Inline {
+                rows: Lines::open(dataset)?,
+                seq: 0,
+            });
+        }
+        let mut rows = Lines::open(dataset)?;
+        let mut index = HashMap::new();
+        let mut position = 0usize;
+        while let Some((offset, line)) = rows.next_line()? {
+            // A row the index cannot read is reported when a run refers to it or by validation.
+            let id = peek_id(&line)
+                .ok()
+                .flatten()
+                .unwrap_or(SampleId::Int(position as i64));
+            index.entry(id).or_insert((offset, line.number));
+            position += 1;
+        }
+        for run in runs {
+            if !run.is_file() {
+                return Err(SourceError {
+                    path: run.clone(),
+                    message: "trajectories: no such file".to_string(),
+                });
+            }
+        }
+        let file = File::open(dataset).map_err(|e| SourceError::io(dataset, "open", e))?;
+        let all_runs = runs.to_vec();
+        Ok(Items::Joined(Box::new(Joined {
+            dataset: file,
+            dataset_path: dataset.into(),
+            index,
+            runs: all_runs.clone().into_iter(),
+            all_runs,
+            current: None,
+            seq: 0,
+        })))
+    }
+
+    /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
+    pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        match self {
+            Items::Inline { rows, seq } => match rows.next_line() {
+                Ok(Some((_, row))) => {
+                    let item = Item {
+                        seq: *seq,
+                        row,
+                        run: None,
+                    };
+                    *seq += 1;
+                    Some(Ok(item))
+                }
+                Ok(None) => None,
+                Err(e) => Some(Err(ItemError::Source(e))),
+            },
+            Items::Joined(joined) => joined.next_item(),
+        }
+    }
+}
+
+/// Why the stream could not produce an item.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Row(#[from] RowError),
+}
+
+impl Joined {
+    fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        loop {
+            if self.current.is_none() {
+                let path = self.runs.next()?;
+                match Lines::open(&path) {
+                    Ok(lines) => self.current = Some(lines),
+                    Err(e) => return Some(Err(e.into())),
+                }
+            }
+            let lines = self.current.as_mut()?;
+            match lines.next_line() {
+                Ok(Some((_, run))) => return Some(self.join(run)),
+                Ok(None) => self.current = None,
+                Err(e) => return Some(Err(e.into())),
+            }
+        }
+    }
+
+    fn join(&mut self, run: Line) -> Result<Item, ItemError> {
+        let id = peek_id(&run)?.ok_or_else(|| {
+            row_error(
+                &run,
+                0,
+                "sample_id: a recorded run needs the id of its sample".into(),
+            )
+        })?;
+        let &(offset, number) = self.index.get(&id).ok_or_else(|| {
+            row_error(
+                &run,
+                0,
+                format!(
+                    "sample_id: {id} is not in the dataset {}",
+                    self.dataset_path.display()
+                ),
+            )
+        })?;
+        let text = read_line_at(&mut self.dataset, offset)
+            .map_err(|e| SourceError::io(&self.dataset_path, "read", e))?;
+        let item = Item {
+            seq: self.seq,
+            row: Line {
+                file: self.dataset_path.clone(),
+                number,
+                text: text.into(),
+            },
+            run: Some(run),
+        };
+        self.seq += 1;
+        Ok(item)
+    }
+}
+
+fn read_line_at(file: &mut File, offset: u64) -> std::io::Result<String> {
+    file.seek(SeekFrom::Start(offset))?;
+    let mut reader = BufReader::new(file.take(u64::MAX));
+    let mut text = String::new();
+    reader.read_line(&mut text)?;
+    while text.ends_with('\n') || text.ends_with('\r') {
+        text.pop();
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of the shapes the scanner reads: Letta trajectories with every field a message
+    /// carries, escapes, nulls and whitespace, and every row field.
+    const SCANNED_ROWS: &[&str] = &[
+        r#"{"id":0,"input":"What's the weather in Quito?","ground_truth":"(?<![\\d-])-1°C","trajectory":[[{"id":"m-1","content":"What's the weather in Quito?","otid":"o","date":"2026-01-01T00:00:01Z","message_type":"user_message"},{"id":"m-2","reasoning":"Check it.","message_type":"reasoning_message","step_id":"s-1"},{"id":"m-3","tool_call":{"arguments":"{\"city\":\"Quito\"}","name":"get_weather","tool_call_id":"c-0"},"tool_calls":[{"arguments":"{\"city\":\"Quito\"}","name":"get_weather","tool_call_id":"c-0"}],"message_type":"tool_call_message","step_id":"s-1"},{"id":"m-4","status":"success","tool_call_id":"c-0","tool_return":"{\"temp_c\":-1}","stderr":[],"stdout":null,"message_type":"tool_return_message","step_id":"s-1"},{"id":"m-5","content":"It is -1°C.","message_type":"assistant_message","step_id":"s-2"}]]}"#,
+        " { \"sample_id\" : \"s\\u00e9-1\" , \"input\" : [\"a\", \"b\\n\"] , \"ground_truth\" : [\"x\", \"y\"] , \"trajectory\" : [ [ { \"message_type\" : \"user_message\" , \"content\" : [ {\"type\": \"text\", \"text\": \"hi \\ud83d\\ude00\"}, {\"type\": \"image\", \"url\": \"u\"} ] } ] , [ {\"message_type\": \"hidden_reasoning_message\", \"hidden_reasoning\": null, \"state\": \"redacted\"}, {\"message_type\": \"tool_call_message\", \"tool_calls\": [], \"tool_call\": {\"name\": \"t\", \"arguments\": \"{}\", \"tool_call_id\": null}}, {\"message_type\": \"approval_request_message\", \"tool_call\": {\"name\": \"rm\"}}, {\"m\\u0065ssage_type\": \"assistant_message\", \"content\": \"done\\\"\\\\\\/\\b\\f\\r\\t\"} ] ] } ",
+        r#"{"id": 7.0, "prompt": "p", "input": "", "tags": ["a", "b"], "reference_tools": [], "name": "n", "description": null, "rubric": "r", "reference_output": "o", "rubric_vars": {"k": [1, 2.5e3, true, null]}, "metadata": {"nested": {"deep": [[[]]]}}, "expected": {"tools_called": ["x"], "max_steps": 3}, "agent_state": {"blocks": [{"label": "human", "value": "v"}]}, "extra": [-0.5E-2, false, "s", {}], "trajectory": []}"#,
+        r#"{"id": "only-id", "trajectory": null, "input": null, "ground_truth": "g"}"#,
+        r#"{"id":1,"input":"q","ground_truth":"a","trajectory":[[{"message_type":"tool_return_message","tool_call_id":"c","tool_return":"r","status":"weird"}]]}"#,
+        r#"{"id":0,"name":"case-0","input":"What's the weather in Quito?","expected":{"output_contains":["-1°C","now"],"tools_called":["get_weather"],"output_matches":"(?<![\\d-])-1°C","max_steps":5,"min_steps":null,"task_completed":true,"custom":{"k":[1]}},"trajectory":{"id":"tr-0","input":"What's the weather in Quito?","output":"It is -1°C.\n-1°C","status":"success","steps":[{"id":"s0-1","timestamp":"2026-01-01T00:00:01","status":"success","type":"llm_call","model":"gpt-4o-mini","input":"What's the weather?","output":"call get_weather","tokens":{"prompt_tokens":320,"completion_tokens":24,"total_tokens":344},"duration_ms":112.5},{"id":"s0-2","status":"success","type":"reasoning","reasoning_text":"Check it.","duration_ms":125},{"id":"s0-3","type":"tool_call","tool_name":"get_weather","tool_args":{"city":"Quito"},"tool_result":{"temp_c":-1},"duration_ms":1.5e2},{"id":"s0-4","type":"tool_call","status":"failure","tool_name":"send_message","tool_args":null,"tool_result":"sent \"x\"","error":"e"},{"type":"human_input","input":"ok","tokens":null}],"duration_ms":9000.0,"metadata":{},"agent_name":"BenchAgent"}}"#,
+        r#"{"trajectory": {"output": null, "steps": [{"type": "tool_call", "tool_result": "plain"}], "messages": []}, "expected": {}}"#,
+    ];
+
+    /// `text` as line 1 of a dataset.
+    fn line_of(text: &str) -> Line {
+        Line {
+            file: Path::new("rows.jsonl").into(),
+            number: 1,
+            text: LineText::from(text.to_string()),
+        }
+    }
+
+    /// A row read on the one-pass path from `raw`, as text to compare.
+    fn read_as(parser: &RowParser, line: &Line, mut raw: RawRow<Inline>) -> String {
+        let read = parser.fields(&mut raw, line).map(|mut sample| {
+            parser
+                .convert_inline(raw.trajectory.take(), line)
+                .map(|trajectory| {
+                    sample.trajectory = trajectory?;
+                    Ok::<_, RowError>(sample)
+                })
+        });
+        format!("{read:?}")
+    }
+
+    /// Checks the scanner against serde on `text`: whether the scanner read it.
+    fn scanned_as_serde_reads(parser: &RowParser, text: &str) -> bool {
+        let line = line_of(text);
+        let mut scanned = RawRow::default();
+        if RawRow::scan(&line.text, &mut scanned).is_none() {
+            return false;
+        }
+        let read = serde_json::from_str::<RawRow<Inline>>(&line.text)
+            .unwrap_or_else(|e| panic!("scanned what serde refuses ({e}): {text}"));
+        assert_eq!(
+            read_as(parser, &line, scanned),
+            read_as(parser, &line, read),
+            "{text}"
+        );
+        true
+    }
+
+    #[test]
+    fn whole_number_ids_are_read_as_serde_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551615",
+            "123456789012345678901234",
+            "1.0",
+            "-2.5",
+            "1e3",
+            "\"7\"",
+            "\"a\"",
+            "null",
+            "[1]",
+        ] {
+            assert_eq!(parse_id(RawId(text)), id_by_serde(text), "{text}");
+        }
+        assert_eq!(whole_number("1.0"), None);
+        assert_eq!(whole_number("-"), None);
+        assert_eq!(whole_number("-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn the_scanner_reads_rows_of_the_common_shape_as_serde_does() {
+        let parser = RowParser::new(None, PathBuf::from("."));
+        for text in SCANNED_ROWS {
+            assert!(scanned_as_serde_reads(&parser, text), "not scanned: {text}");
+        }
+        // Left to serde: a field twice (even after a null), another trajectory shape, a value
+        // of another type, trailing text.
+        for text in [
+            r#"{"input": null, "input": "x"}"#,
+            r#"{"trajectory": [[{"message_type": "a", "message_type": "b"}]]}"#,
+            r#"{"trajectory": [{"role": "user", "content": "hi"}]}"#,
+            r#"{"trajectory": {"messages": [], "steps": []}}"#,
+            r#"{"trajectory": {"id": "no decisive key"}}"#,
+            r#"{"trajectory": {"steps": [{"tokens": {"total_tokens": 1.0}}]}}"#,
+            r#"{"expected": {"unknown": 1}}"#,
+            r#"{"expected": {"max_steps": -1}}"#,
+            r#"{"trajectory": [[{"content": 5}]]}"#,
+            r#"{"input": 5}"#,
+            r#"{"id": 1} x"#,
+            r#"[1]"#,
+        ] {
+            assert!(!scanned_as_serde_reads(&parser, text), "scanned: {text}");
+        }
+    }
+
+    #[test]
+    fn rows_are_not_tried_with_the_scanner_while_their_trajectories_are_openai_ones() {
+        let scanning = |parser: &RowParser| parser.scanning.load(Ordering::Relaxed);
+        let parser = RowParser::new(None, PathBuf::from("."));
+        assert!(scanning(&parser));
+        let openai = r#"{"id": 1, "trajectory": [{"role": "user", "content": "hi"}]}"#;
+        let line = line_of(openai);
+        let sample = parser.parse_row(&line).unwrap();
+        assert_eq!(sample.trajectory().format, Format::OpenAi);
+        assert!(!scanning(&parser));
+        parser.parse_row(&line_of(r#"{"id": 2}"#)).unwrap();
+        assert!(scanning(&parser));
+        parser.parse_row(&line_of(openai)).unwrap();
+        let evaldeck = r#"{"id": 3, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
+        let line = line_of(evaldeck);
+        let sample = parser.parse_row(&line).unwrap();
+        assert_eq!(sample.trajectory().format, Format::Evaldeck);
+        assert!(scanning(&parser));
+        parser.parse_row(&line_of(openai)).unwrap();
+        let line = line_of(SCANNED_ROWS[0]);
+        let sample = parser.parse_row(&line).unwrap();
+        assert_eq!(sample.trajectory().format, Format::Letta);
+        assert!(scanning(&parser));
+        assert!(!scanning(&RowParser::new(
+            Some(Format::OpenAi),
+            PathBuf::from(".")
+        )));
+    }
+
+    /// Mutated rows (bytes deleted, inserted, copied): whatever the scanner accepts, serde
+    /// accepts and reads the same way.
+    #[test]
+    fn what_the_scanner_accepts_of_mutated_rows_serde_reads_the_same() {
+        const TOKENS: &[&str] = &[
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "null",
+            "0",
+            "-",
+            "e",
+            ".",
+            " ",
+            "\u{1}",
+            "\\u00",
+            "\\ud800",
+            "\"x\":1,",
+            "é",
+            "\"id\":2,",
+            "\"input\":\"i\",",
+            "[[]]",
+        ];
+        let parser = RowParser::new(None, PathBuf::from("."));
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut random = |below: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % below as u64) as usize
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for seed in SCANNED_ROWS {
+            for _ in 0..1500 {
+                let mut bytes = seed.as_bytes().to_vec();
+                for _ in 0..1 + random(2) {
+                    let at = random(bytes.len() + 1);
+                    match random(3) {
+                        0 if at < bytes.len() => {
+                            bytes.remove(at);
+                        }
+                        1 => {
+                            let token = TOKENS[random(TOKENS.len())].as_bytes();
+                            bytes.splice(at..at, token.iter().copied());
+                        }
+                        _ => {
+                            let from = random(bytes.len());
+                            let to = (from + 1 + random(20)).min(bytes.len());
+                            let copied = bytes[from..to].to_vec();
+                            bytes.splice(at..at, copied);
+                        }
+                    }
+                }
+                let Ok(text) = String::from_utf8(bytes) else {
+                    continue;
+                };
+                if scanned_as_serde_reads(&parser, &text) {
+                    accepted += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        // Both kinds are common, so both sides of the check were exercised.
+        assert!(accepted > 1000 && refused > 1000, "{accepted} {refused}");
+    }
+
+    fn rows_read(path: &Path) -> Result<u64, String> {
+        let mut lines = Lines::open(path).map_err(|e| e.to_string())?;
+        let mut rows = 0;
+        while lines.next_line().map_err(|e| e.to_string())?.is_some() {
+            rows += 1;
+        }
+        Ok(rows)
+    }
+
+    #[test]
+    fn counted_rows_are_the_rows_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let long = format!("{{\"id\": \"{}\"}}", "x".repeat(3 << 20));
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("empty", Vec::new()),
+            ("plain", b"{}\n{}\n".to_vec()),
+            ("no final newline", b"{}\n{}".to_vec()),
+            ("blank lines", b"\n  \n{}\r\n\t\r\n{}\n\n".to_vec()),
+            // A line of Unicode spaces is blank too (NBSP, ideographic space).
+            ("unicode blanks", "\u{a0}\u{3000}\n{}\n".as_bytes().to_vec()),
+            // Lines longer than the counting buffer, and one ending the file.
+            ("long lines", format!("{long}\n{{}}\n{long}").into_bytes()),
+        ];
+        for (name, bytes) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let counted = count_rows(&path).map_err(|e| e.to_string());
+            assert_eq!(counted, rows_read(&path), "{name}");
+        }
+        assert_eq!(count_rows(&dir.path().join("long lines")).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_row_count_taken_aside_is_the_count_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, b"{}\n\n{}\n{}\n").unwrap();
+        let count = RowCount::of(&path, None);
+        assert_eq!(count.wait(), Some(3));
+        assert_eq!(count.clone().now(), Some(3));
+        assert_eq!(RowCount::of(&path, Some(2)).wait(), Some(2));
+        assert_eq!(RowCount::of(&dir.path().join("missing"), None).wait(), None);
+        assert_eq!(RowCount::known(7).now(), Some(7));
+        // Not asked for, nothing is counted: `now` neither waits nor starts a count.
+        let idle = RowCount::of(&path, None);
+        assert_eq!(idle.now(), None);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(idle.now(), None);
+        // Asked before it is in, the count is not made up.
+        let pending = RowCount::of(&path, None);
+        pending.begin();
+        assert!(matches!(pending.now(), None | Some(3)));
+        assert_eq!(pending.wait(), Some(3));
+    }
+
+    /// What [`Lines`] reads from `input` in `block_size`-byte reads: each row with its offset
+    /// and line number, then the error that ended the reading, if any.
+    fn read_in_blocks(
+        input: impl Read + Send + 'static,
+        block_size: usize,
+    ) -> Vec<Result<(u64, usize, String), String>> {
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input), block_size);
+        let mut read = Vec::new();
+        loop {
+            match lines.next_line() {
+                Ok(Some((offset, line))) => {
+                    read.push(Ok((offset, line.number, line.text.to_string())))
+                }
+                Ok(None) => return read,
+                Err(e) => {
+                    read.push(Err(e.message));
+                    assert!(
+                        matches!(lines.next_line(), Ok(None)),
+                        "nothing is read past a failure"
+                    );
+                    return read;
+                }
+            }
+        }
+    }
+
+    /// The same, as std reads lines (`read_until` and a UTF-8 check of each line).
+    fn read_by_std(mut input: &[u8]) -> Vec<Result<(u64, usize, String), String>> {
+        let (mut read, mut offset, mut number) = (Vec::new(), 0, 0);
+        loop {
+            let mut line = Vec::new();
+            let n = input.read_until(b'\n', &mut line).unwrap();
+            if n == 0 {
+                return read;
+            }
+            number += 1;
+            match String::from_utf8(line) {
+                Ok(text) if text.trim().is_empty() => {}
+                Ok(text) => read.push(Ok((
+                    offset,
+                    number,
+                    text.trim_end_matches(['\n', '\r']).to_string(),
+                ))),
+                Err(_) => {
+                    read.push(Err(
+                        "cannot read: stream did not contain valid UTF-8".to_string()
+                    ));
+                    return read;
+                }
+            }
+            offset += n as u64;
+        }
+    }
+
+    #[test]
+    fn lines_are_read_as_std_reads_them() {
+        let long = "é".repeat(100);
+        let inputs: Vec<Vec<u8>> = vec![
+            Vec::new(),
+            b"\n".to_vec(),
+            b"a".to_vec(),
+            b"a\nb".to_vec(),
+            b"a\r\nb\r\n".to_vec(),
+            b"\n\n{}\n\n".to_vec(),
+            "\u{a0}\u{3000}\n{}\n \t\r\n".as_bytes().to_vec(),
+            format!("{long}\n{long}").into_bytes(),
+            format!("{long}\n{long}\n").into_bytes(),
+            // A line that is not UTF-8, after lines that are and before more.
+            b"{}\n{\"a\": \"\xff\"}\n{}\n".to_vec(),
+            [format!("{long}\n{long}\n").as_bytes(), b"\xe2\x82\n{}"].concat(),
+            b"\xc0\xaf".to_vec(),
+        ];
+        for input in &inputs {
+            for block_size in [1, 2, 3, 7, 64, 1 << 16] {
+                assert_eq!(
+                    read_in_blocks(std::io::Cursor::new(input.clone()), block_size),
+                    read_by_std(input),
+                    "{:?} in {block_size}-byte reads",
+                    String::from_utf8_lossy(input)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_failed_read_ends_the_lines_after_those_read_whole() {
+        struct FailsAfter(std::io::Cursor<Vec<u8>>);
+        impl Read for FailsAfter {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                match self.0.read(buf)? {
+                    0 => Err(std::io::Error::other("the disk went away")),
+                    n => Ok(n),
+                }
+            }
+        }
+        for block_size in [1, 4, 1 << 16] {
+            let input = FailsAfter(std::io::Cursor::new(b"a\nb\ncut sh".to_vec()));
+            assert_eq!(
+                read_in_blocks(input, block_size),
+                vec![
+                    Ok((0, 1, "a".to_string())),
+                    Ok((2, 2, "b".to_string())),
+                    Err("cannot read: the disk went away".to_string()),
+                ],
+                "{block_size}-byte reads"
+            );
+        }
+    }
+
+    #[test]
+    fn lines_share_their_block() {
+        let input = std::io::Cursor::new(b"{\"id\": 1}\n{\"id\": 2}\n".to_vec());
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input), 1 << 16);
+        let (_, first) = lines.next_line().unwrap().unwrap();
+        let (_, second) = lines.next_line().unwrap().unwrap();
+        assert!(Arc::ptr_eq(&first.text.block, &second.text.block));
+        assert_eq!(
+            (&*first.text, &*second.text),
+            ("{\"id\": 1}", "{\"id\": 2}")
+        );
+    }
+
+    #[test]
+    fn a_block_is_read_into_again_only_when_no_line_holds_it() {
+        let rows: Vec<String> = (0..400).map(|i| format!("{{\"id\": {i}}}")).collect();
+        let input = || std::io::Cursor::new(rows.join("\n").into_bytes());
+        // Every seventh line is kept to the end, so some blocks stay held while others are
+        // read into again: the kept lines still read as they were read.
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input()), 64);
+        let mut held = Vec::new();
+        while let Some((_, line)) = lines.next_line().unwrap() {
+            if line.number % 7 == 0 {
+                held.push(line);
+            }
+        }
+        assert_eq!(held.len(), 400 / 7);
+        for line in &held {
+            assert_eq!(&*line.text, rows[line.number - 1], "line {}", line.number);
+        }
+        // With no line held, two buffers take turns: the block being read and the one before.
+        let mut lines = Lines::new(Path::new("rows.jsonl").into(), Box::new(input()), 64);
+        let mut read = 0;
+        while let Some((_, line)) = lines.next_line().unwrap() {
+            assert_eq!(&*line.text, rows[read]);
+            read += 1;
+            assert!(
+                lines.used.len() <= 1,
+                "{} used blocks kept",
+                lines.used.len()
+            );
+        }
+        assert_eq!(read, 400);
+    }
+
+    #[test]
+    fn text_is_checked_as_std_checks_it() {
+        let cases: [&[u8]; 9] = [
+            b"plain",
+            "caf\u{e9} \u{1f600} \u{10ffff}".as_bytes(),
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"\xe2\x82",
+            b"\xf4\x8f\xbf\xbf",
+            b"\xf4\x90\x80\x80",
+            b"\xff",
+            b"{\"a\": \"\x80\"}",
+        ];
+        for bytes in cases {
+            let (text, failed) = whole_lines_as_text(bytes.to_vec());
+            let ours = match failed {
+                Some(e) => Err(e.to_string()),
+                None => Ok(text),
+            };
+            let std = String::from_utf8(bytes.to_vec())
+                .map_err(|_| "stream did not contain valid UTF-8".to_string());
+            assert_eq!(ours, std, "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_fails_as_reading_it_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.jsonl");
+        std::fs::write(&path, b"{}\n{\"a\": \"\xff\"}\n").unwrap();
+        let counted = count_rows(&path).unwrap_err().to_string();
+        assert_eq!(counted, rows_read(&path).unwrap_err());
+        assert!(counted.contains("valid UTF-8"), "{counted}");
+        let missing = dir.path().join("missing.jsonl");
+        assert_eq!(
+            count_rows(&missing).unwrap_err().to_string(),
+            rows_read(&missing).unwrap_err()
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! A dataset row: a letta-evals sample, an evaldeck case, or both, with its recorded run.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, value::RawValue};
+
+use crate::input::fast::inline::Inline;
+use crate::input::fast::scan::{Scanner, Seen};
+use crate::input::trajectory::Trajectory;
+
+/// A sample's id: letta-evals accepts integers and strings; a whole float becomes an integer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SampleId {
+    Int(i64),
+    Str(String),
+}
+
+impl std::fmt::Display for SampleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SampleId::Int(i) => write!(f, "{i}"),
+            SampleId::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Text, or one text per turn (letta-evals' per-turn mode).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Texts {
+    One(String),
+    PerTurn(Vec<String>),
+}
+
+/// Read by the value's own type, not by trying each variant on a buffered copy (serde's
+/// untagged enums), which costs a copy of every row's input and ground truth and names no
+/// expected type when it fails.
+impl<'de> Deserialize<'de> for Texts {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Texts, D::Error> {
+        struct TextsVisitor;
+        impl<'de> serde::de::Visitor<'de> for TextsVisitor {
+            type Value = Texts;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Texts, E> {
+                Ok(Texts::One(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<Texts, E> {
+                Ok(Texts::One(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Texts, A::Error> {
+                let mut texts = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(text) = seq.next_element()? {
+                    texts.push(text);
+                }
+                Ok(Texts::PerTurn(texts))
+            }
+        }
+        deserializer.deserialize_any(TextsVisitor)
+    }
+}
+
+impl Texts {
+    /// Read by the [`Scanner`], as serde reads it.
+    fn scan(scanner: &mut Scanner) -> Option<Texts> {
+        if scanner.peek()? == b'[' {
+            scanner.items(Scanner::string).map(Texts::PerTurn)
+        } else {
+            scanner.string().map(Texts::One)
+        }
+    }
+
+    /// Python's `str()` of the value: a list renders as `['a', 'b']`.
+    pub fn python_str(&self) -> String {
+        match self {
+            Texts::One(s) => s.clone(),
+            Texts::PerTurn(items) => {
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|s| crate::grade::python::repr_str(s))
+                    .collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+}
+
+/// evaldeck's `expected:` block. Every documented key is honoured (SPEC section 12).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    pub tools_called: Option<Vec<String>>,
+    pub tools_not_called: Option<Vec<String>>,
+    pub tool_call_order: Option<Vec<String>>,
+    pub output_contains: Option<Vec<String>>,
+    pub output_not_contains: Option<Vec<String>>,
+    pub output_equals: Option<String>,
+    pub output_matches: Option<String>,
+    pub max_steps: Option<u64>,
+    pub min_steps: Option<u64>,
+    pub max_tool_calls: Option<u64>,
+    pub max_llm_calls: Option<u64>,
+    pub task_completed: Option<bool>,
+    /// Free-form data for custom graders; no built-in reads it.
+    pub custom: Option<Map<String, Value>>,
+}
+
+impl Expected {
+    /// Read by the [`Scanner`], as serde reads it. An unknown key, which serde refuses, is left
+    /// to serde to report.
+    fn scan(scanner: &mut Scanner) -> Option<Box<Expected>> {
+        let mut expected = Expected::default();
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let strings = |s: &mut Scanner| s.nullable(|s| s.items(Scanner::string));
+            let e = &mut expected;
+            match key {
+                "tools_called" => seen.set(0, &mut e.tools_called, strings(s)),
+                "tools_not_called" => seen.set(1, &mut e.tools_not_called, strings(s)),
+                "tool_call_order" => seen.set(2, &mut e.tool_call_order, strings(s)),
+                "output_contains" => seen.set(3, &mut e.output_contains, strings(s)),
+                "output_not_contains" => seen.set(4, &mut e.output_not_contains, strings(s)),
+                "output_equals" => seen.set(5, &mut e.output_equals, s.nullable(Scanner::string)),
+                "output_matches" => seen.set(6, &mut e.output_matches, s.nullable(Scanner::string)),
+                "max_steps" => seen.set(7, &mut e.max_steps, s.nullable(Scanner::unsigned)),
+                "min_steps" => seen.set(8, &mut e.min_steps, s.nullable(Scanner::unsigned)),
+                "max_tool_calls" => {
+                    seen.set(9, &mut e.max_tool_calls, s.nullable(Scanner::unsigned))
+                }
+                "max_llm_calls" => {
+                    seen.set(10, &mut e.max_llm_calls, s.nullable(Scanner::unsigned))
+                }
+                "task_completed" => {
+                    seen.set(11, &mut e.task_completed, s.nullable(Scanner::boolean))
+                }
+                "custom" => seen.set(12, &mut e.custom, s.serde()),
+                _ => None,
+            }
+        })?;
+        Some(Box::new(expected))
+    }
+}
+
+/// A Letta agent's memory, duck-typed as letta-evals does: `{blocks: [{label, value}]}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentState {
+    #[serde(default)]
+    pub blocks: Vec<MemoryBlock>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryBlock {
+    #[serde(default)]
+    pub label: String,
+    #[serde(default)]
+    pub value: String,
+}
+
+/// One sample, ready to grade. Its trajectory may borrow text from the row it was read from.
+#[derive(Debug, Clone, Default)]
+pub struct Sample<'a> {
+    pub id: Option<SampleId>,
+    /// 1-based line of the row in its dataset file.
+    pub line: usize,
+    pub input: Option<Texts>,
+    pub ground_truth: Option<Texts>,
+    pub rubric_vars: Map<String, Value>,
+    pub rubric: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Boxed: letta-evals rows have none, and inline it made every sample 300 bytes larger to
+    /// move.
+    pub expected: Option<Box<Expected>>,
+    pub reference_output: Option<String>,
+    pub reference_tools: Vec<String>,
+    pub tags: Vec<String>,
+    pub metadata: Map<String, Value>,
+    pub trajectory: Option<Trajectory<'a>>,
+    pub agent_state: Option<AgentState>,
+}
+
+impl<'a> Sample<'a> {
+    /// The id to report: the row's own id, else its 0-based line index.
+    pub fn id(&self) -> SampleId {
+        self.id
+            .clone()
+            .unwrap_or(SampleId::Int(self.line.saturating_sub(1) as i64))
+    }
+
+    /// The ground truth as one text (`None` for a missing or per-turn ground truth).
+    pub fn ground_truth_text(&self) -> Option<&str> {
+        match &self.ground_truth {
+            Some(Texts::One(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The trajectory, or an empty one when the row recorded none.
+    pub fn trajectory(&self) -> &Trajectory<'a> {
+        static EMPTY: std::sync::OnceLock<Trajectory<'static>> = std::sync::OnceLock::new();
+        self.trajectory
+            .as_ref()
+            .unwrap_or_else(|| EMPTY.get_or_init(Trajectory::default))
+    }
+}
+
+/// The JSON text of a row's id, as recorded (an integer or a string, checked when the sample is
+/// made).
+#[derive(Debug, Clone, Copy)]
+pub struct RawId<'a>(pub &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawId<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'de RawValue>::deserialize(deserializer).map(|raw| RawId(raw.get()))
+    }
+}
+
+/// The JSON shape of a dataset row, before the trajectory is converted: the trajectory is raw
+/// JSON text, or (`T` = [`crate::input::fast::inline::Inline`]) read in place.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "T: Deserialize<'de>"))]
+pub struct RawRow<'a, T = &'a RawValue> {
+    #[serde(default, borrow)]
+    pub sample_id: Option<RawId<'a>>,
+    #[serde(default, borrow)]
+    pub id: Option<RawId<'a>>,
+    #[serde(default)]
+    pub input: Option<Texts>,
+    /// letta-evals falls back to `prompt` when `input` is missing or empty.
+    #[serde(default)]
+    pub prompt: Option<Texts>,
+    #[serde(default)]
+    pub ground_truth: Option<Texts>,
+    #[serde(default)]
+    pub rubric_vars: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub rubric: Option<String>,
+    #[serde(default)]
+    pub rubric_path: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub expected: Option<Box<Expected>>,
+    #[serde(default)]
+    pub reference_output: Option<String>,
+    #[serde(default)]
+    pub reference_tools: Option<Vec<String>>,
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    #[serde(default)]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub trajectory: Option<T>,
+    #[serde(default)]
+    pub agent_state: Option<AgentState>,
+}
+
+impl<'a> RawRow<'a, Inline<'a>> {
+    /// Reads the row into `row`, a [`RawRow::default`], by the [`Scanner`]: `None` for a row it
+    /// leaves to serde (which reads it as `RawRow<Inline>`), such as one whose trajectory is
+    /// neither a list of Letta turns nor an evaldeck trace; `row` then holds what was read
+    /// before it stopped.
+    pub fn scan(text: &'a str, row: &mut RawRow<'a, Inline<'a>>) -> Option<()> {
+        let mut scanner = Scanner::new(text);
+        let mut seen = Seen::default();
+        scanner.object(|s, key| {
+            let string = |s: &mut Scanner<'a>| s.nullable(Scanner::string);
+            let strings = |s: &mut Scanner<'a>| s.nullable(|s| s.items(Scanner::string));
+            let id = |s: &mut Scanner<'a>| s.nullable(|s| s.raw().map(RawId));
+            match key {
+                "sample_id" => seen.set(0, &mut row.sample_id, id(s)),
+                "id" => seen.set(1, &mut row.id, id(s)),
+                "input" => seen.set(2, &mut row.input, s.nullable(Texts::scan)),
+                "prompt" => seen.set(3, &mut row.prompt, s.nullable(Texts::scan)),
+                "ground_truth" => seen.set(4, &mut row.ground_truth, s.nullable(Texts::scan)),
+                "rubric_vars" => seen.set(5, &mut row.rubric_vars, s.serde()),
+                "rubric" => seen.set(6, &mut row.rubric, string(s)),
+                "rubric_path" => seen.set(7, &mut row.rubric_path, string(s)),
+                "name" => seen.set(8, &mut row.name, string(s)),
+                "description" => seen.set(9, &mut row.description, string(s)),
+                "expected" => seen.set(10, &mut row.expected, s.nullable(Expected::scan)),
+                "reference_output" => seen.set(11, &mut row.reference_output, string(s)),
+                "reference_tools" => seen.set(12, &mut row.reference_tools, strings(s)),
+                "tags" => seen.set(13, &mut row.tags, strings(s)),
+                "metadata" => seen.set(14, &mut row.metadata, s.serde()),
+                "trajectory" => seen.set(15, &mut row.trajectory, s.nullable(Inline::scan)),
+                "agent_state" => seen.set(16, &mut row.agent_state, s.serde()),
+                _ => s.skip(),
+            }
+        })?;
+        scanner.finish()
+    }
+}
+
+impl<T> Default for RawRow<'_, T> {
+    fn default() -> Self {
+        RawRow {
+            sample_id: None,
+            id: None,
+            input: None,
+            prompt: None,
+            ground_truth: None,
+            rubric_vars: None,
+            rubric: None,
+            rubric_path: None,
+            name: None,
+            description: None,
+            expected: None,
+            reference_output: None,
+            reference_tools: None,
+            tags: None,
+            metadata: None,
+            trajectory: None,
+            agent_state: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_are_one_text_or_one_per_turn_and_nothing_else() {
+        let read = |json: &str| serde_json::from_str::<Texts>(json).map_err(|e| e.to_string());
+        assert_eq!(read(r#""plain""#), Ok(Texts::One("plain".into())));
+        assert_eq!(read(r#""a\nb""#), Ok(Texts::One("a\nb".into())));
+        assert_eq!(
+            read(r#"["x", "y\"z"]"#),
+            Ok(Texts::PerTurn(vec!["x".into(), "y\"z".into()]))
+        );
+        assert_eq!(read("[]"), Ok(Texts::PerTurn(Vec::new())));
+        assert_eq!(
+            read("5"),
+            Err("invalid type: integer `5`, expected a string or a list of strings at line 1 column 1".into())
+        );
+        assert!(
+            read(r#"["x", 1]"#)
+                .unwrap_err()
+                .contains("expected a string")
+        );
+        assert!(read(r#"{"x": "y"}"#).is_err());
+        let row: RawRow = serde_json::from_str(r#"{"input": null, "ground_truth": "g"}"#).unwrap();
+        assert_eq!(
+            (row.input, row.ground_truth),
+            (None, Some(Texts::One("g".into())))
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! What a run writes: results, the summary and JUnit.
+
+pub mod junit;
+pub mod result;
+pub mod summary;

@@ -1,0 +1,591 @@
+//! One graded sample, as written to `results.jsonl`.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use crate::grade::{Grade, Metadata, Status};
+use crate::input::sample::SampleId;
+
+/// Why a sample as a whole is in error. Errored samples are counted apart and left out of the
+/// metric means, as letta-evals does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleError {
+    pub category: ErrorCategory,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCategory {
+    /// The dataset row itself is invalid (only with `--skip-invalid`).
+    Invalid,
+    /// The first grader found nothing to grade (empty trajectory or submission).
+    Extraction,
+    /// A grader could not grade.
+    Grading,
+    /// The reward could not be computed.
+    Reward,
+}
+
+/// A grade's metric key: the plan's, borrowed, or one read from a results file.
+pub type GradeKey = Cow<'static, str>;
+
+/// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`; grades keep the suite's order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleResult {
+    pub sample_id: SampleId,
+    pub grades: Vec<(GradeKey, Grade)>,
+    pub reward: Option<f64>,
+    pub error: Option<SampleError>,
+}
+
+impl SampleResult {
+    /// pass when every grade passes (skips are neutral), error when the sample or any grade is
+    /// in error, fail otherwise: evaldeck's combination rule.
+    pub fn status(&self) -> Status {
+        if self.error.is_some() || self.grades.iter().any(|(_, g)| g.status == Status::Error) {
+            Status::Error
+        } else if self.grades.iter().any(|(_, g)| g.status == Status::Fail) {
+            Status::Fail
+        } else {
+            Status::Pass
+        }
+    }
+
+    pub fn grade(&self, key: &str) -> Option<&Grade> {
+        self.grades.iter().find(|(k, _)| k == key).map(|(_, g)| g)
+    }
+
+    /// [`SampleResult::grade`] for the key that is `index`-th in the suite: grades keep the
+    /// suite's order, so it is looked for there first.
+    pub fn grade_at(&self, index: usize, key: &str) -> Option<&Grade> {
+        match self.grades.get(index) {
+            Some((k, grade)) if same_key(k, key) => Some(grade),
+            _ => self.grade(key),
+        }
+    }
+
+    /// Whether this result stands for a dataset row that could not be read as a sample.
+    pub fn is_invalid_row(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|e| e.category == ErrorCategory::Invalid)
+    }
+
+    /// Appends this result's `results.jsonl` line (without its newline) to `out`:
+    /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`, byte for byte what
+    /// serde_json writes for these fields. [`LineWriter`] writes many lines faster.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        LineWriter::default().write(self, out)
+    }
+}
+
+/// Writes results lines by hand, byte for byte what serde_json writes for their fields: it runs
+/// once a sample, and serde_json's string escaping was the larger part of writing results. What
+/// repeats from line to line is written once and copied after that: each grade's key with the
+/// punctuation around it, and the whole head of a grade with a fixed rationale (most graders
+/// give one of a few), from its key to its submission.
+#[derive(Default)]
+pub struct LineWriter {
+    /// The key of the grade at each position of the last line, and `"key":{"score":` escaped.
+    keys: Vec<(GradeKey, Vec<u8>)>,
+    /// The heads met at each position.
+    heads: Vec<Vec<Head>>,
+}
+
+/// `"key":{"score":S,"status":"X","rationale":"R","submission":` for a grade whose rationale is
+/// fixed, known by its address: a text at one address never changes.
+struct Head {
+    key: GradeKey,
+    score: u64,
+    status: Status,
+    rationale: &'static str,
+    text: Vec<u8>,
+}
+
+/// Whether two keys are the same: most are the plan's, where the address settles it.
+fn same_key(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+impl LineWriter {
+    /// Heads remembered at most at one position: a grader has a few fixed rationales.
+    const HEADS: usize = 16;
+
+    /// Appends `result`'s line (without its newline) to `out`.
+    pub fn write(&mut self, result: &SampleResult, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"sample_id\":");
+        match &result.sample_id {
+            SampleId::Int(i) => out.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+            SampleId::Str(s) => write_str(out, s),
+        }
+        out.extend_from_slice(b",\"grades\":{");
+        // Graders of one extractor grade the same submission: it is escaped once and its
+        // escaped text copied for the others.
+        let mut submission: Option<(&str, std::ops::Range<usize>)> = None;
+        for (i, (key, grade)) in result.grades.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            self.write_head(out, i, key, grade)?;
+            write_rest(out, grade, &mut submission)?;
+        }
+        out.push(b'}');
+        if let Some(reward) = result.reward {
+            out.extend_from_slice(b",\"reward\":");
+            write_f64(out, reward)?;
+        }
+        if let Some(error) = &result.error {
+            out.extend_from_slice(b",\"error\":");
+            serde_json::to_writer(&mut *out, error)?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
+    /// The grade at `index` up to its submission: `"key":{"score":S,...,"submission":`.
+    fn write_head(
+        &mut self,
+        out: &mut Vec<u8>,
+        index: usize,
+        key: &GradeKey,
+        grade: &Grade,
+    ) -> serde_json::Result<()> {
+        let Cow::Borrowed(fixed) = grade.rationale else {
+            out.extend_from_slice(self.key(index, key));
+            return write_scored(out, grade, |out| write_str(out, &grade.rationale));
+        };
+        if self.heads.len() <= index {
+            self.heads.resize_with(index + 1, Vec::new);
+        }
+        let score = grade.score.to_bits();
+        let met = self.heads[index].iter().find(|head| {
+            head.score == score
+                && head.status == grade.status
+                && std::ptr::eq(head.rationale, fixed)
+                && same_key(&head.key, key)
+        });
+        if let Some(head) = met {
+            out.extend_from_slice(&head.text);
+            return Ok(());
+        }
+        let mut text = self.key(index, key).to_vec();
+        write_scored(&mut text, grade, |text| write_str(text, fixed))?;
+        out.extend_from_slice(&text);
+        if self.heads[index].len() < Self::HEADS {
+            self.heads[index].push(Head {
+                key: key.clone(),
+                score,
+                status: grade.status,
+                rationale: fixed,
+                text,
+            });
+        }
+        Ok(())
+    }
+
+    /// `"key":{"score":` escaped, for the grade at `index`.
+    fn key(&mut self, index: usize, key: &GradeKey) -> &[u8] {
+        if self
+            .keys
+            .get(index)
+            .is_none_or(|(known, _)| !same_key(known, key))
+        {
+            let mut escaped = Vec::with_capacity(key.len() + 12);
+            write_str(&mut escaped, key);
+            escaped.extend_from_slice(b":{\"score\":");
+            let entry = (key.clone(), escaped);
+            match self.keys.get_mut(index) {
+                Some(known) => *known = entry,
+                None => self.keys.push(entry),
+            }
+        }
+        &self.keys[index].1
+    }
+}
+
+/// A grade's score, status and rationale (written by `rationale`), after its `{"score":`, and
+/// the `"submission":` key.
+fn write_scored(
+    out: &mut Vec<u8>,
+    grade: &Grade,
+    rationale: impl FnOnce(&mut Vec<u8>),
+) -> serde_json::Result<()> {
+    write_f64(out, grade.score)?;
+    out.extend_from_slice(b",\"status\":\"");
+    out.extend_from_slice(grade.status.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"rationale\":");
+    rationale(out);
+    out.extend_from_slice(b",\"submission\":");
+    Ok(())
+}
+
+/// A grade after its `"submission":` key, as its derived `Serialize` writes it (a test holds the
+/// two together). `written` is the last submission written to `out` and where its escaped text
+/// lies; one equal to it is copied from there.
+fn write_rest<'g>(
+    out: &mut Vec<u8>,
+    grade: &'g Grade,
+    written: &mut Option<(&'g str, std::ops::Range<usize>)>,
+) -> serde_json::Result<()> {
+    match written {
+        Some((text, at)) if *text == grade.submission => out.extend_from_within(at.clone()),
+        _ => {
+            let start = out.len();
+            write_str(out, &grade.submission);
+            *written = Some((&grade.submission, start..out.len()));
+        }
+    }
+    let metadata = grade.metadata();
+    if !metadata.is_empty() {
+        out.extend_from_slice(b",\"metadata\":");
+        write_metadata(out, &metadata)?;
+    }
+    if let Some(expected) = &grade.details().expected {
+        out.extend_from_slice(b",\"expected\":");
+        serde_json::to_writer(&mut *out, expected)?;
+    }
+    if let Some(actual) = &grade.details().actual {
+        out.extend_from_slice(b",\"actual\":");
+        serde_json::to_writer(&mut *out, actual)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A grade's metadata as its `Serialize` writes it; the checks, which most graders of several
+/// checks write for every sample, without serde's slower string escaping.
+fn write_metadata(out: &mut Vec<u8>, metadata: &Metadata) -> serde_json::Result<()> {
+    out.push(b'{');
+    let checks = metadata.checks();
+    if !checks.is_empty() {
+        out.extend_from_slice(b"\"checks\":[");
+        for (i, check) in checks.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"check\":");
+            write_str(out, check.check);
+            out.extend_from_slice(b",\"status\":\"");
+            out.extend_from_slice(check.status.as_str().as_bytes());
+            out.extend_from_slice(b"\",\"message\":");
+            write_str(out, &check.message);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    for (i, (key, value)) in metadata.rest().iter().enumerate() {
+        if i > 0 || !checks.is_empty() {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A number as serde_json writes an `f64`; the scores 0 and 1, most of them, without
+/// formatting.
+fn write_f64(out: &mut Vec<u8>, value: f64) -> serde_json::Result<()> {
+    if value.to_bits() == 0f64.to_bits() {
+        out.extend_from_slice(b"0.0");
+    } else if value == 1.0 {
+        out.extend_from_slice(b"1.0");
+    } else {
+        serde_json::to_writer(&mut *out, &value)?;
+    }
+    Ok(())
+}
+
+/// A JSON string with serde_json's escapes: `\"`, `\\`, the short forms `\b \t \n \f \r`, and
+/// `\u00XX` for the other control characters; everything else, non-ASCII included, as is.
+/// Runs without an escape are found eight bytes at a time and copied whole; the last bytes of a
+/// text of eight or more are looked at as its last eight.
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(chunk) = bytes.get(at..at + 8) {
+            let flags = escape_flags(word(chunk));
+            if flags == 0 {
+                at += 8;
+                continue;
+            }
+            at += flags.trailing_zeros() as usize / 8;
+        } else if let Some(last) = bytes.len().checked_sub(8) {
+            // Fewer than eight bytes are left: the text's last eight, those before `at` (done
+            // with) read as plain letters.
+            let done = u64::MAX >> (64 - 8 * (at - last));
+            let plain = ONES * u64::from(b'a');
+            let flags = escape_flags((word(&bytes[last..]) & !done) | (plain & done));
+            if flags == 0 {
+                at = bytes.len();
+                continue;
+            }
+            at = last + flags.trailing_zeros() as usize / 8;
+        } else if !crate::input::fast::scan::is_special(bytes[at]) {
+            at += 1;
+            continue;
+        }
+        let byte = bytes[at];
+        out.extend_from_slice(&bytes[start..at]);
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\x08' => out.extend_from_slice(b"\\b"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\x0c' => out.extend_from_slice(b"\\f"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+            }
+        }
+        at += 1;
+        start = at;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// A one in every byte of a word.
+const ONES: u64 = u64::MAX / 255;
+
+/// Eight bytes as one little-endian word: the first byte lowest.
+fn word(chunk: &[u8]) -> u64 {
+    u64::from_le_bytes(chunk.try_into().unwrap_or_default())
+}
+
+/// The high bit of each byte of `word` that may need an escape: below 0x20, a quote or a
+/// backslash. A borrow can also flag bytes past such a byte, so only the lowest flag is sure.
+fn escape_flags(word: u64) -> u64 {
+    let quote = word ^ (ONES * u64::from(b'"'));
+    let backslash = word ^ (ONES * u64::from(b'\\'));
+    (word.wrapping_sub(ONES * 0x20) & !word
+        | quote.wrapping_sub(ONES) & !quote
+        | backslash.wrapping_sub(ONES) & !backslash)
+        & (ONES << 7)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::grade::CheckOutcome;
+
+    fn written(text: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, text);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        // Every ASCII byte, alone and at each offset of an eight-byte word and its tail, and
+        // beside non-ASCII text whose bytes have the high bit set.
+        for byte in 0u8..0x80 {
+            let c = char::from(byte);
+            for before in 0..17 {
+                for filler in ["a", "é"] {
+                    let text = format!("{}{c}{}", filler.repeat(before), filler.repeat(3));
+                    assert_eq!(
+                        written(&text),
+                        serde_json::to_string(&text).unwrap(),
+                        "{text:?}"
+                    );
+                    // Two of it, with what follows shorter than a word: the tail's window
+                    // holds bytes already escaped.
+                    for (gap, after) in [(0, 0), (0, 2), (1, 1), (3, 0), (6, 1), (2, 7)] {
+                        let text = format!(
+                            "{}{c}{}{c}{}",
+                            filler.repeat(before),
+                            filler.repeat(gap),
+                            filler.repeat(after)
+                        );
+                        assert_eq!(
+                            written(&text),
+                            serde_json::to_string(&text).unwrap(),
+                            "{text:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for text in [
+            "",
+            "plain",
+            "\"\"\\\\",
+            "\u{7f}\u{80}\u{9f}\u{a0}ÿ",
+            "日本語のテキスト\n改行",
+            "tab\tend\u{1}\u{1f}",
+            "emoji 🙂 and \"quotes\" over more than sixteen bytes\r\n",
+        ] {
+            assert_eq!(
+                written(text),
+                serde_json::to_string(text).unwrap(),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn grades_are_found_by_key_in_any_order() {
+        let result = SampleResult {
+            sample_id: SampleId::Int(0),
+            grades: vec![
+                ("b".into(), Grade::pass("b")),
+                ("a".into(), Grade::scored(0.5, "a")),
+            ],
+            reward: None,
+            error: None,
+        };
+        for (index, key) in [(0, "b"), (1, "a"), (0, "a"), (1, "b"), (5, "a")] {
+            assert_eq!(
+                result.grade_at(index, key),
+                result.grade(key),
+                "{key} at {index}"
+            );
+            assert_eq!(result.grade_at(index, key).unwrap().rationale, key);
+        }
+        assert_eq!(result.grade_at(0, "c"), None);
+    }
+
+    #[test]
+    fn a_grade_is_written_as_its_serialize_writes_it() {
+        let full = Grade::new(0.25, Status::Error, "why \"not\"")
+            .with_submission("line\nbreak")
+            .with_metadata("checks", json!([{"a": 1}, null]))
+            .with_expected_actual(json!({"x": [1.5, "y"]}), json!(null));
+        let mut bare = Grade::scored(1.0, "");
+        bare.score = f64::NAN;
+        let checked = Grade::fail("1/2 checks passed")
+            .with_checks(vec![
+                CheckOutcome {
+                    check: "output_contains",
+                    status: Status::Pass,
+                    message: "found \"a\"".into(),
+                },
+                CheckOutcome {
+                    check: "max_steps",
+                    status: Status::Fail,
+                    message: "7 > 5".into(),
+                },
+            ])
+            .with_metadata("other", json!({"k": [1]}));
+        let only_checks = Grade::pass("1/1 checks passed").with_checks(vec![CheckOutcome {
+            check: "tools_called",
+            status: Status::Pass,
+            message: "called \u{1}search\\".into(),
+        }]);
+        let same_submission = Grade::scored(0.0, "again").with_submission("line\nbreak");
+        let grades = [
+            full.clone(),
+            full,
+            same_submission,
+            bare,
+            checked,
+            only_checks,
+            Grade::fail("x"),
+            Grade::scored(1e-7, "tiny"),
+            Grade::scored(-0.0, "negative zero"),
+            Grade::scored(0.0, "zero"),
+            Grade::scored(1.0, "one"),
+            Grade::scored(f64::INFINITY, "infinite"),
+            Grade::fail("x"),
+            Grade::new(0.5, Status::Fail, String::from("why \"not\"")),
+        ];
+        // One buffer, as for the grades of a result line: a submission equal to the last one
+        // written is copied from it, a fixed rationale met before is copied.
+        let (mut writer, mut out, mut written) = (LineWriter::default(), Vec::new(), None);
+        let key: GradeKey = "k".into();
+        for grade in &grades {
+            // The grade's text follows its key, `"k":`.
+            let start = out.len() + 4;
+            writer.write_head(&mut out, 0, &key, grade).unwrap();
+            write_rest(&mut out, grade, &mut written).unwrap();
+            assert_eq!(
+                std::str::from_utf8(&out[start..]).unwrap(),
+                serde_json::to_string(grade).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn typed_checks_are_written_first_in_metadata_and_read_back_as_written() {
+        let grade = Grade::pass("1/1 checks passed")
+            .with_checks(vec![CheckOutcome {
+                check: "tools_called",
+                status: Status::Pass,
+                message: "called search".into(),
+            }])
+            .with_metadata("other", json!(2));
+        let mut out = b"{\"score\":".to_vec();
+        write_scored(&mut out, &grade, |out| write_str(out, &grade.rationale)).unwrap();
+        write_rest(&mut out, &grade, &mut None).unwrap();
+        let written = String::from_utf8(out).unwrap();
+        assert!(
+            written.contains(
+                r#""metadata":{"checks":[{"check":"tools_called","status":"pass","message":"called search"}],"other":2}"#
+            ),
+            "{written}"
+        );
+        let read: Grade = serde_json::from_str(&written).unwrap();
+        assert!(read.details().checks.is_empty());
+        assert_eq!(serde_json::to_string(&read).unwrap(), written);
+    }
+
+    #[test]
+    fn a_result_line_has_its_fields_in_order() {
+        let line = |result: &SampleResult| {
+            let mut out = Vec::new();
+            result.write_json(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let mut result = SampleResult {
+            sample_id: SampleId::Int(-3),
+            grades: vec![
+                (
+                    "b \"key\"".into(),
+                    Grade::pass("ok").with_submission("s\t1"),
+                ),
+                ("a".into(), Grade::fail("no").with_submission("s\t1")),
+                ("c".into(), Grade::fail("no")),
+            ],
+            reward: Some(0.5),
+            error: Some(SampleError {
+                category: ErrorCategory::Grading,
+                message: "boom".into(),
+            }),
+        };
+        assert_eq!(
+            line(&result),
+            r#"{"sample_id":-3,"grades":{"b \"key\"":{"score":1.0,"status":"pass","rationale":"ok","submission":"s\t1"},"a":{"score":0.0,"status":"fail","rationale":"no","submission":"s\t1"},"c":{"score":0.0,"status":"fail","rationale":"no","submission":""}},"reward":0.5,"error":{"category":"grading","message":"boom"}}"#
+        );
+        // One writer for many lines, whose keys change from line to line.
+        let mut writer = LineWriter::default();
+        let mut lines = Vec::new();
+        let mut other = result.clone();
+        other.grades.swap(0, 2);
+        other.grades.truncate(2);
+        for result in [&result, &other, &result, &other] {
+            let start = lines.len();
+            writer.write(result, &mut lines).unwrap();
+            assert_eq!(lines[start..], *line(result).as_bytes());
+        }
+        result.sample_id = SampleId::Str("id\n1".into());
+        result.grades.clear();
+        result.reward = None;
+        result.error = None;
+        assert_eq!(line(&result), r#"{"sample_id":"id\n1","grades":{}}"#);
+    }
+}

@@ -1,0 +1,369 @@
+//! A suite's graders resolved into something that can grade: names looked up among the
+//! built-ins and the packs, configs checked, before any sample runs.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+
+use crate::config::suite::{GraderSpec, SuiteError, ToolSpec, closest};
+use crate::grade::builtin::evaldeck::Check;
+use crate::grade::builtin::{ConfigError, letta};
+use crate::grade::extract::Extractor;
+use crate::grade::judge::{Judge, JudgeOptions};
+use crate::grade::pack::{Pack, PackExtractor, PackGrader};
+
+/// Every metric of a suite, in YAML order.
+pub struct Plan {
+    pub metrics: Vec<Metric>,
+}
+
+pub struct Metric {
+    /// Kept for the life of the process: every result names its grades by it, and a borrowed
+    /// key costs a result nothing where an owned one cost an allocation and a copy a grade.
+    pub key: &'static str,
+    pub display_name: Option<String>,
+    pub node: Node,
+}
+
+/// A grader ready to grade.
+pub enum Node {
+    /// letta-evals' tool-grader path: guard, extractor, function.
+    Tool {
+        extraction: Extraction,
+        function: Function,
+    },
+    /// An evaldeck check over the whole trajectory.
+    Check(Check),
+    /// The sample's `expected:` block.
+    Expectations,
+    /// All (or any) of the sub-graders.
+    Composite {
+        all: bool,
+        children: Vec<(String, Node)>,
+    },
+    /// LLM as judge over the extracted submission.
+    Judge {
+        extraction: Extraction,
+        judge: Arc<Judge>,
+    },
+}
+
+pub enum Extraction {
+    Builtin(Extractor),
+    Pack(PackExtractor),
+}
+
+pub enum Function {
+    Letta(letta::Function),
+    Pack(PackGrader),
+}
+
+/// What resolving a suite needs from its surroundings.
+pub struct Resolver<'a> {
+    pub suite_file: &'a Path,
+    pub base_dir: &'a Path,
+    /// Packs by name, loaded already (suite `packs:` and packs named by path in `function:`).
+    pub packs: &'a HashMap<String, Arc<Pack>>,
+    pub judge_options: JudgeOptions,
+}
+
+const DEFAULT_EXTRACTOR: &str = "last_assistant";
+
+impl Resolver<'_> {
+    pub fn plan(&self, graders: &IndexMap<String, GraderSpec>) -> Result<Plan, Vec<SuiteError>> {
+        let mut errors = Vec::new();
+        let mut metrics = Vec::new();
+        if graders.is_empty() {
+            errors.push(SuiteError::at(
+                self.suite_file,
+                "graders",
+                "a suite needs at least one grader",
+            ));
+        }
+        for (key, spec) in graders {
+            let field = format!("graders.{key}");
+            match self.node(&field, spec) {
+                Ok(node) => metrics.push(Metric {
+                    key: Box::leak(key.clone().into_boxed_str()),
+                    display_name: display_name(spec),
+                    node,
+                }),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Plan { metrics })
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn node(&self, field: &str, spec: &GraderSpec) -> Result<Node, Vec<SuiteError>> {
+        match spec {
+            GraderSpec::Tool(tool) => self.tool(field, tool),
+            GraderSpec::Expectations(_) => Ok(Node::Expectations),
+            GraderSpec::All(c) | GraderSpec::Any(c) => {
+                let all = matches!(spec, GraderSpec::All(_));
+                let mut children = Vec::new();
+                let mut errors = Vec::new();
+                for (key, sub) in &c.graders {
+                    match self.node(&format!("{field}.graders.{key}"), sub) {
+                        Ok(node) => children.push((key.clone(), node)),
+                        Err(mut e) => errors.append(&mut e),
+                    }
+                }
+                if errors.is_empty() {
+                    Ok(Node::Composite { all, children })
+                } else {
+                    Err(errors)
+                }
+            }
+            GraderSpec::Rubric(rubric) => {
+                let extraction = self
+                    .extraction(field, Some(&rubric.extractor), &rubric.extractor_config)
+                    .map_err(|e| vec![e])?;
+                let judge = Judge::new(
+                    (**rubric).clone(),
+                    self.base_dir,
+                    self.judge_options.clone(),
+                )
+                .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
+                Ok(Node::Judge {
+                    extraction,
+                    judge: Arc::new(judge),
+                })
+            }
+        }
+    }
+
+    fn tool(&self, field: &str, spec: &ToolSpec) -> Result<Node, Vec<SuiteError>> {
+        let name = spec.function.as_str();
+        if let Some(check) = Check::new(name, &spec.config)
+            .map_err(|e| vec![self.config_error(&format!("{field}.config"), e)])?
+        {
+            if spec.extractor.is_some() || !spec.extractor_config.is_empty() {
+                return Err(vec![
+                    SuiteError::at(
+                        self.suite_file,
+                        format!("{field}.extractor"),
+                        format!("`{name}` reads the whole trajectory and takes no extractor"),
+                    )
+                    .with_hint("remove `extractor` and `extractor_config`"),
+                ]);
+            }
+            return Ok(Node::Check(check));
+        }
+        // Both halves are resolved so that one run of `gavel validate` reports both mistakes.
+        let extraction = self.extraction(field, spec.extractor.as_deref(), &spec.extractor_config);
+        let function = self.function(field, spec);
+        match (extraction, function) {
+            (Ok(extraction), Ok(function)) => Ok(Node::Tool {
+                extraction,
+                function,
+            }),
+            (extraction, function) => {
+                Err(extraction.err().into_iter().chain(function.err()).collect())
+            }
+        }
+    }
+
+    fn function(&self, field: &str, spec: &ToolSpec) -> Result<Function, SuiteError> {
+        let name = spec.function.as_str();
+        if let Some(function) = letta::Function::from_name(name) {
+            if !spec.config.is_empty() {
+                return Err(SuiteError::at(
+                    self.suite_file,
+                    format!("{field}.config"),
+                    format!("`{name}` takes no config"),
+                ));
+            }
+            return Ok(Function::Letta(function));
+        }
+        let (pack, function) = self.pack_function(field, "function", name)?;
+        pack.grader(function, &Value::Object(spec.config.clone()))
+            .map(Function::Pack)
+            .map_err(|e| {
+                SuiteError::at(self.suite_file, format!("{field}.function"), e.to_string())
+            })
+    }
+
+    fn extraction(
+        &self,
+        field: &str,
+        name: Option<&str>,
+        config: &Map<String, Value>,
+    ) -> Result<Extraction, SuiteError> {
+        let name = name.unwrap_or(DEFAULT_EXTRACTOR);
+        if let Some(extractor) = Extractor::new(name, config)
+            .map_err(|e| self.config_error(&format!("{field}.extractor_config"), e))?
+        {
+            return Ok(Extraction::Builtin(extractor));
+        }
+        let (pack, function) = self.pack_function(field, "extractor", name)?;
+        let extractor = pack
+            .extractor(function, &Value::Object(config.clone()))
+            .map_err(|e| {
+                SuiteError::at(self.suite_file, format!("{field}.extractor"), e.to_string())
+            })?;
+        Ok(Extraction::Pack(extractor))
+    }
+
+    /// `pack.name`, or letta-evals' `path/to/pack.wasm:name`.
+    fn pack_function<'n>(
+        &self,
+        field: &str,
+        key: &str,
+        name: &'n str,
+    ) -> Result<(&Arc<Pack>, &'n str), SuiteError> {
+        let split = pack_reference(name);
+        if let Some((pack, function)) = split
+            && let Some(loaded) = self.packs.get(pack)
+        {
+            return Ok((loaded, function));
+        }
+        let builtins = builtin_names(key);
+        let mut error = SuiteError::at(
+            self.suite_file,
+            format!("{field}.{key}"),
+            match split {
+                Some((pack, _)) => format!("unknown pack `{pack}` in `{name}`"),
+                None => format!(
+                    "unknown {} `{name}`",
+                    if key == "function" {
+                        "grader function"
+                    } else {
+                        "extractor"
+                    }
+                ),
+            },
+        );
+        let candidates = builtins
+            .iter()
+            .copied()
+            .chain(self.packs.keys().map(String::as_str));
+        error = match closest(name, candidates) {
+            Some(best) => error.with_hint(format!("did you mean `{best}`?")),
+            None => error.with_hint(format!(
+                "built-ins: {}; pack functions are written `<pack>.<name>` with the pack declared under `packs:`",
+                builtins.join(", ")
+            )),
+        };
+        Err(error)
+    }
+
+    fn config_error(&self, field: &str, e: ConfigError) -> SuiteError {
+        let field = if e.field.is_empty() {
+            field.to_string()
+        } else {
+            format!("{field}.{}", e.field)
+        };
+        SuiteError::at(self.suite_file, field, e.message)
+    }
+}
+
+/// Splits a pack reference into pack and function: `pack.name` or `path/to/pack.wasm:name`.
+pub fn pack_reference(name: &str) -> Option<(&str, &str)> {
+    const WASM: &str = ".wasm:";
+    if let Some(at) = name.rfind(WASM) {
+        let split = at + WASM.len() - 1;
+        return Some((&name[..split], &name[split + 1..]));
+    }
+    name.split_once('.')
+}
+
+fn builtin_names(key: &str) -> Vec<&'static str> {
+    if key == "function" {
+        letta::Function::BUILTINS
+            .iter()
+            .chain(Check::BUILTINS)
+            .map(|d| d.name)
+            .collect()
+    } else {
+        Extractor::BUILTINS.iter().map(|d| d.name).collect()
+    }
+}
+
+fn display_name(spec: &GraderSpec) -> Option<String> {
+    match spec {
+        GraderSpec::Tool(t) => t.display_name.clone(),
+        GraderSpec::Expectations(e) => e.display_name.clone(),
+        GraderSpec::Rubric(r) => r.display_name.clone(),
+        GraderSpec::All(c) | GraderSpec::Any(c) => c.display_name.clone(),
+    }
+}
+
+impl Plan {
+    /// Pack paths named directly in `function:`/`extractor:` (letta-evals' `file.wasm:name`).
+    pub fn wasm_paths(graders: &IndexMap<String, GraderSpec>) -> Vec<String> {
+        let mut paths = Vec::new();
+        for spec in graders.values() {
+            collect_wasm_paths(spec, &mut paths);
+        }
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// Whether any grader awaits the network (rubric graders).
+    pub fn has_judge(&self) -> bool {
+        self.metrics.iter().any(|m| m.node.has_judge())
+    }
+
+    /// The judges, to check every sample against before grading.
+    pub fn judges(&self) -> Vec<(&str, &Judge)> {
+        let mut out = Vec::new();
+        for m in &self.metrics {
+            m.node.collect_judges(m.key, &mut out);
+        }
+        out
+    }
+}
+
+impl Node {
+    fn has_judge(&self) -> bool {
+        match self {
+            Node::Judge { .. } => true,
+            Node::Composite { children, .. } => children.iter().any(|(_, c)| c.has_judge()),
+            _ => false,
+        }
+    }
+
+    fn collect_judges<'a>(&'a self, key: &'a str, out: &mut Vec<(&'a str, &'a Judge)>) {
+        match self {
+            Node::Judge { judge, .. } => out.push((key, judge)),
+            Node::Composite { children, .. } => {
+                for (k, c) in children {
+                    c.collect_judges(k, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn collect_wasm_paths(spec: &GraderSpec, out: &mut Vec<String>) {
+    let mut add = |name: Option<&str>| {
+        if let Some(name) = name
+            && name.contains(".wasm:")
+            && let Some((path, _)) = pack_reference(name)
+        {
+            out.push(path.to_string());
+        }
+    };
+    match spec {
+        GraderSpec::Tool(t) => {
+            add(Some(&t.function));
+            add(t.extractor.as_deref());
+        }
+        GraderSpec::Rubric(r) => add(Some(&r.extractor)),
+        GraderSpec::Expectations(_) => {}
+        GraderSpec::All(c) | GraderSpec::Any(c) => {
+            for sub in c.graders.values() {
+                collect_wasm_paths(sub, out);
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Running a suite: checked before grading, then graded in parallel.
+
+pub mod engine;
+pub mod grading;
+pub mod setup;

@@ -1,0 +1,161 @@
+//! Everything checked before any sample is graded: the suite, its files, its packs, its grader
+//! names and configs, its gate and reward.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::suite::{Suite, SuiteError};
+use crate::grade::judge::JudgeOptions;
+use crate::grade::pack::{Limits, Pack, PackHost, PackSpec};
+use crate::input::dataset::RowParser;
+use crate::plan::{Plan, Resolver};
+
+/// A suite ready to run.
+pub struct Prepared {
+    pub suite: Suite,
+    pub plan: Arc<Plan>,
+    pub parser: Arc<RowParser>,
+    pub dataset: PathBuf,
+    pub runs: Vec<PathBuf>,
+    pub packs: HashMap<String, Arc<Pack>>,
+}
+
+pub struct Options {
+    /// Where compiled packs and judge replies are cached.
+    pub cache_dir: PathBuf,
+    /// `--no-cache`: judge replies are neither read from nor written to the cache.
+    pub no_judge_cache: bool,
+}
+
+/// The default cache folder: `$GAVEL_CACHE_DIR`, else `$XDG_CACHE_HOME/gavel`, else
+/// `~/.cache/gavel`, else `.gavel-cache`.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("GAVEL_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("gavel");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        return PathBuf::from(home).join(".cache").join("gavel");
+    }
+    PathBuf::from(".gavel-cache")
+}
+
+/// Loads a suite and checks everything that can be checked without grading. Every mistake
+/// found is returned, not just the first.
+pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<SuiteError>> {
+    let suite = Suite::load(suite_path).map_err(|e| vec![e])?;
+    let mut errors = Vec::new();
+    let file = &suite.file;
+
+    let dataset = suite.resolve(&file.dataset);
+    if !dataset.is_file() {
+        errors.push(SuiteError::at(
+            suite_path,
+            "dataset",
+            format!("no such file: {}", dataset.display()),
+        ));
+    }
+    let runs: Vec<PathBuf> = file
+        .trajectories
+        .as_ref()
+        .map(|t| t.paths().into_iter().map(|p| suite.resolve(p)).collect())
+        .unwrap_or_default();
+    for run in &runs {
+        if !run.is_file() {
+            errors.push(SuiteError::at(
+                suite_path,
+                "trajectories",
+                format!("no such file: {}", run.display()),
+            ));
+        }
+    }
+
+    let packs = load_packs(&suite, options, &mut errors);
+    let metric_keys: Vec<String> = file.graders.keys().cloned().collect();
+    let resolver = Resolver {
+        suite_file: suite_path,
+        base_dir: &suite.base_dir,
+        packs: &packs,
+        judge_options: JudgeOptions {
+            cache_dir: (!options.no_judge_cache).then(|| options.cache_dir.clone()),
+        },
+    };
+    let plan = match resolver.plan(&file.graders) {
+        Ok(plan) => Some(plan),
+        Err(mut e) => {
+            errors.append(&mut e);
+            None
+        }
+    };
+    if let Some(gate) = &file.gate
+        && let Err(message) = gate.check(&metric_keys)
+    {
+        errors.push(SuiteError::at(suite_path, "gate", message));
+    }
+    if let Some(reward) = &file.reward
+        && let Err(message) = reward.check(&metric_keys)
+    {
+        errors.push(SuiteError::at(suite_path, "reward", message));
+    }
+    match plan {
+        Some(plan) if errors.is_empty() => {
+            let parser = RowParser::new(file.format, suite.base_dir.clone());
+            Ok(Prepared {
+                plan: Arc::new(plan),
+                parser: Arc::new(parser),
+                dataset,
+                runs,
+                packs,
+                suite,
+            })
+        }
+        _ => Err(errors),
+    }
+}
+
+fn load_packs(
+    suite: &Suite,
+    options: &Options,
+    errors: &mut Vec<SuiteError>,
+) -> HashMap<String, Arc<Pack>> {
+    let file = &suite.file;
+    let mut packs = HashMap::new();
+    let by_path = Plan::wasm_paths(&file.graders);
+    if file.packs.is_empty() && by_path.is_empty() {
+        return packs;
+    }
+    let host = match PackHost::new(&options.cache_dir.join("packs")) {
+        Ok(host) => host,
+        Err(e) => {
+            errors.push(SuiteError::at(&suite.path, "packs", e.to_string()));
+            return packs;
+        }
+    };
+    let limits = file.limits.clone().unwrap_or_default();
+    let mut load = |name: &str, spec: &PackSpec, field: String, limits: &Limits| match host.load(
+        name,
+        spec,
+        &suite.base_dir,
+        limits,
+    ) {
+        Ok(pack) => {
+            packs.insert(name.to_string(), Arc::new(pack));
+        }
+        Err(e) => errors.push(SuiteError::at(&suite.path, field, e.to_string())),
+    };
+    for (name, spec) in &file.packs {
+        load(name, spec, format!("packs.{name}"), &limits);
+    }
+    for path in by_path {
+        let spec = PackSpec {
+            path: PathBuf::from(&path),
+            sha256: None,
+            limits: None,
+        };
+        load(&path, &spec, "graders".to_string(), &limits);
+    }
+    packs
+}
