@@ -49,7 +49,7 @@ pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
         .filter(|f| f.kind == wanted)
         .map(|f| (f.name.as_str(), f.description.as_str()))
         .collect();
-    super::list::print_table(rows.into_iter());
+    super::table::print_table(rows.into_iter());
     super::EXIT_OK
 }
 

@@ -63,14 +63,7 @@ pub fn run(args: Args) -> u8 {
     };
     for (title, items) in sections {
         println!("{title}:");
-        print_table(items.iter().map(|d| (d.name, d.description)));
+        super::table::print_table(items.iter().map(|d| (d.name, d.description)));
     }
     super::EXIT_OK
-}
-
-pub fn print_table<'a>(rows: impl Iterator<Item = (&'a str, &'a str)> + Clone) {
-    let width = rows.clone().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, description) in rows {
-        println!("  {name:width$}  {description}");
-    }
 }

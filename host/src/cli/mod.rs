@@ -5,6 +5,7 @@ mod list;
 mod new;
 mod progress;
 mod run;
+mod table;
 mod validate;
 
 use std::path::PathBuf;

@@ -239,7 +239,7 @@ pub fn run(args: Args) -> u8 {
     }
     let mut summary = aggregator.finish();
     let gate_passed = match &prepared.suite.file.gate {
-        Some(gate) => summary.apply_gate(gate),
+        Some(gate) => gate.apply(&mut summary),
         None => true,
     };
     let summary_path = out_dir.join("summary.json");

@@ -2,6 +2,7 @@
 //! share; here, the outcome of one grader on one sample.
 
 pub mod builtin;
+pub mod config;
 pub mod extract;
 pub mod judge;
 pub mod pack;

@@ -34,7 +34,7 @@
 //!   unbiased estimator of Chen et al.) and pass^k = C(c, k) / C(n, k) (τ-bench: all k runs
 //!   pass), averaged over ids, for k = 1 up to the smallest `n`.
 //! - `reward`: the same statistics over the rows that carry a reward; `null` when none does.
-//! - `gate`: the gate's outcome ([`crate::config::gate::GateOutcome`]), `null` without a gate.
+//! - `gate`: the gate's outcome ([`GateOutcome`]), `null` without a gate.
 //!
 //! Memory: each metric keeps a histogram of its exact score values, which grows with the number
 //! of distinct scores (few for built-in graders; a judge or a pack with free-form scores makes
@@ -48,12 +48,13 @@
 use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
+use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
-use crate::config::gate::{GateOutcome, GateSpec};
+use crate::config::gate::{Aggregation, Op};
 use crate::grade::Status;
 use crate::input::sample::SampleId;
 use crate::output::result::{GradeKey, SampleResult};
@@ -391,14 +392,46 @@ impl Summary {
     pub fn metric(&self, key: &str) -> Option<&MetricSummary> {
         self.metrics.iter().find(|(k, _)| k == key).map(|(_, m)| m)
     }
+}
 
-    /// Evaluates `gate` on these aggregates and records the outcome; returns whether it passed.
-    pub fn apply_gate(&mut self, gate: &GateSpec) -> bool {
-        let outcome = gate.evaluate(self);
-        let passed = outcome.passed;
-        self.gate = Some(outcome);
-        passed
+/// One comparison the gate made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateCheck {
+    /// The metric key, or `weighted_average(key=weight, ...)` with normalised weights.
+    pub metric: String,
+    pub aggregation: Aggregation,
+    /// For `accuracy`: the per-sample rule, such as `score >= 0.5`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_rule: Option<String>,
+    pub value: f64,
+    pub op: Op,
+    pub threshold: f64,
+    pub passed: bool,
+}
+
+impl fmt::Display for GateCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.metric, self.aggregation.name())?;
+        if let Some(rule) = &self.pass_rule {
+            write!(f, " ({rule})")?;
+        }
+        write!(
+            f,
+            " = {} {} {}: {}",
+            self.value,
+            self.op.symbol(),
+            self.threshold,
+            if self.passed { "passed" } else { "failed" }
+        )
     }
+}
+
+/// Whether the gate passed, every comparison it made, and one line saying why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GateOutcome {
+    pub passed: bool,
+    pub checks: Vec<GateCheck>,
+    pub message: String,
 }
 
 struct Metrics<'a>(&'a [(String, MetricSummary)]);

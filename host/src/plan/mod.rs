@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use crate::config::suite::{GraderSpec, SuiteError, ToolSpec, closest};
 use crate::grade::builtin::evaldeck::Check;
-use crate::grade::builtin::{ConfigError, letta};
+use crate::grade::builtin::letta;
+use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
 use crate::grade::judge::{Judge, JudgeOptions};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};

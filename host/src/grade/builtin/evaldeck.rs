@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
 
-use crate::grade::builtin::{ConfigError, Described};
-use crate::grade::extract::ConfigKeys;
+use crate::grade::builtin::Described;
+use crate::grade::config::{ConfigError, ConfigKeys};
 use crate::grade::python::{self, Regex, RegexError};
 use crate::grade::{Grade, Status};
 use crate::input::sample::{Expected, Sample};

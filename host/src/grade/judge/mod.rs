@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Semaphore;
 
-use crate::grade::builtin::ConfigError;
+use crate::grade::config::ConfigError;
 use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
 use cache::Cache;

@@ -1,9 +1,13 @@
 //! Per-call limits: what a suite and a pack may set, and the values a call runs with.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 
 use super::PackError;
-use super::engine::TICK;
+
+/// How often the epoch advances; deadlines are counted in these ticks.
+pub(super) const TICK: Duration = Duration::from_millis(5);
 
 /// Wasm instructions a call may execute (most instructions cost 1). A trivial Rust grader uses
 /// a few thousand, a Python or JavaScript one about a million; 100M is tens of milliseconds.
