@@ -63,6 +63,42 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
     assert!(summary.is_object());
 }
 
+/// `--filter id:X` reads ids as the rows' samples read them, so X is what results.jsonl shows:
+/// an escaped string id matches its text, a whole float its integer.
+#[test]
+fn filter_ids_match_the_ids_results_jsonl_shows() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    let row = |id: &str| {
+        letta_row(0, "Paris", "Paris")
+            .to_string()
+            .replacen("\"id\":0", &format!("\"id\":{id}"), 1)
+    };
+    let rows = [
+        row(r#""caf\u00e9""#),
+        row("100.0"),
+        row("7"),
+        row(r#""100""#),
+    ];
+    ws.write("data.jsonl", &(rows.join("\n") + "\n"));
+    for (filter, expected) in [
+        ("id:café", vec![json!("café")]),
+        ("id:100", vec![json!(100), json!("100")]),
+        ("100", vec![json!(100), json!("100")]),
+        ("id:7", vec![json!(7)]),
+        ("id:caf\\u00e9", vec![]),
+    ] {
+        let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--filter", filter]);
+        assert_eq!(out.status.code(), Some(0), "{filter}: {}", stderr(&out));
+        let ids: Vec<Value> = ws
+            .results("out")
+            .iter()
+            .map(|r| r["sample_id"].clone())
+            .collect();
+        assert_eq!(ids, expected, "--filter {filter}");
+    }
+}
+
 #[test]
 fn same_suite_twice_gives_identical_results() {
     let ws = capitals();

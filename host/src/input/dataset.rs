@@ -339,7 +339,9 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-fn parse_id(RawId(raw): RawId) -> Result<SampleId, &'static str> {
+/// A recorded id as the sample's [`SampleId`]: the one reading of ids, for rows, recorded runs
+/// and `--filter id:`.
+pub fn parse_id(RawId(raw): RawId) -> Result<SampleId, &'static str> {
     match whole_number(raw) {
         Some(id) => Ok(SampleId::Int(id)),
         None => id_by_serde(raw),

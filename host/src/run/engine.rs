@@ -20,11 +20,12 @@ use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::config::reward::RewardSpec;
-use crate::input::dataset::{Item, ItemError, Items, RowError, RowParser, SourceError};
-use crate::input::sample::{Sample, SampleId};
+use crate::input::dataset::{
+    Item, ItemError, Items, RowError, RowParser, SourceError, parse_id, peek_id,
+};
+use crate::input::sample::{RawId, Sample, SampleId};
 use crate::output::result::{ErrorCategory, GradeKey, LineWriter, SampleError, SampleResult};
 use crate::output::summary::Aggregator;
 use crate::plan::Plan;
@@ -72,9 +73,9 @@ impl Filter {
 #[derive(Deserialize)]
 struct IdTags<'a> {
     #[serde(default, borrow)]
-    sample_id: Option<&'a RawValue>,
+    sample_id: Option<RawId<'a>>,
     #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
+    id: Option<RawId<'a>>,
     #[serde(default)]
     tags: Option<Vec<String>>,
 }
@@ -137,11 +138,14 @@ impl Selected {
             // An unreadable row is kept so that it is reported, not silently dropped.
             return true;
         };
-        let id = fields
-            .sample_id
-            .or(fields.id)
-            .map(|raw| raw.get().trim_matches('"').to_string())
-            .unwrap_or_else(|| item.seq.to_string());
+        // The id as results.jsonl writes it: parsed as the row's sample is, so that `id:café`
+        // matches `"caf\u00e9"` and `id:100` matches `100.0`.
+        let id = match fields.sample_id.or(fields.id).map(parse_id) {
+            Some(Ok(id)) => id.to_string(),
+            // A row whose id cannot be read is kept, to be reported.
+            Some(Err(_)) => return true,
+            None => item.seq.to_string(),
+        };
         let row_tags = if item.run.is_some() {
             serde_json::from_str::<IdTags>(&item.row.text)
                 .ok()
@@ -571,7 +575,7 @@ fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, Samp
         Work::Invalid(e) => return Err(invalid(None, e)),
     };
     parser.parse(item).map_err(|e| {
-        let id = crate::input::dataset::peek_id(item.run.as_ref().unwrap_or(&item.row))
+        let id = peek_id(item.run.as_ref().unwrap_or(&item.row))
             .ok()
             .flatten()
             .unwrap_or(SampleId::Int(item.seq as i64));
