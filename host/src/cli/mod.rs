@@ -59,7 +59,7 @@ impl CacheArgs {
     pub fn dir(&self) -> PathBuf {
         self.cache_dir
             .clone()
-            .unwrap_or_else(gavel::run::setup::default_cache_dir)
+            .unwrap_or_else(gavel::run::default_cache_dir)
     }
 }
 
@@ -73,6 +73,14 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::run(args),
     };
     ExitCode::from(code)
+}
+
+/// Prints what stopped a run, in the order it happened, and returns the exit code for it.
+pub fn report_run_errors(errors: &[gavel::run::RunError]) -> u8 {
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+    EXIT_INVALID
 }
 
 /// Prints every suite error and returns the exit code for an invalid suite.

@@ -1,19 +1,12 @@
 //! `gavel run SUITE`: grade, write results.jsonl and summary.json, apply the gate.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::path::PathBuf;
 
 use gavel::grade::Status;
-use gavel::input::dataset::{Items, RowCount};
-use gavel::output::junit::JunitWriter;
-use gavel::output::result::{GradeKey, SampleResult};
-use gavel::output::summary::{Aggregator, Summary};
-use gavel::run::engine::{
-    self, Filter, Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink, Validation,
-};
-use gavel::run::setup::Prepared;
-use std::io::Write;
+use gavel::input::dataset::RowCount;
+use gavel::output::result::SampleResult;
+use gavel::output::summary::Summary;
+use gavel::run::{Filter, Observer, Outcome, Prepared, RunOptions, Validation};
 
 use super::progress::{Progress, paint};
 
@@ -56,229 +49,103 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
-pub fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 pub fn run(args: Args) -> u8 {
-    let options = gavel::run::setup::Options {
+    let options = gavel::run::Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: args.no_cache,
     };
-    let mut prepared = match gavel::run::setup::prepare(&args.suite, &options) {
+    let prepared = match gavel::run::prepare(&args.suite, &options) {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };
-    let reward = prepared.suite.file.reward.take().map(Arc::new);
     if !args.quiet {
         for notice in prepared.suite.notices() {
             eprintln!("{notice}");
         }
     }
-    let workers = args
-        .concurrency
-        .or(prepared.suite.concurrency())
-        .unwrap_or_else(default_workers)
-        .max(1);
-    let selection = Selection {
-        max_samples: args.max_samples.or(prepared.suite.file.max_samples),
+    let options = RunOptions {
+        output_dir: args.output_dir.clone(),
+        concurrency: args.concurrency,
+        max_samples: args.max_samples,
         filters: args.filter.iter().map(|f| Filter::parse(f)).collect(),
-        skip: 0,
+        resume: args.resume,
+        skip_invalid: args.skip_invalid,
+        junit: args.junit.clone(),
     };
-    let out_dir = output_dir(&args, &prepared);
-    if let Err(e) = std::fs::create_dir_all(&out_dir) {
-        eprintln!(
-            "error: cannot create the output folder {}: {e}",
-            out_dir.display()
-        );
-        return super::EXIT_INVALID;
-    }
-    let results_path = out_dir.join("results.jsonl");
-    let metric_keys: Vec<String> = prepared
-        .plan
-        .metrics
-        .iter()
-        .map(|m| m.key.to_string())
-        .collect();
-    // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
-    // suite with a judge checks every row first; any other suite checks rows as it grades them
-    // and takes back what it wrote when it meets a bad one.
-    let checked_first = !args.skip_invalid && prepared.plan.has_judge();
-    let total = if checked_first {
-        match check_rows(&prepared, selection.clone(), workers) {
-            Ok(v) if v.invalid == 0 => RowCount::known(v.total),
-            Ok(v) => return report_invalid_rows(&v),
-            Err(code) => return code,
-        }
-    } else {
-        match count(&prepared, selection.clone()) {
-            Ok(n) => n,
-            Err(code) => return code,
-        }
-    };
-    let expected = total.clone();
-    let mut aggregator = Aggregator::streaming(
-        prepared
+    let mut shown = Shown {
+        failing: Failing::default(),
+        progress: None,
+        metric_keys: prepared
             .plan
             .metrics
             .iter()
-            .map(|m| GradeKey::Borrowed(m.key))
+            .map(|m| m.key.to_string())
             .collect(),
-        move || expected.wait().unwrap_or(0),
-    );
-
-    let mut junit = match &args.junit {
-        Some(path) => match std::fs::File::create(path).and_then(|file| {
-            JunitWriter::new(std::io::BufWriter::new(file), &prepared.suite.file.name)
-        }) {
-            Ok(writer) => Some(writer),
-            Err(e) => {
-                eprintln!("error: cannot write {}: {e}", path.display());
-                return super::EXIT_INVALID;
+        quiet: args.quiet || args.json,
+    };
+    let graded = match gavel::run::run(&prepared, &options, &mut shown) {
+        Ok(Outcome::Graded(graded)) => graded,
+        Ok(Outcome::Invalid {
+            validation,
+            not_restored,
+        }) => {
+            if let Some(e) = not_restored {
+                eprintln!("error: {e}");
             }
-        },
-        None => None,
-    };
-    let mut failing = Failing::default();
-    let already = if args.resume {
-        let mut junit_error = None;
-        let read = runner::read_previous(&results_path, |r| {
-            aggregator.add(&r);
-            failing.note(&r);
-            if let Some(writer) = junit.as_mut()
-                && let Err(e) = writer.add(&r)
-            {
-                junit_error.get_or_insert(e);
-            }
-        });
-        if let Some(e) = junit_error {
-            eprintln!("error: cannot write the JUnit report: {e}");
-            return super::EXIT_INVALID;
+            return report_invalid_rows(&validation);
         }
-        match read {
-            Ok(n) => n,
-            Err(message) => {
-                eprintln!("error: {message}");
-                return super::EXIT_INVALID;
-            }
-        }
-    } else {
-        0
+        Err(errors) => return super::report_run_errors(&errors),
     };
-
-    let mut results = match ResultsFile::open(&results_path, args.resume) {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", results_path.display());
-            return super::EXIT_INVALID;
-        }
-    };
-    let items = match Items::open(&prepared.dataset, &prepared.runs) {
-        Ok(items) => items,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return super::EXIT_INVALID;
-        }
-    };
-    let selection_for_report = selection.clone();
-    let selected = Selected::new(
-        items,
-        Selection {
-            skip: already,
-            ..selection
-        },
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut sink = RunSink {
-        results: &mut results,
-        aggregator: &mut aggregator,
-        junit: junit.as_mut(),
-        failing: &mut failing,
-        progress: Progress::new(total, already, &metric_keys, args.quiet || args.json),
-    };
-    let pass = Pass {
-        plan: prepared.plan.clone(),
-        parser: prepared.parser.clone(),
-        reward,
-        workers,
-        stop,
-        refuse_invalid: !args.skip_invalid,
-        sink: &mut sink,
-    };
-    let end = pass.run(selected);
-    sink.progress.finish(matches!(end, Ok(PassEnd::Complete)));
-    let end = match end {
-        Ok(end) => end,
-        // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
-        Err(e @ PassError::Source(_)) if !args.skip_invalid => {
-            eprintln!("error: {e}");
-            take_back(results, junit, &results_path, args.junit.as_deref());
-            return super::EXIT_INVALID;
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            let _ = results.finish();
-            return super::EXIT_INVALID;
-        }
-    };
-    if end == PassEnd::Refused {
-        // Nothing of this run is kept: the rows are reported as if checked before grading.
-        take_back(results, junit, &results_path, args.junit.as_deref());
-        return match check_rows(&prepared, selection_for_report, workers) {
-            Ok(v) => report_invalid_rows(&v),
-            Err(code) => code,
-        };
-    }
-    if let Err(e) = results.finish() {
-        eprintln!("error: cannot write {}: {e}", results_path.display());
-        return super::EXIT_INVALID;
-    }
-    if let Err(message) = runner::regroup(&results_path, &mut aggregator) {
-        eprintln!("error: {message}");
-        return super::EXIT_INVALID;
-    }
-    let mut summary = aggregator.finish();
-    let gate_passed = match &prepared.suite.file.gate {
-        Some(gate) => gate.apply(&mut summary),
-        None => true,
-    };
-    let summary_path = out_dir.join("summary.json");
-    let text = match serde_json::to_string_pretty(&summary) {
-        Ok(text) => text,
-        Err(e) => {
-            eprintln!("error: cannot render the summary: {e}");
-            return super::EXIT_INVALID;
-        }
-    };
-    if let Err(e) = std::fs::write(&summary_path, format!("{text}\n")) {
-        eprintln!("error: cannot write {}: {e}", summary_path.display());
-        return super::EXIT_INVALID;
-    }
-    if let (Some(writer), Some(path)) = (junit, &args.junit)
-        && let Err(e) = writer.finish().and_then(|mut out| out.flush())
-    {
-        eprintln!("error: cannot write {}: {e}", path.display());
-        return super::EXIT_INVALID;
-    }
     if args.json {
-        println!("{text}");
+        println!("{}", graded.summary_json);
     } else if !args.quiet {
-        print_summary(&prepared, &summary, &failing);
-        println!("results: {}", results_path.display());
+        print_summary(&prepared, &graded.summary, &shown.failing);
+        println!("results: {}", graded.results_path.display());
     }
-    match end {
-        PassEnd::Interrupted => {
-            eprintln!(
-                "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
-                results_path.display(),
-                args.suite.display(),
-                out_dir.display()
-            );
-            super::EXIT_INTERRUPTED
+    if graded.interrupted {
+        eprintln!(
+            "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
+            graded.results_path.display(),
+            args.suite.display(),
+            graded.out_dir.display()
+        );
+        super::EXIT_INTERRUPTED
+    } else if graded.gate_passed {
+        super::EXIT_OK
+    } else {
+        super::EXIT_GATE_FAILED
+    }
+}
+
+/// What the command line shows while a run grades: progress, and the failing samples it lists
+/// at the end.
+struct Shown {
+    failing: Failing,
+    progress: Option<Progress>,
+    metric_keys: Vec<String>,
+    quiet: bool,
+}
+
+impl Observer for Shown {
+    fn previous(&mut self, result: &SampleResult) {
+        self.failing.note(result);
+    }
+
+    fn start(&mut self, total: RowCount, already: u64) {
+        self.progress = Some(Progress::new(total, already, &self.metric_keys, self.quiet));
+    }
+
+    fn graded(&mut self, result: &SampleResult) {
+        self.failing.note(result);
+        if let Some(progress) = self.progress.as_mut() {
+            progress.record(result);
         }
-        PassEnd::Complete if gate_passed => super::EXIT_OK,
-        PassEnd::Complete => super::EXIT_GATE_FAILED,
-        PassEnd::Refused => super::EXIT_INVALID,
+    }
+
+    fn finish(&mut self, complete: bool) {
+        if let Some(progress) = self.progress.as_mut() {
+            progress.finish(complete);
+        }
     }
 }
 
@@ -395,86 +262,6 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     }
 }
 
-fn output_dir(args: &Args, prepared: &Prepared) -> PathBuf {
-    if let Some(dir) = &args.output_dir {
-        return dir.clone();
-    }
-    if let Some(dir) = &prepared.suite.file.output {
-        return prepared.suite.resolve(dir);
-    }
-    Path::new("results").join(sanitise(&prepared.suite.file.name))
-}
-
-/// A suite name as a folder name.
-fn sanitise(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-/// Parses every selected row without grading (the run refuses bad rows before grading).
-pub fn check_rows(
-    prepared: &Prepared,
-    selection: Selection,
-    workers: usize,
-) -> Result<Validation, u8> {
-    let items = Items::open(&prepared.dataset, &prepared.runs).map_err(|e| {
-        eprintln!("error: {e}");
-        super::EXIT_INVALID
-    })?;
-    runner::validate(
-        Selected::new(items, selection),
-        &prepared.parser,
-        &prepared.plan,
-        workers,
-    )
-    .map_err(|e| {
-        eprintln!("error: {e}");
-        super::EXIT_INVALID
-    })
-}
-
-/// Takes back what a refused run wrote: its results and its JUnit report.
-fn take_back<W: Write>(
-    results: ResultsFile,
-    junit: Option<JunitWriter<W>>,
-    results_path: &Path,
-    junit_path: Option<&Path>,
-) {
-    if let Err(e) = results.discard() {
-        eprintln!("error: cannot restore {}: {e}", results_path.display());
-    }
-    drop(junit);
-    if let Some(path) = junit_path {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// How many items the run will grade. With every row an item, the lines are counted only if
-/// something asks (see [`RowCount`]); a file that cannot be counted fails when the pass reads it.
-fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, u8> {
-    if selection.filters.is_empty() && prepared.runs.is_empty() {
-        let max = selection.max_samples.filter(|max| *max > 0);
-        return Ok(RowCount::of(&prepared.dataset, max));
-    }
-    let items = Items::open(&prepared.dataset, &prepared.runs).map_err(|e| {
-        eprintln!("error: {e}");
-        super::EXIT_INVALID
-    })?;
-    let mut selected = Selected::new(items, selection);
-    let mut n = 0;
-    while selected.next_item().is_some() {
-        n += 1;
-    }
-    Ok(RowCount::known(n))
-}
-
 pub fn report_invalid_rows(validation: &Validation) -> u8 {
     for error in &validation.errors {
         eprintln!("error: {error}");
@@ -490,27 +277,4 @@ pub fn report_invalid_rows(validation: &Validation) -> u8 {
         validation.invalid, validation.total
     );
     super::EXIT_INVALID
-}
-
-struct RunSink<'a> {
-    results: &'a mut ResultsFile,
-    aggregator: &'a mut Aggregator,
-    junit: Option<&'a mut JunitWriter<std::io::BufWriter<std::fs::File>>>,
-    failing: &'a mut Failing,
-    progress: Progress,
-}
-
-impl Sink for RunSink<'_> {
-    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
-        self.results.append(lines)?;
-        for result in results {
-            self.aggregator.add(result);
-            if let Some(junit) = self.junit.as_mut() {
-                junit.add(result)?;
-            }
-            self.failing.note(result);
-            self.progress.record(result);
-        }
-        Ok(())
-    }
 }

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use gavel::run::engine::Selection;
+use gavel::run::{Options, check_rows, default_workers, prepare};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,18 +14,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    let options = gavel::run::setup::Options {
+    let options = Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
     };
-    let prepared = match gavel::run::setup::prepare(&args.suite, &options) {
+    let prepared = match prepare(&args.suite, &options) {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };
     for notice in prepared.suite.notices() {
         eprintln!("{notice}");
     }
-    match super::run::check_rows(&prepared, Selection::default(), workers()) {
+    match check_rows(&prepared, Selection::default(), default_workers()) {
         Ok(validation) if validation.invalid == 0 => {
             println!(
                 "{}: valid ({} metric{}, {} sample{})",
@@ -37,14 +38,10 @@ pub fn run(args: Args) -> u8 {
             super::EXIT_OK
         }
         Ok(validation) => super::run::report_invalid_rows(&validation),
-        Err(code) => code,
+        Err(e) => super::report_run_errors(&[e]),
     }
 }
 
 fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-fn workers() -> usize {
-    super::run::default_workers()
 }

@@ -1,5 +1,384 @@
-//! Running a suite: checked before grading, then graded in parallel.
+//! Running a suite, the library's one entry: [`prepare`] checks everything that can be checked
+//! before any sample is graded, and [`run`] grades the selected rows, writes `results.jsonl`,
+//! `summary.json` and the JUnit report, and applies the gate. What it returns, an [`Outcome`] or
+//! the [`RunError`]s that stopped it, is all a caller prints; an [`Observer`] sees the results
+//! as they are written (the command line's progress bar and list of failing samples).
 
 pub mod engine;
 pub mod grading;
 pub mod setup;
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use engine::{Filter, Validation};
+pub use setup::{Options, Prepared, default_cache_dir, prepare};
+
+use crate::input::dataset::{Items, RowCount, SourceError};
+use crate::output::junit::JunitWriter;
+use crate::output::result::{GradeKey, SampleResult};
+use crate::output::summary::{Aggregator, Summary};
+use engine::{Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink};
+
+/// What `gavel run` may change about a suite's run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The output folder; the suite's `output`, else `results/<suite name>`, when `None`.
+    pub output_dir: Option<PathBuf>,
+    /// Samples graded at once; the suite's `concurrency`, else the number of cores, when `None`.
+    pub concurrency: Option<usize>,
+    /// Grade at most this many samples (after the filters); the suite's `max_samples` when `None`.
+    pub max_samples: Option<u64>,
+    /// Grade only samples that match one of these (all of them when empty).
+    pub filters: Vec<Filter>,
+    /// Keep the results an interrupted run wrote and grade only what is missing.
+    pub resume: bool,
+    /// Grade the valid rows of a dataset with invalid ones, each invalid row an error result.
+    pub skip_invalid: bool,
+    /// Also write a JUnit report here.
+    pub junit: Option<PathBuf>,
+}
+
+/// How a run ended, short of an error.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The selected samples were graded (all of them, unless `interrupted`).
+    Graded(Graded),
+    /// The dataset has invalid rows: nothing of this run was graded, or kept. `not_restored`
+    /// says what of an earlier run's output could not be put back.
+    Invalid {
+        validation: Validation,
+        not_restored: Option<RunError>,
+    },
+}
+
+/// What a run that graded wrote.
+#[derive(Debug)]
+pub struct Graded {
+    pub summary: Summary,
+    /// `summary.json`'s text, without its final newline.
+    pub summary_json: String,
+    pub out_dir: PathBuf,
+    pub results_path: PathBuf,
+    /// Ctrl-C stopped the run: what finished is written, and `--resume` continues.
+    pub interrupted: bool,
+    /// The gate passed, or the suite has none.
+    pub gate_passed: bool,
+}
+
+/// Why a run stopped without an outcome. Each is one line of the command line's report.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot create the output folder {}: {source}", .dir.display())]
+    OutputDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the JUnit report: {0}")]
+    Junit(std::io::Error),
+    #[error("cannot restore {}: {source}", .path.display())]
+    Restore {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot render the summary: {0}")]
+    Render(serde_json::Error),
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Pass(#[from] PassError),
+    /// Earlier results that cannot be read back.
+    #[error("{0}")]
+    Results(String),
+}
+
+/// Sees a run's results as they are written, in input order.
+pub trait Observer: Send {
+    /// A result an earlier run wrote, read back on `--resume` before grading starts.
+    fn previous(&mut self, result: &SampleResult);
+    /// Grading starts: `total` items will have results, `already` of them from earlier runs.
+    fn start(&mut self, total: RowCount, already: u64);
+    /// A result graded by this run.
+    fn graded(&mut self, result: &SampleResult);
+    /// Grading stopped; `complete` when every selected item was graded.
+    fn finish(&mut self, complete: bool);
+}
+
+/// Samples graded at once when neither the command line nor the suite says: one per core.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Grades a prepared suite. `Err` lists what stopped the run, in the order it happened.
+pub fn run(
+    prepared: &Prepared,
+    options: &RunOptions,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, Vec<RunError>> {
+    let reward = prepared.suite.file.reward.clone().map(Arc::new);
+    let workers = options
+        .concurrency
+        .or(prepared.suite.concurrency())
+        .unwrap_or_else(default_workers)
+        .max(1);
+    let selection = Selection {
+        max_samples: options.max_samples.or(prepared.suite.file.max_samples),
+        filters: options.filters.clone(),
+        skip: 0,
+    };
+    let out_dir = output_dir(options, prepared);
+    std::fs::create_dir_all(&out_dir).map_err(|source| {
+        vec![RunError::OutputDir {
+            dir: out_dir.clone(),
+            source,
+        }]
+    })?;
+    let results_path = out_dir.join("results.jsonl");
+    // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
+    // suite with a judge checks every row first; any other suite checks rows as it grades them
+    // and takes back what it wrote when it meets a bad one.
+    let checked_first = !options.skip_invalid && prepared.plan.has_judge();
+    let total = if checked_first {
+        let validation = check_rows(prepared, selection.clone(), workers).map_err(|e| vec![e])?;
+        if validation.invalid > 0 {
+            return Ok(Outcome::Invalid {
+                validation,
+                not_restored: None,
+            });
+        }
+        RowCount::known(validation.total)
+    } else {
+        count(prepared, selection.clone()).map_err(|e| vec![e])?
+    };
+    let expected = total.clone();
+    let mut aggregator = Aggregator::streaming(
+        prepared
+            .plan
+            .metrics
+            .iter()
+            .map(|m| GradeKey::Borrowed(m.key))
+            .collect(),
+        move || expected.wait().unwrap_or(0),
+    );
+
+    let junit_path = options.junit.as_deref();
+    let mut junit = match junit_path {
+        Some(path) => Some(
+            std::fs::File::create(path)
+                .and_then(|file| JunitWriter::new(BufWriter::new(file), &prepared.suite.file.name))
+                .map_err(|source| vec![write_error(path, source)])?,
+        ),
+        None => None,
+    };
+    let already = if options.resume {
+        let mut junit_error = None;
+        let read = engine::read_previous(&results_path, |r| {
+            aggregator.add(&r);
+            observer.previous(&r);
+            if let Some(writer) = junit.as_mut()
+                && let Err(e) = writer.add(&r)
+            {
+                junit_error.get_or_insert(e);
+            }
+        });
+        if let Some(e) = junit_error {
+            return Err(vec![RunError::Junit(e)]);
+        }
+        read.map_err(|message| vec![RunError::Results(message)])?
+    } else {
+        0
+    };
+
+    let mut results = ResultsFile::open(&results_path, options.resume)
+        .map_err(|source| vec![write_error(&results_path, source)])?;
+    let items =
+        Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
+    let selected = Selected::new(
+        items,
+        Selection {
+            skip: already,
+            ..selection.clone()
+        },
+    );
+    observer.start(total, already);
+    let mut sink = RunSink {
+        results: &mut results,
+        aggregator: &mut aggregator,
+        junit: junit.as_mut(),
+        observer: &mut *observer,
+    };
+    let pass = Pass {
+        plan: prepared.plan.clone(),
+        parser: prepared.parser.clone(),
+        reward,
+        workers,
+        stop: Arc::new(AtomicBool::new(false)),
+        refuse_invalid: !options.skip_invalid,
+        sink: &mut sink,
+    };
+    let end = pass.run(selected);
+    observer.finish(matches!(end, Ok(PassEnd::Complete)));
+    let end = match end {
+        Ok(end) => end,
+        // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
+        Err(e @ PassError::Source(_)) if !options.skip_invalid => {
+            let mut errors = vec![RunError::from(e)];
+            errors.extend(take_back(results, junit, junit_path));
+            return Err(errors);
+        }
+        Err(e) => {
+            let _ = results.finish();
+            return Err(vec![RunError::from(e)]);
+        }
+    };
+    if end == PassEnd::Refused {
+        // Nothing of this run is kept: the rows are reported as if checked before grading.
+        let not_restored = take_back(results, junit, junit_path);
+        return match check_rows(prepared, selection, workers) {
+            Ok(validation) => Ok(Outcome::Invalid {
+                validation,
+                not_restored,
+            }),
+            Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
+        };
+    }
+    results
+        .finish()
+        .map_err(|source| vec![write_error(&results_path, source)])?;
+    engine::regroup(&results_path, &mut aggregator)
+        .map_err(|message| vec![RunError::Results(message)])?;
+    let mut summary = aggregator.finish();
+    let gate_passed = match &prepared.suite.file.gate {
+        Some(gate) => gate.apply(&mut summary),
+        None => true,
+    };
+    let summary_path = out_dir.join("summary.json");
+    let summary_json =
+        serde_json::to_string_pretty(&summary).map_err(|e| vec![RunError::Render(e)])?;
+    std::fs::write(&summary_path, format!("{summary_json}\n"))
+        .map_err(|source| vec![write_error(&summary_path, source)])?;
+    if let (Some(writer), Some(path)) = (junit, junit_path) {
+        writer
+            .finish()
+            .and_then(|mut out| out.flush())
+            .map_err(|source| vec![write_error(path, source)])?;
+    }
+    Ok(Outcome::Graded(Graded {
+        summary,
+        summary_json,
+        out_dir,
+        results_path,
+        interrupted: end == PassEnd::Interrupted,
+        gate_passed,
+    }))
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> RunError {
+    RunError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn output_dir(options: &RunOptions, prepared: &Prepared) -> PathBuf {
+    if let Some(dir) = &options.output_dir {
+        return dir.clone();
+    }
+    if let Some(dir) = &prepared.suite.file.output {
+        return prepared.suite.resolve(dir);
+    }
+    Path::new("results").join(sanitise(&prepared.suite.file.name))
+}
+
+/// A suite name as a folder name.
+fn sanitise(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Parses every selected row without grading (a run refuses bad rows before grading).
+pub fn check_rows(
+    prepared: &Prepared,
+    selection: Selection,
+    workers: usize,
+) -> Result<Validation, RunError> {
+    let items = Items::open(&prepared.dataset, &prepared.runs)?;
+    let validation = engine::validate(
+        Selected::new(items, selection),
+        &prepared.parser,
+        &prepared.plan,
+        workers,
+    )?;
+    Ok(validation)
+}
+
+/// Takes back what a refused run wrote: its results and its JUnit report. `Some` when the
+/// results an earlier run wrote could not be put back.
+fn take_back<W: Write>(
+    results: ResultsFile,
+    junit: Option<JunitWriter<W>>,
+    junit_path: Option<&Path>,
+) -> Option<RunError> {
+    let path = results.path().to_path_buf();
+    let not_restored = results
+        .discard()
+        .err()
+        .map(|source| RunError::Restore { path, source });
+    drop(junit);
+    if let Some(path) = junit_path {
+        let _ = std::fs::remove_file(path);
+    }
+    not_restored
+}
+
+/// How many items the run will grade. With every row an item, the lines are counted only if
+/// something asks (see [`RowCount`]); a file that cannot be counted fails when the pass reads it.
+fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, RunError> {
+    if selection.filters.is_empty() && prepared.runs.is_empty() {
+        let max = selection.max_samples.filter(|max| *max > 0);
+        return Ok(RowCount::of(&prepared.dataset, max));
+    }
+    let items = Items::open(&prepared.dataset, &prepared.runs)?;
+    let mut selected = Selected::new(items, selection);
+    let mut n = 0;
+    while selected.next_item().is_some() {
+        n += 1;
+    }
+    Ok(RowCount::known(n))
+}
+
+/// Where a pass's results go: the results file, the aggregates, the JUnit report, the observer.
+struct RunSink<'a> {
+    results: &'a mut ResultsFile,
+    aggregator: &'a mut Aggregator,
+    junit: Option<&'a mut JunitWriter<BufWriter<std::fs::File>>>,
+    observer: &'a mut dyn Observer,
+}
+
+impl Sink for RunSink<'_> {
+    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
+        self.results.append(lines)?;
+        for result in results {
+            self.aggregator.add(result);
+            if let Some(junit) = self.junit.as_mut() {
+                junit.add(result)?;
+            }
+            self.observer.graded(result);
+        }
+        Ok(())
+    }
+}
