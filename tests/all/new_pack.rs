@@ -3,12 +3,10 @@
 //! JavaScript scaffolds install their toolchains the way an author's first build does, into a
 //! shared toolchain folder (kept under the target folder, so later test runs reuse it).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Workspace, c, gavel_in, stderr, stdout};
+use crate::common::{Workspace, c, gavel_in, stderr, stdout};
 
 /// Scaffolds `name` in `lang` into the workspace and checks what `new` printed.
 fn scaffold(ws: &Workspace, name: &str, lang: &str) -> PathBuf {

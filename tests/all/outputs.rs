@@ -3,12 +3,10 @@
 //! `--filter` and `--max-samples`, the output modes, and the progress bar through a
 //! pseudo-terminal.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{Workspace, stderr, stdout};
+use crate::common::{Workspace, stderr, stdout};
 use serde_json::{Value, json};
 
 const SUITE: &str = "name: capitals

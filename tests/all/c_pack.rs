@@ -2,11 +2,9 @@
 //! `gavel` binary: its graders grade, its extractor extracts, and the grader that aborts on
 //! purpose becomes an `error` grade while everything else is graded.
 
-mod common;
-
 use std::path::Path;
 
-use common::{Workspace, c, stderr, stdout};
+use crate::common::{Workspace, c, stderr, stdout};
 use serde_json::Value;
 
 fn grade<'a>(result: &'a Value, metric: &str) -> &'a Value {

@@ -1,9 +1,7 @@
 //! Every vector recorded from letta-evals 0.26.0 and evaldeck 0.1.5, through the real
 //! `gavel run` path: a suite and a dataset row per vector.
 
-mod common;
-
-use common::{Workspace, load_json, stderr};
+use crate::common::{Workspace, load_json, stderr};
 use serde_json::{Value, json};
 
 const DATE: &str = "2026-01-01T00:00:00Z";

@@ -2,18 +2,14 @@
 //! graded, faults, retries, the cache, the concurrency limit, and the API key kept out of
 //! every output.
 
-mod common;
-#[path = "support/openai_server.rs"]
-mod openai_server;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::openai_server::{Reply, Server, refused_base_url};
 use gavel::grade::judge::{Judge, JudgeError, JudgeOptions, RubricSpec};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, Texts};
-use openai_server::{Reply, Server, refused_base_url};
 use serde_json::{Map, Value, json};
 
 const KEY: &str = "sk-gavel-test-5e1f0c9a";
@@ -89,7 +85,7 @@ fn vector_sample(value: &Value) -> Sample<'static> {
 /// the result it returned, except where SPEC section 12 turns a NaN score into an error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn letta_openai_vectors() {
-    let text = include_str!("../host/tests/data/conformance/letta-vectors-extra.json");
+    let text = include_str!("../../host/tests/data/conformance/letta-vectors-extra.json");
     let vectors: Vec<Value> = serde_json::from_str(text).expect("vector file");
     let mut replayed = 0;
     for vector in vectors.iter().filter(|v| v["name"] == "model_judge/openai") {
@@ -792,7 +788,7 @@ fn texts_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
 }
 
 async fn gavel(
-    ws: &common::Workspace,
+    ws: &crate::common::Workspace,
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> std::process::Output {
@@ -805,7 +801,7 @@ async fn gavel(
     tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        common::gavel_with_env(&dir, &args, &vars)
+        crate::common::gavel_with_env(&dir, &args, &vars)
     })
     .await
     .expect("gavel finishes")
@@ -836,7 +832,7 @@ async fn a_rubric_suite_runs_through_gavel() {
     })
     .await;
 
-    let ws = common::Workspace::new();
+    let ws = crate::common::Workspace::new();
     ws.write(
         "suite.yaml",
         &JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
@@ -857,7 +853,7 @@ async fn a_rubric_suite_runs_through_gavel() {
         first.status.code(),
         Some(0),
         "stderr: {}",
-        common::stderr(&first)
+        crate::common::stderr(&first)
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 5, "four samples and one retry");
@@ -922,7 +918,7 @@ async fn a_rubric_suite_runs_through_gavel() {
         second.status.code(),
         Some(0),
         "stderr: {}",
-        common::stderr(&second)
+        crate::common::stderr(&second)
     );
     assert_eq!(
         server.request_count(),
@@ -944,7 +940,7 @@ async fn a_rubric_suite_runs_through_gavel() {
         uncached.status.code(),
         Some(0),
         "stderr: {}",
-        common::stderr(&uncached)
+        crate::common::stderr(&uncached)
     );
     assert_eq!(
         server.request_count(),
@@ -953,7 +949,7 @@ async fn a_rubric_suite_runs_through_gavel() {
     );
 
     for output in [&first, &second, &uncached] {
-        for stream in [common::stdout(output), common::stderr(output)] {
+        for stream in [crate::common::stdout(output), crate::common::stderr(output)] {
             assert!(!stream.contains(KEY), "API key printed: {stream}");
         }
     }
@@ -972,7 +968,7 @@ async fn a_rubric_suite_runs_through_gavel() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rubric_mistakes_stop_the_binary_before_any_request() {
     let server = Server::always(Reply::verdict(1.0, "fine")).await;
-    let ws = common::Workspace::new();
+    let ws = crate::common::Workspace::new();
     let suite = JUDGED_SUITE.replace("BASE_URL", &server.base_url());
     ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris.")]);
     let key = [("OPENAI_API_KEY", KEY)];
@@ -980,7 +976,7 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
     ws.write("suite.yaml", &suite.replace("{tone}", "{mood}"));
     let unknown = gavel(&ws, &["validate", "suite.yaml"], &key).await;
     assert_eq!(unknown.status.code(), Some(2));
-    let message = common::stderr(&unknown);
+    let message = crate::common::stderr(&unknown);
     assert!(
         message.contains("data.jsonl:1: graders.quality") && message.contains("{mood}"),
         "a placeholder no row supplies is named with the row: {message}"
@@ -1000,12 +996,12 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
         collision.status.code(),
         Some(2),
         "stderr: {}",
-        common::stderr(&collision)
+        crate::common::stderr(&collision)
     );
     assert!(
-        common::stderr(&collision).contains("submission"),
+        crate::common::stderr(&collision).contains("submission"),
         "{}",
-        common::stderr(&collision)
+        crate::common::stderr(&collision)
     );
 
     ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris.")]);
@@ -1013,9 +1009,9 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
     let keyless = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &[]).await;
     assert_eq!(keyless.status.code(), Some(2));
     assert!(
-        common::stderr(&keyless).contains("OPENAI_API_KEY"),
+        crate::common::stderr(&keyless).contains("OPENAI_API_KEY"),
         "{}",
-        common::stderr(&keyless)
+        crate::common::stderr(&keyless)
     );
 
     let from_file: String = suite
@@ -1030,9 +1026,9 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
     let missing = gavel(&ws, &["validate", "suite.yaml"], &key).await;
     assert_eq!(missing.status.code(), Some(2));
     assert!(
-        common::stderr(&missing).contains("missing.txt"),
+        crate::common::stderr(&missing).contains("missing.txt"),
         "{}",
-        common::stderr(&missing)
+        crate::common::stderr(&missing)
     );
 
     assert_eq!(

@@ -1,8 +1,6 @@
 //! The command line as a user meets it: suites, datasets, mistakes, outputs and exit codes.
 
-mod common;
-
-use common::{Workspace, stderr, stdout};
+use crate::common::{Workspace, stderr, stdout};
 use serde_json::{Value, json};
 
 const SUITE: &str = "\

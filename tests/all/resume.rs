@@ -1,12 +1,10 @@
 //! A run killed at any moment loses no finished sample, and `--resume` ends exactly where an
 //! uninterrupted run ends.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{Workspace, stderr};
+use crate::common::{Workspace, stderr};
 use serde_json::json;
 
 const SUITE: &str = "\

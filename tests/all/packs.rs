@@ -522,7 +522,7 @@ fn the_sdk_sees_every_field_of_the_canonical_model() {
 fn sdk_helpers_reproduce_letta_evals_extractor_vectors() {
     let mirror = load("mirror", packs::MIRROR);
     let vectors: Vec<Value> = serde_json::from_str(include_str!(
-        "../host/tests/data/conformance/letta-vectors.json"
+        "../../host/tests/data/conformance/letta-vectors.json"
     ))
     .expect("the vectors are JSON");
     let extractors: Vec<&Value> = vectors

@@ -1,0 +1,15 @@
+//! gavel's integration tests, in one binary so that wasmtime and gavel are linked once. Each
+//! module tests one side of gavel through its library or its `gavel` binary.
+
+mod c_pack;
+mod cli;
+mod common;
+mod conformance;
+mod interp_packs;
+mod judge;
+mod new_pack;
+mod openai_server;
+mod outputs;
+mod packs;
+mod resume;
+mod sandbox;
