@@ -1,6 +1,7 @@
 //! The command line as a user meets it: suites, datasets, mistakes, outputs and exit codes.
 
-use crate::common::{Workspace, stderr, stdout};
+use crate::common::{Workspace, gavel_with_env, stderr, stdout};
+use crate::golden;
 use serde_json::{Value, json};
 
 const SUITE: &str = "\
@@ -57,8 +58,82 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
         results[0]["grades"]["correct"]["submission"],
         "It is Paris."
     );
-    let summary = ws.summary("out");
-    assert!(summary.is_object());
+    let summary = std::fs::read_to_string(ws.path("out/summary.json")).expect("summary.json");
+    golden::check("capitals/summary.json", &summary);
+    golden::check("capitals/run.stdout", &stdout(&out));
+}
+
+/// `gavel --help` and each subcommand's, at a fixed width.
+#[test]
+fn help_is_as_recorded() {
+    let ws = Workspace::new();
+    for command in ["", "run", "validate", "list", "inspect", "new"] {
+        let mut args: Vec<&str> = command.split_whitespace().collect();
+        args.push("--help");
+        let out = gavel_with_env(ws.dir.path(), &args, &[("COLUMNS", "100")]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let name = if command.is_empty() { "gavel" } else { command };
+        golden::check(&format!("help/{name}.txt"), &stdout(&out));
+    }
+}
+
+/// Every mistake of a suite, found before grading, in the order the checks find them.
+#[test]
+fn suite_errors_are_as_recorded() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        "\
+name: capitals
+dataset: data.jsonl
+graders:
+  correct:
+    kind: tool
+    function: containz
+    extractor: last_asistant
+  exact:
+    kind: tool
+    function: exact_match
+    config: {flags: 1}
+gate: {kind: simple, metric_key: corect, op: gte, value: 1}
+reward: {kind: metric, metric_key: exct}
+",
+    );
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    golden::check("errors/suite.stderr", &stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let validated = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validated.status.code(), Some(2));
+    assert_eq!(
+        stderr(&validated),
+        stderr(&out),
+        "validate reports as run does"
+    );
+}
+
+/// Invalid rows: the first ten listed with file, line and field, then how many more.
+#[test]
+fn row_errors_are_as_recorded() {
+    let ws = capitals();
+    let mut text = String::new();
+    for i in 0..14 {
+        let row = letta_row(i, "Paris", "Paris");
+        let line = match i % 3 {
+            0 => row.to_string(),
+            1 => row
+                .to_string()
+                .replacen("\"ground_truth\"", "\"ground_truth\":[1],\"x\"", 1),
+            _ => "{\"id\": 5, \"input\": ".to_string(),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    ws.write("data.jsonl", &text);
+    // Quiet: a piped run's progress lines carry a rate.
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    golden::check("errors/rows.stderr", &stderr(&out));
 }
 
 /// `--filter id:X` reads ids as the rows' samples read them, so X is what results.jsonl shows:

@@ -5,6 +5,7 @@ mod c_pack;
 mod cli;
 mod common;
 mod conformance;
+mod golden;
 mod interp_packs;
 mod judge;
 mod new_pack;

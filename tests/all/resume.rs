@@ -2,9 +2,12 @@
 //! uninterrupted run ends.
 
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::common::{Workspace, stderr};
+use crate::openai_server::{Reply, Server};
 use serde_json::json;
 
 const SUITE: &str = "\
@@ -58,20 +61,30 @@ impl Lcg {
     }
 }
 
+/// The lines of `results.jsonl` in `dir`, complete or not (0 when there is no file).
+fn lines_written(ws: &Workspace, dir: &str) -> usize {
+    std::fs::read(ws.path(dir).join("results.jsonl"))
+        .map_or(0, |bytes| bytes.iter().filter(|&&b| b == b'\n').count())
+}
+
 #[test]
 fn killed_runs_resume_to_the_uninterrupted_result() {
-    let ws = workspace(30_000);
+    const ROWS: usize = 30_000;
+    let ws = workspace(ROWS);
     let clean = ws.gavel(&["run", "suite.yaml", "-o", "clean", "-q"]);
     assert!(clean.status.success(), "{}", stderr(&clean));
 
     let mut rng = Lcg(7);
-    let mut kills = 0;
+    // Kills that landed while results were being written: after this run had added lines to
+    // results.jsonl and before it had written them all.
+    let mut mid_write = 0;
     let mut finished = false;
     for attempt in 0..12 {
         let mut args = vec!["run", "suite.yaml", "-o", "killed", "-q"];
         if attempt > 0 {
             args.push("--resume");
         }
+        let before = lines_written(&ws, "killed");
         let mut child = Command::new(env!("CARGO_BIN_EXE_gavel"))
             .args(&args)
             .current_dir(ws.dir.path())
@@ -80,30 +93,44 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
             .stderr(Stdio::null())
             .spawn()
             .expect("gavel starts");
-        std::thread::sleep(Duration::from_millis(20 + rng.next(400)));
-        match child.try_wait().expect("status") {
-            Some(status) => {
-                assert!(status.success(), "a run that was not killed succeeds");
-                finished = true;
+        // Wait for this run's first lines, then kill it a random moment later.
+        let mut exited = None;
+        for _ in 0..2000 {
+            exited = child.try_wait().expect("status");
+            if exited.is_some() || lines_written(&ws, "killed") > before {
                 break;
             }
-            None => {
-                child.kill().expect("SIGKILL");
-                child.wait().expect("reaped");
-                kills += 1;
-            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if exited.is_none() {
+            std::thread::sleep(Duration::from_millis(rng.next(60)));
+            exited = child.try_wait().expect("status");
+        }
+        if let Some(status) = exited {
+            assert!(status.success(), "a run that was not killed succeeds");
+            finished = true;
+            break;
+        }
+        child.kill().expect("SIGKILL");
+        child.wait().expect("reaped");
+        let after = lines_written(&ws, "killed");
+        if after > before && after < ROWS {
+            mid_write += 1;
         }
     }
     if !finished {
         let last = ws.gavel(&["run", "suite.yaml", "-o", "killed", "-q", "--resume"]);
         assert!(last.status.success(), "{}", stderr(&last));
     }
-    assert!(kills > 0, "at least one run was killed part-way");
+    assert!(
+        mid_write > 0,
+        "no kill landed while results were being written"
+    );
     let read =
         |dir: &str, file: &str| std::fs::read(ws.path(dir).join(file)).expect("output exists");
     assert!(
         read("clean", "results.jsonl") == read("killed", "results.jsonl"),
-        "results.jsonl after {kills} kills differs from the uninterrupted run"
+        "results.jsonl after {mid_write} kills mid-write differs from the uninterrupted run"
     );
     assert_eq!(
         read("clean", "summary.json"),
@@ -136,46 +163,115 @@ fn resume_after_a_torn_last_line_keeps_only_complete_lines() {
     );
 }
 
-#[test]
-fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
-    let ws = workspace(200_000);
-    let child = Command::new(env!("CARGO_BIN_EXE_gavel"))
-        .args(["run", "suite.yaml", "-o", "out"])
-        .current_dir(ws.dir.path())
-        .env("GAVEL_CACHE_DIR", ws.path(".cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("gavel starts");
-    // Wait until grading has started (results.jsonl exists), then interrupt.
-    for _ in 0..600 {
-        if ws.path("out/results.jsonl").exists() {
-            break;
+/// Ctrl-C while samples are being graded: the run ends with 130, keeps what finished, writes
+/// the summary of it and says how to resume; `--resume` then ends where an uninterrupted run
+/// ends. Its judge answers slowly until the signal is sent, so the signal always lands mid-run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
+    const ROWS: usize = 200;
+    let slow = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&slow);
+    let server = Server::start(move |_, _| {
+        let reply = Reply::verdict(1.0, "fine");
+        if flag.load(Ordering::SeqCst) {
+            reply.after(Duration::from_millis(100))
+        } else {
+            reply
         }
-        std::thread::sleep(Duration::from_millis(50));
+    })
+    .await;
+    let ws = workspace(ROWS);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: judged\ndataset: data.jsonl\ngraders:\n  quality:\n    kind: rubric\n    \
+             prompt: 'Answer: {{submission}}'\n    model: judge-model\n    base_url: {}\n",
+            server.base_url()
+        ),
+    );
+    let gavel = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_gavel"))
+            .args(args)
+            .current_dir(ws.dir.path())
+            .env("GAVEL_CACHE_DIR", ws.path(".cache"))
+            .env("OPENAI_API_KEY", "sk-test")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gavel starts")
+    };
+    let child = gavel(&[
+        "run",
+        "suite.yaml",
+        "-o",
+        "out",
+        "--concurrency",
+        "2",
+        "--no-cache",
+    ]);
+    // A hundred milliseconds a sample, two at a time: the run takes ten seconds unless stopped.
+    let started = std::time::Instant::now();
+    while lines_written(&ws, "out") < 4 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no results were written"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    std::thread::sleep(Duration::from_millis(100));
-    let pid = child.id().to_string();
     let sent = Command::new("kill")
-        .args(["-INT", &pid])
+        .args(["-INT", &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(sent.success());
-    let output = child.wait_with_output().expect("gavel ends");
+    slow.store(false, Ordering::SeqCst);
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("joined")
+        .expect("gavel ends");
     let err = stderr(&output);
-    if output.status.success() {
-        // The whole dataset was graded before the signal arrived: nothing to resume.
-        return;
-    }
     assert_eq!(output.status.code(), Some(130), "{err}");
     assert!(err.contains("--resume"), "{err}");
-    assert!(ws.path("out/summary.json").exists());
     let done = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
-    assert!(
-        done.ends_with('\n') || done.is_empty(),
-        "only complete lines are written"
+    assert!(done.ends_with('\n'), "only complete lines are written");
+    let kept = done.lines().count();
+    assert!(kept >= 4 && kept < ROWS, "{kept} of {ROWS} results kept");
+    assert_eq!(
+        ws.summary("out")["counts"]["total"],
+        kept,
+        "the summary is of what finished"
     );
-    let resumed = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
+
+    let wait = |child: std::process::Child| {
+        tokio::task::spawn_blocking(move || child.wait_with_output().expect("gavel ends"))
+    };
+    let resumed = wait(gavel(&[
+        "run",
+        "suite.yaml",
+        "-o",
+        "out",
+        "-q",
+        "--resume",
+        "--no-cache",
+    ]))
+    .await
+    .expect("joined");
     assert!(resumed.status.success(), "{}", stderr(&resumed));
-    assert_eq!(ws.results("out").len(), 200_000);
+    let clean = wait(gavel(&[
+        "run",
+        "suite.yaml",
+        "-o",
+        "clean",
+        "-q",
+        "--no-cache",
+    ]))
+    .await
+    .expect("joined");
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            std::fs::read(ws.path("out").join(file)).unwrap()
+                == std::fs::read(ws.path("clean").join(file)).unwrap(),
+            "{file} of the resumed run differs from the uninterrupted run's"
+        );
+    }
 }
