@@ -204,6 +204,32 @@ impl RowParser {
         Ok(sample)
     }
 
+    /// `text`, as line 1 of `rows.jsonl`, read by the scanner and by serde, each reading as text
+    /// to compare; `None` when the scanner leaves the row to serde. The two must be equal: the
+    /// tests and the `rows` fuzz target (`fuzz/`) hold them to it.
+    pub fn readings(&self, text: &str) -> Option<(String, String)> {
+        let line = line_one(text);
+        let mut scanned = RawRow::default();
+        RawRow::scan(&line.text, &mut scanned)?;
+        let serde = match serde_json::from_str::<RawRow<Inline>>(&line.text) {
+            Ok(read) => self.read_as(&line, read),
+            Err(e) => format!("serde refuses the row: {e}"),
+        };
+        Some((self.read_as(&line, scanned), serde))
+    }
+
+    /// A row read on the one-pass path from `raw`, as text to compare.
+    fn read_as(&self, line: &Line, mut raw: RawRow<Inline>) -> String {
+        let read = self.fields(&mut raw, line).map(|mut sample| {
+            self.convert_inline(raw.trajectory.take(), line)
+                .map(|trajectory| {
+                    sample.trajectory = trajectory?;
+                    Ok::<_, RowError>(sample)
+                })
+        });
+        format!("{read:?}")
+    }
+
     /// The inline trajectory converted, or `None` when its shape is not the suite's format.
     fn convert_inline<'a>(
         &self,
@@ -416,6 +442,15 @@ pub fn peek_id(line: &Line) -> Result<Option<SampleId>, RowError> {
             .map(Some)
             .map_err(|m| row_error(line, 0, m.to_string())),
         None => Ok(None),
+    }
+}
+
+/// `text` as line 1 of `rows.jsonl`.
+fn line_one(text: &str) -> Line {
+    Line {
+        file: Path::new("rows.jsonl").into(),
+        number: 1,
+        text: LineText::from(text.to_string()),
     }
 }
 
@@ -943,43 +978,95 @@ mod tests {
         r#"{"trajectory": {"output": null, "steps": [{"type": "tool_call", "tool_result": "plain"}], "messages": []}, "expected": {}}"#,
     ];
 
-    /// `text` as line 1 of a dataset.
-    fn line_of(text: &str) -> Line {
-        Line {
-            file: Path::new("rows.jsonl").into(),
-            number: 1,
-            text: LineText::from(text.to_string()),
-        }
-    }
-
-    /// A row read on the one-pass path from `raw`, as text to compare.
-    fn read_as(parser: &RowParser, line: &Line, mut raw: RawRow<Inline>) -> String {
-        let read = parser.fields(&mut raw, line).map(|mut sample| {
-            parser
-                .convert_inline(raw.trajectory.take(), line)
-                .map(|trajectory| {
-                    sample.trajectory = trajectory?;
-                    Ok::<_, RowError>(sample)
-                })
-        });
-        format!("{read:?}")
-    }
-
     /// Checks the scanner against serde on `text`: whether the scanner read it.
     fn scanned_as_serde_reads(parser: &RowParser, text: &str) -> bool {
-        let line = line_of(text);
-        let mut scanned = RawRow::default();
-        if RawRow::scan(&line.text, &mut scanned).is_none() {
-            return false;
+        match parser.readings(text) {
+            Some((scanned, serde)) => {
+                assert_eq!(scanned, serde, "{text}");
+                true
+            }
+            None => false,
         }
-        let read = serde_json::from_str::<RawRow<Inline>>(&line.text)
-            .unwrap_or_else(|e| panic!("scanned what serde refuses ({e}): {text}"));
-        assert_eq!(
-            read_as(parser, &line, scanned),
-            read_as(parser, &line, read),
-            "{text}"
-        );
-        true
+    }
+
+    /// Every field serde reads from a row (the field list its derived reader was generated
+    /// with), each alone in a row: the scanner reads it as serde does, and it changes what the
+    /// row reads as, so a field the scanner skipped would show.
+    #[test]
+    fn the_scanner_reads_every_field_serde_reads() {
+        const VALUES: &[(&str, &str)] = &[
+            ("sample_id", r#""s-1""#),
+            ("id", "7"),
+            ("input", r#"["a", "b"]"#),
+            ("prompt", r#""p""#),
+            ("ground_truth", r#""g""#),
+            ("rubric_vars", r#"{"tone": "plain"}"#),
+            ("rubric", r#""Is {input} right?""#),
+            ("rubric_path", r#""no-such-rubric.txt""#),
+            ("name", r#""case""#),
+            ("description", r#""what it checks""#),
+            ("expected", r#"{"max_steps": 3}"#),
+            ("reference_output", r#""o""#),
+            ("reference_tools", r#"["t"]"#),
+            ("tags", r#"["x"]"#),
+            ("metadata", r#"{"k": 1}"#),
+            (
+                "trajectory",
+                r#"[[{"message_type": "assistant_message", "content": "hi"}]]"#,
+            ),
+            (
+                "agent_state",
+                r#"{"blocks": [{"label": "l", "value": "v"}]}"#,
+            ),
+        ];
+        let parser = RowParser::new(None, PathBuf::from("."));
+        let (_, empty) = parser.readings("{}").expect("an empty row is scanned");
+        let fields = serde_fields::<RawRow<Inline>>();
+        assert!(fields.contains(&"trajectory"), "{fields:?}");
+        for field in fields {
+            let value = VALUES
+                .iter()
+                .find(|(name, _)| name == field)
+                .map(|(_, value)| value)
+                .unwrap_or_else(|| {
+                    panic!("RawRow has a field `{field}`: read it in RawRow::scan and add it here")
+                });
+            let text = format!(r#"{{"{field}": {value}}}"#);
+            let (scanned, serde) = parser
+                .readings(&text)
+                .unwrap_or_else(|| panic!("not scanned: {text}"));
+            assert_eq!(scanned, serde, "{text}");
+            assert_ne!(serde, empty, "{text} reads as an empty row");
+        }
+    }
+
+    /// The fields `T`'s derived `Deserialize` reads, by asking it to read a struct.
+    fn serde_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+        use serde::de::{self, Visitor};
+        struct Fields<'f>(&'f mut &'static [&'static str]);
+        impl<'de> de::Deserializer<'de> for Fields<'_> {
+            type Error = de::value::Error;
+            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+                Err(de::Error::custom("only a struct's field list is asked for"))
+            }
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, Self::Error> {
+                *self.0 = fields;
+                Err(de::Error::custom("the field list is all that is needed"))
+            }
+            serde::forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+                identifier ignored_any
+            }
+        }
+        let mut fields: &'static [&'static str] = &[];
+        let _ = T::deserialize(Fields(&mut fields));
+        fields
     }
 
     #[test]
@@ -1042,20 +1129,20 @@ mod tests {
         let parser = RowParser::new(None, PathBuf::from("."));
         assert!(scanning(&parser));
         let openai = r#"{"id": 1, "trajectory": [{"role": "user", "content": "hi"}]}"#;
-        let line = line_of(openai);
+        let line = line_one(openai);
         let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::OpenAi);
         assert!(!scanning(&parser));
-        parser.parse_row(&line_of(r#"{"id": 2}"#)).unwrap();
+        parser.parse_row(&line_one(r#"{"id": 2}"#)).unwrap();
         assert!(scanning(&parser));
-        parser.parse_row(&line_of(openai)).unwrap();
+        parser.parse_row(&line_one(openai)).unwrap();
         let evaldeck = r#"{"id": 3, "trajectory": {"input": "i", "steps": [], "output": "o"}}"#;
-        let line = line_of(evaldeck);
+        let line = line_one(evaldeck);
         let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::Evaldeck);
         assert!(scanning(&parser));
-        parser.parse_row(&line_of(openai)).unwrap();
-        let line = line_of(SCANNED_ROWS[0]);
+        parser.parse_row(&line_one(openai)).unwrap();
+        let line = line_one(SCANNED_ROWS[0]);
         let sample = parser.parse_row(&line).unwrap();
         assert_eq!(sample.trajectory().format, Format::Letta);
         assert!(scanning(&parser));
