@@ -14,13 +14,11 @@ static ALLOCATOR: gavel::alloc::MiMalloc = gavel::alloc::MiMalloc;
 /// it); the test below checks it is the option whose default is 1000 ms.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// How long mimalloc keeps freed memory before returning it to the system, in milliseconds.
-/// Its default, a second (ten for whole arenas), lets a run's footprint creep up for as long
-/// as it runs: pages freed in one place stay resident while fresh ones are taken elsewhere.
-/// At a tenth of that, a run of a million samples peaks within a tenth of a ten-thousand-sample
-/// run (about 40 MiB against 44), at no cost in throughput (bench/README.md, tenth profile).
-/// The `no_thp` build feature does the rest: in 2 MiB transparent huge pages every touched
-/// region counts whole, which doubled the footprint and made it vary by tens of MiB.
+/// How long mimalloc keeps freed memory before returning it to the system, in milliseconds. At
+/// its default, a second, a long run's footprint creeps up: pages freed in one place stay
+/// resident while fresh ones are taken elsewhere. A tenth of that holds a long run near a short
+/// one's peak at no cost in throughput (bench/README.md, tenth profile). The `no_thp` build
+/// feature keeps the heap out of 2 MiB huge pages, in which every touched region counts whole.
 const PURGE_DELAY_MS: std::ffi::c_long = 100;
 
 fn main() -> ExitCode {

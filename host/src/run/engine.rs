@@ -265,20 +265,14 @@ pub fn validate(
     Ok(validation)
 }
 
-/// Items per unit of parallel work when no grader waits on the network. 128 rows ran faster
-/// than 256 (interleaved runs, lower quartiles of wall time over 25 to 31 runs: evaldeck 0.476
-/// to 0.495 s against 0.509 to 0.516 s; letta no worse) and hold less in memory. Why is not
-/// settled: fewer rows lie between a row's reading and its parsing, but a floor that held back
-/// 3,000 rows before parsing each was only 7% slower than one that held back none.
+/// Items per unit of parallel work when no grader waits on the network: enough to pay for
+/// handing work between threads, few enough that a batch's rows are still in the cache when they
+/// are parsed (the measurements: bench/README.md, twentieth profile).
 const BATCH: usize = 128;
 
-/// Rows of a batch parsed before any of them is graded. Parsing one row and grading it before
-/// the next ran the parser's code and the graders' in turn for every row, and between them they
-/// are larger than the instruction cache: parsing 32 rows, then grading them, took instruction
-/// cache misses on 20,000 rows of the evaldeck bench suite from 19.9 M to 11.2 M and data cache
-/// misses from 10.3 M to 9.3 M (`valgrind --tool=callgrind --cache-sim=yes`), and medians of
-/// interleaved runs 3 to 11% lower. Parsing 64 ahead saved few more misses of code and took
-/// more of data.
+/// Rows of a batch parsed before any of them is graded, so that the parser's code and the
+/// graders' each stay in the instruction cache for a run of rows rather than evicting each other
+/// at every row (bench/README.md, nineteenth profile).
 const PARSED_AHEAD: usize = 32;
 
 /// Receives results in stream order, a batch at a time, with their lines of `results.jsonl`
@@ -666,10 +660,9 @@ pub struct ResultsFile {
 
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 
-/// How long a run goes on before its flushes are synced to disk. What a power cut takes from a
-/// run this young costs seconds to grade again, while a sync under way when the run ends holds
-/// up the process's exit until the disk has the file: 20-40 ms for the 55 MB of 100,000
-/// results, a twentieth of such a run (bench/README.md, eighteenth profile).
+/// How long a run goes on before its flushes are synced to disk: what a power cut takes from a
+/// younger run costs seconds to grade again, while a sync under way when a run ends holds up its
+/// exit until the disk has the file (bench/README.md, eighteenth profile).
 pub const SYNC_AFTER: Duration = Duration::from_secs(2);
 
 /// Syncs a file to disk on a thread of its own, so that the thread writing results never waits
