@@ -1,6 +1,11 @@
 //! One graded sample, as written to `results.jsonl`.
 
 use std::borrow::Cow;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -376,6 +381,320 @@ fn escape_flags(word: u64) -> u64 {
         & (ONES << 7)
 }
 
+/// `results.jsonl`, written as results arrive: complete lines, flushed at least every
+/// [`FLUSH_EVERY`] and, once the run has gone on for [`SYNC_AFTER`], synced to disk after each
+/// flush, in the background ([`Syncer`]). A finished file is flushed whole before
+/// [`ResultsFile::finish`] returns; the end of a run does not wait for the disk, which takes the
+/// tail as it takes any written file.
+pub struct ResultsFile {
+    path: PathBuf,
+    /// The length of the file when opened: what [`ResultsFile::discard`] goes back to.
+    opened_len: u64,
+    /// Where an earlier run's file was moved by a fresh run, until this one is finished.
+    replaced: Option<PathBuf>,
+    out: BufWriter<File>,
+    last_flush: Instant,
+    syncer: Syncer,
+}
+
+pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
+
+/// How long a run goes on before its flushes are synced to disk: what a power cut takes from a
+/// younger run costs seconds to grade again, while a sync under way when a run ends holds up its
+/// exit until the disk has the file (bench/README.md, eighteenth profile).
+pub const SYNC_AFTER: Duration = Duration::from_secs(2);
+
+/// Syncs a file to disk on a thread of its own, so that the thread writing results never waits
+/// for the disk: each sync writes back what was flushed so far. Syncs asked for in the first
+/// [`SYNC_AFTER`] are not made, and the thread starts with the first that is.
+struct Syncer {
+    file: File,
+    /// When syncs asked for begin to be made.
+    from: Instant,
+    requests: Option<std::sync::mpsc::SyncSender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// The error of a failed sync, after which the thread stops.
+    failed: Arc<std::sync::Mutex<Option<std::io::Error>>>,
+}
+
+impl Syncer {
+    /// A syncer of `file` whose first sync is made once `after` has passed.
+    fn new(file: &File, after: Duration) -> std::io::Result<Syncer> {
+        Ok(Syncer {
+            file: file.try_clone()?,
+            from: Instant::now() + after,
+            requests: None,
+            thread: None,
+            failed: Arc::default(),
+        })
+    }
+
+    /// Starts the thread that syncs.
+    fn start(&mut self) -> std::io::Result<()> {
+        let file = self.file.try_clone()?;
+        // One request waits at most: a sync asked for while one waits would add nothing.
+        let (requests, pending) = std::sync::mpsc::sync_channel::<()>(1);
+        let report = self.failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("gavel-sync".to_string())
+            .spawn(move || {
+                while pending.recv().is_ok() {
+                    if let Err(e) = file.sync_data() {
+                        *report
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+                        return;
+                    }
+                }
+            })?;
+        self.requests = Some(requests);
+        self.thread = Some(thread);
+        Ok(())
+    }
+
+    fn take_failure(&self) -> std::io::Result<()> {
+        match self
+            .failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Asks for a sync of what is flushed so far, and reports a failed earlier one.
+    fn request(&mut self) -> std::io::Result<()> {
+        self.take_failure()?;
+        if self.thread.is_none() && Instant::now() >= self.from {
+            self.start()?;
+        }
+        if let Some(requests) = &self.requests {
+            let _ = requests.try_send(());
+        }
+        Ok(())
+    }
+
+    /// Stops asking for syncs without waiting for the one under way, if any; a failed earlier
+    /// sync's error.
+    fn leave(&mut self) -> std::io::Result<()> {
+        self.requests = None;
+        // Dropped, not joined: the thread ends with the sync it is in, or with the process.
+        self.thread = None;
+        self.take_failure()
+    }
+
+    /// Waits for the sync under way, if any, and stops the thread; a failed sync's error.
+    fn stop(&mut self) -> std::io::Result<()> {
+        self.requests = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        self.take_failure()
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl ResultsFile {
+    /// Creates (or, resuming, appends to) `results.jsonl`. A fresh run moves an earlier file
+    /// aside rather than truncating it, so that [`ResultsFile::discard`] can put it back.
+    pub fn open(path: &Path, append: bool) -> std::io::Result<ResultsFile> {
+        let mut replaced = None;
+        if !append && path.exists() {
+            let aside = path.with_extension("jsonl.replaced");
+            std::fs::rename(path, &aside)?;
+            replaced = Some(aside);
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)?;
+        Ok(ResultsFile {
+            path: path.to_path_buf(),
+            opened_len: file.metadata()?.len(),
+            replaced,
+            syncer: Syncer::new(&file, SYNC_AFTER)?,
+            out: BufWriter::with_capacity(1 << 16, file),
+            last_flush: Instant::now(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends whole lines (their newlines included). Lines longer together than the buffer
+    /// go to the file without a copy into it.
+    pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(lines)?;
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.last_flush = Instant::now();
+        self.syncer.request()
+    }
+
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.out.flush()?;
+        self.syncer.leave()?;
+        match &self.replaced {
+            Some(aside) => std::fs::remove_file(aside),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes back everything this run wrote: the folder is as it was before [`ResultsFile::open`].
+    pub fn discard(self) -> std::io::Result<()> {
+        let ResultsFile {
+            path,
+            opened_len,
+            replaced,
+            out,
+            syncer,
+            ..
+        } = self;
+        // Its sync, if one is under way, is of lines about to be taken back.
+        drop(syncer);
+        let (file, _unwritten) = out.into_parts();
+        match replaced {
+            Some(aside) => std::fs::rename(aside, &path),
+            None if opened_len == 0 => {
+                drop(file);
+                std::fs::remove_file(&path)
+            }
+            None => {
+                file.set_len(opened_len)?;
+                file.sync_data()
+            }
+        }
+    }
+}
+
+/// The id at the start of `text`, read as its own type (an untagged [`SampleId`] would buffer
+/// the value first).
+pub(crate) fn leading_id(text: &str) -> Option<SampleId> {
+    let mut values = serde_json::Deserializer::from_str(text);
+    if text.starts_with('"') {
+        String::deserialize(&mut values).ok().map(SampleId::Str)
+    } else {
+        i64::deserialize(&mut values).ok().map(SampleId::Int)
+    }
+}
+
+/// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
+/// short by a kill. Calls `each` for every complete result, in order.
+pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<u64, ResultsError> {
+    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(source) => {
+            return Err(ResultsError::Open {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut reader = BufReader::new(&mut file);
+    let mut complete_bytes = 0u64;
+    let mut count = 0u64;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_line(&mut line)
+            .map_err(|source| ResultsError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if n == 0 || !line.ends_with('\n') {
+            break;
+        }
+        let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
+            path: path.to_path_buf(),
+            line: count + 1,
+            source,
+            advice: "; remove the file or choose another output folder",
+        })?;
+        each(result);
+        complete_bytes += n as u64;
+        count += 1;
+    }
+    drop(reader);
+    file.set_len(complete_bytes)
+        .and_then(|()| file.seek(SeekFrom::End(0)).map(|_| ()))
+        .map_err(|source| ResultsError::Truncate {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(count)
+}
+
+#[derive(Deserialize)]
+struct StoredResult {
+    sample_id: SampleId,
+    #[serde(default)]
+    grades: indexmap::IndexMap<String, crate::grade::Grade>,
+    #[serde(default)]
+    reward: Option<f64>,
+    #[serde(default)]
+    error: Option<SampleError>,
+}
+
+pub(crate) fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error> {
+    let stored: StoredResult = serde_json::from_str(line)?;
+    Ok(SampleResult {
+        sample_id: stored.sample_id,
+        grades: stored
+            .grades
+            .into_iter()
+            .map(|(key, grade)| (GradeKey::Owned(key), grade))
+            .collect(),
+        reward: stored.reward,
+        error: stored.error,
+    })
+}
+
+/// Earlier results that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{}: cannot open: {source}", .path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: cannot read: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{line}: not a gavel result line ({source}){advice}", .path.display())]
+    NotAResult {
+        path: PathBuf,
+        line: u64,
+        source: serde_json::Error,
+        /// What to do about it, when there is something to do.
+        advice: &'static str,
+    },
+    #[error("{}: cannot truncate a partial line: {source}", .path.display())]
+    Truncate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -587,5 +906,67 @@ mod tests {
         result.reward = None;
         result.error = None;
         assert_eq!(line(&result), r#"{"sample_id":"id\n1","grades":{}}"#);
+    }
+
+    #[test]
+    fn syncs_begin_once_the_run_is_old_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = File::create(dir.path().join("results.jsonl")).unwrap();
+        let mut young = Syncer::new(&file, Duration::from_secs(3600)).unwrap();
+        young.request().unwrap();
+        young.request().unwrap();
+        assert!(
+            young.thread.is_none(),
+            "a young run's flushes start no sync"
+        );
+        let mut old = Syncer::new(&file, Duration::ZERO).unwrap();
+        old.request().unwrap();
+        assert!(old.thread.is_some() && old.requests.is_some());
+        old.stop().unwrap();
+        assert!(old.thread.is_none());
+    }
+
+    #[test]
+    fn results_file_keeps_what_was_finished_and_takes_back_what_was_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let mut file = ResultsFile::open(&path, false).unwrap();
+        file.append(b"{\"a\":1}\n").unwrap();
+        // Flushes ask the background syncer for a sync; many in a row are one waiting request.
+        for _ in 0..50 {
+            file.flush().unwrap();
+        }
+        file.append(b"{\"a\":2}\n").unwrap();
+        file.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+
+        // Resumed, then taken back: the file is as the finished run left it.
+        let mut resumed = ResultsFile::open(&path, true).unwrap();
+        resumed.append(b"{\"a\":3}\n").unwrap();
+        resumed.flush().unwrap();
+        resumed.discard().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+
+        // A fresh run over it, taken back: the earlier file is put back.
+        let mut fresh = ResultsFile::open(&path, false).unwrap();
+        fresh.append(b"{\"b\":1}\n").unwrap();
+        fresh.flush().unwrap();
+        fresh.discard().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"a\":1}\n{\"a\":2}\n");
+    }
+
+    #[test]
+    fn leading_ids_read_as_written() {
+        for id in [
+            SampleId::Int(-42),
+            SampleId::Int(7),
+            SampleId::Str("a \"b\" é".into()),
+            SampleId::Str("12".into()),
+        ] {
+            let line = serde_json::to_string(&id).unwrap() + r#","grades":{}}"#;
+            assert_eq!(leading_id(&line), Some(id));
+        }
+        assert_eq!(leading_id("1.5,"), None);
+        assert_eq!(leading_id("null,"), None);
     }
 }

@@ -49,7 +49,10 @@ use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
+use std::fs::File;
 use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -57,7 +60,7 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::config::gate::{Aggregation, Op};
 use crate::grade::Status;
 use crate::input::sample::SampleId;
-use crate::output::result::{GradeKey, SampleResult};
+use crate::output::result::{GradeKey, ResultsError, SampleResult, leading_id, parse_result};
 
 /// The 97.5th percentile of the standard normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -432,6 +435,40 @@ pub struct GateOutcome {
     pub passed: bool,
     pub checks: Vec<GateCheck>,
     pub message: String,
+}
+
+impl Aggregator {
+    /// Hands the results of the finished run in `path` that [`Aggregator::regroup`] needs to
+    /// it, when it needs any: only lines whose id may repeat are parsed whole.
+    pub fn regroup_file(&mut self, path: &Path) -> Result<(), ResultsError> {
+        if !self.needs_regroup() {
+            return Ok(());
+        }
+        let file = File::open(path).map_err(|source| ResultsError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        for (number, line) in BufReader::with_capacity(1 << 16, file).lines().enumerate() {
+            let line = line.map_err(|source| ResultsError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            // Result lines begin with their id (`ResultsFile::append`), so most are skipped
+            // after reading a few bytes.
+            let id = line.strip_prefix(r#"{"sample_id":"#).and_then(leading_id);
+            if id.is_some_and(|id| !self.may_repeat(&id)) {
+                continue;
+            }
+            let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
+                path: path.to_path_buf(),
+                line: number as u64 + 1,
+                source,
+                advice: "",
+            })?;
+            self.regroup(&result);
+        }
+        Ok(())
+    }
 }
 
 struct Metrics<'a>(&'a [(String, MetricSummary)]);

@@ -18,9 +18,9 @@ pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
-use crate::output::result::{GradeKey, SampleResult};
+use crate::output::result::{self, GradeKey, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
-use engine::{Pass, PassEnd, PassError, ResultsFile, Selected, Selection, Sink};
+use engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]
@@ -94,9 +94,8 @@ pub enum RunError {
     Source(#[from] SourceError),
     #[error(transparent)]
     Pass(#[from] PassError),
-    /// Earlier results that cannot be read back.
-    #[error("{0}")]
-    Results(String),
+    #[error(transparent)]
+    Results(#[from] ResultsError),
 }
 
 /// Sees a run's results as they are written, in input order.
@@ -179,7 +178,7 @@ pub fn run(
     };
     let already = if options.resume {
         let mut junit_error = None;
-        let read = engine::read_previous(&results_path, |r| {
+        let read = result::read_previous(&results_path, |r| {
             aggregator.add(&r);
             observer.previous(&r);
             if let Some(writer) = junit.as_mut()
@@ -191,7 +190,7 @@ pub fn run(
         if let Some(e) = junit_error {
             return Err(vec![RunError::Junit(e)]);
         }
-        read.map_err(|message| vec![RunError::Results(message)])?
+        read.map_err(|e| vec![RunError::from(e)])?
     } else {
         0
     };
@@ -252,8 +251,9 @@ pub fn run(
     results
         .finish()
         .map_err(|source| vec![write_error(&results_path, source)])?;
-    engine::regroup(&results_path, &mut aggregator)
-        .map_err(|message| vec![RunError::Results(message)])?;
+    aggregator
+        .regroup_file(&results_path)
+        .map_err(|e| vec![RunError::from(e)])?;
     let mut summary = aggregator.finish();
     let gate_passed = match &prepared.suite.file.gate {
         Some(gate) => gate.apply(&mut summary),
