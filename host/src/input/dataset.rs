@@ -1031,13 +1031,50 @@ mod tests {
                 .unwrap_or_else(|| {
                     panic!("RawRow has a field `{field}`: read it in RawRow::scan and add it here")
                 });
-            let text = format!(r#"{{"{field}": {value}}}"#);
-            let (scanned, serde) = parser
-                .readings(&text)
-                .unwrap_or_else(|| panic!("not scanned: {text}"));
-            assert_eq!(scanned, serde, "{text}");
-            assert_ne!(serde, empty, "{text} reads as an empty row");
+            assert_read_alike(&parser, &format!(r#"{{"{field}": {value}}}"#), &empty);
         }
+        // The fields of an `expected:` block, read by a scanner of their own.
+        const EXPECTED: &[(&str, &str)] = &[
+            ("tools_called", r#"["a"]"#),
+            ("tools_not_called", r#"["b"]"#),
+            ("tool_call_order", r#"["a", "b"]"#),
+            ("output_contains", r#"["x"]"#),
+            ("output_not_contains", r#"["y"]"#),
+            ("output_equals", r#""z""#),
+            ("output_matches", r#""z+""#),
+            ("max_steps", "5"),
+            ("min_steps", "1"),
+            ("max_tool_calls", "2"),
+            ("max_llm_calls", "3"),
+            ("task_completed", "false"),
+            ("custom", r#"{"k": [1]}"#),
+        ];
+        let (_, empty) = parser.readings(r#"{"expected": {}}"#).expect("scanned");
+        for field in serde_fields::<crate::input::sample::Expected>() {
+            let value = EXPECTED
+                .iter()
+                .find(|(name, _)| name == field)
+                .map(|(_, value)| value)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "Expected has a field `{field}`: read it in Expected::scan and add it here"
+                    )
+                });
+            assert_read_alike(
+                &parser,
+                &format!(r#"{{"expected": {{"{field}": {value}}}}}"#),
+                &empty,
+            );
+        }
+    }
+
+    /// `text` is scanned, read by the scanner as by serde, and reads otherwise than `empty`.
+    fn assert_read_alike(parser: &RowParser, text: &str, empty: &str) {
+        let (scanned, serde) = parser
+            .readings(text)
+            .unwrap_or_else(|| panic!("not scanned: {text}"));
+        assert_eq!(scanned, serde, "{text}");
+        assert_ne!(serde, empty, "{text} reads as the row without the field");
     }
 
     /// The fields `T`'s derived `Deserialize` reads, by asking it to read a struct.
