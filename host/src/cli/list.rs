@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gavel::grade::builtin::{Described, evaldeck::Check, letta::Function};
+use gavel::grade::builtin::{Described, evaldeck, letta::Function};
 use gavel::grade::extract::Extractor;
 
 #[derive(Debug, clap::Args)]
@@ -27,19 +27,19 @@ pub fn run(args: Args) -> u8 {
     if let Some(path) = args.pack {
         return super::inspect::list_pack(&path, matches!(args.what, What::Graders), &args.cache);
     }
-    let sections: Vec<(&str, &[Described])> = match args.what {
+    let sections: Vec<(&str, Vec<Described>)> = match args.what {
         What::Graders => vec![
             (
                 "kind: tool, letta-evals functions (grade the extracted submission)",
-                Function::BUILTINS,
+                Function::BUILTINS.to_vec(),
             ),
             (
                 "kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)",
-                Check::BUILTINS,
+                evaldeck::CHECKS.iter().map(|c| c.described).collect(),
             ),
             (
                 "other kinds",
-                &[
+                vec![
                     Described {
                         name: "expectations",
                         description: "the sample's `expected:` block, every key AND-combined as evaldeck does",
@@ -59,7 +59,7 @@ pub fn run(args: Args) -> u8 {
                 ],
             ),
         ],
-        What::Extractors => vec![("extractors", Extractor::BUILTINS)],
+        What::Extractors => vec![("extractors", Extractor::BUILTINS.to_vec())],
     };
     for (title, items) in sections {
         println!("{title}:");

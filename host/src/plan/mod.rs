@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
 use crate::config::suite::{GraderSpec, SuiteError, ToolSpec, closest};
-use crate::grade::builtin::evaldeck::Check;
+use crate::grade::builtin::evaldeck::{self, Check};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
@@ -279,8 +279,8 @@ fn builtin_names(key: &str) -> Vec<&'static str> {
     if key == "function" {
         letta::Function::BUILTINS
             .iter()
-            .chain(Check::BUILTINS)
             .map(|d| d.name)
+            .chain(evaldeck::CHECKS.iter().map(|c| c.described.name))
             .collect()
     } else {
         Extractor::BUILTINS.iter().map(|d| d.name).collect()

@@ -13,436 +13,642 @@ use crate::grade::config::{ConfigError, ConfigKeys};
 use crate::grade::python::{self, Regex, RegexError};
 use crate::grade::{Grade, Status};
 use crate::input::sample::{Expected, Sample};
-use crate::input::trajectory::RunStatus;
+use crate::input::trajectory::{RunStatus, Trajectory};
 
-/// One evaldeck check. A parameter left `None` is read from the sample's `expected:` block
-/// when grading, as evaldeck's graders fall back to the test case.
-#[derive(Debug, Clone)]
-pub enum Check {
-    OutputContains {
-        values: Option<Vec<String>>,
-        case_sensitive: bool,
-    },
-    OutputNotContains {
-        values: Option<Vec<String>>,
-        case_sensitive: bool,
-    },
-    OutputEquals {
-        expected: Option<String>,
-        normalize_whitespace: bool,
-    },
-    OutputMatches {
-        pattern: Option<Regex>,
-        flags: u32,
-    },
-    ToolsCalled {
-        required: Option<Vec<String>>,
-    },
-    ToolsNotCalled {
-        forbidden: Option<Vec<String>>,
-    },
-    ToolCallOrder {
-        expected_order: Option<Vec<String>>,
-    },
-    MaxSteps {
-        max_steps: Option<u64>,
-    },
-    MinSteps {
-        min_steps: Option<u64>,
-    },
-    MaxToolCalls {
-        max_tool_calls: Option<u64>,
-    },
-    MaxLlmCalls {
-        max_llm_calls: Option<u64>,
-    },
-    TaskCompleted {
-        require_success: bool,
-    },
+/// One evaldeck check: its parameters, read from a grader's `config:` with evaldeck's names or,
+/// left `None`, from the sample's `expected:` block when grading, as evaldeck's graders fall back
+/// to the test case. A check is registered once, in [`CHECKS`]: suite names, `expected:` blocks
+/// and `gavel list` all read that list.
+trait EvaldeckCheck: Grades + Sized + 'static {
+    /// The name (the `expected:` key it reads) and the line `gavel list` prints.
+    const DESCRIBED: Described;
+    /// The check a grader's `config:` asks for.
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError>;
+    /// The check an `expected:` block asks for, reading its values from the block.
+    fn asked(expected: &Expected) -> Option<Self>;
+}
+
+/// A check's grade of a sample: in full as a grader of its own, brief inside an `expected:`
+/// block.
+trait Grades: std::fmt::Debug + Send + Sync {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade;
+}
+
+/// A check as the registry holds it.
+pub struct Registered {
+    pub described: Described,
+    configured: fn(&Map<String, Value>) -> Result<Check, ConfigError>,
+    asked: fn(&Sample<'_>, &Expected) -> Option<Grade>,
+}
+
+impl Registered {
+    const fn of<C: EvaldeckCheck>() -> Registered {
+        Registered {
+            described: C::DESCRIBED,
+            configured: configured::<C>,
+            asked: asked::<C>,
+        }
+    }
+}
+
+fn configured<C: EvaldeckCheck>(config: &Map<String, Value>) -> Result<Check, ConfigError> {
+    Ok(Check {
+        name: C::DESCRIBED.name,
+        check: Box::new(C::configured(config)?),
+    })
+}
+
+fn asked<C: EvaldeckCheck>(sample: &Sample<'_>, expected: &Expected) -> Option<Grade> {
+    C::asked(expected).map(|check| check.grade(sample, Detail::Brief))
+}
+
+/// Every evaldeck check, in evaldeck's order (`_build_graders_for_turn`, with the keys evaldeck
+/// leaves unchecked after their nearest kin): the order an `expected:` block is checked in and
+/// `gavel list` lists them in.
+pub const CHECKS: &[Registered] = &[
+    Registered::of::<OutputContains>(),
+    Registered::of::<OutputNotContains>(),
+    Registered::of::<OutputEquals>(),
+    Registered::of::<OutputMatches>(),
+    Registered::of::<ToolsCalled>(),
+    Registered::of::<ToolsNotCalled>(),
+    Registered::of::<ToolCallOrder>(),
+    Registered::of::<MaxSteps>(),
+    Registered::of::<MinSteps>(),
+    Registered::of::<MaxToolCalls>(),
+    Registered::of::<MaxLlmCalls>(),
+    Registered::of::<TaskCompleted>(),
+];
+
+/// A configured evaldeck check.
+#[derive(Debug)]
+pub struct Check {
+    name: &'static str,
+    check: Box<dyn Grades>,
 }
 
 impl Check {
-    pub const BUILTINS: &'static [Described] = &[
-        Described {
-            name: "output_contains",
-            description: "the final output contains every one of `values` (case-insensitive by default)",
-        },
-        Described {
-            name: "output_not_contains",
-            description: "the final output contains none of `values`",
-        },
-        Described {
-            name: "output_equals",
-            description: "the final output equals `expected` (whitespace normalised by default)",
-        },
-        Described {
-            name: "output_matches",
-            description: "the Python regex `pattern` (with `flags`) is found in the final output",
-        },
-        Described {
-            name: "tools_called",
-            description: "every tool in `required` was called",
-        },
-        Described {
-            name: "tools_not_called",
-            description: "no tool in `forbidden` was called",
-        },
-        Described {
-            name: "tool_call_order",
-            description: "the tools in `expected_order` were called in that order (others may interleave)",
-        },
-        Described {
-            name: "max_steps",
-            description: "at most `max_steps` steps (LLM calls, tool calls, reasoning, human input)",
-        },
-        Described {
-            name: "min_steps",
-            description: "at least `min_steps` steps",
-        },
-        Described {
-            name: "max_tool_calls",
-            description: "at most `max_tool_calls` tool calls",
-        },
-        Described {
-            name: "max_llm_calls",
-            description: "at most `max_llm_calls` LLM calls",
-        },
-        Described {
-            name: "task_completed",
-            description: "the run succeeded with a non-empty output (or, with `require_success: false`, did not)",
-        },
-    ];
-
     /// The check `name` (an `expected:` key) configured with evaldeck's constructor parameter
     /// names; `Ok(None)` when `name` is not an evaldeck check.
     pub fn new(name: &str, config: &Map<String, Value>) -> Result<Option<Check>, ConfigError> {
-        let keys = |allowed: &'static [&'static str]| ConfigKeys::new(config, allowed);
-        Ok(Some(match name {
-            "output_contains" | "output_not_contains" => {
-                let keys = keys(&["values", "case_sensitive", "field"])?;
-                // evaldeck accepts `field` and always checks the output; so does gavel.
-                keys.string("field")?;
-                let values = keys.strings("values")?;
-                let case_sensitive = keys.bool("case_sensitive")?.unwrap_or(false);
-                if name == "output_contains" {
-                    Check::OutputContains {
-                        values,
-                        case_sensitive,
-                    }
-                } else {
-                    Check::OutputNotContains {
-                        values,
-                        case_sensitive,
-                    }
-                }
-            }
-            "output_equals" => {
-                // `strip_whitespace` is the name gavel's documentation gives the same switch.
-                let keys = keys(&[
-                    "expected",
-                    "field",
-                    "normalize_whitespace",
-                    "strip_whitespace",
-                ])?;
-                keys.string("field")?;
-                let normalize = match keys.bool("normalize_whitespace")? {
-                    Some(normalize) => Some(normalize),
-                    None => keys.bool("strip_whitespace")?,
-                };
-                Check::OutputEquals {
-                    // An empty `expected` falls back to the sample, as evaldeck's `or` does.
-                    expected: keys.string("expected")?.filter(|e| !e.is_empty()),
-                    normalize_whitespace: normalize.unwrap_or(true),
-                }
-            }
-            "output_matches" => {
-                let keys = keys(&["pattern", "field", "flags"])?;
-                keys.string("field")?;
-                let flags = match keys.count("flags")? {
-                    None => 0,
-                    Some(bits) => u32::try_from(bits).unwrap_or(u32::MAX),
-                };
-                Regex::new("", flags).map_err(|e| ConfigError::new("flags", e.to_string()))?;
-                let pattern =
-                    match keys.string("pattern")?.filter(|p| !p.is_empty()) {
-                        None => None,
-                        Some(p) => Some(Regex::new(&p, flags).map_err(|e| {
-                            ConfigError::new("pattern", format!("invalid regex: {e}"))
-                        })?),
-                    };
-                Check::OutputMatches { pattern, flags }
-            }
-            "tools_called" => Check::ToolsCalled {
-                required: keys(&["required"])?.strings("required")?,
-            },
-            "tools_not_called" => Check::ToolsNotCalled {
-                forbidden: keys(&["forbidden"])?.strings("forbidden")?,
-            },
-            "tool_call_order" => Check::ToolCallOrder {
-                expected_order: keys(&["expected_order"])?.strings("expected_order")?,
-            },
-            "max_steps" => Check::MaxSteps {
-                max_steps: keys(&["max_steps"])?.count("max_steps")?,
-            },
-            "min_steps" => Check::MinSteps {
-                min_steps: keys(&["min_steps"])?.count("min_steps")?,
-            },
-            "max_tool_calls" => Check::MaxToolCalls {
-                max_tool_calls: keys(&["max_tool_calls"])?.count("max_tool_calls")?,
-            },
-            "max_llm_calls" => Check::MaxLlmCalls {
-                max_llm_calls: keys(&["max_llm_calls"])?.count("max_llm_calls")?,
-            },
-            "task_completed" => Check::TaskCompleted {
-                require_success: keys(&["require_success"])?
-                    .bool("require_success")?
-                    .unwrap_or(true),
-            },
-            _ => return Ok(None),
-        }))
+        CHECKS
+            .iter()
+            .find(|c| c.described.name == name)
+            .map(|c| (c.configured)(config))
+            .transpose()
     }
 
     /// The check's name, as the `expected:` key it reads.
     pub fn name(&self) -> &'static str {
-        match self {
-            Check::OutputContains { .. } => "output_contains",
-            Check::OutputNotContains { .. } => "output_not_contains",
-            Check::OutputEquals { .. } => "output_equals",
-            Check::OutputMatches { .. } => "output_matches",
-            Check::ToolsCalled { .. } => "tools_called",
-            Check::ToolsNotCalled { .. } => "tools_not_called",
-            Check::ToolCallOrder { .. } => "tool_call_order",
-            Check::MaxSteps { .. } => "max_steps",
-            Check::MinSteps { .. } => "min_steps",
-            Check::MaxToolCalls { .. } => "max_tool_calls",
-            Check::MaxLlmCalls { .. } => "max_llm_calls",
-            Check::TaskCompleted { .. } => "task_completed",
-        }
+        self.name
     }
 
     /// Grades the sample's trajectory.
     pub fn grade(&self, sample: &Sample<'_>) -> Grade {
-        self.grade_with(sample, Detail::Full)
+        self.check.grade(sample, Detail::Full)
+    }
+}
+
+/// The checks `expected` asks for, each with the status and rationale of its grade alone, in
+/// the order of [`CHECKS`].
+pub fn outcomes(sample: &Sample<'_>, expected: &Expected) -> Vec<(&'static str, Grade)> {
+    CHECKS
+        .iter()
+        .filter_map(|c| (c.asked)(sample, expected).map(|grade| (c.described.name, grade)))
+        .collect()
+}
+
+fn listed(list: &Option<Vec<String>>) -> bool {
+    list.as_ref().is_some_and(|l| !l.is_empty())
+}
+
+/// The values of `output_contains` or `output_not_contains`, from the config or the block.
+fn values_config(config: &Map<String, Value>) -> Result<(Option<Vec<String>>, bool), ConfigError> {
+    let keys = ConfigKeys::new(config, &["values", "case_sensitive", "field"])?;
+    // evaldeck accepts `field` and always checks the output; so does gavel.
+    keys.string("field")?;
+    let values = keys.strings("values")?;
+    Ok((values, keys.bool("case_sensitive")?.unwrap_or(false)))
+}
+
+fn from_case<'e>(
+    expected: Option<&'e Expected>,
+    pick: fn(&Expected) -> Option<&Vec<String>>,
+) -> &'e [String] {
+    expected.and_then(pick).map_or(&[][..], Vec::as_slice)
+}
+
+#[derive(Debug)]
+struct OutputContains {
+    values: Option<Vec<String>>,
+    case_sensitive: bool,
+}
+
+impl EvaldeckCheck for OutputContains {
+    const DESCRIBED: Described = Described {
+        name: "output_contains",
+        description: "the final output contains every one of `values` (case-insensitive by default)",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        let (values, case_sensitive) = values_config(config)?;
+        Ok(OutputContains {
+            values,
+            case_sensitive,
+        })
     }
 
-    /// The status and rationale of [`Check::grade`] alone: what an `expected:` block lists of
-    /// each of its checks.
-    pub fn outcome(&self, sample: &Sample<'_>) -> Grade {
-        self.grade_with(sample, Detail::Brief)
+    fn asked(expected: &Expected) -> Option<Self> {
+        listed(&expected.output_contains).then_some(OutputContains {
+            values: None,
+            case_sensitive: false,
+        })
+    }
+}
+
+impl Grades for OutputContains {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let values = self.values.as_deref().unwrap_or_else(|| {
+            from_case(sample.expected.as_deref(), |e| e.output_contains.as_ref())
+        });
+        let output = sample.trajectory().final_output();
+        output_contains(true, values, self.case_sensitive, output, detail)
+    }
+}
+
+#[derive(Debug)]
+struct OutputNotContains {
+    values: Option<Vec<String>>,
+    case_sensitive: bool,
+}
+
+impl EvaldeckCheck for OutputNotContains {
+    const DESCRIBED: Described = Described {
+        name: "output_not_contains",
+        description: "the final output contains none of `values`",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        let (values, case_sensitive) = values_config(config)?;
+        Ok(OutputNotContains {
+            values,
+            case_sensitive,
+        })
     }
 
-    fn grade_with(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
-        let trajectory = sample.trajectory();
-        let expected = sample.expected.as_deref();
-        let from_case = |pick: fn(&Expected) -> Option<&Vec<String>>| {
-            expected.and_then(pick).map_or(&[][..], Vec::as_slice)
+    fn asked(expected: &Expected) -> Option<Self> {
+        listed(&expected.output_not_contains).then_some(OutputNotContains {
+            values: None,
+            case_sensitive: false,
+        })
+    }
+}
+
+impl Grades for OutputNotContains {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let values = self.values.as_deref().unwrap_or_else(|| {
+            from_case(sample.expected.as_deref(), |e| {
+                e.output_not_contains.as_ref()
+            })
+        });
+        let output = sample.trajectory().final_output();
+        output_contains(false, values, self.case_sensitive, output, detail)
+    }
+}
+
+#[derive(Debug)]
+struct OutputEquals {
+    expected: Option<String>,
+    normalize_whitespace: bool,
+}
+
+impl EvaldeckCheck for OutputEquals {
+    const DESCRIBED: Described = Described {
+        name: "output_equals",
+        description: "the final output equals `expected` (whitespace normalised by default)",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        // `strip_whitespace` is the name gavel's documentation gives the same switch.
+        let keys = ConfigKeys::new(
+            config,
+            &[
+                "expected",
+                "field",
+                "normalize_whitespace",
+                "strip_whitespace",
+            ],
+        )?;
+        keys.string("field")?;
+        let normalize = match keys.bool("normalize_whitespace")? {
+            Some(normalize) => Some(normalize),
+            None => keys.bool("strip_whitespace")?,
         };
-        match self {
-            Check::OutputContains {
-                values,
-                case_sensitive,
+        Ok(OutputEquals {
+            // An empty `expected` falls back to the sample, as evaldeck's `or` does.
+            expected: keys.string("expected")?.filter(|e| !e.is_empty()),
+            normalize_whitespace: normalize.unwrap_or(true),
+        })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        expected.output_equals.is_some().then_some(OutputEquals {
+            expected: None,
+            normalize_whitespace: true,
+        })
+    }
+}
+
+impl Grades for OutputEquals {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let Some(want) = self.expected.as_deref().or_else(|| {
+            sample
+                .expected
+                .as_deref()
+                .and_then(|e| e.output_equals.as_deref())
+        }) else {
+            return Grade::pass("No expected value to check");
+        };
+        let output = sample.trajectory().final_output().unwrap_or_default();
+        let normal = |s: &str| {
+            if self.normalize_whitespace {
+                python::split_whitespace(s).collect::<Vec<_>>().join(" ")
+            } else {
+                s.to_string()
             }
-            | Check::OutputNotContains {
-                values,
-                case_sensitive,
-            } => {
-                let contains = matches!(self, Check::OutputContains { .. });
-                let values = values.as_deref().unwrap_or_else(|| {
-                    from_case(if contains {
-                        |e| e.output_contains.as_ref()
-                    } else {
-                        |e| e.output_not_contains.as_ref()
-                    })
-                });
-                let output = trajectory.final_output();
-                output_contains(contains, values, *case_sensitive, output, detail)
+        };
+        let (want, got) = (normal(want), normal(&output));
+        let grade = if got == want {
+            Grade::pass("Output matches expected")
+        } else {
+            detail.add(Grade::fail("Output does not match expected"), |g| {
+                g.with_expected_actual(json!(want), json!(got))
+            })
+        };
+        detail.add(grade, |g| g.with_submission(output))
+    }
+}
+
+#[derive(Debug)]
+struct OutputMatches {
+    pattern: Option<Regex>,
+    flags: u32,
+}
+
+impl EvaldeckCheck for OutputMatches {
+    const DESCRIBED: Described = Described {
+        name: "output_matches",
+        description: "the Python regex `pattern` (with `flags`) is found in the final output",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        let keys = ConfigKeys::new(config, &["pattern", "field", "flags"])?;
+        keys.string("field")?;
+        let flags = match keys.count("flags")? {
+            None => 0,
+            Some(bits) => u32::try_from(bits).unwrap_or(u32::MAX),
+        };
+        Regex::new("", flags).map_err(|e| ConfigError::new("flags", e.to_string()))?;
+        let pattern = match keys.string("pattern")?.filter(|p| !p.is_empty()) {
+            None => None,
+            Some(p) => Some(
+                Regex::new(&p, flags)
+                    .map_err(|e| ConfigError::new("pattern", format!("invalid regex: {e}")))?,
+            ),
+        };
+        Ok(OutputMatches { pattern, flags })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        expected.output_matches.is_some().then_some(OutputMatches {
+            pattern: None,
+            flags: 0,
+        })
+    }
+}
+
+impl Grades for OutputMatches {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let output = sample.trajectory().final_output().unwrap_or_default();
+        let from_case = sample
+            .expected
+            .as_deref()
+            .and_then(|e| e.output_matches.as_deref());
+        let (source, matched) = match (&self.pattern, from_case) {
+            (Some(regex), _) => (regex.as_str(), regex.is_match(&output)),
+            (None, Some(source)) => match Regex::search_once(source, self.flags, &output) {
+                Err(e @ RegexError::TooCostly) => (source, Err(e)),
+                Err(e) => return Grade::error(format!("Invalid regex: {e}")),
+                found => (source, found),
+            },
+            (None, None) => return Grade::pass("No pattern to check"),
+        };
+        let grade = match matched {
+            Ok(true) => Grade::pass(["Output matches pattern: ", source].concat()),
+            Ok(false) => detail.add(
+                Grade::fail(["Output does not match pattern: ", source].concat()),
+                |g| g.with_expected_actual(json!(source), json!(output)),
+            ),
+            Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
+        };
+        detail.add(grade, |g| g.with_submission(output))
+    }
+}
+
+#[derive(Debug)]
+struct ToolsCalled {
+    required: Option<Vec<String>>,
+}
+
+impl EvaldeckCheck for ToolsCalled {
+    const DESCRIBED: Described = Described {
+        name: "tools_called",
+        description: "every tool in `required` was called",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        Ok(ToolsCalled {
+            required: ConfigKeys::new(config, &["required"])?.strings("required")?,
+        })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        listed(&expected.tools_called).then_some(ToolsCalled { required: None })
+    }
+}
+
+impl Grades for ToolsCalled {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let required = self
+            .required
+            .as_deref()
+            .unwrap_or_else(|| from_case(sample.expected.as_deref(), |e| e.tools_called.as_ref()));
+        if required.is_empty() {
+            return Grade::pass("No required tools to check");
+        }
+        let called = sample.trajectory().tools_called();
+        if required.iter().all(|t| called.contains(&t.as_str())) {
+            return Grade::pass(
+                [
+                    "All ",
+                    itoa::Buffer::new().format(required.len()),
+                    " required tools were called",
+                ]
+                .concat(),
+            );
+        }
+        let called: BTreeSet<&str> = called.into_iter().collect();
+        let missing: BTreeSet<&str> = required
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !called.contains(t))
+            .collect();
+        let missing: Vec<&str> = missing.into_iter().collect();
+        let grade = Grade::fail(format!(
+            "Required tools not called: {}",
+            python::repr_str_list(&missing)
+        ));
+        detail.add(grade, |g| {
+            g.with_expected_actual(json!(sorted(required)), json!(called))
+        })
+    }
+}
+
+#[derive(Debug)]
+struct ToolsNotCalled {
+    forbidden: Option<Vec<String>>,
+}
+
+impl EvaldeckCheck for ToolsNotCalled {
+    const DESCRIBED: Described = Described {
+        name: "tools_not_called",
+        description: "no tool in `forbidden` was called",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        Ok(ToolsNotCalled {
+            forbidden: ConfigKeys::new(config, &["forbidden"])?.strings("forbidden")?,
+        })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        listed(&expected.tools_not_called).then_some(ToolsNotCalled { forbidden: None })
+    }
+}
+
+impl Grades for ToolsNotCalled {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let forbidden = self.forbidden.as_deref().unwrap_or_else(|| {
+            from_case(sample.expected.as_deref(), |e| e.tools_not_called.as_ref())
+        });
+        if forbidden.is_empty() {
+            return Grade::pass("No forbidden tools to check");
+        }
+        let called: BTreeSet<&str> = sample.trajectory().tools_called().into_iter().collect();
+        let violated: Vec<&str> = called
+            .iter()
+            .copied()
+            .filter(|t| forbidden.iter().any(|f| f == t))
+            .collect();
+        if violated.is_empty() {
+            return Grade::pass("No forbidden tools were called");
+        }
+        let grade = Grade::fail(format!(
+            "Forbidden tools were called: {}",
+            python::repr_str_list(&violated)
+        ));
+        detail.add(grade, |g| {
+            g.with_expected_actual(
+                json!(format!(
+                    "None of: {}",
+                    python::repr_str_list(&sorted(forbidden))
+                )),
+                json!(called),
+            )
+        })
+    }
+}
+
+#[derive(Debug)]
+struct ToolCallOrder {
+    expected_order: Option<Vec<String>>,
+}
+
+impl EvaldeckCheck for ToolCallOrder {
+    const DESCRIBED: Described = Described {
+        name: "tool_call_order",
+        description: "the tools in `expected_order` were called in that order (others may interleave)",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        Ok(ToolCallOrder {
+            expected_order: ConfigKeys::new(config, &["expected_order"])?
+                .strings("expected_order")?,
+        })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        listed(&expected.tool_call_order).then_some(ToolCallOrder {
+            expected_order: None,
+        })
+    }
+}
+
+impl Grades for ToolCallOrder {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let order = self.expected_order.as_deref().unwrap_or_else(|| {
+            from_case(sample.expected.as_deref(), |e| e.tool_call_order.as_ref())
+        });
+        if order.is_empty() {
+            return Grade::pass("No expected order to check");
+        }
+        let called = sample.trajectory().tools_called();
+        // Greedy subsequence: other calls may come in between.
+        let mut next = order.iter().peekable();
+        for tool in &called {
+            if next.peek().is_some_and(|want| want.as_str() == *tool) {
+                next.next();
             }
-            Check::OutputEquals {
-                expected: configured,
-                normalize_whitespace,
-            } => {
-                let Some(want) = configured
-                    .as_deref()
-                    .or_else(|| expected.and_then(|e| e.output_equals.as_deref()))
-                else {
-                    return Grade::pass("No expected value to check");
-                };
-                let output = trajectory.final_output().unwrap_or_default();
-                let normal = |s: &str| {
-                    if *normalize_whitespace {
-                        python::split_whitespace(s).collect::<Vec<_>>().join(" ")
-                    } else {
-                        s.to_string()
-                    }
-                };
-                let (want, got) = (normal(want), normal(&output));
-                let grade = if got == want {
-                    Grade::pass("Output matches expected")
-                } else {
-                    detail.add(Grade::fail("Output does not match expected"), |g| {
-                        g.with_expected_actual(json!(want), json!(got))
-                    })
-                };
-                detail.add(grade, |g| g.with_submission(output))
-            }
-            Check::OutputMatches { pattern, flags } => {
-                let output = trajectory.final_output().unwrap_or_default();
-                let (source, matched) =
-                    match (pattern, expected.and_then(|e| e.output_matches.as_deref())) {
-                        (Some(regex), _) => (regex.as_str(), regex.is_match(&output)),
-                        (None, Some(source)) => match Regex::search_once(source, *flags, &output) {
-                            Err(e @ RegexError::TooCostly) => (source, Err(e)),
-                            Err(e) => return Grade::error(format!("Invalid regex: {e}")),
-                            found => (source, found),
-                        },
-                        (None, None) => return Grade::pass("No pattern to check"),
-                    };
-                let grade = match matched {
-                    Ok(true) => Grade::pass(["Output matches pattern: ", source].concat()),
-                    Ok(false) => detail.add(
-                        Grade::fail(["Output does not match pattern: ", source].concat()),
-                        |g| g.with_expected_actual(json!(source), json!(output)),
-                    ),
-                    Err(e) => Grade::error(format!("Regex search could not finish: {e}")),
-                };
-                detail.add(grade, |g| g.with_submission(output))
-            }
-            Check::ToolsCalled { required } => {
-                let required = required
-                    .as_deref()
-                    .unwrap_or_else(|| from_case(|e| e.tools_called.as_ref()));
-                if required.is_empty() {
-                    return Grade::pass("No required tools to check");
-                }
-                let called = trajectory.tools_called();
-                if required.iter().all(|t| called.contains(&t.as_str())) {
-                    return Grade::pass(
-                        [
-                            "All ",
-                            itoa::Buffer::new().format(required.len()),
-                            " required tools were called",
-                        ]
-                        .concat(),
-                    );
-                }
-                let called: BTreeSet<&str> = called.into_iter().collect();
-                let missing: BTreeSet<&str> = required
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|t| !called.contains(t))
-                    .collect();
-                let missing: Vec<&str> = missing.into_iter().collect();
-                let grade = Grade::fail(format!(
-                    "Required tools not called: {}",
-                    python::repr_str_list(&missing)
-                ));
-                detail.add(grade, |g| {
-                    g.with_expected_actual(json!(sorted(required)), json!(called))
+        }
+        if next.peek().is_none() {
+            Grade::pass("Tools called in correct order")
+        } else {
+            detail.add(Grade::fail("Tools not called in expected order"), |g| {
+                g.with_expected_actual(json!(order), json!(called))
+            })
+        }
+    }
+}
+
+/// The four bounds on a count: the count a trajectory has, the bound a config or a block sets,
+/// and evaldeck's messages.
+macro_rules! bound_check {
+    ($type:ident, $field:ident, $limit:expr, $count:expr, $description:literal) => {
+        #[derive(Debug)]
+        struct $type {
+            $field: Option<u64>,
+        }
+
+        impl EvaldeckCheck for $type {
+            const DESCRIBED: Described = Described {
+                name: stringify!($field),
+                description: $description,
+            };
+
+            fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+                let field = stringify!($field);
+                Ok($type {
+                    $field: ConfigKeys::new(config, &[field])?.count(field)?,
                 })
             }
-            Check::ToolsNotCalled { forbidden } => {
-                let forbidden = forbidden
-                    .as_deref()
-                    .unwrap_or_else(|| from_case(|e| e.tools_not_called.as_ref()));
-                if forbidden.is_empty() {
-                    return Grade::pass("No forbidden tools to check");
-                }
-                let called: BTreeSet<&str> = trajectory.tools_called().into_iter().collect();
-                let violated: Vec<&str> = called
-                    .iter()
-                    .copied()
-                    .filter(|t| forbidden.iter().any(|f| f == t))
-                    .collect();
-                if violated.is_empty() {
-                    return Grade::pass("No forbidden tools were called");
-                }
-                let grade = Grade::fail(format!(
-                    "Forbidden tools were called: {}",
-                    python::repr_str_list(&violated)
-                ));
-                detail.add(grade, |g| {
+
+            fn asked(expected: &Expected) -> Option<Self> {
+                expected.$field.is_some().then_some($type { $field: None })
+            }
+        }
+
+        impl Grades for $type {
+            fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+                let count: fn(&Trajectory<'_>) -> usize = $count;
+                $limit.grade(
+                    count(sample.trajectory()),
+                    self.$field
+                        .or_else(|| sample.expected.as_deref().and_then(|e| e.$field)),
+                    detail,
+                )
+            }
+        }
+    };
+}
+
+bound_check!(
+    MaxSteps,
+    max_steps,
+    Limit::MAX_STEPS,
+    |t| t.step_count(),
+    "at most `max_steps` steps (LLM calls, tool calls, reasoning, human input)"
+);
+bound_check!(
+    MinSteps,
+    min_steps,
+    Limit::MIN_STEPS,
+    |t| t.step_count(),
+    "at least `min_steps` steps"
+);
+bound_check!(
+    MaxToolCalls,
+    max_tool_calls,
+    Limit::MAX_TOOL_CALLS,
+    |t| t.tool_calls().count(),
+    "at most `max_tool_calls` tool calls"
+);
+bound_check!(
+    MaxLlmCalls,
+    max_llm_calls,
+    Limit::MAX_LLM_CALLS,
+    |t| t.llm_calls().count(),
+    "at most `max_llm_calls` LLM calls"
+);
+
+#[derive(Debug)]
+struct TaskCompleted {
+    require_success: bool,
+}
+
+impl EvaldeckCheck for TaskCompleted {
+    const DESCRIBED: Described = Described {
+        name: "task_completed",
+        description: "the run succeeded with a non-empty output (or, with `require_success: false`, did not)",
+    };
+
+    fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
+        Ok(TaskCompleted {
+            require_success: ConfigKeys::new(config, &["require_success"])?
+                .bool("require_success")?
+                .unwrap_or(true),
+        })
+    }
+
+    fn asked(expected: &Expected) -> Option<Self> {
+        // The block's own `task_completed` overrides this default when grading.
+        expected.task_completed.is_some().then_some(TaskCompleted {
+            require_success: true,
+        })
+    }
+}
+
+impl Grades for TaskCompleted {
+    fn grade(&self, sample: &Sample<'_>, detail: Detail) -> Grade {
+        let trajectory = sample.trajectory();
+        // The sample's expectation overrides the configured one, as in evaldeck.
+        let want = sample
+            .expected
+            .as_deref()
+            .and_then(|e| e.task_completed)
+            .unwrap_or(self.require_success);
+        let has_output = trajectory.final_output().is_some_and(|o| !o.is_empty());
+        let status = trajectory.status;
+        let completed = status == RunStatus::Success && has_output;
+        match (want, completed) {
+            (true, true) => Grade::pass("Task completed successfully"),
+            (false, false) => Grade::pass("Task correctly did not complete (as expected)"),
+            (true, false) => detail.add(
+                Grade::fail(format!(
+                    "Task not completed. Status: {}, Output: {}",
+                    status.as_str(),
+                    if has_output { "True" } else { "False" }
+                )),
+                |g| {
                     g.with_expected_actual(
-                        json!(format!(
-                            "None of: {}",
-                            python::repr_str_list(&sorted(forbidden))
-                        )),
-                        json!(called),
+                        json!("completed"),
+                        json!(format!("status={}", status.as_str())),
                     )
-                })
-            }
-            Check::ToolCallOrder { expected_order } => {
-                let order = expected_order
-                    .as_deref()
-                    .unwrap_or_else(|| from_case(|e| e.tool_call_order.as_ref()));
-                if order.is_empty() {
-                    return Grade::pass("No expected order to check");
-                }
-                let called = trajectory.tools_called();
-                // Greedy subsequence: other calls may come in between.
-                let mut next = order.iter().peekable();
-                for tool in &called {
-                    if next.peek().is_some_and(|want| want.as_str() == *tool) {
-                        next.next();
-                    }
-                }
-                if next.peek().is_none() {
-                    Grade::pass("Tools called in correct order")
-                } else {
-                    detail.add(Grade::fail("Tools not called in expected order"), |g| {
-                        g.with_expected_actual(json!(order), json!(called))
-                    })
-                }
-            }
-            Check::MaxSteps { max_steps } => Limit::MAX_STEPS.grade(
-                trajectory.step_count(),
-                max_steps.or_else(|| expected.and_then(|e| e.max_steps)),
-                detail,
+                },
             ),
-            Check::MinSteps { min_steps } => Limit::MIN_STEPS.grade(
-                trajectory.step_count(),
-                min_steps.or_else(|| expected.and_then(|e| e.min_steps)),
-                detail,
+            (false, true) => detail.add(
+                Grade::fail("Task completed but was expected to fail"),
+                |g| g.with_expected_actual(json!("not completed"), json!("completed")),
             ),
-            Check::MaxToolCalls { max_tool_calls } => Limit::MAX_TOOL_CALLS.grade(
-                trajectory.tool_calls().count(),
-                max_tool_calls.or_else(|| expected.and_then(|e| e.max_tool_calls)),
-                detail,
-            ),
-            Check::MaxLlmCalls { max_llm_calls } => Limit::MAX_LLM_CALLS.grade(
-                trajectory.llm_calls().count(),
-                max_llm_calls.or_else(|| expected.and_then(|e| e.max_llm_calls)),
-                detail,
-            ),
-            Check::TaskCompleted { require_success } => {
-                // The sample's expectation overrides the configured one, as in evaldeck.
-                let want = expected
-                    .and_then(|e| e.task_completed)
-                    .unwrap_or(*require_success);
-                let has_output = trajectory.final_output().is_some_and(|o| !o.is_empty());
-                let status = trajectory.status;
-                let completed = status == RunStatus::Success && has_output;
-                match (want, completed) {
-                    (true, true) => Grade::pass("Task completed successfully"),
-                    (false, false) => Grade::pass("Task correctly did not complete (as expected)"),
-                    (true, false) => detail.add(
-                        Grade::fail(format!(
-                            "Task not completed. Status: {}, Output: {}",
-                            status.as_str(),
-                            if has_output { "True" } else { "False" }
-                        )),
-                        |g| {
-                            g.with_expected_actual(
-                                json!("completed"),
-                                json!(format!("status={}", status.as_str())),
-                            )
-                        },
-                    ),
-                    (false, true) => detail.add(
-                        Grade::fail("Task completed but was expected to fail"),
-                        |g| g.with_expected_actual(json!("not completed"), json!("completed")),
-                    ),
-                }
-            }
         }
     }
 }
@@ -647,13 +853,28 @@ mod tests {
             "output_equals",
             &object(&json!({"strip_whitespace": false})),
         );
-        assert!(matches!(
-            check,
-            Ok(Some(Check::OutputEquals {
-                normalize_whitespace: false,
-                ..
-            }))
-        ));
+        let sample = Sample {
+            trajectory: Some(Trajectory {
+                turns: vec![vec![Event::Assistant {
+                    content: Content::Text("a  b".into()),
+                }]],
+                ..Trajectory::default()
+            }),
+            ..Sample::default()
+        };
+        let strict = |config: Value| {
+            let check = Check::new("output_equals", &object(&config))
+                .unwrap()
+                .unwrap();
+            check.grade(&sample).status
+        };
+        // Unnormalised, "a  b" is not "a b".
+        assert_eq!(
+            strict(json!({"expected": "a b", "strip_whitespace": false})),
+            Status::Fail
+        );
+        assert_eq!(strict(json!({"expected": "a b"})), Status::Pass);
+        assert!(check.is_ok());
         let e = err("max_steps", json!({"max_steps": -1}));
         assert_eq!(e.field, "max_steps");
         let e = err("tools_called", json!({"required": "search"}));
@@ -663,9 +884,11 @@ mod tests {
         let e = err("output_matches", json!({"pattern": "a", "flags": 4}));
         assert_eq!(e.field, "flags");
         assert!(Check::new("contains", &Map::new()).unwrap().is_none());
-        for d in Check::BUILTINS {
-            let check = Check::new(d.name, &Map::new()).unwrap().expect("built-in");
-            assert_eq!(check.name(), d.name);
+        for c in CHECKS {
+            let check = Check::new(c.described.name, &Map::new())
+                .unwrap()
+                .expect("built-in");
+            assert_eq!(check.name(), c.described.name);
         }
     }
 

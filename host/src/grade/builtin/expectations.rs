@@ -3,9 +3,9 @@
 //! Unlike evaldeck, every documented key is checked, `output_equals`, `output_matches` and
 //! `min_steps` included.
 
-use crate::grade::builtin::evaldeck::Check;
+use crate::grade::builtin::evaldeck;
 use crate::grade::{CheckOutcome, Grade, Status};
-use crate::input::sample::{Expected, Sample};
+use crate::input::sample::Sample;
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`.
@@ -17,7 +17,7 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
             "sample has no `expected:` block; nothing to check",
         );
     };
-    let checks = checks_for(expected);
+    let checks = evaldeck::outcomes(sample, expected);
     if checks.is_empty() {
         return Grade::new(
             0.0,
@@ -25,12 +25,12 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
             "the sample's `expected:` block sets no check",
         );
     }
+    let total = checks.len();
     let mut status = Status::Pass;
     let mut passed = 0;
     let mut problems = Vec::new();
-    let mut listed = Vec::with_capacity(checks.len());
-    for check in &checks {
-        let grade = check.outcome(sample);
+    let mut listed = Vec::with_capacity(total);
+    for (name, grade) in checks {
         match grade.status {
             Status::Pass => passed += 1,
             Status::Error => status = Status::Error,
@@ -38,15 +38,14 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
             Status::Fail | Status::Skip => {}
         }
         if grade.status != Status::Pass {
-            problems.push([check.name(), ": ", &grade.rationale].concat());
+            problems.push([name, ": ", &grade.rationale].concat());
         }
         listed.push(CheckOutcome {
-            check: check.name(),
+            check: name,
             status: grade.status,
             message: grade.rationale.into_owned(),
         });
     }
-    let total = checks.len();
     let mut rationale = [
         itoa::Buffer::new().format(passed),
         "/",
@@ -59,68 +58,6 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
         rationale.push_str(&problem);
     }
     Grade::new(passed as f64 / total as f64, status, rationale).with_checks(listed)
-}
-
-/// The checks a block asks for, in evaldeck's order (`_build_graders_for_turn`), with the keys
-/// evaldeck leaves unchecked placed after their nearest kin. Each check reads its value from the
-/// block itself.
-fn checks_for(expected: &Expected) -> Vec<Check> {
-    let listed = |list: &Option<Vec<String>>| list.as_ref().is_some_and(|l| !l.is_empty());
-    // Built only when wanted: a block sets a few of the twelve.
-    let candidates: [(bool, fn() -> Check); 12] = [
-        (listed(&expected.output_contains), || {
-            Check::OutputContains {
-                values: None,
-                case_sensitive: false,
-            }
-        }),
-        (listed(&expected.output_not_contains), || {
-            Check::OutputNotContains {
-                values: None,
-                case_sensitive: false,
-            }
-        }),
-        (expected.output_equals.is_some(), || Check::OutputEquals {
-            expected: None,
-            normalize_whitespace: true,
-        }),
-        (expected.output_matches.is_some(), || Check::OutputMatches {
-            pattern: None,
-            flags: 0,
-        }),
-        (listed(&expected.tools_called), || Check::ToolsCalled {
-            required: None,
-        }),
-        (listed(&expected.tools_not_called), || {
-            Check::ToolsNotCalled { forbidden: None }
-        }),
-        (listed(&expected.tool_call_order), || Check::ToolCallOrder {
-            expected_order: None,
-        }),
-        (expected.max_steps.is_some(), || Check::MaxSteps {
-            max_steps: None,
-        }),
-        (expected.min_steps.is_some(), || Check::MinSteps {
-            min_steps: None,
-        }),
-        (expected.max_tool_calls.is_some(), || Check::MaxToolCalls {
-            max_tool_calls: None,
-        }),
-        (expected.max_llm_calls.is_some(), || Check::MaxLlmCalls {
-            max_llm_calls: None,
-        }),
-        (
-            expected.task_completed.is_some(),
-            // The block's own `task_completed` overrides this default when grading.
-            || Check::TaskCompleted {
-                require_success: true,
-            },
-        ),
-    ];
-    candidates
-        .into_iter()
-        .filter_map(|(wanted, check)| wanted.then(check))
-        .collect()
 }
 
 #[cfg(test)]
