@@ -12,8 +12,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
-use crate::grade::Grade;
-use crate::output::result::GradeKey;
+use crate::grade::{Grade, GradeKey};
 
 /// Metric weights: at least one, each finite and non-negative, with a non-zero sum; kept in the
 /// order written and normalised to sum to 1 (letta-evals' `normalize_weights`).

@@ -14,6 +14,9 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, SerializeStruct, Serializer};
 use serde_json::{Map, Value};
 
+/// A grade's metric key: the plan's, borrowed, or one read from a results file.
+pub type GradeKey = Cow<'static, str>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

@@ -77,20 +77,6 @@ impl Texts {
             scanner.string().map(Texts::One)
         }
     }
-
-    /// Python's `str()` of the value: a list renders as `['a', 'b']`.
-    pub fn python_str(&self) -> String {
-        match self {
-            Texts::One(s) => s.clone(),
-            Texts::PerTurn(items) => {
-                let parts: Vec<String> = items
-                    .iter()
-                    .map(|s| crate::grade::python::repr_str(s))
-                    .collect();
-                format!("[{}]", parts.join(", "))
-            }
-        }
-    }
 }
 
 /// evaldeck's `expected:` block. Every documented key is honoured (SPEC section 12).

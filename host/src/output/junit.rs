@@ -23,8 +23,8 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 
-use crate::grade::{Grade, Status};
-use crate::output::result::{GradeKey, SampleResult};
+use crate::grade::{Grade, GradeKey, Status};
+use crate::output::result::SampleResult;
 
 /// Streams sample results into a JUnit XML document written to `out` on [`finish`](Self::finish).
 pub struct JunitWriter<W: Write> {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{Grade, Metadata, Status};
+use crate::grade::{Grade, GradeKey, Metadata, Status};
 use crate::input::sample::SampleId;
 
 /// Why a sample as a whole is in error. Errored samples are counted apart and left out of the
@@ -32,9 +32,6 @@ pub enum ErrorCategory {
     /// The reward could not be computed.
     Reward,
 }
-
-/// A grade's metric key: the plan's, borrowed, or one read from a results file.
-pub type GradeKey = Cow<'static, str>;
 
 /// `{"sample_id", "grades": {key: grade}, "reward"?, "error"?}`; grades keep the suite's order.
 #[derive(Debug, Clone, PartialEq)]

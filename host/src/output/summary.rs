@@ -58,9 +58,9 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 use crate::config::gate::{Aggregation, Op};
-use crate::grade::Status;
+use crate::grade::{GradeKey, Status};
 use crate::input::sample::SampleId;
-use crate::output::result::{GradeKey, ResultsError, SampleResult, leading_id, parse_result};
+use crate::output::result::{ResultsError, SampleResult, leading_id, parse_result};
 
 /// The 97.5th percentile of the standard normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use crate::grade::builtin::{evaldeck, expectations};
 use crate::grade::extract::Extractor;
 use crate::grade::judge::Judge;
-use crate::grade::{Grade, Status};
+use crate::grade::{Grade, GradeKey, Status};
 use crate::input::sample::{Sample, Texts};
 use crate::input::trajectory::Trajectory;
-use crate::output::result::{ErrorCategory, GradeKey, SampleError, SampleResult};
+use crate::output::result::{ErrorCategory, SampleError, SampleResult};
 use crate::plan::{Extraction, Function, Node, Plan};
 
 pub const EMPTY_TRAJECTORY: &str = "Empty trajectory - agent produced no messages";

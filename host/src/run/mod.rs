@@ -16,9 +16,10 @@ use std::sync::atomic::AtomicBool;
 pub use engine::{Filter, Validation};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
+use crate::grade::GradeKey;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
-use crate::output::result::{self, GradeKey, ResultsError, ResultsFile, SampleResult};
+use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
 

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::grade::python::repr_str;
-use crate::input::sample::Sample;
+use crate::input::sample::{Sample, Texts};
 
 /// The variables every rubric may use; a sample's `rubric_vars` may not redefine them.
 pub const RESERVED: [&str; 3] = ["input", "ground_truth", "submission"];
@@ -100,18 +100,14 @@ impl Template {
             match segment {
                 Segment::Literal(text) => out.push_str(text),
                 Segment::Placeholder(name) => match name.as_str() {
-                    "input" => out.push_str(
-                        &sample
-                            .input
-                            .as_ref()
-                            .map(|t| t.python_str())
-                            .unwrap_or_default(),
-                    ),
+                    "input" => {
+                        out.push_str(&sample.input.as_ref().map(texts_str).unwrap_or_default())
+                    }
                     "ground_truth" => out.push_str(
                         &sample
                             .ground_truth
                             .as_ref()
-                            .map(|t| t.python_str())
+                            .map(texts_str)
                             .unwrap_or_default(),
                     ),
                     "submission" => out.push_str(submission),
@@ -182,6 +178,17 @@ fn unknown_placeholder(name: &str, vars: &Map<String, Value>) -> String {
         "Rubric references {{{name}}} but no value was provided. Available variables: [{}]. Reserved variables (['input', 'ground_truth', 'submission']) come from the Sample; add other variables via sample.rubric_vars.",
         listed.join(", ")
     )
+}
+
+/// Python's `str()` of a sample's text: a list renders as `['a', 'b']`.
+fn texts_str(texts: &Texts) -> String {
+    match texts {
+        Texts::One(s) => s.clone(),
+        Texts::PerTurn(items) => {
+            let parts: Vec<String> = items.iter().map(|s| repr_str(s)).collect();
+            format!("[{}]", parts.join(", "))
+        }
+    }
 }
 
 /// Python's `str()` of a JSON value as `json.loads` would have produced it: strings verbatim,
@@ -268,7 +275,6 @@ fn python_float_repr(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::sample::Texts;
     use serde_json::json;
 
     fn sample_from(json: &Value) -> Sample<'_> {
