@@ -234,7 +234,7 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     let done = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
     assert!(done.ends_with('\n'), "only complete lines are written");
     let kept = done.lines().count();
-    assert!(kept >= 4 && kept < ROWS, "{kept} of {ROWS} results kept");
+    assert!((4..ROWS).contains(&kept), "{kept} of {ROWS} results kept");
     assert_eq!(
         ws.summary("out")["counts"]["total"],
         kept,

@@ -46,7 +46,7 @@ pub struct RunOptions {
 #[derive(Debug)]
 pub enum Outcome {
     /// The selected samples were graded (all of them, unless `interrupted`).
-    Graded(Graded),
+    Graded(Box<Graded>),
     /// The dataset has invalid rows: nothing of this run was graded, or kept. `not_restored`
     /// says what of an earlier run's output could not be put back.
     Invalid {
@@ -271,14 +271,14 @@ pub fn run(
             .and_then(|mut out| out.flush())
             .map_err(|source| vec![write_error(path, source)])?;
     }
-    Ok(Outcome::Graded(Graded {
+    Ok(Outcome::Graded(Box::new(Graded {
         summary,
         summary_json,
         out_dir,
         results_path,
         interrupted: end == PassEnd::Interrupted,
         gate_passed,
-    }))
+    })))
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> RunError {

@@ -131,10 +131,10 @@ fn values_config(config: &Map<String, Value>) -> Result<(Option<Vec<String>>, bo
     Ok((values, keys.bool("case_sensitive")?.unwrap_or(false)))
 }
 
-fn from_case<'e>(
-    expected: Option<&'e Expected>,
+fn from_case(
+    expected: Option<&Expected>,
     pick: fn(&Expected) -> Option<&Vec<String>>,
-) -> &'e [String] {
+) -> &[String] {
     expected.and_then(pick).map_or(&[][..], Vec::as_slice)
 }
 
