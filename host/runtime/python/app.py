@@ -1,0 +1,135 @@
+"""gavel's Python interpreter component (world `interpreter-v1` of wit/grader.wit).
+
+componentize-py imports this module, and with it the runtime and the stand-in packages, at
+build time, so they are part of the pre-initialised snapshot; each call then only runs the
+user's code. The glue here converts WIT records to the plain data `gavel_runtime` works on.
+"""
+
+import json
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.exports import program as wit_program
+from wit_world.imports import types
+
+import gavel_runtime
+from gavel_runtime import Run, Runtime
+
+# Imported now so that they are in the snapshot, not read on every call.
+import evaldeck  # noqa: F401
+import evaldeck.graders  # noqa: F401
+import letta_client.types  # noqa: F401
+import letta_evals.decorators  # noqa: F401
+import letta_evals.extractors  # noqa: F401
+import letta_evals.rewards  # noqa: F401
+
+# One instance serves one call (the host instantiates afresh), so one runtime per instance.
+_runtime = Runtime()
+
+_STATUS = {
+    "pass": types.Status.PASS,
+    "fail": types.Status.FAIL,
+    "error": types.Status.ERROR,
+    "skip": types.Status.SKIP,
+}
+
+
+def _content(content):
+    if isinstance(content, types.Content_Text):
+        return content.value
+    return list(content.value)
+
+
+def _tokens(tokens):
+    if tokens is None:
+        return None
+    return {
+        "prompt_tokens": tokens.prompt_tokens,
+        "completion_tokens": tokens.completion_tokens,
+        "total_tokens": tokens.total_tokens,
+    }
+
+
+def _event(event):
+    if isinstance(event, types.Event_Assistant):
+        return ("assistant", _content(event.value))
+    if isinstance(event, types.Event_ToolCall):
+        call = event.value
+        return ("tool_call", call.id, call.name, call.arguments, call.failed)
+    if isinstance(event, types.Event_ToolReturn):
+        ret = event.value
+        status = "error" if ret.status == types.ToolStatus.ERROR else "success"
+        return ("tool_return", ret.call_id, ret.content, status)
+    if isinstance(event, types.Event_User):
+        return ("user", _content(event.value))
+    if isinstance(event, types.Event_System):
+        return ("system", event.value)
+    if isinstance(event, types.Event_Reasoning):
+        return ("reasoning", event.value)
+    if isinstance(event, types.Event_LlmCall):
+        call = event.value
+        return ("llm_call", call.model, call.input, call.output, _tokens(call.tokens))
+    if isinstance(event, types.Event_HumanInput):
+        return ("human_input", event.value)
+    return ("other", event.value)
+
+
+def _run(trajectory):
+    recorded = trajectory.recorded
+    return Run(
+        turns=[[_event(e) for e in turn] for turn in trajectory.turns],
+        output=trajectory.output,
+        status=trajectory.status.name.lower(),
+        input=trajectory.input,
+        duration_ms=trajectory.duration_ms,
+        usage=_tokens(trajectory.usage),
+        recorded_format=recorded.format if recorded else None,
+        recorded_value=recorded.value if recorded else None,
+    )
+
+
+def _row(sample):
+    row = json.loads(sample.row) if sample.row else {}
+    return row if isinstance(row, dict) else {}
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except gavel_runtime.CallError as e:
+        raise Err(str(e))
+    except Exception as e:  # a fault of the runtime itself, reported rather than trapped
+        raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+
+
+class Pack(exports.Pack):
+    def describe(self) -> types.PackInfo:
+        return types.PackInfo(name="python", version="0.2.0", functions=[])
+
+    def check_config(self, name: str, config: str) -> None:
+        _call(_runtime.check_config, name, config)
+
+    def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
+        grade = _call(_runtime.grade, name, _row(sample), sample.id.value, _run(trajectory), submission, config)
+        return types.Grade(
+            score=grade["score"],
+            status=None if grade["status"] is None else _STATUS[grade["status"]],
+            rationale=grade["rationale"],
+            metadata=grade["metadata"],
+            expected=grade["expected"],
+            actual=grade["actual"],
+        )
+
+    def extract(self, name, sample, trajectory, config):
+        return _call(_runtime.extract, name, _row(sample), sample.id.value, _run(trajectory), config)
+
+
+class Program(exports.Program):
+    def load(self, sources, entries) -> None:
+        try:
+            _runtime.load([(s.module, s.path, s.text) for s in sources], entries)
+        except gavel_runtime.LoadFailure as e:
+            raise Err(wit_program.LoadError(path=e.path, line=e.line, message=e.message))
+
+    def reward(self, name: str, context: str) -> str:
+        return _call(_runtime.reward, name, context)

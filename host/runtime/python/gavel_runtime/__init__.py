@@ -1,0 +1,316 @@
+"""The interpreter's logic, free of the WebAssembly bindings so that CPython can test it.
+
+A call is `load(sources, entries)` then one of `check_config`, `grade`, `extract`, `reward`,
+each naming the user's function as `<form>:<module>:<attribute>` (an empty module: a name a
+decorator registered). Results are plain dicts; a user-visible failure raises `CallError`
+with the text the host reports.
+"""
+
+import inspect
+import json
+import math
+
+from gavel_runtime import convert, loader, sandbox
+from gavel_runtime.convert import Run
+from gavel_runtime.loader import LoadFailure
+
+__all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
+
+FORMS = (
+    "letta-grader",
+    "letta-extractor",
+    "letta-reward",
+    "evaldeck-function",
+    "evaldeck-class",
+    "openai",
+)
+
+
+class CallError(Exception):
+    """The call failed; the message is what the host shows (`guest returned error: ...`)."""
+
+
+def run_coroutine(value):
+    """The result of `value`, awaited when it is a coroutine. The sandbox has no event loop
+    with I/O: a coroutine that waits on anything but a bare yield cannot finish there."""
+    if not inspect.isawaitable(value):
+        return value
+    coroutine = value.__await__() if not inspect.iscoroutine(value) else value
+    while True:
+        try:
+            waited = coroutine.send(None)
+        except StopIteration as done:
+            return done.value
+        if waited is not None:
+            coroutine.close()
+            raise sandbox.SandboxError(
+                "gavel's sandbox cannot wait on I/O (network, processes, timers): "
+                f"the coroutine awaited {type(waited).__name__}"
+            )
+
+
+def _user_error(error, finder):
+    """`Type: message`, with the user's file and line when the error arose in their code."""
+    text = f"{type(error).__name__}: {error}"
+    path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
+    return f"{text} (at {path}:{line})" if path else text
+
+
+class Runtime:
+    def __init__(self, sandboxed=True):
+        self.sandboxed = sandboxed
+        self.finder = None
+        self.entries = []
+
+    # -- load ----------------------------------------------------------------------------
+
+    def load(self, sources, entries):
+        """`sources`: (module, path, text) triples. Raises `LoadFailure`."""
+        if self.sandboxed:
+            sandbox.install()
+        self.finder = loader.install(sources)
+        self.entries = list(entries)
+        loader.import_entries(self.finder, self.entries)
+
+    # -- resolving names -----------------------------------------------------------------
+
+    def _resolve(self, name):
+        form, _, rest = name.partition(":")
+        module_name, sep, attribute = rest.partition(":")
+        if form not in FORMS or not sep or not attribute:
+            raise CallError(
+                f"unknown function name {name!r}: expected <form>:<module>:<attribute> with form "
+                f"one of {', '.join(FORMS)}"
+            )
+        if not module_name:
+            return form, self._registered(form, attribute), None
+        import sys
+
+        module = sys.modules.get(module_name)
+        if module is None:
+            import importlib
+
+            try:
+                module = importlib.import_module(module_name)
+            except Exception as e:
+                raise CallError(loader.describe(e)) from None
+        if not hasattr(module, attribute):
+            available = [n for n in dir(module) if not n.startswith("_")]
+            raise CallError(
+                f"{self._path(module_name)}: module '{module_name}' has no attribute '{attribute}'. "
+                f"Available: {', '.join(available[:10])}"
+            )
+        return form, getattr(module, attribute), module_name
+
+    def _registered(self, form, attribute):
+        if form == "letta-grader":
+            from letta_evals.decorators import GRADER_REGISTRY as registry
+        elif form == "letta-extractor":
+            from letta_evals.decorators import EXTRACTOR_REGISTRY as registry
+        else:
+            registry = {}
+        if attribute in registry:
+            return registry[attribute]
+        if form == "letta-reward":
+            import sys
+
+            for entry in self.entries:
+                candidate = getattr(sys.modules.get(entry), attribute, None)
+                if getattr(candidate, "_is_reward_composer", False):
+                    return candidate
+        kind = {"letta-grader": "Grader function", "letta-extractor": "Extractor"}.get(form, "Function")
+        raise CallError(f"{kind} '{attribute}' not found in registry")
+
+    def _path(self, module_name):
+        entry = self.finder.sources.get(module_name) if self.finder else None
+        return entry[0] if entry else module_name
+
+    def _location(self, func):
+        code = getattr(inspect.unwrap(func), "__code__", None)
+        if code is None or not self.finder or code.co_filename not in self.finder.paths:
+            return ""
+        return f"{code.co_filename}:{code.co_firstlineno}: "
+
+    # -- check-config --------------------------------------------------------------------
+
+    def check_config(self, name, config):
+        form, func, _ = self._resolve(name)
+        where = self._location(func)
+        if form == "letta-grader":
+            if not (callable(func) and hasattr(func, "_is_grader")):
+                raise CallError(
+                    f"{where}Loaded object {name.split(':', 1)[1]} is not a valid @grader decorated function. "
+                    "Please use the @grader decorator."
+                )
+        elif form == "letta-extractor":
+            if not (callable(func) and getattr(func, "_is_extractor", False)):
+                raise CallError(f"{where}{func!r} is not decorated with @extractor")
+        elif form == "letta-reward":
+            if not getattr(func, "_is_reward_composer", False):
+                raise CallError(f"{where}Reward composer must be decorated with @reward_composer")
+        elif form == "evaldeck-function":
+            if not callable(func):
+                raise CallError(f"{where}{name.rsplit(':', 1)[1]} is not callable")
+        elif form == "evaldeck-class":
+            self._grader_instance(func, config)
+        elif form == "openai":
+            if not callable(func):
+                raise CallError(f"{where}grade is not a function")
+            try:
+                params = list(inspect.signature(func).parameters.values())
+            except (TypeError, ValueError):
+                params = []
+            positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            if len(positional) != 2 and not any(p.kind == p.VAR_POSITIONAL for p in params):
+                raise CallError(f"{where}grade must take two parameters (sample, item), it takes {len(positional)}")
+
+    def _grader_instance(self, cls, config):
+        from evaldeck.graders import BaseGrader
+
+        where = self._location(getattr(cls, "__init__", cls))
+        if not (isinstance(cls, type) and issubclass(cls, BaseGrader)):
+            raise CallError(f"{where}{getattr(cls, '__name__', cls)!r} is not a subclass of evaldeck.graders.BaseGrader")
+        params = json.loads(config) if config else {}
+        if not isinstance(params, dict):
+            raise CallError("params must be a mapping of the grader's keyword arguments")
+        try:
+            return cls(**params)
+        except Exception as e:
+            raise CallError(f"{where}{cls.__name__}(**params) failed: {_user_error(e, self.finder)}") from None
+
+    # -- grade / extract -----------------------------------------------------------------
+
+    def grade(self, name, row, sample_id, run, submission, config):
+        """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
+        expected, actual (JSON texts or None)."""
+        form, func, _ = self._resolve(name)
+        if form == "letta-grader":
+            return self._letta_grade(func, row, sample_id, submission)
+        if form == "evaldeck-function":
+            return self._evaldeck_grade(func, None, row, sample_id, run, config)
+        if form == "evaldeck-class":
+            return self._evaldeck_grade(None, func, row, sample_id, run, config)
+        if form == "openai":
+            return self._openai_grade(func, row, run)
+        raise CallError(f"{name!r} is not a grader")
+
+    def _letta_grade(self, func, row, sample_id, submission):
+        from letta_evals.models import GradeResult
+
+        sample = convert.letta_sample(row, sample_id)
+        try:
+            result = run_coroutine(func(sample, submission))
+        except Exception as e:
+            raise CallError(_user_error(e, self.finder)) from None
+        if not isinstance(result, GradeResult):
+            raise CallError(
+                f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
+                "(a @grader must return letta_evals.models.GradeResult)"
+            )
+        return {
+            "score": result.score,
+            "status": None,
+            "rationale": result.rationale or "",
+            "metadata": convert.to_json(result.metadata),
+            "expected": None,
+            "actual": None,
+        }
+
+    def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
+        from evaldeck.graders import CustomGrader
+        from evaldeck.results import GradeResult
+
+        trace = convert.evaldeck_trace(run)
+        case = convert.evaldeck_case(row, row.get("name") or sample_id)
+        if func is not None:
+            # evaldeck's CustomGrader turns any exception into an ERROR grade.
+            grader = CustomGrader(func=func)
+            result = run_coroutine(grader.grade_async(trace, case))
+        else:
+            grader = self._grader_instance(cls, config)
+            try:
+                result = run_coroutine(grader.grade_async(trace, case))
+            except Exception as e:
+                # evaldeck's Evaluator reports what escapes a grader this way.
+                result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+        if not isinstance(result, GradeResult):
+            return {
+                "score": 0.0,
+                "status": "error",
+                "rationale": f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
+                "metadata": None,
+                "expected": None,
+                "actual": None,
+            }
+        score = result.score
+        if score is None:
+            score = 1.0 if result.status.value == "pass" else 0.0
+        details = dict(result.details)
+        details.setdefault("grader_name", result.grader_name)
+        return {
+            "score": float(score),
+            "status": result.status.value,
+            "rationale": result.message or "",
+            "metadata": convert.to_json(details),
+            "expected": None if result.expected is None else convert.to_json(result.expected),
+            "actual": None if result.actual is None else convert.to_json(result.actual),
+        }
+
+    def _openai_grade(self, func, row, run):
+        sample = convert.openai_sample(run)
+        try:
+            score = run_coroutine(func(sample, row))
+        except Exception as e:
+            raise CallError(_user_error(e, self.finder)) from None
+        if isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise CallError(f"grade returned {type(score).__name__} {score!r}, not a number")
+        if not math.isfinite(score):
+            raise CallError(f"grade returned {score!r}, not a finite number")
+        return {
+            "score": float(score),
+            "status": None,
+            "rationale": f"grade returned {score!r}",
+            "metadata": None,
+            "expected": None,
+            "actual": None,
+        }
+
+    def extract(self, name, row, sample_id, run, config):
+        form, func, _ = self._resolve(name)
+        if form != "letta-extractor":
+            raise CallError(f"{name!r} is not an extractor")
+        params = json.loads(config) if config else {}
+        trajectory = convert.letta_trajectory(run)
+        try:
+            if getattr(func, "_extractor_param_count", 2) == 3:
+                result = func(trajectory, params, convert.letta_agent_state(row, run))
+            else:
+                result = func(trajectory, params)
+            result = run_coroutine(result)
+        except Exception as e:
+            raise CallError(_user_error(e, self.finder)) from None
+        if result is None:
+            return None
+        if not isinstance(result, str):
+            raise CallError(f"extractor returned {type(result).__name__}, not str")
+        return result
+
+    # -- reward --------------------------------------------------------------------------
+
+    def reward(self, name, context, sample_id=None):
+        from letta_evals.rewards import coerce_reward_output
+
+        form, func, _ = self._resolve(name)
+        if form != "letta-reward":
+            raise CallError(f"{name!r} is not a reward composer")
+        if not getattr(func, "_is_reward_composer", False):
+            module_name, _, attribute = name.split(":", 1)[1].partition(":")
+            raise CallError(
+                f"Reward composer must be decorated with @reward_composer: {self._path(module_name)}:{attribute}"
+            )
+        ctx = convert.letta_reward_context(json.loads(context), sample_id)
+        try:
+            output = coerce_reward_output(run_coroutine(func(ctx)))
+        except Exception as e:
+            raise CallError(_user_error(e, self.finder)) from None
+        return json.dumps({"reward": output.score, "score": output.score, "metadata": output.metadata})

@@ -1,0 +1,348 @@
+"""Building what each tool's user code receives from the row and the run, as that tool builds it.
+
+A run arrives as `Run`: the recorded value (format and JSON text) when the row had one, and the
+canonical events every format converts to. Each builder prefers the recording in its own format
+and otherwise converts the canonical events.
+"""
+
+import datetime
+import json
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+# Message dates the canonical events do not carry; fixed so that a run grades the same twice.
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+@dataclass
+class Run:
+    """A recorded run. `turns` holds events as tuples:
+    ("system", text), ("user", content), ("assistant", content), ("reasoning", text),
+    ("tool_call", id, name, arguments, failed), ("tool_return", call_id, content, status),
+    ("llm_call", model, input, output, tokens), ("human_input", text), ("other", name);
+    content is a str or a list of str, tokens a dict or None, status "success" or "error"."""
+
+    turns: List[list] = field(default_factory=list)
+    output: Optional[str] = None
+    status: str = "success"
+    input: Optional[str] = None
+    duration_ms: Optional[float] = None
+    usage: Optional[dict] = None
+    recorded_format: Optional[str] = None
+    recorded_value: Optional[str] = None
+
+    def recorded(self, fmt):
+        if self.recorded_format == fmt and self.recorded_value is not None:
+            return json.loads(self.recorded_value)
+        return None
+
+    def events(self):
+        for turn in self.turns:
+            yield from turn
+
+
+# ------------------------------------------------------------------------------------------
+# letta-evals
+
+
+def letta_sample(row, fallback_id):
+    """`letta_evals.models.Sample` as letta-evals' JSONL loader builds it from a row."""
+    from letta_evals.models import Sample
+
+    metadata = row.get("metadata") or {}
+    sample_id = fallback_id
+    for key in ("sample_id", "id"):
+        if row.get(key) is not None:
+            sample_id = row[key]
+            if isinstance(sample_id, float) and sample_id.is_integer():
+                sample_id = int(sample_id)
+            break
+    return Sample(
+        id=sample_id,
+        input=row.get("input") or row["prompt"],
+        ground_truth=row.get("ground_truth"),
+        agent_args=row.get("agent_args") or metadata.get("agent_args"),
+        rubric_vars=row.get("rubric_vars") or metadata.get("rubric_vars"),
+        extra_vars=row.get("extra_vars") or metadata.get("extra_vars"),
+        rubric=row.get("rubric"),
+    )
+
+
+def letta_message(data):
+    """One recorded Letta message (a dict with `message_type`) as its letta_client class."""
+    from letta_client.types.agents import MESSAGE_TYPES
+
+    cls = MESSAGE_TYPES.get(data.get("message_type"))
+    if cls is None:
+        raise ValueError(f"unknown Letta message_type {data.get('message_type')!r}")
+    return cls(**data)
+
+
+def letta_trajectory(run):
+    """The trajectory letta-evals hands extractors: a list of turns of letta_client messages."""
+    recorded = run.recorded("letta")
+    if recorded is not None:
+        turns = recorded.get("trajectory") if isinstance(recorded, dict) else recorded
+        turns = turns or []
+        if turns and all(isinstance(m, dict) for m in turns):
+            turns = [turns]
+        return [[letta_message(m) for m in turn] for turn in turns]
+    return [_letta_turn(turn, t) for t, turn in enumerate(run.turns)]
+
+
+def _letta_turn(events, turn_index):
+    from letta_client.types import ToolReturnMessage
+    from letta_client.types.agents import (
+        AssistantMessage,
+        ReasoningMessage,
+        SystemMessage,
+        TextContent,
+        ToolCall,
+        ToolCallMessage,
+        UserMessage,
+    )
+
+    def content(value):
+        if isinstance(value, str):
+            return value
+        return [TextContent(text=part, type="text") for part in value]
+
+    messages = []
+    for event in events:
+        kind = event[0]
+        mid = f"message-{turn_index}-{len(messages)}"
+        if kind == "system":
+            messages.append(SystemMessage(id=mid, date=EPOCH, content=event[1], message_type="system_message"))
+        elif kind == "user":
+            messages.append(UserMessage(id=mid, date=EPOCH, content=content(event[1]), message_type="user_message"))
+        elif kind == "assistant":
+            messages.append(
+                AssistantMessage(id=mid, date=EPOCH, content=content(event[1]), message_type="assistant_message")
+            )
+        elif kind == "reasoning":
+            messages.append(
+                ReasoningMessage(id=mid, date=EPOCH, reasoning=event[1], message_type="reasoning_message")
+            )
+        elif kind == "tool_call":
+            call = ToolCall(tool_call_id=event[1], name=event[2], arguments=event[3])
+            messages.append(
+                ToolCallMessage(
+                    id=mid, date=EPOCH, tool_call=call, tool_calls=[call], message_type="tool_call_message"
+                )
+            )
+        elif kind == "tool_return":
+            messages.append(
+                ToolReturnMessage(
+                    id=mid,
+                    date=EPOCH,
+                    tool_call_id=event[1],
+                    tool_return=event[2],
+                    status=event[3],
+                    message_type="tool_return_message",
+                )
+            )
+    return messages
+
+
+def letta_agent_state(row, run):
+    """The agent's state recorded with the row (`agent_state`), or with a letta recording."""
+    from letta_client.types import AgentState
+
+    state = row.get("agent_state")
+    recorded = run.recorded("letta")
+    if state is None and isinstance(recorded, dict):
+        state = recorded.get("agent_state")
+    return None if state is None else AgentState(**state)
+
+
+def letta_reward_context(context, fallback_id, run=None):
+    from letta_evals.models import GradeResult
+    from letta_evals.rewards import RewardContext
+
+    row = context.get("sample") or {}
+    grades = {
+        key: GradeResult(
+            score=g.get("score"),
+            rationale=g.get("rationale"),
+            metadata=g.get("metadata") or {},
+        )
+        for key, g in (context.get("grades") or {}).items()
+    }
+    run = run or Run()
+    return RewardContext(
+        sample=letta_sample(row, 0 if fallback_id is None else fallback_id),
+        grades=grades,
+        submissions=dict(context.get("submissions") or {}),
+        trajectory=letta_trajectory(run) if run.turns or run.recorded_value else [],
+        agent_id=context.get("agent_id"),
+        model_handle=context.get("model_handle"),
+        agent_state=None,
+        usage=None,
+        timing=_timing(),
+    )
+
+
+def _timing():
+    from letta_evals.models import Timing
+
+    return Timing(total=0.0, target=0.0)
+
+
+# ------------------------------------------------------------------------------------------
+# evaldeck
+
+_CASE_KEYS = (
+    "name",
+    "description",
+    "turns",
+    "timeout",
+    "retries",
+    "tags",
+    "metadata",
+    "reference_output",
+    "reference_tools",
+    "input",
+    "expected",
+    "graders",
+)
+
+
+def evaldeck_case(row, fallback_name):
+    """`evaldeck.EvalCase` from a row written as an evaldeck case (`name`, `input`, `expected`,
+    ...), through evaldeck's loader rule for single-turn cases."""
+    from evaldeck.test_case import EvalCase
+
+    data = {key: row[key] for key in _CASE_KEYS if key in row}
+    data.setdefault("name", str(fallback_name))
+    if "input" in data and not isinstance(data["input"], str):
+        data["input"] = "\n".join(str(x) for x in data["input"]) if isinstance(data["input"], list) else str(data["input"])
+    if "input" not in data and "turns" not in data:
+        data["input"] = ""
+    return EvalCase._from_dict(data)
+
+
+_STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout", "error": "error"}
+
+
+def evaldeck_trace(run):
+    """`evaldeck.Trace`: the recording when it is evaldeck's, else built from the events."""
+    from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
+
+    recorded = run.recorded("evaldeck")
+    if recorded is not None:
+        return Trace.from_dict(recorded)
+    returns = {}
+    for event in run.events():
+        if event[0] == "tool_return" and event[1] and event[1] not in returns:
+            returns[event[1]] = event[2]
+    steps = []
+    for event in run.events():
+        kind = event[0]
+        sid = f"s{len(steps) + 1}"
+        if kind == "tool_call":
+            _, call_id, name, arguments, failed = event
+            steps.append(
+                Step(
+                    id=sid,
+                    type=StepType.TOOL_CALL,
+                    timestamp=EPOCH,
+                    status=StepStatus.FAILURE if failed else StepStatus.SUCCESS,
+                    tool_name=name,
+                    tool_args=_tool_args(arguments),
+                    tool_result=_json_or_text(returns.get(call_id)) if call_id else None,
+                )
+            )
+        elif kind == "llm_call":
+            _, model, text_in, text_out, tokens = event
+            steps.append(
+                Step(
+                    id=sid,
+                    type=StepType.LLM_CALL,
+                    timestamp=EPOCH,
+                    model=model,
+                    input=text_in,
+                    output=text_out,
+                    tokens=TokenUsage(**tokens) if tokens else None,
+                )
+            )
+        elif kind == "reasoning":
+            steps.append(Step(id=sid, type=StepType.REASONING, timestamp=EPOCH, reasoning_text=event[1]))
+        elif kind == "human_input":
+            steps.append(Step(id=sid, type=StepType.HUMAN_INPUT, timestamp=EPOCH, input=event[1]))
+    return Trace(
+        id="trace",
+        input=run.input or "",
+        output=run.output,
+        status=_STEP_STATUS.get(run.status, "success"),
+        steps=steps,
+        started_at=EPOCH,
+        duration_ms=run.duration_ms,
+    )
+
+
+def _tool_args(arguments):
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return {"input": arguments}
+    return value if isinstance(value, dict) else {"input": value}
+
+
+def _json_or_text(text):
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# ------------------------------------------------------------------------------------------
+# OpenAI python graders
+
+
+def openai_sample(run):
+    """`{output_text, output_json, output_tools, choices}` from the run, as OpenAI's python
+    grader receives its `sample`."""
+    texts = []
+    tools = []
+    for event in run.events():
+        if event[0] == "assistant":
+            texts.append(event[1] if isinstance(event[1], str) else "".join(event[1]))
+        elif event[0] == "tool_call":
+            _, call_id, name, arguments, _ = event
+            tools.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+    output_text = texts[-1] if texts else (run.output or "")
+    try:
+        parsed = json.loads(output_text)
+    except ValueError:
+        parsed = None
+    return {
+        "output_text": output_text,
+        "output_json": parsed if isinstance(parsed, dict) else None,
+        "output_tools": tools,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": output_text, "tool_calls": tools},
+                "finish_reason": "tool_calls" if tools and not texts else "stop",
+            }
+        ],
+    }
+
+
+def to_json(value: Any) -> str:
+    """JSON for grade metadata and expected/actual values; what JSON cannot hold is its `str`."""
+    return json.dumps(value, ensure_ascii=False, default=_fallback)
+
+
+def _fallback(value):
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if hasattr(value, "value") and hasattr(value, "name"):
+        return value.value
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,123 @@
+"""Making the user's sources importable without files, and reporting why they do not load.
+
+The sources arrive as data; a meta-path finder serves them by module name, compiled under the
+path the suite uses, so tracebacks and load errors name the user's file and line.
+"""
+
+import importlib.abc
+import importlib.util
+import sys
+import traceback
+
+SANDBOX_NOTE = (
+    "(gavel's sandbox has the standard library and the .py files beside your grader; packages "
+    "such as numpy or httpx cannot be installed there)"
+)
+
+# Modules the sandbox provides besides the standard library.
+PROVIDED = {"letta_evals", "letta_client", "evaldeck"}
+
+
+class LoadFailure(Exception):
+    """The user's code could not be loaded: `path` and `line` when known, a CPython-like message."""
+
+    def __init__(self, path, line, message):
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+class SourceFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves `{module: (path, text)}`; a dotted module's parents without an `__init__.py` are
+    namespace packages, as they are on disk."""
+
+    def __init__(self, sources):
+        self.sources = dict(sources)
+        self.packages = {name for name, (path, _) in self.sources.items() if _is_init(path)}
+        self.namespaces = set()
+        for name in self.sources:
+            parts = name.split(".")
+            for i in range(1, len(parts)):
+                parent = ".".join(parts[:i])
+                if parent not in self.sources:
+                    self.namespaces.add(parent)
+        self.paths = {path for path, _ in self.sources.values()}
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in self.sources:
+            origin = self.sources[fullname][0]
+            spec = importlib.util.spec_from_loader(
+                fullname, self, origin=origin, is_package=fullname in self.packages
+            )
+            spec.has_location = True
+            return spec
+        if fullname in self.namespaces:
+            spec = importlib.util.spec_from_loader(fullname, self, is_package=True)
+            return spec
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        name = module.__name__
+        if name in self.namespaces:
+            module.__path__ = []
+            return
+        path, text = self.sources[name]
+        module.__file__ = path
+        if name in self.packages:
+            module.__path__ = []
+        code = compile(text, path, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+    def get_source(self, fullname):
+        entry = self.sources.get(fullname)
+        return entry[1] if entry else None
+
+
+def _is_init(path):
+    return path.replace("\\", "/").rsplit("/", 1)[-1] == "__init__.py"
+
+
+def install(sources):
+    """Makes `sources` (an iterable of (module, path, text)) importable; returns the finder."""
+    finder = SourceFinder({module: (path, text) for module, path, text in sources})
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def import_entries(finder, entries):
+    """Imports each entry module, running its top level; raises `LoadFailure`."""
+    import importlib
+
+    for entry in entries:
+        try:
+            importlib.import_module(entry)
+        except SyntaxError as e:
+            raise LoadFailure(e.filename, e.lineno, f"{type(e).__name__}: {e.msg}") from None
+        except BaseException as e:  # the user's top level may raise anything, SystemExit too
+            path, line = user_location(finder, e.__traceback__)
+            if path is None:
+                path = finder.sources.get(entry, (None,))[0]
+            raise LoadFailure(path, line, describe(e)) from None
+
+
+def user_location(finder, tb):
+    """The innermost frame of the traceback that is in the user's sources."""
+    found = (None, None)
+    for frame, line in traceback.walk_tb(tb):
+        if frame.f_code.co_filename in finder.paths:
+            found = (frame.f_code.co_filename, line)
+    return found
+
+
+def describe(error):
+    """`Type: message` as CPython prints it, plus why a missing package is missing."""
+    text = f"{type(error).__name__}: {error}"
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        top = error.name.split(".")[0]
+        if top not in sys.stdlib_module_names and top not in PROVIDED:
+            text = f"{text} {SANDBOX_NOTE}"
+    return text

@@ -1,0 +1,364 @@
+"""Plain-class models that behave, for the code that uses them, like the pydantic models of the
+packages these stand-ins replace (pydantic is not available inside gavel's sandbox).
+
+A model declares its fields in order as `Field(name, check, default)`. Construction takes keyword
+arguments, ignores unknown ones (pydantic's default), fills defaults, and checks each value with
+pydantic's lax rules for the few types the models use; a bad value raises `ValidationError` with
+pydantic's message layout. `repr`, `str`, equality, `model_dump` and `model_dump_json` follow
+pydantic so that printing or serialising a model shows what the real package shows.
+"""
+
+import datetime as _dt
+import enum as _enum
+import json as _json
+
+PYDANTIC_VERSION = "2.14"
+REQUIRED = object()
+
+
+class ValidationError(ValueError):
+    """pydantic's `ValidationError`: a `ValueError` whose text lists each failing field."""
+
+    def __init__(self, title, errors):
+        self.title = title
+        self._errors = errors
+        super().__init__(self._render())
+
+    def errors(self):
+        return [dict(e) for e in self._errors]
+
+    def error_count(self):
+        return len(self._errors)
+
+    def _render(self):
+        count = len(self._errors)
+        lines = [f"{count} validation error{'s' if count != 1 else ''} for {self.title}"]
+        for e in self._errors:
+            if e["loc"]:
+                lines.append(".".join(str(part) for part in e["loc"]))
+            value = e["input"]
+            lines.append(
+                f"  {e['msg']} [type={e['type']}, input_value={_input_repr(value)}, "
+                f"input_type={type(value).__name__}]"
+            )
+            lines.append(
+                f"    For further information visit https://errors.pydantic.dev/{PYDANTIC_VERSION}/v/{e['type']}"
+            )
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self._render()
+
+
+def _input_repr(value):
+    text = repr(value)
+    return text if len(text) <= 100 else text[:49] + "..." + text[-48:]
+
+
+class _Invalid(Exception):
+    def __init__(self, kind, msg):
+        self.kind = kind
+        self.msg = msg
+
+
+# Checks: each takes a value and returns it converted, or raises _Invalid.
+
+
+def any_value(value):
+    return value
+
+
+def string(value):
+    if isinstance(value, str):
+        return str(value) if type(value) is not str and isinstance(value, _enum.Enum) else value
+    raise _Invalid("string_type", "Input should be a valid string")
+
+
+def floating(value):
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            pass
+        raise _Invalid("float_parsing", "Input should be a valid number, unable to parse string as a number")
+    raise _Invalid("float_type", "Input should be a valid number")
+
+
+def integer(value):
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise _Invalid("int_from_float", "Input should be a valid integer, got a number with a fractional part")
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+        raise _Invalid("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
+    raise _Invalid("int_type", "Input should be a valid integer")
+
+
+def boolean(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("1", "on", "t", "true", "y", "yes"):
+            return True
+        if lowered in ("0", "off", "f", "false", "n", "no"):
+            return False
+    raise _Invalid("bool_parsing", "Input should be a valid boolean, unable to interpret input")
+
+
+def mapping(value):
+    if isinstance(value, dict):
+        return dict(value)
+    raise _Invalid("dict_type", "Input should be a valid dictionary")
+
+
+def datetime(value):
+    if isinstance(value, _dt.datetime):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            return _dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        raise _Invalid("datetime_from_date_parsing", "Input should be a valid datetime")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _dt.datetime.fromtimestamp(value, _dt.timezone.utc)
+    raise _Invalid("datetime_type", "Input should be a valid datetime")
+
+
+def optional(check):
+    def check_optional(value):
+        return None if value is None else check(value)
+
+    return check_optional
+
+
+def list_of(check):
+    def check_list(value):
+        if not isinstance(value, (list, tuple)):
+            raise _Invalid("list_type", "Input should be a valid list")
+        return [check(item) for item in value]
+
+    return check_list
+
+
+def union(*checks):
+    def check_union(value):
+        first = None
+        for check in checks:
+            try:
+                return check(value)
+            except _Invalid as e:
+                first = first or e
+            except ValidationError as e:
+                first = first or _Invalid("model_type", str(e))
+        raise first
+
+    return check_union
+
+
+def enum(cls):
+    def check_enum(value):
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            pass
+        values = [repr(member.value) for member in cls]
+        expected = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+        raise _Invalid("enum", f"Input should be {expected}")
+
+    return check_enum
+
+
+def model(cls):
+    def check_model(value):
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            return cls(**value)
+        raise _Invalid("model_type", f"Input should be a valid dictionary or instance of {cls.__name__}")
+
+    return check_model
+
+
+class Field:
+    __slots__ = ("name", "check", "default", "factory")
+
+    def __init__(self, name, check=any_value, default=None, factory=None):
+        self.name = name
+        self.check = check
+        self.default = default
+        self.factory = factory
+
+
+class Model:
+    """The shared behaviour of every stand-in model; subclasses set `_fields`."""
+
+    _fields = ()
+    # Unknown keys are kept as attributes (pydantic `extra="allow"`, as letta_client's models).
+    _extra = False
+    # `str()` shows what `repr()` shows (letta_client's models), not pydantic's `a=1 b=2`.
+    _str_is_repr = False
+
+    def __init__(self, **data):
+        errors = []
+        for field in self._fields:
+            if field.name in data:
+                value = data[field.name]
+                try:
+                    value = field.check(value)
+                except _Invalid as e:
+                    errors.append({"type": e.kind, "loc": (field.name,), "msg": e.msg, "input": value})
+                    continue
+                except ValidationError as e:
+                    for inner in e._errors:
+                        errors.append(dict(inner, loc=(field.name,) + tuple(inner["loc"])))
+                    continue
+            elif field.factory is not None:
+                value = field.factory()
+            elif field.default is REQUIRED:
+                errors.append({"type": "missing", "loc": (field.name,), "msg": "Field required", "input": data})
+                continue
+            else:
+                value = field.default
+            object.__setattr__(self, field.name, value)
+        if errors:
+            raise ValidationError(type(self).__name__, errors)
+        if self._extra:
+            known = {f.name for f in self._fields}
+            extras = [key for key in data if key not in known]
+            object.__setattr__(self, "_extras", extras)
+            for key in extras:
+                object.__setattr__(self, key, data[key])
+        self._validate()
+
+    def _validate(self):
+        """Model-level checks after the fields (pydantic's validators); raise `_invalid(...)`."""
+
+    def _invalid(self, name, message, value):
+        return ValidationError(
+            type(self).__name__,
+            [{"type": "value_error", "loc": (name,) if name else (), "msg": f"Value error, {message}", "input": value}],
+        )
+
+    @classmethod
+    def model_validate(cls, data):
+        if isinstance(data, cls):
+            return data
+        if not isinstance(data, dict):
+            raise ValidationError(
+                cls.__name__,
+                [{"type": "model_type", "loc": (), "msg": f"Input should be a valid dictionary or instance of {cls.__name__}", "input": data}],
+            )
+        return cls(**data)
+
+    @classmethod
+    def model_validate_json(cls, text):
+        return cls.model_validate(_json.loads(text))
+
+    @property
+    def model_fields_set(self):
+        return {f.name for f in self._fields}
+
+    def _items(self):
+        names = [f.name for f in self._fields] + list(self.__dict__.get("_extras", ()))
+        return [(name, getattr(self, name)) for name in names]
+
+    def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
+        out = {}
+        for name, value in self._items():
+            if include is not None and name not in include:
+                continue
+            if exclude is not None and name in exclude:
+                continue
+            if exclude_none and value is None:
+                continue
+            out[name] = _dump(value, mode, exclude_none)
+        return out
+
+    def dict(self, **kwargs):
+        return self.model_dump(**kwargs)
+
+    def model_dump_json(self, *, indent=None, exclude_none=False, include=None, exclude=None, by_alias=False):
+        data = self.model_dump(mode="json", exclude_none=exclude_none, include=include, exclude=exclude)
+        if indent is None:
+            return _json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return _json.dumps(data, ensure_ascii=False, indent=indent)
+
+    def json(self, **kwargs):
+        return self.model_dump_json(**kwargs)
+
+    def model_copy(self, *, update=None, deep=False):
+        import copy
+
+        clone = copy.deepcopy(self) if deep else copy.copy(self)
+        for key, value in (update or {}).items():
+            object.__setattr__(clone, key, value)
+        return clone
+
+    def copy(self, **kwargs):
+        return self.model_copy(**kwargs)
+
+    def __eq__(self, other):
+        if type(self) is not type(other):
+            return NotImplemented
+        return self._items() == other._items()
+
+    __hash__ = None
+
+    def __repr_args(self):
+        return ", ".join(f"{name}={value!r}" for name, value in self._items())
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.__repr_args()})"
+
+    def __str__(self):
+        if self._str_is_repr:
+            return repr(self)
+        return " ".join(f"{name}={value!r}" for name, value in self._items())
+
+    def __iter__(self):
+        return iter(self._items())
+
+
+def _dump(value, mode, exclude_none):
+    if isinstance(value, Model):
+        return value.model_dump(mode=mode, exclude_none=exclude_none)
+    if isinstance(value, list):
+        return [_dump(v, mode, exclude_none) for v in value]
+    if isinstance(value, tuple):
+        return [_dump(v, mode, exclude_none) for v in value] if mode == "json" else tuple(
+            _dump(v, mode, exclude_none) for v in value
+        )
+    if isinstance(value, dict):
+        return {k: _dump(v, mode, exclude_none) for k, v in value.items()}
+    if mode == "json":
+        if isinstance(value, _enum.Enum):
+            return value.value
+        if isinstance(value, _dt.datetime):
+            text = value.isoformat()
+            return text[:-6] + "Z" if text.endswith("+00:00") else text
+        if isinstance(value, (set, frozenset)):
+            return [_dump(v, mode, exclude_none) for v in value]
+    return value

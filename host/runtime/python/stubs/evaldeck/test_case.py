@@ -1,0 +1,128 @@
+"""evaldeck.test_case: the case a grader checks a trace against (stand-in for evaldeck 0.1.5)."""
+
+from _gavel_model import (
+    REQUIRED,
+    Field,
+    Model,
+    boolean,
+    floating,
+    integer,
+    list_of,
+    mapping,
+    model,
+    optional,
+    string,
+)
+
+_strings = optional(list_of(string))
+
+
+class ExpectedBehavior(Model):
+    _fields = (
+        Field("tools_called", _strings),
+        Field("tools_not_called", _strings),
+        Field("tool_call_order", _strings),
+        Field("output_contains", _strings),
+        Field("output_not_contains", _strings),
+        Field("output_equals", optional(string)),
+        Field("output_matches", optional(string)),
+        Field("max_steps", optional(integer)),
+        Field("min_steps", optional(integer)),
+        Field("max_tool_calls", optional(integer)),
+        Field("max_llm_calls", optional(integer)),
+        Field("task_completed", optional(boolean)),
+        Field("custom", optional(mapping)),
+    )
+
+
+class GraderConfig(Model):
+    _fields = (
+        Field("type", string, REQUIRED),
+        Field("params", mapping, factory=dict),
+        Field("prompt", optional(string)),
+        Field("model", optional(string)),
+        Field("threshold", optional(floating)),
+        Field("module", optional(string)),
+        Field("function", optional(string)),
+    )
+
+
+class Turn(Model):
+    _fields = (
+        Field("user", string, REQUIRED),
+        Field("expected", optional(model(ExpectedBehavior))),
+        Field("graders", list_of(model(GraderConfig)), factory=list),
+    )
+
+
+class EvalCase(Model):
+    _fields = (
+        Field("name", string, REQUIRED),
+        Field("description", optional(string)),
+        Field("turns", list_of(model(Turn)), factory=list),
+        Field("timeout", optional(floating)),
+        Field("retries", optional(integer)),
+        Field("tags", list_of(string), factory=list),
+        Field("metadata", mapping, factory=dict),
+        Field("reference_output", optional(string)),
+        Field("reference_tools", optional(list_of(string))),
+    )
+
+    @property
+    def is_multi_turn(self):
+        return len(self.turns) > 1
+
+    @property
+    def expected(self):
+        if self.turns and self.turns[0].expected:
+            return self.turns[0].expected
+        return ExpectedBehavior()
+
+    @property
+    def graders(self):
+        return self.turns[0].graders if self.turns else []
+
+    @property
+    def input(self):
+        return self.turns[0].user if self.turns else ""
+
+    @classmethod
+    def from_yaml_string(cls, content):
+        raise NotImplementedError("gavel's sandbox has no YAML parser; pass the case as a dict to _from_dict")
+
+    @classmethod
+    def _from_dict(cls, data):
+        """evaldeck's loader: a case written with `input` (and `expected`/`graders`) and no
+        `turns` becomes one turn."""
+        data = dict(data)
+        if "input" in data and "turns" not in data:
+            turn = {"user": data.pop("input")}
+            if "expected" in data:
+                turn["expected"] = data.pop("expected")
+            if "graders" in data:
+                turn["graders"] = data.pop("graders")
+            data["turns"] = [turn]
+        return cls(**data)
+
+
+class EvalSuite(Model):
+    _fields = (
+        Field("name", string, REQUIRED),
+        Field("description", optional(string)),
+        Field("test_cases", list_of(model(EvalCase)), factory=list),
+        Field("defaults", mapping, factory=dict),
+        Field("tags", list_of(string), factory=list),
+    )
+
+    def __len__(self):
+        return len(self.test_cases)
+
+    def filter_by_tags(self, tags):
+        wanted = set(tags)
+        return EvalSuite(
+            name=self.name,
+            description=self.description,
+            test_cases=[c for c in self.test_cases if wanted & set(c.tags)],
+            defaults=self.defaults,
+            tags=self.tags,
+        )

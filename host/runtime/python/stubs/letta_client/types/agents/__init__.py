@@ -1,0 +1,234 @@
+"""letta_client.types.agents: the messages of a Letta run (stand-in for letta-client 1.12).
+
+Every message has `id`, `date`, `message_type` and the optional `name`, `otid`, `run_id`,
+`sender_id`, `seq_id`, `step_id`, `is_err`; unknown keys are kept, as the SDK keeps them.
+"""
+
+from _gavel_model import (
+    REQUIRED,
+    Field,
+    Model,
+    any_value,
+    boolean,
+    datetime,
+    integer,
+    list_of,
+    mapping,
+    model,
+    optional,
+    string,
+    union,
+)
+
+
+class _SdkModel(Model):
+    _extra = True
+    _str_is_repr = True
+
+    def to_dict(self, *, mode="python", exclude_none=True):
+        return self.model_dump(mode=mode, exclude_none=exclude_none)
+
+    def to_json(self, *, indent=2):
+        return self.model_dump_json(indent=indent, exclude_none=True)
+
+
+class TextContent(_SdkModel):
+    _fields = (Field("text", string, REQUIRED), Field("signature", optional(string)), Field("type", optional(string)))
+
+
+class ImageContent(_SdkModel):
+    _fields = (Field("source", any_value, REQUIRED), Field("type", optional(string)))
+
+
+class ToolCall(_SdkModel):
+    _fields = (Field("arguments", string, REQUIRED), Field("name", string, REQUIRED), Field("tool_call_id", string, REQUIRED))
+
+
+class ToolCallDelta(_SdkModel):
+    _fields = (Field("arguments", optional(string)), Field("name", optional(string)), Field("tool_call_id", optional(string)))
+
+
+class ToolReturn(_SdkModel):
+    _fields = (
+        Field("status", string, REQUIRED),
+        Field("tool_call_id", string, REQUIRED),
+        Field("tool_return", any_value, REQUIRED),
+        Field("stderr", optional(list_of(string))),
+        Field("stdout", optional(list_of(string))),
+        Field("type", optional(string)),
+    )
+
+
+class Block(_SdkModel):
+    _fields = (
+        Field("value", string, REQUIRED),
+        Field("label", optional(string)),
+        Field("id", optional(string)),
+        Field("description", optional(string)),
+        Field("limit", optional(integer)),
+        Field("metadata", optional(mapping)),
+        Field("read_only", optional(boolean)),
+    )
+
+
+def _content_part(value):
+    if isinstance(value, Model):
+        return value
+    if isinstance(value, dict) and value.get("type") == "image":
+        return ImageContent(**value)
+    return model(TextContent)(value)
+
+
+_content = union(string, list_of(_content_part))
+_call = union(model(ToolCall), model(ToolCallDelta))
+
+
+def _message(message_type, *fields):
+    common_head = (Field("id", string, REQUIRED),)
+    common_tail = (
+        Field("is_err", optional(boolean)),
+        Field("message_type", optional(string), message_type),
+        Field("name", optional(string)),
+        Field("otid", optional(string)),
+        Field("run_id", optional(string)),
+        Field("sender_id", optional(string)),
+        Field("seq_id", optional(integer)),
+        Field("step_id", optional(string)),
+    )
+    # The SDK orders fields: id, the required ones (date among them, alphabetically), then the
+    # optional ones alphabetically; `fields` lists this message's own in that order, with a
+    # `None` where `date` goes.
+    head = [f for f in fields if f is not None and f.default is REQUIRED]
+    tail = [f for f in fields if f is not None and f.default is not REQUIRED]
+    date = Field("date", datetime, None)
+    ordered = list(common_head)
+    placed = False
+    for f in fields:
+        if f is None:
+            ordered.append(date)
+            placed = True
+        elif f in head:
+            ordered.append(f)
+    if not placed:
+        ordered.append(date)
+    optional_fields = sorted(list(common_tail) + tail, key=lambda f: f.name)
+    return tuple(ordered + optional_fields)
+
+
+class SystemMessage(_SdkModel):
+    _fields = _message("system_message", Field("content", string, REQUIRED), None)
+
+
+class UserMessage(_SdkModel):
+    _fields = _message("user_message", Field("content", _content, REQUIRED), None)
+
+
+class AssistantMessage(_SdkModel):
+    _fields = _message("assistant_message", Field("content", _content, REQUIRED), None)
+
+
+class ReasoningMessage(_SdkModel):
+    _fields = _message(
+        "reasoning_message",
+        None,
+        Field("reasoning", string, REQUIRED),
+        Field("signature", optional(string)),
+        Field("source", optional(string)),
+    )
+
+
+class HiddenReasoningMessage(_SdkModel):
+    _fields = _message(
+        "hidden_reasoning_message", None, Field("state", string, REQUIRED), Field("hidden_reasoning", optional(string))
+    )
+
+
+class ToolCallMessage(_SdkModel):
+    _fields = _message(
+        "tool_call_message",
+        None,
+        Field("tool_call", _call, REQUIRED),
+        Field("tool_calls", optional(union(list_of(model(ToolCall)), model(ToolCallDelta)))),
+    )
+
+
+class ToolReturnMessage(_SdkModel):
+    _fields = _message(
+        "tool_return_message",
+        None,
+        Field("status", string, REQUIRED),
+        Field("tool_call_id", string, REQUIRED),
+        Field("tool_return", string, REQUIRED),
+        Field("stderr", optional(list_of(string))),
+        Field("stdout", optional(list_of(string))),
+        Field("tool_returns", optional(list_of(model(ToolReturn)))),
+    )
+
+
+class ApprovalRequestMessage(_SdkModel):
+    _fields = _message(
+        "approval_request_message",
+        None,
+        Field("tool_call", _call, REQUIRED),
+        Field("tool_calls", optional(union(list_of(model(ToolCall)), model(ToolCallDelta)))),
+    )
+
+
+class ApprovalResponseMessage(_SdkModel):
+    _fields = _message(
+        "approval_response_message",
+        None,
+        Field("approval_request_id", optional(string)),
+        Field("approvals", optional(list_of(any_value))),
+        Field("approve", optional(boolean)),
+        Field("reason", optional(string)),
+    )
+
+
+class SummaryMessage(_SdkModel):
+    _fields = _message(
+        "summary_message", None, Field("summary", string, REQUIRED), Field("compaction_stats", optional(mapping))
+    )
+
+
+class EventMessage(_SdkModel):
+    _fields = _message(
+        "event_message", None, Field("event_data", mapping, REQUIRED), Field("event_type", string, REQUIRED)
+    )
+
+
+MESSAGE_TYPES = {
+    cls._fields[[f.name for f in cls._fields].index("message_type")].default: cls
+    for cls in (
+        SystemMessage,
+        UserMessage,
+        ReasoningMessage,
+        HiddenReasoningMessage,
+        ToolCallMessage,
+        ToolReturnMessage,
+        AssistantMessage,
+        ApprovalRequestMessage,
+        ApprovalResponseMessage,
+        SummaryMessage,
+        EventMessage,
+    )
+}
+
+__all__ = [
+    "AssistantMessage",
+    "ApprovalRequestMessage",
+    "ApprovalResponseMessage",
+    "Block",
+    "EventMessage",
+    "HiddenReasoningMessage",
+    "ImageContent",
+    "ReasoningMessage",
+    "SummaryMessage",
+    "SystemMessage",
+    "TextContent",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallMessage",
+    "ToolReturn",
+    "UserMessage",
+]

@@ -1,0 +1,6 @@
+from letta_evals.decorators import grader
+
+
+@grader
+def wrong_names(sample, answer):
+    return None

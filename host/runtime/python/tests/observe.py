@@ -1,0 +1,335 @@
+"""Runs the same user graders the way their own tool runs them (`real`: letta-evals 0.26.0 and
+evaldeck 0.1.5 installed) or the way gavel's interpreter runs them (`gavel`: the runtime and
+its stand-ins, under CPython), and prints what each produced as JSON, one entry per case.
+
+    python observe.py real|gavel
+
+test_differential.py runs both and compares the entries field by field.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data")
+RUNTIME = os.path.dirname(HERE)
+MODE = sys.argv[1] if len(sys.argv) > 1 else "gavel"
+
+if MODE == "gavel":
+    sys.path[:0] = [RUNTIME, os.path.join(RUNTIME, "stubs")]
+    from gavel_runtime import CallError, Run, Runtime
+elif MODE != "real":
+    sys.exit("usage: observe.py real|gavel")
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def error_text(e):
+    return f"{type(e).__name__}: {e}"
+
+
+def sources_of(folder, modules):
+    return [(m, f"{m}.py", open(os.path.join(folder, f"{m}.py")).read()) for m in modules]
+
+
+# ------------------------------------------------------------------------------------------
+# evaldeck: the documentation's custom graders on recorded traces
+
+
+def evaldeck_cases(out):
+    rows = jsonl(os.path.join(DATA, "evaldeck", "cases.jsonl"))
+    functions = ["check_booking_format", "validate_search_args", "quality_score"]
+    classes = [("TokenBudgetGrader", {"max_tokens": 1000}), ("TokenBudgetGrader", {"max_tokens": 50})]
+    if MODE == "real":
+        sys.path.insert(0, os.path.join(DATA, "evaldeck"))
+        import my_graders
+        from evaldeck import EvalCase, Trace
+        from evaldeck.graders import CustomGrader
+        from evaldeck.results import GradeResult
+
+        def run_function(fn, row):
+            trace = Trace.from_dict(row["trace"])
+            case = EvalCase._from_dict({k: v for k, v in row.items() if k != "trace"})
+            return dump_evaldeck(CustomGrader(func=getattr(my_graders, fn)).grade(trace, case))
+
+        def run_class(cls, params, row):
+            trace = Trace.from_dict(row["trace"])
+            case = EvalCase._from_dict({k: v for k, v in row.items() if k != "trace"})
+            grader = getattr(my_graders, cls)(**params)
+            try:
+                result = grader.grade(trace, case)
+            except Exception as e:
+                result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+            return dump_evaldeck(result)
+
+    else:
+        runtime = Runtime(sandboxed=False)
+        runtime.load(sources_of(os.path.join(DATA, "evaldeck"), ["my_graders"]), ["my_graders"])
+
+        def run(name, row, config):
+            data = {k: v for k, v in row.items() if k != "trace"}
+            recorded = Run(recorded_format="evaldeck", recorded_value=json.dumps(row["trace"]))
+            grade = runtime.grade(name, data, 0, recorded, "", config)
+            return {
+                "grader_name": json.loads(grade["metadata"]).get("grader_name"),
+                "status": grade["status"],
+                "message": grade["rationale"],
+                "details": {k: v for k, v in json.loads(grade["metadata"]).items() if k != "grader_name"},
+                "expected": None if grade["expected"] is None else json.loads(grade["expected"]),
+                "actual": None if grade["actual"] is None else json.loads(grade["actual"]),
+            }
+
+        def run_function(fn, row):
+            return run(f"evaldeck-function:my_graders:{fn}", row, "{}")
+
+        def run_class(cls, params, row):
+            return run(f"evaldeck-class:my_graders:{cls}", row, json.dumps(params))
+
+    for row in rows:
+        for fn in functions:
+            out[f"evaldeck/{fn}/{row['name']}"] = run_function(fn, row)
+        for cls, params in classes:
+            out[f"evaldeck/{cls}{params}/{row['name']}"] = run_class(cls, params, row)
+
+
+def dump_evaldeck(result):
+    # What the host receives: the score is the grader's own, or evaldeck's pass rule.
+    return {
+        "grader_name": result.grader_name,
+        "status": result.status.value,
+        "message": result.message or "",
+        "details": json.loads(json.dumps(result.details, default=str)),
+        "expected": result.expected,
+        "actual": result.actual,
+    }
+
+
+# ------------------------------------------------------------------------------------------
+# letta-evals: custom graders and extractors through letta's pipeline, and reward composers
+
+LETTA_GRADERS = [
+    # (folder, grader, extractor, extractor config)
+    ("letta-evals/custom-tool-grader-and-extractor", "custom_evaluators:ticket_classification_grader",
+     "custom_evaluators:json_object_extractor", {}),
+    ("letta-extra", "graders:mentions_team", "graders:shout", {}),
+    ("letta-extra", "graders:length", "graders:lookup_args", {"tool": "lookup"}),
+    ("letta-extra", "graders:raises", "graders:shout", {}),
+    ("letta-extra", "graders:bad_score", "graders:shout", {}),
+]
+
+
+def letta_cases(out):
+    runs = jsonl(os.path.join(DATA, "letta-runs.jsonl"))
+    with tempfile.TemporaryDirectory() as tmp:
+        dataset = os.path.join(tmp, "dataset.jsonl")
+        with open(dataset, "w") as f:
+            for run in runs:
+                f.write(json.dumps(run["row"]) + "\n")
+        for folder, grader, extractor, config in LETTA_GRADERS:
+            results = grade_letta(os.path.join(DATA, folder), grader, extractor, config, runs, dataset)
+            for index, result in enumerate(results):
+                out[f"letta/{grader}+{extractor}/{index}"] = result
+    out["letta/decorator/wrong-names"] = letta_load_error(os.path.join(DATA, "letta-extra"), "bad_decorators")
+    letta_rewards(out)
+
+
+def grade_letta(folder, grader, extractor, config, runs, dataset):
+    results = []
+    if MODE == "real":
+        from letta_evals.datasets.loader import load_jsonl
+        from letta_evals.graders.tool import ToolGrader
+        from letta_evals.models import LettaMessageUnion
+        from pydantic import TypeAdapter
+        from typing import List
+
+        adapter = TypeAdapter(List[List[LettaMessageUnion]])
+        tool = ToolGrader(
+            function=grader.replace(":", ".py:"),
+            extractor=extractor.replace(":", ".py:"),
+            extractor_config=config,
+            base_dir=__import__("pathlib").Path(folder),
+        )
+        samples = list(load_jsonl(__import__("pathlib").Path(dataset)))
+        for sample, run in zip(samples, runs):
+            trajectory = adapter.validate_python(run["trajectory"])
+            try:
+                result, submission = asyncio.run(tool.grade(sample, trajectory))
+                metadata = dict(result.metadata)
+                metadata.pop("extraction_time", None)
+                results.append(
+                    {"submission": submission, "score": result.score, "rationale": result.rationale, "metadata": metadata}
+                )
+            except Exception as e:
+                results.append({"error": error_text(e)})
+        return results
+    modules = sorted({grader.split(":")[0], extractor.split(":")[0]})
+    runtime = Runtime(sandboxed=False)
+    runtime.load(sources_of(folder, modules), modules)
+    for index, run in enumerate(runs):
+        recorded = Run(recorded_format="letta", recorded_value=json.dumps(run["trajectory"]))
+        trajectory = run["trajectory"]
+        # The host's guard, as letta-evals' Grader.extract does it.
+        if not trajectory or not any(turn for turn in trajectory):
+            results.append({"submission": "", "score": 0.0, "rationale": "Empty trajectory - agent produced no messages", "metadata": {}})
+            continue
+        try:
+            submission = runtime.extract(f"letta-extractor:{extractor}", run["row"], index, recorded, json.dumps(config))
+            if not submission:
+                results.append({"submission": "", "score": 0.0, "rationale": "Empty submission - extractor found no content", "metadata": {}})
+                continue
+            grade = runtime.grade(f"letta-grader:{grader}", run["row"], index, recorded, submission, "{}")
+            results.append(
+                {"submission": submission, "score": grade["score"], "rationale": grade["rationale"], "metadata": json.loads(grade["metadata"])}
+            )
+        except CallError as e:
+            results.append({"error": str(e).split(" (at ")[0]})
+    return results
+
+
+def letta_load_error(folder, module):
+    if MODE == "real":
+        from letta_evals.utils import load_object
+
+        try:
+            load_object(f"{module}.py:wrong_names", __import__("pathlib").Path(folder))
+        except Exception as e:
+            return {"error": error_text(e)}
+        return {"error": None}
+    from gavel_runtime import LoadFailure
+
+    try:
+        Runtime(sandboxed=False).load(sources_of(folder, [module]), [module])
+    except LoadFailure as e:
+        return {"error": e.message, "path": e.path, "line": e.line}
+    return {"error": None}
+
+
+REWARD_CONTEXT = {
+    "sample": {"id": 3, "input": "q", "ground_truth": "a"},
+    "grades": {
+        "a": {"score": 1.0, "rationale": "ok", "metadata": {}},
+        "b": {"score": 0.5, "rationale": "half", "metadata": {"k": 1}},
+    },
+    "submissions": {"a": "x", "b": "y"},
+}
+
+
+def letta_rewards(out):
+    folder = os.path.join(DATA, "letta-extra")
+    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated"]
+    if MODE == "real":
+        from pathlib import Path
+
+        from letta_evals.models import CustomRewardSpec, GradeResult, Sample, Timing
+        from letta_evals.rewards import RewardContext, load_reward_composer
+
+        ctx = RewardContext(
+            sample=Sample(**REWARD_CONTEXT["sample"]),
+            grades={k: GradeResult(**g) for k, g in REWARD_CONTEXT["grades"].items()},
+            submissions=REWARD_CONTEXT["submissions"],
+            trajectory=[],
+            agent_id=None,
+            model_handle=None,
+            agent_state=None,
+            usage=None,
+            timing=Timing(total=0.0, target=0.0),
+        )
+        for name in names:
+            try:
+                composer = load_reward_composer(CustomRewardSpec(kind="custom", function=f"rewards.py:{name}"), Path(folder))
+                output = asyncio.run(composer(ctx))
+                out[f"reward/{name}"] = {"score": output.score, "metadata": output.metadata}
+            except Exception as e:
+                out[f"reward/{name}"] = {"error": error_text(e).split(": ", 1)[1] if "must be decorated" in str(e) else error_text(e)}
+        return
+    runtime = Runtime(sandboxed=False)
+    runtime.load(sources_of(folder, ["rewards"]), ["rewards"])
+    for name in names:
+        try:
+            output = json.loads(runtime.reward(f"letta-reward:rewards:{name}", json.dumps(REWARD_CONTEXT)))
+            out[f"reward/{name}"] = {"score": output["score"], "metadata": output["metadata"]}
+        except CallError as e:
+            text = str(e).split(" (at ")[0]
+            out[f"reward/{name}"] = {"error": text.split(": ", 1)[0] + ": " + text.split(": ", 1)[1] if ": " in text else text}
+
+
+# ------------------------------------------------------------------------------------------
+# The models themselves: what printing, comparing and the helpers show
+
+
+def model_cases(out):
+    from evaldeck import Step, StepType, TokenUsage, Trace
+    from evaldeck.results import GradeResult as EGrade, GradeStatus
+    from letta_evals.models import GradeResult, RewardOutput, Sample
+
+    def attempt(key, fn):
+        try:
+            out[key] = fn()
+        except Exception as e:
+            out[key] = {"error": error_text(e)}
+
+    attempt("model/letta-grade-repr", lambda: [repr(GradeResult(score=1, rationale="x")), str(GradeResult(score=0.5))])
+    attempt("model/letta-grade-range", lambda: GradeResult(score=1.5))
+    attempt("model/letta-grade-missing", lambda: GradeResult(rationale="no score"))
+    attempt("model/letta-grade-type", lambda: GradeResult(score="high"))
+    attempt("model/letta-grade-dump", lambda: GradeResult(score=0.25, metadata={"a": [1]}).model_dump())
+    attempt("model/letta-sample", lambda: [repr(Sample(id=1, input=["a", "b"], ground_truth=["x", "y"])), Sample(id="s", input="q").model_dump(mode="json")])
+    attempt("model/letta-sample-lists", lambda: Sample(id=1, input="a", ground_truth=["x"]))
+    attempt("model/reward", lambda: [repr(RewardOutput(score=0.5)), RewardOutput(score=0.5).model_dump()])
+    attempt("model/reward-range", lambda: RewardOutput(score=-1))
+
+    def evaldeck_helpers():
+        trace = Trace(
+            id="t",
+            input="in",
+            steps=[
+                Step.tool_call("search", {"q": 1}, tool_result="r", id="a"),
+                Step.tool_call("", id="b"),
+                Step.llm_call("m", "i", "o", tokens=TokenUsage(total_tokens=5), id="c"),
+                Step.reasoning("why", id="d"),
+                Step(type="llm_call", tokens={"total_tokens": 7}, id="e"),
+            ],
+        )
+        passed = EGrade.passed_result("g", "fine", score=0.9)
+        failed = EGrade.failed_result("g", "bad", expected=[1], actual={"a": 1})
+        return {
+            "tools_called": trace.tools_called,
+            "total_tokens": trace.total_tokens,
+            "step_count": trace.step_count,
+            "tool_calls": [s.id for s in trace.tool_calls],
+            "llm_calls": [s.id for s in trace.llm_calls],
+            "types": [str(s.type) for s in trace.steps],
+            "type_eq": [s.type == "tool_call" for s in trace.steps],
+            "status": [str(GradeStatus.PASS), GradeStatus("fail").name, repr(GradeStatus.SKIP)],
+            "passed": [passed.passed, failed.passed, passed.score, failed.expected, failed.actual],
+            "repr": repr(failed),
+            "str": str(passed),
+            "dump": failed.model_dump(mode="json"),
+            "tool_args": trace.steps[1].tool_args,
+        }
+
+    attempt("model/evaldeck-helpers", evaldeck_helpers)
+    attempt("model/evaldeck-bad-status", lambda: EGrade(grader_name="g", status="passed"))
+    attempt("model/evaldeck-step-type", lambda: Step(type="tool"))
+    attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))
+
+
+def main():
+    out = {}
+    for section in (evaldeck_cases, letta_cases, model_cases):
+        try:
+            section(out)
+        except Exception:
+            out[f"crash/{section.__name__}"] = traceback.format_exc()
+    json.dump(out, sys.stdout, indent=1, sort_keys=True, default=repr)
+
+
+if __name__ == "__main__":
+    main()
