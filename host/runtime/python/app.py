@@ -16,6 +16,7 @@ import gavel_runtime
 from gavel_runtime import Run, Runtime
 
 # Imported now so that they are in the snapshot, not read on every call.
+import gavel_runtime.stdlib  # noqa: F401
 import evaldeck  # noqa: F401
 import evaldeck.graders  # noqa: F401
 import letta_client.types  # noqa: F401

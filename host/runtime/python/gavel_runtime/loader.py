@@ -14,6 +14,11 @@ SANDBOX_NOTE = (
     "such as numpy or httpx cannot be installed there)"
 )
 
+STDLIB_NOTE = (
+    "(gavel's sandbox carries the standard modules graders commonly use, not this one: it needs "
+    "files, processes or native code the sandbox does not have)"
+)
+
 # Modules the sandbox provides besides the standard library.
 PROVIDED = {"letta_evals", "letta_client", "evaldeck"}
 
@@ -120,4 +125,6 @@ def describe(error):
         top = error.name.split(".")[0]
         if top not in sys.stdlib_module_names and top not in PROVIDED:
             text = f"{text} {SANDBOX_NOTE}"
+        elif top in sys.stdlib_module_names:
+            text = f"{text} {STDLIB_NOTE}"
     return text

@@ -94,6 +94,13 @@ def install():
         return
     _installed = True
     os.environ = SandboxEnviron()
+    import subprocess
+
+    def no_processes(*args, **kwargs):
+        raise SandboxError("gavel's sandbox cannot start processes (subprocess)")
+
+    # WASI has no processes; say so in the sandbox's words rather than as an errno.
+    subprocess.Popen.__init__ = no_processes
     if hasattr(os, "environb"):
         os.environb = {}
     sys.addaudithook(_audit)
