@@ -9,6 +9,7 @@ with the text the host reports.
 import inspect
 import json
 import math
+import sys
 
 from gavel_runtime import convert, loader, sandbox
 from gavel_runtime.convert import Run
@@ -68,7 +69,13 @@ class Runtime:
         """`sources`: (module, path, text) triples. Raises `LoadFailure`."""
         if self.sandboxed:
             sandbox.install()
+        from letta_evals.decorators import EXTRACTOR_REGISTRY, GRADER_REGISTRY
+
         self.finder = loader.install(sources)
+        # Names registered by sources loaded before these are gone with their modules.
+        for registry in (GRADER_REGISTRY, EXTRACTOR_REGISTRY):
+            for key in [k for k, f in registry.items() if f.__module__ not in sys.modules]:
+                del registry[key]
         self.entries = list(entries)
         loader.import_entries(self.finder, self.entries)
 
@@ -84,8 +91,6 @@ class Runtime:
             )
         if not module_name:
             return form, self._registered(form, attribute), None
-        import sys
-
         module = sys.modules.get(module_name)
         if module is None:
             import importlib
@@ -112,8 +117,6 @@ class Runtime:
         if attribute in registry:
             return registry[attribute]
         if form == "letta-reward":
-            import sys
-
             for entry in self.entries:
                 candidate = getattr(sys.modules.get(entry), attribute, None)
                 if getattr(candidate, "_is_reward_composer", False):

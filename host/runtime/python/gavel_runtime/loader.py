@@ -87,7 +87,12 @@ def _is_init(path):
 
 
 def install(sources):
-    """Makes `sources` (an iterable of (module, path, text)) importable; returns the finder."""
+    """Makes `sources` (an iterable of (module, path, text)) importable, in place of any sources
+    installed before (and the modules imported from them); returns the finder."""
+    for old in [f for f in sys.meta_path if isinstance(f, SourceFinder)]:
+        sys.meta_path.remove(old)
+        for name in list(old.sources) + list(old.namespaces):
+            sys.modules.pop(name, None)
     finder = SourceFinder({module: (path, text) for module, path, text in sources})
     sys.meta_path.insert(0, finder)
     return finder

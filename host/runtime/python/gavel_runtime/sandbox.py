@@ -56,6 +56,8 @@ def _audit(event, args):
         if isinstance(mode, str) and not any(c in mode for c in "wax+") and _readable(path):
             return
         raise SandboxError(f"gavel's sandbox has no files: cannot open {path!r}")
+    if event in ("os.listdir", "os.scandir") and args and _readable(args[0]):
+        return
     reason = _DENIED.get(event)
     if reason is not None:
         raise SandboxError(f"gavel's sandbox {reason} ({event})")

@@ -1,0 +1,399 @@
+"""The interpreter runtime's own behaviour under CPython: loading sources, resolving names,
+checking configs, building what each form receives, and the sandbox's guards."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNTIME = os.path.dirname(HERE)
+sys.path[:0] = [RUNTIME, os.path.join(RUNTIME, "stubs")]
+
+from gavel_runtime import CallError, LoadFailure, Run, Runtime  # noqa: E402
+
+
+def loaded(files, entries=None):
+    """A runtime with `files` ({module: text}) loaded, each at path `<module as path>.py`."""
+    runtime = Runtime(sandboxed=False)
+    sources = []
+    for module, text in files.items():
+        path = module.replace(".", "/") + ".py"
+        if module.endswith(".__init__"):
+            module = module[: -len(".__init__")]
+        sources.append((module, path, textwrap.dedent(text)))
+    runtime.load(sources, entries if entries is not None else [m for m, _, _ in sources])
+    return runtime
+
+
+# A run with one turn: the user asks, the agent calls a tool, reads its return, answers.
+RUN = Run(
+    turns=[
+        [
+            ("user", "Book NYC"),
+            ("reasoning", "search first"),
+            ("llm_call", "gpt-x", "plan", "search", {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}),
+            ("tool_call", "c1", "search_flights", '{"from": "JFK", "to": "LAX"}', False),
+            ("tool_return", "c1", '[{"id": "AA1"}]', "success"),
+            ("tool_call", "c2", "book", "not json", True),
+            ("assistant", ["Booked.", "Confirmation: AB123456"]),
+        ]
+    ],
+    output="Booked. Confirmation: AB123456",
+    status="success",
+    input="Book NYC",
+    duration_ms=12.5,
+)
+
+
+class Loading(unittest.TestCase):
+    def load_error(self, files):
+        with self.assertRaises(LoadFailure) as caught:
+            loaded(files)
+        return caught.exception
+
+    def test_syntax_error_names_file_and_line(self):
+        e = self.load_error({"graders": "x = 1\ndef f(:\n    pass\n"})
+        self.assertEqual((e.path, e.line), ("graders.py", 2))
+        self.assertTrue(e.message.startswith("SyntaxError: "), e.message)
+
+    def test_missing_package_says_why(self):
+        e = self.load_error({"graders": "import json\nimport numpy\n"})
+        self.assertEqual((e.path, e.line), ("graders.py", 2))
+        self.assertEqual(
+            e.message,
+            "ModuleNotFoundError: No module named 'numpy' (gavel's sandbox has the standard library and the "
+            ".py files beside your grader; packages such as numpy or httpx cannot be installed there)",
+        )
+
+    def test_exception_in_an_imported_module_points_at_it(self):
+        e = self.load_error({"graders": "import helper\n", "helper": "A = 1\nB = 2\nraise RuntimeError('no config')\n"})
+        self.assertEqual((e.path, e.line, e.message), ("helper.py", 3, "RuntimeError: no config"))
+
+    def test_decorator_check_fails_at_load_with_letta_text(self):
+        e = self.load_error(
+            {"graders": "from letta_evals.decorators import grader\n\n@grader\ndef g(sample):\n    pass\n"}
+        )
+        self.assertEqual(e.line, 3)
+        self.assertEqual(
+            e.message,
+            "TypeError: Grader g must have exactly 2 parameters (sample: Sample, submission: str), got 1",
+        )
+
+    def test_packages_and_namespace_packages_import(self):
+        runtime = loaded(
+            {
+                "graders": "from helpers.text import shout\nfrom lib.util import TWO\ndef grade(sample, item):\n    return TWO / 4\n",
+                "helpers.__init__": "PREFIX = '!'\n",
+                "helpers.text": "from . import PREFIX\ndef shout(s):\n    return s.upper() + PREFIX\n",
+                "lib.util": "TWO = 2\n",
+            },
+            entries=["graders"],
+        )
+        self.assertEqual(runtime.grade("openai:graders:grade", {}, 0, RUN, "", "{}")["score"], 0.5)
+        self.assertEqual(sys.modules["helpers.text"].shout("a"), "A!")
+        self.assertEqual(sys.modules["helpers"].__file__, "helpers/__init__.py")
+
+
+class Names(unittest.TestCase):
+    def setUp(self):
+        self.runtime = loaded(
+            {
+                "graders": """
+                from letta_evals.decorators import grader, extractor, reward_composer
+                from letta_evals.models import GradeResult
+
+                @grader(name="renamed")
+                def first(sample, submission):
+                    return GradeResult(score=0.25, rationale=sample.input)
+
+                def plain(sample, submission):
+                    return GradeResult(score=1.0)
+
+                @reward_composer
+                def combine(ctx):
+                    return 0.5
+                """
+            }
+        )
+
+    def test_unknown_form(self):
+        with self.assertRaisesRegex(CallError, "unknown function name 'python:graders:first'"):
+            self.runtime.check_config("python:graders:first", "{}")
+
+    def test_missing_attribute_lists_what_exists(self):
+        with self.assertRaises(CallError) as caught:
+            self.runtime.check_config("letta-grader:graders:nope", "{}")
+        self.assertIn("graders.py: module 'graders' has no attribute 'nope'. Available: ", str(caught.exception))
+        self.assertIn("combine", str(caught.exception))
+
+    def test_bare_names_come_from_the_registries(self):
+        grade = self.runtime.grade("letta-grader::renamed", {"input": "hi"}, 0, RUN, "x", "{}")
+        self.assertEqual((grade["score"], grade["rationale"]), (0.25, "hi"))
+        reward = json.loads(self.runtime.reward("letta-reward::combine", json.dumps({"sample": {"input": "q"}})))
+        self.assertEqual(reward["reward"], 0.5)
+        with self.assertRaisesRegex(CallError, "^Grader function 'first' not found in registry$"):
+            self.runtime.check_config("letta-grader::first", "{}")
+
+    def test_undecorated_grader_is_refused_with_its_location(self):
+        with self.assertRaises(CallError) as caught:
+            self.runtime.check_config("letta-grader:graders:plain", "{}")
+        self.assertTrue(str(caught.exception).startswith("graders.py:9: Loaded object graders:plain is not a valid @grader"))
+
+
+class Configs(unittest.TestCase):
+    def setUp(self):
+        self.runtime = loaded(
+            {
+                "checks": """
+                from evaldeck.graders import BaseGrader
+                from evaldeck.results import GradeResult
+
+                class Budget(BaseGrader):
+                    def __init__(self, max_tokens: int):
+                        self.max_tokens = max_tokens
+
+                    def grade(self, trace, test_case):
+                        if self.max_tokens < 0:
+                            raise ValueError("negative budget")
+                        return GradeResult.passed_result("Budget", f"{trace.total_tokens} <= {self.max_tokens}")
+
+                def one(sample):
+                    return 1.0
+
+                def grade(sample, item):
+                    return 1.0
+                """
+            }
+        )
+
+    def test_class_params_are_checked_by_building_the_grader(self):
+        self.runtime.check_config("evaldeck-class:checks:Budget", '{"max_tokens": 5}')
+        with self.assertRaisesRegex(CallError, r"Budget\(\*\*params\) failed: TypeError: .*unexpected keyword argument 'budget'"):
+            self.runtime.check_config("evaldeck-class:checks:Budget", '{"budget": 5}')
+
+    def test_class_grader_exception_is_reported_as_evaldeck_does(self):
+        grade = self.runtime.grade("evaldeck-class:checks:Budget", {"name": "c"}, 0, RUN, "", '{"max_tokens": -1}')
+        self.assertEqual((grade["status"], grade["rationale"]), ("error", "Grader error: negative budget"))
+        grade = self.runtime.grade("evaldeck-class:checks:Budget", {"name": "c"}, 0, RUN, "", '{"max_tokens": 9}')
+        self.assertEqual((grade["status"], grade["score"], grade["rationale"]), ("pass", 1.0, "7 <= 9"))
+        self.assertEqual(json.loads(grade["metadata"]), {"grader_name": "Budget"})
+
+    def test_openai_grade_needs_two_parameters(self):
+        self.runtime.check_config("openai:checks:grade", "{}")
+        with self.assertRaisesRegex(CallError, r"^checks\.py:14: grade must take two parameters \(sample, item\), it takes 1$"):
+            self.runtime.check_config("openai:checks:one", "{}")
+
+
+class OpenAI(unittest.TestCase):
+    def grade(self, body, row=None, run=RUN):
+        runtime = loaded({"g": "import json, math\ndef grade(sample, item):\n" + textwrap.indent(textwrap.dedent(body), "    ")})
+        return runtime.grade("openai:g:grade", row or {}, 0, run, "", "{}")
+
+    def test_sample_fields(self):
+        runtime = loaded({"g": "SEEN = {}\ndef grade(sample, item):\n    SEEN.update(sample=sample, item=item)\n    return 0.75\n"})
+        row = {"input": "Book NYC", "unknown_key": [1, {"x": None}]}
+        grade = runtime.grade("openai:g:grade", row, 0, RUN, "", "{}")
+        seen = sys.modules["g"].SEEN
+        self.assertEqual(grade["score"], 0.75)
+        self.assertIsNone(grade["status"])
+        self.assertEqual(seen["item"], row)
+        sample = seen["sample"]
+        self.assertEqual(sample["output_text"], "Booked.Confirmation: AB123456")
+        self.assertIsNone(sample["output_json"])
+        self.assertEqual(
+            sample["output_tools"],
+            [
+                {"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": '{"from": "JFK", "to": "LAX"}'}},
+                {"id": "c2", "type": "function", "function": {"name": "book", "arguments": "not json"}},
+            ],
+        )
+        self.assertEqual(sample["choices"][0]["message"]["content"], sample["output_text"])
+        self.assertEqual(sample["choices"][0]["message"]["tool_calls"], sample["output_tools"])
+
+    def test_output_json_is_parsed_objects_only(self):
+        runtime = loaded({"g": "def grade(sample, item):\n    return float(sample['output_json']['score'])\n"})
+        run = Run(turns=[[("assistant", '{"score": 0.5}')]])
+        self.assertEqual(runtime.grade("openai:g:grade", {}, 0, run, "", "{}")["score"], 0.5)
+
+    def test_bad_scores_and_exceptions_are_errors(self):
+        for body, message in (
+            ("return float('nan')", "grade returned nan, not a finite number"),
+            ("return 'high'", "grade returned str 'high', not a number"),
+            ("return True", "grade returned bool True, not a number"),
+            ("return item['missing']", "KeyError: 'missing' (at g.py:3)"),
+        ):
+            with self.subTest(body=body), self.assertRaises(CallError) as caught:
+                self.grade(body)
+            self.assertEqual(str(caught.exception), message)
+
+
+class Conversions(unittest.TestCase):
+    def test_letta_messages_from_canonical_events(self):
+        runtime = loaded(
+            {
+                "x": """
+                from letta_evals.decorators import extractor
+                from letta_evals.extractors.builtin import last_assistant, tool_output, tool_arguments
+                from letta_evals.extractors.utils import get_tool_calls
+
+                @extractor
+                def summary(trajectory, config):
+                    kinds = [m.message_type for m in trajectory[0]]
+                    pairs = [(c.tool_call.name, r.tool_return) for c, r in get_tool_calls(trajectory)]
+                    return repr((kinds, last_assistant(trajectory, {}), tool_output(trajectory, {"tool_name": "search_flights"}),
+                                 tool_arguments(trajectory, {"tool_name": "nope"}), pairs))
+
+                @extractor
+                def memory(trajectory, config, agent_state):
+                    return agent_state.blocks[0].value + "|" + config["k"]
+                """
+            }
+        )
+        text = runtime.extract("letta-extractor:x:summary", {}, 0, RUN, "{}")
+        kinds, last, output, missing, pairs = eval(text)
+        self.assertEqual(
+            kinds,
+            ["user_message", "reasoning_message", "tool_call_message", "tool_return_message", "tool_call_message", "assistant_message"],
+        )
+        self.assertEqual((last, output, missing), ("Booked. Confirmation: AB123456", '[{"id": "AA1"}]', "{}"))
+        # letta pairs a call with the first return after it in its turn; the failed `book` call has none.
+        self.assertEqual(pairs, [("search_flights", '[{"id": "AA1"}]')])
+        row = {"agent_state": {"id": "agent-1", "blocks": [{"label": "human", "value": "Ann"}]}}
+        self.assertEqual(runtime.extract("letta-extractor:x:memory", row, 0, RUN, '{"k": "v"}'), "Ann|v")
+
+    def test_evaldeck_trace_from_canonical_events(self):
+        runtime = loaded(
+            {
+                "x": """
+                from evaldeck.results import GradeResult
+                def look(trace, test_case):
+                    return GradeResult.failed_result("look", "seen", actual=[
+                        trace.input, trace.output, trace.status.value, trace.tools_called, trace.total_tokens,
+                        [s.tool_args for s in trace.tool_calls], [s.tool_result for s in trace.tool_calls],
+                        [s.status.value for s in trace.tool_calls], [s.type.value for s in trace.steps],
+                        test_case.name, test_case.input, test_case.expected.max_steps])
+                """
+            }
+        )
+        row = {"name": "case-1", "input": "Book NYC", "expected": {"max_steps": 4}, "trace_file": "ignored"}
+        grade = runtime.grade("evaldeck-function:x:look", row, 0, RUN, "", "{}")
+        self.assertEqual((grade["status"], grade["score"]), ("fail", 0.0))
+        self.assertEqual(
+            json.loads(grade["actual"]),
+            [
+                "Book NYC",
+                "Booked. Confirmation: AB123456",
+                "success",
+                ["search_flights", "book"],
+                7,
+                [{"from": "JFK", "to": "LAX"}, {"input": "not json"}],
+                [[{"id": "AA1"}], None],
+                ["success", "failure"],
+                ["reasoning", "llm_call", "tool_call", "tool_call"],
+                "case-1",
+                "Book NYC",
+                4,
+            ],
+        )
+
+    def test_async_graders_are_awaited_and_io_waits_refused(self):
+        runtime = loaded(
+            {
+                "a": """
+                import asyncio
+                from letta_evals.decorators import grader
+                from letta_evals.models import GradeResult
+
+                @grader
+                async def ok(sample, submission):
+                    await asyncio.sleep(0)
+                    return GradeResult(score=1.0, rationale="awaited")
+
+                class Pending:
+                    def __await__(self):
+                        yield self
+
+                @grader
+                async def waits(sample, submission):
+                    await Pending()
+                """
+            }
+        )
+        self.assertEqual(runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, RUN, "s", "{}")["rationale"], "awaited")
+        with self.assertRaisesRegex(CallError, "SandboxError: gavel's sandbox cannot wait on I/O"):
+            runtime.grade("letta-grader:a:waits", {"input": "q"}, 0, RUN, "s", "{}")
+
+
+SANDBOXED = r"""
+import json, os, sys
+sys.path[:0] = %r
+from gavel_runtime import Runtime, Run, CallError
+runtime = Runtime()
+runtime.load([("h", "h.py", '''
+import os
+def g_open(sample, item):
+    return len(open("/etc/passwd").read())
+def g_write(sample, item):
+    open("out.txt", "w").write("x")
+def g_env(sample, item):
+    return len(os.environ["HOME"])
+def g_env_get(sample, item):
+    return 0.5 if os.environ.get("HOME") is None and os.getenv("PATH") is None else 0.0
+def g_sub(sample, item):
+    import subprocess
+    return subprocess.run(["true"]).returncode
+def g_sock(sample, item):
+    import socket
+    socket.create_connection(("127.0.0.1", 9))
+def g_stdlib(sample, item):
+    import colorsys
+    return colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[2]
+''')], ["h"])
+out = {}
+for name in ["g_open", "g_write", "g_env", "g_env_get", "g_sub", "g_sock", "g_stdlib"]:
+    try:
+        out[name] = runtime.grade("openai:h:" + name, {}, 0, Run(), "", "{}")["score"]
+    except CallError as e:
+        out[name] = str(e)
+print(json.dumps(out))
+"""
+
+
+class Sandbox(unittest.TestCase):
+    """The guards, installed in a child interpreter (they cannot be removed once installed)."""
+
+    @classmethod
+    def setUpClass(cls):
+        code = SANDBOXED % [RUNTIME, os.path.join(RUNTIME, "stubs")]
+        env = dict(os.environ, HOME="/root", PATH="/usr/bin")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            raise AssertionError(done.stderr)
+        cls.seen = json.loads(done.stdout)
+
+    def test_files(self):
+        self.assertEqual(self.seen["g_open"], "SandboxError: gavel's sandbox has no files: cannot open '/etc/passwd' (at h.py:4)")
+        self.assertEqual(self.seen["g_write"], "SandboxError: gavel's sandbox has no files: cannot open 'out.txt' (at h.py:6)")
+
+    def test_environment(self):
+        self.assertEqual(
+            self.seen["g_env"],
+            "EnvironmentUnavailable: gavel's sandbox has no environment variables: os.environ['HOME'] is not set "
+            "(put the value in the suite or the dataset row instead) (at h.py:8)",
+        )
+        self.assertEqual(self.seen["g_env_get"], 0.5)
+
+    def test_processes_and_network(self):
+        self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:13)")
+        self.assertTrue(self.seen["g_sock"].startswith("SandboxError: gavel's sandbox has no network"), self.seen["g_sock"])
+
+    def test_standard_library_still_imports(self):
+        self.assertTrue(math.isclose(self.seen["g_stdlib"], 0.4))
+
+
+if __name__ == "__main__":
+    unittest.main()
