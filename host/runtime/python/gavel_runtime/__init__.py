@@ -67,10 +67,11 @@ class Runtime:
 
     def load(self, sources, entries):
         """`sources`: (module, path, text) triples. Raises `LoadFailure`."""
-        if self.sandboxed:
-            sandbox.install()
         from letta_evals.decorators import EXTRACTOR_REGISTRY, GRADER_REGISTRY
 
+        sources = list(sources)
+        if self.sandboxed:
+            sandbox.install(path for _, path, _ in sources)
         self.finder = loader.install(sources)
         # Names registered by sources loaded before these are gone with their modules.
         for registry in (GRADER_REGISTRY, EXTRACTOR_REGISTRY):

@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import unittest
 
@@ -342,7 +343,13 @@ def g_write(sample, item):
 def g_env(sample, item):
     return len(os.environ["HOME"])
 def g_env_get(sample, item):
-    return 0.5 if os.environ.get("HOME") is None and os.getenv("PATH") is None else 0.0
+    return os.getenv("PATH", "")
+def g_exists(sample, item):
+    from pathlib import Path
+    return 1.0 if Path("sandbox/task_1.py").resolve().exists() else 0.0
+def g_library(sample, item):
+    import mimetypes, tempfile
+    return 0.5 if mimetypes.guess_type("a.json")[0] == "application/json" else 0.0
 def g_sub(sample, item):
     import subprocess
     return subprocess.run(["true"]).returncode
@@ -354,7 +361,7 @@ def g_stdlib(sample, item):
     return colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[2]
 ''')], ["h"])
 out = {}
-for name in ["g_open", "g_write", "g_env", "g_env_get", "g_sub", "g_sock", "g_stdlib"]:
+for name in ["g_open", "g_write", "g_env", "g_env_get", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib"]:
     try:
         out[name] = runtime.grade("openai:h:" + name, {}, 0, Run(), "", "{}")["score"]
     except CallError as e:
@@ -368,9 +375,13 @@ class Sandbox(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        cls.cwd = tempfile.mkdtemp()
         code = SANDBOXED % [RUNTIME, os.path.join(RUNTIME, "stubs")]
         env = dict(os.environ, HOME="/root", PATH="/usr/bin")
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+        # Run from a folder outside the runtime's (which is on the child's sys.path).
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False, cwd=cls.cwd
+        )
         if done.returncode != 0:
             raise AssertionError(done.stderr)
         cls.seen = json.loads(done.stdout)
@@ -382,13 +393,26 @@ class Sandbox(unittest.TestCase):
     def test_environment(self):
         self.assertEqual(
             self.seen["g_env"],
-            "EnvironmentUnavailable: gavel's sandbox has no environment variables: os.environ['HOME'] is not set "
+            "EnvironmentUnavailable: gavel's sandbox has no environment variables: 'HOME' is not set "
             "(put the value in the suite or the dataset row instead) (at h.py:8)",
         )
-        self.assertEqual(self.seen["g_env_get"], 0.5)
+        self.assertEqual(
+            self.seen["g_env_get"],
+            "EnvironmentUnavailable: gavel's sandbox has no environment variables: 'PATH' is not set "
+            "(put the value in the suite or the dataset row instead) (at h.py:10)",
+        )
+
+    def test_probing_for_a_file_is_an_error_not_a_missing_file(self):
+        # Path.exists() would swallow an OSError and answer False; this is not one.
+        seen = self.seen["g_exists"]
+        self.assertTrue(seen.startswith("SandboxError: gavel's sandbox has no files: cannot look at '"), seen)
+        self.assertTrue(seen.endswith("sandbox' (at h.py:13)"), seen)
+
+    def test_the_library_probing_for_itself_degrades_quietly(self):
+        self.assertEqual(self.seen["g_library"], 0.5)
 
     def test_processes_and_network(self):
-        self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:13)")
+        self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:19)")
         self.assertTrue(self.seen["g_sock"].startswith("SandboxError: gavel's sandbox has no network"), self.seen["g_sock"])
 
     def test_standard_library_still_imports(self):
