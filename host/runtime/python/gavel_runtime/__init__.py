@@ -62,14 +62,21 @@ class Runtime:
         self.sandboxed = sandboxed
         self.finder = None
         self.entries = []
+        self._loaded = None
 
     # -- load ----------------------------------------------------------------------------
 
     def load(self, sources, entries):
-        """`sources`: (module, path, text) triples. Raises `LoadFailure`."""
+        """`sources`: (module, path, text) triples. Raises `LoadFailure`.
+
+        Loading what is already loaded does nothing: an instance pre-initialised with a suite's
+        sources (a snapshot taken after `load`) pays for compiling and importing them once."""
         from letta_evals.decorators import EXTRACTOR_REGISTRY, GRADER_REGISTRY
 
         sources = list(sources)
+        if self.finder is not None and self._loaded == (sources, list(entries)):
+            return
+        self._loaded = (sources, list(entries))
         if self.sandboxed:
             sandbox.install(path for _, path, _ in sources)
         self.finder = loader.install(sources)

@@ -14,6 +14,7 @@ import json as _json
 
 PYDANTIC_VERSION = "2.14"
 REQUIRED = object()
+_ABSENT = object()
 
 
 class ValidationError(ValueError):
@@ -222,27 +223,32 @@ class Model:
     _str_is_repr = False
 
     def __init__(self, **data):
-        errors = []
-        for field in self._fields:
-            if field.name in data:
-                value = data[field.name]
-                try:
-                    value = field.check(value)
-                except _Invalid as e:
-                    errors.append({"type": e.kind, "loc": (field.name,), "msg": e.msg, "input": value})
-                    continue
-                except ValidationError as e:
-                    for inner in e._errors:
-                        errors.append(dict(inner, loc=(field.name,) + tuple(inner["loc"])))
-                    continue
-            elif field.factory is not None:
-                value = field.factory()
-            elif field.default is REQUIRED:
-                errors.append({"type": "missing", "loc": (field.name,), "msg": "Field required", "input": data})
+        errors = None
+        values = self.__dict__
+        for name, check, default, factory in self._plan():
+            value = data.get(name, _ABSENT)
+            if value is not _ABSENT:
+                if check is not None:
+                    try:
+                        value = check(value)
+                    except _Invalid as e:
+                        errors = errors or []
+                        errors.append({"type": e.kind, "loc": (name,), "msg": e.msg, "input": value})
+                        continue
+                    except ValidationError as e:
+                        errors = errors or []
+                        for inner in e._errors:
+                            errors.append(dict(inner, loc=(name,) + tuple(inner["loc"])))
+                        continue
+            elif factory is not None:
+                value = factory()
+            elif default is REQUIRED:
+                errors = errors or []
+                errors.append({"type": "missing", "loc": (name,), "msg": "Field required", "input": data})
                 continue
             else:
-                value = field.default
-            object.__setattr__(self, field.name, value)
+                value = default
+            values[name] = value
         if errors:
             raise ValidationError(type(self).__name__, errors)
         if self._extra:
@@ -252,6 +258,17 @@ class Model:
             for key in extras:
                 object.__setattr__(self, key, data[key])
         self._validate()
+
+    @classmethod
+    def _plan(cls):
+        # The fields as plain tuples, made once per class: construction is the hot path.
+        plan = cls.__dict__.get("_plan_cache")
+        if plan is None:
+            plan = tuple(
+                (f.name, None if f.check is any_value else f.check, f.default, f.factory) for f in cls._fields
+            )
+            cls._plan_cache = plan
+        return plan
 
     def _validate(self):
         """Model-level checks after the fields (pydantic's validators); raise `_invalid(...)`."""

@@ -99,6 +99,19 @@ class Loading(unittest.TestCase):
         self.assertEqual(sys.modules["helpers"].__file__, "helpers/__init__.py")
 
 
+    def test_loading_the_same_sources_again_does_not_rerun_them(self):
+        files = {"counted": "import builtins\nbuiltins.gavel_loads = getattr(builtins, 'gavel_loads', 0) + 1\n"}
+        runtime = loaded(files)
+        import builtins
+
+        before = builtins.gavel_loads
+        runtime.load([("counted", "counted.py", files["counted"])], ["counted"])
+        self.assertEqual(builtins.gavel_loads, before)
+        runtime.load([("counted", "counted.py", files["counted"] + "\n")], ["counted"])
+        self.assertEqual(builtins.gavel_loads, before + 1)
+        del builtins.gavel_loads
+
+
 class Names(unittest.TestCase):
     def setUp(self):
         self.runtime = loaded(
