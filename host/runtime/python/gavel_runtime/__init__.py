@@ -129,8 +129,11 @@ class Runtime:
                 candidate = getattr(sys.modules.get(entry), attribute, None)
                 if getattr(candidate, "_is_reward_composer", False):
                     return candidate
-        kind = {"letta-grader": "Grader function", "letta-extractor": "Extractor"}.get(form, "Function")
-        raise CallError(f"{kind} '{attribute}' not found in registry")
+        if form == "letta-extractor":
+            raise CallError(f"Unknown extractor: {attribute}")
+        if form == "letta-grader":
+            raise CallError(f"Grader function '{attribute}' not found in registry")
+        raise CallError(f"Reward composer '{attribute}' is not a @reward_composer in {', '.join(self.entries)}")
 
     def _path(self, module_name):
         entry = self.finder.sources.get(module_name) if self.finder else None
@@ -144,21 +147,29 @@ class Runtime:
 
     # -- check-config --------------------------------------------------------------------
 
+    def _spec(self, name):
+        """The function as letta-evals' suite names it: `file.py:function`."""
+        module_name, _, attribute = name.split(":", 1)[1].partition(":")
+        return f"{self._path(module_name)}:{attribute}" if module_name else attribute
+
     def check_config(self, name, config):
         form, func, _ = self._resolve(name)
         where = self._location(func)
         if form == "letta-grader":
             if not (callable(func) and hasattr(func, "_is_grader")):
                 raise CallError(
-                    f"{where}Loaded object {name.split(':', 1)[1]} is not a valid @grader decorated function. "
+                    f"{where}Loaded object {self._spec(name)} is not a valid @grader decorated function. "
                     "Please use the @grader decorator."
                 )
         elif form == "letta-extractor":
-            if not (callable(func) and getattr(func, "_is_extractor", False)):
-                raise CallError(f"{where}{func!r} is not decorated with @extractor")
+            if not (callable(func) and hasattr(func, "_is_extractor")):
+                raise CallError(
+                    f"{where}Loaded object {self._spec(name)} is not a valid @extractor decorated function. "
+                    "Please use the @extractor decorator."
+                )
         elif form == "letta-reward":
             if not getattr(func, "_is_reward_composer", False):
-                raise CallError(f"{where}Reward composer must be decorated with @reward_composer")
+                raise CallError(f"{where}Reward composer must be decorated with @reward_composer: {self._spec(name)}")
         elif form == "evaldeck-function":
             if not callable(func):
                 raise CallError(f"{where}{name.rsplit(':', 1)[1]} is not callable")
@@ -315,10 +326,7 @@ class Runtime:
         if form != "letta-reward":
             raise CallError(f"{name!r} is not a reward composer")
         if not getattr(func, "_is_reward_composer", False):
-            module_name, _, attribute = name.split(":", 1)[1].partition(":")
-            raise CallError(
-                f"Reward composer must be decorated with @reward_composer: {self._path(module_name)}:{attribute}"
-            )
+            raise CallError(f"Reward composer must be decorated with @reward_composer: {self._spec(name)}")
         ctx = convert.letta_reward_context(json.loads(context), sample_id)
         try:
             output = coerce_reward_output(run_coroutine(func(ctx)))

@@ -122,6 +122,7 @@ LETTA_GRADERS = [
     ("letta-extra", "graders:length", "graders:lookup_args", {"tool": "lookup"}),
     ("letta-extra", "graders:raises", "graders:shout", {}),
     ("letta-extra", "graders:bad_score", "graders:shout", {}),
+    ("letta-evals/letta-code-simple-edit", "custom_python_grader:python_output_grader", "last_assistant", {}),
 ]
 
 
@@ -152,7 +153,7 @@ def grade_letta(folder, grader, extractor, config, runs, dataset):
         adapter = TypeAdapter(List[List[LettaMessageUnion]])
         tool = ToolGrader(
             function=grader.replace(":", ".py:"),
-            extractor=extractor.replace(":", ".py:"),
+            extractor=extractor.replace(":", ".py:") if ":" in extractor else extractor,
             extractor_config=config,
             base_dir=__import__("pathlib").Path(folder),
         )
@@ -169,7 +170,8 @@ def grade_letta(folder, grader, extractor, config, runs, dataset):
             except Exception as e:
                 results.append({"error": error_text(e)})
         return results
-    modules = sorted({grader.split(":")[0], extractor.split(":")[0]})
+    modules = sorted({grader.split(":")[0]} | ({extractor.split(":")[0]} if ":" in extractor else set()))
+    extractor_name = f"letta-extractor:{extractor}" if ":" in extractor else f"letta-extractor::{extractor}"
     runtime = Runtime(sandboxed=False)
     runtime.load(sources_of(folder, modules), modules)
     for index, run in enumerate(runs):
@@ -180,7 +182,7 @@ def grade_letta(folder, grader, extractor, config, runs, dataset):
             results.append({"submission": "", "score": 0.0, "rationale": "Empty trajectory - agent produced no messages", "metadata": {}})
             continue
         try:
-            submission = runtime.extract(f"letta-extractor:{extractor}", run["row"], index, recorded, json.dumps(config))
+            submission = runtime.extract(extractor_name, run["row"], index, recorded, json.dumps(config))
             if not submission:
                 results.append({"submission": "", "score": 0.0, "rationale": "Empty submission - extractor found no content", "metadata": {}})
                 continue

@@ -155,7 +155,7 @@ class Names(unittest.TestCase):
     def test_undecorated_grader_is_refused_with_its_location(self):
         with self.assertRaises(CallError) as caught:
             self.runtime.check_config("letta-grader:graders:plain", "{}")
-        self.assertTrue(str(caught.exception).startswith("graders.py:9: Loaded object graders:plain is not a valid @grader"))
+        self.assertTrue(str(caught.exception).startswith("graders.py:9: Loaded object graders.py:plain is not a valid @grader"))
 
 
 class Configs(unittest.TestCase):
