@@ -22,6 +22,7 @@ import evaldeck.graders  # noqa: F401
 import letta_client.types  # noqa: F401
 import letta_evals.decorators  # noqa: F401
 import letta_evals.extractors  # noqa: F401
+import letta_evals.graders  # noqa: F401
 import letta_evals.rewards  # noqa: F401
 
 # One instance serves one call (the host instantiates afresh), so one runtime per instance.

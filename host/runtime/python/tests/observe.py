@@ -122,6 +122,7 @@ LETTA_GRADERS = [
     ("letta-extra", "graders:length", "graders:lookup_args", {"tool": "lookup"}),
     ("letta-extra", "graders:raises", "graders:shout", {}),
     ("letta-extra", "graders:bad_score", "graders:shout", {}),
+    ("letta-extra", "graders:builtins_together", "graders:shout", {}),
     ("letta-evals/letta-code-simple-edit", "custom_python_grader:python_output_grader", "last_assistant", {}),
 ]
 

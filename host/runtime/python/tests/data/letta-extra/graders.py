@@ -2,6 +2,7 @@ import asyncio
 
 from letta_evals.decorators import extractor, grader
 from letta_evals.extractors.builtin import last_assistant, tool_arguments
+from letta_evals.graders.builtin import ascii_printable_only, contains, exact_match, regex_match
 from letta_evals.models import GradeResult, Sample
 
 
@@ -39,3 +40,9 @@ def lookup_args(trajectory, config):
 @extractor
 def shout(trajectory, config, agent_state):
     return last_assistant(trajectory, config).upper() + f" [{type(trajectory[0][0]).__name__}]"
+
+
+@grader
+def builtins_together(sample, submission):
+    parts = [f(sample, submission) for f in (exact_match, contains, regex_match, ascii_printable_only)]
+    return GradeResult(score=sum(p.score for p in parts) / 4, rationale=" | ".join(p.rationale for p in parts))
