@@ -57,6 +57,16 @@ def _user_error(error, finder):
     return f"{text} (at {path}:{line})" if path else text
 
 
+def _built(what, build, *args):
+    """What the user's code receives, built as its tool builds it; the tool would have refused
+    input it cannot build, and so does this, saying what was wrong."""
+    try:
+        return build(*args)
+    except (KeyError, ValueError, TypeError) as e:
+        detail = f"missing key {e}" if isinstance(e, KeyError) else str(e)
+        raise CallError(f"cannot build {what}: {detail}") from None
+
+
 class Runtime:
     def __init__(self, sandboxed=True):
         self.sandboxed = sandboxed
@@ -219,7 +229,7 @@ class Runtime:
     def _letta_grade(self, func, row, sample_id, submission):
         from letta_evals.models import GradeResult
 
-        sample = convert.letta_sample(row, sample_id)
+        sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
             result = run_coroutine(func(sample, submission))
         except Exception as e:
@@ -242,8 +252,8 @@ class Runtime:
         from evaldeck.graders import CustomGrader
         from evaldeck.results import GradeResult
 
-        trace = convert.evaldeck_trace(run)
-        case = convert.evaldeck_case(row, row.get("name") or sample_id)
+        trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
+        case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
         if func is not None:
             # evaldeck's CustomGrader turns any exception into an ERROR grade.
             grader = CustomGrader(func=func)
@@ -256,11 +266,12 @@ class Runtime:
                 # evaldeck's Evaluator reports what escapes a grader this way.
                 result = GradeResult.error_result(grader.name, f"Grader error: {e}")
         if not isinstance(result, GradeResult):
+            # evaldeck's Evaluator reads `.status` of whatever came back.
             return {
                 "score": 0.0,
                 "status": "error",
                 "rationale": f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
-                "metadata": None,
+                "metadata": convert.to_json({"grader_name": grader.name}),
                 "expected": None,
                 "actual": None,
             }
@@ -302,7 +313,7 @@ class Runtime:
         if form != "letta-extractor":
             raise CallError(f"{name!r} is not an extractor")
         params = json.loads(config) if config else {}
-        trajectory = convert.letta_trajectory(run)
+        trajectory = _built("the recorded run as Letta messages", convert.letta_trajectory, run)
         try:
             if getattr(func, "_extractor_param_count", 2) == 3:
                 result = func(trajectory, params, convert.letta_agent_state(row, run))

@@ -157,7 +157,17 @@ def list_of(check):
     def check_list(value):
         if not isinstance(value, (list, tuple)):
             raise _Invalid("list_type", "Input should be a valid list")
-        return [check(item) for item in value]
+        items, errors = [], []
+        for index, item in enumerate(value):
+            try:
+                items.append(check(item))
+            except _Invalid as e:
+                errors.append({"type": e.kind, "loc": (index,), "msg": e.msg, "input": item})
+            except ValidationError as e:
+                errors.extend(dict(inner, loc=(index,) + tuple(inner["loc"])) for inner in e._errors)
+        if errors:
+            raise ValidationError("list", errors)
+        return items
 
     return check_list
 

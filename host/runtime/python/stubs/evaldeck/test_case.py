@@ -93,7 +93,8 @@ class EvalCase(Model):
     @classmethod
     def _from_dict(cls, data):
         """evaldeck's loader: a case written with `input` (and `expected`/`graders`) and no
-        `turns` becomes one turn."""
+        `turns` becomes one turn; each turn's parts are built in turn, so an error names the
+        innermost model, as evaldeck's does."""
         data = dict(data)
         if "input" in data and "turns" not in data:
             turn = {"user": data.pop("input")}
@@ -102,6 +103,18 @@ class EvalCase(Model):
             if "graders" in data:
                 turn["graders"] = data.pop("graders")
             data["turns"] = [turn]
+        if "turns" in data:
+            turns = []
+            for turn in data["turns"]:
+                if isinstance(turn, dict):
+                    turn = dict(turn)
+                    if isinstance(turn.get("expected"), dict):
+                        turn["expected"] = ExpectedBehavior(**turn["expected"])
+                    if "graders" in turn:
+                        turn["graders"] = [GraderConfig(**g) if isinstance(g, dict) else g for g in turn["graders"]]
+                    turn = Turn(**turn)
+                turns.append(turn)
+            data["turns"] = turns
         return cls(**data)
 
 
