@@ -207,7 +207,7 @@ class Runtime:
             raise CallError("params must be a mapping of the grader's keyword arguments")
         try:
             return cls(**params)
-        except Exception as e:
+        except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(f"{where}{cls.__name__}(**params) failed: {_user_error(e, self.finder)}") from None
 
     # -- grade / extract -----------------------------------------------------------------
@@ -232,7 +232,7 @@ class Runtime:
         sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
             result = run_coroutine(func(sample, submission))
-        except Exception as e:
+        except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, GradeResult):
             raise CallError(
@@ -254,17 +254,15 @@ class Runtime:
 
         trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
         case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
-        if func is not None:
-            # evaldeck's CustomGrader turns any exception into an ERROR grade.
-            grader = CustomGrader(func=func)
+        grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
+        try:
+            # evaldeck's CustomGrader turns an exception into an ERROR grade itself.
             result = run_coroutine(grader.grade_async(trace, case))
-        else:
-            grader = self._grader_instance(cls, config)
-            try:
-                result = run_coroutine(grader.grade_async(trace, case))
-            except Exception as e:
-                # evaldeck's Evaluator reports what escapes a grader this way.
-                result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+        except Exception as e:
+            # evaldeck's Evaluator reports what escapes a grader this way.
+            result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+        except BaseException as e:  # SystemExit: evaldeck's run would end; this call does
+            raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, GradeResult):
             # evaldeck's Evaluator reads `.status` of whatever came back.
             return {
@@ -293,7 +291,7 @@ class Runtime:
         sample = convert.openai_sample(run)
         try:
             score = run_coroutine(func(sample, row))
-        except Exception as e:
+        except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if isinstance(score, bool) or not isinstance(score, (int, float)):
             raise CallError(f"grade returned {type(score).__name__} {score!r}, not a number")
@@ -320,7 +318,7 @@ class Runtime:
             else:
                 result = func(trajectory, params)
             result = run_coroutine(result)
-        except Exception as e:
+        except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if result is None:
             return None
@@ -341,6 +339,6 @@ class Runtime:
         ctx = convert.letta_reward_context(json.loads(context), sample_id)
         try:
             output = coerce_reward_output(run_coroutine(func(ctx)))
-        except Exception as e:
+        except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         return json.dumps({"reward": output.score, "score": output.score, "metadata": output.metadata})

@@ -268,7 +268,7 @@ def letta_rewards(out):
 
 
 def model_cases(out):
-    from evaldeck import Step, StepType, TokenUsage, Trace
+    from evaldeck import EvalCase, Step, StepType, TokenUsage, Trace
     from evaldeck.results import GradeResult as EGrade, GradeStatus
     from letta_evals.models import GradeResult, RewardOutput, Sample
 
@@ -319,6 +319,15 @@ def model_cases(out):
         }
 
     attempt("model/evaldeck-helpers", evaldeck_helpers)
+    attempt("model/evaldeck-case-bad", lambda: EvalCase._from_dict({"name": "x", "input": "i", "expected": {"max_steps": "many"}}))
+    attempt(
+        "model/evaldeck-case",
+        lambda: EvalCase._from_dict(
+            {"name": "x", "input": "i", "expected": {"tools_called": ["a"]}, "graders": [{"type": "contains", "params": {"values": ["z"]}}], "tags": ["t"]}
+        ).model_dump(mode="json"),
+    )
+    for row in jsonl(os.path.join(DATA, "evaldeck", "cases.jsonl")):
+        attempt(f"model/evaldeck-trace-roundtrip/{row['name']}", lambda row=row: Trace.from_dict(row["trace"]).to_dict())
     attempt("model/evaldeck-bad-status", lambda: EGrade(grader_name="g", status="passed"))
     attempt("model/evaldeck-step-type", lambda: Step(type="tool"))
     attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))

@@ -239,6 +239,7 @@ class OpenAI(unittest.TestCase):
             ("return 'high'", "grade returned str 'high', not a number"),
             ("return True", "grade returned bool True, not a number"),
             ("return item['missing']", "KeyError: 'missing' (at g.py:3)"),
+            ("raise SystemExit(3)", "SystemExit: 3 (at g.py:3)"),
         ):
             with self.subTest(body=body), self.assertRaises(CallError) as caught:
                 self.grade(body)
