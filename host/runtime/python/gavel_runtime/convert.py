@@ -10,8 +10,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
+from _gavel_model import TzInfo
+
 # Message dates the canonical events do not carry; fixed so that a run grades the same twice.
-EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+EPOCH = datetime.datetime(1970, 1, 1, tzinfo=TzInfo(0))
 
 
 @dataclass
@@ -94,6 +96,7 @@ def _letta_turn(events, turn_index):
     from letta_client.types import ToolReturnMessage
     from letta_client.types.agents import (
         AssistantMessage,
+        LettaAssistantMessageContentUnion,
         ReasoningMessage,
         SystemMessage,
         TextContent,
@@ -102,10 +105,10 @@ def _letta_turn(events, turn_index):
         UserMessage,
     )
 
-    def content(value):
+    def content(value, part=TextContent):
         if isinstance(value, str):
             return value
-        return [TextContent(text=part, type="text") for part in value]
+        return [part(text=text, type="text") for text in value]
 
     messages = []
     for event in events:
@@ -117,7 +120,12 @@ def _letta_turn(events, turn_index):
             messages.append(UserMessage(id=mid, date=EPOCH, content=content(event[1]), message_type="user_message"))
         elif kind == "assistant":
             messages.append(
-                AssistantMessage(id=mid, date=EPOCH, content=content(event[1]), message_type="assistant_message")
+                AssistantMessage(
+                    id=mid,
+                    date=EPOCH,
+                    content=content(event[1], LettaAssistantMessageContentUnion),
+                    message_type="assistant_message",
+                )
             )
         elif kind == "reasoning":
             messages.append(

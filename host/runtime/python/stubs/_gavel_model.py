@@ -129,20 +129,55 @@ def mapping(value):
     raise _Invalid("dict_type", "Input should be a valid dictionary")
 
 
+class TzInfo(_dt.tzinfo):
+    """pydantic-core's fixed-offset zone, so parsed datetimes print as pydantic's do."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self._offset = _dt.timedelta(seconds=seconds)
+
+    def utcoffset(self, dt):
+        return self._offset
+
+    def dst(self, dt):
+        return _dt.timedelta(0)
+
+    def tzname(self, dt):
+        if self.seconds == 0:
+            return "UTC"
+        sign = "+" if self.seconds >= 0 else "-"
+        hours, rest = divmod(abs(self.seconds), 3600)
+        return f"{sign}{hours:02d}:{rest // 60:02d}"
+
+    def __repr__(self):
+        return f"TzInfo({self.seconds})"
+
+    def __eq__(self, other):
+        return isinstance(other, _dt.tzinfo) and other.utcoffset(None) == self._offset
+
+    def __hash__(self):
+        return hash(self._offset)
+
+    def __reduce__(self):
+        return (TzInfo, (self.seconds,))
+
+
 def datetime(value):
     if isinstance(value, _dt.datetime):
         return value
     if isinstance(value, str):
         text = value.strip()
-        if text.endswith("Z"):
+        if text.endswith(("Z", "z")):
             text = text[:-1] + "+00:00"
         try:
-            return _dt.datetime.fromisoformat(text)
+            parsed = _dt.datetime.fromisoformat(text)
         except ValueError:
-            pass
-        raise _Invalid("datetime_from_date_parsing", "Input should be a valid datetime")
+            raise _Invalid("datetime_from_date_parsing", "Input should be a valid datetime") from None
+        if parsed.tzinfo is not None:
+            parsed = parsed.replace(tzinfo=TzInfo(int(parsed.utcoffset().total_seconds())))
+        return parsed
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _dt.datetime.fromtimestamp(value, _dt.timezone.utc)
+        return _dt.datetime.fromtimestamp(value, TzInfo(0))
     raise _Invalid("datetime_type", "Input should be a valid datetime")
 
 
@@ -386,6 +421,8 @@ def _dump(value, mode, exclude_none):
         if isinstance(value, _dt.datetime):
             text = value.isoformat()
             return text[:-6] + "Z" if text.endswith("+00:00") else text
+        if isinstance(value, _dt.date):
+            return value.isoformat()
         if isinstance(value, (set, frozenset)):
             return [_dump(v, mode, exclude_none) for v in value]
     return value

@@ -333,9 +333,38 @@ def model_cases(out):
     attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))
 
 
+def message_cases(out):
+    """The Letta messages a trajectory recording becomes, as user code sees them."""
+    runs = jsonl(os.path.join(DATA, "letta-runs.jsonl"))
+    for index, run in enumerate(runs):
+        if MODE == "real":
+            from typing import List
+
+            from letta_evals.models import LettaMessageUnion
+            from pydantic import TypeAdapter
+
+            trajectory = TypeAdapter(List[List[LettaMessageUnion]]).validate_python(run["trajectory"])
+        else:
+            from gavel_runtime.convert import letta_trajectory
+
+            trajectory = letta_trajectory(Run(recorded_format="letta", recorded_value=json.dumps(run["trajectory"])))
+        out[f"messages/{index}"] = [
+            {
+                "class": type(m).__name__,
+                "repr": repr(m),
+                "str": str(m),
+                "dump": m.model_dump(mode="json"),
+                "to_dict": json.loads(json.dumps(m.to_dict(), default=str)),
+                "content": [type(p).__name__ for p in m.content] if isinstance(getattr(m, "content", None), list) else None,
+            }
+            for turn in trajectory
+            for m in turn
+        ]
+
+
 def main():
     out = {}
-    for section in (evaldeck_cases, letta_cases, model_cases):
+    for section in (evaldeck_cases, letta_cases, model_cases, message_cases):
         try:
             section(out)
         except Exception:

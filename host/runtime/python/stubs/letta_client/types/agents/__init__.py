@@ -36,6 +36,10 @@ class TextContent(_SdkModel):
     _fields = (Field("text", string, REQUIRED), Field("signature", optional(string)), Field("type", optional(string)))
 
 
+class LettaAssistantMessageContentUnion(TextContent):
+    """A part of an assistant message's content (the SDK's own class for them)."""
+
+
 class ImageContent(_SdkModel):
     _fields = (Field("source", any_value, REQUIRED), Field("type", optional(string)))
 
@@ -80,6 +84,7 @@ def _content_part(value):
 
 
 _content = union(string, list_of(_content_part))
+_assistant_content = union(string, list_of(model(LettaAssistantMessageContentUnion)))
 _call = union(model(ToolCall), model(ToolCallDelta))
 
 
@@ -124,7 +129,7 @@ class UserMessage(_SdkModel):
 
 
 class AssistantMessage(_SdkModel):
-    _fields = _message("assistant_message", Field("content", _content, REQUIRED), None)
+    _fields = _message("assistant_message", Field("content", _assistant_content, REQUIRED), None)
 
 
 class ReasoningMessage(_SdkModel):
@@ -222,6 +227,7 @@ __all__ = [
     "EventMessage",
     "HiddenReasoningMessage",
     "ImageContent",
+    "LettaAssistantMessageContentUnion",
     "ReasoningMessage",
     "SummaryMessage",
     "SystemMessage",
