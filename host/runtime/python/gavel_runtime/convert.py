@@ -244,39 +244,34 @@ def evaldeck_trace(run):
         if event[0] == "tool_return" and event[1] and event[1] not in returns:
             returns[event[1]] = event[2]
     steps = []
+
+    def step(kind, **fields):
+        steps.append(Step(id=f"s{len(steps) + 1}", type=kind, timestamp=EPOCH, **fields))
+
     for event in run.events():
         kind = event[0]
-        sid = f"s{len(steps) + 1}"
         if kind == "tool_call":
             _, call_id, name, arguments, failed = event
-            steps.append(
-                Step(
-                    id=sid,
-                    type=StepType.TOOL_CALL,
-                    timestamp=EPOCH,
-                    status=StepStatus.FAILURE if failed else StepStatus.SUCCESS,
-                    tool_name=name,
-                    tool_args=_tool_args(arguments),
-                    tool_result=_json_or_text(returns.get(call_id)) if call_id else None,
-                )
+            step(
+                StepType.TOOL_CALL,
+                status=StepStatus.FAILURE if failed else StepStatus.SUCCESS,
+                tool_name=name,
+                tool_args=_tool_args(arguments),
+                tool_result=_json_or_text(returns.get(call_id)) if call_id else None,
             )
         elif kind == "llm_call":
             _, model, text_in, text_out, tokens = event
-            steps.append(
-                Step(
-                    id=sid,
-                    type=StepType.LLM_CALL,
-                    timestamp=EPOCH,
-                    model=model,
-                    input=text_in,
-                    output=text_out,
-                    tokens=TokenUsage(**tokens) if tokens else None,
-                )
+            step(
+                StepType.LLM_CALL,
+                model=model,
+                input=text_in,
+                output=text_out,
+                tokens=TokenUsage(**tokens) if tokens else None,
             )
         elif kind == "reasoning":
-            steps.append(Step(id=sid, type=StepType.REASONING, timestamp=EPOCH, reasoning_text=event[1]))
+            step(StepType.REASONING, reasoning_text=event[1])
         elif kind == "human_input":
-            steps.append(Step(id=sid, type=StepType.HUMAN_INPUT, timestamp=EPOCH, input=event[1]))
+            step(StepType.HUMAN_INPUT, input=event[1])
     return Trace(
         id="trace",
         input=run.input or "",

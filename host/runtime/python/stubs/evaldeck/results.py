@@ -28,7 +28,19 @@ class GradeStatus(str, Enum):
     SKIP = "skip"
 
 
-class GradeResult(Model):
+class _Passed:
+    @property
+    def passed(self):
+        return self.status == GradeStatus.PASS
+
+
+class _Graded(_Passed):
+    @property
+    def failed_grades(self):
+        return [g for g in self.grades if g.status == GradeStatus.FAIL]
+
+
+class GradeResult(_Passed, Model):
     _fields = (
         Field("grader_name", string, REQUIRED),
         Field("status", enum(GradeStatus), REQUIRED),
@@ -38,10 +50,6 @@ class GradeResult(Model):
         Field("expected", any_value),
         Field("actual", any_value),
     )
-
-    @property
-    def passed(self):
-        return self.status == GradeStatus.PASS
 
     @classmethod
     def passed_result(cls, grader_name, message=None, **kwargs):
@@ -72,7 +80,7 @@ class MetricResult(Model):
     )
 
 
-class TurnResult(Model):
+class TurnResult(_Graded, Model):
     _fields = (
         Field("turn_index", integer, REQUIRED),
         Field("user_input", string, REQUIRED),
@@ -83,16 +91,8 @@ class TurnResult(Model):
         Field("skipped", boolean, False),
     )
 
-    @property
-    def passed(self):
-        return self.status == GradeStatus.PASS
 
-    @property
-    def failed_grades(self):
-        return [g for g in self.grades if g.status == GradeStatus.FAIL]
-
-
-class EvaluationResult(Model):
+class EvaluationResult(_Graded, Model):
     _fields = (
         Field("test_case_name", string, REQUIRED),
         Field("status", enum(GradeStatus), REQUIRED),
@@ -106,14 +106,6 @@ class EvaluationResult(Model):
         Field("trace_id", optional(string)),
         Field("error", optional(string)),
     )
-
-    @property
-    def passed(self):
-        return self.status == GradeStatus.PASS
-
-    @property
-    def failed_grades(self):
-        return [g for g in self.grades if g.status == GradeStatus.FAIL]
 
     @property
     def pass_rate(self):
