@@ -185,6 +185,7 @@ def optional(check):
     def check_optional(value):
         return None if value is None else check(value)
 
+    check_optional.inner = check
     return check_optional
 
 
@@ -223,13 +224,15 @@ def union(*checks):
 
 
 def enum(cls):
+    # Members by value, looked up directly: `cls(value)` goes through the enum machinery.
+    members = {member.value: member for member in cls}
+
     def check_enum(value):
         if isinstance(value, cls):
             return value
-        try:
-            return cls(value)
-        except ValueError:
-            pass
+        member = members.get(value) if isinstance(value, str) else None
+        if member is not None:
+            return member
         values = [repr(member.value) for member in cls]
         expected = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
         raise _Invalid("enum", f"Input should be {expected}")
@@ -258,8 +261,71 @@ class Field:
         self.factory = factory
 
 
+def _bad(errors, name, value, error):
+    errors = errors or []
+    if isinstance(error, ValidationError):
+        errors.extend(dict(inner, loc=(name,) + tuple(inner["loc"])) for inner in error._errors)
+    else:
+        errors.append({"type": error.kind, "loc": (name,), "msg": error.msg, "input": value})
+    return errors
+
+
+def _missing(errors, name, data):
+    errors = errors or []
+    errors.append({"type": "missing", "loc": (name,), "msg": "Field required", "input": data})
+    return errors
+
+
+def _constructor(cls):
+    """`__init__` for `cls`, written out field by field: models are built on every call (each
+    message of a trajectory, each step of a trace), and a loop over field descriptions costs
+    the interpreter several times what straight-line code does. Made when the class is
+    defined, so at build time, into the snapshot."""
+    lines = ["def _construct(self, **data):", "    values = self.__dict__", "    errors = None"]
+    scope = {"_ABSENT": _ABSENT, "_Invalid": _Invalid, "ValidationError": ValidationError, "_bad": _bad,
+             "_missing": _missing}
+    for i, field in enumerate(cls._fields):
+        name = repr(field.name)
+        lines.append(f"    v = data.get({name}, _ABSENT)")
+        lines.append("    if v is _ABSENT:")
+        if field.factory is not None:
+            scope[f"factory{i}"] = field.factory
+            lines.append(f"        values[{name}] = factory{i}()")
+        elif field.default is REQUIRED:
+            lines.append(f"        errors = _missing(errors, {name}, data)")
+        else:
+            scope[f"default{i}"] = field.default
+            lines.append(f"        values[{name}] = default{i}")
+        check = field.check
+        if check is any_value:
+            lines.append(f"    else:\n        values[{name}] = v")
+            continue
+        scope[f"check{i}"] = check
+        # Values that are already right (the usual case) skip the check.
+        if check is string:
+            lines.append(f"    elif type(v) is str:\n        values[{name}] = v")
+        elif getattr(check, "inner", None) is string:
+            lines.append(f"    elif v is None or type(v) is str:\n        values[{name}] = v")
+        lines.append("    else:")
+        lines.append("        try:")
+        lines.append(f"            values[{name}] = check{i}(v)")
+        lines.append("        except (_Invalid, ValidationError) as e:")
+        lines.append(f"            errors = _bad(errors, {name}, v, e)")
+    lines.append("    self._finish(data, errors)")
+    exec("\n".join(lines), scope)
+    return scope["_construct"]
+
+
 class Model:
     """The shared behaviour of every stand-in model; subclasses set `_fields`."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_fields" in cls.__dict__:
+            cls._construct = _constructor(cls)
+            cls._known = frozenset(f.name for f in cls._fields)
+            if "__init__" not in cls.__dict__:
+                cls.__init__ = cls._construct
 
     _fields = ()
     # Unknown keys are kept as attributes (pydantic `extra="allow"`, as letta_client's models).
@@ -268,52 +334,17 @@ class Model:
     _str_is_repr = False
 
     def __init__(self, **data):
-        errors = None
-        values = self.__dict__
-        for name, check, default, factory in self._plan():
-            value = data.get(name, _ABSENT)
-            if value is not _ABSENT:
-                if check is not None:
-                    try:
-                        value = check(value)
-                    except _Invalid as e:
-                        errors = errors or []
-                        errors.append({"type": e.kind, "loc": (name,), "msg": e.msg, "input": value})
-                        continue
-                    except ValidationError as e:
-                        errors = errors or []
-                        for inner in e._errors:
-                            errors.append(dict(inner, loc=(name,) + tuple(inner["loc"])))
-                        continue
-            elif factory is not None:
-                value = factory()
-            elif default is REQUIRED:
-                errors = errors or []
-                errors.append({"type": "missing", "loc": (name,), "msg": "Field required", "input": data})
-                continue
-            else:
-                value = default
-            values[name] = value
+        self._construct(**data)
+
+    def _finish(self, data, errors):
         if errors:
             raise ValidationError(type(self).__name__, errors)
         if self._extra:
-            known = {f.name for f in self._fields}
-            extras = [key for key in data if key not in known]
+            extras = [key for key in data if key not in self._known]
             object.__setattr__(self, "_extras", extras)
             for key in extras:
                 object.__setattr__(self, key, data[key])
         self._validate()
-
-    @classmethod
-    def _plan(cls):
-        # The fields as plain tuples, made once per class: construction is the hot path.
-        plan = cls.__dict__.get("_plan_cache")
-        if plan is None:
-            plan = tuple(
-                (f.name, None if f.check is any_value else f.check, f.default, f.factory) for f in cls._fields
-            )
-            cls._plan_cache = plan
-        return plan
 
     def _validate(self):
         """Model-level checks after the fields (pydantic's validators); raise `_invalid(...)`."""
