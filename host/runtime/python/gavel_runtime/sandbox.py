@@ -100,37 +100,62 @@ def _guard_stat(real):
 
 
 class SandboxEnviron(dict):
-    """`os.environ` in the sandbox: empty. Read by the user's code, a variable raises
-    `EnvironmentUnavailable`; read by the library on its own behalf, it is simply unset.
-    Variables the code sets itself read back."""
+    """`os.environ` in the sandbox: empty. Read by the user's code (a variable, or the whole
+    mapping: `dict(os.environ)`, iteration, `len`), it raises `EnvironmentUnavailable`; read by
+    the library on its own behalf, it is simply empty. Variables the code sets itself read back."""
 
-    def _missing(self, key):
+    def _refuse(self, what):
         if _from_user(3):
             raise EnvironmentUnavailable(
-                f"gavel's sandbox has no environment variables: {key!r} is not set "
+                f"gavel's sandbox has no environment variables: {what} "
                 "(put the value in the suite or the dataset row instead)"
             )
 
     def __getitem__(self, key):
         if dict.__contains__(self, key):
             return dict.__getitem__(self, key)
-        self._missing(key)
+        self._refuse(f"{key!r} is not set")
         raise KeyError(key)
 
     def get(self, key, default=None):
         if dict.__contains__(self, key):
             return dict.__getitem__(self, key)
-        self._missing(key)
+        self._refuse(f"{key!r} is not set")
         return default
 
     def __contains__(self, key):
         if dict.__contains__(self, key):
             return True
-        self._missing(key)
+        self._refuse(f"{key!r} is not set")
         return False
 
+    def __iter__(self):
+        self._refuse("os.environ cannot be listed")
+        return dict.__iter__(self)
+
+    def keys(self):
+        self._refuse("os.environ cannot be listed")
+        return dict.keys(self)
+
+    def items(self):
+        self._refuse("os.environ cannot be listed")
+        return dict.items(self)
+
+    def values(self):
+        self._refuse("os.environ cannot be listed")
+        return dict.values(self)
+
+    def __len__(self):
+        self._refuse("os.environ cannot be listed")
+        return dict.__len__(self)
+
+    def __repr__(self):
+        self._refuse("os.environ cannot be listed")
+        return f"environ({dict.__repr__(self)})"
+
     def copy(self):
-        return dict(self)
+        self._refuse("os.environ cannot be listed")
+        return dict(dict.items(self))
 
 
 _installed = False

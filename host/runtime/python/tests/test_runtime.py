@@ -358,6 +358,11 @@ def g_env(sample, item):
     return len(os.environ["HOME"])
 def g_env_get(sample, item):
     return os.getenv("PATH", "")
+def g_env_all(sample, item):
+    return len(repr(dict(os.environ)))
+def g_env_set(sample, item):
+    os.environ["MINE"] = "0.25"
+    return float(os.environ["MINE"])
 def g_exists(sample, item):
     from pathlib import Path
     return 1.0 if Path("sandbox/task_1.py").resolve().exists() else 0.0
@@ -375,7 +380,7 @@ def g_stdlib(sample, item):
     return colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[2]
 ''')], ["h"])
 out = {}
-for name in ["g_open", "g_write", "g_env", "g_env_get", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib"]:
+for name in ["g_open", "g_write", "g_env", "g_env_get", "g_env_all", "g_env_set", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib"]:
     try:
         out[name] = runtime.grade("openai:h:" + name, {}, 0, Run(), "", "{}")["score"]
     except CallError as e:
@@ -416,17 +421,25 @@ class Sandbox(unittest.TestCase):
             "(put the value in the suite or the dataset row instead) (at h.py:10)",
         )
 
+    def test_the_whole_environment_is_refused_and_own_variables_read_back(self):
+        self.assertEqual(
+            self.seen["g_env_all"],
+            "EnvironmentUnavailable: gavel's sandbox has no environment variables: os.environ cannot be listed "
+            "(put the value in the suite or the dataset row instead) (at h.py:12)",
+        )
+        self.assertEqual(self.seen["g_env_set"], 0.25)
+
     def test_probing_for_a_file_is_an_error_not_a_missing_file(self):
         # Path.exists() would swallow an OSError and answer False; this is not one.
         seen = self.seen["g_exists"]
         self.assertTrue(seen.startswith("SandboxError: gavel's sandbox has no files: cannot look at '"), seen)
-        self.assertTrue(seen.endswith("sandbox' (at h.py:13)"), seen)
+        self.assertTrue(seen.endswith("sandbox' (at h.py:18)"), seen)
 
     def test_the_library_probing_for_itself_degrades_quietly(self):
         self.assertEqual(self.seen["g_library"], 0.5)
 
     def test_processes_and_network(self):
-        self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:19)")
+        self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:24)")
         self.assertTrue(self.seen["g_sock"].startswith("SandboxError: gavel's sandbox has no network"), self.seen["g_sock"])
 
     def test_standard_library_still_imports(self):
