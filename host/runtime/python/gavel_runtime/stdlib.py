@@ -5,6 +5,7 @@ the sandbox has no files, so a module is importable there only if the build impo
 the snapshot. These are the pure-Python and built-in modules grading code reaches for (text,
 numbers, data formats, dates, hashing); modules that need processes, sockets or files are
 imported too, so that using them fails with the sandbox's reason instead of a missing module.
+Codecs are looked up by importing `encodings.<name>` on first use, so the common ones are here.
 """
 
 import importlib
@@ -19,6 +20,11 @@ platform pprint queue quopri random re reprlib secrets select shlex shutil signa
 statistics string stringprep struct subprocess sys tempfile textwrap threading time timeit
 token tokenize traceback types typing unicodedata urllib urllib.error urllib.parse
 urllib.request uuid warnings weakref xml xml.dom xml.dom.minidom xml.etree.ElementTree zlib
+encodings.ascii encodings.latin_1 encodings.utf_8_sig encodings.utf_16 encodings.utf_16_le
+encodings.utf_16_be encodings.utf_32 encodings.utf_32_le encodings.utf_32_be encodings.cp1252
+encodings.cp437 encodings.iso8859_1 encodings.iso8859_15 encodings.mac_roman encodings.charmap
+encodings.idna encodings.punycode encodings.unicode_escape encodings.raw_unicode_escape
+encodings.base64_codec encodings.hex_codec encodings.zlib_codec encodings.rot_13
 """.split()
 
 AVAILABLE = []
