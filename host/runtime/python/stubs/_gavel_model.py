@@ -457,3 +457,17 @@ def _dump(value, mode, exclude_none):
         if isinstance(value, (set, frozenset)):
             return [_dump(v, mode, exclude_none) for v in value]
     return value
+
+
+def submodules(package, classes):
+    """Makes `package.<module>` importable for each `(module, class)`: the real packages define
+    each type in a module of its own, and code may import it from there."""
+    import sys
+    import types
+
+    namespace = sys.modules[package].__dict__
+    for name, cls in classes:
+        module = types.ModuleType(f"{package}.{name}")
+        setattr(module, cls.__name__, cls)
+        sys.modules[module.__name__] = module
+        namespace[name] = module

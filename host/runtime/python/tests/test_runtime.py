@@ -263,6 +263,15 @@ class Conversions(unittest.TestCase):
                                  tool_arguments(trajectory, {"tool_name": "nope"}), pairs))
 
                 @extractor
+                def classes(trajectory, config):
+                    from letta_client.types.agents.assistant_message import AssistantMessage
+                    from letta_client.types.tool_return_message import ToolReturnMessage
+                    from letta_evals.models.results import GradeResult
+                    from letta_evals.models.sample import Sample
+                    kinds = [m for turn in trajectory for m in turn if isinstance(m, (AssistantMessage, ToolReturnMessage))]
+                    return f"{len(kinds)} {GradeResult.__name__} {Sample.__name__}"
+
+                @extractor
                 def memory(trajectory, config, agent_state):
                     return agent_state.blocks[0].value + "|" + config["k"]
                 """
@@ -277,6 +286,8 @@ class Conversions(unittest.TestCase):
         self.assertEqual((last, output, missing), ("Booked. Confirmation: AB123456", '[{"id": "AA1"}]', "{}"))
         # letta pairs a call with the first return after it in its turn; the failed `book` call has none.
         self.assertEqual(pairs, [("search_flights", '[{"id": "AA1"}]')])
+        # Types imported from the modules that define them in the real packages are the same.
+        self.assertEqual(runtime.extract("letta-extractor:x:classes", {}, 0, RUN, "{}"), "2 GradeResult Sample")
         row = {"agent_state": {"id": "agent-1", "blocks": [{"label": "human", "value": "Ann"}]}}
         self.assertEqual(runtime.extract("letta-extractor:x:memory", row, 0, RUN, '{"k": "v"}'), "Ann|v")
 

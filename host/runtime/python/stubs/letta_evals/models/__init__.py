@@ -1,5 +1,7 @@
 """letta_evals.models (stand-in for letta-evals 0.26.0): what graders receive and return."""
 
+import sys
+import types
 import typing
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from _gavel_model import (
     model,
     optional,
     string,
+    submodules,
     union,
 )
 from letta_client.types import AgentState, ToolReturnMessage
@@ -152,6 +155,13 @@ class Timing(Model):
         Field("per_grader", optional(mapping)),
     )
 
+
+# letta-evals defines these in `letta_evals.models.sample` and `.results`.
+submodules(__name__, (("sample", Sample),))
+sys.modules[f"{__name__}.results"] = results = types.ModuleType(f"{__name__}.results")
+for _cls in (GradeResult, PerTurnGrade, RewardOutput, Timing, Usage):
+    setattr(results, _cls.__name__, _cls)
+results.LettaMessageUnion = LettaMessageUnion
 
 __all__ = [
     "AgentState",

@@ -17,6 +17,7 @@ from _gavel_model import (
     model,
     optional,
     string,
+    submodules,
     union,
 )
 
@@ -218,6 +219,30 @@ MESSAGE_TYPES = {
         EventMessage,
     )
 }
+
+# The SDK defines each type in a module of its own (`...agents.assistant_message`).
+submodules(
+    __name__,
+    (
+        ("approval_request_message", ApprovalRequestMessage),
+        ("approval_response_message", ApprovalResponseMessage),
+        ("assistant_message", AssistantMessage),
+        ("block", Block),
+        ("event_message", EventMessage),
+        ("hidden_reasoning_message", HiddenReasoningMessage),
+        ("image_content", ImageContent),
+        ("letta_assistant_message_content_union", LettaAssistantMessageContentUnion),
+        ("reasoning_message", ReasoningMessage),
+        ("summary_message", SummaryMessage),
+        ("system_message", SystemMessage),
+        ("text_content", TextContent),
+        ("tool_call", ToolCall),
+        ("tool_call_delta", ToolCallDelta),
+        ("tool_call_message", ToolCallMessage),
+        ("tool_return", ToolReturn),
+        ("user_message", UserMessage),
+    ),
+)
 
 __all__ = [
     "AssistantMessage",
