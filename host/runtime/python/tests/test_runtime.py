@@ -295,7 +295,14 @@ class Conversions(unittest.TestCase):
         runtime = loaded(
             {
                 "x": """
+                from evaldeck import Evaluator
                 from evaldeck.results import GradeResult
+
+                EVALUATOR = Evaluator(graders=[])
+
+                def nested(trace, test_case):
+                    return EVALUATOR.evaluate(trace, test_case)
+
                 def look(trace, test_case):
                     return GradeResult.failed_result("look", "seen", actual=[
                         trace.input, trace.output, trace.status.value, trace.tools_called, trace.total_tokens,
@@ -306,6 +313,12 @@ class Conversions(unittest.TestCase):
             }
         )
         row = {"name": "case-1", "input": "Book NYC", "expected": {"max_steps": 4}, "trace_file": "ignored"}
+        nested = runtime.grade("evaldeck-function:x:nested", row, 0, RUN, "", "{}")
+        self.assertEqual(
+            nested["rationale"],
+            "Custom grader error: Evaluator.evaluate is not available in gavel's sandbox: gavel runs the "
+            "suite's graders itself (name them in the suite)",
+        )
         grade = runtime.grade("evaldeck-function:x:look", row, 0, RUN, "", "{}")
         self.assertEqual((grade["status"], grade["score"]), ("fail", 0.0))
         self.assertEqual(

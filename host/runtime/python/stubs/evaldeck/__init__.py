@@ -1,6 +1,7 @@
 """evaldeck, as gavel's sandbox provides it: the data models and graders of evaldeck 0.1.5 that
 grader code reads, written for an interpreter without pydantic."""
 
+from evaldeck.evaluator import EvaluationRunner, Evaluator
 from evaldeck.results import EvaluationResult, GradeResult, GradeStatus, MetricResult
 from evaldeck.test_case import EvalCase, EvalSuite, ExpectedBehavior, GraderConfig, Turn
 from evaldeck.trace import Message, Step, StepStatus, StepType, TokenUsage, Trace, TraceStatus
@@ -25,4 +26,6 @@ __all__ = [
     "GradeStatus",
     "MetricResult",
     "EvaluationResult",
+    "Evaluator",
+    "EvaluationRunner",
 ]
