@@ -54,7 +54,12 @@ def _user_error(error, finder):
     """`Type: message`, with the user's file and line when the error arose in their code."""
     text = f"{type(error).__name__}: {error}"
     path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
-    return f"{text} (at {path}:{line})" if path else text
+    if path:
+        text = f"{text} (at {path}:{line})"
+    if isinstance(error, BrokenPipeError):
+        # The sandbox's only pipes are stdout and stderr; the host closes them at their limit.
+        text += ": the grader printed more than the sandbox's stdout limit"
+    return text
 
 
 def _built(what, build, *args):

@@ -240,6 +240,10 @@ class OpenAI(unittest.TestCase):
             ("return True", "grade returned bool True, not a number"),
             ("return item['missing']", "KeyError: 'missing' (at g.py:3)"),
             ("raise SystemExit(3)", "SystemExit: 3 (at g.py:3)"),
+            (
+                "raise BrokenPipeError(32, 'Broken pipe')",
+                "BrokenPipeError: [Errno 32] Broken pipe (at g.py:3): the grader printed more than the sandbox's stdout limit",
+            ),
         ):
             with self.subTest(body=body), self.assertRaises(CallError) as caught:
                 self.grade(body)
