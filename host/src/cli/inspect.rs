@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::grade::pack::{self, FunctionKind, PackError, PackHost, PackInfo};
+use gavel::grade::pack::{FunctionKind, PackError, PackHost, PackInfo};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -55,9 +55,13 @@ pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
 
 /// Through the compiled-pack cache when its folder can be created, else compiled in memory.
 fn inspect(path: &Path, cache: &super::CacheArgs) -> Result<PackInfo, PackError> {
-    match PackHost::new(&cache.dir().join("packs")) {
+    let host = match cache.dir() {
+        Some(dir) => PackHost::new(&dir.join("packs")),
+        None => Ok(PackHost::uncached()),
+    };
+    match host {
         Ok(host) => host.inspect(path),
-        Err(PackError::CacheDir { .. }) => pack::inspect(path),
+        Err(PackError::CacheDir { .. }) => PackHost::uncached().inspect(path),
         Err(e) => Err(e),
     }
 }

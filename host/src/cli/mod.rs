@@ -56,10 +56,20 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
-    pub fn dir(&self) -> PathBuf {
-        self.cache_dir
+    /// The cache folder, or none (with a notice) when neither the flag nor the environment
+    /// names one.
+    pub fn dir(&self) -> Option<PathBuf> {
+        let dir = self
+            .cache_dir
             .clone()
-            .unwrap_or_else(gavel::run::default_cache_dir)
+            .or_else(gavel::run::default_cache_dir);
+        if dir.is_none() {
+            eprintln!(
+                "notice: no cache folder (set --cache-dir, GAVEL_CACHE_DIR, XDG_CACHE_HOME or \
+                 HOME): packs are compiled on every run and judge replies are not cached"
+            );
+        }
+        dir
     }
 }
 

@@ -47,15 +47,15 @@ struct Extracted<'p> {
 
 impl<'p> Extracted<'p> {
     /// What `extractor` takes from the sample, as [`guarded_extract`] takes it.
-    fn get(
+    async fn get(
         &mut self,
         extractor: &'p Extractor,
-        extract: impl FnOnce() -> Result<String, Grade>,
+        extract: impl Future<Output = Result<String, Grade>>,
     ) -> Result<String, Grade> {
         match &self.last {
             Some((last, outcome)) if *last == extractor => outcome.clone(),
             _ => {
-                let outcome = extract();
+                let outcome = extract.await;
                 self.last = Some((extractor, outcome.clone()));
                 outcome
             }
@@ -123,10 +123,11 @@ async fn graded_submission<'p>(
         _ => {
             let trajectory = sample.trajectory();
             let submission = match extraction {
-                Extraction::Builtin(extractor) => extracted.get(extractor, || {
-                    guarded_extract(extraction, sample, trajectory)
-                }),
-                Extraction::Pack(_) => guarded_extract(extraction, sample, trajectory),
+                Extraction::Builtin(extractor) => {
+                    let extract = guarded_extract(extraction, sample, trajectory);
+                    extracted.get(extractor, extract).await
+                }
+                Extraction::Pack(_) => guarded_extract(extraction, sample, trajectory).await,
             };
             scored(submission, scorer, sample, trajectory).await
         }
@@ -140,7 +141,7 @@ async fn one_turn(
     trajectory: &Trajectory<'_>,
 ) -> Grade {
     scored(
-        guarded_extract(extraction, sample, trajectory),
+        guarded_extract(extraction, sample, trajectory).await,
         scorer,
         sample,
         trajectory,
@@ -161,7 +162,9 @@ async fn scored(
     };
     let grade = match scorer {
         Scorer::Function(Function::Letta(f)) => f.grade(sample, &submission),
-        Scorer::Function(Function::Pack(g)) => g.grade(sample, trajectory, &submission),
+        Scorer::Function(Function::Pack(g)) => {
+            g.grade_off_worker(sample, trajectory, &submission).await
+        }
         // Boxed: the judge's request is a large future, and every grader's futures would
         // otherwise carry its size, moved at each call on the way down.
         Scorer::Judge(judge) => Box::pin(judge.grade(sample, &submission)).await,
@@ -171,7 +174,7 @@ async fn scored(
 
 /// The guard shared by tool and rubric graders: an empty trajectory or an empty submission
 /// scores 0 without calling the grader.
-fn guarded_extract(
+async fn guarded_extract(
     extraction: &Extraction,
     sample: &Sample<'_>,
     trajectory: &Trajectory<'_>,
@@ -181,7 +184,7 @@ fn guarded_extract(
     }
     let extracted = match extraction {
         Extraction::Builtin(e) => e.extract(sample, trajectory),
-        Extraction::Pack(e) => e.extract(sample, trajectory),
+        Extraction::Pack(e) => e.extract_off_worker(sample, trajectory).await,
     };
     match extracted {
         Ok(Some(submission)) if !submission.is_empty() => Ok(submission),

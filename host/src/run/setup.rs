@@ -22,25 +22,23 @@ pub struct Prepared {
 }
 
 pub struct Options {
-    /// Where compiled packs and judge replies are cached.
-    pub cache_dir: PathBuf,
+    /// Where compiled packs and judge replies are cached; `None` caches nothing.
+    pub cache_dir: Option<PathBuf>,
     /// `--no-cache`: judge replies are neither read from nor written to the cache.
     pub no_judge_cache: bool,
 }
 
 /// The default cache folder: `$GAVEL_CACHE_DIR`, else `$XDG_CACHE_HOME/gavel`, else
-/// `~/.cache/gavel`, else `.gavel-cache`.
-pub fn default_cache_dir() -> PathBuf {
+/// `~/.cache/gavel`; none without any of them. Never the working directory: a checkout could
+/// ship a cache of its own.
+pub fn default_cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("GAVEL_CACHE_DIR") {
-        return PathBuf::from(dir);
+        return Some(PathBuf::from(dir));
     }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("gavel");
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| Path::new(d).is_absolute()) {
+        return Some(PathBuf::from(dir).join("gavel"));
     }
-    if let Some(home) = std::env::var_os("HOME") {
-        return PathBuf::from(home).join(".cache").join("gavel");
-    }
-    PathBuf::from(".gavel-cache")
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("gavel"))
 }
 
 /// Loads a suite and checks everything that can be checked without grading. Every mistake
@@ -80,7 +78,10 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         base_dir: &suite.base_dir,
         packs: &packs,
         judge_options: JudgeOptions {
-            cache_dir: (!options.no_judge_cache).then(|| options.cache_dir.clone()),
+            cache_dir: options
+                .cache_dir
+                .clone()
+                .filter(|_| !options.no_judge_cache),
         },
     };
     let plan = match resolver.plan(&file.graders) {
@@ -127,7 +128,11 @@ fn load_packs(
     if file.packs.is_empty() && by_path.is_empty() {
         return packs;
     }
-    let host = match PackHost::new(&options.cache_dir.join("packs")) {
+    let host = match options.cache_dir.as_ref().map(|dir| dir.join("packs")) {
+        Some(dir) => PackHost::new(&dir),
+        None => Ok(PackHost::uncached()),
+    };
+    let host = match host {
         Ok(host) => host,
         Err(e) => {
             errors.push(SuiteError::at(&suite.path, "packs", e.to_string()));

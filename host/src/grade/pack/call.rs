@@ -6,7 +6,7 @@ use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::I32Exit;
 
-use super::engine::{CallState, LimitHit, NotGranted};
+use super::engine::{CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
 
 /// How much of a guest's stderr an error grade keeps.
@@ -78,12 +78,27 @@ fn outside_async<T: Send>(call: impl FnOnce() -> T + Send) -> T {
     }
 }
 
+/// Runs `call` on one of tokio's threads for blocking work when called from an async task, so
+/// that a call spinning to its deadline holds no async worker (the judge's requests and timers
+/// run there); runs it here otherwise.
+pub(super) async fn off_worker<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return call();
+    }
+    match tokio::task::spawn_blocking(call).await {
+        Ok(value) => value,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
 fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
+    // Taken before the store and so given back after it is dropped, with its pool slot.
+    let _slot = Slots::take();
     let mut store = Store::new(engine, CallState::new(limits));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();

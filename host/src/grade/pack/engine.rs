@@ -1,7 +1,7 @@
 //! The process-wide engine, the linker per WIT version, and the state of one sandboxed call.
 
 use std::num::NonZeroUsize;
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use wasmtime::component::types::ComponentItem;
@@ -28,8 +28,15 @@ const FIXED_WALL_SECONDS: u64 = 1_700_000_000;
 /// Native wasm stack per call; deep recursion beyond it is a `stack overflow` trap.
 const MAX_WASM_STACK: usize = 512 << 10;
 
-/// Concurrent sandboxed calls the instance pool serves; one call holds one component instance.
-const POOL_COMPONENT_INSTANCES: u32 = 256;
+/// Concurrent sandboxed calls, across every pack of the process: a call waits for one of these
+/// slots ([`Slots`]), and the instance pool holds enough of everything for this many calls of
+/// the largest shape a component may have (the `*_PER_CALL` bounds), so that no call, whatever
+/// its neighbours do, fails for want of room in the pool.
+pub(super) const CALL_SLOTS: u32 = 128;
+/// Core instances, linear memories and tables one call's component may have.
+const CORE_INSTANCES_PER_CALL: u32 = 50;
+const MEMORIES_PER_CALL: u32 = 8;
+const TABLES_PER_CALL: u32 = 50;
 
 /// The engine and the linkers, created once per process and shared by every pack.
 pub(super) struct Sandbox {
@@ -46,6 +53,13 @@ pub(super) fn sandbox() -> Result<&'static Sandbox, String> {
         .get_or_init(|| Sandbox::new().map_err(|e| format!("{e:#}")))
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// An engine that compiles exactly as the sandbox's does, without reserving the instance pool:
+/// for a process that only compiles (`compile::child_main`). The pool does not change compiled
+/// code (a test checks the two engines' compatibility hashes agree).
+pub(super) fn compiler() -> wasmtime::Result<Engine> {
+    Engine::new(&config(None))
 }
 
 impl Sandbox {
@@ -186,15 +200,15 @@ fn config(pool: Option<PoolingAllocationConfig>) -> Config {
 
 fn pool() -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(POOL_COMPONENT_INSTANCES)
-        .total_core_instances(POOL_COMPONENT_INSTANCES * 8)
-        .total_memories(POOL_COMPONENT_INSTANCES * 2)
-        .total_tables(POOL_COMPONENT_INSTANCES * 8)
+    pool.total_component_instances(CALL_SLOTS)
+        .total_core_instances(CALL_SLOTS * CORE_INSTANCES_PER_CALL)
+        .total_memories(CALL_SLOTS * MEMORIES_PER_CALL)
+        .total_tables(CALL_SLOTS * TABLES_PER_CALL)
         // Interpreters compiled to components (Python, JavaScript) need many core instances
         // and large tables.
-        .max_core_instances_per_component(50)
-        .max_memories_per_component(8)
-        .max_tables_per_component(50)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_CALL)
+        .max_memories_per_component(MEMORIES_PER_CALL)
+        .max_tables_per_component(TABLES_PER_CALL)
         .table_elements(100_000)
         // Resetting a slot by memset of the pages a call touched, instead of madvise, keeps
         // fresh-instance calls cheap and lets them scale across cores; pagemap_scan narrows the
@@ -299,7 +313,10 @@ impl CallState {
             stdout_bytes: limits.stdout_bytes,
             limiter: Limiter {
                 memory_limit: limits.memory_bytes,
+                memory: 0,
+                last_growth: 0,
                 peak_memory: 0,
+                table_elements: 0,
             },
         }
     }
@@ -381,44 +398,137 @@ pub(super) enum LimitHit {
     Table { limit: usize, wanted: usize },
 }
 
-/// Elements a guest table may hold (each costs the host a pointer).
+/// Elements all of a call's tables may hold together (each costs the host a pointer).
 const TABLE_ELEMENTS: usize = 100_000;
 
-/// Enforces the memory limit of a call and records the peak.
+/// Enforces one memory budget per call, over every linear memory of every core instance of the
+/// component (and one element budget over its tables), and records the peak of the sum.
 pub(super) struct Limiter {
     memory_limit: usize,
+    /// Bytes of linear memory the call holds now, all memories together.
+    memory: usize,
+    /// What the last growth allowed added, taken back if the growth then failed.
+    last_growth: usize,
     pub(super) peak_memory: usize,
+    table_elements: usize,
 }
 
 impl ResourceLimiter for Limiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_limit {
+        let total = (self.memory - current.min(self.memory)).saturating_add(desired);
+        if total > self.memory_limit {
             return Err(wasmtime::Error::new(LimitHit::Memory {
                 limit: self.memory_limit,
-                wanted: desired,
+                wanted: total,
             }));
         }
-        self.peak_memory = self.peak_memory.max(desired);
+        self.last_growth = total - self.memory.min(total);
+        self.memory = total;
+        self.peak_memory = self.peak_memory.max(total);
         Ok(true)
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.memory -= self.last_growth.min(self.memory);
+        self.last_growth = 0;
+        Ok(())
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > TABLE_ELEMENTS {
+        let total =
+            (self.table_elements - current.min(self.table_elements)).saturating_add(desired);
+        if total > TABLE_ELEMENTS {
             return Err(wasmtime::Error::new(LimitHit::Table {
                 limit: TABLE_ELEMENTS,
-                wanted: desired,
+                wanted: total,
             }));
         }
+        self.table_elements = total;
         Ok(true)
+    }
+}
+
+/// The process's call slots: a call holds one from before it instantiates until its store is
+/// gone, and waits while all are taken.
+pub(super) struct Slots {
+    free: Mutex<u32>,
+    freed: Condvar,
+}
+
+/// One taken slot, given back on drop.
+pub(super) struct Slot(&'static Slots);
+
+impl Slots {
+    pub(super) fn take() -> Slot {
+        static SLOTS: Slots = Slots {
+            free: Mutex::new(CALL_SLOTS),
+            freed: Condvar::new(),
+        };
+        let mut free = SLOTS.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            free = SLOTS.freed.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+        *free -= 1;
+        Slot(&SLOTS)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiling_engine_makes_artifacts_the_sandbox_loads() {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        let key = |engine: &Engine| {
+            BuildHasherDefault::<DefaultHasher>::default()
+                .hash_one(engine.precompile_compatibility_hash())
+        };
+        let sandbox = Engine::new(&config(Some(pool()))).unwrap();
+        assert_eq!(key(&compiler().unwrap()), key(&sandbox));
+    }
+
+    #[test]
+    fn the_memory_budget_is_the_sum_of_every_memory() {
+        let mut limiter = Limiter {
+            memory_limit: 100,
+            memory: 0,
+            last_growth: 0,
+            peak_memory: 0,
+            table_elements: 0,
+        };
+        // Two memories of 40, then one grows by 10: 90 in all.
+        assert!(limiter.memory_growing(0, 40, None).unwrap());
+        assert!(limiter.memory_growing(0, 40, None).unwrap());
+        assert!(limiter.memory_growing(40, 50, None).unwrap());
+        assert_eq!(limiter.peak_memory, 90);
+        // A third of 20 would make 110.
+        let err = limiter.memory_growing(0, 20, None).unwrap_err();
+        assert!(matches!(
+            err.downcast_ref::<LimitHit>(),
+            Some(LimitHit::Memory {
+                limit: 100,
+                wanted: 110
+            })
+        ));
+        assert!(limiter.table_growing(0, 60_000, None).unwrap());
+        assert!(limiter.table_growing(0, 50_000, None).is_err());
     }
 }

@@ -3,13 +3,20 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::{Component, types::ComponentItem};
 
 use super::PackError;
+use super::cache::{Cache, Stale};
+use super::compile;
+use super::describe::printable;
+use super::file::read_regular;
+
+/// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
+/// about 20 MiB.
+pub(super) const MAX_PACK_BYTES: u64 = 256 << 20;
 
 /// The interface a pack exports, before its `@version`.
 const PACK_INTERFACE: &str = "gavel:grader/pack";
@@ -28,7 +35,7 @@ pub(super) struct PackFile {
 
 /// Reads `path`, checks it against the pinned `sha256` and checks it is a component.
 pub(super) fn read(pack: &str, path: &Path, pinned: Option<&str>) -> Result<PackFile, PackError> {
-    let bytes = std::fs::read(path).map_err(|source| PackError::Read {
+    let bytes = read_regular(path, MAX_PACK_BYTES).map_err(|source| PackError::Read {
         pack: pack.to_string(),
         path: path.to_path_buf(),
         source,
@@ -83,42 +90,45 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// Compiles `file`, or loads the artifact a previous run compiled, from `cache_dir`.
-pub(super) fn compile_cached(
+/// The component `file`, compiled, or loaded from `cache` when a previous run compiled it there.
+pub(super) fn compiled(
     engine: &Engine,
     pack: &str,
     file: &PackFile,
-    cache_dir: &Path,
+    cache: Option<&Cache>,
 ) -> Result<Component, PackError> {
-    let artifact = cache_dir.join(format!("{}-{}.cwasm", file.sha256, engine_key(engine)));
-    if artifact.is_file() {
-        // A damaged or stale artifact is compiled again below.
-        if let Ok(component) = deserialize(engine, &artifact) {
-            return Ok(component);
+    let key = engine_key(engine);
+    if let Some(cache) = cache {
+        let artifact = cache.path(&file.sha256, &key);
+        let why = match cache.load(&artifact, &file.sha256, &key) {
+            Ok(bytes) => match deserialize(engine, &bytes) {
+                Ok(component) => return Ok(component),
+                Err(e) => format!("{e:#}"),
+            },
+            Err(Stale::Missing) => String::new(),
+            Err(Stale::Rejected(why)) => why,
+        };
+        if !why.is_empty() {
+            eprintln!(
+                "warning: pack `{}`: the compiled artifact {} was not used ({why}); compiling \
+                 the pack again",
+                printable(pack),
+                artifact.display()
+            );
         }
     }
-    let compiled = engine
-        .precompile_component(&file.bytes)
-        .map_err(|e| PackError::Compile {
-            pack: pack.to_string(),
-            path: file.path.clone(),
-            message: format!("{e:#}"),
-        })?;
-    let cache_error = |source| PackError::Cache {
-        pack: pack.to_string(),
-        path: artifact.clone(),
-        source,
-    };
-    // Written beside its final name and renamed, so that a concurrent run never loads half a file.
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let temporary = artifact.with_extension(format!(
-        "{}-{}.tmp",
-        std::process::id(),
-        WRITES.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&temporary, &compiled).map_err(cache_error)?;
-    std::fs::rename(&temporary, &artifact).map_err(cache_error)?;
-    deserialize(engine, &artifact).map_err(|e| PackError::Compile {
+    let compiled = compile::compile(engine, pack, file)?;
+    if let Some(cache) = cache {
+        let artifact = cache.path(&file.sha256, &key);
+        cache
+            .store(&artifact, &file.sha256, &key, &compiled)
+            .map_err(|source| PackError::Cache {
+                pack: pack.to_string(),
+                path: artifact,
+                source,
+            })?;
+    }
+    deserialize(engine, &compiled).map_err(|e| PackError::Compile {
         pack: pack.to_string(),
         path: file.path.clone(),
         message: format!("{e:#}"),
@@ -126,11 +136,11 @@ pub(super) fn compile_cached(
 }
 
 #[allow(unsafe_code)]
-fn deserialize(engine: &Engine, artifact: &Path) -> wasmtime::Result<Component> {
-    // SAFETY: the artifact was written by `precompile_component` of an engine with the same
-    // compatibility hash (it is in the file name) into gavel's own cache directory; user files
-    // are never deserialized. wasmtime checks the version and configuration recorded in it.
-    unsafe { Component::deserialize_file(engine, artifact) }
+fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Component> {
+    // SAFETY: `artifact` is what gavel's own compiler produced for this engine, either just now
+    // or in an earlier run, in which case the cache checked its tag under this user's key
+    // before handing it over; wasmtime checks the version and settings recorded in it.
+    unsafe { Component::deserialize(engine, artifact) }
 }
 
 /// A short key for the engine settings that compiled code depends on.

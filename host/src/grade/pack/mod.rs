@@ -1,9 +1,11 @@
 //! Grader packs: WebAssembly components that provide graders and extractors, run in a sandbox.
 //!
 //! A pack exports `gavel:grader/pack@0.1.x` (`wit/gavel-grader-0.1.0`). [`PackHost::load`]
-//! checks it before any sample runs (the file exists and matches its pinned SHA-256, it is a
-//! component and not a core module, it targets a supported WIT version), compiles it once into an
-//! on-disk cache keyed by its content and the engine's settings, and asks it what it provides.
+//! checks it before any sample runs (the file is a regular file of at most 256 MiB and matches
+//! its pinned SHA-256, it is a component and not a core module, it targets a supported WIT
+//! version), compiles it once under a deadline and a memory cap (`compile`) into an on-disk cache
+//! keyed by its content and the engine's settings and authenticated by a per-user key (`cache`),
+//! and asks it what it provides, within bounds (`describe`).
 //! [`Pack::grader`] and [`Pack::extractor`] check a function's name, kind and config up front.
 //!
 //! Every call then runs in a fresh instance: nothing a call leaves behind is visible to the
@@ -17,7 +19,7 @@
 //! | key | default | when hit |
 //! |---|---|---|
 //! | `fuel` | 100,000,000 instructions ([`DEFAULT_FUEL`]) | `fuel exhausted` |
-//! | `memory_mb` | 64 MiB of linear memory ([`DEFAULT_MEMORY_MB`]) | `memory limit exceeded` |
+//! | `memory_mb` | 64 MiB of linear memory, all memories of the instance together ([`DEFAULT_MEMORY_MB`]) | `memory limit exceeded` |
 //! | `timeout_ms` | 2,000 ms wall clock ([`DEFAULT_TIMEOUT_MS`]) | `deadline exceeded` |
 //! | `output_kb` | 1,024 KiB returned ([`DEFAULT_OUTPUT_KB`]) | `output too large` |
 //! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | writes fail; a guest that aborts on it: `stdout limit exceeded` |
@@ -31,11 +33,18 @@
 //! and the end of what the guest wrote to stderr. A call never panics the host and never
 //! disturbs another call.
 //!
-//! Calls are synchronous: call them from worker threads (every type here is `Send + Sync`), not
-//! from inside an async executor.
+//! At most `engine::CALL_SLOTS` calls run at once in the process; a call waits for a slot, and
+//! the instance pool has room for that many calls of the largest shape a component may have, so
+//! no pack can make another's calls fail. Calls are synchronous (every type here is
+//! `Send + Sync`); from async code use the `*_off_worker` methods, which run the call on a thread
+//! for blocking work.
 
+mod cache;
 mod call;
+mod compile;
+mod describe;
 mod engine;
+mod file;
 mod limits;
 mod load;
 mod wit;
@@ -51,7 +60,14 @@ use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
+use cache::Cache;
 use call::Outcome;
+pub use compile::{
+    COMPILE_SUBCOMMAND, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S, child_main,
+    compile_in_child_processes,
+};
+use describe::pack_info;
+pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
 use engine::CallState;
 use limits::CallLimits;
 pub use limits::{
@@ -189,11 +205,17 @@ pub enum PackError {
         path: PathBuf,
         found: String,
     },
-    #[error("pack `{pack}`: cannot compile {}: {message}", path.display())]
+    #[error("pack `{pack}`: cannot compile {}: {}", path.display(), printable(message))]
     Compile {
         pack: String,
         path: PathBuf,
         message: String,
+    },
+    #[error("pack `{pack}`: cannot compile {}: {what}", path.display())]
+    CompileLimit {
+        pack: String,
+        path: PathBuf,
+        what: String,
     },
     #[error("pack `{pack}`: cannot write the compiled artifact {}: {source}", path.display())]
     Cache {
@@ -201,7 +223,7 @@ pub enum PackError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("pack `{pack}`: cannot link {}: {message}", path.display())]
+    #[error("pack `{pack}`: cannot link {}: {}", path.display(), printable(message))]
     Link {
         pack: String,
         path: PathBuf,
@@ -213,7 +235,7 @@ pub enum PackError {
         field: &'static str,
         message: String,
     },
-    #[error("pack `{pack}`: describe failed: {reason}")]
+    #[error("pack `{pack}`: describe failed: {}", printable(reason))]
     Describe { pack: String, reason: String },
     #[error("pack `{pack}` has no function `{function}`; it has: {}", available.join(", "))]
     UnknownFunction {
@@ -250,23 +272,31 @@ fn article(kind: FunctionKind) -> &'static str {
     }
 }
 
-/// Loads packs. Holds the cache of compiled components; the engine behind it is shared by the
-/// whole process.
+/// Loads packs. Holds the cache of compiled components, if any; the engine behind it is shared
+/// by the whole process.
 pub struct PackHost {
-    cache_dir: PathBuf,
+    cache: Option<Cache>,
 }
 
 impl PackHost {
-    /// A host that keeps compiled components in `cache_dir` (created if missing).
+    /// A host that keeps compiled components in `cache_dir` (created if missing), authenticated
+    /// with the per-user key in [`key_file`]. Without a key file (no `$XDG_CONFIG_HOME` nor
+    /// `$HOME`) packs are compiled on every load.
     pub fn new(cache_dir: &Path) -> Result<PackHost, PackError> {
         engine::sandbox().map_err(PackError::Sandbox)?;
-        std::fs::create_dir_all(cache_dir).map_err(|source| PackError::CacheDir {
+        let Some(key_file) = key_file() else {
+            return Ok(PackHost::uncached());
+        };
+        let cache = Cache::open(cache_dir, &key_file).map_err(|source| PackError::CacheDir {
             path: cache_dir.to_path_buf(),
             source,
         })?;
-        Ok(PackHost {
-            cache_dir: cache_dir.to_path_buf(),
-        })
+        Ok(PackHost { cache: Some(cache) })
+    }
+
+    /// A host that compiles every pack it loads and keeps nothing on disk.
+    pub fn uncached() -> PackHost {
+        PackHost { cache: None }
     }
 
     /// Checks, compiles (or loads from the cache) and describes the pack `name`; `spec.path` is
@@ -285,37 +315,33 @@ impl PackHost {
         )?;
         let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-        let component = load::compile_cached(&sandbox.engine, name, &file, &self.cache_dir)?;
+        let component = load::compiled(&sandbox.engine, name, &file, self.cache.as_ref())?;
         Pack::new(name, &file.path, &component, limits)
     }
 
-    /// [`inspect`] through the cache: an interpreter compiled to a component (Python,
-    /// JavaScript) takes seconds to compile, and the artifact serves `gavel run` later too.
+    /// Checks and describes the component at `path`, for `gavel inspect` and `gavel list
+    /// --pack`, through the cache: an interpreter compiled to a component (Python, JavaScript)
+    /// takes seconds to compile, and the artifact serves `gavel run` later too.
     pub fn inspect(&self, path: &Path) -> Result<PackInfo, PackError> {
         let name = path.display().to_string();
         let file = load::read(&name, path, None)?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-        let component = load::compile_cached(&sandbox.engine, &name, &file, &self.cache_dir)?;
+        let component = load::compiled(&sandbox.engine, &name, &file, self.cache.as_ref())?;
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
         Ok(Pack::new(&name, path, &component, limits)?.info().clone())
     }
 }
 
-/// Checks and describes the component at `path`, for `gavel inspect` and `gavel list --pack`.
-pub fn inspect(path: &Path) -> Result<PackInfo, PackError> {
-    let name = path.display().to_string();
-    let file = load::read(&name, path, None)?;
-    let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-    let component =
-        wasmtime::component::Component::new(&sandbox.engine, &file.bytes).map_err(|e| {
-            PackError::Compile {
-                pack: name.clone(),
-                path: file.path.clone(),
-                message: format!("{e:#}"),
-            }
-        })?;
-    let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
-    Ok(Pack::new(&name, path, &component, limits)?.info().clone())
+/// The per-user key that authenticates compiled packs in the cache:
+/// `$XDG_CONFIG_HOME/gavel/pack-cache.key`, else `~/.config/gavel/pack-cache.key`. It lives
+/// outside any cache folder, so that a folder shared with others, or restored from elsewhere,
+/// cannot bring its own.
+pub fn key_file() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|dir| Path::new(dir).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("gavel").join("pack-cache.key"))
 }
 
 /// A loaded pack, ready to run calls from many threads at once.
@@ -429,7 +455,7 @@ impl Pack {
         let rejected = |message: String| PackError::ConfigRejected {
             pack: pack.name.clone(),
             function: name.to_string(),
-            message,
+            message: printable(&message),
         };
         let config = match config {
             Value::Null => "{}".to_string(),
@@ -446,44 +472,6 @@ impl Pack {
             Err(reason) => Err(rejected(format!("check-config failed: {reason}"))),
         }
     }
-}
-
-fn pack_info(
-    name: &str,
-    described: v0::PackInfo,
-    wit_version: String,
-) -> Result<PackInfo, PackError> {
-    let invalid = |reason: String| PackError::Describe {
-        pack: name.to_string(),
-        reason,
-    };
-    let mut functions: Vec<FunctionInfo> = Vec::with_capacity(described.functions.len());
-    for f in described.functions {
-        if f.name.is_empty() {
-            return Err(invalid("a function has an empty name".to_string()));
-        }
-        if functions.iter().any(|g| g.name == f.name) {
-            return Err(invalid(format!(
-                "the function `{}` is listed twice",
-                f.name
-            )));
-        }
-        functions.push(FunctionInfo {
-            name: f.name,
-            kind: match f.kind {
-                v0::FunctionKind::Grader => FunctionKind::Grader,
-                v0::FunctionKind::Extractor => FunctionKind::Extractor,
-            },
-            description: f.description,
-            needs_ground_truth: f.needs_ground_truth,
-        });
-    }
-    Ok(PackInfo {
-        name: described.name,
-        version: described.version,
-        wit_version,
-        functions,
-    })
 }
 
 /// One function of a pack with its checked config.
@@ -533,14 +521,39 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
+        self.grade_wit(
+            &wit::sample(sample),
+            &wit::trajectory(trajectory),
+            submission,
+        )
+    }
+
+    /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
+    /// work, never on the caller's async worker.
+    pub async fn grade_off_worker(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        submission: &str,
+    ) -> Grade {
+        let grader = self.clone();
+        let (wit_sample, wit_trajectory) = (wit::sample(sample), wit::trajectory(trajectory));
+        let submission = submission.to_string();
+        call::off_worker(move || grader.grade_wit(&wit_sample, &wit_trajectory, &submission)).await
+    }
+
+    fn grade_wit(
+        &self,
+        wit_sample: &v0::Sample,
+        wit_trajectory: &v0::Trajectory,
+        submission: &str,
+    ) -> Grade {
         let f = &self.function;
-        let wit_sample = wit::sample(sample);
-        let wit_trajectory = wit::trajectory(trajectory);
         let Outcome { result, usage } = f.run(|exports, instance, store| {
             exports.grade(
                 instance,
                 store,
-                (&f.name, &wit_sample, &wit_trajectory, submission, &f.config),
+                (&f.name, wit_sample, wit_trajectory, submission, &f.config),
             )
         });
         let grade = match result {
@@ -623,14 +636,32 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, String> {
+        self.extract_wit(&wit::sample(sample), &wit::trajectory(trajectory))
+    }
+
+    /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
+    /// blocking work, never on the caller's async worker.
+    pub async fn extract_off_worker(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+    ) -> Result<Option<String>, String> {
+        let extractor = self.clone();
+        let (wit_sample, wit_trajectory) = (wit::sample(sample), wit::trajectory(trajectory));
+        call::off_worker(move || extractor.extract_wit(&wit_sample, &wit_trajectory)).await
+    }
+
+    fn extract_wit(
+        &self,
+        wit_sample: &v0::Sample,
+        wit_trajectory: &v0::Trajectory,
+    ) -> Result<Option<String>, String> {
         let f = &self.function;
-        let wit_sample = wit::sample(sample);
-        let wit_trajectory = wit::trajectory(trajectory);
         let Outcome { result, .. } = f.run(|exports, instance, store| {
             exports.extract(
                 instance,
                 store,
-                (&f.name, &wit_sample, &wit_trajectory, &f.config),
+                (&f.name, wit_sample, wit_trajectory, &f.config),
             )
         });
         match result? {

@@ -11,7 +11,7 @@ pub(super) use bindings::PackV0Pre;
 pub(super) use bindings::gavel::grader::types as v0;
 
 use wasmtime::Store;
-use wasmtime::component::{ComponentExportIndex, Instance, TypedFunc};
+use wasmtime::component::{ComponentExportIndex, Instance};
 
 use super::engine::CallState;
 use crate::input::sample::{Sample, SampleId, Texts};
@@ -22,9 +22,7 @@ use crate::input::trajectory::{Content, Event, RunStatus, Tokens, ToolStatus, Tr
 const PACK_EXPORT: &str = "gavel:grader/pack@0.1.0";
 
 /// Where a pack's functions are among its exports. A call on a fresh instance then fetches only
-/// the function it runs and checks no types: an `Exports` exists only once every export of the
-/// pack has been checked against this WIT version's signatures (see [`Exports::describe`]),
-/// and the signatures of a compiled component cannot change.
+/// the function it runs, typed (wasmtime checks its signature against this WIT version's).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Exports {
     check_config: ComponentExportIndex,
@@ -55,7 +53,6 @@ impl Exports {
         Ok((exports, info))
     }
 
-    #[allow(unsafe_code)]
     pub(super) fn check_config(
         &self,
         instance: &Instance,
@@ -63,60 +60,38 @@ impl Exports {
         name: &str,
         config: &str,
     ) -> wasmtime::Result<Result<(), String>> {
-        let func = export(instance, store, self.check_config)?;
-        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
-        // `check-config`) on an instance of the same component.
-        let func = unsafe { TypedFunc::<(&str, &str), (Result<(), String>,)>::new_unchecked(func) };
+        let func = instance.get_typed_func::<(&str, &str), (Result<(), String>,)>(
+            &mut *store,
+            self.check_config,
+        )?;
         Ok(func.call(store, (name, config))?.0)
     }
 
-    #[allow(unsafe_code)]
     pub(super) fn grade(
         &self,
         instance: &Instance,
         store: &mut Store<CallState>,
         args: (&str, &v0::Sample, &v0::Trajectory, &str, &str),
     ) -> wasmtime::Result<Result<v0::Grade, String>> {
-        let func = export(instance, store, self.grade)?;
-        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
-        // `grade`) on an instance of the same component.
-        let func = unsafe {
-            TypedFunc::<
-                (&str, &v0::Sample, &v0::Trajectory, &str, &str),
-                (Result<v0::Grade, String>,),
-            >::new_unchecked(func)
-        };
+        let func = instance.get_typed_func::<
+            (&str, &v0::Sample, &v0::Trajectory, &str, &str),
+            (Result<v0::Grade, String>,),
+        >(&mut *store, self.grade)?;
         Ok(func.call(store, args)?.0)
     }
 
-    #[allow(unsafe_code)]
     pub(super) fn extract(
         &self,
         instance: &Instance,
         store: &mut Store<CallState>,
         args: (&str, &v0::Sample, &v0::Trajectory, &str),
     ) -> wasmtime::Result<Result<Option<String>, String>> {
-        let func = export(instance, store, self.extract)?;
-        // SAFETY: `describe` checked this export against exactly this signature (bindgen's for
-        // `extract`) on an instance of the same component.
-        let func = unsafe {
-            TypedFunc::<
-                (&str, &v0::Sample, &v0::Trajectory, &str),
-                (Result<Option<String>, String>,),
-            >::new_unchecked(func)
-        };
+        let func = instance.get_typed_func::<
+            (&str, &v0::Sample, &v0::Trajectory, &str),
+            (Result<Option<String>, String>,),
+        >(&mut *store, self.extract)?;
         Ok(func.call(store, args)?.0)
     }
-}
-
-fn export(
-    instance: &Instance,
-    store: &mut Store<CallState>,
-    index: ComponentExportIndex,
-) -> wasmtime::Result<wasmtime::component::Func> {
-    instance
-        .get_func(store, index)
-        .ok_or_else(|| wasmtime::format_err!("a pack function is missing from its instance"))
 }
 
 pub(super) fn sample(sample: &Sample<'_>) -> v0::Sample {
