@@ -28,14 +28,14 @@ fn main() -> ExitCode {
     unsafe {
         libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_DELAY_MS);
     }
-    // The hidden subcommand that compiles one pack under a memory cap (gavel::pack::compile).
+    // The hidden subcommand that compiles one pack under a memory cap (gavel::grade::pack::compile).
     let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(std::ffi::OsStr::new(gavel::pack::COMPILE_SUBCOMMAND)) {
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(gavel::grade::pack::COMPILE_SUBCOMMAND)) {
         let memory_mb = args.next().unwrap_or_default();
-        return gavel::pack::child_main(&memory_mb.to_string_lossy());
+        return gavel::grade::pack::child_main(&memory_mb.to_string_lossy());
     }
     if let Ok(executable) = std::env::current_exe() {
-        gavel::pack::compile_in_child_processes(executable);
+        gavel::grade::pack::compile_in_child_processes(executable);
     }
     cli::main()
 }

@@ -6,6 +6,8 @@ mod cli;
 mod common;
 mod conformance;
 mod golden;
+mod hostile;
+mod hostile_packs;
 mod interp_packs;
 mod judge;
 mod new_pack;

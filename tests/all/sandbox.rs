@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec, inspect};
+use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, SampleId, Texts};
 use gavel::input::trajectory::{Content, Event, ToolCall, Trajectory};
@@ -119,7 +119,9 @@ fn describes_itself_and_its_wit_version() {
     assert_eq!(kind("ok"), Some(FunctionKind::Grader));
     assert_eq!(kind("echo"), Some(FunctionKind::Extractor));
 
-    let inspected = inspect(Path::new(guests::ADVERSARY)).expect("inspect");
+    let inspected = PackHost::uncached()
+        .inspect(Path::new(guests::ADVERSARY))
+        .expect("inspect");
     assert_eq!(&inspected, info);
     let text = inspected.to_string();
     assert!(
