@@ -214,7 +214,7 @@ impl HostilePack {
             };
             outer.section(&RawSection {
                 id: id as u8,
-                data: &pack[range],
+                data: &pack[range.start as usize..range.end as usize],
             });
         }
         outer.section(&RawSection {
