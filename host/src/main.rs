@@ -30,7 +30,8 @@ fn main() -> ExitCode {
     }
     // The hidden subcommand that compiles one pack under a memory cap (gavel::grade::pack::compile).
     let mut args = std::env::args_os().skip(1);
-    if args.next().as_deref() == Some(std::ffi::OsStr::new(gavel::grade::pack::COMPILE_SUBCOMMAND)) {
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(gavel::grade::pack::COMPILE_SUBCOMMAND))
+    {
         let memory_mb = args.next().unwrap_or_default();
         return gavel::grade::pack::child_main(&memory_mb.to_string_lossy());
     }

@@ -4,7 +4,6 @@
 //! spins beside a judge. Each attack is contained with its stable reason, within bounded time,
 //! and the honest grades beside it do not change.
 
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -12,8 +11,8 @@ use std::time::{Duration, Instant};
 use crate::common::{Workspace, stderr, stdout};
 use crate::hostile_packs as hostile;
 use crate::openai_server;
-use gavel::grade::{Grade, Status};
 use gavel::grade::pack::{Limits, Pack, PackError, PackHost, PackSpec};
+use gavel::grade::{Grade, Status};
 use gavel::input::sample::Sample;
 use gavel::input::trajectory::Trajectory;
 use gavel_test_artifacts::guests;
@@ -241,8 +240,9 @@ fn compile_bombs_stop_at_the_compile_limits() {
             )
         );
     }
-    // Under the default memory cap and the short deadline an honest pack compiles as before.
-    let honest = gavel(&ws, &["inspect", guests::ADVERSARY], &time);
+    // Under the default bounds an honest pack compiles as before (a loaded CI machine may
+    // need more than the bombs' 3 s for it).
+    let honest = gavel(&ws, &["inspect", guests::ADVERSARY], &[]);
     assert_eq!(honest.status.code(), Some(0), "{}", stderr(&honest));
 }
 
