@@ -1,0 +1,216 @@
+//! `gavel diff`: two runs of a changed suite compared through the binary, their statistics
+//! held to values computed with SciPy (`scipy.stats.binomtest`, `scipy.stats.ttest_1samp`).
+
+mod common;
+
+use common::{Workspace, stderr, stdout};
+use serde_json::{Value, json};
+
+const SUITE: &str = "name: capitals
+dataset: data.jsonl
+graders:
+  answer:
+    kind: tool
+    function: contains
+";
+
+fn row(i: usize, right: bool) -> Value {
+    let answer = if right { "It is Paris." } else { "It is Lyon." };
+    json!({
+        "id": format!("q{i}"),
+        "input": "What is the capital of France?",
+        "ground_truth": "Paris",
+        "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "user_message", "content": "What is the capital of France?"},
+            {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "assistant_message", "content": answer}
+        ]]
+    })
+}
+
+/// Two runs of 40 samples: the base passes q0..q29; the candidate fails q0..q14 and passes
+/// q30 and q31 as well: 15 flips to fail, 2 to pass.
+fn two_runs() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    let base: Vec<Value> = (0..40).map(|i| row(i, i < 30)).collect();
+    ws.write_rows("data.jsonl", &base);
+    assert_eq!(
+        ws.gavel(&["run", "suite.yaml", "-o", "base"]).status.code(),
+        Some(0)
+    );
+    let candidate: Vec<Value> = (0..40).map(|i| row(i, (15..32).contains(&i))).collect();
+    ws.write_rows("data.jsonl", &candidate);
+    assert_eq!(
+        ws.gavel(&["run", "suite.yaml", "-o", "cand"]).status.code(),
+        Some(0)
+    );
+    ws
+}
+
+fn close(actual: &Value, expected: f64) {
+    let actual = actual.as_f64().expect("a number");
+    assert!(
+        (actual - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+        "{actual} is not {expected}"
+    );
+}
+
+#[test]
+fn a_regression_is_measured_listed_and_fails_the_gate() {
+    let ws = two_runs();
+    let output = ws.gavel(&["diff", "base", "cand", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let diff: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        (diff["shared"].as_u64(), diff["only_in_base"].as_u64()),
+        (Some(40), Some(0))
+    );
+    let m = &diff["metrics"][0];
+    assert_eq!(m["metric"], "answer");
+    assert_eq!(m["pairs"], 40);
+    assert_eq!(
+        (m["pass_to_fail"].as_u64(), m["fail_to_pass"].as_u64()),
+        (Some(15), Some(2))
+    );
+    close(&m["base"]["pass_rate"], 0.75);
+    close(&m["candidate"]["pass_rate"], 0.425);
+    close(&m["pass_rate_change"], -0.325);
+    close(&m["mcnemar_p"], 0.002_349_853_515_625);
+    close(&m["mean_change"]["mean"], -0.325);
+    close(&m["mean_change"]["p_value"], 0.000_908_827_285_583_187_2);
+    close(&m["mean_change"]["interval"][0], -0.508_040_705_117_109_9);
+    close(&m["mean_change"]["interval"][1], -0.141_959_294_882_890_2);
+    assert_eq!(m["regressed"], true);
+    assert_eq!(m["improved"], false);
+    let to_fail: Vec<&str> = m["flipped_to_fail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sample_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        to_fail,
+        (0..15).map(|i| format!("q{i}")).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        m["flipped_to_fail"][0]["rationale"],
+        "Contains ground_truth: False"
+    );
+    assert_eq!(m["flipped_to_pass"].as_array().unwrap().len(), 2);
+
+    // The table and the flipped samples, for people.
+    let text = ws.gavel(&["diff", "base", "cand", "--show", "3"]);
+    let out = stdout(&text);
+    assert!(out.contains("REGRESSED"), "{out}");
+    assert!(out.contains("75.0% -> 42.5%"), "{out}");
+    assert!(
+        out.contains("answer: 15 pass -> fail:\n  q0  Contains ground_truth: False"),
+        "{out}"
+    );
+    assert!(out.contains("... and 12 more"), "{out}");
+    assert!(out.contains("answer: 2 fail -> pass:\n  q30"), "{out}");
+
+    // CI gates on it: exit 1 when the named metric regressed.
+    let gated = ws.gavel(&["diff", "base", "cand", "--fail-on", "answer"]);
+    assert_eq!(gated.status.code(), Some(1), "{}", stderr(&gated));
+    assert!(stderr(&gated).contains("regressed: answer"));
+    // The other way round it improved, and the gate holds.
+    let reverse = ws.gavel(&["diff", "cand", "base", "--fail-on", "answer", "--json"]);
+    assert_eq!(reverse.status.code(), Some(0));
+    let diff: Value = serde_json::from_str(&stdout(&reverse)).unwrap();
+    assert_eq!(diff["metrics"][0]["improved"], true);
+    // At a far stricter level the change is not significant.
+    let strict = ws.gavel(&[
+        "diff",
+        "base",
+        "cand",
+        "--fail-on",
+        "answer",
+        "--alpha",
+        "0.0001",
+    ]);
+    assert_eq!(strict.status.code(), Some(0), "{}", stdout(&strict));
+}
+
+#[test]
+fn the_same_run_twice_has_no_change() {
+    let ws = two_runs();
+    let output = ws.gavel(&[
+        "diff",
+        "base",
+        "base/results.jsonl",
+        "--fail-on",
+        "answer",
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let diff: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let m = &diff["metrics"][0];
+    assert_eq!(
+        (m["pass_to_fail"].as_u64(), m["fail_to_pass"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(m["mcnemar_p"], 1.0);
+    assert_eq!(m["mean_change"]["p_value"], 1.0);
+    assert_eq!(
+        (m["regressed"].as_bool(), m["improved"].as_bool()),
+        (Some(false), Some(false))
+    );
+}
+
+#[test]
+fn the_html_report_carries_the_comparison() {
+    let ws = two_runs();
+    let output = ws.gavel(&["diff", "base", "cand", "--html", "diff.html"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = std::fs::read_to_string(ws.path("diff.html")).unwrap();
+    assert!(html.contains(r#"<section id="diff">"#));
+    assert!(html.contains(r#"<span class="fail">regressed</span>"#));
+    assert!(html.contains("answer: 15 pass → fail"));
+    // A flipped sample links to its view in the candidate's report.
+    assert!(html.contains(r##"<a href="#sample=0">q0</a>: Contains ground_truth: False"##));
+}
+
+#[test]
+fn unpaired_samples_and_bad_input_are_said() {
+    let ws = two_runs();
+    // A candidate with a third of the samples and a metric the base lacks.
+    ws.write(
+        "part/results.jsonl",
+        "{\"sample_id\":\"q0\",\"grades\":{\"answer\":{\"score\":1.0,\"status\":\"pass\",\"rationale\":\"\",\"submission\":\"\"},\"tone\":{\"score\":1.0,\"status\":\"pass\",\"rationale\":\"\",\"submission\":\"\"}}}\n\
+         {\"sample_id\":\"new\",\"grades\":{\"answer\":{\"score\":0.0,\"status\":\"fail\",\"rationale\":\"\",\"submission\":\"\"}}}\n",
+    );
+    let output = ws.gavel(&["diff", "base", "part", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let diff: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(diff["shared"], 1);
+    assert_eq!(diff["only_in_base"], 39);
+    assert_eq!(diff["only_in_candidate"], 1);
+    assert_eq!(diff["only_candidate_metrics"], json!(["tone"]));
+    assert_eq!(diff["metrics"][0]["pairs"], 1);
+    assert_eq!(diff["metrics"][0]["mean_change"]["interval"], Value::Null);
+
+    let unknown = ws.gavel(&["diff", "base", "cand", "--fail-on", "tone"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown)
+            .contains("--fail-on tone: no such metric in both runs; they share: answer")
+    );
+    let missing = ws.gavel(&["diff", "base", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("nowhere: cannot open"),
+        "{}",
+        stderr(&missing)
+    );
+    ws.write("junk/results.jsonl", "{\"sample_id\": 1, \"grades\": 5}\n");
+    let junk = ws.gavel(&["diff", "base", "junk"]);
+    assert_eq!(junk.status.code(), Some(2));
+    assert!(
+        stderr(&junk).contains("junk/results.jsonl:1: not a gavel result line"),
+        "{}",
+        stderr(&junk)
+    );
+    let alpha = ws.gavel(&["diff", "base", "cand", "--alpha", "2"]);
+    assert_eq!(alpha.status.code(), Some(2));
+}
