@@ -1,9 +1,11 @@
 //! Subcommands, one file each; `main` maps outcomes to the documented exit codes.
 
+mod diff;
 mod inspect;
 mod list;
 mod new;
 mod progress;
+mod report;
 mod run;
 mod table;
 mod validate;
@@ -44,6 +46,10 @@ pub enum Command {
     Inspect(inspect::Args),
     /// Create a grader pack from a template: `gavel new pack NAME --lang rust|c|python|js`.
     New(new::Args),
+    /// Write a run's results as one self-contained HTML report (summary, samples, trajectories).
+    Report(report::Args),
+    /// Compare two runs: per-metric changes with paired tests, and the samples that flipped.
+    Diff(diff::Args),
 }
 
 /// Flags shared by commands that load a suite.
@@ -81,6 +87,8 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::New(args) => new::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Diff(args) => diff::run(args),
     };
     ExitCode::from(code)
 }

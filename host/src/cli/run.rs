@@ -45,6 +45,9 @@ pub struct Args {
     /// Also write a JUnit XML report (one testcase per sample) to FILE.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Also write OUTPUT_DIR/report.html: the run as one self-contained HTML file.
+    #[arg(long)]
+    report: bool,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -96,11 +99,37 @@ pub fn run(args: Args) -> u8 {
         }
         Err(errors) => return super::report_run_errors(&errors),
     };
+    // Where the samples are, for `gavel report`: results.jsonl holds only the grades.
+    let inputs = gavel::output::report::RunInputs {
+        filters: args.filter.clone(),
+        max_samples: args.max_samples.or(prepared.suite.file.max_samples),
+        ..gavel::output::report::RunInputs::of_suite(&prepared.suite)
+    };
+    if let Err(e) = inputs.write(&graded.out_dir) {
+        eprintln!(
+            "error: cannot write {}: {e}",
+            graded.out_dir.join(gavel::output::report::RUN_FILE).display()
+        );
+        return super::EXIT_INVALID;
+    }
     if args.json {
         println!("{}", graded.summary_json);
     } else if !args.quiet {
         print_summary(&prepared, &graded.summary, &shown.failing);
         println!("results: {}", graded.results_path.display());
+    }
+    if args.report {
+        let options = gavel::output::report::Options {
+            limit: gavel::output::report::DEFAULT_LIMIT,
+            title: None,
+        };
+        let path = graded.out_dir.join("report.html");
+        let quiet = args.quiet || args.json;
+        let code =
+            super::report::write(&graded.out_dir, Some(&inputs), None, &options, &path, quiet);
+        if code != super::EXIT_OK {
+            return code;
+        }
     }
     if graded.interrupted {
         eprintln!(
@@ -181,7 +210,7 @@ impl Failing {
     }
 }
 
-fn one_line(text: &str, width: usize) -> String {
+pub fn one_line(text: &str, width: usize) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

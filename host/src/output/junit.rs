@@ -160,7 +160,7 @@ fn category_name(error: &crate::output::result::SampleError) -> String {
 
 /// Text as an attribute value inside double quotes; line breaks and tabs are kept as character
 /// references, which attribute normalisation would otherwise turn into spaces.
-fn attribute(s: &str) -> String {
+pub(crate) fn attribute(s: &str) -> String {
     escape(s, true)
 }
 

@@ -4,3 +4,5 @@ pub mod gate;
 pub mod junit;
 pub mod result;
 pub mod summary;
+pub mod diff;
+pub mod report;

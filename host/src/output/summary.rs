@@ -125,7 +125,7 @@ impl Histogram {
 
     /// The distinct values in ascending order, each with how many times it was inserted
     /// (`-0.0` counts as `0.0`).
-    fn counts(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
+    pub fn counts(&self) -> impl Iterator<Item = (f64, u64)> + '_ {
         use std::ops::Bound::{Excluded, Unbounded};
         let range = |from, to| self.others.range((from, to)).map(|(v, &c)| (v.0, c));
         let [zero, one] = [Value(0.0), Value(1.0)];

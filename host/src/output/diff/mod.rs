@@ -17,8 +17,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::grade::Status;
-use crate::result::SampleResult;
-use crate::sample::SampleId;
+use crate::output::result::SampleResult;
+use crate::input::sample::SampleId;
 use stats::{Differences, Paired};
 
 /// How many flipped samples are kept per metric and direction; the counts are always exact.
@@ -41,7 +41,7 @@ pub fn read_results(
         if line.trim().is_empty() {
             continue;
         }
-        let result = crate::runner::parse_result(&line).map_err(|e| {
+        let result = crate::output::result::parse_result(&line).map_err(|e| {
             format!(
                 "{}:{}: not a gavel result line ({e}); is this a results.jsonl written by `gavel run`?",
                 path.display(),

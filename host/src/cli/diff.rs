@@ -1,0 +1,216 @@
+//! `gavel diff BASE_DIR CANDIDATE_DIR`: what changed between two runs, with paired tests, and
+//! exit 1 when a metric named by `--fail-on` regressed significantly.
+
+use std::path::{Path, PathBuf};
+
+use gavel::output::diff::{self, Diff, Flip};
+use gavel::output::report::{Options, p_value};
+
+use super::progress::paint;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The earlier run: the folder `gavel run` wrote, or its results.jsonl.
+    base: PathBuf,
+    /// The later run, compared with the base.
+    candidate: PathBuf,
+    /// Exit 1 when METRIC regressed significantly (its pass rate by McNemar's test or its mean
+    /// by a paired t-test). Repeatable.
+    #[arg(long, value_name = "METRIC")]
+    fail_on: Vec<String>,
+    /// Significance level of the tests; the intervals are at 1 - ALPHA.
+    #[arg(long, value_name = "ALPHA", default_value_t = 0.05)]
+    alpha: f64,
+    /// Also write the candidate's report with this comparison in it to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+    /// Print the comparison as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Flipped samples listed per metric and direction.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    show: usize,
+}
+
+/// The results file of a run given as its folder or as the file itself.
+fn results_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("results.jsonl")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+pub fn run(args: Args) -> u8 {
+    if !(args.alpha > 0.0 && args.alpha < 0.5) {
+        eprintln!(
+            "error: --alpha {}: give a significance level between 0 and 0.5, such as 0.05",
+            args.alpha
+        );
+        return super::EXIT_INVALID;
+    }
+    let diff = match diff::compare(
+        &results_file(&args.base),
+        &results_file(&args.candidate),
+        1.0 - args.alpha,
+    ) {
+        Ok(diff) => diff,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return super::EXIT_INVALID;
+        }
+    };
+    for metric in &args.fail_on {
+        if diff.metric(metric).is_none() {
+            let known: Vec<&str> = diff.metrics.iter().map(|m| m.metric.as_str()).collect();
+            eprintln!(
+                "error: --fail-on {metric}: no such metric in both runs; they share: {}",
+                known.join(", ")
+            );
+            return super::EXIT_INVALID;
+        }
+    }
+    if args.json {
+        match serde_json::to_string_pretty(&diff) {
+            Ok(text) => println!("{text}"),
+            Err(e) => {
+                eprintln!("error: cannot render the comparison: {e}");
+                return super::EXIT_INVALID;
+            }
+        }
+    } else {
+        print(&diff, args.show);
+    }
+    if let Some(html) = &args.html {
+        let dir = args
+            .candidate
+            .is_dir()
+            .then(|| args.candidate.clone())
+            .or_else(|| args.candidate.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        let inputs = match super::report::inputs(&dir, None) {
+            Ok(inputs) => inputs,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return super::EXIT_INVALID;
+            }
+        };
+        let options = Options {
+            limit: gavel::output::report::DEFAULT_LIMIT,
+            title: None,
+        };
+        let code = super::report::write(&dir, inputs.as_ref(), Some(&diff), &options, html, false);
+        if code != super::EXIT_OK {
+            return code;
+        }
+    }
+    let regressed: Vec<&str> = args
+        .fail_on
+        .iter()
+        .filter(|m| diff.metric(m).is_some_and(|d| d.regressed))
+        .map(String::as_str)
+        .collect();
+    if regressed.is_empty() {
+        super::EXIT_OK
+    } else {
+        eprintln!("regressed: {}", regressed.join(", "));
+        super::EXIT_GATE_FAILED
+    }
+}
+
+fn fmt(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+}
+
+fn print(diff: &Diff, show: usize) {
+    let level = format!("{:.0}% CI", diff.level * 100.0);
+    println!(
+        "{} base rows, {} candidate rows, {} paired ({} only in base, {} only in candidate)",
+        diff.base_rows, diff.candidate_rows, diff.shared, diff.only_in_base, diff.only_in_candidate
+    );
+    let width = diff
+        .metrics
+        .iter()
+        .map(|m| m.metric.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "  {:width$}  {:>6}  {:>13}  {:>7}  {:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}",
+        "metric", "pairs", "mean", "change", level, "p", "pass rate", "p>f", "f>p", "McNemar p"
+    );
+    for m in &diff.metrics {
+        let interval = m
+            .mean_change
+            .interval
+            .map_or_else(|| "-".into(), |[a, b]| format!("[{a:+.3}, {b:+.3}]"));
+        let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{:.1}%", 100.0 * v));
+        let verdict = if m.regressed {
+            paint("REGRESSED", 31)
+        } else if m.improved {
+            paint("improved", 32)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:width$}  {:>6}  {:>13}  {:>+7.3}  {interval:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}  {verdict}",
+            m.metric,
+            m.pairs,
+            format!("{} -> {}", fmt(m.base.mean), fmt(m.candidate.mean)),
+            m.mean_change.mean,
+            m.mean_change.p_value.map_or_else(|| "-".into(), p_value),
+            format!(
+                "{} -> {}",
+                rate(m.base.pass_rate),
+                rate(m.candidate.pass_rate)
+            ),
+            m.pass_to_fail,
+            m.fail_to_pass,
+            p_value(m.mcnemar_p),
+        );
+    }
+    for key in &diff.only_base_metrics {
+        println!("  {key}: only in the base run");
+    }
+    for key in &diff.only_candidate_metrics {
+        println!("  {key}: only in the candidate run");
+    }
+    for m in &diff.metrics {
+        list(
+            &m.metric,
+            "pass -> fail",
+            m.pass_to_fail,
+            &m.flipped_to_fail,
+            show,
+        );
+        list(
+            &m.metric,
+            "fail -> pass",
+            m.fail_to_pass,
+            &m.flipped_to_pass,
+            show,
+        );
+    }
+}
+
+fn list(metric: &str, title: &str, total: u64, flips: &[Flip], show: usize) {
+    if total == 0 || show == 0 {
+        return;
+    }
+    println!("{metric}: {total} {title}:");
+    for flip in flips.iter().take(show) {
+        let run = if flip.run > 0 {
+            format!(" (run {})", flip.run + 1)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {}{run}  {}",
+            flip.sample_id,
+            super::run::one_line(&flip.rationale, 100)
+        );
+    }
+    if total as usize > show.min(flips.len()) {
+        println!("  ... and {} more", total as usize - show.min(flips.len()));
+    }
+}

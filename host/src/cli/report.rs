@@ -1,0 +1,100 @@
+//! `gavel report RESULTS_DIR`: the run as one self-contained HTML file.
+
+use std::path::{Path, PathBuf};
+
+use gavel::output::report::{self, Options, RunInputs};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The folder `gavel run` wrote (its results.jsonl, summary.json and run.json).
+    results_dir: PathBuf,
+    /// Where to write the report [default: RESULTS_DIR/report.html].
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The suite whose dataset holds the samples, for a results folder without run.json (or
+    /// whose run.json names files that moved).
+    #[arg(long, value_name = "SUITE")]
+    suite: Option<PathBuf>,
+    /// Samples shown in detail at most, the failing and errored first; every statistic counts
+    /// all of them.
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_LIMIT)]
+    limit: usize,
+}
+
+pub fn run(args: Args) -> u8 {
+    let inputs = match inputs(&args.results_dir, args.suite.as_deref()) {
+        Ok(inputs) => inputs,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return super::EXIT_INVALID;
+        }
+    };
+    let output = args
+        .output
+        .unwrap_or_else(|| args.results_dir.join("report.html"));
+    let options = Options {
+        limit: args.limit,
+        title: None,
+    };
+    write(
+        &args.results_dir,
+        inputs.as_ref(),
+        None,
+        &options,
+        &output,
+        false,
+    )
+}
+
+/// Where the samples of a results folder are: the suite given, else its run.json.
+pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunInputs>, String> {
+    match suite {
+        Some(path) => {
+            let suite = gavel::config::suite::Suite::load(path).map_err(|e| e.to_string())?;
+            let mut inputs = RunInputs::of_suite(&suite);
+            // The run's own selection still applies when its run.json has one.
+            if let Ok(Some(recorded)) = RunInputs::read(results_dir) {
+                inputs.filters = recorded.filters;
+                inputs.max_samples = recorded.max_samples;
+            }
+            Ok(Some(inputs))
+        }
+        None => RunInputs::read(results_dir),
+    }
+}
+
+/// Builds the report and writes it to `output`; prints where, and any notice, unless `quiet`.
+pub fn write(
+    results_dir: &Path,
+    inputs: Option<&RunInputs>,
+    diff: Option<&gavel::output::diff::Diff>,
+    options: &Options,
+    output: &Path,
+    quiet: bool,
+) -> u8 {
+    let report = match report::build(results_dir, inputs, diff, options) {
+        Ok(report) => report,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return super::EXIT_INVALID;
+        }
+    };
+    if let Err(e) = std::fs::write(output, &report.html) {
+        eprintln!("error: cannot write {}: {e}", output.display());
+        return super::EXIT_INVALID;
+    }
+    if quiet {
+        return super::EXIT_OK;
+    }
+    for notice in &report.notices {
+        eprintln!("notice: {notice}");
+    }
+    eprintln!(
+        "report: {} ({} samples, {} in detail, {} KiB)",
+        output.display(),
+        report.rows,
+        report.shown,
+        report.html.len().div_ceil(1024)
+    );
+    super::EXIT_OK
+}

@@ -1,0 +1,473 @@
+//! `gavel report` and `gavel run --report`, looked at in a real browser: Debian's Chromium,
+//! headless, loads a report made through the binary, and the tests read the page it rendered
+//! (after its script ran) for the counts, a sample's trajectory and a filter's result.
+//!
+//! Without Chromium these tests say so and pass, except under `CI`, where they fail.
+//! `GAVEL_SCREENSHOTS=DIR` keeps the screenshots they take (the README's come from there).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Workspace, stderr};
+use serde_json::{Value, json};
+
+const SUITE: &str = "name: flights
+dataset: data.jsonl
+graders:
+  answer:
+    kind: tool
+    function: contains
+  searched:
+    kind: tool
+    function: tools_called
+    config: {required: [search_flights]}
+gate:
+  kind: simple
+  metric_key: answer
+  aggregation: avg_score
+  op: gte
+  value: 0.5
+";
+
+/// A letta row: reasoning, a tool call and its return, the answer, and memory blocks.
+fn letta_row(id: &str, answer: &str, tags: &[&str]) -> Value {
+    json!({
+        "id": id,
+        "input": "Find me a flight to Lisbon",
+        "ground_truth": "TP1234",
+        "tags": tags,
+        "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "user_message", "content": "Find me a flight to Lisbon"},
+            {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "reasoning_message", "reasoning": "I should search for flights first."},
+            {"id": "m3", "date": "2026-01-01T00:00:02Z", "message_type": "tool_call_message",
+             "tool_call": {"name": "search_flights", "arguments": "{\"to\": \"LIS\"}", "tool_call_id": "call_1"}},
+            {"id": "m4", "date": "2026-01-01T00:00:03Z", "message_type": "tool_return_message", "tool_call_id": "call_1",
+             "status": "success", "tool_return": "[{\"flight\": \"TP1234\"}]"},
+            {"id": "m5", "date": "2026-01-01T00:00:04Z", "message_type": "assistant_message", "content": answer}
+        ]],
+        "agent_state": {"blocks": [{"label": "human", "value": "Prefers window seats"}]}
+    })
+}
+
+/// An evaldeck trace without the search.
+fn evaldeck_row(id: &str, output: &str) -> Value {
+    json!({
+        "id": id,
+        "input": "Book the cheapest flight",
+        "ground_truth": "TP1234",
+        "tags": ["evaldeck"],
+        "trajectory": {"input": "Book the cheapest flight", "output": output, "status": "success", "steps": [
+            {"type": "llm_call", "model": "gpt-4o-mini", "tokens": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}},
+            {"type": "tool_call", "tool_name": "book_flight", "tool_args": {"flight": "TP1234"}, "tool_result": {"ok": true}}
+        ]}
+    })
+}
+
+/// An OpenAI chat transcript.
+fn openai_row(id: &str, answer: &str) -> Value {
+    json!({
+        "id": id,
+        "input": "Which flight?",
+        "ground_truth": "TP1234",
+        "tags": ["openai"],
+        "trajectory": [
+            {"role": "system", "content": "You book flights."},
+            {"role": "user", "content": "Which flight?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c9", "type": "function", "function": {"name": "search_flights", "arguments": "{\"to\":\"LIS\"}"}}]},
+            {"role": "tool", "tool_call_id": "c9", "content": "TP1234 at 9:00"},
+            {"role": "assistant", "content": answer}
+        ]
+    })
+}
+
+/// Text that would be markup if the page parsed it as such.
+const HOSTILE: &str = "TP1234 </script><img src=x onerror=\"document.title='owned'\"><!--";
+
+fn rows() -> Vec<Value> {
+    vec![
+        letta_row("lisbon-ok", "Booked TP1234 for you.", &["letta", "easy"]),
+        letta_row("lisbon-wrong", "I could not find anything.", &["letta"]),
+        evaldeck_row("cheapest", "Booked TP1234."),
+        openai_row("which", "TP1234 leaves at 9:00."),
+        openai_row("hostile", HOSTILE),
+    ]
+}
+
+fn made_run() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    ws.write_rows("data.jsonl", &rows());
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--report"]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    assert!(
+        stderr(&output).contains("report: out/report.html (5 samples, 5 in detail"),
+        "{}",
+        stderr(&output)
+    );
+    ws
+}
+
+#[test]
+fn a_run_records_where_its_samples_are() {
+    let ws = made_run();
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(run["name"], "flights");
+    let dataset = PathBuf::from(run["dataset"].as_str().unwrap());
+    assert!(dataset.is_absolute());
+    assert_eq!(
+        dataset.canonicalize().unwrap(),
+        ws.path("data.jsonl").canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn the_report_is_one_file_that_asks_for_nothing_outside_it() {
+    let ws = made_run();
+    let html = std::fs::read_to_string(ws.path("out/report.html")).unwrap();
+    for outside in [
+        "<link",
+        "<script src",
+        "<img",
+        "<iframe",
+        "http://",
+        "https://",
+        "@import",
+        "url(",
+    ] {
+        assert!(
+            !html.contains(outside),
+            "the report refers outside: {outside}"
+        );
+    }
+    assert!(
+        html.contains("default-src 'none'"),
+        "a policy forbids every fetch"
+    );
+    // The hostile text sits in the data only with its `<` escaped, so it cannot end a script.
+    assert!(!html.contains("</script><img"));
+    assert!(html.contains(r"\u003c/script>\u003cimg src=x"));
+    // The summary is in the page itself, charts included.
+    assert!(
+        html.contains(r#"id="count-total"><b>5</b> samples"#),
+        "{html}"
+    );
+    assert!(html.contains("<svg class=\"chart\""));
+    assert!(html.contains("gate passed"));
+}
+
+#[test]
+fn report_remakes_the_page_from_the_results_folder_and_limits_the_detail() {
+    let ws = made_run();
+    let output = ws.gavel(&["report", "out", "-o", "small.html", "--limit", "2"]);
+    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("2 of 5 samples are shown in detail"), "{err}");
+    let html = std::fs::read_to_string(ws.path("small.html")).unwrap();
+    let rows = script_data(&html, "rows-data");
+    // The failing samples come first: two of the five fail a metric.
+    let ids: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r[1].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["lisbon-wrong", "cheapest"]);
+    // Every statistic still counts all five.
+    assert!(html.contains(r#"id="count-total"><b>5</b>"#));
+}
+
+#[test]
+fn a_folder_without_run_json_is_shown_from_the_suite() {
+    let ws = made_run();
+    std::fs::remove_file(ws.path("out/run.json")).unwrap();
+    let bare = ws.gavel(&["report", "out", "-o", "bare.html"]);
+    assert_eq!(bare.status.code(), Some(0));
+    assert!(
+        stderr(&bare).contains("no run.json in out"),
+        "{}",
+        stderr(&bare)
+    );
+    let html = std::fs::read_to_string(ws.path("bare.html")).unwrap();
+    assert!(script_data(&html, "details-data")[0]["sample"].is_null());
+
+    let with_suite = ws.gavel(&["report", "out", "-o", "full.html", "--suite", "suite.yaml"]);
+    assert_eq!(with_suite.status.code(), Some(0), "{}", stderr(&with_suite));
+    let html = std::fs::read_to_string(ws.path("full.html")).unwrap();
+    let first = &script_data(&html, "details-data")[0]["sample"];
+    assert_eq!(first["input"], "Find me a flight to Lisbon");
+    assert_eq!(first["trajectory"]["format"], "letta");
+}
+
+#[test]
+fn bad_results_folders_are_clear_errors() {
+    let ws = Workspace::new();
+    let missing = ws.gavel(&["report", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("nowhere/results.jsonl: no such file"),
+        "{}",
+        stderr(&missing)
+    );
+    ws.write(
+        "bad/results.jsonl",
+        "{\"sample_id\":1,\"grades\":{}}\nnot json\n",
+    );
+    let bad = ws.gavel(&["report", "bad"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("bad/results.jsonl:2: not a gavel result line"),
+        "{}",
+        stderr(&bad)
+    );
+    ws.write("broken/results.jsonl", "{\"sample_id\":1,\"grades\":{}}\n");
+    ws.write("broken/run.json", "{\"suite\": 3}");
+    let broken = ws.gavel(&["report", "broken"]);
+    assert_eq!(broken.status.code(), Some(2));
+    assert!(
+        stderr(&broken).contains("broken/run.json:1:"),
+        "{}",
+        stderr(&broken)
+    );
+}
+
+#[test]
+fn a_dataset_changed_after_the_run_is_said_not_shown_wrongly() {
+    let ws = made_run();
+    let mut changed = rows();
+    changed.swap(0, 1);
+    ws.write_rows("data.jsonl", &changed);
+    let output = ws.gavel(&["report", "out", "-o", "changed.html"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stderr(&output).contains("2 shown samples are not at their place"),
+        "{}",
+        stderr(&output)
+    );
+    let html = std::fs::read_to_string(ws.path("changed.html")).unwrap();
+    let first = &script_data(&html, "details-data")[0]["sample"];
+    assert!(first["input"].is_null());
+    assert!(
+        first["problem"]
+            .as_str()
+            .unwrap()
+            .contains("has id lisbon-wrong, not lisbon-ok")
+    );
+}
+
+/// The JSON of the page's `<script type="application/json" id=ID>`.
+fn script_data(html: &str, id: &str) -> Value {
+    let open = format!(r#"<script type="application/json" id="{id}">"#);
+    let start = html.find(&open).expect("the data element") + open.len();
+    let end = start + html[start..].find("</script>").expect("its end");
+    serde_json::from_str(&html[start..end]).expect("JSON")
+}
+
+/// Headless Chromium, or `None` (with a note) where there is none outside CI.
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("CHROMIUM").map(PathBuf::from).or_else(|| {
+        ["chromium", "chromium-browser", "google-chrome"]
+            .iter()
+            .find_map(|name| which(name))
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium is needed to test the report in a browser: apt-get install -y chromium"
+        );
+        eprintln!(
+            "SKIPPED: no chromium; install it (apt-get install -y chromium) to test the report in a browser"
+        );
+    }
+    found
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+    })
+}
+
+/// Runs headless Chromium on `url` with `args`, in a fresh profile, and returns its stdout.
+fn browse(chromium: &Path, url: &str, args: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-quic",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    assert!(
+        output.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The page as rendered after its script ran, at `fragment` (the page's state: filters, sample).
+fn rendered(chromium: &Path, page: &Path, fragment: &str) -> String {
+    let url = format!("file://{}#{fragment}", page.display());
+    let dom = browse(
+        chromium,
+        &url,
+        &["--virtual-time-budget=10000", "--dump-dom"],
+    );
+    assert!(
+        dom.contains(r#"data-ready="true""#),
+        "the page's script ran to its end: {dom}"
+    );
+    dom
+}
+
+/// The part of `dom` from `open` to the first `close` after it.
+fn part<'a>(dom: &'a str, open: &str, close: &str) -> &'a str {
+    let start = dom.find(open).unwrap_or_else(|| panic!("{open} in {dom}"));
+    let end = start + dom[start..].find(close).expect("its end");
+    &dom[start..end]
+}
+
+fn table_ids(dom: &str) -> Vec<String> {
+    part(dom, r#"<tbody id="samples-body">"#, "</tbody>")
+        .split(r#"<td class="id">"#)
+        .skip(1)
+        .map(|cell| cell[..cell.find("</td>").unwrap()].to_string())
+        .collect()
+}
+
+#[test]
+fn chromium_renders_the_counts_the_table_and_a_filter() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let page = ws.path("out/report.html");
+    let dom = rendered(&chromium, &page, "");
+    assert!(
+        dom.contains(r#"id="count-failed"><b>2</b> failed"#),
+        "{dom}"
+    );
+    assert_eq!(
+        table_ids(&dom),
+        ["lisbon-ok", "lisbon-wrong", "cheapest", "which", "hostile"]
+    );
+    assert!(dom.contains("5 of 5 shown samples match"));
+    // The hostile answer is text in a cell, never an element: no image, the title untouched.
+    assert!(!dom.contains("<img"), "markup from the data was parsed");
+    assert!(dom.contains("<title>flights · gavel report</title>"));
+
+    let failing = rendered(&chromium, &page, "status=fail");
+    assert_eq!(table_ids(&failing), ["lisbon-wrong", "cheapest"]);
+    assert!(failing.contains("2 of 5 shown samples match"));
+
+    // The metric `searched`, filtered to its failures, by tag and by text.
+    let by_metric = rendered(&chromium, &page, "metric=1&status=fail");
+    assert_eq!(table_ids(&by_metric), ["cheapest"]);
+    let by_tag = rendered(&chromium, &page, "tag=letta");
+    assert_eq!(table_ids(&by_tag), ["lisbon-ok", "lisbon-wrong"]);
+    let by_text = rendered(&chromium, &page, "q=cheapest%20flight");
+    assert_eq!(table_ids(&by_text), ["cheapest"]);
+    let sorted = rendered(&chromium, &page, "metric=0&sort=score-asc");
+    assert_eq!(table_ids(&sorted)[0], "lisbon-wrong");
+}
+
+#[test]
+fn chromium_renders_each_format_as_a_conversation() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let page = ws.path("out/report.html");
+
+    let letta = rendered(&chromium, &page, "sample=0");
+    let view = part(&letta, r#"<section id="sample-view">"#, "</section>");
+    for shown in [
+        r#"<pre class="input">Find me a flight to Lisbon</pre>"#,
+        r#"<pre class="ground-truth">TP1234</pre>"#,
+        r#"<div class="event user"><div class="role">user</div><div class="text">Find me a flight to Lisbon</div></div>"#,
+        r#"<div class="event reasoning"><div class="role">reasoning</div><div class="text">I should search for flights first.</div></div>"#,
+        r#"<div class="role">tool call · search_flights · call_1</div>"#,
+        "\"to\": \"LIS\"",
+        r#"<div class="role">tool return · call_1 · success</div>"#,
+        r#"<div class="event assistant"><div class="role">assistant</div><div class="text">Booked TP1234 for you.</div></div>"#,
+        "<b>human</b><pre>Prefers window seats</pre>",
+        r#"<div class="grade" data-metric="answer">"#,
+    ] {
+        assert!(view.contains(shown), "{shown} in {view}");
+    }
+
+    let evaldeck = rendered(&chromium, &page, "sample=2");
+    let view = part(&evaldeck, r#"<section id="sample-view">"#, "</section>");
+    assert!(view.contains("format evaldeck"), "{view}");
+    assert!(
+        view.contains("llm call · gpt-4o-mini · 50 + 20 tokens"),
+        "{view}"
+    );
+    assert!(view.contains("tool call · book_flight"), "{view}");
+    assert!(view.contains(r#"<div class="event user"><div class="role">task</div><div class="text">Book the cheapest flight</div>"#), "{view}");
+    assert!(view.contains(r#"<div class="event assistant"><div class="role">assistant</div><div class="text">Booked TP1234.</div>"#), "{view}");
+    assert!(
+        view.contains("Required tools not called: ['search_flights']"),
+        "the rationale is shown: {view}"
+    );
+
+    let openai = rendered(&chromium, &page, "sample=3");
+    let view = part(&openai, r#"<section id="sample-view">"#, "</section>");
+    assert!(view.contains("format openai"), "{view}");
+    assert!(view.contains(r#"<div class="event system"><div class="role">system</div><div class="text">You book flights.</div>"#), "{view}");
+    assert!(view.contains("tool return · c9 · success"), "{view}");
+    assert!(view.contains("TP1234 at 9:00"), "{view}");
+
+    let hostile = rendered(&chromium, &page, "sample=4");
+    assert!(!hostile.contains("<img"), "markup from the data was parsed");
+    assert!(
+        hostile.contains("&lt;/script&gt;&lt;img src=x"),
+        "shown as text"
+    );
+}
+
+#[test]
+fn chromium_screenshots_the_report() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let page = ws.path("out/report.html");
+    let keep = std::env::var_os("GAVEL_SCREENSHOTS").map(PathBuf::from);
+    for (name, fragment, size) in [
+        ("report-summary.png", "", "1100,900"),
+        ("report-sample.png", "sample=0", "1100,1500"),
+    ] {
+        let shot = ws.path(name);
+        browse(
+            &chromium,
+            &format!("file://{}#{fragment}", page.display()),
+            &[
+                &format!("--screenshot={}", shot.display()),
+                &format!("--window-size={size}"),
+                "--virtual-time-budget=10000",
+            ],
+        );
+        let png = std::fs::read(&shot).expect("a screenshot");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(
+            png.len() > 10_000,
+            "a page, not a blank: {} bytes",
+            png.len()
+        );
+        if let Some(dir) = &keep {
+            std::fs::create_dir_all(dir).unwrap();
+            std::fs::copy(&shot, dir.join(name)).unwrap();
+        }
+    }
+}
