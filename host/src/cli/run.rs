@@ -108,7 +108,10 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = inputs.write(&graded.out_dir) {
         eprintln!(
             "error: cannot write {}: {e}",
-            graded.out_dir.join(gavel::output::report::RUN_FILE).display()
+            graded
+                .out_dir
+                .join(gavel::output::report::RUN_FILE)
+                .display()
         );
         return super::EXIT_INVALID;
     }

@@ -1,8 +1,8 @@
 //! What a run writes: results, the summary and JUnit.
 
+pub mod diff;
 pub mod gate;
 pub mod junit;
+pub mod report;
 pub mod result;
 pub mod summary;
-pub mod diff;
-pub mod report;

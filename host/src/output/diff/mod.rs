@@ -17,8 +17,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::grade::Status;
-use crate::output::result::SampleResult;
 use crate::input::sample::SampleId;
+use crate::output::result::SampleResult;
 use stats::{Differences, Paired};
 
 /// How many flipped samples are kept per metric and direction; the counts are always exact.

@@ -20,14 +20,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::grade::{GradeKey, Status};
 use crate::input::dataset::{Items, RowParser};
-use crate::output::diff::{Diff, read_results};
-use crate::grade::Status;
-use crate::output::junit::attribute as escape;
-use crate::output::result::{GradeKey, SampleResult};
-use crate::run::engine::{Filter, Selected, Selection};
-use crate::output::summary::{Aggregator, Summary};
 use crate::input::trajectory::Format;
+use crate::output::diff::{Diff, read_results};
+use crate::output::junit::attribute as escape;
+use crate::output::result::SampleResult;
+use crate::output::summary::{Aggregator, Summary};
+use crate::run::engine::{Filter, Selected, Selection};
 
 /// The page: styles and script, with the places the data goes.
 const PAGE: &str = include_str!("page.html");

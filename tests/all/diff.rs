@@ -1,9 +1,7 @@
 //! `gavel diff`: two runs of a changed suite compared through the binary, their statistics
 //! held to values computed with SciPy (`scipy.stats.binomtest`, `scipy.stats.ttest_1samp`).
 
-mod common;
-
-use common::{Workspace, stderr, stdout};
+use crate::common::{Workspace, stderr, stdout};
 use serde_json::{Value, json};
 
 const SUITE: &str = "name: capitals

@@ -5,12 +5,10 @@
 //! Without Chromium these tests say so and pass, except under `CI`, where they fail.
 //! `GAVEL_SCREENSHOTS=DIR` keeps the screenshots they take (the README's come from there).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Workspace, stderr};
+use crate::common::{Workspace, stderr};
 use serde_json::{Value, json};
 
 const SUITE: &str = "name: flights
