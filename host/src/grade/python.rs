@@ -4,14 +4,33 @@
 //! whitespace, lowercase, printable characters and regular expressions, which differ from
 //! Rust's in small ways that change scores.
 
-mod printable_table;
 mod re;
+mod unicode_tables;
 
 pub use re::{ASCII, DOTALL, Findall, IGNORECASE, MULTILINE, Match, Regex, RegexError, VERBOSE};
 
-/// Python's `str.isspace()`: Rust's `White_Space` plus the separators `\x1c`-`\x1f`.
+/// Python's `str.isspace()` (CPython 3.11): `White_Space` plus the separators `\x1c`-`\x1f`.
 pub fn is_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+    if c.is_ascii() {
+        return matches!(c, '\t'..='\r' | '\x1c'..=' ');
+    }
+    in_ranges(&unicode_tables::SPACE, c)
+}
+
+/// Whether `c` is in one of `table`'s sorted, disjoint, inclusive ranges.
+fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
+    let cp = u32::from(c);
+    table
+        .binary_search_by(|&(lo, hi)| {
+            if hi < cp {
+                std::cmp::Ordering::Less
+            } else if lo > cp {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// Python's `str.strip()` without arguments.
@@ -24,16 +43,15 @@ pub fn split_whitespace(s: &str) -> impl Iterator<Item = &str> {
     s.split(is_space).filter(|part| !part.is_empty())
 }
 
-/// Python's `str.lower()`: full Unicode lowercase with the final-sigma rule (not casefold),
-/// as `str::to_lowercase` gives it. That one takes each character after the first non-ASCII one
-/// through its tables and pushes it as a `char`, some forty instructions a character of the
-/// mostly ASCII texts graders lower; here ASCII bytes are lowered and copied as bytes, and the
-/// rest go character by character. The capital sigma, whose lowercase depends on its
-/// neighbours, is left to `to_lowercase`.
+/// Python's `str.lower()` at CPython 3.11's Unicode 14.0: full lowercase with the final-sigma
+/// rule (not casefold). Rust's `to_lowercase` follows a newer Unicode, whose new capitals (Garay,
+/// ...) Python leaves alone. ASCII runs, most of what graders lower, are lowered and copied as
+/// bytes; the other characters go through CPython's table one by one.
 pub fn lower(s: &str) -> String {
     let mut lowered = String::with_capacity(s.len());
-    let mut rest = s;
+    let mut at = 0;
     loop {
+        let rest = &s[at..];
         let ascii = rest
             .bytes()
             .position(|b| !b.is_ascii())
@@ -41,14 +59,51 @@ pub fn lower(s: &str) -> String {
         let from = lowered.len();
         lowered.push_str(&rest[..ascii]);
         lowered[from..].make_ascii_lowercase();
-        let mut chars = rest[ascii..].chars();
-        match chars.next() {
-            None => return lowered,
-            Some('Σ') => return s.to_lowercase(),
-            Some(c) => lowered.extend(c.to_lowercase()),
+        at += ascii;
+        let Some(c) = s[at..].chars().next() else {
+            return lowered;
+        };
+        let next = at + c.len_utf8();
+        if c == 'Σ' {
+            lowered.push(if final_sigma(&s[..at], &s[next..]) {
+                'ς'
+            } else {
+                'σ'
+            });
+        } else {
+            push_lower(&mut lowered, c);
         }
-        rest = chars.as_str();
+        at = next;
     }
+}
+
+/// Pushes CPython's `c.lower()` of one character other than the capital sigma.
+fn push_lower(out: &mut String, c: char) {
+    let cp = u32::from(c);
+    if let Ok(i) = unicode_tables::LOWER.binary_search_by_key(&cp, |&(from, _)| from) {
+        // The generator writes code points of characters only.
+        out.push(char::from_u32(unicode_tables::LOWER[i].1).unwrap_or(c));
+    } else if let Some((_, lowered)) = unicode_tables::LOWER_MULTI
+        .iter()
+        .find(|(from, _)| *from == cp)
+    {
+        out.push_str(lowered);
+    } else {
+        out.push(c);
+    }
+}
+
+/// Unicode's Final_Sigma condition as CPython tests it: a cased character before the sigma and
+/// none after it, case-ignorable characters skipped on both sides.
+fn final_sigma(before: &str, after: &str) -> bool {
+    let ignorable = |c: &char| in_ranges(&unicode_tables::CASE_IGNORABLE, *c);
+    let cased = |c: char| in_ranges(&unicode_tables::CASED, c);
+    before
+        .chars()
+        .rev()
+        .find(|c| !ignorable(c))
+        .is_some_and(cased)
+        && !after.chars().find(|c| !ignorable(c)).is_some_and(cased)
 }
 
 /// A text searched as Python's `needle.lower() in text.lower()`. Lowering an ASCII text or
@@ -99,18 +154,7 @@ fn ascii_contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Python's `str.isprintable()` for one character, at CPython 3.11's Unicode 14.0.
 pub fn is_printable(c: char) -> bool {
-    let cp = u32::from(c);
-    printable_table::NON_PRINTABLE
-        .binary_search_by(|&(lo, hi)| {
-            if hi < cp {
-                std::cmp::Ordering::Less
-            } else if lo > cp {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_err()
+    !in_ranges(&unicode_tables::NON_PRINTABLE, c)
 }
 
 /// Python's `repr()` of a string: single quotes unless the text holds a `'` and no `"`.
@@ -248,6 +292,68 @@ mod tests {
                 assert_eq!(lowered.contains(needle), python, "{needle:?} in {text:?}");
             }
         }
+    }
+
+    /// Every code point against CPython 3.11, through the digests `gen_unicode.py` recorded
+    /// of each block of 0x1000 code points.
+    #[test]
+    fn every_code_point_follows_cpython() {
+        use sha2::{Digest, Sha256};
+        let digests: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/data/python-unicode-digests.json"))
+                .unwrap();
+        let regex = |pattern| Regex::new(pattern, 0).unwrap();
+        let (word, digit, space) = (regex(r"\w"), regex(r"\d"), regex(r"\s"));
+        let bit = |yes: bool| if yes { "1" } else { "0" }.to_string();
+        let starts = |regex: &Regex, c: char| {
+            let mut buf = [0; 4];
+            let text = c.encode_utf8(&mut buf);
+            bit(regex
+                .search(text)
+                .unwrap()
+                .is_some_and(|m| m.as_str() == text))
+        };
+        let kinds: [(&str, &dyn Fn(char) -> String); 7] = [
+            ("lower", &|c| lower(&c.to_string()) + "\0"),
+            ("sigma", &|c| {
+                lower(&format!("A{c}Σ"))
+                    + &lower(&format!("{c}Σ"))
+                    + &lower(&format!("AΣ{c}"))
+                    + "\0"
+            }),
+            ("space", &|c| bit(is_space(c))),
+            ("printable", &|c| bit(is_printable(c))),
+            ("word", &|c| starts(&word, c)),
+            ("digit", &|c| starts(&digit, c)),
+            ("re_space", &|c| starts(&space, c)),
+        ];
+        for (kind, describe) in kinds {
+            let recorded = digests[kind].as_array().unwrap();
+            assert_eq!(recorded.len(), 0x110);
+            for (block, want) in recorded.iter().enumerate() {
+                let mut hash = Sha256::new();
+                let start = block as u32 * 0x1000;
+                for c in (start..start + 0x1000).filter_map(char::from_u32) {
+                    hash.update(describe(c).as_bytes());
+                }
+                let got = format!("{:x}", hash.finalize());
+                assert_eq!(
+                    Some(got.as_str()),
+                    want.as_str(),
+                    "{kind} differs from CPython between U+{start:04X} and U+{:04X}",
+                    start + 0xFFF
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unicode_15_and_later_characters_are_unassigned() {
+        // Garay (Unicode 16): the capital lowers to the small letter in Rust, not in CPython 3.11.
+        assert_eq!(lower("\u{10D50}"), "\u{10D50}");
+        assert!(!Lowered::new("\u{10D70}").contains("\u{10D50}"));
+        assert_eq!(lower("ΑΣ \u{10D50}Σ"), "ας \u{10D50}σ");
+        assert!(!is_printable('\u{10D50}'));
     }
 
     #[test]
