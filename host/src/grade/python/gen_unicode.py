@@ -179,7 +179,7 @@ def write_names(rows):
 
 def write_ranges(out, name, rows, doc):
     out.write(f"/// {doc}\n")
-    out.write(f"pub(super) const {name}: [(u32, u32); {len(rows)}] = [\n")
+    out.write(f"pub(super) static {name}: [(u32, u32); {len(rows)}] = [\n")
     for lo, hi in rows:
         out.write(f"    (0x{lo:04X}, 0x{hi:04X}),\n")
     out.write("];\n\n")
@@ -259,12 +259,12 @@ def main():
             "Case-ignorable, for `str.lower()`'s final sigma.",
         )
         out.write("/// `str.lower()` of the characters it maps to one other character.\n")
-        out.write(f"pub(super) const LOWER: [(u32, u32); {len(single)}] = [\n")
+        out.write(f"pub(super) static LOWER: [(u32, u32); {len(single)}] = [\n")
         for cp, lo in single:
             out.write(f"    (0x{cp:04X}, 0x{lo:04X}),\n")
         out.write("];\n\n")
         out.write("/// `str.lower()` of the characters it maps to several.\n")
-        out.write(f"pub(super) const LOWER_MULTI: [(u32, &str); {len(multi)}] = [\n")
+        out.write(f"pub(super) static LOWER_MULTI: [(u32, &str); {len(multi)}] = [\n")
         for cp, lo in multi:
             escaped = "".join(f"\\u{{{ord(c):04x}}}" for c in lo)
             out.write(f'    (0x{cp:04X}, "{escaped}"),\n')
@@ -282,7 +282,7 @@ def main():
             "/// a cased character matches the characters whose lowercase is its lowercase or one\n"
             "/// of `re._casefix`'s extra cases.\n"
         )
-        out.write(f"pub(super) const IGNORECASE_GROUPS: [&[u32]; {len(groups)}] = [\n")
+        out.write(f"pub(super) static IGNORECASE_GROUPS: [&[u32]; {len(groups)}] = [\n")
         for group in groups:
             members = ", ".join(f"0x{cp:04X}" for cp in group)
             out.write(f"    &[{members}],\n")

@@ -2,7 +2,7 @@
 // CPython 3.11.7, Unicode 14.0.0.
 
 /// `str.isspace()`.
-pub(super) const SPACE: [(u32, u32); 10] = [
+pub(super) static SPACE: [(u32, u32); 10] = [
     (0x0009, 0x000D),
     (0x001C, 0x0020),
     (0x0085, 0x0085),
@@ -16,7 +16,7 @@ pub(super) const SPACE: [(u32, u32); 10] = [
 ];
 
 /// Where `str.isprintable()` is false.
-pub(super) const NON_PRINTABLE: [(u32, u32); 701] = [
+pub(super) static NON_PRINTABLE: [(u32, u32); 701] = [
     (0x0000, 0x001F),
     (0x007F, 0x00A0),
     (0x00AD, 0x00AD),
@@ -721,7 +721,7 @@ pub(super) const NON_PRINTABLE: [(u32, u32); 701] = [
 ];
 
 /// `re`'s `\w`: `str.isalnum()` or `_`.
-pub(super) const WORD: [(u32, u32); 734] = [
+pub(super) static WORD: [(u32, u32); 734] = [
     (0x0030, 0x0039),
     (0x0041, 0x005A),
     (0x005F, 0x005F),
@@ -1459,7 +1459,7 @@ pub(super) const WORD: [(u32, u32); 734] = [
 ];
 
 /// `re`'s `\d`: `str.isdecimal()`.
-pub(super) const DIGIT: [(u32, u32); 62] = [
+pub(super) static DIGIT: [(u32, u32); 62] = [
     (0x0030, 0x0039),
     (0x0660, 0x0669),
     (0x06F0, 0x06F9),
@@ -1525,7 +1525,7 @@ pub(super) const DIGIT: [(u32, u32); 62] = [
 ];
 
 /// Cased and not case-ignorable, for `str.lower()`'s final sigma.
-pub(super) const CASED: [(u32, u32); 149] = [
+pub(super) static CASED: [(u32, u32); 149] = [
     (0x0041, 0x005A),
     (0x0061, 0x007A),
     (0x00AA, 0x00AA),
@@ -1678,7 +1678,7 @@ pub(super) const CASED: [(u32, u32); 149] = [
 ];
 
 /// Case-ignorable, for `str.lower()`'s final sigma.
-pub(super) const CASE_IGNORABLE: [(u32, u32); 427] = [
+pub(super) static CASE_IGNORABLE: [(u32, u32); 427] = [
     (0x0027, 0x0027),
     (0x002E, 0x002E),
     (0x003A, 0x003A),
@@ -2109,7 +2109,7 @@ pub(super) const CASE_IGNORABLE: [(u32, u32); 427] = [
 ];
 
 /// `str.lower()` of the characters it maps to one other character.
-pub(super) const LOWER: [(u32, u32); 1431] = [
+pub(super) static LOWER: [(u32, u32); 1431] = [
     (0x0041, 0x0061),
     (0x0042, 0x0062),
     (0x0043, 0x0063),
@@ -3544,12 +3544,12 @@ pub(super) const LOWER: [(u32, u32); 1431] = [
 ];
 
 /// `str.lower()` of the characters it maps to several.
-pub(super) const LOWER_MULTI: [(u32, &str); 1] = [
+pub(super) static LOWER_MULTI: [(u32, &str); 1] = [
     (0x0130, "\u{0069}\u{0307}"),
 ];
 
 /// The CJK unified ideographs, named `CJK UNIFIED IDEOGRAPH-<hex>`.
-pub(super) const CJK_UNIFIED: [(u32, u32); 8] = [
+pub(super) static CJK_UNIFIED: [(u32, u32); 8] = [
     (0x3400, 0x4DBF),
     (0x4E00, 0x9FFF),
     (0x20000, 0x2A6DF),
@@ -3563,7 +3563,7 @@ pub(super) const CJK_UNIFIED: [(u32, u32); 8] = [
 /// The sets of characters `re.IGNORECASE` (without ASCII) matches for one another:
 /// a cased character matches the characters whose lowercase is its lowercase or one
 /// of `re._casefix`'s extra cases.
-pub(super) const IGNORECASE_GROUPS: [&[u32]; 1427] = [
+pub(super) static IGNORECASE_GROUPS: [&[u32]; 1427] = [
     &[0x0041, 0x0061],
     &[0x0042, 0x0062],
     &[0x0043, 0x0063],

@@ -127,7 +127,7 @@ pub(super) fn closure(ranges: &[(char, char)], ascii: bool) -> Vec<char> {
                 extra.extend(variants(c, false).unwrap_or_default());
             }
         } else {
-            for group in tables::IGNORECASE_GROUPS {
+            for group in &tables::IGNORECASE_GROUPS {
                 if group
                     .iter()
                     .any(|&cp| (u32::from(lo)..=u32::from(hi)).contains(&cp))
