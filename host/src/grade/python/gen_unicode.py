@@ -264,11 +264,14 @@ def main():
             out.write(f"    (0x{cp:04X}, 0x{lo:04X}),\n")
         out.write("];\n\n")
         out.write("/// `str.lower()` of the characters it maps to several.\n")
-        out.write(f"pub(super) static LOWER_MULTI: [(u32, &str); {len(multi)}] = [\n")
+        # One line, as rustfmt writes the one entry CPython 3.11 has.
+        entries = []
         for cp, lo in multi:
-            escaped = "".join(f"\\u{{{ord(c):04x}}}" for c in lo)
-            out.write(f'    (0x{cp:04X}, "{escaped}"),\n')
-        out.write("];\n\n")
+            escaped = "".join("\\u{%04x}" % ord(c) for c in lo)
+            entries.append(f'(0x{cp:04X}, "{escaped}")')
+        out.write(
+            f"pub(super) static LOWER_MULTI: [(u32, &str); {len(multi)}] = [{', '.join(entries)}];\n\n"
+        )
         write_ranges(
             out,
             "CJK_UNIFIED",

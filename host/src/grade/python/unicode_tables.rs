@@ -3544,9 +3544,7 @@ pub(super) static LOWER: [(u32, u32); 1431] = [
 ];
 
 /// `str.lower()` of the characters it maps to several.
-pub(super) static LOWER_MULTI: [(u32, &str); 1] = [
-    (0x0130, "\u{0069}\u{0307}"),
-];
+pub(super) static LOWER_MULTI: [(u32, &str); 1] = [(0x0130, "\u{0069}\u{0307}")];
 
 /// The CJK unified ideographs, named `CJK UNIFIED IDEOGRAPH-<hex>`.
 pub(super) static CJK_UNIFIED: [(u32, u32); 8] = [
