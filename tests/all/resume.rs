@@ -3,7 +3,7 @@
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::common::{Workspace, stderr};
@@ -163,19 +163,23 @@ fn resume_after_a_torn_last_line_keeps_only_complete_lines() {
     );
 }
 
-/// Ctrl-C while samples are being graded: the run ends with 130, keeps what finished, writes
-/// the summary of it and says how to resume; `--resume` then ends where an uninterrupted run
-/// ends. Its judge answers slowly until the signal is sent, so the signal always lands mid-run.
+/// Ctrl-C while samples are being graded: the run stops sending judge requests at once, ends
+/// with 130, keeps what finished, writes the summary of it and says how to resume; `--resume`
+/// then ends where an uninterrupted run ends. Its judge answers slowly until the signal is
+/// sent, so the signal always lands mid-run, and counts the requests that reach it after.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     const ROWS: usize = 200;
+    const JUDGE_CONCURRENCY: usize = 2;
     let slow = Arc::new(AtomicBool::new(true));
-    let flag = Arc::clone(&slow);
+    let late = Arc::new(AtomicUsize::new(0));
+    let (flag, late_seen) = (Arc::clone(&slow), Arc::clone(&late));
     let server = Server::start(move |_, _| {
         let reply = Reply::verdict(1.0, "fine");
         if flag.load(Ordering::SeqCst) {
             reply.after(Duration::from_millis(100))
         } else {
+            late_seen.fetch_add(1, Ordering::SeqCst);
             reply
         }
     })
@@ -185,7 +189,8 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
         "suite.yaml",
         &format!(
             "name: judged\ndataset: data.jsonl\ngraders:\n  quality:\n    kind: rubric\n    \
-             prompt: 'Answer: {{submission}}'\n    model: judge-model\n    base_url: {}\n",
+             prompt: 'Answer: {{submission}}'\n    model: judge-model\n    base_url: {}\n    \
+             concurrency: {JUDGE_CONCURRENCY}\n",
             server.base_url()
         ),
     );
@@ -230,7 +235,14 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
         .expect("gavel ends");
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(130), "{err}");
+    assert!(err.contains("stopping"), "{err}");
     assert!(err.contains("--resume"), "{err}");
+    // Requests already on their way when the signal landed may arrive after it; no new ones.
+    let late = late.load(Ordering::SeqCst);
+    assert!(
+        late <= JUDGE_CONCURRENCY,
+        "{late} judge requests were sent after Ctrl-C"
+    );
     let done = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
     assert!(done.ends_with('\n'), "only complete lines are written");
     let kept = done.lines().count();

@@ -20,7 +20,7 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_GATE_FAILED: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 /// Interrupted by Ctrl-C; what finished is written and `--resume` continues.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_INTERRUPTED: u8 = gavel::run::EXIT_INTERRUPTED;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -146,6 +146,17 @@ impl Progress {
         )
     }
 
+    /// Ctrl-C was pressed: says so on its own line, even with `--quiet`, since the run may
+    /// still wait for calls in flight.
+    pub fn stopping(&mut self) {
+        let note = "stopping: no new samples; waiting for those in flight \
+                    (Ctrl-C again quits at once, keeping every finished result)";
+        match &self.mode {
+            Mode::Bar(bar) => bar.println(note),
+            Mode::Quiet | Mode::Plain => eprintln!("{note}"),
+        }
+    }
+
     /// Ends the display; `complete` when every selected item was graded.
     pub fn finish(&mut self, complete: bool) {
         match &self.mode {

@@ -174,6 +174,12 @@ impl Observer for Shown {
         }
     }
 
+    fn stopping(&mut self) {
+        if let Some(progress) = self.progress.as_mut() {
+            progress.stopping();
+        }
+    }
+
     fn finish(&mut self, complete: bool) {
         if let Some(progress) = self.progress.as_mut() {
             progress.finish(complete);

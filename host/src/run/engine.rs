@@ -26,6 +26,9 @@ use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult
 use crate::plan::Plan;
 use crate::run::grading::grade_sample;
 
+/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 /// Which items of the stream to grade.
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
@@ -274,6 +277,9 @@ const PARSED_AHEAD: usize = 32;
 /// (one a result, in the same order, each with its newline).
 pub trait Sink: Send {
     fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()>;
+    /// Ctrl-C: grading stops; what is written so far must reach the disk now, and each write
+    /// after this as it is made.
+    fn stopping(&mut self) -> std::io::Result<()>;
 }
 
 /// The `results.jsonl` lines of a batch of results, serialized on the worker that graded them so
@@ -365,8 +371,6 @@ pub struct Pass<'a> {
     pub parser: Arc<RowParser>,
     pub reward: Option<Arc<RewardSpec>>,
     pub workers: usize,
-    /// Stops the pass early (Ctrl-C): no new items are started, started ones finish.
-    pub stop: Arc<AtomicBool>,
     /// Ends the pass at the first invalid row, which the sink does not receive, nor any
     /// result after it; else an invalid row is an error result like any other.
     pub refuse_invalid: bool,
@@ -400,7 +404,7 @@ impl Pass<'_> {
             .enable_all()
             .build()
             .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
-        let stop = self.stop.clone();
+        let halt = Arc::new(Halt::default());
         let plan = self.plan.clone();
         let parser = self.parser.clone();
         let reward = self.reward.clone();
@@ -412,16 +416,16 @@ impl Pass<'_> {
             // so a slow writer holds back grading instead of letting results pile up.
             let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel::<(
                 u64,
-                Vec<SampleResult>,
+                Graded,
                 ResultLines,
                 ThreadId,
                 tokio::sync::OwnedSemaphorePermit,
             )>();
-            let reader_stop = stop.clone();
+            let reader_halt = halt.clone();
             let reader = std::thread::spawn(move || -> Result<(), SourceError> {
                 let mut index = 0u64;
                 let mut batch = Vec::with_capacity(batch_size);
-                while !reader_stop.load(Ordering::Relaxed) {
+                while !reader_halt.is_raised() {
                     let Some(next) = selected.next_item() else {
                         break;
                     };
@@ -445,45 +449,67 @@ impl Pass<'_> {
                 }
                 Ok(())
             });
-            let interrupt = stop.clone();
+            let interrupt = halt.clone();
             tokio::spawn(async move {
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    interrupt.store(true, Ordering::Relaxed);
+                    interrupt.interrupted.store(true, Ordering::SeqCst);
+                    interrupt.raise();
+                    // The writer flushes what finished as soon as it sees the first, so the
+                    // second loses no finished line: whoever presses it twice means now.
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        std::process::exit(EXIT_INTERRUPTED.into());
+                    }
                 }
             });
             let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
+            let halt_tasks = halt.clone();
             let spent = Spent::default();
             let spent_results = spent.clone();
             let dispatcher = tokio::spawn(async move {
                 let mut dispatched = 0u64;
                 while let Some((index, batch)) = batch_rx.recv().await {
-                    dispatched += 1;
                     let Ok(permit) = permits.clone().acquire_owned().await else {
                         break;
                     };
+                    if halt_tasks.is_raised() {
+                        break;
+                    }
+                    dispatched += 1;
                     let plan = plan.clone();
                     let parser = parser.clone();
                     let reward = reward.clone();
                     let tx = result_tx.clone();
                     let spent = spent_results.clone();
+                    let halt = halt_tasks.clone();
                     tokio::spawn(async move {
                         spent.free();
-                        let mut results = Vec::with_capacity(batch.len());
-                        for works in batch.chunks(PARSED_AHEAD) {
+                        let mut graded = Graded {
+                            results: Vec::with_capacity(batch.len()),
+                            cut: false,
+                        };
+                        'batch: for works in batch.chunks(PARSED_AHEAD) {
                             let parsed: Vec<_> =
                                 works.iter().map(|work| parse_work(&parser, work)).collect();
                             // Graded where they lie: a sample is some hundreds of bytes, and
                             // moving each out of the list and into the grading cost a copy.
                             for sample in &parsed {
-                                results.push(match sample {
-                                    Ok(sample) => grade(&plan, reward.as_deref(), sample).await,
-                                    Err(invalid) => invalid.clone(),
-                                });
+                                let result = match sample {
+                                    Ok(sample) => {
+                                        let grading = grade(&plan, reward.as_deref(), sample);
+                                        halt.unless_raised(has_judge, grading).await
+                                    }
+                                    Err(invalid) => Some(invalid.clone()),
+                                };
+                                let Some(result) = result else {
+                                    graded.cut = true;
+                                    break 'batch;
+                                };
+                                graded.results.push(result);
                             }
                         }
-                        let lines = ResultLines::of(&results);
+                        let lines = ResultLines::of(&graded.results);
                         let graded_on = std::thread::current().id();
-                        let _ = tx.send((index, results, lines, graded_on, permit));
+                        let _ = tx.send((index, graded, lines, graded_on, permit));
                     });
                 }
                 dispatched
@@ -492,11 +518,30 @@ impl Pass<'_> {
             let mut next = 0u64;
             let mut write_error = None;
             let mut refused = false;
-            while let Some((index, results, lines, graded_on, permit)) = result_rx.recv().await {
-                pending.insert(index, (results, lines, graded_on, permit));
-                while let Some((results, lines, graded_on, _permit)) = pending.remove(&next) {
+            // A batch that stopped short ends what is written: the file stays a prefix.
+            let mut cut = false;
+            let mut stopping = false;
+            loop {
+                let received = tokio::select! {
+                    received = result_rx.recv() => received,
+                    () = halt.raised(), if !stopping => {
+                        stopping = true;
+                        if halt.interrupted.load(Ordering::SeqCst)
+                            && let Err(e) = sink.stopping()
+                        {
+                            write_error.get_or_insert(e.to_string());
+                        }
+                        continue;
+                    }
+                };
+                let Some((index, graded, lines, graded_on, permit)) = received else {
+                    break;
+                };
+                pending.insert(index, (graded, lines, graded_on, permit));
+                while let Some((graded, lines, graded_on, _permit)) = pending.remove(&next) {
                     next += 1;
-                    if !refused && write_error.is_none() {
+                    let results = graded.results;
+                    if !refused && write_error.is_none() && !cut {
                         // The results before the first that is not written go in one write: a
                         // copy of the whole batch into a buffer cost as much as writing it.
                         let invalid = refuse_invalid
@@ -511,8 +556,9 @@ impl Pass<'_> {
                             write_error = Some(lines.failure());
                         }
                         if refused || write_error.is_some() {
-                            stop.store(true, Ordering::Relaxed);
+                            halt.raise();
                         }
+                        cut = graded.cut;
                     }
                     spent.put(graded_on, results);
                 }
@@ -535,7 +581,7 @@ impl Pass<'_> {
             }
             Ok(if refused {
                 PassEnd::Refused
-            } else if stop.load(Ordering::Relaxed) {
+            } else if halt.interrupted.load(Ordering::SeqCst) {
                 PassEnd::Interrupted
             } else {
                 PassEnd::Complete
@@ -550,6 +596,61 @@ pub enum PassError {
     Source(SourceError),
     #[error("{0}")]
     Io(String),
+}
+
+/// A batch's results, and whether it stopped short of its end because the pass was halted.
+struct Graded {
+    results: Vec<SampleResult>,
+    cut: bool,
+}
+
+/// Ends a pass early, seen by the reader, the dispatcher and every grading task: raised by
+/// Ctrl-C (`interrupted`) or by the writer when nothing more will be written.
+#[derive(Default)]
+struct Halt {
+    raised: AtomicBool,
+    interrupted: AtomicBool,
+    waiters: tokio::sync::Notify,
+}
+
+impl Halt {
+    fn raise(&self) {
+        self.raised.store(true, Ordering::SeqCst);
+        self.waiters.notify_waiters();
+    }
+
+    fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::SeqCst)
+    }
+
+    /// Returns once the pass is halted.
+    async fn raised(&self) {
+        let raised = self.waiters.notified();
+        let mut raised = std::pin::pin!(raised);
+        // Registered before the flag is read, so a raise in between is not missed.
+        raised.as_mut().enable();
+        if !self.is_raised() {
+            raised.await;
+        }
+    }
+
+    /// What `grading` comes to, or `None` if the pass was halted first. A judge's reply can
+    /// take seconds, so with `abandon` a halt drops the grading mid-call (its request with
+    /// it); otherwise a started sample finishes (built-ins take microseconds, a pack call is
+    /// bounded by its deadline).
+    async fn unless_raised<T>(&self, abandon: bool, grading: impl Future<Output = T>) -> Option<T> {
+        if self.is_raised() {
+            None
+        } else if abandon {
+            tokio::select! {
+                biased;
+                () = self.raised() => None,
+                result = grading => Some(result),
+            }
+        } else {
+            Some(grading.await)
+        }
+    }
 }
 
 enum Work {

@@ -11,9 +11,8 @@ pub mod setup;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
-pub use engine::{Filter, Validation};
+pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
 use crate::grade::GradeKey;
@@ -107,6 +106,8 @@ pub trait Observer: Send {
     fn start(&mut self, total: RowCount, already: u64);
     /// A result graded by this run.
     fn graded(&mut self, result: &SampleResult);
+    /// Ctrl-C: no new sample is started; those in flight finish or are abandoned.
+    fn stopping(&mut self);
     /// Grading stopped; `complete` when every selected item was graded.
     fn finish(&mut self, complete: bool);
 }
@@ -213,13 +214,13 @@ pub fn run(
         aggregator: &mut aggregator,
         junit: junit.as_mut(),
         observer: &mut *observer,
+        flush_each: false,
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
         parser: prepared.parser.clone(),
         reward,
         workers,
-        stop: Arc::new(AtomicBool::new(false)),
         refuse_invalid: !options.skip_invalid,
         sink: &mut sink,
     };
@@ -368,6 +369,8 @@ struct RunSink<'a> {
     aggregator: &'a mut Aggregator,
     junit: Option<&'a mut JunitWriter<BufWriter<std::fs::File>>>,
     observer: &'a mut dyn Observer,
+    /// Each write reaches the disk as it is made (after Ctrl-C).
+    flush_each: bool,
 }
 
 impl Sink for RunSink<'_> {
@@ -380,6 +383,15 @@ impl Sink for RunSink<'_> {
             }
             self.observer.graded(result);
         }
+        if self.flush_each {
+            self.results.flush()?;
+        }
         Ok(())
+    }
+
+    fn stopping(&mut self) -> std::io::Result<()> {
+        self.flush_each = true;
+        self.observer.stopping();
+        self.results.flush()
     }
 }
