@@ -63,6 +63,50 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
     golden::check("capitals/run.stdout", &stdout(&out));
 }
 
+/// Nothing selected is a mistake in the command or the data, not a failed gate: exit 2 and a
+/// message naming the filter or the file, with earlier results left as they were.
+#[test]
+fn nothing_selected_is_exit_2_naming_the_filter_or_file() {
+    let ws = capitals();
+    let before = earlier_results(&ws);
+    let filtered = ws.gavel(&["run", "suite.yaml", "-o", "out", "--filter", "tag:nope"]);
+    let err = stderr(&filtered);
+    assert_eq!(filtered.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nothing to grade: no sample of ")
+            && err.contains("data.jsonl matches --filter tag:nope"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(ws.path("out/results.jsonl")).unwrap(), before);
+
+    ws.write("empty.jsonl", "");
+    ws.write("empty.yaml", &SUITE.replace("data.jsonl", "empty.jsonl"));
+    let empty = ws.gavel(&["run", "empty.yaml", "-o", "none"]);
+    let err = stderr(&empty);
+    assert_eq!(empty.status.code(), Some(2), "{err}");
+    assert!(err.contains("empty.jsonl has no samples"), "{err}");
+    assert!(!ws.path("none/summary.json").exists());
+}
+
+/// Numbers on the command line are checked before anything runs: a clear error and exit 2,
+/// never a panic.
+#[test]
+fn out_of_range_numbers_are_refused_with_the_range() {
+    let ws = capitals();
+    for (args, says) in [
+        (["--concurrency", "1000000"], "1000000 is not in 1..=1024"),
+        (["--concurrency", "0"], "0 is not in 1..=1024"),
+        (["--max-samples", "0"], "must be at least 1"),
+        (["--max-samples", "many"], "not a whole number"),
+    ] {
+        let out = ws.gavel(&["run", "suite.yaml", "-o", "out", args[0], args[1]]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!ws.path("out").exists(), "{args:?}");
+    }
+}
+
 /// `gavel --help` and each subcommand's, at a fixed width.
 #[test]
 fn help_is_as_recorded() {
@@ -159,7 +203,6 @@ fn filter_ids_match_the_ids_results_jsonl_shows() {
         ("id:100", vec![json!(100), json!("100")]),
         ("100", vec![json!(100), json!("100")]),
         ("id:7", vec![json!(7)]),
-        ("id:caf\\u00e9", vec![]),
     ] {
         let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--filter", filter]);
         assert_eq!(out.status.code(), Some(0), "{filter}: {}", stderr(&out));
@@ -170,6 +213,18 @@ fn filter_ids_match_the_ids_results_jsonl_shows() {
             .collect();
         assert_eq!(ids, expected, "--filter {filter}");
     }
+    // The escape is the file's spelling, not the id: nothing matches it.
+    let escaped = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "-o",
+        "out",
+        "-q",
+        "--filter",
+        "id:caf\\u00e9",
+    ]);
+    assert_eq!(escaped.status.code(), Some(2), "{}", stderr(&escaped));
+    assert!(stderr(&escaped).contains("nothing to grade"));
 }
 
 #[test]
@@ -231,7 +286,8 @@ fn good_rows(n: i64) -> String {
 }
 
 /// Runs the suite into `out`, fresh and resumed: each run is refused (exit 2, an error naming
-/// every one of `names`) and leaves the earlier results, `before`, exactly as they were.
+/// every one of `names`; resumed, one saying the dataset is not the one the results are of)
+/// and leaves the earlier results, `before`, exactly as they were.
 fn assert_refused_whole(ws: &Workspace, before: &[u8], names: &[&str]) {
     for resume in [false, true] {
         let mut args = vec!["run", "suite.yaml", "-o", "out"];
@@ -241,7 +297,11 @@ fn assert_refused_whole(ws: &Workspace, before: &[u8], names: &[&str]) {
         let refused = ws.gavel(&args);
         assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
         let err = stderr(&refused);
-        assert!(names.iter().all(|name| err.contains(name)), "{err}");
+        if resume {
+            assert!(err.contains("dataset content"), "{err}");
+        } else {
+            assert!(names.iter().all(|name| err.contains(name)), "{err}");
+        }
         assert_eq!(
             std::fs::read(ws.path("out/results.jsonl")).expect("results"),
             before,

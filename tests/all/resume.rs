@@ -247,11 +247,12 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     assert!(done.ends_with('\n'), "only complete lines are written");
     let kept = done.lines().count();
     assert!((4..ROWS).contains(&kept), "{kept} of {ROWS} results kept");
+    let summary = ws.summary("out");
     assert_eq!(
-        ws.summary("out")["counts"]["total"],
-        kept,
+        summary["counts"]["total"], kept,
         "the summary is of what finished"
     );
+    assert_eq!(summary["interrupted"], true, "and says it is partial");
 
     let wait = |child: std::process::Child| {
         tokio::task::spawn_blocking(move || child.wait_with_output().expect("gavel ends"))
@@ -286,4 +287,84 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
             "{file} of the resumed run differs from the uninterrupted run's"
         );
     }
+}
+
+/// `--resume` continues only the run it was: a grader added to the suite, or rows changed,
+/// and it refuses with exit 2 and says what changed, keeping the results as they were.
+#[test]
+fn resume_refuses_a_run_whose_inputs_changed() {
+    let ws = workspace(20);
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--max-samples", "8"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let kept = std::fs::read(ws.path("out/results.jsonl")).unwrap();
+
+    ws.write(
+        "suite.yaml",
+        &format!("{SUITE}  again:\n    kind: tool\n    function: contains\n"),
+    );
+    let edited = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
+    let err = stderr(&edited);
+    assert_eq!(edited.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot resume the run in out"), "{err}");
+    assert!(err.contains("suite file content (sha256)"), "{err}");
+    assert!(err.contains("max samples: was Some(8), now None"), "{err}");
+    assert_eq!(std::fs::read(ws.path("out/results.jsonl")).unwrap(), kept);
+
+    ws.write("suite.yaml", SUITE);
+    let data = std::fs::read_to_string(ws.path("data.jsonl")).unwrap();
+    ws.write("data.jsonl", &data.replacen("Paris", "Lyon", 1));
+    let changed = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "-o",
+        "out",
+        "-q",
+        "--resume",
+        "--max-samples",
+        "8",
+    ]);
+    let err = stderr(&changed);
+    assert_eq!(changed.status.code(), Some(2), "{err}");
+    assert!(err.contains("dataset content"), "{err}");
+    assert!(!err.contains("suite file"), "{err}");
+}
+
+/// A run that did not finish (interrupted, or killed before it could say) is not replaced by
+/// a new run unless asked: `--overwrite` replaces it, `--resume` continues it.
+#[test]
+fn an_unfinished_run_is_replaced_only_with_overwrite() {
+    let ws = workspace(20);
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(record["progress"]["state"], "complete");
+    assert_eq!(record["progress"]["results"], 20);
+    // A finished run is replaced by the next without a word.
+    let again = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+
+    // As a run killed mid-way leaves it: results, and a record still saying `running`.
+    let full = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
+    let partial: String = full.split_inclusive('\n').take(5).collect();
+    ws.write("out/results.jsonl", &partial);
+    let text = std::fs::read_to_string(ws.path("out/run.json")).unwrap();
+    ws.write("out/run.json", &text.replace("\"complete\"", "\"running\""));
+    let refused = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("out holds an unfinished run (5 results)"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap(),
+        partial
+    );
+    let replaced = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--overwrite"]);
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
+    assert_eq!(
+        std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap(),
+        full
+    );
 }

@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::output::report::{self, Options, RunInputs};
+use gavel::output::record::RunRecord;
+use gavel::output::report::{self, Options};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -47,26 +48,26 @@ pub fn run(args: Args) -> u8 {
 }
 
 /// Where the samples of a results folder are: the suite given, else its run.json.
-pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunInputs>, String> {
+pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunRecord>, String> {
     match suite {
         Some(path) => {
             let suite = gavel::config::suite::Suite::load(path).map_err(|e| e.to_string())?;
-            let mut inputs = RunInputs::of_suite(&suite);
+            let mut inputs = RunRecord::of_suite(&suite);
             // The run's own selection still applies when its run.json has one.
-            if let Ok(Some(recorded)) = RunInputs::read(results_dir) {
+            if let Ok(Some(recorded)) = RunRecord::read(results_dir) {
                 inputs.filters = recorded.filters;
                 inputs.max_samples = recorded.max_samples;
             }
             Ok(Some(inputs))
         }
-        None => RunInputs::read(results_dir),
+        None => RunRecord::read(results_dir).map_err(|e| e.to_string()),
     }
 }
 
 /// Builds the report and writes it to `output`; prints where, and any notice, unless `quiet`.
 pub fn write(
     results_dir: &Path,
-    inputs: Option<&RunInputs>,
+    inputs: Option<&RunRecord>,
     diff: Option<&gavel::output::diff::Diff>,
     options: &Options,
     output: &Path,

@@ -17,19 +17,24 @@ pub struct Args {
     /// Output folder [default: the suite's `output`, else results/<suite name>].
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Samples graded at once [default: the suite's `concurrency`, else the number of cores].
-    #[arg(long, value_name = "N")]
-    concurrency: Option<usize>,
-    /// Grade at most N samples (after --filter) [default: the suite's `max_samples`].
-    #[arg(long, value_name = "N")]
+    /// Samples graded at once, 1 to 1024 [default: the suite's `concurrency`, else the number
+    /// of cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    concurrency: Option<u16>,
+    /// Grade at most N samples (after --filter), N at least 1 [default: the suite's
+    /// `max_samples`].
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     max_samples: Option<u64>,
     /// Grade only samples whose id or tag matches: `id:X`, `tag:Y`, or a bare value for either.
     /// Repeatable; a sample matching any filter is graded.
     #[arg(long, value_name = "FILTER")]
     filter: Vec<String>,
     /// Continue an interrupted run: keep results.jsonl and grade only what is missing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "overwrite")]
     resume: bool,
+    /// Replace an unfinished run in the output folder (a finished one is always replaced).
+    #[arg(long)]
+    overwrite: bool,
     /// Grade the valid rows of a dataset with bad rows; each bad row becomes an error result.
     #[arg(long)]
     skip_invalid: bool,
@@ -52,6 +57,15 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
+/// `--max-samples`: a count of samples; 0 would grade nothing, which is not what anyone asks.
+fn at_least_one(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("must be at least 1; leave it out to grade every sample".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number ({e})")),
+    }
+}
+
 pub fn run(args: Args) -> u8 {
     let options = gavel::run::Options {
         cache_dir: args.cache.dir(),
@@ -68,10 +82,11 @@ pub fn run(args: Args) -> u8 {
     }
     let options = RunOptions {
         output_dir: args.output_dir.clone(),
-        concurrency: args.concurrency,
+        concurrency: args.concurrency.map(usize::from),
         max_samples: args.max_samples,
         filters: args.filter.iter().map(|f| Filter::parse(f)).collect(),
         resume: args.resume,
+        overwrite: args.overwrite,
         skip_invalid: args.skip_invalid,
         junit: args.junit.clone(),
     };
@@ -99,22 +114,6 @@ pub fn run(args: Args) -> u8 {
         }
         Err(errors) => return super::report_run_errors(&errors),
     };
-    // Where the samples are, for `gavel report`: results.jsonl holds only the grades.
-    let inputs = gavel::output::report::RunInputs {
-        filters: args.filter.clone(),
-        max_samples: args.max_samples.or(prepared.suite.file.max_samples),
-        ..gavel::output::report::RunInputs::of_suite(&prepared.suite)
-    };
-    if let Err(e) = inputs.write(&graded.out_dir) {
-        eprintln!(
-            "error: cannot write {}: {e}",
-            graded
-                .out_dir
-                .join(gavel::output::report::RUN_FILE)
-                .display()
-        );
-        return super::EXIT_INVALID;
-    }
     if args.json {
         println!("{}", graded.summary_json);
     } else if !args.quiet {
@@ -128,8 +127,14 @@ pub fn run(args: Args) -> u8 {
         };
         let path = graded.out_dir.join("report.html");
         let quiet = args.quiet || args.json;
-        let code =
-            super::report::write(&graded.out_dir, Some(&inputs), None, &options, &path, quiet);
+        let code = super::report::write(
+            &graded.out_dir,
+            Some(&graded.record),
+            None,
+            &options,
+            &path,
+            quiet,
+        );
         if code != super::EXIT_OK {
             return code;
         }
@@ -277,6 +282,13 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     }
     if let Some(reward) = &summary.reward {
         println!("  reward mean {} (n {})", fmt(reward.mean), reward.n);
+    }
+    if summary.interrupted {
+        println!(
+            "{}: interrupted; these figures are of the samples graded before it, and the gate \
+             was not applied",
+            paint("partial run", 33)
+        );
     }
     if let Some(gate) = &summary.gate {
         println!(

@@ -3,6 +3,7 @@
 pub mod diff;
 pub mod gate;
 pub mod junit;
+pub mod record;
 pub mod report;
 pub mod result;
 pub mod summary;

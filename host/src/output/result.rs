@@ -593,6 +593,12 @@ pub(crate) fn leading_id(text: &str) -> Option<SampleId> {
 
 /// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
 /// short by a kill. Calls `each` for every complete result, in order.
+/// The complete lines of a results file.
+pub fn count_lines(path: &Path) -> std::io::Result<u64> {
+    let text = std::fs::read(path)?;
+    Ok(memchr::memchr_iter(b'\n', &text).count() as u64)
+}
+
 pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<u64, ResultsError> {
     let mut file = match OpenOptions::new().read(true).write(true).open(path) {
         Ok(file) => file,

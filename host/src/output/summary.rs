@@ -389,6 +389,9 @@ pub struct Summary {
     pub metrics: Vec<(String, MetricSummary)>,
     pub reward: Option<Stats>,
     pub gate: Option<GateOutcome>,
+    /// Ctrl-C stopped the run: the figures are of the samples graded before it, and no gate
+    /// was applied.
+    pub interrupted: bool,
 }
 
 impl Summary {
@@ -485,7 +488,10 @@ impl Serialize for Metrics<'_> {
 
 impl Serialize for Summary {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(4))?;
+        let mut map = serializer.serialize_map(None)?;
+        if self.interrupted {
+            map.serialize_entry("interrupted", &true)?;
+        }
         map.serialize_entry("counts", &self.counts)?;
         map.serialize_entry("metrics", &Metrics(&self.metrics))?;
         map.serialize_entry("reward", &self.reward)?;
@@ -756,6 +762,7 @@ impl Aggregator {
             metrics,
             reward,
             gate: None,
+            interrupted: false,
         }
     }
 }

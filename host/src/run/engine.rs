@@ -48,6 +48,16 @@ pub enum Filter {
     Either(String),
 }
 
+impl std::fmt::Display for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Filter::Id(id) => write!(f, "id:{id}"),
+            Filter::Tag(tag) => write!(f, "tag:{tag}"),
+            Filter::Either(value) => f.write_str(value),
+        }
+    }
+}
+
 impl Filter {
     pub fn parse(text: &str) -> Filter {
         if let Some(id) = text.strip_prefix("id:") {

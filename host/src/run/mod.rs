@@ -18,6 +18,9 @@ pub use setup::{Options, Prepared, default_cache_dir, prepare};
 use crate::grade::GradeKey;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
+use crate::output::record::{
+    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, file_sha256,
+};
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
@@ -35,6 +38,8 @@ pub struct RunOptions {
     pub filters: Vec<Filter>,
     /// Keep the results an interrupted run wrote and grade only what is missing.
     pub resume: bool,
+    /// Replace an unfinished run in the output folder (without it, such a run is refused).
+    pub overwrite: bool,
     /// Grade the valid rows of a dataset with invalid ones, each invalid row an error result.
     pub skip_invalid: bool,
     /// Also write a JUnit report here.
@@ -64,8 +69,11 @@ pub struct Graded {
     pub results_path: PathBuf,
     /// Ctrl-C stopped the run: what finished is written, and `--resume` continues.
     pub interrupted: bool,
-    /// The gate passed, or the suite has none.
+    /// The gate passed, or the suite has none (never for an interrupted run: its data is
+    /// partial).
     pub gate_passed: bool,
+    /// What was written to `run.json`.
+    pub record: RunRecord,
 }
 
 /// Why a run stopped without an outcome. Each is one line of the command line's report.
@@ -91,6 +99,23 @@ pub enum RunError {
     #[error("cannot render the summary: {0}")]
     Render(serde_json::Error),
     #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(
+        "cannot resume the run in {}: it was graded with other inputs, and its grades would be \
+         mixed with new ones:\n  {}\ngrade afresh without --resume (with --overwrite if the run is unfinished), or put back what \
+         changed",
+        .dir.display(), .changes.join("\n  ")
+    )]
+    ResumeMismatch { dir: PathBuf, changes: Vec<String> },
+    #[error(
+        "{} holds an unfinished run ({results} results); continue it with --resume, or replace \
+         it with --overwrite",
+        .dir.display()
+    )]
+    Unfinished { dir: PathBuf, results: u64 },
+    #[error("nothing to grade: {what}")]
+    NothingSelected { what: String },
+    #[error(transparent)]
     Source(#[from] SourceError),
     #[error(transparent)]
     Pass(#[from] PassError),
@@ -112,6 +137,10 @@ pub trait Observer: Send {
     fn finish(&mut self, complete: bool);
 }
 
+/// Samples graded at once at most: each is a thread, and a suite's letta-evals
+/// `max_concurrent` (meant for requests to an agent) can be in the thousands.
+pub const MAX_WORKERS: usize = 1024;
+
 /// Samples graded at once when neither the command line nor the suite says: one per core.
 pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -128,7 +157,7 @@ pub fn run(
         .concurrency
         .or(prepared.suite.concurrency())
         .unwrap_or_else(default_workers)
-        .max(1);
+        .clamp(1, MAX_WORKERS);
     let selection = Selection {
         max_samples: options.max_samples.or(prepared.suite.file.max_samples),
         filters: options.filters.clone(),
@@ -142,6 +171,25 @@ pub fn run(
         }]
     })?;
     let results_path = out_dir.join("results.jsonl");
+    let previous = PreviousRecord::read(&out_dir).map_err(|e| vec![e])?;
+    let mut record = record_of(prepared, options, &selection).map_err(|e| vec![e])?;
+    if let Some(recorded) = &previous.record {
+        let results = std::fs::metadata(&results_path).map_or(0, |m| m.len());
+        if options.resume {
+            let changes = recorded.changes(&record);
+            if !changes.is_empty() {
+                return Err(vec![RunError::ResumeMismatch {
+                    dir: out_dir,
+                    changes,
+                }]);
+            }
+        } else if !options.overwrite && recorded.unfinished() && results > 0 {
+            return Err(vec![RunError::Unfinished {
+                dir: out_dir,
+                results: result::count_lines(&results_path).unwrap_or(0),
+            }]);
+        }
+    }
     // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
     // suite with a judge checks every row first; any other suite checks rows as it grades them
     // and takes back what it wrote when it meets a bad one.
@@ -208,6 +256,18 @@ pub fn run(
             ..selection.clone()
         },
     );
+    let started = std::time::Instant::now();
+    record.progress = Some(Progress {
+        state: State::Running,
+        started: httpdate::fmt_http_date(std::time::SystemTime::now()),
+        seconds: None,
+        results: None,
+    });
+    if let Err(e) = record.write(&out_dir) {
+        let mut errors = vec![RunError::from(e)];
+        errors.extend(take_back(results, junit, junit_path, &previous));
+        return Err(errors);
+    }
     observer.start(total, already);
     let mut sink = RunSink {
         results: &mut results,
@@ -215,6 +275,7 @@ pub fn run(
         junit: junit.as_mut(),
         observer: &mut *observer,
         flush_each: false,
+        written: 0,
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
@@ -225,13 +286,14 @@ pub fn run(
         sink: &mut sink,
     };
     let end = pass.run(selected);
+    let written = sink.written;
     observer.finish(matches!(end, Ok(PassEnd::Complete)));
     let end = match end {
         Ok(end) => end,
         // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
         Err(e @ PassError::Source(_)) if !options.skip_invalid => {
             let mut errors = vec![RunError::from(e)];
-            errors.extend(take_back(results, junit, junit_path));
+            errors.extend(take_back(results, junit, junit_path, &previous));
             return Err(errors);
         }
         Err(e) => {
@@ -241,7 +303,7 @@ pub fn run(
     };
     if end == PassEnd::Refused {
         // Nothing of this run is kept: the rows are reported as if checked before grading.
-        let not_restored = take_back(results, junit, junit_path);
+        let not_restored = take_back(results, junit, junit_path, &previous);
         return match check_rows(prepared, selection, workers) {
             Ok(validation) => Ok(Outcome::Invalid {
                 validation,
@@ -250,6 +312,13 @@ pub fn run(
             Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
         };
     }
+    if already + written == 0 && end == PassEnd::Complete {
+        let mut errors = vec![RunError::NothingSelected {
+            what: nothing_selected(prepared, &selection),
+        }];
+        errors.extend(take_back(results, junit, junit_path, &previous));
+        return Err(errors);
+    }
     results
         .finish()
         .map_err(|source| vec![write_error(&results_path, source)])?;
@@ -257,7 +326,12 @@ pub fn run(
         .regroup_file(&results_path)
         .map_err(|e| vec![RunError::from(e)])?;
     let mut summary = aggregator.finish();
+    let interrupted = end == PassEnd::Interrupted;
+    // A gate applied to part of the data says nothing about the whole: an interrupted run's
+    // summary has none, and says it is partial.
+    summary.interrupted = interrupted;
     let gate_passed = match &prepared.suite.file.gate {
+        Some(_) if interrupted => false,
         Some(gate) => gate.apply(&mut summary),
         None => true,
     };
@@ -272,13 +346,29 @@ pub fn run(
             .and_then(|mut out| out.flush())
             .map_err(|source| vec![write_error(path, source)])?;
     }
+    record.progress = Some(Progress {
+        state: if interrupted {
+            State::Interrupted
+        } else {
+            State::Complete
+        },
+        seconds: Some(started.elapsed().as_secs_f64()),
+        results: Some(summary.counts.total),
+        ..record
+            .progress
+            .unwrap_or_else(|| unreachable!("set before the pass"))
+    });
+    record
+        .write(&out_dir)
+        .map_err(|e| vec![RunError::from(e)])?;
     Ok(Outcome::Graded(Box::new(Graded {
         summary,
         summary_json,
         out_dir,
         results_path,
-        interrupted: end == PassEnd::Interrupted,
+        interrupted,
         gate_passed,
+        record,
     })))
 }
 
@@ -334,17 +424,105 @@ fn take_back<W: Write>(
     results: ResultsFile,
     junit: Option<JunitWriter<W>>,
     junit_path: Option<&Path>,
+    previous: &PreviousRecord,
 ) -> Option<RunError> {
     let path = results.path().to_path_buf();
     let not_restored = results
         .discard()
         .err()
-        .map(|source| RunError::Restore { path, source });
+        .map(|source| RunError::Restore { path, source })
+        .or_else(|| previous.restore());
     drop(junit);
     if let Some(path) = junit_path {
         let _ = std::fs::remove_file(path);
     }
     not_restored
+}
+
+/// The output folder's `run.json` as this run found it: compared on `--resume`, and put back
+/// when nothing of this run is kept.
+struct PreviousRecord {
+    path: PathBuf,
+    text: Option<Vec<u8>>,
+    record: Option<RunRecord>,
+}
+
+impl PreviousRecord {
+    fn read(dir: &Path) -> Result<PreviousRecord, RunError> {
+        let path = dir.join(RUN_FILE);
+        let text = match std::fs::read(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(source) => return Err(RecordError::Read { path, source }.into()),
+        };
+        let record = if text.is_some() {
+            RunRecord::read(dir)?
+        } else {
+            None
+        };
+        Ok(PreviousRecord { path, text, record })
+    }
+
+    fn restore(&self) -> Option<RunError> {
+        let restored = match &self.text {
+            Some(text) => std::fs::write(&self.path, text),
+            None => std::fs::remove_file(&self.path).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }),
+        };
+        restored.err().map(|source| RunError::Restore {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// The record of this run, before it grades: what it reads, fingerprinted.
+fn record_of(
+    prepared: &Prepared,
+    options: &RunOptions,
+    selection: &Selection,
+) -> Result<RunRecord, RunError> {
+    let read_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| RunError::from(RecordError::Read { path, source })
+    };
+    let suite = &prepared.suite;
+    let fingerprint = Fingerprint {
+        gavel: env!("CARGO_PKG_VERSION").to_string(),
+        suite_sha256: file_sha256(&suite.path).map_err(read_error(&suite.path))?,
+        dataset: FileStamp::of(&prepared.dataset).map_err(read_error(&prepared.dataset))?,
+        packs: prepared
+            .packs
+            .iter()
+            .map(|(name, pack)| (name.clone(), pack.sha256().to_string()))
+            .collect(),
+        skip_invalid: options.skip_invalid,
+    };
+    Ok(RunRecord {
+        filters: options.filters.iter().map(ToString::to_string).collect(),
+        max_samples: selection.max_samples,
+        fingerprint: Some(fingerprint),
+        ..RunRecord::of_suite(suite)
+    })
+}
+
+/// Why nothing was selected, naming what selects.
+fn nothing_selected(prepared: &Prepared, selection: &Selection) -> String {
+    let dataset = prepared.dataset.display();
+    if selection.filters.is_empty() {
+        format!("{dataset} has no samples")
+    } else {
+        let filters: Vec<String> = selection.filters.iter().map(ToString::to_string).collect();
+        format!(
+            "no sample of {dataset} matches --filter {}",
+            filters.join(" --filter ")
+        )
+    }
 }
 
 /// How many items the run will grade. With every row an item, the lines are counted only if
@@ -371,11 +549,14 @@ struct RunSink<'a> {
     observer: &'a mut dyn Observer,
     /// Each write reaches the disk as it is made (after Ctrl-C).
     flush_each: bool,
+    /// Results written.
+    written: u64,
 }
 
 impl Sink for RunSink<'_> {
     fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
         self.results.append(lines)?;
+        self.written += results.len() as u64;
         for result in results {
             self.aggregator.add(result);
             if let Some(junit) = self.junit.as_mut() {

@@ -316,7 +316,7 @@ impl PackHost {
         let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(&sandbox.engine, name, &file, self.cache.as_ref())?;
-        Pack::new(name, &file.path, &component, limits)
+        Pack::new(name, &file, &component, limits)
     }
 
     /// Checks and describes the component at `path`, for `gavel inspect` and `gavel list
@@ -328,7 +328,7 @@ impl PackHost {
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(&sandbox.engine, &name, &file, self.cache.as_ref())?;
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
-        Ok(Pack::new(&name, path, &component, limits)?.info().clone())
+        Ok(Pack::new(&name, &file, &component, limits)?.info().clone())
     }
 }
 
@@ -352,6 +352,8 @@ pub struct Pack {
 
 struct PackInner {
     name: String,
+    /// Lowercase hex SHA-256 of the pack file.
+    sha256: String,
     info: PackInfo,
     engine: wasmtime::Engine,
     pre: wasmtime::component::InstancePre<CallState>,
@@ -362,10 +364,11 @@ struct PackInner {
 impl Pack {
     fn new(
         name: &str,
-        path: &Path,
+        file: &load::PackFile,
         component: &wasmtime::component::Component,
         limits: CallLimits,
     ) -> Result<Pack, PackError> {
+        let path = file.path.as_path();
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let engine = sandbox.engine.clone();
         let wit_version = load::wit_version(&engine, name, path, component)?;
@@ -389,6 +392,7 @@ impl Pack {
         Ok(Pack {
             inner: Arc::new(PackInner {
                 name: name.to_string(),
+                sha256: file.sha256.clone(),
                 info,
                 engine,
                 pre,
@@ -400,6 +404,11 @@ impl Pack {
 
     pub fn info(&self) -> &PackInfo {
         &self.inner.info
+    }
+
+    /// Lowercase hex SHA-256 of the pack file.
+    pub fn sha256(&self) -> &str {
+        &self.inner.sha256
     }
 
     /// The grader `name` with `config` (a JSON object, or null for none), checked by the pack.

@@ -5,7 +5,7 @@
 //! `results.jsonl` holds grades only; the input, ground truth, trajectory and memory come from
 //! the dataset rows, read again with the run's own readers ([`crate::dataset`], the canonical
 //! [`crate::input::trajectory::Trajectory`]). `gavel run` records where they are in `run.json` beside
-//! the results ([`RunInputs`]); a results folder without it can be given the suite instead.
+//! the results ([`RunRecord`]); a results folder without it can be given the suite instead.
 //!
 //! Size: a report holds every aggregate of the run, but the detail of at most
 //! [`Options::limit`] samples, the failing and errored ones first, so that a run of a million
@@ -15,93 +15,22 @@ pub mod svg;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::{Items, RowParser};
-use crate::input::trajectory::Format;
 use crate::output::diff::{Diff, read_results};
 use crate::output::junit::attribute as escape;
+use crate::output::record::{RUN_FILE, RunRecord};
 use crate::output::result::SampleResult;
 use crate::output::summary::{Aggregator, Summary};
 use crate::run::engine::{Filter, Selected, Selection};
 
 /// The page: styles and script, with the places the data goes.
 const PAGE: &str = include_str!("page.html");
-
-/// The file `gavel run` writes beside `results.jsonl` so that the results can be shown with
-/// their samples.
-pub const RUN_FILE: &str = "run.json";
-
-/// What a run read: `run.json`. Paths are absolute, as resolved when the run started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunInputs {
-    pub suite: PathBuf,
-    pub name: String,
-    pub dataset: PathBuf,
-    #[serde(default)]
-    pub trajectories: Vec<PathBuf>,
-    #[serde(default)]
-    pub format: Option<Format>,
-    /// `--filter` values, as given.
-    #[serde(default)]
-    pub filters: Vec<String>,
-    #[serde(default)]
-    pub max_samples: Option<u64>,
-}
-
-impl RunInputs {
-    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
-        let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        text.push('\n');
-        std::fs::write(dir.join(RUN_FILE), text)
-    }
-
-    /// The `run.json` of a results folder; `Ok(None)` when there is none.
-    pub fn read(dir: &Path) -> Result<Option<RunInputs>, String> {
-        let path = dir.join(RUN_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: cannot read: {e}", path.display())),
-        };
-        serde_json::from_str(&text).map(Some).map_err(|e| {
-            format!(
-                "{}:{}:{}: {e}; delete it and give the suite with --suite",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })
-    }
-
-    /// The inputs of a suite file as `gavel run` resolves them (no filters).
-    pub fn of_suite(suite: &crate::config::suite::Suite) -> RunInputs {
-        let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
-        RunInputs {
-            suite: absolute(suite.path.clone()),
-            name: suite.file.name.clone(),
-            dataset: absolute(suite.resolve(&suite.file.dataset)),
-            trajectories: suite
-                .file
-                .trajectories
-                .as_ref()
-                .map(|t| {
-                    t.paths()
-                        .into_iter()
-                        .map(|p| absolute(suite.resolve(p)))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            format: suite.file.format,
-            filters: Vec::new(),
-            max_samples: suite.file.max_samples,
-        }
-    }
-}
 
 /// How a report is made.
 #[derive(Debug, Clone)]
@@ -136,7 +65,7 @@ struct Kept {
 /// only grades are shown); `diff` adds a comparison with an earlier run.
 pub fn build(
     dir: &Path,
-    inputs: Option<&RunInputs>,
+    inputs: Option<&RunRecord>,
     diff: Option<&Diff>,
     options: &Options,
 ) -> Result<Report, String> {
@@ -316,7 +245,7 @@ struct SampleView {
 /// The dataset rows of the kept results, read as `gavel run` read them: the same files, the
 /// same selection, in the same order, so that the n-th selected item is the n-th result.
 fn read_samples(
-    inputs: &RunInputs,
+    inputs: &RunRecord,
     kept: &[Kept],
     notices: &mut Vec<String>,
 ) -> Vec<Option<SampleView>> {

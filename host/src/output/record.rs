@@ -1,0 +1,302 @@
+//! `run.json`: the record a run keeps beside its results. It says what the run read (paths,
+//! and fingerprints of the suite, the data and the packs), the options that change its grades,
+//! the gavel that graded, when it started and how it ended.
+//!
+//! `gavel report` finds the samples through it; `gavel run --resume` refuses to continue a run
+//! whose fingerprint no longer matches (its old grades would be mixed with new ones); and a new
+//! run will not replace an unfinished one unless asked to. A run writes it as `running` before
+//! it grades, so a run that was killed is known as unfinished too.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::input::trajectory::Format;
+
+/// The file `gavel run` writes beside `results.jsonl`.
+pub const RUN_FILE: &str = "run.json";
+
+/// What a run read and how it went: `run.json`. Paths are absolute, as resolved when the run
+/// started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub suite: PathBuf,
+    pub name: String,
+    pub dataset: PathBuf,
+    #[serde(default)]
+    pub trajectories: Vec<PathBuf>,
+    #[serde(default)]
+    pub format: Option<Format>,
+    /// `--filter` values, as given.
+    #[serde(default)]
+    pub filters: Vec<String>,
+    #[serde(default)]
+    pub max_samples: Option<u64>,
+    /// What the grades depend on; `--resume` compares it. Absent when the record was made for
+    /// a report from a suite alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<Fingerprint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Progress>,
+}
+
+/// What a run's grades depend on besides the paths and the selection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The gavel version that graded.
+    pub gavel: String,
+    /// SHA-256 of the suite file.
+    pub suite_sha256: String,
+    pub dataset: FileStamp,
+    /// SHA-256 of each pack file, by pack name.
+    pub packs: BTreeMap<String, String>,
+    /// `--skip-invalid`: invalid rows are error results instead of stopping the run.
+    pub skip_invalid: bool,
+}
+
+/// A data file as it can be recognised without reading it all (a dataset can be gigabytes,
+/// read once to grade): its length and the SHA-256 of its first and last MiB, which is the
+/// whole file up to 2 MiB. Rows appended, removed or edited near either end change it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileStamp {
+    pub bytes: u64,
+    pub ends_sha256: String,
+}
+
+/// How far the run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub state: State,
+    /// When this run (or its last `--resume`) started, as an HTTP date (UTC).
+    pub started: String,
+    /// Seconds this run took, once it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Results in `results.jsonl` when it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum State {
+    /// Grading, or the process ended without saying how (killed, out of memory, power loss).
+    Running,
+    /// Stopped by Ctrl-C: `--resume` continues.
+    Interrupted,
+    Complete,
+}
+
+/// Why a `run.json` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{}: cannot read: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: {message}; delete it and give the suite with --suite", .path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl RunRecord {
+    pub fn write(&self, dir: &Path) -> Result<(), RecordError> {
+        let path = dir.join(RUN_FILE);
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| RecordError::Write {
+            path: path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        text.push('\n');
+        std::fs::write(&path, text).map_err(|source| RecordError::Write { path, source })
+    }
+
+    /// The `run.json` of a results folder; `Ok(None)` when there is none.
+    pub fn read(dir: &Path) -> Result<Option<RunRecord>, RecordError> {
+        let path = dir.join(RUN_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(RecordError::Read { path, source }),
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| RecordError::Parse {
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+                path,
+            })
+    }
+
+    /// The inputs of a suite file as `gavel run` resolves them (no filters, no fingerprint).
+    pub fn of_suite(suite: &crate::config::suite::Suite) -> RunRecord {
+        let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+        RunRecord {
+            suite: absolute(suite.path.clone()),
+            name: suite.file.name.clone(),
+            dataset: absolute(suite.resolve(&suite.file.dataset)),
+            trajectories: suite
+                .file
+                .trajectories
+                .as_ref()
+                .map(|t| {
+                    t.paths()
+                        .into_iter()
+                        .map(|p| absolute(suite.resolve(p)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            format: suite.file.format,
+            filters: Vec::new(),
+            max_samples: suite.file.max_samples,
+            fingerprint: None,
+            progress: None,
+        }
+    }
+
+    /// Whether this record's run ended unfinished (interrupted, or never said how it ended).
+    pub fn unfinished(&self) -> bool {
+        self.progress
+            .as_ref()
+            .is_some_and(|p| p.state != State::Complete)
+    }
+
+    /// What differs between the run recorded here and `now`, in words, for a refused
+    /// `--resume`; empty when they grade alike. A record without a fingerprint (from a report)
+    /// is not compared.
+    pub fn changes(&self, now: &RunRecord) -> Vec<String> {
+        let mut changes = Vec::new();
+        let mut differs = |what: &str, was: String, is: String| {
+            if was != is {
+                changes.push(format!("{what}: was {was}, now {is}"));
+            }
+        };
+        let path = |p: &Path| p.display().to_string();
+        differs("suite file", path(&self.suite), path(&now.suite));
+        differs("dataset", path(&self.dataset), path(&now.dataset));
+        let listed = |v: &dyn std::fmt::Debug| format!("{v:?}");
+        differs(
+            "trajectories",
+            listed(&self.trajectories),
+            listed(&now.trajectories),
+        );
+        differs("--filter", listed(&self.filters), listed(&now.filters));
+        differs(
+            "max samples",
+            listed(&self.max_samples),
+            listed(&now.max_samples),
+        );
+        if let (Some(was), Some(is)) = (&self.fingerprint, &now.fingerprint) {
+            differs("gavel version", was.gavel.clone(), is.gavel.clone());
+            differs(
+                "suite file content (sha256)",
+                was.suite_sha256.clone(),
+                is.suite_sha256.clone(),
+            );
+            differs(
+                "dataset content",
+                was.dataset.to_string(),
+                is.dataset.to_string(),
+            );
+            let names: BTreeSet<&String> = was.packs.keys().chain(is.packs.keys()).collect();
+            let sha = |packs: &BTreeMap<String, String>, name: &String| {
+                packs
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| "absent".to_string())
+            };
+            for name in names {
+                differs(
+                    &format!("pack `{name}` (sha256)"),
+                    sha(&was.packs, name),
+                    sha(&is.packs, name),
+                );
+            }
+            differs(
+                "--skip-invalid",
+                was.skip_invalid.to_string(),
+                is.skip_invalid.to_string(),
+            );
+        }
+        changes
+    }
+}
+
+impl FileStamp {
+    /// The stamp of the file at `path`.
+    pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+        const END: u64 = 1 << 20;
+        let mut file = std::fs::File::open(path)?;
+        let bytes = file.metadata()?.len();
+        let mut hasher = Sha256::new();
+        let mut buffer = Vec::with_capacity(END.min(bytes) as usize);
+        (&mut file).take(END).read_to_end(&mut buffer)?;
+        hasher.update(&buffer);
+        if bytes > END {
+            file.seek(SeekFrom::Start(bytes.saturating_sub(END).max(END)))?;
+            buffer.clear();
+            file.take(END).read_to_end(&mut buffer)?;
+            hasher.update(&buffer);
+        }
+        Ok(FileStamp {
+            bytes,
+            ends_sha256: format!("{:x}", hasher.finalize()),
+        })
+    }
+}
+
+impl std::fmt::Display for FileStamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = self.ends_sha256.get(..12).unwrap_or(&self.ends_sha256);
+        write!(f, "{} bytes, ends {short}", self.bytes)
+    }
+}
+
+/// SHA-256 of a file's bytes, in lowercase hex.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    Ok(format!("{:x}", Sha256::digest(std::fs::read(path)?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(text: &[u8]) -> FileStamp {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.jsonl");
+        std::fs::write(&path, text).unwrap();
+        FileStamp::of(&path).unwrap()
+    }
+
+    #[test]
+    fn a_stamp_changes_with_either_end_of_a_large_file() {
+        let large = vec![b'a'; 3 << 20];
+        let base = stamp(&large);
+        assert_eq!(base, stamp(&large), "the same bytes stamp alike");
+        let mut head = large.clone();
+        head[10] = b'b';
+        let mut tail = large.clone();
+        *tail.last_mut().unwrap() = b'b';
+        assert_ne!(base, stamp(&head));
+        assert_ne!(base, stamp(&tail));
+        assert_eq!(base.bytes, 3 << 20);
+    }
+
+    #[test]
+    fn a_small_file_is_stamped_whole() {
+        assert_ne!(stamp(b"{\"a\": 1}\n"), stamp(b"{\"a\": 2}\n"));
+    }
+}
