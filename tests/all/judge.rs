@@ -1037,3 +1037,112 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
         "no request before the checks pass"
     );
 }
+
+/// `n` judged rows with ids 0 to n-1.
+fn judged_rows(ws: &crate::common::Workspace, n: usize) {
+    let rows: Vec<Value> = (0..n)
+        .map(|i| judged_row(&i.to_string(), "It is Paris."))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+}
+
+/// A judge whose key stops being accepted mid-run: the run stops with exit 2 and one message
+/// naming the endpoint and the cause, sends no request after the refusals already on their
+/// way, keeps only results graded before (no error grade from the dead endpoint), and once
+/// the key works `--resume` ends where a run that never failed ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_stops_the_run_before_it_spends_the_dataset() {
+    const ROWS: usize = 60;
+    let healed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&healed);
+    let server = Server::start(move |i, _| {
+        if i >= 10 && !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            Reply::status(
+                401,
+                r#"{"error": {"message": "Incorrect API key provided"}}"#,
+            )
+        } else {
+            Reply::verdict(0.9, "fine")
+        }
+    })
+    .await;
+    let ws = crate::common::Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    judged_rows(&ws, ROWS);
+    let key = [("OPENAI_API_KEY", KEY)];
+    let no_cache = ["run", "suite.yaml", "-q", "--no-cache", "-o"];
+    let stopped = gavel(&ws, &[&no_cache[..], &["out"]].concat(), &key).await;
+    let err = crate::common::stderr(&stopped);
+    assert_eq!(stopped.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("judge `quality` cannot be used, and no more requests were sent to it"),
+        "{err}"
+    );
+    assert!(err.contains(&server.base_url()), "{err}");
+    assert!(err.contains("HTTP 401 Unauthorized"), "{err}");
+    assert!(!err.contains(KEY), "{err}");
+    // Ten answered, and the refusals of the requests in flight (the judge's concurrency is 2).
+    let sent = server.request_count();
+    assert!((11..=12).contains(&sent), "{sent} requests");
+    let kept = ws.results("out");
+    assert!(kept.len() <= 10, "{} results kept", kept.len());
+    assert!(
+        kept.iter()
+            .all(|r| r["grades"]["quality"]["status"] == "pass"),
+        "{kept:?}"
+    );
+    // Unfinished: a plain run into the folder is refused; --resume continues it.
+    let again = gavel(&ws, &[&no_cache[..], &["out"]].concat(), &key).await;
+    assert_eq!(again.status.code(), Some(2));
+
+    healed.store(true, std::sync::atomic::Ordering::SeqCst);
+    let resumed = gavel(&ws, &[&no_cache[..], &["out", "--resume"]].concat(), &key).await;
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&resumed)
+    );
+    let clean = gavel(&ws, &[&no_cache[..], &["clean"]].concat(), &key).await;
+    assert_eq!(clean.status.code(), Some(0));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            std::fs::read(ws.path("out").join(file)).unwrap()
+                == std::fs::read(ws.path("clean").join(file)).unwrap(),
+            "{file} of the resumed run differs from the clean run's"
+        );
+    }
+}
+
+/// An endpoint nobody answers at: the run stops after a few refused connections instead of
+/// retrying every sample, with exit 2 and the cause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_judge_stops_the_run_at_once() {
+    let base_url = refused_base_url().await;
+    let ws = crate::common::Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &JUDGED_SUITE
+            .replace("BASE_URL", &base_url)
+            .replace("max_retries: 2", "max_retries: 6"),
+    );
+    judged_rows(&ws, 200);
+    let started = Instant::now();
+    let stopped = gavel(
+        &ws,
+        &["run", "suite.yaml", "-q", "--no-cache", "-o", "out"],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    let err = crate::common::stderr(&stopped);
+    assert_eq!(stopped.status.code(), Some(2), "{err}");
+    assert!(err.contains("connections failed in a row"), "{err}");
+    assert!(err.contains(&base_url), "{err}");
+    assert!(ws.results("out").is_empty());
+    // Seven attempts a sample with backoff would take minutes; a stop after five failures, a
+    // few seconds of backoff at most. Printed, not asserted: timing belongs to benchmarks.
+    eprintln!("stopped after {:?}", started.elapsed());
+}

@@ -167,6 +167,16 @@ impl RunRecord {
         }
     }
 
+    /// This record with its run ended in `state` after `took`, with `results` results in all.
+    pub fn ended(&mut self, state: State, took: std::time::Duration, results: u64) -> &Self {
+        if let Some(progress) = self.progress.as_mut() {
+            progress.state = state;
+            progress.seconds = Some(took.as_secs_f64());
+            progress.results = Some(results);
+        }
+        self
+    }
+
     /// Whether this record's run ended unfinished (interrupted, or never said how it ended).
     pub fn unfinished(&self) -> bool {
         self.progress

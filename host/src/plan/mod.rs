@@ -313,6 +313,13 @@ impl Plan {
         self.metrics.iter().any(|m| m.node.has_judge())
     }
 
+    /// The first judge whose endpoint cannot be used, by metric key, and why.
+    pub fn judge_down(&self) -> Option<(&str, String)> {
+        self.judges()
+            .into_iter()
+            .find_map(|(key, judge)| judge.down().map(|reason| (key, reason)))
+    }
+
     /// The judges, to check every sample against before grading.
     pub fn judges(&self) -> Vec<(&str, &Judge)> {
         let mut out = Vec::new();

@@ -394,6 +394,8 @@ pub enum PassEnd {
     Interrupted,
     /// An invalid row was found with `refuse_invalid`: the results before it went to the sink.
     Refused,
+    /// A judge's endpoint refused for good: the results graded before went to the sink.
+    JudgeDown,
 }
 
 impl Pass<'_> {
@@ -506,7 +508,16 @@ impl Pass<'_> {
                                 let result = match sample {
                                     Ok(sample) => {
                                         let grading = grade(&plan, reward.as_deref(), sample);
-                                        halt.unless_raised(has_judge, grading).await
+                                        let result = halt.unless_raised(has_judge, grading).await;
+                                        // Graded while a judge's endpoint failed for good: its
+                                        // grade says so, and no such result is kept.
+                                        if has_judge && plan.judge_down().is_some() {
+                                            halt.judge_down.store(true, Ordering::SeqCst);
+                                            halt.raise();
+                                            None
+                                        } else {
+                                            result
+                                        }
                                     }
                                     Err(invalid) => Some(invalid.clone()),
                                 };
@@ -591,6 +602,8 @@ impl Pass<'_> {
             }
             Ok(if refused {
                 PassEnd::Refused
+            } else if halt.judge_down.load(Ordering::SeqCst) {
+                PassEnd::JudgeDown
             } else if halt.interrupted.load(Ordering::SeqCst) {
                 PassEnd::Interrupted
             } else {
@@ -615,11 +628,14 @@ struct Graded {
 }
 
 /// Ends a pass early, seen by the reader, the dispatcher and every grading task: raised by
-/// Ctrl-C (`interrupted`) or by the writer when nothing more will be written.
+/// Ctrl-C (`interrupted`), by a judge whose endpoint cannot be used (`judge_down`), or by the
+/// writer when nothing more will be written.
 #[derive(Default)]
 struct Halt {
     raised: AtomicBool,
     interrupted: AtomicBool,
+    /// A judge's endpoint refused for good (see [`Plan::judge_down`]).
+    judge_down: AtomicBool,
     waiters: tokio::sync::Notify,
 }
 

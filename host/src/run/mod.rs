@@ -113,6 +113,18 @@ pub enum RunError {
         .dir.display()
     )]
     Unfinished { dir: PathBuf, results: u64 },
+    #[error(
+        "judge `{key}` cannot be used, and no more requests were sent to it: {reason}\n\
+         the {kept} results graded before it are kept in {}; once it is fixed, --resume \
+         continues (if the suite file is unchanged; else --overwrite starts afresh)",
+        .dir.display()
+    )]
+    JudgeDown {
+        key: String,
+        reason: String,
+        kept: u64,
+        dir: PathBuf,
+    },
     #[error("nothing to grade: {what}")]
     NothingSelected { what: String },
     #[error(transparent)]
@@ -312,6 +324,31 @@ pub fn run(
             Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
         };
     }
+    if end == PassEnd::JudgeDown {
+        let mut errors = Vec::new();
+        if let Err(source) = results.finish() {
+            errors.push(write_error(&results_path, source));
+        }
+        let kept = already + written;
+        if let Err(e) = record
+            .ended(State::Interrupted, started.elapsed(), kept)
+            .write(&out_dir)
+        {
+            errors.push(e.into());
+        }
+        let (key, reason) = prepared
+            .plan
+            .judge_down()
+            .map(|(key, reason)| (key.to_string(), reason))
+            .unwrap_or_default();
+        errors.push(RunError::JudgeDown {
+            key,
+            reason,
+            kept,
+            dir: out_dir,
+        });
+        return Err(errors);
+    }
     if already + written == 0 && end == PassEnd::Complete {
         let mut errors = vec![RunError::NothingSelected {
             what: nothing_selected(prepared, &selection),
@@ -346,19 +383,13 @@ pub fn run(
             .and_then(|mut out| out.flush())
             .map_err(|source| vec![write_error(path, source)])?;
     }
-    record.progress = Some(Progress {
-        state: if interrupted {
-            State::Interrupted
-        } else {
-            State::Complete
-        },
-        seconds: Some(started.elapsed().as_secs_f64()),
-        results: Some(summary.counts.total),
-        ..record
-            .progress
-            .unwrap_or_else(|| unreachable!("set before the pass"))
-    });
+    let state = if interrupted {
+        State::Interrupted
+    } else {
+        State::Complete
+    };
     record
+        .ended(state, started.elapsed(), summary.counts.total)
         .write(&out_dir)
         .map_err(|e| vec![RunError::from(e)])?;
     Ok(Outcome::Graded(Box::new(Graded {

@@ -1,6 +1,8 @@
 //! One chat-completions call with retries: exponential backoff with full jitter, `Retry-After`
 //! honoured, a deadline per attempt.
 
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -12,6 +14,10 @@ const BACKOFF_BASE: Duration = Duration::from_millis(500);
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
 /// The longest wait a `Retry-After` header can impose, so a server cannot stall a run.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+/// Connections that failed one after another (no answer at all in between) before the
+/// endpoint is taken as unreachable: a wrong `base_url` or a server that is down would
+/// otherwise cost every sample its full round of retries.
+const CONNECT_FAILURES_DOWN: u32 = 5;
 
 /// An API key that never prints.
 #[derive(Clone)]
@@ -45,6 +51,11 @@ pub struct Transport {
     pub api_key: ApiKey,
     pub max_retries: u32,
     pub timeout: Duration,
+    /// Why the endpoint cannot be used at all, once that is known (the key redacted): no
+    /// request is sent after.
+    pub down: OnceLock<String>,
+    /// Connections that failed since the endpoint last answered.
+    pub connect_failures: AtomicU32,
 }
 
 enum Attempt {
@@ -54,6 +65,9 @@ enum Attempt {
         after: Option<Duration>,
     },
     Fatal(String),
+    /// The endpoint refuses every request alike (a wrong key, URL or model), or cannot be
+    /// reached at all.
+    Down(String),
 }
 
 impl Transport {
@@ -61,9 +75,18 @@ impl Transport {
     pub async fn post(&self, body: &str) -> Result<String, String> {
         let mut retries = 0;
         loop {
+            if let Some(reason) = self.down.get() {
+                return Err(reason.clone());
+            }
             match self.attempt(body).await {
                 Attempt::Done(text) => return Ok(text),
                 Attempt::Fatal(reason) => return Err(reason),
+                Attempt::Down(reason) => {
+                    return Err(self
+                        .down
+                        .get_or_init(|| self.api_key.redact(reason))
+                        .clone());
+                }
                 Attempt::Retry { reason, .. } if retries >= self.max_retries => {
                     return Err(format!("{reason} (gave up after {} attempts)", retries + 1));
                 }
@@ -89,6 +112,7 @@ impl Transport {
             Ok(response) => response,
             Err(e) => return self.transport_failure(&e),
         };
+        self.connect_failures.store(0, Ordering::Relaxed);
         let status = response.status();
         let after = retry_after(response.headers(), SystemTime::now());
         let text = match response.text().await {
@@ -102,6 +126,8 @@ impl Transport {
                 reason: http_failure(status, &text),
                 after,
             }
+        } else if is_endpoint_refusal(status) {
+            Attempt::Down(http_failure(status, &text))
         } else {
             Attempt::Fatal(http_failure(status, &text))
         }
@@ -118,6 +144,12 @@ impl Transport {
         };
         if error.is_builder() {
             Attempt::Fatal(reason)
+        } else if error.is_connect()
+            && self.connect_failures.fetch_add(1, Ordering::Relaxed) + 1 >= CONNECT_FAILURES_DOWN
+        {
+            Attempt::Down(format!(
+                "{reason} ({CONNECT_FAILURES_DOWN} connections failed in a row)"
+            ))
         } else {
             // Refused or reset connections and timeouts are worth another try.
             Attempt::Retry {
@@ -126,6 +158,12 @@ impl Transport {
             }
         }
     }
+}
+
+/// The statuses that say every request to the endpoint will fail alike: a key refused (401,
+/// 403), or no such endpoint or model (404).
+fn is_endpoint_refusal(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 401 | 403 | 404)
 }
 
 /// The statuses the OpenAI SDK retries: request timeout, conflict, rate limit, server errors.

@@ -15,6 +15,8 @@ pub mod reply;
 pub mod template;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use reqwest::Url;
@@ -246,6 +248,8 @@ impl Judge {
                 api_key: ApiKey::new(api_key),
                 max_retries: spec.max_retries,
                 timeout: Duration::from_secs_f64(spec.timeout),
+                down: OnceLock::new(),
+                connect_failures: AtomicU32::new(0),
             },
             base_url,
             permits: Semaphore::new(spec.concurrency),
@@ -265,6 +269,16 @@ impl Judge {
             (None, Some(prompt)) => prompt.check_vars(&sample.rubric_vars),
             (None, None) => Ok(()),
         }
+    }
+
+    /// Why this judge's endpoint cannot be used (every request would fail alike), once known:
+    /// the run stops rather than spend the dataset on it.
+    pub fn down(&self) -> Option<String> {
+        let endpoint = &self.transport.endpoint;
+        self.transport
+            .down
+            .get()
+            .map(|reason| format!("{endpoint}: {reason}"))
     }
 
     /// Grades one submission. Every failure is an `error` grade that says why; the run goes on.
