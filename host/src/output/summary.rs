@@ -24,8 +24,12 @@
 //!   out of every metric, as letta-evals leaves them out of its means. Within the others, a grade
 //!   counts towards its metric when its status is `pass` or `fail` (`n`); `error` grades are
 //!   counted in `errored` and `skip` grades in `skipped`, neither enters the statistics.
-//!   `std` is the sample standard deviation (n - 1), `stderr` = std / sqrt(n), `ci95` the normal
-//!   approximation mean ± 1.96 stderr (not clipped to [0, 1]). `pass_rate` is the share of the
+//!   `std` is the sample standard deviation (n - 1), `stderr` = std / sqrt(n). `ci95` is an
+//!   interval for the mean that stays within [0, 1] when every score does: the Wilson score
+//!   interval at the mean with an effective size n·m(1-m)/σ² (σ² the variance with
+//!   denominator n), which for scores of 0 and 1 is the Wilson interval of the pass share and
+//!   for scores close together comes to mean ± 1.96 σ/√n; scores outside [0, 1] (rewards, say)
+//!   get the normal approximation mean ± 1.96 stderr. `pass_rate` is the share of the
 //!   `n` grades whose status is `pass`, `pass_rate_ci95` its Wilson score interval. Percentiles
 //!   interpolate linearly between order statistics, as `numpy.percentile` does by default.
 //!   A statistic that needs more samples than there are is `null` (`std` needs two).
@@ -298,13 +302,38 @@ fn wilson(passed: u64, n: u64) -> Option<[f64; 2]> {
     if n == 0 {
         return None;
     }
+    Some(wilson_at(passed as f64 / n as f64, n as f64))
+}
+
+/// The 95% interval of a mean `mean` of `n` scores with sample standard deviation `std`: the
+/// Wilson interval at an effective size when every score is within [0, 1], else the normal
+/// approximation (see the module documentation).
+fn mean_interval(mean: f64, std: f64, n: u64, within_unit: bool) -> [f64; 2] {
     let n = n as f64;
-    let p = passed as f64 / n;
+    if !within_unit {
+        let half = Z95 * std / n.sqrt();
+        return [mean - half, mean + half];
+    }
+    let spread = mean * (1.0 - mean);
+    let variance = std * std * (n - 1.0) / n;
+    if variance > 0.0 {
+        wilson_at(mean, n * spread / variance)
+    } else if spread > 0.0 {
+        // Every score the same, strictly between 0 and 1: nothing varies.
+        [mean, mean]
+    } else {
+        // All 0 or all 1: as many passes (or failures) in a row.
+        wilson_at(mean, n)
+    }
+}
+
+/// Wilson score interval for a share `p` of `n` trials (`n` may be an effective size).
+fn wilson_at(p: f64, n: f64) -> [f64; 2] {
     let z2 = Z95 * Z95;
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
-    Some([(centre - half).max(0.0), (centre + half).min(1.0)])
+    [(centre - half).max(0.0), (centre + half).min(1.0)]
 }
 
 /// Rows by outcome; `samples` counts distinct sample ids.
@@ -338,15 +367,19 @@ impl Stats {
         let mean = scores.mean();
         let std = scores.std();
         let stderr = std.map(|s| s / (scores.len() as f64).sqrt());
-        let ci95 = mean.zip(stderr).map(|(m, e)| [m - Z95 * e, m + Z95 * e]);
+        let (min, max) = (scores.min(), scores.max());
+        let within_unit = min.is_some_and(|v| v >= 0.0) && max.is_some_and(|v| v <= 1.0);
+        let ci95 = mean
+            .zip(std)
+            .map(|(m, s)| mean_interval(m, s, scores.len(), within_unit));
         Stats {
             n: scores.len(),
             mean,
             std,
             stderr,
             ci95,
-            min: scores.min(),
-            max: scores.max(),
+            min,
+            max,
             p50: scores.percentile(50.0),
             p90: scores.percentile(90.0),
             p95: scores.percentile(95.0),
@@ -1117,7 +1150,55 @@ mod tests {
         assert_eq!(reward.std, expected["reward_std"].as_f64());
         assert_eq!(reward.stderr, Some(reward.std.unwrap() / 3f64.sqrt()));
         let [lo, hi] = reward.ci95.unwrap();
-        assert!((hi - lo - 2.0 * Z95 * reward.stderr.unwrap()).abs() < 1e-12);
+        if reward.min.unwrap() < 0.0 || reward.max.unwrap() > 1.0 {
+            assert!((hi - lo - 2.0 * Z95 * reward.stderr.unwrap()).abs() < 1e-12);
+        } else {
+            assert!(0.0 <= lo && lo <= hi && hi <= 1.0);
+        }
+    }
+
+    /// The mean's interval stays within [0, 1] for scores that do: for 0/1 scores it is the
+    /// Wilson interval of the pass share (the normal one would be [-0.066, 1.066] below), for
+    /// scores close together it comes to the normal one, and outside [0, 1] it is the normal.
+    #[test]
+    fn the_mean_interval_respects_the_score_range() {
+        let stats = |scores: &[f64]| {
+            let mut a = Aggregator::new(keys(&["c"]));
+            for (i, score) in scores.iter().enumerate() {
+                a.add(&row(i as i64, &[("c", *score)]));
+            }
+            a.finish().metric("c").unwrap().stats.clone()
+        };
+        let mut binary = vec![1.0; 9];
+        binary.push(0.0);
+        let s = stats(&binary);
+        let [lo, hi] = s.ci95.unwrap();
+        let [wlo, whi] = wilson(9, 10).unwrap();
+        assert!(
+            (lo - wlo).abs() < 1e-12 && (hi - whi).abs() < 1e-12,
+            "{lo} {hi}"
+        );
+        let normal_hi = s.mean.unwrap() + Z95 * s.stderr.unwrap();
+        assert!(normal_hi > 1.0 && hi < 1.0);
+
+        let [lo, hi] = stats(&[1.0; 20]).ci95.unwrap();
+        assert_eq!(hi, 1.0);
+        assert!((lo - wilson(20, 20).unwrap()[0]).abs() < 1e-12);
+        assert_eq!(stats(&[0.5; 20]).ci95, Some([0.5, 0.5]));
+
+        let close: Vec<f64> = (0..400).map(|i| 0.5 + f64::from(i % 3) * 0.01).collect();
+        let s = stats(&close);
+        let [lo, hi] = s.ci95.unwrap();
+        let half = Z95 * s.stderr.unwrap();
+        assert!(
+            ((hi - lo) / (2.0 * half) - 1.0).abs() < 0.01,
+            "{lo} {hi} {half}"
+        );
+
+        let s = stats(&[-2.0, 3.0, 0.5]);
+        let [lo, hi] = s.ci95.unwrap();
+        assert!((hi - lo - 2.0 * Z95 * s.stderr.unwrap()).abs() < 1e-12);
+        assert!(lo < -2.0);
     }
 
     #[test]
