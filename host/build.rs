@@ -42,9 +42,82 @@ fn main() {
         code.push_str("    ]),\n");
     }
     code.push_str("];\n");
+    guest_sdk(&manifest_dir.join(".."), &mut code);
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo")).join("templates.rs");
     fs::write(out, code).expect("OUT_DIR is writable");
+}
+
+/// Embeds the Rust guest SDK (`GUEST_SDK`), which `gavel new pack --lang rust` writes into the
+/// pack: its sources, its WIT, its README, and a manifest that stands alone, each
+/// `key.workspace = true` replaced by the workspace's own value.
+fn guest_sdk(repo: &Path, code: &mut String) {
+    let sdk = repo.join("guest-sdk");
+    for watched in ["Cargo.toml", "guest-sdk"] {
+        println!("cargo:rerun-if-changed={}", repo.join(watched).display());
+    }
+    let mut files = Vec::new();
+    for part in ["src", "wit"] {
+        collect(&sdk, &sdk.join(part), &mut files);
+    }
+    files.push(("README.md".to_string(), sdk.join("README.md")));
+    files.sort();
+    let workspace = fs::read_to_string(repo.join("Cargo.toml")).expect("the workspace manifest");
+    let manifest = standalone(
+        &fs::read_to_string(sdk.join("Cargo.toml")).expect("the guest SDK's manifest"),
+        &workspace,
+    );
+    code.push_str("/// The Rust guest SDK: (path inside its folder, text).\n");
+    code.push_str("pub const GUEST_SDK: &[(&str, &str)] = &[\n");
+    writeln!(code, "    (\"Cargo.toml\", {manifest:?}),").unwrap();
+    for (relative, absolute) in files {
+        writeln!(
+            code,
+            "    ({relative:?}, include_str!({:?})),",
+            absolute.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+}
+
+/// `manifest` with each `key.workspace = true` written out from `workspace`'s
+/// `[workspace.package]` and `[workspace.dependencies]`, and without its `[lints]`.
+fn standalone(manifest: &str, workspace: &str) -> String {
+    let mut values = Vec::new();
+    let mut section = "";
+    for line in workspace.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            section = line;
+        } else if (section == "[workspace.package]" || section == "[workspace.dependencies]")
+            && let Some((key, value)) = line.split_once('=')
+        {
+            values.push((key.trim().to_string(), value.trim().to_string()));
+        }
+    }
+    let mut out = String::new();
+    let mut in_lints = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            in_lints = line.trim() == "[lints]";
+        }
+        if in_lints {
+            continue;
+        }
+        match line.trim().strip_suffix(".workspace = true") {
+            Some(key) => {
+                let value = &values
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .unwrap_or_else(|| panic!("the workspace has no `{key}`"))
+                    .1;
+                writeln!(out, "{key} = {value}").unwrap();
+            }
+            None => writeln!(out, "{line}").unwrap(),
+        }
+    }
+    out
 }
 
 /// Every file under `dir`, as (path relative to `root` with `/` separators, absolute path).

@@ -5,7 +5,10 @@
 //! holds a `build.sh` that builds `build/<ident>.wasm` and a `suite.yaml` whose gate passes on
 //! the template's `dataset.jsonl`. In a template's files `{{name}}` is the pack's name,
 //! `{{ident}}` the same with `-` turned into `_` (a Rust crate or file name), `{{sdk}}` the
-//! folder of the Rust guest SDK and `{{gavel_version}}` this gavel's version. A file whose name
+//! folder of the Rust guest SDK and `{{gavel_version}}` this gavel's version. The SDK itself
+//! comes with the binary ([`GUEST_SDK`]): a template that needs it gets a copy in the pack's
+//! `gavel-guest/` folder, so that a gavel binary alone makes packs that build, wherever it was
+//! built. A file whose name
 //! ends in `.tmpl` is written without that suffix (a `Cargo.toml` inside `host/` would
 //! otherwise look like a package of its own to cargo).
 
@@ -87,8 +90,8 @@ pub enum ScaffoldError {
     #[error("{} already exists; choose another name or folder (nothing was written)", .0.display())]
     Exists(PathBuf),
     #[error(
-        "the Rust guest SDK (gavel-guest) is not at {}: gavel was built from a checkout that has \
-         moved or is gone; pass --sdk with the guest-sdk/ folder of a gavel checkout",
+        "the Rust guest SDK (gavel-guest) is not at {}: pass --sdk with a guest-sdk/ folder, or \
+         leave --sdk out to have a copy written into the pack",
         .0.display()
     )]
     SdkNotFound(PathBuf),
@@ -108,8 +111,8 @@ pub struct NewPack<'a> {
     pub language: &'a str,
     /// The folder the pack folder is created in.
     pub parent: &'a Path,
-    /// The Rust guest SDK's folder, for templates that depend on it; default: the `guest-sdk/`
-    /// of the checkout this gavel was built from.
+    /// The Rust guest SDK's folder, for templates that depend on it; default: a copy of the
+    /// SDK that comes with this gavel, written into the pack as `gavel-guest/`.
     pub sdk: Option<&'a Path>,
 }
 
@@ -153,13 +156,11 @@ pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
-/// The guest SDK beside the sources this gavel was built from.
-pub fn default_sdk() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../guest-sdk")
-}
+/// Where a pack finds the SDK written into it.
+const SDK_IN_PACK: &str = "gavel-guest";
 
-fn find_sdk(given: Option<&Path>) -> Result<PathBuf, ScaffoldError> {
-    let dir = given.map_or_else(default_sdk, Path::to_path_buf);
+fn find_sdk(dir: &Path) -> Result<PathBuf, ScaffoldError> {
+    let dir = dir.to_path_buf();
     let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     if !manifest
         .lines()
@@ -188,11 +189,15 @@ pub fn create(request: &NewPack<'_>) -> Result<Created, ScaffoldError> {
 
     let ident = request.name.replace('-', "_");
     let needs_sdk = files.iter().any(|(_, text)| text.contains("{{sdk}}"));
-    let sdk = if needs_sdk {
-        toml_escape(&find_sdk(request.sdk)?.display().to_string())
-    } else {
-        String::new()
+    let sdk = match request.sdk {
+        Some(dir) if needs_sdk => toml_escape(&find_sdk(dir)?.display().to_string()),
+        None if needs_sdk => SDK_IN_PACK.to_string(),
+        _ => String::new(),
     };
+    let sdk_files = GUEST_SDK
+        .iter()
+        .filter(|_| needs_sdk && request.sdk.is_none())
+        .map(|(path, text)| (format!("{SDK_IN_PACK}/{path}"), *text));
     let render = |text: &str| {
         text.replace("{{name}}", request.name)
             .replace("{{ident}}", &ident)
@@ -213,14 +218,17 @@ pub fn create(request: &NewPack<'_>) -> Result<Created, ScaffoldError> {
         Err(source) => return Err(ScaffoldError::Io { path: dir, source }),
     }
     let mut written = Vec::new();
-    for (path, text) in files {
+    let rendered = files.iter().map(|(path, text)| {
         let path = path.strip_suffix(".tmpl").unwrap_or(path);
-        if let Err(e) = write_file(&dir, path, &render(text)) {
+        (path.to_string(), render(text))
+    });
+    for (path, text) in rendered.chain(sdk_files.map(|(path, text)| (path, text.to_string()))) {
+        if let Err(e) = write_file(&dir, &path, &text) {
             // Best effort: the folder did not exist before, so all of it is ours to remove.
             let _ = fs::remove_dir_all(&dir);
             return Err(e);
         }
-        written.push(path.to_string());
+        written.push(path);
     }
     Ok(Created {
         dir,

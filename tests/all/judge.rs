@@ -769,24 +769,6 @@ fn judged_row(id: &str, answer: &str) -> Value {
     })
 }
 
-/// Every file under `dir`, read as text where it is text.
-fn texts_under(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("readable folder") {
-            let path = entry.expect("folder entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let bytes = std::fs::read(&path).expect("readable file");
-                found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
-            }
-        }
-    }
-    found
-}
-
 async fn gavel(
     ws: &crate::common::Workspace,
     args: &[&str],
@@ -953,11 +935,11 @@ async fn a_rubric_suite_runs_through_gavel() {
             assert!(!stream.contains(KEY), "API key printed: {stream}");
         }
     }
-    for (path, text) in texts_under(ws.dir.path()) {
+    for (path, text) in crate::common::texts_under(ws.dir.path()) {
         assert!(!text.contains(KEY), "API key written to {}", path.display());
     }
     assert!(
-        texts_under(&ws.path(".cache"))
+        crate::common::texts_under(&ws.path(".cache"))
             .iter()
             .any(|(path, _)| path.to_string_lossy().contains("judge")),
         "replies are cached under the cache folder"

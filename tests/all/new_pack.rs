@@ -95,11 +95,29 @@ fn run_suite(dir: &Path) {
 fn a_rust_pack_builds_and_passes_its_own_suite() {
     let ws = Workspace::new();
     let dir = scaffold(&ws, "answer-check", "rust");
+    // The SDK comes with the binary: written into the pack, nothing points back at the
+    // checkout gavel was built from.
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let sdk = c::repo_root().join("guest-sdk").canonicalize().unwrap();
     assert!(
-        manifest.contains(&format!("gavel-guest = {{ path = \"{}\" }}", sdk.display())),
+        manifest.contains("gavel-guest = { path = \"gavel-guest\" }"),
         "{manifest}"
+    );
+    let root = c::repo_root().canonicalize().unwrap();
+    for (path, text) in crate::common::texts_under(&dir) {
+        assert!(
+            !text.contains(&*root.to_string_lossy()),
+            "{} names the checkout gavel was built from",
+            path.display()
+        );
+    }
+    let sdk_manifest = std::fs::read_to_string(dir.join("gavel-guest/Cargo.toml")).unwrap();
+    assert!(
+        !sdk_manifest.contains(".workspace = true") && !sdk_manifest.contains("[lints]"),
+        "{sdk_manifest}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("gavel-guest/wit/grader.wit")).unwrap(),
+        std::fs::read_to_string(c::repo_root().join("guest-sdk/wit/grader.wit")).unwrap()
     );
     // Builds of the same scaffold share compiled dependencies across runs.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-pack-rust");

@@ -32,8 +32,9 @@ struct PackArgs {
     /// The folder to create the pack folder in.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
-    /// For `--lang rust`: the Rust guest SDK (`guest-sdk/` of a gavel checkout) the pack
-    /// depends on, by path [default: the one beside the sources this gavel was built from].
+    /// For `--lang rust`: a Rust guest SDK folder (`guest-sdk/` of a gavel checkout) for the
+    /// pack to depend on, by path [default: a copy of the SDK that comes with gavel, written
+    /// into the pack as gavel-guest/].
     #[arg(long, value_name = "DIR")]
     sdk: Option<PathBuf>,
 }

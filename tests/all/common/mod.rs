@@ -99,3 +99,21 @@ pub fn gavel_with_env(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Outpu
         .output()
         .expect("gavel runs")
 }
+
+/// Every file under `dir`, read as text where it is text.
+pub fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("readable folder") {
+            let path = entry.expect("folder entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).expect("readable file");
+                found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    found
+}
