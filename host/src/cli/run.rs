@@ -93,12 +93,7 @@ pub fn run(args: Args) -> u8 {
     let mut shown = Shown {
         failing: Failing::default(),
         progress: None,
-        metric_keys: prepared
-            .plan
-            .metrics
-            .iter()
-            .map(|m| m.key.to_string())
-            .collect(),
+        plan: prepared.plan.clone(),
         quiet: args.quiet || args.json,
     };
     let graded = match gavel::run::run(&prepared, &options, &mut shown) {
@@ -159,7 +154,7 @@ pub fn run(args: Args) -> u8 {
 struct Shown {
     failing: Failing,
     progress: Option<Progress>,
-    metric_keys: Vec<String>,
+    plan: std::sync::Arc<gavel::plan::Plan>,
     quiet: bool,
 }
 
@@ -169,7 +164,7 @@ impl Observer for Shown {
     }
 
     fn start(&mut self, total: RowCount, already: u64) {
-        self.progress = Some(Progress::new(total, already, &self.metric_keys, self.quiet));
+        self.progress = Some(Progress::new(total, already, self.plan.clone(), self.quiet));
     }
 
     fn graded(&mut self, result: &SampleResult) {

@@ -313,6 +313,18 @@ impl Plan {
         self.metrics.iter().any(|m| m.node.has_judge())
     }
 
+    /// The plan's judges' requests in flight and attempts repeated, summed; `None` without a
+    /// judge.
+    pub fn judge_activity(&self) -> Option<(usize, u64)> {
+        let judges = self.judges();
+        (!judges.is_empty()).then(|| {
+            judges.iter().fold((0, 0), |(live, retried), (_, judge)| {
+                let (l, r) = judge.activity();
+                (live + l, retried + r)
+            })
+        })
+    }
+
     /// The first judge whose endpoint cannot be used, by metric key, and why.
     pub fn judge_down(&self) -> Option<(&str, String)> {
         self.judges()

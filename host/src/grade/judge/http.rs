@@ -2,7 +2,7 @@
 //! honoured, a deadline per attempt.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -56,6 +56,9 @@ pub struct Transport {
     pub down: OnceLock<String>,
     /// Connections that failed since the endpoint last answered.
     pub connect_failures: AtomicU32,
+    /// Requests sent and not yet answered, and attempts repeated, for the progress line.
+    pub in_flight: AtomicUsize,
+    pub retries: AtomicU64,
 }
 
 enum Attempt {
@@ -93,12 +96,20 @@ impl Transport {
                 Attempt::Retry { after, .. } => {
                     tokio::time::sleep(after.unwrap_or_else(|| backoff(retries))).await;
                     retries += 1;
+                    self.retries.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
     }
 
     async fn attempt(&self, body: &str) -> Attempt {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let attempt = self.send(body).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        attempt
+    }
+
+    async fn send(&self, body: &str) -> Attempt {
         let sent = self
             .client
             .post(self.endpoint.clone())

@@ -16,7 +16,7 @@ pub mod template;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use reqwest::Url;
@@ -250,6 +250,8 @@ impl Judge {
                 timeout: Duration::from_secs_f64(spec.timeout),
                 down: OnceLock::new(),
                 connect_failures: AtomicU32::new(0),
+                in_flight: AtomicUsize::new(0),
+                retries: AtomicU64::new(0),
             },
             base_url,
             permits: Semaphore::new(spec.concurrency),
@@ -279,6 +281,14 @@ impl Judge {
             .down
             .get()
             .map(|reason| format!("{endpoint}: {reason}"))
+    }
+
+    /// Requests to the endpoint now in flight, and attempts repeated so far.
+    pub fn activity(&self) -> (usize, u64) {
+        (
+            self.transport.in_flight.load(Ordering::Relaxed),
+            self.transport.retries.load(Ordering::Relaxed),
+        )
     }
 
     /// Grades one submission. Every failure is an `error` grade that says why; the run goes on.
