@@ -88,6 +88,41 @@ fn nothing_selected_is_exit_2_naming_the_filter_or_file() {
     assert!(!ws.path("none/summary.json").exists());
 }
 
+/// A file that is not JSON Lines at all, and a suite path that is a folder, each get one
+/// sentence that says what is wrong and how to fix it, not an error on every line.
+#[test]
+fn a_json_array_a_bom_and_a_folder_are_each_one_sentence() {
+    let ws = capitals();
+    let rows = std::fs::read_to_string(ws.path("data.jsonl")).unwrap();
+    let array = format!("[\n{}\n]\n", rows.trim_end().replace('\n', ",\n"));
+    for (text, says) in [
+        (
+            array,
+            "the file holds a JSON array, but a dataset is JSON Lines",
+        ),
+        (
+            format!("\u{feff}{rows}"),
+            "the file starts with a UTF-8 byte order mark (BOM)",
+        ),
+    ] {
+        ws.write("data.jsonl", &text);
+        for command in ["run", "validate"] {
+            let out = ws.gavel(&[command, "suite.yaml"]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{err}");
+            assert_eq!(err.matches("error:").count(), 1, "{err}");
+            assert!(err.contains(&format!("data.jsonl: {says}")), "{err}");
+        }
+    }
+    let out = ws.gavel(&["run", "."]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("this is a folder; give the suite file in it: ./suite.yaml"),
+        "{err}"
+    );
+}
+
 /// Numbers on the command line are checked before anything runs: a clear error and exit 2,
 /// never a panic.
 #[test]

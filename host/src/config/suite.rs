@@ -195,6 +195,9 @@ impl SuiteError {
 impl Suite {
     /// Reads and parses a suite file.
     pub fn load(path: &Path) -> Result<Suite, SuiteError> {
+        if path.is_dir() {
+            return Err(SuiteError::at(path, "", folder_given(path)));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| SuiteError::at(path, "", format!("cannot read the suite file: {e}")))?;
         let file = parse(&text, path)?;
@@ -261,6 +264,29 @@ impl Suite {
     /// The suite's concurrency setting (`concurrency`, else letta-evals' `max_concurrent`).
     pub fn concurrency(&self) -> Option<usize> {
         self.file.concurrency.or(self.file.max_concurrent)
+    }
+}
+
+/// What to say when the suite path is a folder: which suite files it holds.
+fn folder_given(dir: &Path) -> String {
+    let mut suites: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") || name.ends_with(".yml"))
+        .collect();
+    suites.sort();
+    match suites.as_slice() {
+        [] => "this is a folder, and it holds no suite file (.yaml); give the suite file".into(),
+        [one] => format!(
+            "this is a folder; give the suite file in it: {}",
+            dir.join(one).display()
+        ),
+        _ => format!(
+            "this is a folder; give one of the suite files in it: {}",
+            suites.join(", ")
+        ),
     }
 }
 

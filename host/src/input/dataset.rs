@@ -477,13 +477,46 @@ pub struct Lines {
     offset: u64,
 }
 
+/// What [`Lines::open`] reads ahead to recognise a file that is not JSON Lines.
+const HEAD_BYTES: usize = 4096;
+
+/// Why a file that starts with `head` is not JSON Lines, when its start already says so.
+fn not_json_lines(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\xEF\xBB\xBF") {
+        return Some(
+            "the file starts with a UTF-8 byte order mark (BOM), which JSON Lines does not \
+             allow (letta-evals cannot read it either); save it as UTF-8 without one, e.g. \
+             `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`",
+        );
+    }
+    let first = head.iter().find(|b| !b.is_ascii_whitespace())?;
+    (*first == b'[').then_some(
+        "the file holds a JSON array, but a dataset is JSON Lines: one JSON object on each \
+         line; convert it, e.g. `jq -c '.[]' FILE > data.jsonl`",
+    )
+}
+
 /// What [`Lines`] reads at once: about a hundred rows of a recorded run.
 const BLOCK_SIZE: usize = 1 << 18;
 
 impl Lines {
     pub fn open(path: &Path) -> Result<Lines, SourceError> {
-        let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
-        Ok(Lines::new(path.into(), Box::new(file), BLOCK_SIZE))
+        let mut file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+        // The start of the file, read ahead to tell a file that is not JSON Lines at all in
+        // one sentence rather than an error on every line.
+        let mut head = Vec::with_capacity(HEAD_BYTES);
+        (&mut file)
+            .take(HEAD_BYTES as u64)
+            .read_to_end(&mut head)
+            .map_err(|e| SourceError::io(path, "read", e))?;
+        if let Some(message) = not_json_lines(&head) {
+            return Err(SourceError {
+                path: path.to_path_buf(),
+                message: message.to_string(),
+            });
+        }
+        let source = std::io::Cursor::new(head).chain(file);
+        Ok(Lines::new(path.into(), Box::new(source), BLOCK_SIZE))
     }
 
     fn new(file: Arc<Path>, source: Box<dyn Read + Send>, block_size: usize) -> Lines {
