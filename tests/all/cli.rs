@@ -454,7 +454,7 @@ fn missing_required_config_and_invalid_suite_regex_are_static_errors() {
 }
 
 #[test]
-fn invalid_regex_in_ground_truth_errors_that_sample_only() {
+fn invalid_regex_in_ground_truth_grades_0_and_validate_names_the_row() {
     let ws = Workspace::new();
     ws.write(
         "suite.yaml",
@@ -468,19 +468,39 @@ fn invalid_regex_in_ground_truth_errors_that_sample_only() {
             letta_row(3, "xyz", "^x"),
         ],
     );
+    // letta-evals' verdict: a 0 with the reason, counted in the metric like any other grade.
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = ws.results("out");
     assert_eq!(results[0]["grades"]["fmt"]["status"], "pass");
-    assert_eq!(results[1]["grades"]["fmt"]["status"], "error");
-    assert!(
-        results[1]["grades"]["fmt"]["rationale"]
-            .as_str()
-            .unwrap()
-            .starts_with("Invalid regex pattern")
+    assert_eq!(results[1]["grades"]["fmt"]["status"], "fail");
+    assert_eq!(results[1]["grades"]["fmt"]["score"], 0.0);
+    assert_eq!(
+        results[1]["grades"]["fmt"]["rationale"],
+        "Invalid regex pattern: unterminated character set at position 0"
     );
-    assert_eq!(results[1]["error"]["category"], "grading");
+    assert!(results[1].get("error").is_none(), "{}", results[1]);
     assert_eq!(results[2]["grades"]["fmt"]["status"], "pass");
+    assert_eq!(ws.summary("out")["metrics"]["fmt"]["n"], 3);
+
+    // validate passes the suite and warns, naming the row.
+    let checked = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&checked);
+    assert_eq!(checked.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: data.jsonl:2: graders.fmt: ground_truth is not a valid Python regex (unterminated character set at position 0); it grades 0"),
+        "{err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    let filtered = ws.gavel(&["validate", "suite.yaml", "--filter", "id:3"]);
+    assert!(
+        stdout(&filtered).contains("1 sample of 3 selected by --filter id:3"),
+        "{}",
+        stdout(&filtered)
+    );
+    let none = ws.gavel(&["validate", "suite.yaml", "--filter", "tag:nope"]);
+    assert_eq!(none.status.code(), Some(2));
+    assert!(stderr(&none).contains("nothing to grade"));
 }
 
 #[test]

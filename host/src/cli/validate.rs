@@ -3,12 +3,15 @@
 use std::path::PathBuf;
 
 use gavel::run::engine::Selection;
-use gavel::run::{Options, check_rows, default_workers, prepare};
+use gavel::run::{Filter, Options, check_rows, default_workers, prepare};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The suite file (YAML).
     suite: PathBuf,
+    /// Check only the samples `gavel run --filter` would grade, and say how many that is.
+    #[arg(long, value_name = "FILTER")]
+    filter: Vec<String>,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -25,16 +28,44 @@ pub fn run(args: Args) -> u8 {
     for notice in prepared.suite.notices() {
         eprintln!("{notice}");
     }
-    match check_rows(&prepared, Selection::default(), default_workers()) {
+    let selection = Selection {
+        filters: args.filter.iter().map(|f| Filter::parse(f)).collect(),
+        ..Selection::default()
+    };
+    let filtered = !selection.filters.is_empty();
+    match check_rows(&prepared, selection, default_workers()) {
         Ok(validation) if validation.invalid == 0 => {
+            for warning in &validation.warnings {
+                eprintln!("warning: {warning}");
+            }
+            if validation.warned > validation.warnings.len() as u64 {
+                eprintln!(
+                    "warning: ... and {} more rows like these",
+                    validation.warned - validation.warnings.len() as u64
+                );
+            }
+            let selected = if filtered {
+                let all = check_rows(&prepared, Selection::default(), default_workers())
+                    .map_or(0, |v| v.total);
+                format!(
+                    " of {all} selected by --filter {}",
+                    args.filter.join(" --filter ")
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "{}: valid ({} metric{}, {} sample{})",
+                "{}: valid ({} metric{}, {} sample{}{selected})",
                 args.suite.display(),
                 prepared.plan.metrics.len(),
                 plural(prepared.plan.metrics.len() as u64),
                 validation.total,
                 plural(validation.total),
             );
+            if validation.total == 0 {
+                eprintln!("error: nothing to grade: no sample is selected");
+                return super::EXIT_INVALID;
+            }
             super::EXIT_OK
         }
         Ok(validation) => super::run::report_invalid_rows(&validation),

@@ -325,6 +325,26 @@ impl Plan {
         })
     }
 
+    /// What grading this sample will meet that is likely a mistake in the data, though not an
+    /// error (a warning for `gavel validate`): each with the grader's key.
+    pub fn sample_warnings(&self, sample: &crate::input::sample::Sample<'_>) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let Some(ground_truth) = sample.ground_truth_text() else {
+            return warnings;
+        };
+        for metric in &self.metrics {
+            if let Node::Tool {
+                function: Function::Letta(function),
+                ..
+            } = &metric.node
+                && let Some(problem) = function.ground_truth_problem(ground_truth)
+            {
+                warnings.push(format!("graders.{}: {problem}", metric.key));
+            }
+        }
+        warnings
+    }
+
     /// The first judge whose endpoint cannot be used, by metric key, and why.
     pub fn judge_down(&self) -> Option<(&str, String)> {
         self.judges()

@@ -175,6 +175,11 @@ pub struct Validation {
     pub errors: Vec<RowError>,
     /// How many rows are invalid in all.
     pub invalid: u64,
+    /// The first rows that are valid but will likely not grade as meant (a ground truth that
+    /// `regex_match` cannot compile grades 0), in stream order, each with why.
+    pub warnings: Vec<RowError>,
+    /// How many such rows in all.
+    pub warned: u64,
 }
 
 /// How many invalid rows a report lists.
@@ -189,22 +194,27 @@ pub fn validate(
     workers: usize,
 ) -> Result<Validation, SourceError> {
     let judges = plan.judges();
-    let check = |item: &Item| -> Result<(), RowError> {
+    let at_row = |item: &Item, message: String| RowError {
+        file: item.row.file.to_path_buf(),
+        line: item.row.number,
+        column: 0,
+        message,
+    };
+    // The row's warnings, or why it is invalid.
+    let check = |item: &Item| -> Result<Vec<String>, RowError> {
         let sample = parser.parse(item)?;
         for (key, judge) in &judges {
-            judge.check_sample(&sample).map_err(|message| RowError {
-                file: item.row.file.to_path_buf(),
-                line: item.row.number,
-                column: 0,
-                message: format!("graders.{key}: {message}"),
-            })?;
+            judge
+                .check_sample(&sample)
+                .map_err(|message| at_row(item, format!("graders.{key}: {message}")))?;
         }
-        Ok(())
+        Ok(plan.sample_warnings(&sample))
     };
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
     let rx = std::sync::Mutex::new(rx);
     let mut validation = Validation::default();
     let mut found: Vec<(u64, RowError)> = Vec::new();
+    let mut warned_rows: Vec<(u64, RowError)> = Vec::new();
     let mut source_error = None;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers.max(1))
@@ -212,6 +222,8 @@ pub fn validate(
                 scope.spawn(|| {
                     let mut bad: Vec<(u64, RowError)> = Vec::new();
                     let mut invalid = 0u64;
+                    let mut warnings: Vec<(u64, RowError)> = Vec::new();
+                    let mut warned = 0u64;
                     loop {
                         let batch = {
                             let guard =
@@ -220,15 +232,24 @@ pub fn validate(
                         };
                         let Ok(batch) = batch else { break };
                         for item in &batch {
-                            if let Err(e) = check(item) {
-                                invalid += 1;
-                                bad.push((item.seq, e));
-                                bad.sort_by_key(|(seq, _)| *seq);
-                                bad.truncate(ERRORS_LISTED);
+                            match check(item) {
+                                Err(e) => {
+                                    invalid += 1;
+                                    keep_first(&mut bad, item.seq, e);
+                                }
+                                Ok(found) if !found.is_empty() => {
+                                    warned += 1;
+                                    keep_first(
+                                        &mut warnings,
+                                        item.seq,
+                                        at_row(item, found.join("; ")),
+                                    );
+                                }
+                                Ok(_) => {}
                             }
                         }
                     }
-                    (bad, invalid)
+                    (bad, invalid, warnings, warned)
                 })
             })
             .collect();
@@ -255,22 +276,34 @@ pub fn validate(
         }
         drop(tx);
         for handle in handles {
-            if let Ok((bad, invalid)) = handle.join() {
+            if let Ok((bad, invalid, warnings, warned)) = handle.join() {
                 found.extend(bad);
                 validation.invalid += invalid;
+                warned_rows.extend(warnings);
+                validation.warned += warned;
             }
         }
     });
     if let Some(e) = source_error {
         return Err(e);
     }
-    found.sort_by_key(|(seq, _)| *seq);
-    validation.errors = found
-        .into_iter()
-        .take(ERRORS_LISTED)
-        .map(|(_, e)| e)
-        .collect();
+    let first = |mut rows: Vec<(u64, RowError)>| {
+        rows.sort_by_key(|(seq, _)| *seq);
+        rows.into_iter()
+            .take(ERRORS_LISTED)
+            .map(|(_, e)| e)
+            .collect()
+    };
+    validation.errors = first(found);
+    validation.warnings = first(warned_rows);
     Ok(validation)
+}
+
+/// Adds `row` at `seq` to `rows`, which keeps the first [`ERRORS_LISTED`] by `seq`.
+fn keep_first(rows: &mut Vec<(u64, RowError)>, seq: u64, row: RowError) {
+    rows.push((seq, row));
+    rows.sort_by_key(|(seq, _)| *seq);
+    rows.truncate(ERRORS_LISTED);
 }
 
 /// Items per unit of parallel work when no grader waits on the network: enough to pay for

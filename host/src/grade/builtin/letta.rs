@@ -56,12 +56,24 @@ impl Function {
         }
     }
 
+    /// What is wrong with a row's ground truth for this function, found before grading:
+    /// `regex_match` reads it as a Python regex, and a pattern that does not compile grades 0.
+    pub fn ground_truth_problem(self, ground_truth: &str) -> Option<String> {
+        match self {
+            Function::RegexMatch if !ground_truth.is_empty() => Regex::new(ground_truth, 0)
+                .err()
+                .filter(|e| !matches!(e, RegexError::TooCostly))
+                .map(|e| format!("ground_truth is not a valid Python regex ({e}); it grades 0")),
+            _ => None,
+        }
+    }
+
     pub fn needs_ground_truth(self) -> bool {
         !matches!(self, Function::AsciiPrintableOnly)
     }
 
-    /// Grades `submission`. A missing or empty ground truth scores 0, as in letta-evals; an
-    /// invalid ground-truth regex is an `error` grade (score 0) with the reason. The grade's
+    /// Grades `submission`. A missing or empty ground truth scores 0, as in letta-evals, and so
+    /// does an invalid ground-truth regex, with the reason. The grade's
     /// `submission` is left to the caller, which owns the text.
     pub fn grade(self, sample: &Sample<'_>, submission: &str) -> Grade {
         let ground_truth = sample.ground_truth_text().filter(|gt| !gt.is_empty());
@@ -90,7 +102,8 @@ impl Function {
                 Err(e @ RegexError::TooCostly) => {
                     Grade::error(format!("Regex search could not finish: {e}"))
                 }
-                Err(e) => Grade::error(format!("Invalid regex pattern: {e}")),
+                // letta-evals' own verdict: a 0 like any other, counted in the metric.
+                Err(e) => Grade::scored(0.0, format!("Invalid regex pattern: {e}")),
             },
         }
     }
@@ -171,9 +184,9 @@ mod tests {
     }
 
     #[test]
-    fn invalid_regex_is_an_error_grade() {
+    fn invalid_regex_grades_0_with_the_reason() {
         let g = Function::RegexMatch.grade(&sample(Some("(a")), "a");
-        assert_eq!((g.score, g.status), (0.0, Status::Error));
+        assert_eq!((g.score, g.status), (0.0, Status::Fail));
         assert!(
             g.rationale.starts_with("Invalid regex pattern: missing )"),
             "{}",
@@ -355,18 +368,8 @@ mod tests {
                 };
                 let want_score = expected["score"].as_f64().expect("score");
                 let want_rationale = expected["rationale"].as_str().expect("rationale");
-                let invalid_regex = want_rationale.starts_with("Invalid regex pattern: ");
-                let rationale_ok = if invalid_regex {
-                    // gavel words the reason its own way; the kind of failure must match.
-                    grade.status == crate::grade::Status::Error
-                        && grade
-                            .rationale
-                            .starts_with("Invalid regex pattern: unterminated character set")
-                } else {
-                    grade.rationale == want_rationale
-                };
-                let status_ok =
-                    invalid_regex || grade.status == Grade::scored(want_score, "").status;
+                let rationale_ok = grade.rationale == want_rationale;
+                let status_ok = grade.status == Grade::scored(want_score, "").status;
                 let submission_ok = expected
                     .get("submission")
                     .is_none_or(|want| want.as_str() == Some(submission.as_str()));
