@@ -123,6 +123,93 @@ fn a_json_array_a_bom_and_a_folder_are_each_one_sentence() {
     );
 }
 
+/// Every misspelt key and value of a suite in one pass, each at its own line and column, with
+/// the likely meaning (a synonym too: `mean` is `avg_score`), and parser words put plainly.
+#[test]
+fn every_typo_of_a_suite_is_found_in_one_pass_where_it_is() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        "\
+name: capitals
+dataset: data.jsonl
+descripton: typos
+graders:
+  correct:
+    kind: tool
+    functon: contains
+    extractr: last_assistant
+gate:
+  kind: simple
+  metric_key: correct
+  aggregation: mean
+  op: gte
+  value: 0.5
+",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for (at, says) in [
+        ("suite.yaml:3:1: descripton:", "did you mean `description`?"),
+        (
+            "suite.yaml:7:5: graders.correct.functon:",
+            "did you mean `function`?",
+        ),
+        (
+            "suite.yaml:8:5: graders.correct.extractr:",
+            "did you mean `extractor`?",
+        ),
+        (
+            "suite.yaml:12:16: gate.aggregation:",
+            "did you mean `avg_score`?",
+        ),
+    ] {
+        assert!(err.contains(at), "{at}: {err}");
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    assert!(err.contains("4 problems found"), "{err}");
+
+    ws.write(
+        "suite.yaml",
+        "name: capitals\nname: again\ndataset: data.jsonl\nmax_samples: ten\ngraders: {}\n",
+    );
+    let err = stderr(&ws.gavel(&["validate", "suite.yaml"]));
+    assert!(
+        err.contains("suite.yaml:2:1: the key `name` appears twice in the same mapping; keep one"),
+        "{err}"
+    );
+    for words in ["DuplicateKeyPolicy", "u64", "struct", "?:"] {
+        assert!(!err.contains(words), "{words}: {err}");
+    }
+}
+
+/// A pack that is not built yet is one error that says to build it, not one more for every
+/// grader that uses it.
+#[test]
+fn an_unbuilt_pack_is_one_error_that_says_to_build_it() {
+    let ws = capitals();
+    ws.write("build.sh", "#!/bin/sh\n");
+    ws.write(
+        "suite.yaml",
+        "name: capitals\ndataset: data.jsonl\npacks:\n  mine:\n    path: build/mine.wasm\n\
+         graders:\n  a:\n    kind: tool\n    function: mine.check\n  b:\n    kind: tool\n    \
+         function: mine.check\n    extractor: mine.take\n",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(
+        err.contains("suite.yaml:5:5: packs.mine: pack `mine`: cannot read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: the pack is not built yet: run ./build.sh first"),
+        "{err}"
+    );
+}
+
 /// Numbers on the command line are checked before anything runs: a clear error and exit 2,
 /// never a panic.
 #[test]

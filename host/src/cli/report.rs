@@ -51,7 +51,10 @@ pub fn run(args: Args) -> u8 {
 pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunRecord>, String> {
     match suite {
         Some(path) => {
-            let suite = gavel::config::suite::Suite::load(path).map_err(|e| e.to_string())?;
+            let suite = gavel::config::suite::Suite::load(path).map_err(|errors| {
+                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                lines.join("\nerror: ")
+            })?;
             let mut inputs = RunRecord::of_suite(&suite);
             // The run's own selection still applies when its run.json has one.
             if let Ok(Some(recorded)) = RunRecord::read(results_dir) {

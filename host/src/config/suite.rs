@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+
+use crate::config::position::Positions;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
@@ -131,6 +133,8 @@ pub struct CompositeSpec {
 #[derive(Debug)]
 pub struct Suite {
     pub file: SuiteFile,
+    /// Where each field is written, to locate mistakes found after parsing.
+    pub positions: Positions,
     /// The suite file's path as given.
     pub path: PathBuf,
     /// The folder relative paths are resolved against.
@@ -186,6 +190,17 @@ impl SuiteError {
         }
     }
 
+    /// An error found after parsing whose message may start with the exact field
+    /// (`gate.metric_key: ...`), within `field`: that field is then the error's.
+    pub fn within(file: &Path, field: &str, message: &str) -> SuiteError {
+        match message.split_once(": ") {
+            Some((exact, rest)) if exact == field || exact.starts_with(&format!("{field}.")) => {
+                SuiteError::at(file, exact, rest)
+            }
+            _ => SuiteError::at(file, field, message),
+        }
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> SuiteError {
         self.hint = Some(hint.into());
         self
@@ -193,16 +208,35 @@ impl SuiteError {
 }
 
 impl Suite {
-    /// Reads and parses a suite file.
-    pub fn load(path: &Path) -> Result<Suite, SuiteError> {
-        if path.is_dir() {
-            return Err(SuiteError::at(path, "", folder_given(path)));
+    /// `error` at the line and column of its field's value in this suite, when it has none.
+    pub fn locate(&self, mut error: SuiteError) -> SuiteError {
+        if error.line.is_none()
+            && error.file == self.path
+            && let Some((line, column)) = self.positions.value(&error.field)
+        {
+            error.line = Some(line);
+            error.column = Some(column);
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| SuiteError::at(path, "", format!("cannot read the suite file: {e}")))?;
-        let file = parse(&text, path)?;
+        error
+    }
+
+    /// Reads and parses a suite file.
+    /// Reads and parses a suite file; every unknown key is reported, not only the first.
+    pub fn load(path: &Path) -> Result<Suite, Vec<SuiteError>> {
+        if path.is_dir() {
+            return Err(vec![SuiteError::at(path, "", folder_given(path))]);
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            vec![SuiteError::at(
+                path,
+                "",
+                format!("cannot read the suite file: {e}"),
+            )]
+        })?;
+        let file = parse_all(&text, path)?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Suite {
+            positions: Positions::of(&text),
             file,
             path: path.to_path_buf(),
             base_dir,
@@ -290,8 +324,136 @@ fn folder_given(dir: &Path) -> String {
     }
 }
 
+/// Unknown keys reported at most in one pass.
+const MAX_UNKNOWN_KEYS: usize = 50;
+
+/// Parses suite YAML strictly, reporting every unknown key: each found is blanked out of the
+/// text (its lines emptied, so the lines after keep their numbers) and the text parsed again,
+/// until it parses or the mistake is of another kind, which ends the list.
+fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
+    let mut text = text.to_string();
+    let mut errors = Vec::new();
+    loop {
+        match parse(&text, file) {
+            Ok(parsed) if errors.is_empty() => return Ok(parsed),
+            Ok(_) => return Err(errors),
+            Err(mut error) => {
+                // serde names the mapping that holds the unknown key; the key is where to look.
+                if let Some(key) = unknown_key(&error.message) {
+                    let path = if error.field.is_empty() {
+                        key.to_string()
+                    } else {
+                        format!("{}.{key}", error.field)
+                    };
+                    if let Some((line, column)) = Positions::of(&text).key(&path) {
+                        (error.line, error.column, error.field) = (Some(line), Some(column), path);
+                    }
+                }
+                let next = (errors.len() < MAX_UNKNOWN_KEYS)
+                    .then(|| without_unknown_key(&text, &error))
+                    .flatten();
+                errors.push(error);
+                match next {
+                    Some(next) => text = next,
+                    None => return Err(errors),
+                }
+            }
+        }
+    }
+}
+
+/// `text` with the unknown key of `error` taken out of the way of the next parse: renamed to
+/// the key its hint suggests (so that what depends on that key is checked too), else blanked.
+/// `None` when `error` is not an unknown key, or the key cannot be found or moved.
+fn without_unknown_key(text: &str, error: &SuiteError) -> Option<String> {
+    let (line, column) = (error.line?, error.column?);
+    let meant = error
+        .hint
+        .as_deref()
+        .and_then(|hint| hint.strip_prefix("did you mean `")?.strip_suffix("`?"));
+    if let Some(value) = unknown_variant(&error.message) {
+        // A misspelt value: read as the one it was likely meant to be, or the list ends here.
+        return rename_key(text, line, column, value, meant?);
+    }
+    let key = unknown_key(&error.message)?;
+    let parent = error
+        .field
+        .rsplit_once('.')
+        .map_or("", |(parent, _)| parent);
+    let taken = |meant: &str| {
+        let path = if parent.is_empty() {
+            meant.to_string()
+        } else {
+            format!("{parent}.{meant}")
+        };
+        Positions::of(text).key(&path).is_some()
+    };
+    match meant {
+        Some(meant) if !taken(meant) => rename_key(text, line, column, key, meant),
+        _ => blank_key(text, line, column),
+    }
+}
+
+/// `text` with the key `from` at `line`:`column` written `to`.
+fn rename_key(text: &str, line: u64, column: u64, from: &str, to: &str) -> Option<String> {
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    let at = usize::try_from(line).ok()?.checked_sub(1)?;
+    let start = usize::try_from(column).ok()?.checked_sub(1)?;
+    let written = lines.get_mut(at)?;
+    if written.get(start..start + from.len())? != from {
+        return None;
+    }
+    written.replace_range(start..start + from.len(), to);
+    Some(lines.join("\n"))
+}
+
+/// The value serde's "unknown variant `x`, expected ..." names.
+fn unknown_variant(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("unknown variant `")?
+        .split_once('`')
+        .map(|(value, _)| value)
+}
+
+/// The key serde's "unknown field `x`, expected ..." names.
+fn unknown_key(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("unknown field `")?
+        .split_once('`')
+        .map(|(key, _)| key)
+}
+
+/// `text` without the block-style key at `line`:`column` and the lines of its value (those
+/// indented deeper), each left empty; `None` for a key in flow style (`{a: 1, b: 2}`) or that
+/// starts a list item.
+fn blank_key(text: &str, line: u64, column: u64) -> Option<String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let at = usize::try_from(line).ok()?.checked_sub(1)?;
+    let indent = usize::try_from(column).ok()?.checked_sub(1)?;
+    let key_line = lines.get(at)?;
+    let before = key_line.get(..indent)?;
+    if !before.chars().all(|c| c == ' ') {
+        return None;
+    }
+    let deeper = |l: &str| l.trim().is_empty() || l.len() - l.trim_start().len() > indent;
+    let end = at + 1 + lines[at + 1..].iter().take_while(|l| deeper(l)).count();
+    let mut out: Vec<&str> = lines.clone();
+    for line in &mut out[at..end] {
+        *line = "";
+    }
+    // A list item's dash stays, so that the item is still one.
+    let dash = before
+        .trim_end()
+        .ends_with('-')
+        .then(|| format!("{before}{{}}"));
+    if let Some(dash) = &dash {
+        out[at] = dash;
+    }
+    Some(out.join("\n"))
+}
+
 /// Parses suite YAML strictly.
-pub fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
+fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
     let mut field = String::new();
     serde_saphyr::with_deserializer_from_str(text, |de| {
         serde_path_to_error::deserialize::<_, SuiteFile>(de).map_err(|e| {
@@ -304,7 +466,7 @@ pub fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
 
 /// serde_path_to_error renders the root as `.`; gavel says nothing for it.
 fn normalise_path(path: &str) -> String {
-    if path == "." {
+    if path == "." || path == "?" {
         String::new()
     } else {
         path.to_string()
@@ -333,10 +495,55 @@ fn bare_message(error: &serde_saphyr::Error) -> String {
     let first = text.lines().next().unwrap_or_default();
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // "line 6 column 3: message"
-    match first.split_once(": ") {
-        Some((prefix, rest)) if prefix.starts_with("line ") => rest.to_string(),
-        _ => first.to_string(),
+    let message = match first.split_once(": ") {
+        Some((prefix, rest)) if prefix.starts_with("line ") => rest,
+        _ => first,
+    };
+    in_plain_words(message)
+}
+
+/// A parser's message in the words of a suite's author: no Rust type names, no parser options.
+fn in_plain_words(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("duplicate mapping key") {
+        let key = rest
+            .strip_prefix(": ")
+            .and_then(|rest| rest.split(',').next())
+            .map_or(String::new(), |key| format!(" `{key}`"));
+        return format!("the key{key} appears twice in the same mapping; keep one");
     }
+    const WORDS: &[(&str, &str)] = &[
+        ("invalid u64", "expected a whole number, 0 or more"),
+        ("invalid u32", "expected a whole number, 0 or more"),
+        ("invalid usize", "expected a whole number, 0 or more"),
+        ("invalid i64", "expected a whole number"),
+        ("invalid f64", "expected a number"),
+        ("invalid bool", "expected true or false"),
+        (
+            "expected mapping start",
+            "expected a mapping (`key: value` lines), not a single value or a list",
+        ),
+        (
+            "expected sequence start",
+            "expected a list (`- item` lines or `[a, b]`)",
+        ),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+    ];
+    let mut plain = message.to_string();
+    for (said, meant) in WORDS {
+        plain = plain.replace(said, meant);
+    }
+    if let Some((before, after)) = plain.split_once("expected struct ") {
+        let rest = after.split_once(' ').map_or("", |(_, rest)| rest);
+        plain = format!("{before}expected a mapping (`key: value` lines) {rest}")
+            .trim_end()
+            .to_string();
+    }
+    plain
 }
 
 /// For serde's "unknown field `x`, expected one of `a`, `b`" (and the variant form), the
@@ -356,7 +563,20 @@ fn suggestion(message: &str) -> Option<String> {
         .split(", ")
         .map(|c| c.trim_matches('`'))
         .collect();
-    match closest(given, candidates.iter().copied()) {
+    // Words people use for a value gavel spells otherwise, which no spelling distance finds.
+    const SYNONYMS: &[(&str, &str)] = &[
+        ("mean", "avg_score"),
+        ("average", "avg_score"),
+        ("avg", "avg_score"),
+        ("pass_rate", "accuracy"),
+        ("minimum", "min"),
+        ("maximum", "max"),
+    ];
+    let synonym = SYNONYMS
+        .iter()
+        .find(|(word, meant)| *word == given && candidates.contains(meant))
+        .map(|(_, meant)| *meant);
+    match synonym.or_else(|| closest(given, candidates.iter().copied())) {
         Some(best) => Some(format!("did you mean `{best}`?")),
         None => Some(format!("valid {what}s: {}", candidates.join(", "))),
     }

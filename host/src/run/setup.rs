@@ -44,7 +44,7 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// Loads a suite and checks everything that can be checked without grading. Every mistake
 /// found is returned, not just the first.
 pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<SuiteError>> {
-    let suite = Suite::load(suite_path).map_err(|e| vec![e])?;
+    let suite = Suite::load(suite_path)?;
     let mut errors = Vec::new();
     let file = &suite.file;
 
@@ -86,20 +86,27 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     };
     let plan = match resolver.plan(&file.graders) {
         Ok(plan) => Some(plan),
-        Err(mut e) => {
-            errors.append(&mut e);
+        Err(e) => {
+            // A pack that did not load has said why once; its functions are not unknown.
+            let unloaded = |e: &SuiteError| {
+                file.packs.keys().any(|name| {
+                    !packs.contains_key(name)
+                        && e.message.starts_with(&format!("unknown pack `{name}`"))
+                })
+            };
+            errors.extend(e.into_iter().filter(|e| !unloaded(e)));
             None
         }
     };
     if let Some(gate) = &file.gate
         && let Err(message) = gate.check(&metric_keys)
     {
-        errors.push(SuiteError::at(suite_path, "gate", message));
+        errors.push(SuiteError::within(suite_path, "gate", &message));
     }
     if let Some(reward) = &file.reward
         && let Err(message) = reward.check(&metric_keys)
     {
-        errors.push(SuiteError::at(suite_path, "reward", message));
+        errors.push(SuiteError::within(suite_path, "reward", &message));
     }
     match plan {
         Some(plan) if errors.is_empty() => {
@@ -113,8 +120,22 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 suite,
             })
         }
-        _ => Err(errors),
+        _ => Err(errors.into_iter().map(|e| suite.locate(e)).collect()),
     }
+}
+
+/// For a pack file that does not exist, the `build.sh` that likely makes it: in the pack
+/// path's folders, from the nearest up to the suite's folder.
+fn build_script_for(suite: &Suite, pack: &Path) -> Option<PathBuf> {
+    let path = suite.base_dir.join(pack);
+    if path.exists() {
+        return None;
+    }
+    path.ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(&suite.base_dir))
+        .map(|dir| Path::new(".").join(dir).join("build.sh"))
+        .find(|script| script.is_file())
 }
 
 fn load_packs(
@@ -149,7 +170,16 @@ fn load_packs(
         Ok(pack) => {
             packs.insert(name.to_string(), Arc::new(pack));
         }
-        Err(e) => errors.push(SuiteError::at(&suite.path, field, e.to_string())),
+        Err(e) => {
+            let error = SuiteError::at(&suite.path, field, e.to_string());
+            errors.push(match build_script_for(suite, &spec.path) {
+                Some(script) => error.with_hint(format!(
+                    "the pack is not built yet: run {} first",
+                    script.display()
+                )),
+                None => error,
+            });
+        }
     };
     for (name, spec) in &file.packs {
         load(name, spec, format!("packs.{name}"), &limits);
