@@ -169,6 +169,18 @@ gate:
         assert!(err.contains(says), "{says}: {err}");
     }
     assert!(err.contains("4 problems found"), "{err}");
+    // The same for tools, as JSON on stdout.
+    let json = ws.gavel(&["validate", "suite.yaml", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(2));
+    let found: Value = serde_json::from_str(&stdout(&json)).expect("one JSON object");
+    assert_eq!(found["valid"], false);
+    let problems = found["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 4, "{found}");
+    assert_eq!(problems[1]["line"], 7);
+    assert_eq!(problems[1]["column"], 5);
+    assert_eq!(problems[1]["field"], "graders.correct.functon");
+    assert_eq!(problems[1]["hint"], "did you mean `function`?");
+    assert_eq!(stderr(&json), "");
 
     ws.write(
         "suite.yaml",

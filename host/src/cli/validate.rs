@@ -1,9 +1,13 @@
-//! `gavel validate SUITE`: everything that can be checked without grading.
+//! `gavel validate SUITE`: everything that can be checked without grading, as text for people
+//! or as JSON (`--format json`) for tools.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use gavel::config::suite::SuiteError;
+use gavel::input::dataset::RowError;
 use gavel::run::engine::Selection;
 use gavel::run::{Filter, Options, check_rows, default_workers, prepare};
+use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -12,65 +16,207 @@ pub struct Args {
     /// Check only the samples `gavel run --filter` would grade, and say how many that is.
     #[arg(long, value_name = "FILTER")]
     filter: Vec<String>,
+    /// `text` for people, `json` for tools (one object on stdout: valid, problems, warnings).
+    #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
+    format: String,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
 
+/// What validation found, as `--format json` prints it.
+#[derive(Debug, Default, Serialize)]
+struct Found {
+    valid: bool,
+    /// Mistakes that stop a run, each located.
+    problems: Vec<Problem>,
+    /// Rows that will grade, though likely not as meant.
+    warnings: Vec<Problem>,
+    /// Problems and warnings in all, when more were found than are listed.
+    problems_in_all: u64,
+    warnings_in_all: u64,
+    /// Metrics of the suite, and samples selected (of all, with `--filter`).
+    metrics: usize,
+    samples: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    samples_in_all: Option<u64>,
+    notices: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Problem {
+    file: PathBuf,
+    line: Option<u64>,
+    column: Option<u64>,
+    field: Option<String>,
+    message: String,
+    hint: Option<String>,
+    /// The line as the text output shows it.
+    text: String,
+}
+
+impl From<&SuiteError> for Problem {
+    fn from(e: &SuiteError) -> Problem {
+        Problem {
+            file: e.file.clone(),
+            line: e.line,
+            column: e.column,
+            field: (!e.field.is_empty()).then(|| e.field.clone()),
+            message: e.message.clone(),
+            hint: e.hint.clone(),
+            text: e.to_string(),
+        }
+    }
+}
+
+impl From<&RowError> for Problem {
+    fn from(e: &RowError) -> Problem {
+        Problem {
+            file: e.file.clone(),
+            line: Some(e.line as u64),
+            column: (e.column > 0).then_some(e.column as u64),
+            field: None,
+            message: e.message.clone(),
+            hint: None,
+            text: e.to_string(),
+        }
+    }
+}
+
+impl Problem {
+    fn about(file: &Path, message: String) -> Problem {
+        Problem {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            field: None,
+            text: format!("{}: {message}", file.display()),
+            message,
+            hint: None,
+        }
+    }
+}
+
 pub fn run(args: Args) -> u8 {
+    let found = validate(&args);
+    if args.format == "json" {
+        match serde_json::to_string_pretty(&found) {
+            Ok(json) => println!("{json}"),
+            Err(e) => eprintln!("error: cannot render the result: {e}"),
+        }
+    } else {
+        print_text(&args, &found);
+    }
+    if found.valid {
+        super::EXIT_OK
+    } else {
+        super::EXIT_INVALID
+    }
+}
+
+fn validate(args: &Args) -> Found {
     let options = Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
     };
     let prepared = match prepare(&args.suite, &options) {
         Ok(prepared) => prepared,
-        Err(errors) => return super::report_suite_errors(&errors),
+        Err(errors) => {
+            return Found {
+                problems_in_all: errors.len() as u64,
+                problems: errors.iter().map(Problem::from).collect(),
+                ..Found::default()
+            };
+        }
     };
-    for notice in prepared.suite.notices() {
-        eprintln!("{notice}");
-    }
+    let mut found = Found {
+        metrics: prepared.plan.metrics.len(),
+        notices: prepared.suite.notices(),
+        ..Found::default()
+    };
     let selection = Selection {
         filters: args.filter.iter().map(|f| Filter::parse(f)).collect(),
         ..Selection::default()
     };
     let filtered = !selection.filters.is_empty();
-    match check_rows(&prepared, selection, default_workers()) {
-        Ok(validation) if validation.invalid == 0 => {
-            for warning in &validation.warnings {
-                eprintln!("warning: {warning}");
-            }
-            if validation.warned > validation.warnings.len() as u64 {
-                eprintln!(
-                    "warning: ... and {} more rows like these",
-                    validation.warned - validation.warnings.len() as u64
-                );
-            }
-            let selected = if filtered {
-                let all = check_rows(&prepared, Selection::default(), default_workers())
-                    .map_or(0, |v| v.total);
-                format!(
-                    " of {all} selected by --filter {}",
-                    args.filter.join(" --filter ")
-                )
-            } else {
-                String::new()
-            };
-            println!(
-                "{}: valid ({} metric{}, {} sample{}{selected})",
-                args.suite.display(),
-                prepared.plan.metrics.len(),
-                plural(prepared.plan.metrics.len() as u64),
-                validation.total,
-                plural(validation.total),
-            );
-            if validation.total == 0 {
-                eprintln!("error: nothing to grade: no sample is selected");
-                return super::EXIT_INVALID;
-            }
-            super::EXIT_OK
+    let validation = match check_rows(&prepared, selection, default_workers()) {
+        Ok(validation) => validation,
+        Err(e) => {
+            found.problems = vec![Problem::about(&prepared.dataset, e.to_string())];
+            found.problems_in_all = 1;
+            return found;
         }
-        Ok(validation) => super::run::report_invalid_rows(&validation),
-        Err(e) => super::report_run_errors(&[e]),
+    };
+    found.samples = validation.total;
+    found.problems = validation.errors.iter().map(Problem::from).collect();
+    found.problems_in_all = validation.invalid;
+    found.warnings = validation.warnings.iter().map(Problem::from).collect();
+    found.warnings_in_all = validation.warned;
+    if filtered {
+        found.samples_in_all = check_rows(&prepared, Selection::default(), default_workers())
+            .ok()
+            .map(|all| all.total);
     }
+    if validation.total == 0 && validation.invalid == 0 {
+        found.problems.push(Problem::about(
+            &prepared.dataset,
+            "nothing to grade: no sample is selected".to_string(),
+        ));
+        found.problems_in_all = 1;
+    }
+    found.valid = found.problems.is_empty();
+    found
+}
+
+fn print_text(args: &Args, found: &Found) {
+    for notice in &found.notices {
+        eprintln!("{notice}");
+    }
+    for problem in &found.problems {
+        eprintln!("error: {}", problem.text);
+    }
+    for warning in &found.warnings {
+        eprintln!("warning: {}", warning.text);
+    }
+    let more = |listed: usize, all: u64| all.saturating_sub(listed as u64);
+    if more(found.warnings.len(), found.warnings_in_all) > 0 {
+        eprintln!(
+            "warning: ... and {} more rows like these",
+            more(found.warnings.len(), found.warnings_in_all)
+        );
+    }
+    if !found.valid {
+        if more(found.problems.len(), found.problems_in_all) > 0 {
+            eprintln!(
+                "... and {} more invalid rows",
+                more(found.problems.len(), found.problems_in_all)
+            );
+        }
+        let n = found.problems_in_all;
+        if found.samples > 0 {
+            eprintln!(
+                "{n} of {} rows are invalid; nothing was graded (fix them, or grade the valid \
+                 rows with --skip-invalid)",
+                found.samples
+            );
+        } else {
+            eprintln!("{n} problem{} found; nothing was graded", plural(n));
+        }
+        return;
+    }
+    let selected = found.samples_in_all.map_or(String::new(), |all| {
+        format!(
+            " of {all} selected by --filter {}",
+            args.filter.join(" --filter ")
+        )
+    });
+    println!(
+        "{}: valid ({} metric{}, {} sample{}{selected})",
+        args.suite.display(),
+        found.metrics,
+        plural(found.metrics as u64),
+        found.samples,
+        plural(found.samples),
+    );
 }
 
 fn plural(n: u64) -> &'static str {
