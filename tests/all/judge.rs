@@ -839,6 +839,13 @@ async fn a_rubric_suite_runs_through_gavel() {
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 5, "four samples and one retry");
+    // run.json sums the tokens the endpoint reported for the three replies that gave a verdict.
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(
+        record["progress"]["judge_tokens"]["judge-model"],
+        json!({"grades": 3, "prompt_tokens": 30, "completion_tokens": 15, "total_tokens": 0})
+    );
     for request in &requests {
         assert_eq!(
             (request.method.as_str(), request.path.as_str()),

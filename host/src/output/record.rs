@@ -78,6 +78,35 @@ pub struct Progress {
     /// Results in `results.jsonl` when it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results: Option<u64>,
+    /// Tokens the judges' endpoints reported for this run's requests, by model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub judge_tokens: BTreeMap<String, Tokens>,
+}
+
+/// Token counts as an OpenAI-compatible endpoint reports them (`usage`), summed over the
+/// grades that carry them (a reply from the cache carries its first request's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub grades: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+impl Tokens {
+    /// Adds a grade's `metadata.usage`.
+    pub fn add(&mut self, usage: &serde_json::Value) {
+        let count = |key: &str| {
+            usage
+                .get(key)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        self.grades += 1;
+        self.prompt_tokens += count("prompt_tokens");
+        self.completion_tokens += count("completion_tokens");
+        self.total_tokens += count("total_tokens");
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,11 +197,18 @@ impl RunRecord {
     }
 
     /// This record with its run ended in `state` after `took`, with `results` results in all.
-    pub fn ended(&mut self, state: State, took: std::time::Duration, results: u64) -> &Self {
+    pub fn ended(
+        &mut self,
+        state: State,
+        took: std::time::Duration,
+        results: u64,
+        judge_tokens: BTreeMap<String, Tokens>,
+    ) -> &Self {
         if let Some(progress) = self.progress.as_mut() {
             progress.state = state;
             progress.seconds = Some(took.as_secs_f64());
             progress.results = Some(results);
+            progress.judge_tokens = judge_tokens;
         }
         self
     }

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod grading;
 pub mod setup;
 
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use crate::grade::GradeKey;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
-    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, file_sha256,
+    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens, file_sha256,
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
@@ -274,6 +275,7 @@ pub fn run(
         started: httpdate::fmt_http_date(std::time::SystemTime::now()),
         seconds: None,
         results: None,
+        judge_tokens: Default::default(),
     });
     if let Err(e) = record.write(&out_dir) {
         let mut errors = vec![RunError::from(e)];
@@ -288,6 +290,7 @@ pub fn run(
         observer: &mut *observer,
         flush_each: false,
         written: 0,
+        judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
@@ -299,6 +302,7 @@ pub fn run(
     };
     let end = pass.run(selected);
     let written = sink.written;
+    let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
     observer.finish(matches!(end, Ok(PassEnd::Complete)));
     let end = match end {
         Ok(end) => end,
@@ -331,7 +335,7 @@ pub fn run(
         }
         let kept = already + written;
         if let Err(e) = record
-            .ended(State::Interrupted, started.elapsed(), kept)
+            .ended(State::Interrupted, started.elapsed(), kept, judge_tokens)
             .write(&out_dir)
         {
             errors.push(e.into());
@@ -389,7 +393,7 @@ pub fn run(
         State::Complete
     };
     record
-        .ended(state, started.elapsed(), summary.counts.total)
+        .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
         .write(&out_dir)
         .map_err(|e| vec![RunError::from(e)])?;
     Ok(Outcome::Graded(Box::new(Graded {
@@ -582,12 +586,25 @@ struct RunSink<'a> {
     flush_each: bool,
     /// Results written.
     written: u64,
+    /// The judges' token counts by model, when the plan has a judge.
+    judge_tokens: Option<BTreeMap<String, Tokens>>,
 }
 
 impl Sink for RunSink<'_> {
     fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
         self.results.append(lines)?;
         self.written += results.len() as u64;
+        if let Some(tokens) = self.judge_tokens.as_mut() {
+            for (_, grade) in results.iter().flat_map(|r| &r.grades) {
+                let metadata = &grade.details().metadata;
+                if let (Some(model), Some(usage)) = (
+                    metadata.get("model").and_then(serde_json::Value::as_str),
+                    metadata.get("usage"),
+                ) {
+                    tokens.entry(model.to_string()).or_default().add(usage);
+                }
+            }
+        }
         for result in results {
             self.aggregator.add(result);
             if let Some(junit) = self.junit.as_mut() {
