@@ -29,6 +29,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::reward::{Weights, unknown_metric};
+use crate::config::{FieldProblem, FieldProblems};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -152,17 +153,13 @@ pub enum GateSpec {
 
 impl GateSpec {
     /// Static check for `gavel validate`: every metric the gate reads is one of the suite's.
-    pub fn check(&self, metric_keys: &[String]) -> Result<(), String> {
+    pub fn check(&self, metric_keys: &[String]) -> Result<(), FieldProblems> {
         let mut problems = Vec::new();
         self.check_at("gate", metric_keys, &mut problems);
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems.join("\n"))
-        }
+        FieldProblems::into_result(problems)
     }
 
-    fn check_at(&self, path: &str, metric_keys: &[String], problems: &mut Vec<String>) {
+    fn check_at(&self, path: &str, metric_keys: &[String], problems: &mut Vec<FieldProblem>) {
         let mut known = |place: String, key: &str| {
             if !metric_keys.iter().any(|k| k == key) {
                 problems.push(unknown_metric(&place, key, metric_keys));
@@ -183,7 +180,10 @@ impl GateSpec {
                 metric_key: None, ..
             }) => {
                 if metric_keys.is_empty() {
-                    problems.push(format!("{path}: gates the first grader, but there is none"));
+                    problems.push(FieldProblem {
+                        field: path.to_string(),
+                        message: "gates the first grader, but there is none".to_string(),
+                    });
                 }
             }
             GateSpec::Logical { conditions, .. } => {
@@ -436,7 +436,7 @@ conditions:
   - {metric_key: format, op: gte, value: 0.5}
 ",
         );
-        let err = g.check(&keys).unwrap_err();
+        let err = g.check(&keys).unwrap_err().to_string();
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 2, "{err}");
         assert!(
@@ -457,6 +457,7 @@ conditions:
             gate("{op: gt, value: 0}")
                 .check(&[])
                 .unwrap_err()
+                .to_string()
                 .contains("first grader")
         );
     }

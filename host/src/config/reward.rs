@@ -12,6 +12,7 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
+use crate::config::{FieldProblem, FieldProblems};
 use crate::grade::{Grade, GradeKey};
 
 /// Metric weights: at least one, each finite and non-negative, with a non-zero sum; kept in the
@@ -97,17 +98,13 @@ pub enum RewardSpec {
 
 impl RewardSpec {
     /// Static check for `gavel validate`: every metric the reward reads is one of the suite's.
-    pub fn check(&self, metric_keys: &[String]) -> Result<(), String> {
-        let unknown: Vec<String> = self
-            .metric_keys()
-            .filter(|key| !metric_keys.iter().any(|k| k == key))
-            .map(|key| unknown_metric("reward", key, metric_keys))
-            .collect();
-        if unknown.is_empty() {
-            Ok(())
-        } else {
-            Err(unknown.join("\n"))
-        }
+    pub fn check(&self, metric_keys: &[String]) -> Result<(), FieldProblems> {
+        FieldProblems::into_result(
+            self.metric_keys()
+                .filter(|key| !metric_keys.iter().any(|k| k == key))
+                .map(|key| unknown_metric("reward", key, metric_keys))
+                .collect(),
+        )
     }
 
     fn metric_keys(&self) -> Box<dyn Iterator<Item = &str> + '_> {
@@ -145,20 +142,19 @@ impl RewardSpec {
 }
 
 /// "`where`: `key` is not a metric of this suite" with the closest key, for static checks.
-pub(crate) fn unknown_metric(place: &str, key: &str, metric_keys: &[String]) -> String {
-    let closest = metric_keys
-        .iter()
-        .map(|k| (strsim::jaro_winkler(k, key), k))
-        .filter(|(similarity, _)| *similarity > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+pub(crate) fn unknown_metric(place: &str, key: &str, metric_keys: &[String]) -> FieldProblem {
+    let closest = crate::config::suite::closest(key, metric_keys.iter().map(String::as_str))
+        .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     let known = if metric_keys.is_empty() {
         "the suite has no graders".to_string()
     } else {
         format!("graders are: {}", metric_keys.join(", "))
     };
-    format!("{place}: `{key}` is not a metric key of this suite{closest}; {known}")
+    FieldProblem {
+        field: place.to_string(),
+        message: format!("`{key}` is not a metric key of this suite{closest}; {known}"),
+    }
 }
 
 #[cfg(test)]
@@ -264,13 +260,15 @@ mod tests {
         let err = spec("{kind: metric, metric_key: corectness}")
             .unwrap()
             .check(&suite)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`corectness`"), "{err}");
         assert!(err.contains("did you mean `correctness`"), "{err}");
         let err = spec("{kind: weighted, weights: {format: 1, style: 1, tone: 2}}")
             .unwrap()
             .check(&suite)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(err.lines().count(), 2, "{err}");
         assert!(err.contains("`style`") && err.contains("`tone`"), "{err}");
     }

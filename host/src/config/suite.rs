@@ -177,6 +177,13 @@ impl fmt::Display for SuiteError {
 
 impl std::error::Error for SuiteError {}
 
+impl crate::config::FieldProblem {
+    /// The problem as an error of the suite file `file` (located later by its field).
+    pub fn in_file(self, file: &Path) -> SuiteError {
+        SuiteError::at(file, self.field, self.message)
+    }
+}
+
 impl SuiteError {
     /// An error about a field whose location is not known (found after parsing).
     pub fn at(file: &Path, field: impl Into<String>, message: impl Into<String>) -> SuiteError {
@@ -187,17 +194,6 @@ impl SuiteError {
             field: field.into(),
             message: message.into(),
             hint: None,
-        }
-    }
-
-    /// An error found after parsing whose message may start with the exact field
-    /// (`gate.metric_key: ...`), within `field`: that field is then the error's.
-    pub fn within(file: &Path, field: &str, message: &str) -> SuiteError {
-        match message.split_once(": ") {
-            Some((exact, rest)) if exact == field || exact.starts_with(&format!("{field}.")) => {
-                SuiteError::at(file, exact, rest)
-            }
-            _ => SuiteError::at(file, field, message),
         }
     }
 

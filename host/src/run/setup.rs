@@ -99,14 +99,14 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         }
     };
     if let Some(gate) = &file.gate
-        && let Err(message) = gate.check(&metric_keys)
+        && let Err(problems) = gate.check(&metric_keys)
     {
-        errors.push(SuiteError::within(suite_path, "gate", &message));
+        errors.extend(problems.0.into_iter().map(|p| p.in_file(suite_path)));
     }
     if let Some(reward) = &file.reward
-        && let Err(message) = reward.check(&metric_keys)
+        && let Err(problems) = reward.check(&metric_keys)
     {
-        errors.push(SuiteError::within(suite_path, "reward", &message));
+        errors.extend(problems.0.into_iter().map(|p| p.in_file(suite_path)));
     }
     match plan {
         Some(plan) if errors.is_empty() => {
