@@ -690,10 +690,15 @@ async fn grade(plan: &Plan, reward: Option<&RewardSpec>, sample: &Sample<'_>) ->
             }),
         },
     };
+    let computed = || match (&plan.reward, reward) {
+        (Some(custom), _) => Some(custom.compute(sample, &result.grades)),
+        (None, Some(reward)) => Some(reward.compute(&result.grades)),
+        (None, None) => None,
+    };
     if result.error.is_none()
-        && let Some(reward) = reward
+        && let Some(computed) = computed()
     {
-        match reward.compute(&result.grades) {
+        match computed {
             Ok(value) => result.reward = Some(value),
             Err(message) => {
                 result.error = Some(SampleError {

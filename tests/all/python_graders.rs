@@ -1,0 +1,237 @@
+//! Python graders run by the real interpreter component through the `gavel` binary: the seed's
+//! evaldeck graders verbatim, graded as evaldeck 0.1.5 grades them under CPython (recorded in
+//! `host/tests/data/python/evaldeck-seed/expected.json` by its `record.py`), hostile graders
+//! contained with stable reasons while every other grade stands, and a run that repeats.
+//!
+//! The interpreter is built once per test target folder with `gavel build-python` (componentize-py
+//! from PyPI; about a minute) and named to every run by `$GAVEL_PYTHON_COMPONENT`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::common::{Workspace, data, gavel_with_env, stderr};
+use serde_json::{Value, json};
+
+/// Builds the interpreter component once for every test of this binary, and returns its path.
+fn interpreter() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-interpreter");
+        let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+            .args(["build-python", "--cache-dir"])
+            .arg(&cache)
+            .env_remove("GAVEL_PYTHON_COMPONENT")
+            .output()
+            .expect("gavel runs");
+        assert!(
+            out.status.success(),
+            "gavel build-python failed:\n{}",
+            stderr(&out)
+        );
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+}
+
+fn gavel(dir: &Path, args: &[&str]) -> std::process::Output {
+    let component = interpreter().to_string_lossy().into_owned();
+    gavel_with_env(dir, args, &[("GAVEL_PYTHON_COMPONENT", &component)])
+}
+
+fn results(dir: &Path, out: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(out).join("results.jsonl"))
+        .expect("results.jsonl exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a result is JSON"))
+        .collect()
+}
+
+/// Copies a test-data folder into a fresh workspace.
+fn fixture(name: &str) -> Workspace {
+    let ws = Workspace::new();
+    for entry in std::fs::read_dir(data(name)).expect("fixture folder") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, ws.path(&path.file_name().unwrap().to_string_lossy()))
+                .expect("copy fixture file");
+        }
+    }
+    ws
+}
+
+#[test]
+fn the_seed_evaldeck_graders_grade_as_evaldeck_does() {
+    let ws = fixture("python/evaldeck-seed");
+    let out = gavel(ws.dir.path(), &["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    let expected: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("expected.json")).unwrap()).unwrap();
+    assert_eq!(expected.len(), results.len() * 4);
+    for want in &expected {
+        let result = results
+            .iter()
+            .find(|r| r["sample_id"] == want["id"])
+            .unwrap_or_else(|| panic!("no result for {}", want["id"]));
+        let grade = &result["grades"][want["grader"].as_str().unwrap()];
+        let place = format!("{} {}: {grade}", want["id"], want["grader"]);
+        assert_eq!(grade["status"], want["status"], "{place}");
+        assert_eq!(grade["rationale"], want["message"], "{place}");
+        if let Some(score) = want["score"].as_f64() {
+            assert_eq!(grade["score"].as_f64(), Some(score), "{place}");
+        }
+        for field in ["expected", "actual"] {
+            if !want[field].is_null() {
+                assert_eq!(grade[field], want[field], "{place}: {field}");
+            }
+        }
+    }
+}
+
+const HOSTILE: &str = r#"import os
+import socket
+import subprocess
+
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult, Sample
+
+
+@grader
+def fair(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0 if submission == sample.ground_truth else 0.0, rationale="compared")
+
+
+@grader
+def loop(sample: Sample, submission: str) -> GradeResult:
+    while True:
+        pass
+
+
+@grader
+def memory_bomb(sample: Sample, submission: str) -> GradeResult:
+    hoard = []
+    while True:
+        hoard.append("x" * (1 << 20))
+
+
+@grader
+def huge_message(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale="x" * (64 << 20))
+
+
+@grader
+def stdout_flood(sample: Sample, submission: str) -> GradeResult:
+    while True:
+        print("flood " * 1000)
+
+
+@grader
+def passwd(sample: Sample, submission: str) -> GradeResult:
+    with open("/etc/passwd") as f:
+        return GradeResult(score=1.0, rationale=f.read())
+
+
+@grader
+def environ(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale=repr(dict(os.environ)))
+
+
+@grader
+def network(sample: Sample, submission: str) -> GradeResult:
+    socket.create_connection(("127.0.0.1", 80), timeout=1)
+    return GradeResult(score=1.0, rationale="connected")
+
+
+@grader
+def process(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale=subprocess.check_output(["id"]).decode())
+"#;
+
+const HOSTILE_NAMES: [&str; 8] = [
+    "loop",
+    "memory_bomb",
+    "huge_message",
+    "stdout_flood",
+    "passwd",
+    "environ",
+    "network",
+    "process",
+];
+
+fn hostile_suite(names: &[&str]) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    let mut suite = String::from(
+        "name: hostile\ndataset: data.jsonl\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n",
+    );
+    for name in names {
+        suite.push_str(&format!(
+            "  {name}:\n    kind: tool\n    function: hostile.py:{name}\n"
+        ));
+    }
+    ws.write("suite.yaml", &suite);
+    let row = |id: i64, answer: &str| {
+        json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
+        ]]})
+    };
+    ws.write_rows("data.jsonl", &[row(1, "Paris"), row(2, "Lyon")]);
+    ws
+}
+
+#[test]
+fn hostile_graders_are_contained_and_every_other_grade_stands() {
+    let ws = hostile_suite(&HOSTILE_NAMES);
+    let out = gavel(ws.dir.path(), &["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    let fair: Vec<(f64, &str)> = results
+        .iter()
+        .map(|r| {
+            let g = &r["grades"]["fair"];
+            (g["score"].as_f64().unwrap(), g["status"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(fair, [(1.0, "pass"), (0.0, "fail")]);
+    let reasons = [
+        ("loop", "fuel exhausted"),
+        ("memory_bomb", "memory limit exceeded"),
+        ("huge_message", "memory limit exceeded"),
+        ("stdout_flood", "guest returned error: BrokenPipeError"),
+        (
+            "passwd",
+            "guest returned error: SandboxError: gavel's sandbox has no files",
+        ),
+        ("environ", "guest returned error: EnvironmentUnavailable"),
+        (
+            "network",
+            "guest returned error: SandboxError: gavel's sandbox has no network",
+        ),
+        (
+            "process",
+            "guest returned error: SandboxError: gavel's sandbox cannot start processes",
+        ),
+    ];
+    assert_eq!(reasons.len(), HOSTILE_NAMES.len());
+    for result in &results {
+        for (name, reason) in reasons {
+            let grade = &result["grades"][name];
+            assert_eq!(grade["status"], "error", "{name}: {grade}");
+            assert_eq!(grade["score"], 0.0, "{name}: {grade}");
+            let rationale = grade["rationale"].as_str().unwrap();
+            assert!(rationale.starts_with(reason), "{name}: {rationale}");
+            assert!(!rationale.contains("root:x"), "{name} leaked: {rationale}");
+        }
+    }
+}
+
+#[test]
+fn the_same_run_twice_writes_the_same_results() {
+    let ws = hostile_suite(&["passwd", "environ"]);
+    for out in ["a", "b"] {
+        let run = gavel(ws.dir.path(), &["run", "suite.yaml", "-o", out, "-q"]);
+        assert!(matches!(run.status.code(), Some(0 | 1)), "{}", stderr(&run));
+    }
+    let read = |out: &str| std::fs::read_to_string(ws.path(out).join("results.jsonl")).unwrap();
+    assert_eq!(read("a"), read("b"));
+}
