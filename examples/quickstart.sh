@@ -6,8 +6,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet -p gavel --manifest-path "$root/Cargo.toml"
 target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-# The interpreter of Python graders, built once into the cache (later runs print its path at once).
-"$target_dir/release/gavel" build-python >/dev/null \
-    || echo "note: the Python graders' interpreter could not be built; suites with Python graders will say why" >&2
 exec "$target_dir/release/gavel" run "$root/examples/quickstart/suite.yaml" \
     -o "$root/results/quickstart" "$@"

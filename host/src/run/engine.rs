@@ -690,14 +690,13 @@ async fn grade(plan: &Plan, reward: Option<&RewardSpec>, sample: &Sample<'_>) ->
             }),
         },
     };
-    let computed = || match (&plan.reward, reward) {
-        (Some(custom), _) => Some(custom.compute(sample, &result.grades)),
+    let computed = match (&plan.reward, reward) {
+        _ if result.error.is_some() => None,
+        (Some(custom), _) => Some(custom.compute(sample, &result.grades).await),
         (None, Some(reward)) => Some(reward.compute(&result.grades)),
         (None, None) => None,
     };
-    if result.error.is_none()
-        && let Some(computed) = computed()
-    {
+    if let Some(computed) = computed {
         match computed {
             Ok(value) => result.reward = Some(value),
             Err(message) => {

@@ -81,7 +81,9 @@ async fn grade_node<'p>(
             grader,
             pass_threshold,
         } => {
-            let grade = grader.grade(sample, sample.trajectory(), "");
+            let grade = grader
+                .grade_off_worker(sample, sample.trajectory(), "")
+                .await;
             with_output(thresholded(grade, *pass_threshold), sample)
         }
         Node::Expectations => with_output(expectations::grade(sample), sample),

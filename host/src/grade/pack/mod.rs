@@ -767,8 +767,14 @@ pub struct PackReward {
 
 impl PackReward {
     /// The reward of `context` (a JSON object) in a fresh sandbox: the composer's JSON result
-    /// (a number, or an object with a `reward`), or a stable reason.
-    pub fn reward(&self, context: &str) -> Result<String, String> {
+    /// (a number, or an object with a `reward`), or a stable reason. The call runs on a thread
+    /// made for blocking work, as graders' do.
+    pub async fn reward_off_worker(&self, context: String) -> Result<String, String> {
+        let reward = self.clone();
+        call::off_worker(move || reward.reward(&context)).await
+    }
+
+    fn reward(&self, context: &str) -> Result<String, String> {
         let f = &self.function;
         let Outcome { result, .. } =
             f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));

@@ -16,7 +16,7 @@ impl CustomReward {
     /// The sample's reward: the composer gets `{"sample": <row>, "grades": {key: {score,
     /// rationale, metadata}}, "submissions": {key: text}}` and answers a number or an object
     /// with a numeric `score` (letta-evals' `RewardOutput`) or `reward`.
-    pub fn compute(
+    pub async fn compute(
         &self,
         sample: &Sample<'_>,
         grades: &[(GradeKey, Grade)],
@@ -38,7 +38,8 @@ impl CustomReward {
         let context = json!({"sample": row, "grades": by_key, "submissions": submissions});
         let answer = self
             .0
-            .reward(&context.to_string())
+            .reward_off_worker(context.to_string())
+            .await
             .map_err(|reason| format!("reward: {reason}"))?;
         let value: Value = serde_json::from_str(&answer)
             .map_err(|e| format!("reward: the composer's answer is not JSON: {e}"))?;
