@@ -67,7 +67,15 @@ fn run_writes_results_in_dataset_order_and_a_summary() {
 #[test]
 fn help_is_as_recorded() {
     let ws = Workspace::new();
-    for command in ["", "run", "validate", "list", "inspect", "new"] {
+    for command in [
+        "",
+        "run",
+        "validate",
+        "list",
+        "inspect",
+        "new",
+        "build-python",
+    ] {
         let mut args: Vec<&str> = command.split_whitespace().collect();
         args.push("--help");
         let out = gavel_with_env(ws.dir.path(), &args, &[("COLUMNS", "100")]);

@@ -4,7 +4,8 @@
 //! contained with stable reasons while every other grade stands, and a run that repeats.
 //!
 //! The interpreter is built once per test target folder with `gavel build-python` (componentize-py
-//! from PyPI; about a minute) and named to every run by `$GAVEL_PYTHON_COMPONENT`.
+//! from PyPI; about a minute) into a cache folder that every run here shares, so that it is also
+//! compiled to native code once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,8 +14,9 @@ use std::sync::OnceLock;
 use crate::common::{Workspace, data, gavel_with_env, stderr};
 use serde_json::{Value, json};
 
-/// Builds the interpreter component once for every test of this binary, and returns its path.
-fn interpreter() -> &'static Path {
+/// The cache folder holding the interpreter component, built and compiled once for every test
+/// of this binary.
+fn cache() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-interpreter");
@@ -29,13 +31,35 @@ fn interpreter() -> &'static Path {
             "gavel build-python failed:\n{}",
             stderr(&out)
         );
-        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        let component = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        assert!(component.starts_with(cache.join("python")), "{component:?}");
+        // Compiled to native code now, rather than by every test that starts at once.
+        let ws = Workspace::new();
+        ws.write("g.py", "def grade(sample, item):\n    return 1.0\n");
+        ws.write(
+            "suite.yaml",
+            "name: warm\ndataset: data.jsonl\ngraders:\n  g:\n    kind: python\n    source_path: g.py\n",
+        );
+        ws.write("data.jsonl", "{\"id\": 1, \"input\": \"q\"}\n");
+        let out = run_in(&cache, ws.dir.path(), &["validate", "suite.yaml"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        cache
     })
 }
 
+/// `gavel` in `dir` with the shared cache, where it finds the interpreter by its sources' hash.
 fn gavel(dir: &Path, args: &[&str]) -> std::process::Output {
-    let component = interpreter().to_string_lossy().into_owned();
-    gavel_with_env(dir, args, &[("GAVEL_PYTHON_COMPONENT", &component)])
+    run_in(cache(), dir, args)
+}
+
+fn run_in(cache: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    let cache = cache.to_string_lossy();
+    // An empty `$GAVEL_PYTHON_COMPONENT` is none: the cached interpreter is the one tested.
+    gavel_with_env(
+        dir,
+        args,
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    )
 }
 
 fn results(dir: &Path, out: &str) -> Vec<Value> {
@@ -143,11 +167,18 @@ def network(sample: Sample, submission: str) -> GradeResult:
 
 
 @grader
+def numpy(sample: Sample, submission: str) -> GradeResult:
+    import numpy
+
+    return GradeResult(score=float(numpy.mean([1.0])), rationale="imported")
+
+
+@grader
 def process(sample: Sample, submission: str) -> GradeResult:
     return GradeResult(score=1.0, rationale=subprocess.check_output(["id"]).decode())
 "#;
 
-const HOSTILE_NAMES: [&str; 8] = [
+const HOSTILE_NAMES: [&str; 9] = [
     "loop",
     "memory_bomb",
     "huge_message",
@@ -156,6 +187,7 @@ const HOSTILE_NAMES: [&str; 8] = [
     "environ",
     "network",
     "process",
+    "numpy",
 ];
 
 fn hostile_suite(names: &[&str]) -> Workspace {
@@ -211,6 +243,10 @@ fn hostile_graders_are_contained_and_every_other_grade_stands() {
             "process",
             "guest returned error: SandboxError: gavel's sandbox cannot start processes",
         ),
+        (
+            "numpy",
+            "guest returned error: ModuleNotFoundError: No module named 'numpy'",
+        ),
     ];
     assert_eq!(reasons.len(), HOSTILE_NAMES.len());
     for result in &results {
@@ -222,16 +258,107 @@ fn hostile_graders_are_contained_and_every_other_grade_stands() {
             assert!(rationale.starts_with(reason), "{name}: {rationale}");
             assert!(!rationale.contains("root:x"), "{name} leaked: {rationale}");
         }
+        // Limits are the sandbox's reasons alone; the loop ran to the default fuel exactly.
+        let grade = |name: &str| &result["grades"][name];
+        assert_eq!(grade("loop")["rationale"], "fuel exhausted");
+        assert_eq!(grade("memory_bomb")["rationale"], "memory limit exceeded");
+        assert_eq!(
+            grade("loop")["metadata"]["sandbox"]["fuel_used"],
+            100_000_000
+        );
+        let said = |name: &str| grade(name)["rationale"].as_str().unwrap().to_string();
+        assert!(
+            said("stdout_flood")
+                .ends_with("the grader printed more than the sandbox's stdout limit")
+        );
+        assert!(said("passwd").contains("cannot open '/etc/passwd' (at hostile.py:"));
+        assert!(said("numpy").ends_with("No module named 'numpy' (at hostile.py:57)"));
     }
 }
 
 #[test]
 fn the_same_run_twice_writes_the_same_results() {
-    let ws = hostile_suite(&["passwd", "environ"]);
+    let ws = hostile_suite(&["loop", "passwd", "environ", "numpy"]);
     for out in ["a", "b"] {
         let run = gavel(ws.dir.path(), &["run", "suite.yaml", "-o", out, "-q"]);
         assert!(matches!(run.status.code(), Some(0 | 1)), "{}", stderr(&run));
     }
     let read = |out: &str| std::fs::read_to_string(ws.path(out).join("results.jsonl")).unwrap();
     assert_eq!(read("a"), read("b"));
+    let fuel =
+        &results(ws.dir.path(), "a")[0]["grades"]["fair"]["metadata"]["sandbox"]["fuel_used"];
+    assert!(fuel.as_u64().is_some_and(|fuel| fuel > 0), "{fuel}");
+}
+
+#[test]
+fn a_missing_package_imported_at_the_top_stops_the_run_naming_file_line_and_module() {
+    let ws = hostile_suite(&[]);
+    ws.write(
+        "hostile.py",
+        &format!("import json\nimport numpy\n{HOSTILE}"),
+    );
+    let out = gavel(ws.dir.path(), &["run", "suite.yaml", "-o", "out"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "graders.fair.function: hostile.py:2: ModuleNotFoundError: No module named 'numpy'"
+        ),
+        "{err}"
+    );
+    assert!(!ws.path("out").exists());
+}
+
+/// The README's example: every suite form, run from the suite's folder with a bare suite path
+/// and from elsewhere with a relative one.
+#[test]
+fn the_example_suite_grades_from_its_folder_and_from_elsewhere() {
+    let ws = Workspace::new();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-graders");
+    std::fs::create_dir(ws.path("example")).unwrap();
+    for entry in std::fs::read_dir(&example).expect("the example folder") {
+        let path = entry.expect("entry").path();
+        let copy = ws.path("example").join(path.file_name().unwrap());
+        std::fs::copy(&path, copy).expect("copy the example");
+    }
+    let inside = gavel(
+        &ws.path("example"),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    let outside = gavel(
+        ws.dir.path(),
+        &["run", "example/suite.yaml", "-o", "out", "-q"],
+    );
+    let graded = |out: &std::process::Output, dir: &Path| {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        results(dir, "out")
+            .iter()
+            .map(|r| {
+                let grades = ["ticket", "classified", "concise"].map(|key| {
+                    let grade = &r["grades"][key];
+                    format!(
+                        "{key} {} {} {}",
+                        grade["status"], grade["score"], grade["rationale"]
+                    )
+                });
+                (r["sample_id"].clone(), grades, r["reward"].clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    let graded_inside = graded(&inside, &ws.path("example"));
+    assert_eq!(graded_inside, graded(&outside, ws.dir.path()));
+    let rewards: Vec<&Value> = graded_inside.iter().map(|(_, _, reward)| reward).collect();
+    assert_eq!(rewards, [&json!(1.0), &json!(0.375), &json!(1.0)]);
+    assert_eq!(
+        graded_inside[1].1,
+        [
+            r#"ticket "fail" 0.5 "matched: category""#,
+            r#"classified "pass" 1.0 "one classify call""#,
+            r#"concise "fail" 0.0 "grade returned 0.0""#,
+        ]
+    );
+    assert_eq!(
+        graded_inside[2].1[1],
+        r#"classified "fail" 0.0 "expected exactly one classify call""#
+    );
 }

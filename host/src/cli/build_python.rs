@@ -10,7 +10,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> u8 {
-    match interpreter::component(args.cache.dir().as_deref()) {
+    let Some(dir) = args.cache.dir() else {
+        return super::EXIT_INVALID;
+    };
+    match interpreter::cached(&dir) {
         Ok(path) => {
             println!("{}", path.display());
             super::EXIT_OK

@@ -51,8 +51,7 @@ pub enum Command {
     Report(report::Args),
     /// Compare two runs: per-metric changes with paired tests, and the samples that flipped.
     Diff(diff::Args),
-    /// Build the Python interpreter component into the cache now (otherwise built on first
-    /// need); prints its path.
+    /// Build the Python graders' interpreter into the cache now, not on first need; print its path.
     BuildPython(build_python::Args),
 }
 

@@ -22,7 +22,7 @@ pub const COMPONENT_ENV: &str = "GAVEL_PYTHON_COMPONENT";
 
 /// A short hash of the embedded runtime sources: a gavel with other sources builds another
 /// component.
-pub fn sources_hash() -> String {
+fn sources_hash() -> String {
     let mut hasher = Sha256::new();
     for (path, bytes) in RUNTIME_PYTHON {
         hasher.update((path.len() as u64).to_le_bytes());
@@ -37,16 +37,16 @@ pub fn sources_hash() -> String {
 }
 
 /// Where the component of these sources is cached under `cache_dir`.
-pub fn cached_path(cache_dir: &Path) -> PathBuf {
+fn cached_path(cache_dir: &Path) -> PathBuf {
     cache_dir
         .join("python")
         .join(format!("interpreter-{}.wasm", sources_hash()))
 }
 
-/// The interpreter component: `$GAVEL_PYTHON_COMPONENT`, else the cached one, else built now
-/// (with a one-line notice on stderr). Without a cache folder there is nowhere to keep it.
+/// The interpreter component: `$GAVEL_PYTHON_COMPONENT` (when not empty), else the cached one
+/// (see [`cached`]).
 pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os(COMPONENT_ENV) {
+    if let Some(path) = std::env::var_os(COMPONENT_ENV).filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
             Ok(path)
@@ -63,6 +63,12 @@ pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, String> {
              (set --cache-dir, GAVEL_CACHE_DIR, XDG_CACHE_HOME or HOME, or ${COMPONENT_ENV})"
         ));
     };
+    cached(cache_dir)
+}
+
+/// The component of these sources in `cache_dir`, built now when it is not there yet (with a
+/// one-line notice on stderr).
+pub fn cached(cache_dir: &Path) -> Result<PathBuf, String> {
     let path = cached_path(cache_dir);
     if path.is_file() {
         return Ok(path);
@@ -77,7 +83,7 @@ pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, String> {
 
 /// Builds the component into `out` from the embedded sources, in a folder of `cache_dir` that
 /// keeps the build's toolchain for the next version.
-pub fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
+fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
     if !RUNTIME_PYTHON.iter().any(|(path, _)| *path == "build.sh") {
         return Err("this gavel was built without the Python runtime sources".to_string());
     }
