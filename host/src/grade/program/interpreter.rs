@@ -17,6 +17,9 @@ use sha2::{Digest, Sha256};
 
 include!(concat!(env!("OUT_DIR"), "/runtime_python.rs"));
 
+/// How a build that could not install its toolchain (componentize-py, from PyPI) starts its error.
+pub const TOOLCHAIN_MISSING: &str = "no toolchain to build the Python interpreter component";
+
 /// Names a prebuilt interpreter component, used instead of the cached one.
 pub const COMPONENT_ENV: &str = "GAVEL_PYTHON_COMPONENT";
 
@@ -123,8 +126,14 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot run sh {}/build.sh: {e}", work.display()))?;
     if !output.status.success() || !temporary.is_file() {
         let _ = std::fs::remove_file(&temporary);
+        // build.sh's exit code 3: componentize-py is missing and could not be installed.
+        let what = if output.status.code() == Some(3) {
+            TOOLCHAIN_MISSING
+        } else {
+            "building the Python interpreter component failed"
+        };
         return Err(format!(
-            "building the Python interpreter component failed ({}):\n{}{}",
+            "{what} ({}):\n{}{}",
             output.status,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
