@@ -386,3 +386,20 @@ fn the_example_suite_grades_from_its_folder_and_from_elsewhere() {
         r#"classified "fail" 0.0 "expected exactly one classify call""#
     );
 }
+
+/// letta-evals' own examples with custom code, copied unchanged, load through the binary.
+#[test]
+fn letta_evals_examples_with_custom_code_validate_unchanged() {
+    let Some(cache) = cache() else { return };
+    let examples =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/python/tests/data/letta-evals");
+    for example in ["custom-tool-grader-and-extractor", "letta-code-simple-edit"] {
+        let out = gavel(cache, &examples.join(example), &["validate", "suite.yaml"]);
+        let said = crate::common::stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{example}: {}", stderr(&out));
+        assert_eq!(
+            said, "suite.yaml: valid (1 metric, 3 samples)\n",
+            "{example}"
+        );
+    }
+}
