@@ -1,6 +1,9 @@
 //! Embeds the pack templates of `gavel new pack`: every folder under `templates/` is one
 //! language, and every file in it is written into a new pack. A language is added by dropping
 //! in a folder; nothing here or in the code that writes packs has to change.
+//!
+//! Embeds the sources of the Python interpreter component (`runtime/python/`, but for what its
+//! builds leave there), so that a gavel binary can build the component on its own.
 
 use std::env;
 use std::fmt::Write as _;
@@ -28,7 +31,7 @@ fn main() {
             .and_then(|n| n.to_str())
             .expect("template folder names are UTF-8");
         let mut files = Vec::new();
-        collect(language, language, &mut files);
+        collect(language, language, &|_| false, &mut files);
         files.sort();
         writeln!(code, "    ({name:?}, &[").unwrap();
         for (relative, absolute) in files {
@@ -44,8 +47,34 @@ fn main() {
     code.push_str("];\n");
     guest_sdk(&manifest_dir.join(".."), &mut code);
 
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo")).join("templates.rs");
-    fs::write(out, code).expect("OUT_DIR is writable");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
+    fs::write(out_dir.join("templates.rs"), code).expect("OUT_DIR is writable");
+
+    let runtime = manifest_dir.join("runtime").join("python");
+    println!("cargo:rerun-if-changed={}", runtime.display());
+    let mut files = Vec::new();
+    // What a build leaves in the folder: the venv, outputs, bytecode.
+    let built = |folder: &str| {
+        folder.starts_with('.') || matches!(folder, "target" | "build" | "__pycache__")
+    };
+    if runtime.is_dir() {
+        collect(&runtime, &runtime, &built, &mut files);
+    }
+    files.retain(|(relative, _)| !relative.ends_with(".wasm"));
+    files.sort();
+    let mut code =
+        String::from("/// The Python runtime's sources: (path inside `runtime/python/`, bytes).\n");
+    code.push_str("pub const RUNTIME_PYTHON: &[(&str, &[u8])] = &[\n");
+    for (relative, absolute) in files {
+        writeln!(
+            code,
+            "    ({relative:?}, include_bytes!({:?})),",
+            absolute.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
+    fs::write(out_dir.join("runtime_python.rs"), code).expect("OUT_DIR is writable");
 }
 
 /// Embeds the Rust guest SDK (`GUEST_SDK`), which `gavel new pack --lang rust` writes into the
@@ -58,7 +87,7 @@ fn guest_sdk(repo: &Path, code: &mut String) {
     }
     let mut files = Vec::new();
     for part in ["src", "wit"] {
-        collect(&sdk, &sdk.join(part), &mut files);
+        collect(&sdk, &sdk.join(part), &|_| false, &mut files);
     }
     files.push(("README.md".to_string(), sdk.join("README.md")));
     files.sort();
@@ -120,12 +149,20 @@ fn standalone(manifest: &str, workspace: &str) -> String {
     out
 }
 
-/// Every file under `dir`, as (path relative to `root` with `/` separators, absolute path).
-fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, PathBuf)>) {
-    for entry in fs::read_dir(dir).expect("a template folder is readable") {
-        let path = entry.expect("a template folder entry").path();
+/// Every file under `dir` but in folders `skip` names, as (path relative to `root` with `/`
+/// separators, absolute path).
+fn collect(
+    root: &Path,
+    dir: &Path,
+    skip: &dyn Fn(&str) -> bool,
+    files: &mut Vec<(String, PathBuf)>,
+) {
+    for entry in fs::read_dir(dir).expect("a source folder is readable") {
+        let path = entry.expect("a source folder entry").path();
         if path.is_dir() {
-            collect(root, &path, files);
+            if !path.file_name().and_then(|n| n.to_str()).is_some_and(skip) {
+                collect(root, &path, skip, files);
+            }
         } else {
             let relative = path
                 .strip_prefix(root)

@@ -245,7 +245,15 @@ fn out_of_range_numbers_are_refused_with_the_range() {
 #[test]
 fn help_is_as_recorded() {
     let ws = Workspace::new();
-    for command in ["", "run", "validate", "list", "inspect", "new"] {
+    for command in [
+        "",
+        "run",
+        "validate",
+        "list",
+        "inspect",
+        "new",
+        "build-python",
+    ] {
         let mut args: Vec<&str> = command.split_whitespace().collect();
         args.push("--help");
         let out = gavel_with_env(ws.dir.path(), &args, &[("COLUMNS", "100")]);

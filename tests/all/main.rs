@@ -15,6 +15,8 @@ mod new_pack;
 mod openai_server;
 mod outputs;
 mod packs;
+mod python_graders;
+mod python_host;
 mod report;
 mod resume;
 mod sandbox;

@@ -436,7 +436,7 @@ fn a_component_for_another_wit_version_is_refused() {
         load_error(path, None),
         format!(
             "pack `p`: {} targets gavel:grader@9.0.0, which this gavel does not support \
-             (supported: gavel:grader@0.1.x)",
+             (supported: gavel:grader@0.1.x, gavel:grader@0.2.x)",
             path.display()
         )
     );

@@ -1,5 +1,6 @@
 //! Subcommands, one file each; `main` maps outcomes to the documented exit codes.
 
+mod build_python;
 mod diff;
 mod inspect;
 mod list;
@@ -50,6 +51,8 @@ pub enum Command {
     Report(report::Args),
     /// Compare two runs: per-metric changes with paired tests, and the samples that flipped.
     Diff(diff::Args),
+    /// Build the Python graders' interpreter into the cache now, not on first need; print its path.
+    BuildPython(build_python::Args),
 }
 
 /// Flags shared by commands that load a suite.
@@ -89,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::New(args) => new::run(args),
         Command::Report(args) => report::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::BuildPython(args) => build_python::run(args),
     };
     ExitCode::from(code)
 }

@@ -94,6 +94,9 @@ pub enum RewardSpec {
     Metric { metric_key: String },
     /// The weighted mean of several graders' scores.
     Weighted { weights: Weights },
+    /// letta-evals' `@reward_composer` in a Python file (`path/file.py:name`), or registered
+    /// under a bare name; run by the interpreter (see [`crate::grade::program::reward`]).
+    Custom { function: String },
 }
 
 impl RewardSpec {
@@ -111,6 +114,7 @@ impl RewardSpec {
         match self {
             RewardSpec::Metric { metric_key } => Box::new(std::iter::once(metric_key.as_str())),
             RewardSpec::Weighted { weights } => Box::new(weights.iter().map(|(k, _)| k)),
+            RewardSpec::Custom { .. } => Box::new(std::iter::empty()),
         }
     }
 
@@ -136,6 +140,10 @@ impl RewardSpec {
                 }
                 // Normalised weights over scores in [0, 1] can overshoot 1 by a rounding step.
                 Ok(sum.min(1.0))
+            }
+            // The plan holds the composer; a suite reaches here only through a plan without it.
+            RewardSpec::Custom { function } => {
+                Err(format!("reward: the composer `{function}` was not loaded"))
             }
         }
     }
@@ -243,8 +251,8 @@ mod tests {
     fn unknown_fields_and_kinds_are_refused() {
         let err = spec("kind: metric\nmetric_key: a\nweights: {a: 1}\n").unwrap_err();
         assert!(err.contains("weights"), "{err}");
-        let err = spec("kind: custom\nfunction: rewards.py:fn\n").unwrap_err();
-        assert!(err.contains("custom"), "{err}");
+        let err = spec("kind: custom\nfunction: rewards.py:fn\nweights: {a: 1}\n").unwrap_err();
+        assert!(err.contains("weights"), "{err}");
         assert!(spec("kind: metric\n").unwrap_err().contains("metric_key"));
     }
 

@@ -97,6 +97,51 @@ pub enum GraderSpec {
     All(CompositeSpec),
     /// Passes when at least one sub-grader passes.
     Any(CompositeSpec),
+    /// evaldeck's `type: code`: a function or a `BaseGrader` class of a Python module beside
+    /// the suite, over the whole trajectory.
+    Code(CodeSpec),
+    /// OpenAI's `python` grader: `grade(sample, item) -> float`.
+    Python(PythonSpec),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodeSpec {
+    /// `my_graders` (`my_graders.py` beside the suite) or `graders.tools`.
+    pub module: String,
+    /// A `(trace, test_case) -> GradeResult` function of the module.
+    #[serde(default)]
+    pub function: Option<String>,
+    /// A `BaseGrader` subclass of the module, built with `params`.
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Keyword arguments of the class's constructor.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonSpec {
+    /// The grader's code, defining `grade(sample, item)`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// A file holding that code, relative to the suite.
+    #[serde(default)]
+    pub source_path: Option<String>,
+    /// The score at or above which the grade passes (OpenAI's default: 1.0).
+    #[serde(default)]
+    pub pass_threshold: Option<f64>,
+    /// OpenAI's grader name; the metric key names the grade in gavel.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// OpenAI's container image: the code runs in gavel's sandbox instead.
+    #[serde(default)]
+    pub image_tag: Option<IgnoredAny>,
+    #[serde(default)]
+    pub display_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

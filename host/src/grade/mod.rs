@@ -6,6 +6,7 @@ pub mod config;
 pub mod extract;
 pub mod judge;
 pub mod pack;
+pub mod program;
 pub mod python;
 
 use std::borrow::Cow;

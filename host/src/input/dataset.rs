@@ -133,8 +133,10 @@ impl RowParser {
     /// Parses an item into a sample.
     pub fn parse<'i>(&self, item: &'i Item) -> Result<Sample<'i>, RowError> {
         let mut sample = self.parse_row(&item.row)?;
+        sample.row = &item.row.text;
         if let Some(run) = &item.run {
             let (trajectory, agent_state) = self.parse_run(run)?;
+            sample.run = Some(&run.text);
             sample.trajectory = trajectory;
             if agent_state.is_some() {
                 sample.agent_state = agent_state;
@@ -297,6 +299,8 @@ impl RowParser {
             metadata: raw.metadata.take().unwrap_or_default(),
             trajectory: None,
             agent_state: raw.agent_state.take(),
+            row: "",
+            run: None,
         };
         Ok(sample)
     }

@@ -171,6 +171,10 @@ pub struct Sample<'a> {
     pub metadata: Map<String, Value>,
     pub trajectory: Option<Trajectory<'a>>,
     pub agent_state: Option<AgentState>,
+    /// The row exactly as written (JSON object text), for graders that read every key.
+    pub row: &'a str,
+    /// The run record the trajectory came from, when a trajectories file supplied it.
+    pub run: Option<&'a str>,
 }
 
 impl<'a> Sample<'a> {

@@ -8,17 +8,21 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::config::suite::{GraderSpec, SuiteError, ToolSpec, closest};
+use crate::config::suite::{CodeSpec, GraderSpec, PythonSpec, SuiteError, ToolSpec, closest};
 use crate::grade::builtin::evaldeck::{self, Check};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
 use crate::grade::judge::{Judge, JudgeOptions};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};
+use crate::grade::program::reward::CustomReward;
+use crate::grade::program::{self, Python};
 
 /// Every metric of a suite, in YAML order.
 pub struct Plan {
     pub metrics: Vec<Metric>,
+    /// The suite's `reward: {kind: custom}` composer, once resolved.
+    pub reward: Option<CustomReward>,
 }
 
 pub struct Metric {
@@ -50,6 +54,12 @@ pub enum Node {
         extraction: Extraction,
         judge: Arc<Judge>,
     },
+    /// A Python grader over the whole trajectory (evaldeck `code`, OpenAI `python`); the
+    /// threshold, where set, decides pass and fail from the score.
+    Program {
+        grader: PackGrader,
+        pass_threshold: Option<f64>,
+    },
 }
 
 pub enum Extraction {
@@ -68,6 +78,8 @@ pub struct Resolver<'a> {
     pub base_dir: &'a Path,
     /// Packs by name, loaded already (suite `packs:` and packs named by path in `function:`).
     pub packs: &'a HashMap<String, Arc<Pack>>,
+    /// The suite's Python code and its interpreter, when the suite names any.
+    pub python: Option<&'a Python>,
     pub judge_options: JudgeOptions,
 }
 
@@ -96,7 +108,10 @@ impl Resolver<'_> {
             }
         }
         if errors.is_empty() {
-            Ok(Plan { metrics })
+            Ok(Plan {
+                metrics,
+                reward: None,
+            })
         } else {
             Err(errors)
         }
@@ -105,6 +120,8 @@ impl Resolver<'_> {
     fn node(&self, field: &str, spec: &GraderSpec) -> Result<Node, Vec<SuiteError>> {
         match spec {
             GraderSpec::Tool(tool) => self.tool(field, tool),
+            GraderSpec::Code(code) => self.code(field, code).map_err(|e| vec![e]),
+            GraderSpec::Python(python) => self.python(field, python).map_err(|e| vec![e]),
             GraderSpec::Expectations(_) => Ok(Node::Expectations),
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 let all = matches!(spec, GraderSpec::All(_));
@@ -173,6 +190,10 @@ impl Resolver<'_> {
 
     fn function(&self, field: &str, spec: &ToolSpec) -> Result<Function, SuiteError> {
         let name = spec.function.as_str();
+        let config = Value::Object(spec.config.clone());
+        if let Some(function) = self.python_function(field, "function", name, &config)? {
+            return Ok(Function::Pack(function));
+        }
         if let Some(function) = letta::Function::from_name(name) {
             if !spec.config.is_empty() {
                 return Err(SuiteError::at(
@@ -183,8 +204,14 @@ impl Resolver<'_> {
             }
             return Ok(Function::Letta(function));
         }
+        if let Some(python) = self.bare_python(name) {
+            return python
+                .grader(&format!("letta-grader::{name}"), &config)
+                .map(Function::Pack)
+                .map_err(|e| self.program_error(field, "function", e));
+        }
         let (pack, function) = self.pack_function(field, "function", name)?;
-        pack.grader(function, &Value::Object(spec.config.clone()))
+        pack.grader(function, &config)
             .map(Function::Pack)
             .map_err(|e| {
                 SuiteError::at(self.suite_file, format!("{field}.function"), e.to_string())
@@ -203,12 +230,25 @@ impl Resolver<'_> {
         {
             return Ok(Extraction::Builtin(extractor));
         }
+        let config = Value::Object(config.clone());
+        if let Some(path) = program::file_reference(name) {
+            let python = self.python_for(field, "extractor")?;
+            let module = program::file_module(path.0);
+            return python
+                .extractor(&format!("letta-extractor:{module}:{}", path.1), &config)
+                .map(Extraction::Pack)
+                .map_err(|e| self.program_error(field, "extractor", e));
+        }
+        if let Some(python) = self.bare_python(name) {
+            return python
+                .extractor(&format!("letta-extractor::{name}"), &config)
+                .map(Extraction::Pack)
+                .map_err(|e| self.program_error(field, "extractor", e));
+        }
         let (pack, function) = self.pack_function(field, "extractor", name)?;
-        let extractor = pack
-            .extractor(function, &Value::Object(config.clone()))
-            .map_err(|e| {
-                SuiteError::at(self.suite_file, format!("{field}.extractor"), e.to_string())
-            })?;
+        let extractor = pack.extractor(function, &config).map_err(|e| {
+            SuiteError::at(self.suite_file, format!("{field}.extractor"), e.to_string())
+        })?;
         Ok(Extraction::Pack(extractor))
     }
 
@@ -255,6 +295,123 @@ impl Resolver<'_> {
         Err(error)
     }
 
+    /// A letta-evals `@grader` named `path/file.py:name`, checked by the interpreter.
+    fn python_function(
+        &self,
+        field: &str,
+        key: &str,
+        name: &str,
+        config: &Value,
+    ) -> Result<Option<PackGrader>, SuiteError> {
+        let Some((path, function)) = program::file_reference(name) else {
+            return Ok(None);
+        };
+        let python = self.python_for(field, key)?;
+        let module = program::file_module(path);
+        python
+            .grader(&format!("letta-grader:{module}:{function}"), config)
+            .map(Some)
+            .map_err(|e| self.program_error(field, key, e))
+    }
+
+    /// evaldeck's `kind: code`.
+    fn code(&self, field: &str, spec: &CodeSpec) -> Result<Node, SuiteError> {
+        let (name, config) = match (&spec.function, &spec.class) {
+            (Some(function), None) if spec.params.is_empty() => (
+                format!("evaldeck-function:{}:{function}", spec.module),
+                Value::Null,
+            ),
+            (Some(_), None) => {
+                return Err(SuiteError::at(
+                    self.suite_file,
+                    format!("{field}.params"),
+                    "`params` are the arguments of a `class`; a `function` takes none",
+                ));
+            }
+            (None, Some(class)) => (
+                format!("evaldeck-class:{}:{class}", spec.module),
+                Value::Object(spec.params.clone()),
+            ),
+            _ => {
+                return Err(SuiteError::at(
+                    self.suite_file,
+                    format!("{field}.function"),
+                    "a `code` grader names either a `function` or a `class` of its module",
+                )
+                .with_hint("e.g. `module: my_graders` and `function: check_booking_format`"));
+            }
+        };
+        let python = self.python_for(field, "module")?;
+        let grader = python
+            .grader(&name, &config)
+            .map_err(|e| self.program_error(field, "module", e))?;
+        Ok(Node::Program {
+            grader,
+            pass_threshold: None,
+        })
+    }
+
+    /// OpenAI's `kind: python`.
+    fn python(&self, field: &str, spec: &PythonSpec) -> Result<Node, SuiteError> {
+        let key = field.rsplit('.').next().unwrap_or(field);
+        let module = match (&spec.source, &spec.source_path) {
+            (Some(_), None) => program::inline_module(key),
+            (None, Some(path)) => program::file_module(path),
+            _ => {
+                return Err(SuiteError::at(
+                    self.suite_file,
+                    format!("{field}.source"),
+                    "a `python` grader has either `source` (the code) or `source_path` (a file)",
+                ));
+            }
+        };
+        if let Some(threshold) = spec.pass_threshold
+            && !threshold.is_finite()
+        {
+            return Err(SuiteError::at(
+                self.suite_file,
+                format!("{field}.pass_threshold"),
+                "must be a number",
+            ));
+        }
+        let python = self.python_for(field, "source")?;
+        let grader = python
+            .grader(&format!("openai:{module}:grade"), &Value::Null)
+            .map_err(|e| self.program_error(field, "source", e))?;
+        Ok(Node::Program {
+            grader,
+            pass_threshold: Some(spec.pass_threshold.unwrap_or(1.0)),
+        })
+    }
+
+    fn python_for(&self, field: &str, key: &str) -> Result<&Python, SuiteError> {
+        // Every Python reference was gathered into the program before planning; a suite whose
+        // program could not be built was reported then.
+        self.python.ok_or_else(|| {
+            SuiteError::at(
+                self.suite_file,
+                format!("{field}.{key}"),
+                "the suite's Python code could not be loaded (see the error above)",
+            )
+        })
+    }
+
+    /// The interpreter, for a name that is no built-in and no pack function: letta-evals finds
+    /// such names among those its decorators registered in the suite's Python files.
+    fn bare_python(&self, name: &str) -> Option<&Python> {
+        self.python
+            .filter(|_| program::is_identifier(name) && !self.packs.contains_key(name))
+    }
+
+    fn program_error(
+        &self,
+        field: &str,
+        key: &str,
+        e: crate::grade::pack::PackError,
+    ) -> SuiteError {
+        SuiteError::at(self.suite_file, format!("{field}.{key}"), e.to_string())
+    }
+
     fn config_error(&self, field: &str, e: ConfigError) -> SuiteError {
         let field = if e.field.is_empty() {
             field.to_string()
@@ -293,6 +450,8 @@ fn display_name(spec: &GraderSpec) -> Option<String> {
         GraderSpec::Expectations(e) => e.display_name.clone(),
         GraderSpec::Rubric(r) => r.display_name.clone(),
         GraderSpec::All(c) | GraderSpec::Any(c) => c.display_name.clone(),
+        GraderSpec::Code(c) => c.display_name.clone(),
+        GraderSpec::Python(p) => p.display_name.clone(),
     }
 }
 
@@ -399,7 +558,7 @@ fn collect_wasm_paths(spec: &GraderSpec, out: &mut Vec<String>) {
             add(t.extractor.as_deref());
         }
         GraderSpec::Rubric(r) => add(Some(&r.extractor)),
-        GraderSpec::Expectations(_) => {}
+        GraderSpec::Expectations(_) | GraderSpec::Code(_) | GraderSpec::Python(_) => {}
         GraderSpec::All(c) | GraderSpec::Any(c) => {
             for sub in c.graders.values() {
                 collect_wasm_paths(sub, out);

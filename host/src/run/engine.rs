@@ -749,10 +749,14 @@ async fn grade(plan: &Plan, reward: Option<&RewardSpec>, sample: &Sample<'_>) ->
             }),
         },
     };
-    if result.error.is_none()
-        && let Some(reward) = reward
-    {
-        match reward.compute(&result.grades) {
+    let computed = match (&plan.reward, reward) {
+        _ if result.error.is_some() => None,
+        (Some(custom), _) => Some(custom.compute(sample, &result.grades).await),
+        (None, Some(reward)) => Some(reward.compute(&result.grades)),
+        (None, None) => None,
+    };
+    if let Some(computed) = computed {
+        match computed {
             Ok(value) => result.reward = Some(value),
             Err(message) => {
                 result.error = Some(SampleError {

@@ -77,6 +77,15 @@ async fn grade_node<'p>(
             graded_submission(extraction, Scorer::Judge(judge), sample, extracted).await
         }
         Node::Check(check) => with_output(check.grade(sample), sample),
+        Node::Program {
+            grader,
+            pass_threshold,
+        } => {
+            let grade = grader
+                .grade_off_worker(sample, sample.trajectory(), "")
+                .await;
+            with_output(thresholded(grade, *pass_threshold), sample)
+        }
         Node::Expectations => with_output(expectations::grade(sample), sample),
         Node::Composite { all, children } => {
             let mut subs = Vec::with_capacity(children.len());
@@ -89,6 +98,21 @@ async fn grade_node<'p>(
             with_output(evaldeck::combine(*all, subs), sample)
         }
     }
+}
+
+/// OpenAI's rule: a grade passes when its score reaches the grader's `pass_threshold`; an error
+/// stays one.
+fn thresholded(mut grade: Grade, threshold: Option<f64>) -> Grade {
+    if let Some(threshold) = threshold
+        && matches!(grade.status, Status::Pass | Status::Fail)
+    {
+        grade.status = if grade.score >= threshold {
+            Status::Pass
+        } else {
+            Status::Fail
+        };
+    }
+    grade
 }
 
 /// Checks read the trajectory's final output; it is what they graded.

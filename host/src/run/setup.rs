@@ -5,9 +5,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::reward::RewardSpec;
 use crate::config::suite::{Suite, SuiteError};
 use crate::grade::judge::JudgeOptions;
-use crate::grade::pack::{Limits, Pack, PackHost, PackSpec};
+use crate::grade::pack::{Limits, Pack, PackError, PackHost, PackSpec};
+use crate::grade::program;
 use crate::input::dataset::RowParser;
 use crate::plan::{Plan, Resolver};
 
@@ -72,11 +74,20 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     }
 
     let packs = load_packs(&suite, options, &mut errors);
+    let python = match program::prepare(&suite, || pack_host(options), options.cache_dir.as_deref())
+    {
+        Ok(python) => python,
+        Err(mut e) => {
+            errors.append(&mut e);
+            None
+        }
+    };
     let metric_keys: Vec<String> = file.graders.keys().cloned().collect();
     let resolver = Resolver {
         suite_file: suite_path,
         base_dir: &suite.base_dir,
         packs: &packs,
+        python: python.as_ref(),
         judge_options: JudgeOptions {
             cache_dir: options
                 .cache_dir
@@ -85,7 +96,25 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         },
     };
     let plan = match resolver.plan(&file.graders) {
-        Ok(plan) => Some(plan),
+        Ok(mut plan) => {
+            if let Some(RewardSpec::Custom { function }) = &file.reward {
+                match python.as_ref().map(|python| python.reward(function)) {
+                    Some(Ok(reward)) => plan.reward = Some(reward),
+                    Some(Err(e)) => {
+                        errors.push(SuiteError::at(suite_path, "reward.function", e.to_string()))
+                    }
+                    None => errors.push(
+                        SuiteError::at(
+                            suite_path,
+                            "reward.function",
+                            format!("`{function}` names no Python file the suite loads"),
+                        )
+                        .with_hint("write it as `path/file.py:name`, relative to the suite"),
+                    ),
+                }
+            }
+            Some(plan)
+        }
         Err(e) => {
             // A pack that did not load has said why once; its functions are not unknown.
             let unloaded = |e: &SuiteError| {
@@ -149,11 +178,7 @@ fn load_packs(
     if file.packs.is_empty() && by_path.is_empty() {
         return packs;
     }
-    let host = match options.cache_dir.as_ref().map(|dir| dir.join("packs")) {
-        Some(dir) => PackHost::new(&dir),
-        None => Ok(PackHost::uncached()),
-    };
-    let host = match host {
+    let host = match pack_host(options) {
         Ok(host) => host,
         Err(e) => {
             errors.push(SuiteError::at(&suite.path, "packs", e.to_string()));
@@ -193,4 +218,12 @@ fn load_packs(
         load(&path, &spec, "graders".to_string(), &limits);
     }
     packs
+}
+
+/// Where packs are compiled to: the cache's `packs/` folder, or nowhere without a cache.
+fn pack_host(options: &Options) -> Result<PackHost, PackError> {
+    match &options.cache_dir {
+        Some(dir) => PackHost::new(&dir.join("packs")),
+        None => Ok(PackHost::uncached()),
+    }
 }

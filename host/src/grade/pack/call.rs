@@ -12,6 +12,11 @@ use super::limits::CallLimits;
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
 
+/// An interpreter's `load` refused the user's program (the message is located).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct ProgramFailed(pub(super) String);
+
 /// What a call cost, for the grade's metadata.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Usage {
@@ -143,6 +148,8 @@ enum Failure {
     Exited(i32),
     /// The guest called an import the host does not grant.
     NotGranted(String),
+    /// An interpreter could not load the user's program.
+    Program(String),
     /// Anything else the host refused: a malformed result, a write past a stream's end.
     Host(String),
 }
@@ -158,6 +165,7 @@ impl Failure {
             Failure::Trap(kind) => format!("guest trapped: {kind}"),
             Failure::Exited(_) => "guest exited".to_string(),
             Failure::NotGranted(import) => format!("not granted: {import}"),
+            Failure::Program(message) => format!("cannot load the program: {message}"),
             Failure::Host(message) => format!("host refused the call: {message}"),
         }
     }
@@ -175,6 +183,9 @@ fn classify(error: &wasmtime::Error, output_stream_full: bool) -> Failure {
     }
     if let Some(NotGranted(import)) = error.downcast_ref::<NotGranted>() {
         return Failure::NotGranted(import.clone());
+    }
+    if let Some(ProgramFailed(message)) = error.downcast_ref::<ProgramFailed>() {
+        return Failure::Program(message.clone());
     }
     let trap = error.downcast_ref::<Trap>();
     match trap {

@@ -23,7 +23,7 @@ const PACK_INTERFACE: &str = "gavel:grader/pack";
 
 /// The `major.minor` lines of `gavel:grader` this host implements (patch releases of a line are
 /// compatible with each other).
-pub(super) const SUPPORTED_WIT: &[&str] = &["0.1"];
+pub(super) const SUPPORTED_WIT: &[&str] = &["0.1", "0.2"];
 
 /// A pack file that passed the checks that need no compilation.
 pub(super) struct PackFile {

@@ -61,7 +61,7 @@ use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
 use cache::Cache;
-use call::Outcome;
+use call::{Outcome, ProgramFailed};
 pub use compile::{
     COMPILE_SUBCOMMAND, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S, child_main,
     compile_in_child_processes,
@@ -74,6 +74,7 @@ pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
     Limits,
 };
+pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
 
 /// A suite's `packs:` entry.
@@ -256,6 +257,10 @@ pub enum PackError {
         function: String,
         message: String,
     },
+    /// The user's program could not be loaded, or rejected the function: the message says
+    /// where (`path:line: `) when the interpreter knows.
+    #[error("{message}")]
+    Program { message: String },
     #[error("cannot create the WebAssembly sandbox: {0}")]
     Sandbox(String),
     #[error("cannot create the pack cache directory {}: {source}", path.display())]
@@ -380,10 +385,15 @@ impl Pack {
         let pre = sandbox
             .pack_linker(component)
             .and_then(|linker| linker.instantiate_pre(component))
-            .and_then(PackV0Pre::new)
             .map_err(link_error)?;
-        let pre = pre.instance_pre().clone();
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, Exports::describe);
+        // 0.1 packs are checked by bindgen's bindings here, 0.2 ones export by export when
+        // described.
+        if !wit_version.starts_with("0.2.") {
+            PackV0Pre::new(pre.clone()).map_err(link_error)?;
+        }
+        let Outcome { result, .. } = call::run(&engine, &pre, &limits, |instance, store| {
+            Exports::describe(instance, store, &wit_version)
+        });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
             reason,
@@ -413,36 +423,83 @@ impl Pack {
 
     /// The grader `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
-        let config = self.checked(name, FunctionKind::Grader, config)?;
-        Ok(PackGrader {
-            function: Function {
-                pack: self.inner.clone(),
-                name: name.to_string(),
-                config,
-            },
-        })
+        let function = self.function(None, name, FunctionKind::Grader, config)?;
+        Ok(PackGrader { function })
     }
 
     /// The extractor `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
-        let config = self.checked(name, FunctionKind::Extractor, config)?;
-        Ok(PackExtractor {
-            function: Function {
-                pack: self.inner.clone(),
-                name: name.to_string(),
-                config,
-            },
+        let function = self.function(None, name, FunctionKind::Extractor, config)?;
+        Ok(PackExtractor { function })
+    }
+
+    /// Whether the pack is an interpreter: it runs a [`Program`] handed to it as data.
+    pub fn is_interpreter(&self) -> bool {
+        self.inner.exports.is_interpreter()
+    }
+
+    /// The grader `name` of `program`, run by this interpreter; the program is loaded and the
+    /// function checked by the interpreter now, as before every call.
+    pub fn program_grader(
+        &self,
+        program: &Arc<Program>,
+        name: &str,
+        config: &Value,
+    ) -> Result<PackGrader, PackError> {
+        let function = self.function(Some(program), name, FunctionKind::Grader, config)?;
+        Ok(PackGrader { function })
+    }
+
+    /// The extractor `name` of `program` (see [`Pack::program_grader`]).
+    pub fn program_extractor(
+        &self,
+        program: &Arc<Program>,
+        name: &str,
+        config: &Value,
+    ) -> Result<PackExtractor, PackError> {
+        let function = self.function(Some(program), name, FunctionKind::Extractor, config)?;
+        Ok(PackExtractor { function })
+    }
+
+    /// The reward composer `name` of `program`, checked by the interpreter now.
+    pub fn program_reward(
+        &self,
+        program: &Arc<Program>,
+        name: &str,
+    ) -> Result<PackReward, PackError> {
+        let function = self.function(Some(program), name, FunctionKind::Grader, &Value::Null)?;
+        Ok(PackReward { function })
+    }
+
+    fn function(
+        &self,
+        program: Option<&Arc<Program>>,
+        name: &str,
+        kind: FunctionKind,
+        config: &Value,
+    ) -> Result<Function, PackError> {
+        let config = self.checked(program, name, kind, config)?;
+        Ok(Function {
+            pack: self.inner.clone(),
+            name: name.to_string(),
+            config,
+            program: program.cloned(),
         })
     }
 
-    /// The config as JSON text, once the function exists, has the kind and accepts it.
+    /// The config as JSON text, once the function exists, has the kind and accepts it. An
+    /// interpreter's functions are the program's: the interpreter alone can tell.
     fn checked(
         &self,
+        program: Option<&Arc<Program>>,
         name: &str,
         wanted: FunctionKind,
         config: &Value,
     ) -> Result<String, PackError> {
         let pack = &self.inner;
+        if let Some(program) = program {
+            return self.checked_program(program, name, config);
+        }
         let function = pack
             .info
             .functions
@@ -481,6 +538,44 @@ impl Pack {
             Err(reason) => Err(rejected(format!("check-config failed: {reason}"))),
         }
     }
+
+    fn checked_program(
+        &self,
+        program: &Program,
+        name: &str,
+        config: &Value,
+    ) -> Result<String, PackError> {
+        let pack = &self.inner;
+        let config = match config {
+            Value::Null => "{}".to_string(),
+            _ => config.to_string(),
+        };
+        let Outcome { result, .. } =
+            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
+                let loaded =
+                    pack.exports
+                        .load(instance, store, &program.sources, &program.entries)?;
+                match loaded {
+                    Ok(()) => pack.exports.check_config(instance, store, name, &config),
+                    Err(message) => Ok(Err(message)),
+                }
+            });
+        match result {
+            Ok(Ok(())) => Ok(config),
+            Ok(Err(message)) => Err(PackError::Program { message }),
+            Err(reason) => Err(PackError::Program {
+                message: format!("loading the program failed: {reason}"),
+            }),
+        }
+    }
+}
+
+/// User code an interpreter pack loads before each call: the files, and the modules whose top
+/// level runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    pub sources: Vec<Source>,
+    pub entries: Vec<String>,
 }
 
 /// One function of a pack with its checked config.
@@ -489,6 +584,8 @@ struct Function {
     pack: Arc<PackInner>,
     name: String,
     config: String,
+    /// Loaded into the instance before the function runs, for an interpreter.
+    program: Option<Arc<Program>>,
 }
 
 impl Function {
@@ -506,7 +603,15 @@ impl Function {
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
-            |instance, store| f(exports, instance, store),
+            |instance, store| {
+                if let Some(program) = &self.program
+                    && let Err(message) =
+                        exports.load(instance, store, &program.sources, &program.entries)?
+                {
+                    return Err(wasmtime::Error::new(ProgramFailed(message)));
+                }
+                f(exports, instance, store)
+            },
         )
     }
 
@@ -530,11 +635,8 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
-        self.grade_wit(
-            &wit::sample(sample),
-            &wit::trajectory(trajectory),
-            submission,
-        )
+        let args = self.function.pack.exports.args(sample, trajectory);
+        self.grade_wit(&args, submission)
     }
 
     /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
@@ -546,24 +648,15 @@ impl PackGrader {
         submission: &str,
     ) -> Grade {
         let grader = self.clone();
-        let (wit_sample, wit_trajectory) = (wit::sample(sample), wit::trajectory(trajectory));
+        let args = self.function.pack.exports.args(sample, trajectory);
         let submission = submission.to_string();
-        call::off_worker(move || grader.grade_wit(&wit_sample, &wit_trajectory, &submission)).await
+        call::off_worker(move || grader.grade_wit(&args, &submission)).await
     }
 
-    fn grade_wit(
-        &self,
-        wit_sample: &v0::Sample,
-        wit_trajectory: &v0::Trajectory,
-        submission: &str,
-    ) -> Grade {
+    fn grade_wit(&self, args: &wit::Args, submission: &str) -> Grade {
         let f = &self.function;
         let Outcome { result, usage } = f.run(|exports, instance, store| {
-            exports.grade(
-                instance,
-                store,
-                (&f.name, wit_sample, wit_trajectory, submission, &f.config),
-            )
+            exports.grade(instance, store, (&f.name, args, submission, &f.config))
         });
         let grade = match result {
             Ok(Ok(grade)) => accept_grade(grade, f.output_limit()),
@@ -645,7 +738,7 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, String> {
-        self.extract_wit(&wit::sample(sample), &wit::trajectory(trajectory))
+        self.extract_wit(&self.function.pack.exports.args(sample, trajectory))
     }
 
     /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
@@ -656,28 +749,49 @@ impl PackExtractor {
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, String> {
         let extractor = self.clone();
-        let (wit_sample, wit_trajectory) = (wit::sample(sample), wit::trajectory(trajectory));
-        call::off_worker(move || extractor.extract_wit(&wit_sample, &wit_trajectory)).await
+        let args = self.function.pack.exports.args(sample, trajectory);
+        call::off_worker(move || extractor.extract_wit(&args)).await
     }
 
-    fn extract_wit(
-        &self,
-        wit_sample: &v0::Sample,
-        wit_trajectory: &v0::Trajectory,
-    ) -> Result<Option<String>, String> {
+    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, String> {
         let f = &self.function;
         let Outcome { result, .. } = f.run(|exports, instance, store| {
-            exports.extract(
-                instance,
-                store,
-                (&f.name, wit_sample, wit_trajectory, &f.config),
-            )
+            exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
             Ok(Some(text)) | Err(text) if text.len() > f.output_limit() => {
                 Err("output too large".to_string())
             }
             Ok(extracted) => Ok(extracted),
+            Err(message) => Err(format!("guest returned error: {message}")),
+        }
+    }
+}
+
+/// An interpreter's reward composer, ready to run from many threads at once.
+#[derive(Clone)]
+pub struct PackReward {
+    function: Function,
+}
+
+impl PackReward {
+    /// The reward of `context` (a JSON object) in a fresh sandbox: the composer's JSON result
+    /// (a number, or an object with a `reward`), or a stable reason. The call runs on a thread
+    /// made for blocking work, as graders' do.
+    pub async fn reward_off_worker(&self, context: String) -> Result<String, String> {
+        let reward = self.clone();
+        call::off_worker(move || reward.reward(&context)).await
+    }
+
+    fn reward(&self, context: &str) -> Result<String, String> {
+        let f = &self.function;
+        let Outcome { result, .. } =
+            f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));
+        match result? {
+            Ok(text) | Err(text) if text.len() > f.output_limit() => {
+                Err("output too large".to_string())
+            }
+            Ok(json) => Ok(json),
             Err(message) => Err(format!("guest returned error: {message}")),
         }
     }

@@ -1,4 +1,10 @@
-//! Bindings for `gavel:grader@0.1.0` and the conversion of gavel's canonical model into them.
+//! Bindings for `gavel:grader@0.1.0` and `@0.2.0`, and the conversion of gavel's canonical
+//! model into them.
+//!
+//! 0.2.0 is 0.1.0 with two fields more (`sample.row`, `trajectory.recorded`) and the `program`
+//! interface of interpreters. Its records are declared here over 0.1.0's bindings for every
+//! type the versions share, so that one conversion serves both and one call path runs every
+//! pack; they are checked against each 0.2 component's own signatures when it is loaded.
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -11,7 +17,7 @@ pub(super) use bindings::PackV0Pre;
 pub(super) use bindings::gavel::grader::types as v0;
 
 use wasmtime::Store;
-use wasmtime::component::{ComponentExportIndex, Instance};
+use wasmtime::component::{ComponentExportIndex, ComponentType, Instance, Lift, Lower};
 
 use super::engine::CallState;
 use crate::input::sample::{Sample, SampleId, Texts};
@@ -21,36 +27,229 @@ use crate::input::trajectory::{Content, Event, RunStatus, Tokens, ToolStatus, Tr
 /// matches it by semver.
 const PACK_EXPORT: &str = "gavel:grader/pack@0.1.0";
 
+/// `gavel:grader@0.2.x`'s `sample`: 0.1's and the row as written.
+#[derive(ComponentType, Lower)]
+#[component(record)]
+pub(super) struct Sample2 {
+    id: v0::SampleId,
+    input: Option<v0::Texts>,
+    #[component(name = "ground-truth")]
+    ground_truth: Option<v0::Texts>,
+    #[component(name = "rubric-vars")]
+    rubric_vars: String,
+    name: Option<String>,
+    description: Option<String>,
+    expected: Option<String>,
+    #[component(name = "reference-output")]
+    reference_output: Option<String>,
+    #[component(name = "reference-tools")]
+    reference_tools: Vec<String>,
+    tags: Vec<String>,
+    metadata: String,
+    memory: Option<Vec<v0::MemoryBlock>>,
+    row: String,
+}
+
+/// `gavel:grader@0.2.x`'s `trajectory`: 0.1's and the run as recorded.
+#[derive(ComponentType, Lower)]
+#[component(record)]
+pub(super) struct Trajectory2 {
+    turns: Vec<Vec<v0::Event>>,
+    output: Option<String>,
+    status: v0::RunStatus,
+    input: Option<String>,
+    #[component(name = "duration-ms")]
+    duration_ms: Option<f64>,
+    usage: Option<v0::Tokens>,
+    recorded: Option<RecordedRun>,
+}
+
+#[derive(ComponentType, Lower)]
+#[component(record)]
+pub(super) struct RecordedRun {
+    format: String,
+    value: String,
+}
+
+/// `program.source`: one user source file handed to an interpreter.
+#[derive(Debug, Clone, PartialEq, Eq, ComponentType, Lower)]
+#[component(record)]
+pub struct Source {
+    pub module: String,
+    pub path: String,
+    pub text: String,
+}
+
+/// `program.load-error`.
+#[derive(Debug, Clone, ComponentType, Lift)]
+#[component(record)]
+pub(super) struct LoadError {
+    path: Option<String>,
+    line: Option<u32>,
+    message: String,
+}
+
+impl LoadError {
+    /// `path:line: message`, with what is known of the place.
+    pub(super) fn located(&self) -> String {
+        match (&self.path, self.line) {
+            (Some(path), Some(line)) => format!("{path}:{line}: {}", self.message),
+            (Some(path), None) => format!("{path}: {}", self.message),
+            _ => self.message.clone(),
+        }
+    }
+}
+
+/// The arguments of a `grade` or `extract` call, in the shape of the pack's WIT version.
+pub(super) enum Args {
+    V1(v0::Sample, v0::Trajectory),
+    V2(Sample2, Trajectory2),
+}
+
+/// The `gavel:grader` line a pack was built against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    V0_1,
+    V0_2,
+}
+
 /// Where a pack's functions are among its exports. A call on a fresh instance then fetches only
-/// the function it runs, typed (wasmtime checks its signature against this WIT version's).
+/// the function it runs, typed (wasmtime checks its signature against its WIT version's); every
+/// export was checked once already when the pack was described (see [`Exports::describe`]).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Exports {
+    line: Line,
     check_config: ComponentExportIndex,
     grade: ComponentExportIndex,
     extract: ComponentExportIndex,
+    /// `program.load` and `program.reward`, for an interpreter.
+    program: Option<(ComponentExportIndex, ComponentExportIndex)>,
 }
 
 impl Exports {
-    /// Checks the signature of every export of `instance`, asks it to describe itself, and
-    /// records where its functions are.
+    /// Checks the signature of every export of `instance` (built against `gavel:grader@version`),
+    /// asks it to describe itself, and records where its functions are.
     pub(super) fn describe(
         instance: &Instance,
         store: &mut Store<CallState>,
+        version: &str,
     ) -> wasmtime::Result<(Exports, v0::PackInfo)> {
-        let pack = bindings::PackV0::new(&mut *store, instance)?;
-        let info = pack.gavel_grader_pack().call_describe(&mut *store)?;
-        let interface = instance.get_export_index(&mut *store, None, PACK_EXPORT);
-        let mut index = |name: &str| {
-            instance
-                .get_export_index(&mut *store, interface.as_ref(), name)
-                .ok_or_else(|| wasmtime::format_err!("the pack exports no function `{name}`"))
+        if !version.starts_with("0.2.") {
+            let pack = bindings::PackV0::new(&mut *store, instance)?;
+            let info = pack.gavel_grader_pack().call_describe(&mut *store)?;
+            let interface = instance.get_export_index(&mut *store, None, PACK_EXPORT);
+            let mut index = |name: &str| {
+                instance
+                    .get_export_index(&mut *store, interface.as_ref(), name)
+                    .ok_or_else(|| wasmtime::format_err!("the pack exports no function `{name}`"))
+            };
+            let exports = Exports {
+                line: Line::V0_1,
+                check_config: index("check-config")?,
+                grade: index("grade")?,
+                extract: index("extract")?,
+                program: None,
+            };
+            return Ok((exports, info));
+        }
+        let pack = format!("gavel:grader/pack@{version}");
+        let check_config =
+            checked::<(&str, &str), (Result<(), String>,)>(instance, store, &pack, "check-config")?;
+        let grade = checked::<
+            (&str, &Sample2, &Trajectory2, &str, &str),
+            (Result<v0::Grade, String>,),
+        >(instance, store, &pack, "grade")?;
+        let extract = checked::<
+            (&str, &Sample2, &Trajectory2, &str),
+            (Result<Option<String>, String>,),
+        >(instance, store, &pack, "extract")?;
+        let describe = checked::<(), (v0::PackInfo,)>(instance, store, &pack, "describe")?;
+        let program = format!("gavel:grader/program@{version}");
+        let program = match instance.get_export_index(&mut *store, None, &program) {
+            None => None,
+            Some(_) => Some((
+                checked::<(&[Source], &[String]), (Result<(), LoadError>,)>(
+                    instance, store, &program, "load",
+                )?,
+                checked::<(&str, &str), (Result<String, String>,)>(
+                    instance, store, &program, "reward",
+                )?,
+            )),
         };
+        let func = export(instance, store, describe)?;
+        let info = func
+            .typed::<(), (v0::PackInfo,)>(&*store)?
+            .call(store, ())?
+            .0;
         let exports = Exports {
-            check_config: index("check-config")?,
-            grade: index("grade")?,
-            extract: index("extract")?,
+            line: Line::V0_2,
+            check_config,
+            grade,
+            extract,
+            program,
         };
         Ok((exports, info))
+    }
+
+    /// Whether the pack is an interpreter (it exports `program`).
+    pub(super) fn is_interpreter(&self) -> bool {
+        self.program.is_some()
+    }
+
+    /// The arguments of a call for this pack's WIT version.
+    pub(super) fn args(&self, sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Args {
+        let (v1_sample, v1_trajectory) = (self::sample(sample), self::trajectory(trajectory));
+        if self.line == Line::V0_1 {
+            return Args::V1(v1_sample, v1_trajectory);
+        }
+        let v0::Sample {
+            id,
+            input,
+            ground_truth,
+            rubric_vars,
+            name,
+            description,
+            expected,
+            reference_output,
+            reference_tools,
+            tags,
+            metadata,
+            memory,
+        } = v1_sample;
+        let v0::Trajectory {
+            turns,
+            output,
+            status,
+            input: task,
+            duration_ms,
+            usage,
+        } = v1_trajectory;
+        Args::V2(
+            Sample2 {
+                id,
+                input,
+                ground_truth,
+                rubric_vars,
+                name,
+                description,
+                expected,
+                reference_output,
+                reference_tools,
+                tags,
+                metadata,
+                memory,
+                row: sample.row.to_string(),
+            },
+            Trajectory2 {
+                turns,
+                output,
+                status,
+                input: task,
+                duration_ms,
+                usage,
+                recorded: recorded(sample, trajectory),
+            },
+        )
     }
 
     pub(super) fn check_config(
@@ -67,34 +266,126 @@ impl Exports {
         Ok(func.call(store, (name, config))?.0)
     }
 
+    /// `grade`, with `args` made for this pack's WIT version by [`Exports::args`].
     pub(super) fn grade(
         &self,
         instance: &Instance,
         store: &mut Store<CallState>,
-        args: (&str, &v0::Sample, &v0::Trajectory, &str, &str),
+        (name, args, submission, config): (&str, &Args, &str, &str),
     ) -> wasmtime::Result<Result<v0::Grade, String>> {
-        let func = instance.get_typed_func::<
-            (&str, &v0::Sample, &v0::Trajectory, &str, &str),
-            (Result<v0::Grade, String>,),
-        >(&mut *store, self.grade)?;
-        Ok(func.call(store, args)?.0)
+        let result = match args {
+            Args::V1(sample, trajectory) => instance
+                .get_typed_func::<
+                    (&str, &v0::Sample, &v0::Trajectory, &str, &str),
+                    (Result<v0::Grade, String>,),
+                >(&mut *store, self.grade)?
+                .call(store, (name, sample, trajectory, submission, config))?,
+            Args::V2(sample, trajectory) => instance
+                .get_typed_func::<
+                    (&str, &Sample2, &Trajectory2, &str, &str),
+                    (Result<v0::Grade, String>,),
+                >(&mut *store, self.grade)?
+                .call(store, (name, sample, trajectory, submission, config))?,
+        };
+        Ok(result.0)
     }
 
+    /// `extract` (see [`Exports::grade`]).
     pub(super) fn extract(
         &self,
         instance: &Instance,
         store: &mut Store<CallState>,
-        args: (&str, &v0::Sample, &v0::Trajectory, &str),
+        (name, args, config): (&str, &Args, &str),
     ) -> wasmtime::Result<Result<Option<String>, String>> {
-        let func = instance.get_typed_func::<
-            (&str, &v0::Sample, &v0::Trajectory, &str),
-            (Result<Option<String>, String>,),
-        >(&mut *store, self.extract)?;
-        Ok(func.call(store, args)?.0)
+        let result = match args {
+            Args::V1(sample, trajectory) => instance
+                .get_typed_func::<
+                    (&str, &v0::Sample, &v0::Trajectory, &str),
+                    (Result<Option<String>, String>,),
+                >(&mut *store, self.extract)?
+                .call(store, (name, sample, trajectory, config))?,
+            Args::V2(sample, trajectory) => instance
+                .get_typed_func::<
+                    (&str, &Sample2, &Trajectory2, &str),
+                    (Result<Option<String>, String>,),
+                >(&mut *store, self.extract)?
+                .call(store, (name, sample, trajectory, config))?,
+        };
+        Ok(result.0)
+    }
+
+    /// `program.load`; the error, located, when the user's code cannot be loaded. A pack
+    /// without `program` loads nothing.
+    pub(super) fn load(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        sources: &[Source],
+        entries: &[String],
+    ) -> wasmtime::Result<Result<(), String>> {
+        let Some((load, _)) = self.program else {
+            return Ok(Ok(()));
+        };
+        let func = instance.get_typed_func::<(&[Source], &[String]), (Result<(), LoadError>,)>(
+            &mut *store,
+            load,
+        )?;
+        Ok(func
+            .call(store, (sources, entries))?
+            .0
+            .map_err(|e| e.located()))
+    }
+
+    /// `program.reward`.
+    pub(super) fn reward(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        name: &str,
+        context: &str,
+    ) -> wasmtime::Result<Result<String, String>> {
+        let Some((_, reward)) = self.program else {
+            return Err(wasmtime::format_err!("the pack is not an interpreter"));
+        };
+        let func = instance
+            .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, reward)?;
+        Ok(func.call(store, (name, context))?.0)
     }
 }
 
-pub(super) fn sample(sample: &Sample<'_>) -> v0::Sample {
+/// The function `name` of the exported interface `interface`, its signature checked against
+/// `(P) -> R`.
+fn checked<P, R>(
+    instance: &Instance,
+    store: &mut Store<CallState>,
+    interface: &str,
+    name: &str,
+) -> wasmtime::Result<ComponentExportIndex>
+where
+    P: wasmtime::component::ComponentNamedList + Lower,
+    R: wasmtime::component::ComponentNamedList + Lift,
+{
+    let parent = instance.get_export_index(&mut *store, None, interface);
+    let index = instance
+        .get_export_index(&mut *store, parent.as_ref(), name)
+        .ok_or_else(|| wasmtime::format_err!("`{interface}` exports no function `{name}`"))?;
+    export(instance, store, index)?
+        .typed::<P, R>(&*store)
+        .map_err(|e| e.context(format!("`{interface}#{name}`")))?;
+    Ok(index)
+}
+
+fn export(
+    instance: &Instance,
+    store: &mut Store<CallState>,
+    index: ComponentExportIndex,
+) -> wasmtime::Result<wasmtime::component::Func> {
+    instance
+        .get_func(store, index)
+        .ok_or_else(|| wasmtime::format_err!("a pack function is missing from its instance"))
+}
+
+fn sample(sample: &Sample<'_>) -> v0::Sample {
     // A map of JSON values always serializes.
     let json = |map: &serde_json::Map<String, serde_json::Value>| {
         serde_json::to_string(map).unwrap_or_default()
@@ -137,7 +428,7 @@ fn texts(texts: &Texts) -> v0::Texts {
     }
 }
 
-pub(super) fn trajectory(trajectory: &Trajectory<'_>) -> v0::Trajectory {
+fn trajectory(trajectory: &Trajectory<'_>) -> v0::Trajectory {
     v0::Trajectory {
         turns: trajectory
             .turns
@@ -201,4 +492,21 @@ fn tokens(tokens: Tokens) -> v0::Tokens {
         completion_tokens: tokens.completion_tokens,
         total_tokens: tokens.total_tokens,
     }
+}
+
+/// The run as the row (or its run record) wrote it, under its `trajectory` key.
+fn recorded(sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Option<RecordedRun> {
+    #[derive(serde::Deserialize)]
+    struct Record<'a> {
+        #[serde(borrow)]
+        trajectory: Option<&'a serde_json::value::RawValue>,
+    }
+    let record = sample.run.unwrap_or(sample.row);
+    let value = serde_json::from_str::<Record<'_>>(record)
+        .ok()?
+        .trajectory?;
+    Some(RecordedRun {
+        format: trajectory.format.name().to_string(),
+        value: value.get().to_string(),
+    })
 }

@@ -1,0 +1,26 @@
+//! `gavel build-python`: builds the Python interpreter component into the cache now, rather
+//! than on the first run of a suite with Python graders (CI and installers run it ahead).
+
+use gavel::grade::program::interpreter;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    cache: super::CacheArgs,
+}
+
+pub fn run(args: Args) -> u8 {
+    let Some(dir) = args.cache.dir() else {
+        return super::EXIT_INVALID;
+    };
+    match interpreter::cached(&dir) {
+        Ok(path) => {
+            println!("{}", path.display());
+            super::EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            super::EXIT_INVALID
+        }
+    }
+}

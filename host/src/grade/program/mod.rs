@@ -1,0 +1,490 @@
+//! Python graders as their users wrote them: the suite forms that name Python code, the files
+//! handed to the interpreter, and the interpreter's function names.
+//!
+//! | suite form | interpreter function |
+//! |---|---|
+//! | `kind: tool`, `function: path/file.py:name` (letta-evals `@grader`) | `letta-grader:file:name` |
+//! | `extractor: path/file.py:name` (letta-evals `@extractor`) | `letta-extractor:file:name` |
+//! | `function: name`, registered by a decorator in a referenced file | `letta-grader::name` |
+//! | `kind: code`, `module` + `function` (evaldeck) | `evaldeck-function:module:function` |
+//! | `kind: code`, `module` + `class` + `params` (evaldeck `BaseGrader`) | `evaldeck-class:module:class` |
+//! | `kind: python`, `source: \|` or `source_path:` (OpenAI) | `openai:module:grade` |
+//!
+//! The user's code is data: one interpreter component (see [`interpreter`]) runs every suite,
+//! and each call loads the suite's [`Program`] into a fresh instance. A suite's program is
+//! every file it names plus every `.py` file beside each (the same folder and its subfolders),
+//! so that a grader's own imports work; its entries, whose top level runs, are the modules the
+//! suite names.
+
+pub mod interpreter;
+pub mod reward;
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::config::reward::RewardSpec;
+use crate::config::suite::{GraderSpec, Suite, SuiteError};
+use crate::grade::pack::{
+    Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source,
+};
+use reward::CustomReward;
+
+/// A suite's Python code and the interpreter that runs it.
+pub struct Python {
+    pack: Pack,
+    program: Arc<Program>,
+}
+
+impl Python {
+    /// The interpreter's grader `name` (see the table above), checked against the program.
+    pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
+        self.pack.program_grader(&self.program, name, config)
+    }
+
+    /// The interpreter's extractor `name`, checked against the program.
+    pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
+        self.pack.program_extractor(&self.program, name, config)
+    }
+
+    /// The reward composer of `reward: {kind: custom, function}`: `path/file.py:name` or a
+    /// name a decorator registered.
+    pub fn reward(&self, function: &str) -> Result<CustomReward, PackError> {
+        let name = match file_reference(function) {
+            Some((path, name)) => format!("letta-reward:{}:{name}", file_module(path)),
+            None => format!("letta-reward::{function}"),
+        };
+        self.pack
+            .program_reward(&self.program, &name)
+            .map(CustomReward)
+    }
+}
+
+/// The suite's Python code and its interpreter, or `None` when the suite names no Python file
+/// or module. Every reference that cannot be used is an error naming its field.
+pub fn prepare(
+    suite: &Suite,
+    host: impl FnOnce() -> Result<PackHost, PackError>,
+    cache_dir: Option<&Path>,
+) -> Result<Option<Python>, Vec<SuiteError>> {
+    let mut builder = ProgramBuilder::new(&suite.path, &suite.base_dir);
+    let mut errors = Vec::new();
+    gather(
+        &suite.file.graders,
+        "graders",
+        &mut builder,
+        &mut |field, e| errors.push(SuiteError::at(&suite.path, field, e)),
+    );
+    if let Some(RewardSpec::Custom { function }) = &suite.file.reward
+        && let Err(e) = add_file(&mut builder, Some(function))
+    {
+        errors.push(SuiteError::at(&suite.path, "reward.function", e));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if builder.is_empty() {
+        return Ok(None);
+    }
+    let failed = |e: String| vec![SuiteError::at(&suite.path, "graders", e)];
+    let component = interpreter::component(cache_dir).map_err(failed)?;
+    let spec = PackSpec {
+        path: component,
+        sha256: None,
+        limits: None,
+    };
+    let limits = suite.file.limits.clone().unwrap_or_default();
+    let pack = host()
+        .and_then(|host| host.load("python", &spec, Path::new(""), &limits))
+        .map_err(|e| failed(e.to_string()))?;
+    if !pack.is_interpreter() {
+        return Err(failed(format!(
+            "{} is not a Python interpreter component (it exports no gavel:grader/program)",
+            spec.path.display()
+        )));
+    }
+    Ok(Some(Python {
+        pack,
+        program: Arc::new(builder.build()),
+    }))
+}
+
+/// Adds every Python file and module `graders` name to `builder`; `error` gets each that cannot
+/// be, with its field.
+fn gather(
+    graders: &IndexMap<String, GraderSpec>,
+    prefix: &str,
+    builder: &mut ProgramBuilder,
+    error: &mut dyn FnMut(String, String),
+) {
+    for (key, spec) in graders {
+        let field = format!("{prefix}.{key}");
+        let added: Vec<(&str, Result<(), String>)> = match spec {
+            GraderSpec::Tool(tool) => vec![
+                ("function", add_file(builder, Some(&tool.function))),
+                ("extractor", add_file(builder, tool.extractor.as_deref())),
+            ],
+            GraderSpec::Rubric(rubric) => {
+                vec![("extractor", add_file(builder, Some(&rubric.extractor)))]
+            }
+            GraderSpec::Code(code) => vec![("module", builder.module(&code.module))],
+            GraderSpec::Python(python) => {
+                let added = match (&python.source, &python.source_path) {
+                    (Some(source), None) => builder.inline(inline_module(key), &field, source),
+                    (None, Some(path)) if path.ends_with(".py") => builder.file(path),
+                    (None, Some(_)) => Err("`source_path` names a `.py` file".to_string()),
+                    // Both or neither: the plan says which.
+                    _ => Ok(()),
+                };
+                vec![("source", added)]
+            }
+            GraderSpec::All(c) | GraderSpec::Any(c) => {
+                gather(&c.graders, &format!("{field}.graders"), builder, error);
+                Vec::new()
+            }
+            GraderSpec::Expectations(_) => Vec::new(),
+        };
+        for (what, result) in added {
+            if let Err(e) = result {
+                error(format!("{field}.{what}"), e);
+            }
+        }
+    }
+}
+
+/// Adds the file of a `path/file.py:name` reference; any other name adds nothing.
+fn add_file(builder: &mut ProgramBuilder, name: Option<&str>) -> Result<(), String> {
+    match name.and_then(file_reference) {
+        Some((path, _)) => builder.file(path),
+        None => Ok(()),
+    }
+}
+
+/// Files of a program, at most.
+const MAX_FILES: usize = 256;
+/// Bytes of all the files of a program, at most.
+const MAX_BYTES: usize = 8 << 20;
+/// Folders below a grader's folder searched for modules.
+const MAX_DEPTH: usize = 4;
+
+/// `path/file.py:name` as the file and the name, when `reference` has that shape.
+pub fn file_reference(reference: &str) -> Option<(&str, &str)> {
+    let (file, name) = reference.rsplit_once(':')?;
+    (file.ends_with(".py") && file.len() > 3 && is_identifier(name)).then_some((file, name))
+}
+
+/// A Python identifier (ASCII, as the files gavel names are).
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// The module a referenced file is imported as: its name without `.py`.
+pub fn file_module(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The module an inline OpenAI `source:` becomes, for the grader `key`.
+pub fn inline_module(key: &str) -> String {
+    let key: String = key
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("openai_grader_{key}")
+}
+
+/// Gathers a suite's program. Every method returns the reason a reference cannot be used.
+pub struct ProgramBuilder {
+    /// The suite file, for the paths sources are named by.
+    suite_file: PathBuf,
+    suite_dir: PathBuf,
+    /// Folders whose `.py` files were gathered already.
+    roots: Vec<PathBuf>,
+    sources: Vec<Source>,
+    /// Where each source came from, to tell two files of one module name apart.
+    origins: Vec<PathBuf>,
+    entries: Vec<String>,
+    bytes: usize,
+}
+
+impl ProgramBuilder {
+    pub fn new(suite_file: &Path, suite_dir: &Path) -> ProgramBuilder {
+        ProgramBuilder {
+            suite_file: suite_file.to_path_buf(),
+            // `suite.yaml` has the folder `` (the current one), which cannot be listed.
+            suite_dir: if suite_dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                suite_dir.to_path_buf()
+            },
+            roots: Vec::new(),
+            sources: Vec::new(),
+            origins: Vec::new(),
+            entries: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    /// Whether nothing was gathered: the suite names no Python code.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The file `relative` (to the suite), imported as its stem; the files beside it come along.
+    pub fn file(&mut self, relative: &str) -> Result<(), String> {
+        let path = self.suite_dir.join(relative);
+        if !path.is_file() {
+            return Err(format!("no such file: {}", path.display()));
+        }
+        let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.root(&root)?;
+        self.entry(file_module(relative));
+        Ok(())
+    }
+
+    /// The module `dotted` (`my_graders`, `graders.tools`), found beside the suite as
+    /// `my_graders.py` or `my_graders/__init__.py`.
+    pub fn module(&mut self, dotted: &str) -> Result<(), String> {
+        if !dotted.split('.').all(is_identifier) {
+            return Err(format!(
+                "`{dotted}` is not a Python module name (write it as `my_graders` or `graders.tools`, without `.py`)"
+            ));
+        }
+        let base = self.suite_dir.join(dotted.replace('.', "/"));
+        let candidates = [base.with_extension("py"), base.join("__init__.py")];
+        if !candidates.iter().any(|c| c.is_file()) {
+            return Err(format!(
+                "no module `{dotted}` beside the suite: neither {} nor {} exists",
+                candidates[0].display(),
+                candidates[1].display()
+            ));
+        }
+        let root = self.suite_dir.clone();
+        self.root(&root)?;
+        self.entry(dotted.to_string());
+        Ok(())
+    }
+
+    /// Python source written in the suite itself (OpenAI's `source: |`) as `module`, named
+    /// `<suite file>#<field>` in errors and tracebacks.
+    pub fn inline(&mut self, module: String, field: &str, text: &str) -> Result<(), String> {
+        let path = format!("{}#{field}", self.suite_file.display());
+        self.add(
+            module.clone(),
+            path,
+            text.to_string(),
+            self.suite_file.clone(),
+        )?;
+        self.entry(module);
+        Ok(())
+    }
+
+    pub fn build(self) -> Program {
+        Program {
+            sources: self.sources,
+            entries: self.entries,
+        }
+    }
+
+    fn entry(&mut self, module: String) {
+        if !self.entries.contains(&module) {
+            self.entries.push(module);
+        }
+    }
+
+    /// Every `.py` file under `root`, as modules named by their place below it.
+    fn root(&mut self, root: &Path) -> Result<(), String> {
+        if self.roots.iter().any(|r| r == root) {
+            return Ok(());
+        }
+        self.roots.push(root.to_path_buf());
+        let mut files = Vec::new();
+        walk(root, 0, &mut files);
+        files.sort();
+        for file in files {
+            let Some(module) = module_name(root, &file) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let path = self.display_path(&file);
+            self.add(module, path, text, file)?;
+        }
+        Ok(())
+    }
+
+    fn add(
+        &mut self,
+        module: String,
+        path: String,
+        text: String,
+        origin: PathBuf,
+    ) -> Result<(), String> {
+        if let Some(i) = self.sources.iter().position(|s| s.module == module) {
+            if self.origins[i] == origin {
+                return Ok(());
+            }
+            return Err(format!(
+                "two Python modules are named `{module}`: {} and {path}; rename one",
+                self.sources[i].path
+            ));
+        }
+        self.bytes += text.len();
+        if self.sources.len() >= MAX_FILES || self.bytes > MAX_BYTES {
+            return Err(format!(
+                "more than {MAX_FILES} Python files or {} MiB of them beside the graders (at {path}); \
+                 keep the graders in a folder of their own",
+                MAX_BYTES >> 20
+            ));
+        }
+        self.sources.push(Source { module, path, text });
+        self.origins.push(origin);
+        Ok(())
+    }
+
+    /// `file` relative to the suite's folder where it is below it, else as found.
+    fn display_path(&self, file: &Path) -> String {
+        file.strip_prefix(&self.suite_dir)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// The `.py` files below `dir`, skipping hidden folders, caches and virtual environments.
+fn walk(dir: &Path, depth: usize, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            let skipped = name.starts_with('.')
+                || matches!(
+                    name.as_str(),
+                    "__pycache__" | "node_modules" | "venv" | "target"
+                )
+                || depth >= MAX_DEPTH;
+            if !skipped {
+                walk(&path, depth + 1, files);
+            }
+        } else if name.ends_with(".py") {
+            files.push(path);
+        }
+    }
+}
+
+/// `helpers/text.py` below `root` is `helpers.text`, `pkg/__init__.py` is `pkg`; a path that is
+/// not made of identifiers is no module.
+fn module_name(root: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(root).ok()?.with_extension("");
+    let mut parts: Vec<String> = Vec::new();
+    for component in relative.components() {
+        let Component::Normal(part) = component else {
+            return None;
+        };
+        parts.push(part.to_str()?.to_string());
+    }
+    if parts.last().is_some_and(|p| p == "__init__") {
+        parts.pop();
+    }
+    (!parts.is_empty() && parts.iter().all(|p| is_identifier(p))).then(|| parts.join("."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_references_need_a_py_file_and_an_identifier() {
+        assert_eq!(
+            file_reference("graders/custom_evaluators.py:grade_it"),
+            Some(("graders/custom_evaluators.py", "grade_it"))
+        );
+        assert_eq!(file_reference("pack.wasm:grade"), None);
+        assert_eq!(file_reference("custom.py:not-a-name"), None);
+        assert_eq!(file_reference("contains"), None);
+        assert_eq!(file_reference(".py:x"), None);
+    }
+
+    #[test]
+    fn modules_are_named_by_their_place_below_the_grader() {
+        let root = Path::new("/s");
+        let name = |p: &str| module_name(root, Path::new(p));
+        assert_eq!(name("/s/graders.py").as_deref(), Some("graders"));
+        assert_eq!(name("/s/helpers/text.py").as_deref(), Some("helpers.text"));
+        assert_eq!(name("/s/pkg/__init__.py").as_deref(), Some("pkg"));
+        assert_eq!(name("/s/my-file.py"), None);
+        assert_eq!(inline_module("exact match"), "openai_grader_exact_match");
+    }
+
+    #[test]
+    fn a_program_holds_the_named_files_and_their_neighbours() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("suite.yaml");
+        std::fs::create_dir_all(dir.path().join("graders/helpers")).unwrap();
+        std::fs::create_dir_all(dir.path().join("graders/.venv")).unwrap();
+        std::fs::write(
+            dir.path().join("graders/custom.py"),
+            "import helpers.text\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("graders/helpers/text.py"), "X = 1\n").unwrap();
+        std::fs::write(dir.path().join("graders/.venv/site.py"), "").unwrap();
+        let mut builder = ProgramBuilder::new(&suite, dir.path());
+        builder.file("graders/custom.py").unwrap();
+        builder.file("graders/custom.py").unwrap();
+        builder
+            .inline(
+                "openai_grader_a".into(),
+                "graders.a",
+                "def grade(s, i): return 1",
+            )
+            .unwrap();
+        let err = builder.module("missing").unwrap_err();
+        assert!(err.contains("no module `missing`"), "{err}");
+        let err = builder.file("nope.py").unwrap_err();
+        assert!(err.starts_with("no such file: "), "{err}");
+        let program = builder.build();
+        let modules: Vec<(&str, &str)> = program
+            .sources
+            .iter()
+            .map(|s| (s.module.as_str(), s.path.as_str()))
+            .collect();
+        let inline_path = format!("{}#graders.a", suite.display());
+        assert_eq!(
+            modules,
+            [
+                ("custom", "graders/custom.py"),
+                ("helpers.text", "graders/helpers/text.py"),
+                ("openai_grader_a", inline_path.as_str()),
+            ]
+        );
+        assert_eq!(program.entries, ["custom", "openai_grader_a"]);
+    }
+
+    #[test]
+    fn two_files_of_one_module_name_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["a", "b"] {
+            std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+            std::fs::write(dir.path().join(sub).join("util.py"), "").unwrap();
+        }
+        let mut builder = ProgramBuilder::new(&dir.path().join("s.yaml"), dir.path());
+        builder.file("a/util.py").unwrap();
+        let err = builder.file("b/util.py").unwrap_err();
+        assert!(err.contains("two Python modules are named `util`"), "{err}");
+    }
+}

@@ -1,0 +1,405 @@
+//! Python graders run by the real interpreter component through the `gavel` binary: the seed's
+//! evaldeck graders verbatim, graded as evaldeck 0.1.5 grades them under CPython (recorded in
+//! `host/tests/data/python/evaldeck-seed/expected.json` by its `record.py`), hostile graders
+//! contained with stable reasons while every other grade stands, and a run that repeats.
+//!
+//! The interpreter is built once per test target folder with `gavel build-python` (componentize-py
+//! from PyPI; about a minute) into a cache folder that every run here shares, so that it is also
+//! compiled to native code once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::common::c::in_ci;
+use crate::common::{Workspace, data, gavel_with_env, stderr};
+use gavel::grade::program::interpreter;
+use serde_json::{Value, json};
+
+/// The cache folder holding the interpreter component, built and compiled once for every test
+/// of this binary; `None` when its toolchain cannot be installed here (no network), and then
+/// only outside CI: the tests are skipped, loudly.
+fn cache() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT.get_or_init(build).as_deref()
+}
+
+fn build() -> Option<PathBuf> {
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-interpreter");
+    let out = Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(["build-python", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .expect("gavel runs");
+    let err = stderr(&out);
+    if err.contains(interpreter::TOOLCHAIN_MISSING) && !in_ci() {
+        eprintln!(
+            "\n========================================================================\n\
+             SKIPPED: the Python interpreter cannot be built here:\n{err}\
+             ========================================================================\n"
+        );
+        return None;
+    }
+    assert!(out.status.success(), "gavel build-python failed:\n{err}");
+    let component = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(component.starts_with(cache.join("python")), "{component:?}");
+    // Compiled to native code now, rather than by every test that starts at once.
+    let ws = Workspace::new();
+    ws.write("g.py", "def grade(sample, item):\n    return 1.0\n");
+    ws.write(
+        "suite.yaml",
+        "name: warm\ndataset: data.jsonl\ngraders:\n  g:\n    kind: python\n    source_path: g.py\n",
+    );
+    ws.write("data.jsonl", "{\"id\": 1, \"input\": \"q\"}\n");
+    let out = gavel(&cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    Some(cache)
+}
+
+/// `gavel` in `dir` with the shared cache, where it finds the interpreter by its sources' hash.
+fn gavel(cache: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
+    let cache = cache.to_string_lossy();
+    // An empty `$GAVEL_PYTHON_COMPONENT` is none: the cached interpreter is the one tested.
+    gavel_with_env(
+        dir,
+        args,
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    )
+}
+
+fn results(dir: &Path, out: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(out).join("results.jsonl"))
+        .expect("results.jsonl exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a result is JSON"))
+        .collect()
+}
+
+/// Copies a test-data folder into a fresh workspace.
+fn fixture(name: &str) -> Workspace {
+    let ws = Workspace::new();
+    for entry in std::fs::read_dir(data(name)).expect("fixture folder") {
+        let path = entry.expect("entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, ws.path(&path.file_name().unwrap().to_string_lossy()))
+                .expect("copy fixture file");
+        }
+    }
+    ws
+}
+
+#[test]
+fn the_seed_evaldeck_graders_grade_as_evaldeck_does() {
+    let Some(cache) = cache() else { return };
+    let ws = fixture("python/evaldeck-seed");
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    let expected: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("expected.json")).unwrap()).unwrap();
+    assert_eq!(expected.len(), results.len() * 4);
+    for want in &expected {
+        let result = results
+            .iter()
+            .find(|r| r["sample_id"] == want["id"])
+            .unwrap_or_else(|| panic!("no result for {}", want["id"]));
+        let grade = &result["grades"][want["grader"].as_str().unwrap()];
+        let place = format!("{} {}: {grade}", want["id"], want["grader"]);
+        assert_eq!(grade["status"], want["status"], "{place}");
+        assert_eq!(grade["rationale"], want["message"], "{place}");
+        if let Some(score) = want["score"].as_f64() {
+            assert_eq!(grade["score"].as_f64(), Some(score), "{place}");
+        }
+        for field in ["expected", "actual"] {
+            if !want[field].is_null() {
+                assert_eq!(grade[field], want[field], "{place}: {field}");
+            }
+        }
+    }
+}
+
+const HOSTILE: &str = r#"import os
+import socket
+import subprocess
+
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult, Sample
+
+
+@grader
+def fair(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0 if submission == sample.ground_truth else 0.0, rationale="compared")
+
+
+@grader
+def loop(sample: Sample, submission: str) -> GradeResult:
+    while True:
+        pass
+
+
+@grader
+def memory_bomb(sample: Sample, submission: str) -> GradeResult:
+    hoard = []
+    while True:
+        hoard.append("x" * (1 << 20))
+
+
+@grader
+def huge_message(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale="x" * (64 << 20))
+
+
+@grader
+def stdout_flood(sample: Sample, submission: str) -> GradeResult:
+    while True:
+        print("flood " * 1000)
+
+
+@grader
+def passwd(sample: Sample, submission: str) -> GradeResult:
+    with open("/etc/passwd") as f:
+        return GradeResult(score=1.0, rationale=f.read())
+
+
+@grader
+def environ(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale=repr(dict(os.environ)))
+
+
+@grader
+def network(sample: Sample, submission: str) -> GradeResult:
+    socket.create_connection(("127.0.0.1", 80), timeout=1)
+    return GradeResult(score=1.0, rationale="connected")
+
+
+@grader
+def numpy(sample: Sample, submission: str) -> GradeResult:
+    import numpy
+
+    return GradeResult(score=float(numpy.mean([1.0])), rationale="imported")
+
+
+@grader
+def process(sample: Sample, submission: str) -> GradeResult:
+    return GradeResult(score=1.0, rationale=subprocess.check_output(["id"]).decode())
+"#;
+
+const HOSTILE_NAMES: [&str; 9] = [
+    "loop",
+    "memory_bomb",
+    "huge_message",
+    "stdout_flood",
+    "passwd",
+    "environ",
+    "network",
+    "process",
+    "numpy",
+];
+
+fn hostile_suite(names: &[&str]) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    let mut suite = String::from(
+        "name: hostile\ndataset: data.jsonl\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n",
+    );
+    for name in names {
+        suite.push_str(&format!(
+            "  {name}:\n    kind: tool\n    function: hostile.py:{name}\n"
+        ));
+    }
+    ws.write("suite.yaml", &suite);
+    let row = |id: i64, answer: &str| {
+        json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
+        ]]})
+    };
+    ws.write_rows("data.jsonl", &[row(1, "Paris"), row(2, "Lyon")]);
+    ws
+}
+
+#[test]
+fn hostile_graders_are_contained_and_every_other_grade_stands() {
+    let Some(cache) = cache() else { return };
+    let ws = hostile_suite(&HOSTILE_NAMES);
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    let fair: Vec<(f64, &str)> = results
+        .iter()
+        .map(|r| {
+            let g = &r["grades"]["fair"];
+            (g["score"].as_f64().unwrap(), g["status"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(fair, [(1.0, "pass"), (0.0, "fail")]);
+    let reasons = [
+        ("loop", "fuel exhausted"),
+        ("memory_bomb", "memory limit exceeded"),
+        ("huge_message", "memory limit exceeded"),
+        ("stdout_flood", "guest returned error: BrokenPipeError"),
+        (
+            "passwd",
+            "guest returned error: SandboxError: gavel's sandbox has no files",
+        ),
+        ("environ", "guest returned error: EnvironmentUnavailable"),
+        (
+            "network",
+            "guest returned error: SandboxError: gavel's sandbox has no network",
+        ),
+        (
+            "process",
+            "guest returned error: SandboxError: gavel's sandbox cannot start processes",
+        ),
+        (
+            "numpy",
+            "guest returned error: ModuleNotFoundError: No module named 'numpy'",
+        ),
+    ];
+    assert_eq!(reasons.len(), HOSTILE_NAMES.len());
+    for result in &results {
+        for (name, reason) in reasons {
+            let grade = &result["grades"][name];
+            assert_eq!(grade["status"], "error", "{name}: {grade}");
+            assert_eq!(grade["score"], 0.0, "{name}: {grade}");
+            let rationale = grade["rationale"].as_str().unwrap();
+            assert!(rationale.starts_with(reason), "{name}: {rationale}");
+            assert!(!rationale.contains("root:x"), "{name} leaked: {rationale}");
+        }
+        // Limits are the sandbox's reasons alone; the loop ran to the default fuel exactly.
+        let grade = |name: &str| &result["grades"][name];
+        assert_eq!(grade("loop")["rationale"], "fuel exhausted");
+        assert_eq!(grade("memory_bomb")["rationale"], "memory limit exceeded");
+        assert_eq!(
+            grade("loop")["metadata"]["sandbox"]["fuel_used"],
+            100_000_000
+        );
+        let said = |name: &str| grade(name)["rationale"].as_str().unwrap().to_string();
+        assert!(
+            said("stdout_flood")
+                .ends_with("the grader printed more than the sandbox's stdout limit")
+        );
+        assert!(said("passwd").contains("cannot open '/etc/passwd' (at hostile.py:"));
+        assert!(said("numpy").ends_with("No module named 'numpy' (at hostile.py:57)"));
+    }
+}
+
+#[test]
+fn the_same_run_twice_writes_the_same_results() {
+    let Some(cache) = cache() else { return };
+    let ws = hostile_suite(&["loop", "passwd", "environ", "numpy"]);
+    for out in ["a", "b"] {
+        let run = gavel(
+            cache,
+            ws.dir.path(),
+            &["run", "suite.yaml", "-o", out, "-q"],
+        );
+        assert!(matches!(run.status.code(), Some(0 | 1)), "{}", stderr(&run));
+    }
+    let read = |out: &str| std::fs::read_to_string(ws.path(out).join("results.jsonl")).unwrap();
+    assert_eq!(read("a"), read("b"));
+    let fuel =
+        &results(ws.dir.path(), "a")[0]["grades"]["fair"]["metadata"]["sandbox"]["fuel_used"];
+    assert!(fuel.as_u64().is_some_and(|fuel| fuel > 0), "{fuel}");
+}
+
+#[test]
+fn a_missing_package_imported_at_the_top_stops_the_run_naming_file_line_and_module() {
+    let Some(cache) = cache() else { return };
+    let ws = hostile_suite(&[]);
+    ws.write(
+        "hostile.py",
+        &format!("import json\nimport numpy\n{HOSTILE}"),
+    );
+    let out = gavel(cache, ws.dir.path(), &["run", "suite.yaml", "-o", "out"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "graders.fair.function: hostile.py:2: ModuleNotFoundError: No module named 'numpy'"
+        ),
+        "{err}"
+    );
+    assert!(!ws.path("out").exists());
+}
+
+/// The README's example: every suite form, run from the suite's folder with a bare suite path
+/// and from elsewhere with a relative one.
+#[test]
+fn the_example_suite_grades_from_its_folder_and_from_elsewhere() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python-graders");
+    std::fs::create_dir(ws.path("example")).unwrap();
+    for entry in std::fs::read_dir(&example).expect("the example folder") {
+        let path = entry.expect("entry").path();
+        let copy = ws.path("example").join(path.file_name().unwrap());
+        std::fs::copy(&path, copy).expect("copy the example");
+    }
+    let inside = gavel(
+        cache,
+        &ws.path("example"),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    let outside = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "example/suite.yaml", "-o", "out", "-q"],
+    );
+    let graded = |out: &std::process::Output, dir: &Path| {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        results(dir, "out")
+            .iter()
+            .map(|r| {
+                let grades = ["ticket", "classified", "concise"].map(|key| {
+                    let grade = &r["grades"][key];
+                    format!(
+                        "{key} {} {} {}",
+                        grade["status"], grade["score"], grade["rationale"]
+                    )
+                });
+                (r["sample_id"].clone(), grades, r["reward"].clone())
+            })
+            .collect::<Vec<_>>()
+    };
+    let graded_inside = graded(&inside, &ws.path("example"));
+    assert_eq!(graded_inside, graded(&outside, ws.dir.path()));
+    let rewards: Vec<&Value> = graded_inside.iter().map(|(_, _, reward)| reward).collect();
+    assert_eq!(rewards, [&json!(1.0), &json!(0.375), &json!(1.0)]);
+    assert_eq!(
+        graded_inside[1].1,
+        [
+            r#"ticket "fail" 0.5 "matched: category""#,
+            r#"classified "pass" 1.0 "one classify call""#,
+            r#"concise "fail" 0.0 "grade returned 0.0""#,
+        ]
+    );
+    assert_eq!(
+        graded_inside[2].1[1],
+        r#"classified "fail" 0.0 "expected exactly one classify call""#
+    );
+}
+
+/// letta-evals' own examples with custom code, copied unchanged, load through the binary.
+#[test]
+fn letta_evals_examples_with_custom_code_validate_unchanged() {
+    let Some(cache) = cache() else { return };
+    let examples =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime/python/tests/data/letta-evals");
+    for example in ["custom-tool-grader-and-extractor", "letta-code-simple-edit"] {
+        let out = gavel(cache, &examples.join(example), &["validate", "suite.yaml"]);
+        let said = crate::common::stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{example}: {}", stderr(&out));
+        assert_eq!(
+            said, "suite.yaml: valid (1 metric, 3 samples)\n",
+            "{example}"
+        );
+    }
+}
