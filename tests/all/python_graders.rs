@@ -310,6 +310,34 @@ fn the_same_run_twice_writes_the_same_results() {
     assert!(fuel.as_u64().is_some_and(|fuel| fuel > 0), "{fuel}");
 }
 
+/// A grader's code is part of what a run graded with: edited, `--resume` refuses to mix old
+/// grades with new ones and says the Python sources changed.
+#[test]
+fn resume_refuses_a_run_whose_python_graders_changed() {
+    let Some(cache) = cache() else { return };
+    let ws = hostile_suite(&[]);
+    let first = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(
+        matches!(first.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&first)
+    );
+    let source = std::fs::read_to_string(ws.path("hostile.py")).unwrap();
+    ws.write("hostile.py", &format!("{source}\n# edited\n"));
+    let resumed = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q", "--resume"],
+    );
+    let err = stderr(&resumed);
+    assert_eq!(resumed.status.code(), Some(2), "{err}");
+    assert!(err.contains("pack `(python sources)` (sha256)"), "{err}");
+}
+
 #[test]
 fn a_missing_package_imported_at_the_top_stops_the_run_naming_file_line_and_module() {
     let Some(cache) = cache() else { return };

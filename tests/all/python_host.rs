@@ -248,12 +248,16 @@ fn missing_files_modules_and_functions_are_reported_with_their_field() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("suite.yaml: graders.a.function: no such file: "),
+        err.contains("suite.yaml:6:15: graders.a.function: no such file: "),
         "{err}"
     );
     assert!(
-        err.contains("suite.yaml: graders.b.module: no module `not_here` beside the suite"),
+        err.contains("suite.yaml:9:13: graders.b.module: no module `not_here` beside the suite"),
         "{err}"
+    );
+    assert!(
+        !err.contains("could not be loaded"),
+        "said once, not per grader: {err}"
     );
 
     ws.write(

@@ -535,6 +535,12 @@ fn record_of(
             .packs
             .iter()
             .map(|(name, pack)| (name.clone(), pack.sha256().to_string()))
+            .chain(
+                prepared
+                    .python_sha256
+                    .iter()
+                    .map(|sha| (PYTHON_SOURCES.to_string(), sha.clone())),
+            )
             .collect(),
         skip_invalid: options.skip_invalid,
     };
@@ -545,6 +551,9 @@ fn record_of(
         ..RunRecord::of_suite(suite)
     })
 }
+
+/// The fingerprint's name for the suite's Python sources among the packs.
+const PYTHON_SOURCES: &str = "(python sources)";
 
 /// Why nothing was selected, naming what selects.
 fn nothing_selected(prepared: &Prepared, selection: &Selection) -> String {

@@ -21,6 +21,8 @@ pub struct Prepared {
     pub dataset: PathBuf,
     pub runs: Vec<PathBuf>,
     pub packs: HashMap<String, Arc<Pack>>,
+    /// SHA-256 over the suite's Python graders' sources, when it has any.
+    pub python_sha256: Option<String>,
 }
 
 pub struct Options {
@@ -116,12 +118,14 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             Some(plan)
         }
         Err(e) => {
-            // A pack that did not load has said why once; its functions are not unknown.
+            // A pack or the Python code that did not load has said why once; its functions are
+            // not unknown.
             let unloaded = |e: &SuiteError| {
-                file.packs.keys().any(|name| {
-                    !packs.contains_key(name)
-                        && e.message.starts_with(&format!("unknown pack `{name}`"))
-                })
+                e.message == crate::plan::PYTHON_NOT_LOADED
+                    || file.packs.keys().any(|name| {
+                        !packs.contains_key(name)
+                            && e.message.starts_with(&format!("unknown pack `{name}`"))
+                    })
             };
             errors.extend(e.into_iter().filter(|e| !unloaded(e)));
             None
@@ -146,6 +150,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 dataset,
                 runs,
                 packs,
+                python_sha256: python.as_ref().map(program::Python::sources_sha256),
                 suite,
             })
         }

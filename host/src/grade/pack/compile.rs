@@ -26,8 +26,9 @@ use super::load::{MAX_PACK_BYTES, PackFile};
 pub const COMPILE_SUBCOMMAND: &str = "__compile-pack";
 
 /// Wall-clock limit of one compilation, in seconds, unless `GAVEL_COMPILE_TIMEOUT_S` sets it:
-/// a Python or JavaScript pack takes about 10 s on two cores.
-pub const DEFAULT_COMPILE_TIMEOUT_S: u64 = 120;
+/// a Python or JavaScript interpreter takes 10 to 40 s on two idle cores, and several times that
+/// on a loaded machine compiling several at once; a compile bomb ran on without end.
+pub const DEFAULT_COMPILE_TIMEOUT_S: u64 = 600;
 /// Address space of the compiling process, in MiB, unless `GAVEL_COMPILE_MEMORY_MB` sets it.
 pub const DEFAULT_COMPILE_MEMORY_MB: u64 = 4_096;
 

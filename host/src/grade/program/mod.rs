@@ -39,6 +39,20 @@ pub struct Python {
 }
 
 impl Python {
+    /// SHA-256 over the user's Python sources (each module's name, path and text, in order),
+    /// which a run's grades depend on as much as on a pack's file.
+    pub fn sources_sha256(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for source in &self.program.sources {
+            for part in [&source.module, &source.path, &source.text] {
+                hasher.update((part.len() as u64).to_le_bytes());
+                hasher.update(part.as_bytes());
+            }
+        }
+        format!("{:x}", hasher.finalize())
+    }
+
     /// The interpreter's grader `name` (see the table above), checked against the program.
     pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
         self.pack.program_grader(&self.program, name, config)
