@@ -368,3 +368,57 @@ fn an_unfinished_run_is_replaced_only_with_overwrite() {
         full
     );
 }
+
+/// A second Ctrl-C quits at once, and loses no line that had finished: every line the run had
+/// written before the signals is there, complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_quits_at_once_keeping_every_finished_line() {
+    let server =
+        Server::always(Reply::verdict(1.0, "fine").after(Duration::from_millis(200))).await;
+    let ws = workspace(100);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: judged\ndataset: data.jsonl\ngraders:\n  quality:\n    kind: rubric\n    \
+             prompt: 'Answer: {{submission}}'\n    model: judge-model\n    base_url: {}\n",
+            server.base_url()
+        ),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .args(["run", "suite.yaml", "-o", "out", "--no-cache"])
+        .current_dir(ws.dir.path())
+        .env("OPENAI_API_KEY", "sk-test")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gavel starts");
+    let started = std::time::Instant::now();
+    while lines_written(&ws, "out") < 2 {
+        assert!(started.elapsed() < Duration::from_secs(60), "no results");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let seen = lines_written(&ws, "out");
+    for _ in 0..2 {
+        let sent = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .expect("joined")
+        .expect("gavel ends");
+    assert_eq!(output.status.code(), Some(130), "{}", stderr(&output));
+    let text = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
+    assert!(text.ends_with('\n'), "only complete lines");
+    assert!(
+        text.lines().count() >= seen,
+        "{} < {seen}",
+        text.lines().count()
+    );
+    for line in text.lines() {
+        serde_json::from_str::<serde_json::Value>(line).expect("a complete result");
+    }
+}

@@ -499,9 +499,16 @@ impl Pass<'_> {
                 if tokio::signal::ctrl_c().await.is_ok() {
                     interrupt.interrupted.store(true, Ordering::SeqCst);
                     interrupt.raise();
-                    // The writer flushes what finished as soon as it sees the first, so the
-                    // second loses no finished line: whoever presses it twice means now.
+                    // Whoever presses it twice means now. The writer flushes what finished as
+                    // soon as it sees the first; the second waits for that, briefly, so that no
+                    // finished line is lost.
                     if tokio::signal::ctrl_c().await.is_ok() {
+                        for _ in 0..50 {
+                            if interrupt.flushed.load(Ordering::SeqCst) {
+                                break;
+                            }
+                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                        }
                         std::process::exit(EXIT_INTERRUPTED.into());
                     }
                 }
@@ -580,10 +587,11 @@ impl Pass<'_> {
                     received = result_rx.recv() => received,
                     () = halt.raised(), if !stopping => {
                         stopping = true;
-                        if halt.interrupted.load(Ordering::SeqCst)
-                            && let Err(e) = sink.stopping()
-                        {
-                            write_error.get_or_insert(e.to_string());
+                        if halt.interrupted.load(Ordering::SeqCst) {
+                            if let Err(e) = sink.stopping() {
+                                write_error.get_or_insert(e.to_string());
+                            }
+                            halt.flushed.store(true, Ordering::SeqCst);
                         }
                         continue;
                     }
@@ -669,6 +677,8 @@ struct Halt {
     interrupted: AtomicBool,
     /// A judge's endpoint refused for good (see [`Plan::judge_down`]).
     judge_down: AtomicBool,
+    /// After Ctrl-C: what finished is on disk, and every later write goes straight there.
+    flushed: AtomicBool,
     waiters: tokio::sync::Notify,
 }
 
