@@ -599,6 +599,20 @@ fn invalid_regex_in_ground_truth_grades_0_and_validate_names_the_row() {
         "{err}"
     );
     assert_eq!(err.matches("warning:").count(), 1, "{err}");
+    // A message of a type no extractor reads would grade as an empty submission.
+    let mut row = letta_row(4, "abc", "a");
+    row["trajectory"][0][1]["message_type"] = json!("assistant");
+    let mut rows = std::fs::read_to_string(ws.path("data.jsonl")).unwrap();
+    rows.push_str(&format!("{row}\n"));
+    ws.write("data.jsonl", &rows);
+    let err = stderr(&ws.gavel(&["validate", "suite.yaml"]));
+    assert!(
+        err.contains(
+            "warning: data.jsonl:4: trajectory: message_type `assistant` is no Letta message type"
+        ),
+        "{err}"
+    );
+    ws.write("data.jsonl", &rows.replacen(&format!("{row}\n"), "", 1));
     let filtered = ws.gavel(&["validate", "suite.yaml", "--filter", "id:3"]);
     assert!(
         stdout(&filtered).contains("1 sample of 3 selected by --filter id:3"),

@@ -34,6 +34,17 @@ pub struct Metric {
 }
 
 /// A grader ready to grade.
+/// Letta message types that exist but no built-in reads: not worth a warning.
+const LETTA_UNREAD_TYPES: &[&str] = &[
+    "approval_request_message",
+    "approval_response_message",
+    "summary_message",
+    "event_message",
+    "stop_reason",
+    "usage_statistics",
+    "ping",
+];
+
 /// What a grader of Python code says when the suite's Python code did not load, which an
 /// error of its own has said already.
 pub const PYTHON_NOT_LOADED: &str =
@@ -489,6 +500,32 @@ impl Plan {
     /// error (a warning for `gavel validate`): each with the grader's key.
     pub fn sample_warnings(&self, sample: &crate::input::sample::Sample<'_>) -> Vec<String> {
         let mut warnings = Vec::new();
+        let trajectory = sample.trajectory();
+        if trajectory.format == crate::input::trajectory::Format::Letta {
+            let mut unknown: Vec<&str> = trajectory
+                .events()
+                .filter_map(|event| match event {
+                    crate::input::trajectory::Event::Other { kind }
+                        if !LETTA_UNREAD_TYPES.contains(&kind.as_ref()) =>
+                    {
+                        Some(kind.as_ref())
+                    }
+                    _ => None,
+                })
+                .collect();
+            unknown.dedup();
+            if !unknown.is_empty() {
+                warnings.push(format!(
+                    "trajectory: message_type {} is no Letta message type; no extractor reads \
+                     such a message (an assistant's reply is `assistant_message`)",
+                    unknown
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
         let Some(ground_truth) = sample.ground_truth_text() else {
             return warnings;
         };
