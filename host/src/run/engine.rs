@@ -546,12 +546,18 @@ impl Pass<'_> {
                             // moving each out of the list and into the grading cost a copy.
                             for sample in &parsed {
                                 let result = match sample {
+                                    Ok(_) if halt.is_raised() => None,
+                                    // Built-ins take microseconds and a pack call is bounded by
+                                    // its deadline: a started sample finishes, graded as before.
+                                    Ok(sample) if !has_judge => {
+                                        Some(grade(&plan, reward.as_deref(), sample).await)
+                                    }
                                     Ok(sample) => {
                                         let grading = grade(&plan, reward.as_deref(), sample);
-                                        let result = halt.unless_raised(has_judge, grading).await;
+                                        let result = halt.unless_raised(grading).await;
                                         // Graded while a judge's endpoint failed for good: its
                                         // grade says so, and no such result is kept.
-                                        if has_judge && plan.judge_down().is_some() {
+                                        if plan.judge_down().is_some() {
                                             halt.judge_down.store(true, Ordering::SeqCst);
                                             halt.raise();
                                             None
@@ -703,21 +709,13 @@ impl Halt {
         }
     }
 
-    /// What `grading` comes to, or `None` if the pass was halted first. A judge's reply can
-    /// take seconds, so with `abandon` a halt drops the grading mid-call (its request with
-    /// it); otherwise a started sample finishes (built-ins take microseconds, a pack call is
-    /// bounded by its deadline).
-    async fn unless_raised<T>(&self, abandon: bool, grading: impl Future<Output = T>) -> Option<T> {
-        if self.is_raised() {
-            None
-        } else if abandon {
-            tokio::select! {
-                biased;
-                () = self.raised() => None,
-                result = grading => Some(result),
-            }
-        } else {
-            Some(grading.await)
+    /// What `grading` comes to, or `None` if the pass was halted first: a judge's reply can
+    /// take seconds, so a halt drops the grading mid-call, its request with it.
+    async fn unless_raised<T>(&self, grading: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            biased;
+            () = self.raised() => None,
+            result = grading => Some(result),
         }
     }
 }
