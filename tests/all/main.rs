@@ -5,6 +5,7 @@ mod c_pack;
 mod cli;
 mod common;
 mod conformance;
+mod csv;
 mod diff;
 mod golden;
 mod hostile;

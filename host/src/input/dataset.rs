@@ -1,4 +1,5 @@
-//! Datasets (JSONL) and recorded runs, streamed: rows are read, parsed and graded as they go.
+//! Datasets (JSONL, or CSV read as JSON lines: [`crate::input::csv_rows`]) and recorded runs,
+//! streamed: rows are read, parsed and graded as they go.
 //!
 //! With `trajectories:` the recorded runs drive the stream: each run record (a letta-evals
 //! `<model>.jsonl` line, or any `{sample_id, trajectory, agent_state?}` line) is joined to its
@@ -7,7 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::input::csv_rows;
 use crate::input::fast::inline::Inline;
 use crate::input::sample::{AgentState, RawId, RawRow, Sample, SampleId, Texts};
 use crate::input::trajectory::{self, Format};
@@ -477,6 +479,8 @@ pub struct Lines {
     /// Why the file cannot be read past `block`, reported once `block` is used up.
     failed: Option<std::io::Error>,
     number: usize,
+    /// The line each line read stands for, in order, when it is not its own (a CSV file's rows).
+    numbers: Option<Arc<[usize]>>,
     /// The byte offset of the next line, counted rather than asked of the file.
     offset: u64,
 }
@@ -534,6 +538,7 @@ impl Lines {
             carried: Vec::new(),
             failed: None,
             number: 0,
+            numbers: None,
             offset: 0,
         }
     }
@@ -565,7 +570,10 @@ impl Lines {
                 offset,
                 Line {
                     file: self.file.clone(),
-                    number: self.number,
+                    number: self
+                        .numbers
+                        .as_ref()
+                        .map_or(self.number, |n| n[self.number - 1]),
                     text: LineText {
                         block: self.block.clone(),
                         start,
@@ -651,6 +659,58 @@ impl Lines {
             .and_then(|i| self.used.remove(i))
             .and_then(Arc::into_inner);
         free.map(String::into_bytes).unwrap_or_default()
+    }
+}
+
+/// A dataset's rows as JSON lines, to be read in order ([`DatasetText::lines`]) or each at its
+/// offset ([`DatasetText::reader`]): a JSONL file itself, or a CSV file's rows made into lines.
+enum DatasetText {
+    Jsonl,
+    Csv {
+        text: Arc<[u8]>,
+        lines: Arc<[usize]>,
+    },
+}
+
+/// What a dataset row at an offset is read from.
+trait ReadSeek: Read + Seek + Send {}
+
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+impl DatasetText {
+    /// The dataset at `path`; a CSV file is read whole and made into lines here.
+    fn open(path: &Path) -> Result<DatasetText, SourceError> {
+        if !csv_rows::is_csv(path) {
+            return Ok(DatasetText::Jsonl);
+        }
+        let converted = csv_rows::convert(path)?;
+        Ok(DatasetText::Csv {
+            text: converted.text.into_bytes().into(),
+            lines: converted.lines.into(),
+        })
+    }
+
+    /// The rows in order, each numbered by its line in the file at `path`.
+    fn lines(&self, path: &Path) -> Result<Lines, SourceError> {
+        match self {
+            DatasetText::Jsonl => Lines::open(path),
+            DatasetText::Csv { text, lines } => {
+                let source = Box::new(Cursor::new(text.clone()));
+                let mut rows = Lines::new(path.into(), source, BLOCK_SIZE);
+                rows.numbers = Some(lines.clone());
+                Ok(rows)
+            }
+        }
+    }
+
+    /// The rows to read at the offsets [`DatasetText::lines`] gave.
+    fn reader(&self, path: &Path) -> Result<Box<dyn ReadSeek>, SourceError> {
+        Ok(match self {
+            DatasetText::Jsonl => {
+                Box::new(File::open(path).map_err(|e| SourceError::io(path, "open", e))?)
+            }
+            DatasetText::Csv { text, .. } => Box::new(Cursor::new(text.clone())),
+        })
     }
 }
 
@@ -744,7 +804,7 @@ impl RowCount {
         }))
     }
 
-    /// The rows of `path` ([`count_rows`]), at most `max` of them, counted once
+    /// The rows of `path` ([`count_rows`], or a CSV file's records), at most `max` of them, counted once
     /// [`RowCount::begin`] or [`RowCount::wait`] asks. A file that cannot be counted has no
     /// count: reading it for grading fails the same way and says why.
     pub fn of(path: &Path, max: Option<u64>) -> RowCount {
@@ -804,7 +864,11 @@ impl RowCount {
 
 /// The rows of `path`, at most `max` of them; `None` for a file that cannot be counted.
 fn counted(path: &Path, max: Option<u64>) -> Option<u64> {
-    let rows = count_rows(path).ok()?;
+    let rows = if csv_rows::is_csv(path) {
+        csv_rows::convert(path).ok()?.lines.len() as u64
+    } else {
+        count_rows(path).ok()?
+    };
     Some(max.map_or(rows, |max| rows.min(max)))
 }
 
@@ -846,7 +910,7 @@ pub enum Items {
 }
 
 pub struct Joined {
-    dataset: File,
+    dataset: Box<dyn ReadSeek>,
     dataset_path: Arc<Path>,
     index: HashMap<SampleId, (u64, usize)>,
     runs: std::vec::IntoIter<PathBuf>,
@@ -866,13 +930,11 @@ impl Items {
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`.
     pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
+        let text = DatasetText::open(dataset)?;
+        let mut rows = text.lines(dataset)?;
         if runs.is_empty() {
-            return Ok(Items::Inline {
-                rows: Lines::open(dataset)?,
-                seq: 0,
-            });
+            return Ok(Items::Inline { rows, seq: 0 });
         }
-        let mut rows = Lines::open(dataset)?;
         let mut index = HashMap::new();
         let mut position = 0usize;
         while let Some((offset, line)) = rows.next_line()? {
@@ -892,7 +954,7 @@ impl Items {
                 });
             }
         }
-        let file = File::open(dataset).map_err(|e| SourceError::io(dataset, "open", e))?;
+        let file = text.reader(dataset)?;
         let all_runs = runs.to_vec();
         Ok(Items::Joined(Box::new(Joined {
             dataset: file,
@@ -972,7 +1034,7 @@ impl Joined {
                 ),
             )
         })?;
-        let text = read_line_at(&mut self.dataset, offset)
+        let text = read_line_at(&mut *self.dataset, offset)
             .map_err(|e| SourceError::io(&self.dataset_path, "read", e))?;
         let item = Item {
             seq: self.seq,
@@ -988,7 +1050,7 @@ impl Joined {
     }
 }
 
-fn read_line_at(file: &mut File, offset: u64) -> std::io::Result<String> {
+fn read_line_at(file: &mut dyn ReadSeek, offset: u64) -> std::io::Result<String> {
     file.seek(SeekFrom::Start(offset))?;
     let mut reader = BufReader::new(file.take(u64::MAX));
     let mut text = String::new();

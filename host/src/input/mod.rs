@@ -1,5 +1,7 @@
-//! Reading rows: dataset lines, samples and their recorded runs in canonical form.
+//! Reading rows: dataset lines (JSONL, or CSV made into JSON lines), samples and their recorded
+//! runs in canonical form.
 
+pub mod csv_rows;
 pub mod dataset;
 pub mod fast;
 pub mod sample;
