@@ -34,14 +34,7 @@ fn main() {
         collect(language, language, &|_| false, &mut files);
         files.sort();
         writeln!(code, "    ({name:?}, &[").unwrap();
-        for (relative, absolute) in files {
-            writeln!(
-                code,
-                "        ({relative:?}, include_str!({:?})),",
-                absolute.display().to_string()
-            )
-            .unwrap();
-        }
+        include_texts(&mut code, "        ", files);
         code.push_str("    ]),\n");
     }
     code.push_str("];\n");
@@ -99,15 +92,20 @@ fn guest_sdk(repo: &Path, code: &mut String) {
     code.push_str("/// The Rust guest SDK: (path inside its folder, text).\n");
     code.push_str("pub const GUEST_SDK: &[(&str, &str)] = &[\n");
     writeln!(code, "    (\"Cargo.toml\", {manifest:?}),").unwrap();
+    include_texts(code, "    ", files);
+    code.push_str("];\n");
+}
+
+/// One `(relative path, include_str!(absolute path))` entry a line, indented by `indent`.
+fn include_texts(code: &mut String, indent: &str, files: Vec<(String, PathBuf)>) {
     for (relative, absolute) in files {
         writeln!(
             code,
-            "    ({relative:?}, include_str!({:?})),",
+            "{indent}({relative:?}, include_str!({:?})),",
             absolute.display().to_string()
         )
         .unwrap();
     }
-    code.push_str("];\n");
 }
 
 /// `manifest` with each `key.workspace = true` written out from `workspace`'s

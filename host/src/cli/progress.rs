@@ -33,6 +33,8 @@ pub struct Progress {
     recent: VecDeque<(Instant, u64)>,
     metrics: Vec<Running>,
     plan: Arc<Plan>,
+    /// The plan has a judge (asked once, not for every sample).
+    judged: bool,
 }
 
 enum Mode {
@@ -103,6 +105,7 @@ impl Progress {
                     graded: 0,
                 })
                 .collect(),
+            judged: plan.has_judge(),
             plan,
         }
     }
@@ -125,8 +128,7 @@ impl Progress {
                 }
                 bar.inc(1);
                 // A judged sample takes long enough for its counters to be worth reading.
-                let judged = self.plan.has_judge();
-                if judged || self.done.is_multiple_of(64) || Some(self.done) == total {
+                if self.judged || self.done.is_multiple_of(64) || Some(self.done) == total {
                     bar.set_message(self.rates());
                 }
             }

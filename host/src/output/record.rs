@@ -155,19 +155,21 @@ impl RunRecord {
     /// The `run.json` of a results folder; `Ok(None)` when there is none.
     pub fn read(dir: &Path) -> Result<Option<RunRecord>, RecordError> {
         let path = dir.join(RUN_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(RecordError::Read { path, source }),
-        };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| RecordError::Parse {
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
-                path,
-            })
+        match std::fs::read(&path) {
+            Ok(text) => RunRecord::parse(&text, path).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(RecordError::Read { path, source }),
+        }
+    }
+
+    /// The record in `text`, read from `path`.
+    pub fn parse(text: &[u8], path: PathBuf) -> Result<RunRecord, RecordError> {
+        serde_json::from_slice(text).map_err(|e| RecordError::Parse {
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+            path,
+        })
     }
 
     /// The inputs of a suite file as `gavel run` resolves them (no filters, no fingerprint).

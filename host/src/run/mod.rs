@@ -490,10 +490,9 @@ impl PreviousRecord {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(source) => return Err(RecordError::Read { path, source }.into()),
         };
-        let record = if text.is_some() {
-            RunRecord::read(dir)?
-        } else {
-            None
+        let record = match &text {
+            Some(text) => Some(RunRecord::parse(text, path.clone())?),
+            None => None,
         };
         Ok(PreviousRecord { path, text, record })
     }
