@@ -97,6 +97,11 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// The `s` of a plural count.
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 /// Prints what stopped a run, in the order it happened, and returns the exit code for it.
 pub fn report_run_errors(errors: &[gavel::run::RunError]) -> u8 {
     for error in errors {
@@ -111,10 +116,7 @@ pub fn report_suite_errors(errors: &[gavel::config::suite::SuiteError]) -> u8 {
         eprintln!("error: {error}");
     }
     let n = errors.len();
-    eprintln!(
-        "{n} problem{} found; nothing was graded",
-        if n == 1 { "" } else { "s" }
-    );
+    eprintln!("{n} problem{} found; nothing was graded", plural(n as u64));
     EXIT_INVALID
 }
 

@@ -199,7 +199,7 @@ fn print_text(args: &Args, found: &Found) {
                 found.samples
             );
         } else {
-            eprintln!("{n} problem{} found; nothing was graded", plural(n));
+            eprintln!("{n} problem{} found; nothing was graded", super::plural(n));
         }
         return;
     }
@@ -213,12 +213,8 @@ fn print_text(args: &Args, found: &Found) {
         "{}: valid ({} metric{}, {} sample{}{selected})",
         args.suite.display(),
         found.metrics,
-        plural(found.metrics as u64),
+        super::plural(found.metrics as u64),
         found.samples,
-        plural(found.samples),
+        super::plural(found.samples),
     );
-}
-
-fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
