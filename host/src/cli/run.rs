@@ -32,6 +32,10 @@ pub struct Args {
     /// Continue an interrupted run: keep results.jsonl and grade only what is missing.
     #[arg(long, conflicts_with = "overwrite")]
     resume: bool,
+    /// Grade again only the errored grades (and samples) of the finished run in the output
+    /// folder, keeping every other result. --filter and --max-samples must be the run's.
+    #[arg(long, conflicts_with_all = ["resume", "overwrite"])]
+    retry_errors: bool,
     /// Replace an unfinished run in the output folder (a finished one is always replaced).
     #[arg(long)]
     overwrite: bool,
@@ -87,6 +91,7 @@ pub fn run(args: Args) -> u8 {
         filters: args.filter.iter().map(|f| Filter::parse(f)).collect(),
         resume: args.resume,
         overwrite: args.overwrite,
+        retry_errors: args.retry_errors,
         skip_invalid: args.skip_invalid,
         junit: args.junit.clone(),
     };
@@ -134,7 +139,16 @@ pub fn run(args: Args) -> u8 {
             return code;
         }
     }
-    if graded.interrupted {
+    if graded.interrupted && args.retry_errors {
+        eprintln!(
+            "interrupted: what was not retried keeps its earlier result in {}; retry it with: \
+             gavel run {} --retry-errors -o {}",
+            graded.results_path.display(),
+            args.suite.display(),
+            graded.out_dir.display()
+        );
+        super::EXIT_INTERRUPTED
+    } else if graded.interrupted {
         eprintln!(
             "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
             graded.results_path.display(),
@@ -161,6 +175,21 @@ struct Shown {
 impl Observer for Shown {
     fn previous(&mut self, result: &SampleResult) {
         self.failing.note(result);
+    }
+
+    fn retrying(&mut self, grades: u64, samples: u64) {
+        if self.quiet {
+            return;
+        }
+        if samples == 0 {
+            eprintln!("nothing to retry: no grade is in error");
+        } else {
+            eprintln!(
+                "retrying {grades} errored grade{} of {samples} sample{}",
+                super::plural(grades),
+                super::plural(samples)
+            );
+        }
     }
 
     fn start(&mut self, total: RowCount, already: u64) {

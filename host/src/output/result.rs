@@ -68,6 +68,29 @@ impl SampleResult {
         }
     }
 
+    /// What `--retry-errors` grades again of this result: the grades in error (the others are
+    /// kept), else the whole sample when it is in error without one (it has no grades, or its
+    /// extraction or reward failed), else nothing.
+    pub fn retry(&self) -> Retry {
+        if self.grades.iter().any(|(_, g)| g.status == Status::Error) {
+            Retry::Grades
+        } else if self.error.is_some() {
+            Retry::Sample
+        } else {
+            Retry::Nothing
+        }
+    }
+
+    /// The grade of the metric `key`, `index`-th in the suite, that `--retry-errors` keeps of
+    /// this earlier result: one not in error, of a result with a grade in error.
+    pub fn kept_grade(&self, index: usize, key: &str) -> Option<&Grade> {
+        if self.retry() != Retry::Grades {
+            return None;
+        }
+        self.grade_at(index, key)
+            .filter(|grade| grade.status != Status::Error)
+    }
+
     /// Whether this result stands for a dataset row that could not be read as a sample.
     pub fn is_invalid_row(&self) -> bool {
         self.error
@@ -81,6 +104,15 @@ impl SampleResult {
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         LineWriter::default().write(self, out)
     }
+}
+
+/// What `--retry-errors` grades again of a result ([`SampleResult::retry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    Nothing,
+    /// The grades whose status is `error`.
+    Grades,
+    Sample,
 }
 
 /// Writes results lines by hand, byte for byte what serde_json writes for their fields: it runs

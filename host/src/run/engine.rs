@@ -104,6 +104,12 @@ impl Selected {
         }
     }
 
+    /// The place among the selected items (its line in `results.jsonl`) of the item
+    /// [`Selected::next_item`] returned last.
+    pub fn position(&self) -> u64 {
+        self.taken.saturating_sub(1)
+    }
+
     fn limit_reached(&self) -> bool {
         match self.selection.max_samples {
             Some(max) if max > 0 => self.taken >= max,
@@ -417,6 +423,9 @@ pub struct Pass<'a> {
     /// Ends the pass at the first invalid row, which the sink does not receive, nor any
     /// result after it; else an invalid row is an error result like any other.
     pub refuse_invalid: bool,
+    /// `--retry-errors`: only the items at these positions of the selection are graded, each
+    /// keeping the grades of its earlier result that are not in error.
+    pub retry: Option<BTreeMap<u64, SampleResult>>,
     pub sink: &'a mut dyn Sink,
 }
 
@@ -454,6 +463,7 @@ impl Pass<'_> {
         let parser = self.parser.clone();
         let reward = self.reward.clone();
         let refuse_invalid = self.refuse_invalid;
+        let mut retry = self.retry;
         let sink = self.sink;
         runtime.block_on(async move {
             let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(2);
@@ -470,12 +480,22 @@ impl Pass<'_> {
             let reader = std::thread::spawn(move || -> Result<(), SourceError> {
                 let mut index = 0u64;
                 let mut batch = Vec::with_capacity(batch_size);
-                while !reader_halt.is_raised() {
+                // Retrying, the rows after the last to retry are not read.
+                while !reader_halt.is_raised() && retry.as_ref().is_none_or(|r| !r.is_empty()) {
                     let Some(next) = selected.next_item() else {
                         break;
                     };
+                    let mut previous = None;
+                    if let Some(retry) = retry.as_mut()
+                        && !matches!(next, Err(ItemError::Source(_)))
+                    {
+                        match retry.remove(&selected.position()) {
+                            Some(result) => previous = Some(Box::new(result)),
+                            None => continue,
+                        }
+                    }
                     match next {
-                        Ok(item) => batch.push(Work::Item(item)),
+                        Ok(item) => batch.push(Work::Item(item, previous)),
                         Err(ItemError::Row(e)) => batch.push(Work::Invalid(e)),
                         Err(ItemError::Source(e)) => return Err(e),
                     }
@@ -544,16 +564,17 @@ impl Pass<'_> {
                                 works.iter().map(|work| parse_work(&parser, work)).collect();
                             // Graded where they lie: a sample is some hundreds of bytes, and
                             // moving each out of the list and into the grading cost a copy.
-                            for sample in &parsed {
+                            for (work, sample) in works.iter().zip(&parsed) {
+                                let kept = work.kept();
                                 let result = match sample {
                                     Ok(_) if halt.is_raised() => None,
                                     // Built-ins take microseconds and a pack call is bounded by
                                     // its deadline: a started sample finishes, graded as before.
                                     Ok(sample) if !has_judge => {
-                                        Some(grade(&plan, reward.as_deref(), sample).await)
+                                        Some(grade(&plan, reward.as_deref(), sample, kept).await)
                                     }
                                     Ok(sample) => {
-                                        let grading = grade(&plan, reward.as_deref(), sample);
+                                        let grading = grade(&plan, reward.as_deref(), sample, kept);
                                         let result = halt.unless_raised(grading).await;
                                         // Graded while a judge's endpoint failed for good: its
                                         // grade says so, and no such result is kept.
@@ -721,14 +742,25 @@ impl Halt {
 }
 
 enum Work {
-    Item(Item),
+    /// An item, with its earlier result when `--retry-errors` grades it again.
+    Item(Item, Option<Box<SampleResult>>),
     Invalid(RowError),
+}
+
+impl Work {
+    /// The earlier result whose kept grades are not graded again.
+    fn kept(&self) -> Option<&SampleResult> {
+        match self {
+            Work::Item(_, previous) => previous.as_deref(),
+            Work::Invalid(_) => None,
+        }
+    }
 }
 
 /// The sample of a row, or the result that says why it has none.
 fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, SampleResult> {
     let item = match work {
-        Work::Item(item) => item,
+        Work::Item(item, _) => item,
         Work::Invalid(e) => return Err(invalid(None, e)),
     };
     parser.parse(item).map_err(|e| {
@@ -740,11 +772,16 @@ fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, Samp
     })
 }
 
-async fn grade(plan: &Plan, reward: Option<&RewardSpec>, sample: &Sample<'_>) -> SampleResult {
+async fn grade(
+    plan: &Plan,
+    reward: Option<&RewardSpec>,
+    sample: &Sample<'_>,
+    kept: Option<&SampleResult>,
+) -> SampleResult {
     // A bug that panics while grading one sample is that sample's error, not the run's end.
     // Pinned in place: boxing it cost an allocation and a copy of the whole grading future
     // for every sample.
-    let graded = CatchUnwind(std::pin::pin!(grade_sample(plan, sample))).await;
+    let graded = CatchUnwind(std::pin::pin!(grade_sample(plan, sample, kept))).await;
     let mut result = match graded {
         Ok(result) => result,
         Err(message) => SampleResult {

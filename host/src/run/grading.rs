@@ -20,12 +20,21 @@ pub const EMPTY_TRAJECTORY: &str = "Empty trajectory - agent produced no message
 pub const EMPTY_SUBMISSION: &str = "Empty submission - extractor found no content";
 
 /// Grades a sample with every metric of the plan, in order, and applies letta-evals' error
-/// detection. The reward is left to the caller.
-pub async fn grade_sample(plan: &Plan, sample: &Sample<'_>) -> SampleResult {
+/// detection. The reward is left to the caller. `kept`, an earlier result of the sample
+/// (`--retry-errors`), keeps the grades it keeps ([`SampleResult::kept_grade`]): only the
+/// others are graded.
+pub async fn grade_sample(
+    plan: &Plan,
+    sample: &Sample<'_>,
+    kept: Option<&SampleResult>,
+) -> SampleResult {
     let mut grades = Vec::with_capacity(plan.metrics.len());
     let mut extracted = Extracted::default();
-    for metric in &plan.metrics {
-        let grade = grade_node(&metric.node, sample, &mut extracted).await;
+    for (i, metric) in plan.metrics.iter().enumerate() {
+        let grade = match kept.and_then(|result| result.kept_grade(i, metric.key)) {
+            Some(grade) => grade.clone(),
+            None => grade_node(&metric.node, sample, &mut extracted).await,
+        };
         grades.push((Cow::Borrowed(metric.key), grade));
     }
     let error = detect_error(plan, sample, &grades);

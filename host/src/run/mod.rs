@@ -6,6 +6,7 @@
 
 pub mod engine;
 pub mod grading;
+mod retry;
 pub mod setup;
 
 use std::collections::BTreeMap;
@@ -41,6 +42,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// Replace an unfinished run in the output folder (without it, such a run is refused).
     pub overwrite: bool,
+    /// Grade again only what is in error in the finished run in the output folder, keeping
+    /// every other result and grade (see `run/retry.rs`).
+    pub retry_errors: bool,
     /// Grade the valid rows of a dataset with invalid ones, each invalid row an error result.
     pub skip_invalid: bool,
     /// Also write a JUnit report here.
@@ -68,7 +72,8 @@ pub struct Graded {
     pub summary_json: String,
     pub out_dir: PathBuf,
     pub results_path: PathBuf,
-    /// Ctrl-C stopped the run: what finished is written, and `--resume` continues.
+    /// Ctrl-C stopped the run: what finished is written, and `--resume` continues (retrying
+    /// errors, the results not retried yet keep theirs, and `--retry-errors` retries them).
     pub interrupted: bool,
     /// The gate passed, or the suite has none (never for an interrupted run: its data is
     /// partial).
@@ -102,12 +107,29 @@ pub enum RunError {
     #[error(transparent)]
     Record(#[from] RecordError),
     #[error(
-        "cannot resume the run in {}: it was graded with other inputs, and its grades would be \
-         mixed with new ones:\n  {}\ngrade afresh without --resume (with --overwrite if the run is unfinished), or put back what \
+        "cannot {what} the run in {}: it was graded with other inputs, and its grades would be \
+         mixed with new ones:\n  {}\ngrade afresh without {flag} (with --overwrite if the run is unfinished), or put back what \
          changed",
         .dir.display(), .changes.join("\n  ")
     )]
-    ResumeMismatch { dir: PathBuf, changes: Vec<String> },
+    ResumeMismatch {
+        dir: PathBuf,
+        changes: Vec<String>,
+        /// What was asked: `resume`, or `retry the errors of`; and its flag.
+        what: &'static str,
+        flag: &'static str,
+    },
+    #[error(
+        "{} holds no finished run to retry; grade it first without --retry-errors",
+        .dir.display()
+    )]
+    NoRun { dir: PathBuf },
+    #[error(
+        "{} holds an unfinished run; finish it first with --resume, then retry its errors with \
+         --retry-errors",
+        .dir.display()
+    )]
+    RetryUnfinished { dir: PathBuf },
     #[error(
         "{} holds an unfinished run ({results} results); continue it with --resume, or replace \
          it with --overwrite",
@@ -116,8 +138,7 @@ pub enum RunError {
     Unfinished { dir: PathBuf, results: u64 },
     #[error(
         "judge `{key}` cannot be used, and no more requests were sent to it: {reason}\n\
-         the {kept} results graded before it are kept in {}; once it is fixed, --resume \
-         continues (if the suite file is unchanged; else --overwrite starts afresh)",
+         the {kept} results graded before it are kept in {}; once it is fixed, {next}",
         .dir.display()
     )]
     JudgeDown {
@@ -125,6 +146,8 @@ pub enum RunError {
         reason: String,
         kept: u64,
         dir: PathBuf,
+        /// How to go on once the judge works.
+        next: &'static str,
     },
     #[error("nothing to grade: {what}")]
     NothingSelected { what: String },
@@ -138,8 +161,12 @@ pub enum RunError {
 
 /// Sees a run's results as they are written, in input order.
 pub trait Observer: Send {
-    /// A result an earlier run wrote, read back on `--resume` before grading starts.
+    /// A result an earlier run wrote: read back on `--resume` before grading starts, or kept
+    /// by `--retry-errors` (in order among the results it grades again).
     fn previous(&mut self, result: &SampleResult);
+    /// `--retry-errors` will grade `grades` grades of `samples` samples again (none: nothing
+    /// is graded).
+    fn retrying(&mut self, grades: u64, samples: u64);
     /// Grading starts: `total` items will have results, `already` of them from earlier runs.
     fn start(&mut self, total: RowCount, already: u64);
     /// A result graded by this run.
@@ -165,37 +192,30 @@ pub fn run(
     options: &RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Vec<RunError>> {
-    let reward = prepared.suite.file.reward.clone().map(Arc::new);
-    let workers = options
-        .concurrency
-        .or(prepared.suite.concurrency())
-        .unwrap_or_else(default_workers)
-        .clamp(1, MAX_WORKERS);
-    let selection = Selection {
-        max_samples: options.max_samples.or(prepared.suite.file.max_samples),
-        filters: options.filters.clone(),
-        skip: 0,
-    };
-    let out_dir = output_dir(options, prepared);
+    let setting = Setting::of(prepared, options);
+    let out_dir = setting.out_dir.clone();
+    let previous = PreviousRecord::read(&out_dir).map_err(|e| vec![e])?;
+    let mut record = record_of(prepared, options, &setting.selection).map_err(|e| vec![e])?;
+    if options.retry_errors {
+        return retry::run(prepared, options, observer, setting, previous, record);
+    }
     std::fs::create_dir_all(&out_dir).map_err(|source| {
         vec![RunError::OutputDir {
             dir: out_dir.clone(),
             source,
         }]
     })?;
-    let results_path = out_dir.join("results.jsonl");
-    let previous = PreviousRecord::read(&out_dir).map_err(|e| vec![e])?;
-    let mut record = record_of(prepared, options, &selection).map_err(|e| vec![e])?;
+    let Setting {
+        reward,
+        workers,
+        selection,
+        results_path,
+        ..
+    } = setting;
     if let Some(recorded) = &previous.record {
         let results = std::fs::metadata(&results_path).map_or(0, |m| m.len());
         if options.resume {
-            let changes = recorded.changes(&record);
-            if !changes.is_empty() {
-                return Err(vec![RunError::ResumeMismatch {
-                    dir: out_dir,
-                    changes,
-                }]);
-            }
+            same_inputs(recorded, &record, &out_dir, "resume", "--resume").map_err(|e| vec![e])?;
         } else if !options.overwrite && recorded.unfinished() && results > 0 {
             return Err(vec![RunError::Unfinished {
                 dir: out_dir,
@@ -220,40 +240,11 @@ pub fn run(
         count(prepared, selection.clone()).map_err(|e| vec![e])?
     };
     let expected = total.clone();
-    let mut aggregator = Aggregator::streaming(
-        prepared
-            .plan
-            .metrics
-            .iter()
-            .map(|m| GradeKey::Borrowed(m.key))
-            .collect(),
-        move || expected.wait().unwrap_or(0),
-    );
-
+    let mut aggregator = aggregator(prepared, move || expected.wait().unwrap_or(0));
     let junit_path = options.junit.as_deref();
-    let mut junit = match junit_path {
-        Some(path) => Some(
-            std::fs::File::create(path)
-                .and_then(|file| JunitWriter::new(BufWriter::new(file), &prepared.suite.file.name))
-                .map_err(|source| vec![write_error(path, source)])?,
-        ),
-        None => None,
-    };
+    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
     let already = if options.resume {
-        let mut junit_error = None;
-        let read = result::read_previous(&results_path, |r| {
-            aggregator.add(&r);
-            observer.previous(&r);
-            if let Some(writer) = junit.as_mut()
-                && let Err(e) = writer.add(&r)
-            {
-                junit_error.get_or_insert(e);
-            }
-        });
-        if let Some(e) = junit_error {
-            return Err(vec![RunError::Junit(e)]);
-        }
-        read.map_err(|e| vec![RunError::from(e)])?
+        read_back(&results_path, &mut aggregator, observer, junit.as_mut()).map_err(|e| vec![e])?
     } else {
         0
     };
@@ -291,6 +282,7 @@ pub fn run(
         flush_each: false,
         written: 0,
         judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
+        kept: None,
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
@@ -298,6 +290,7 @@ pub fn run(
         reward,
         workers,
         refuse_invalid: !options.skip_invalid,
+        retry: None,
         sink: &mut sink,
     };
     let end = pass.run(selected);
@@ -340,17 +333,12 @@ pub fn run(
         {
             errors.push(e.into());
         }
-        let (key, reason) = prepared
-            .plan
-            .judge_down()
-            .map(|(key, reason)| (key.to_string(), reason))
-            .unwrap_or_default();
-        errors.push(RunError::JudgeDown {
-            key,
-            reason,
+        errors.push(judge_down(
+            prepared,
             kept,
-            dir: out_dir,
-        });
+            out_dir,
+            "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)",
+        ));
         return Err(errors);
     }
     if already + written == 0 && end == PassEnd::Complete {
@@ -363,30 +351,10 @@ pub fn run(
     results
         .finish()
         .map_err(|source| vec![write_error(&results_path, source)])?;
-    aggregator
-        .regroup_file(&results_path)
-        .map_err(|e| vec![RunError::from(e)])?;
-    let mut summary = aggregator.finish();
     let interrupted = end == PassEnd::Interrupted;
-    // A gate applied to part of the data says nothing about the whole: an interrupted run's
-    // summary has none, and says it is partial.
-    summary.interrupted = interrupted;
-    let gate_passed = match &prepared.suite.file.gate {
-        Some(_) if interrupted => false,
-        Some(gate) => gate.apply(&mut summary),
-        None => true,
-    };
-    let summary_path = out_dir.join("summary.json");
-    let summary_json =
-        serde_json::to_string_pretty(&summary).map_err(|e| vec![RunError::Render(e)])?;
-    std::fs::write(&summary_path, format!("{summary_json}\n"))
-        .map_err(|source| vec![write_error(&summary_path, source)])?;
-    if let (Some(writer), Some(path)) = (junit, junit_path) {
-        writer
-            .finish()
-            .and_then(|mut out| out.flush())
-            .map_err(|source| vec![write_error(path, source)])?;
-    }
+    let (summary, summary_json, gate_passed) =
+        conclude(prepared, aggregator, &out_dir, interrupted).map_err(|e| vec![e])?;
+    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     let state = if interrupted {
         State::Interrupted
     } else {
@@ -405,6 +373,159 @@ pub fn run(
         gate_passed,
         record,
     })))
+}
+
+/// How a run reads its options and the suite.
+struct Setting {
+    reward: Option<Arc<crate::config::reward::RewardSpec>>,
+    workers: usize,
+    selection: Selection,
+    out_dir: PathBuf,
+    results_path: PathBuf,
+}
+
+impl Setting {
+    fn of(prepared: &Prepared, options: &RunOptions) -> Setting {
+        let out_dir = output_dir(options, prepared);
+        Setting {
+            reward: prepared.suite.file.reward.clone().map(Arc::new),
+            workers: options
+                .concurrency
+                .or(prepared.suite.concurrency())
+                .unwrap_or_else(default_workers)
+                .clamp(1, MAX_WORKERS),
+            selection: Selection {
+                max_samples: options.max_samples.or(prepared.suite.file.max_samples),
+                filters: options.filters.clone(),
+                skip: 0,
+            },
+            results_path: out_dir.join(RESULTS_FILE),
+            out_dir,
+        }
+    }
+}
+
+/// The results file of a run's folder.
+const RESULTS_FILE: &str = "results.jsonl";
+
+/// Refuses to go on with the run recorded in `dir` (`what`, asked by `flag`) when this run
+/// would grade with other inputs: its grades would be mixed with new ones.
+fn same_inputs(
+    recorded: &RunRecord,
+    now: &RunRecord,
+    dir: &Path,
+    what: &'static str,
+    flag: &'static str,
+) -> Result<(), RunError> {
+    let changes = recorded.changes(now);
+    if changes.is_empty() {
+        return Ok(());
+    }
+    Err(RunError::ResumeMismatch {
+        dir: dir.to_path_buf(),
+        changes,
+        what,
+        flag,
+    })
+}
+
+/// The aggregator of a run of `prepared` that will have `total` results.
+fn aggregator(prepared: &Prepared, total: impl Fn() -> u64 + Send + 'static) -> Aggregator {
+    Aggregator::streaming(
+        prepared
+            .plan
+            .metrics
+            .iter()
+            .map(|m| GradeKey::Borrowed(m.key))
+            .collect(),
+        total,
+    )
+}
+
+type Junit = JunitWriter<BufWriter<std::fs::File>>;
+
+fn open_junit(prepared: &Prepared, path: Option<&Path>) -> Result<Option<Junit>, RunError> {
+    let Some(path) = path else { return Ok(None) };
+    std::fs::File::create(path)
+        .and_then(|file| JunitWriter::new(BufWriter::new(file), &prepared.suite.file.name))
+        .map(Some)
+        .map_err(|source| write_error(path, source))
+}
+
+fn finish_junit(junit: Option<Junit>, path: Option<&Path>) -> Result<(), RunError> {
+    if let (Some(writer), Some(path)) = (junit, path) {
+        writer
+            .finish()
+            .and_then(|mut out| out.flush())
+            .map_err(|source| write_error(path, source))?;
+    }
+    Ok(())
+}
+
+/// Hands the results an earlier run wrote to `path` to the aggregates, the observer and the
+/// JUnit report, in order; how many there are.
+fn read_back(
+    path: &Path,
+    aggregator: &mut Aggregator,
+    observer: &mut dyn Observer,
+    mut junit: Option<&mut Junit>,
+) -> Result<u64, RunError> {
+    let mut junit_error = None;
+    let read = result::read_previous(path, |r| {
+        aggregator.add(&r);
+        observer.previous(&r);
+        if let Some(writer) = junit.as_mut()
+            && let Err(e) = writer.add(&r)
+        {
+            junit_error.get_or_insert(e);
+        }
+    });
+    if let Some(e) = junit_error {
+        return Err(RunError::Junit(e));
+    }
+    Ok(read?)
+}
+
+/// The summary of the results file in `out_dir`, all of whose results `aggregator` has seen,
+/// with the gate applied, written to `summary.json`: the summary, its text, and whether the
+/// gate passed.
+fn conclude(
+    prepared: &Prepared,
+    mut aggregator: Aggregator,
+    out_dir: &Path,
+    partial: bool,
+) -> Result<(Summary, String, bool), RunError> {
+    aggregator.regroup_file(&out_dir.join(RESULTS_FILE))?;
+    let mut summary = aggregator.finish();
+    // A gate applied to part of the data says nothing about the whole: an interrupted run's
+    // summary has none, and says it is partial.
+    summary.interrupted = partial;
+    let gate_passed = match &prepared.suite.file.gate {
+        Some(_) if partial => false,
+        Some(gate) => gate.apply(&mut summary),
+        None => true,
+    };
+    let summary_path = out_dir.join("summary.json");
+    let summary_json = serde_json::to_string_pretty(&summary).map_err(RunError::Render)?;
+    std::fs::write(&summary_path, format!("{summary_json}\n"))
+        .map_err(|source| write_error(&summary_path, source))?;
+    Ok((summary, summary_json, gate_passed))
+}
+
+/// Why a run stopped when a judge's endpoint could not be used; `next` says how to go on.
+fn judge_down(prepared: &Prepared, kept: u64, dir: PathBuf, next: &'static str) -> RunError {
+    let (key, reason) = prepared
+        .plan
+        .judge_down()
+        .map(|(key, reason)| (key.to_string(), reason))
+        .unwrap_or_default();
+    RunError::JudgeDown {
+        key,
+        reason,
+        kept,
+        dir,
+        next,
+    }
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> RunError {
@@ -588,7 +709,7 @@ fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, RunError
 struct RunSink<'a> {
     results: &'a mut ResultsFile,
     aggregator: &'a mut Aggregator,
-    junit: Option<&'a mut JunitWriter<BufWriter<std::fs::File>>>,
+    junit: Option<&'a mut Junit>,
     observer: &'a mut dyn Observer,
     /// Each write reaches the disk as it is made (after Ctrl-C).
     flush_each: bool,
@@ -596,14 +717,28 @@ struct RunSink<'a> {
     written: u64,
     /// The judges' token counts by model, when the plan has a judge.
     judge_tokens: Option<BTreeMap<String, Tokens>>,
+    /// `--retry-errors`: the earlier results, each written in its place around those graded
+    /// again.
+    kept: Option<retry::KeptLines>,
 }
 
-impl Sink for RunSink<'_> {
-    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
+impl RunSink<'_> {
+    /// Writes results graded by this run; `earlier`, the earlier result of the one result
+    /// graded again, whose kept grades' tokens are not this run's.
+    fn add(
+        &mut self,
+        results: &[SampleResult],
+        lines: &[u8],
+        earlier: Option<&SampleResult>,
+    ) -> std::io::Result<()> {
         self.results.append(lines)?;
         self.written += results.len() as u64;
         if let Some(tokens) = self.judge_tokens.as_mut() {
-            for (_, grade) in results.iter().flat_map(|r| &r.grades) {
+            let graded = results.iter().flat_map(|r| r.grades.iter().enumerate());
+            for (i, (key, grade)) in graded {
+                if earlier.is_some_and(|e| e.kept_grade(i, key).is_some()) {
+                    continue;
+                }
                 let metadata = &grade.details().metadata;
                 if let (Some(model), Some(usage)) = (
                     metadata.get("model").and_then(serde_json::Value::as_str),
@@ -622,6 +757,51 @@ impl Sink for RunSink<'_> {
         }
         if self.flush_each {
             self.results.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes an earlier result's line, as it was.
+    fn keep(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let result = retry::parse_line(line)?;
+        self.results.append(line)?;
+        self.aggregator.add(&result);
+        if let Some(junit) = self.junit.as_mut() {
+            junit.add(&result)?;
+        }
+        self.observer.previous(&result);
+        Ok(())
+    }
+
+    /// Writes the earlier results up to the next one graded again (all that are left when
+    /// `None`), and passes over that one's line: its result.
+    fn keep_until(&mut self, next: Option<u64>) -> std::io::Result<Option<SampleResult>> {
+        let Some(mut kept) = self.kept.take() else {
+            return Ok(None);
+        };
+        let written = (|| {
+            while next.is_none_or(|next| kept.line < next) {
+                match kept.next_line()? {
+                    Some(line) => self.keep(line)?,
+                    None => return Ok(None),
+                }
+            }
+            kept.next_line()?.map(retry::parse_line).transpose()
+        })();
+        self.kept = Some(kept);
+        written
+    }
+}
+
+impl Sink for RunSink<'_> {
+    fn write(&mut self, results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
+        if self.kept.is_none() {
+            return self.add(results, lines, None);
+        }
+        for (result, line) in results.iter().zip(lines.split_inclusive(|&b| b == b'\n')) {
+            let next = self.kept.as_mut().and_then(retry::KeptLines::next_retried);
+            let earlier = self.keep_until(next)?;
+            self.add(std::slice::from_ref(result), line, earlier.as_ref())?;
         }
         Ok(())
     }
