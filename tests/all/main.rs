@@ -20,4 +20,5 @@ mod python_graders;
 mod python_host;
 mod report;
 mod resume;
+mod retry;
 mod sandbox;

@@ -10,7 +10,7 @@ use crate::common::{Workspace, stderr};
 use crate::openai_server::{Reply, Server};
 use serde_json::json;
 
-const SUITE: &str = "\
+pub const SUITE: &str = "\
 name: resumable
 dataset: data.jsonl
 graders:
@@ -22,7 +22,7 @@ graders:
     function: exact_match
 ";
 
-fn workspace(rows: usize) -> Workspace {
+pub fn workspace(rows: usize) -> Workspace {
     let ws = Workspace::new();
     ws.write("suite.yaml", SUITE);
     let mut text = String::new();
