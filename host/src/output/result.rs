@@ -744,6 +744,35 @@ mod tests {
     }
 
     #[test]
+    fn retry_errors_keeps_the_grades_not_in_error_of_a_sample_with_one() {
+        let result = |grades: Vec<(&'static str, Grade)>, error: bool| SampleResult {
+            sample_id: SampleId::Int(1),
+            grades: grades
+                .into_iter()
+                .map(|(k, g)| (GradeKey::Borrowed(k), g))
+                .collect(),
+            reward: None,
+            error: error.then(|| SampleError {
+                category: ErrorCategory::Grading,
+                message: "failed".into(),
+            }),
+        };
+        let graded = result(
+            vec![("a", Grade::pass("ok")), ("b", Grade::error("timeout"))],
+            true,
+        );
+        assert_eq!(graded.retry(), Retry::Grades);
+        assert!(graded.kept_grade(0, "a").is_some());
+        assert!(graded.kept_grade(1, "b").is_none(), "graded again");
+        let whole = result(vec![("a", Grade::fail("Empty submission"))], true);
+        assert_eq!(whole.retry(), Retry::Sample);
+        assert!(whole.kept_grade(0, "a").is_none(), "graded whole");
+        assert_eq!(result(Vec::new(), true).retry(), Retry::Sample);
+        let clean = result(vec![("a", Grade::fail("no"))], false);
+        assert_eq!(clean.retry(), Retry::Nothing);
+    }
+
+    #[test]
     fn strings_are_escaped_as_serde_json_escapes_them() {
         // Every ASCII byte, alone and at each offset of an eight-byte word and its tail, and
         // beside non-ASCII text whose bytes have the high bit set.
