@@ -42,45 +42,16 @@ if [ "$smoke" = 1 ]; then
     repeat=1
     memory_sizes=(200 2000)
     profile=debug
-    cargo_flags=()
 else
     memory_sizes=(10000 1000000)
     profile=release
-    cargo_flags=(--release)
 fi
 [ "$cli_samples" -gt "$samples" ] && cli_samples=$samples
 
-echo "== building gavel and the bench tools ($profile)" >&2
-# The whole workspace, so that features unify as in `cargo test --workspace` and nothing rebuilds.
-cargo build --quiet "${cargo_flags[@]}" --manifest-path "$root/Cargo.toml" --workspace --bins
-target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-bin="$target_dir/$profile"
-
-venv="$here/.venv"
-want="letta-evals==0.26.0 evaldeck==0.1.5"
-if ! "$venv/bin/python" - <<'EOF' 2>/dev/null
-import importlib.metadata as m, sys
-sys.exit(0 if (m.version("letta-evals"), m.version("evaldeck")) == ("0.26.0", "0.1.5") else 1)
-EOF
-then
-    echo "== creating $venv with $want" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet $want
-fi
-
-# A workload is reused while its parameters match; rows depend only on (seed, index), so the
-# first P rows of every workload with the same seed are the same runs.
-generate() { # dir samples parts
-    local dir=$1 n=$2 parts=$3 stamp
-    stamp="$n $seed $parts $(sha256sum "$bin/bench-gen" | cut -c1-16)"
-    if [ "$(cat "$dir/.params" 2>/dev/null)" != "$stamp" ]; then
-        echo "== generating $n samples ($parts) in $dir" >&2
-        rm -rf "$dir"
-        "$bin/bench-gen" "$dir" "$n" --seed "$seed" --parts "$parts"
-        echo "$stamp" > "$dir/.params"
-    fi
-}
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+build_bins "$profile"
+ensure_venv
 work="$here/work"
 generate "$work/main-$samples" "$samples" letta,evaldeck
 generate "$work/cli-$cli_samples" "$cli_samples" letta,cached

@@ -115,7 +115,7 @@ fn letta_graders_extractors_and_rewards_in_files_reach_the_interpreter_by_name()
          entries=custom_evaluators,rewards \
          modules=custom_evaluators,helpers,helpers.text,graders.custom_evaluators,\
          graders.helpers,graders.helpers.text,rewards \
-         submission=last_word extracted"
+         compiled=7 submission=last_word extracted"
     );
     assert_eq!(by_file["score"], 0.5);
     assert_eq!(by_file["status"], "fail");

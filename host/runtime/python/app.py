@@ -126,12 +126,22 @@ class Pack(exports.Pack):
         return _call(_runtime.extract, name, _row(sample), sample.id.value, _run(trajectory), config)
 
 
+def _load_error(e):
+    return Err(wit_program.LoadError(path=e.path, line=e.line, message=e.message))
+
+
 class Program(exports.Program):
+    def compile(self, sources):
+        try:
+            return _runtime.compile([(s.module, s.path, s.text) for s in sources])
+        except gavel_runtime.LoadFailure as e:
+            raise _load_error(e)
+
     def load(self, sources, entries) -> None:
         try:
-            _runtime.load([(s.module, s.path, s.text) for s in sources], entries)
+            _runtime.load([(s.module, s.path, s.text, s.code) for s in sources], entries)
         except gavel_runtime.LoadFailure as e:
-            raise Err(wit_program.LoadError(path=e.path, line=e.line, message=e.message))
+            raise _load_error(e)
 
     def reward(self, name: str, context: str) -> str:
         return _call(_runtime.reward, name, context)

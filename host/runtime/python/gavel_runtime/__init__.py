@@ -81,8 +81,14 @@ class Runtime:
 
     # -- load ----------------------------------------------------------------------------
 
+    def compile(self, sources):
+        """`sources` ((module, path, text) triples) compiled for `load`, one marshalled code
+        object each. Raises `LoadFailure`."""
+        return loader.compile_sources(sources)
+
     def load(self, sources, entries):
-        """`sources`: (module, path, text) triples. Raises `LoadFailure`.
+        """`sources`: (module, path, text, code) with `code` from `compile` or None. Raises
+        `LoadFailure`.
 
         Loading what is already loaded does nothing: an instance pre-initialised with a suite's
         sources (a snapshot taken after `load`) pays for compiling and importing them once."""
@@ -93,7 +99,7 @@ class Runtime:
             return
         self._loaded = (sources, list(entries))
         if self.sandboxed:
-            sandbox.install(path for _, path, _ in sources)
+            sandbox.install(path for _, path, _, _ in sources)
         self.finder = loader.install(sources)
         # Names registered by sources loaded before these are gone with their modules.
         for registry in (GRADER_REGISTRY, EXTRACTOR_REGISTRY):

@@ -36,7 +36,7 @@ def error_text(e):
 
 
 def sources_of(folder, modules):
-    return [(m, f"{m}.py", open(os.path.join(folder, f"{m}.py")).read()) for m in modules]
+    return [(m, f"{m}.py", open(os.path.join(folder, f"{m}.py")).read(), None) for m in modules]
 
 
 # ------------------------------------------------------------------------------------------

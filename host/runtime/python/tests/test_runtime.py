@@ -17,8 +17,9 @@ sys.path[:0] = [RUNTIME, os.path.join(RUNTIME, "stubs")]
 from gavel_runtime import CallError, LoadFailure, Run, Runtime  # noqa: E402
 
 
-def loaded(files, entries=None):
-    """A runtime with `files` ({module: text}) loaded, each at path `<module as path>.py`."""
+def loaded(files, entries=None, compiled=True):
+    """A runtime with `files` ({module: text}) loaded, each at path `<module as path>.py`;
+    compiled first, as the host does, unless `compiled` is false."""
     runtime = Runtime(sandboxed=False)
     sources = []
     for module, text in files.items():
@@ -26,7 +27,9 @@ def loaded(files, entries=None):
         if module.endswith(".__init__"):
             module = module[: -len(".__init__")]
         sources.append((module, path, textwrap.dedent(text)))
-    runtime.load(sources, entries if entries is not None else [m for m, _, _ in sources])
+    codes = runtime.compile(sources) if compiled else [None] * len(sources)
+    sources = [source + (code,) for source, code in zip(sources, codes)]
+    runtime.load(sources, entries if entries is not None else [m for m, _, _, _ in sources])
     return runtime
 
 
@@ -99,15 +102,28 @@ class Loading(unittest.TestCase):
         self.assertEqual(sys.modules["helpers"].__file__, "helpers/__init__.py")
 
 
+    def test_compiled_and_text_sources_load_alike(self):
+        files = {"graders": "def grade(sample, item):\n    return 1 / item['d']\n"}
+        for compiled in (True, False):
+            runtime = loaded(files, compiled=compiled)
+            self.assertEqual(runtime.grade("openai:graders:grade", {"d": 4}, 0, RUN, "", "{}")["score"], 0.25)
+            with self.assertRaisesRegex(CallError, r"ZeroDivisionError: division by zero \(at graders.py:2\)"):
+                runtime.grade("openai:graders:grade", {"d": 0}, 0, RUN, "", "{}")
+
+    def test_compiling_finds_a_syntax_error_at_its_place(self):
+        with self.assertRaises(LoadFailure) as caught:
+            Runtime(sandboxed=False).compile([("ok", "ok.py", "x = 1\n"), ("bad", "sub/bad.py", "\n\nif:\n")])
+        self.assertEqual((caught.exception.path, caught.exception.line), ("sub/bad.py", 3))
+
     def test_loading_the_same_sources_again_does_not_rerun_them(self):
         files = {"counted": "import builtins\nbuiltins.gavel_loads = getattr(builtins, 'gavel_loads', 0) + 1\n"}
-        runtime = loaded(files)
+        runtime = loaded(files, compiled=False)
         import builtins
 
         before = builtins.gavel_loads
-        runtime.load([("counted", "counted.py", files["counted"])], ["counted"])
+        runtime.load([("counted", "counted.py", files["counted"], None)], ["counted"])
         self.assertEqual(builtins.gavel_loads, before)
-        runtime.load([("counted", "counted.py", files["counted"] + "\n")], ["counted"])
+        runtime.load([("counted", "counted.py", files["counted"] + "\n", None)], ["counted"])
         self.assertEqual(builtins.gavel_loads, before + 1)
         del builtins.gavel_loads
 
@@ -406,7 +422,7 @@ def g_sock(sample, item):
 def g_stdlib(sample, item):
     import colorsys
     return colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[2]
-''')], ["h"])
+''', None)], ["h"])
 out = {}
 for name in ["g_open", "g_write", "g_env", "g_env_get", "g_env_all", "g_env_set", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib"]:
     try:

@@ -438,6 +438,25 @@ impl Pack {
         self.inner.exports.is_interpreter()
     }
 
+    /// `program` with each source's code as this interpreter compiles it, so that no call
+    /// compiles it again. A program that does not compile is returned as it is: loading it
+    /// then reports why, at its place, as it would have.
+    pub fn compiled(&self, mut program: Program) -> Program {
+        let pack = &self.inner;
+        let Outcome { result, .. } =
+            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
+                pack.exports.compile(instance, store, &program.sources)
+            });
+        if let Ok(Ok(codes)) = result
+            && codes.len() == program.sources.len()
+        {
+            for (source, code) in program.sources.iter_mut().zip(codes) {
+                source.code = code;
+            }
+        }
+        program
+    }
+
     /// The grader `name` of `program`, run by this interpreter; the program is loaded and the
     /// function checked by the interpreter now, as before every call.
     pub fn program_grader(

@@ -78,6 +78,8 @@ pub struct Source {
     pub module: String,
     pub path: String,
     pub text: String,
+    /// `text` compiled by the interpreter's `compile`, which `load` takes in its place.
+    pub code: Option<Vec<u8>>,
 }
 
 /// `program.load-error`.
@@ -122,8 +124,16 @@ pub(super) struct Exports {
     check_config: ComponentExportIndex,
     grade: ComponentExportIndex,
     extract: ComponentExportIndex,
-    /// `program.load` and `program.reward`, for an interpreter.
-    program: Option<(ComponentExportIndex, ComponentExportIndex)>,
+    /// `program`'s functions, for an interpreter.
+    program: Option<ProgramExports>,
+}
+
+/// Where an interpreter's `program` functions are.
+#[derive(Debug, Clone, Copy)]
+struct ProgramExports {
+    compile: ComponentExportIndex,
+    load: ComponentExportIndex,
+    reward: ComponentExportIndex,
 }
 
 impl Exports {
@@ -167,14 +177,17 @@ impl Exports {
         let program = format!("gavel:grader/program@{version}");
         let program = match instance.get_export_index(&mut *store, None, &program) {
             None => None,
-            Some(_) => Some((
-                checked::<(&[Source], &[String]), (Result<(), LoadError>,)>(
+            Some(_) => Some(ProgramExports {
+                compile: checked::<(&[Source],), (Result<Vec<Option<Vec<u8>>>, LoadError>,)>(
+                    instance, store, &program, "compile",
+                )?,
+                load: checked::<(&[Source], &[String]), (Result<(), LoadError>,)>(
                     instance, store, &program, "load",
                 )?,
-                checked::<(&str, &str), (Result<String, String>,)>(
+                reward: checked::<(&str, &str), (Result<String, String>,)>(
                     instance, store, &program, "reward",
                 )?,
-            )),
+            }),
         };
         let func = export(instance, store, describe)?;
         let info = func
@@ -314,6 +327,25 @@ impl Exports {
         Ok(result.0)
     }
 
+    /// `program.compile`: each source's code, in order; the error, located, when one does not
+    /// compile. A pack without `program` compiles nothing.
+    pub(super) fn compile(
+        &self,
+        instance: &Instance,
+        store: &mut Store<CallState>,
+        sources: &[Source],
+    ) -> wasmtime::Result<Result<Vec<Option<Vec<u8>>>, String>> {
+        let Some(program) = self.program else {
+            return Ok(Ok(vec![None; sources.len()]));
+        };
+        let func = instance
+            .get_typed_func::<(&[Source],), (Result<Vec<Option<Vec<u8>>>, LoadError>,)>(
+                &mut *store,
+                program.compile,
+            )?;
+        Ok(func.call(store, (sources,))?.0.map_err(|e| e.located()))
+    }
+
     /// `program.load`; the error, located, when the user's code cannot be loaded. A pack
     /// without `program` loads nothing.
     pub(super) fn load(
@@ -323,7 +355,7 @@ impl Exports {
         sources: &[Source],
         entries: &[String],
     ) -> wasmtime::Result<Result<(), String>> {
-        let Some((load, _)) = self.program else {
+        let Some(ProgramExports { load, .. }) = self.program else {
             return Ok(Ok(()));
         };
         let func = instance.get_typed_func::<(&[Source], &[String]), (Result<(), LoadError>,)>(
@@ -344,7 +376,7 @@ impl Exports {
         name: &str,
         context: &str,
     ) -> wasmtime::Result<Result<String, String>> {
-        let Some((_, reward)) = self.program else {
+        let Some(ProgramExports { reward, .. }) = self.program else {
             return Err(wasmtime::format_err!("the pack is not an interpreter"));
         };
         let func = instance

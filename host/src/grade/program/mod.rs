@@ -119,10 +119,8 @@ pub fn prepare(
             spec.path.display()
         )));
     }
-    Ok(Some(Python {
-        pack,
-        program: Arc::new(builder.build()),
-    }))
+    let program = Arc::new(pack.compiled(builder.build()));
+    Ok(Some(Python { pack, program }))
 }
 
 /// Adds every Python file and module `graders` name to `builder`; `error` gets each that cannot
@@ -359,7 +357,12 @@ impl ProgramBuilder {
                 MAX_BYTES >> 20
             ));
         }
-        self.sources.push(Source { module, path, text });
+        self.sources.push(Source {
+            module,
+            path,
+            text,
+            code: None,
+        });
         self.origins.push(origin);
         Ok(())
     }

@@ -3,12 +3,12 @@
 //! modules a suite hands over, the function names of each suite form, where load errors point)
 //! is tested apart from the real interpreter.
 //!
-//! - `load` fails, located, on a line `import numpy` in any source, and on an entry that is no
-//!   source;
+//! - `compile` gives each source the code `compiled <module>`; `load` fails on a source whose
+//!   code is another, on a line `import numpy` in any source, and on an entry that is no source;
 //! - `check-config("<form>:<module>:<attr>")` fails unless the module (any entry when the module
 //!   is empty) has a line `def <attr>(` or `class <attr>`;
 //! - `grade` answers score 0.5 with a rationale naming the function, the entries, the modules,
-//!   and the submission; `extract` answers `<attr> extracted`; `reward` answers 0.25.
+//!   how many of them came compiled, and the submission; `extract` answers `<attr> extracted`; `reward` answers 0.25.
 
 use std::cell::RefCell;
 
@@ -33,9 +33,24 @@ fn attribute(name: &str) -> (&str, &str) {
     (parts.next().unwrap_or(""), parts.next().unwrap_or(""))
 }
 
+fn code(source: &Source) -> Vec<u8> {
+    format!("compiled {}", source.module).into_bytes()
+}
+
 impl Program for Fake {
+    fn compile(sources: Vec<Source>) -> Result<Vec<Option<Vec<u8>>>, LoadError> {
+        Ok(sources.iter().map(|s| Some(code(s))).collect())
+    }
+
     fn load(sources: Vec<Source>, entries: Vec<String>) -> Result<(), LoadError> {
         for source in &sources {
+            if source.code.as_ref().is_some_and(|c| *c != code(source)) {
+                return Err(LoadError {
+                    path: Some(source.path.clone()),
+                    line: None,
+                    message: "the code handed back is not what compile gave".to_string(),
+                });
+            }
             for (i, line) in source.text.lines().enumerate() {
                 if line.trim_start().starts_with("import numpy") {
                     return Err(LoadError {
@@ -106,8 +121,9 @@ impl Pack for Fake {
         let rationale = LOADED.with(|loaded| {
             let (sources, entries) = &*loaded.borrow();
             let modules: Vec<&str> = sources.iter().map(|s| s.module.as_str()).collect();
+            let compiled = sources.iter().filter(|s| s.code.is_some()).count();
             format!(
-                "{name} entries={} modules={} submission={submission}",
+                "{name} entries={} modules={} compiled={compiled} submission={submission}",
                 entries.join(","),
                 modules.join(",")
             )
