@@ -282,3 +282,27 @@ fn evaldeck_vectors_through_gavel_run() {
         failures.join("\n")
     );
 }
+
+/// evaldeck's `test_no_expected_behavior`: a case with no `expected:`, an empty one, empty lists
+/// or only `custom:` has no grader, and evaldeck passes it (with a `pass_rate` of 0).
+#[test]
+fn evaldeck_cases_with_nothing_to_check_pass() {
+    let trace = json!({"input": "u", "output": "done", "status": "success", "steps": []});
+    for expected in [
+        None,
+        Some(json!({})),
+        Some(json!({"output_contains": [], "tools_called": []})),
+        Some(json!({"custom": {"rubric": "polite"}})),
+    ] {
+        let mut row = json!({"id": 1, "input": "u", "trajectory": trace});
+        if let Some(expected) = &expected {
+            row["expected"] = expected.clone();
+        }
+        let grade = grade_one(json!({"kind": "expectations"}), row).expect("graded");
+        assert_eq!(
+            (&grade["status"], &grade["score"]),
+            (&json!("pass"), &json!(0.0)),
+            "expected: {expected:?} gave {grade}"
+        );
+    }
+}

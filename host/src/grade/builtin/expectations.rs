@@ -8,21 +8,23 @@ use crate::grade::{CheckOutcome, Grade, Status};
 use crate::input::sample::Sample;
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
-/// `pass_rate`). The sub-checks are listed in `metadata.checks`.
+/// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
+/// or sets no check passes with score 0, as evaldeck passes a case with no grader (its
+/// `pass_rate` of no grades is 0).
 pub fn grade(sample: &Sample<'_>) -> Grade {
     let Some(expected) = &sample.expected else {
         return Grade::new(
             0.0,
-            Status::Skip,
-            "sample has no `expected:` block; nothing to check",
+            Status::Pass,
+            "sample has no `expected:` block; nothing to check, so it passes as in evaldeck",
         );
     };
     let checks = evaldeck::outcomes(sample, expected);
     if checks.is_empty() {
         return Grade::new(
             0.0,
-            Status::Skip,
-            "the sample's `expected:` block sets no check",
+            Status::Pass,
+            "the sample's `expected:` block sets no check, so it passes as in evaldeck",
         );
     }
     let total = checks.len();
@@ -109,12 +111,23 @@ mod tests {
     }
 
     #[test]
-    fn no_block_or_empty_block_is_skipped() {
+    fn no_block_or_a_block_without_checks_passes_as_in_evaldeck() {
         let g = grade(&sample(None, "x", &[]));
-        assert_eq!((g.status, g.score), (Status::Skip, 0.0));
-        assert!(g.rationale.contains("expected"));
-        let g = grade(&sample(Some(json!({"output_contains": []})), "x", &[]));
-        assert_eq!(g.status, Status::Skip);
+        assert_eq!((g.status, g.score), (Status::Pass, 0.0));
+        assert!(
+            g.rationale.contains("no `expected:` block"),
+            "{}",
+            g.rationale
+        );
+        for empty in [
+            json!({}),
+            json!({"output_contains": [], "tools_called": [], "tools_not_called": []}),
+            json!({"custom": {"rubric": "polite"}}),
+        ] {
+            let g = grade(&sample(Some(empty.clone()), "x", &[]));
+            assert_eq!((g.status, g.score), (Status::Pass, 0.0), "{empty}");
+            assert!(g.rationale.contains("sets no check"), "{}", g.rationale);
+        }
     }
 
     #[test]
