@@ -40,6 +40,34 @@ fn capitals() -> Workspace {
     ws
 }
 
+/// letta-evals' gate counted a sample with an empty submission as the 0 its grader gave it,
+/// while the metrics leave it out as errored: the same run, two numbers.
+#[test]
+fn a_gate_counts_an_empty_submission_as_zero_as_letta_evals_gate_did() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &format!("{SUITE}gate: {{kind: simple, metric_key: correct, op: gte, value: 0.8}}\n"),
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            letta_row(1, "It is Paris.", "Paris"),
+            letta_row(2, "Paris", "Paris"),
+            letta_row(3, "Berlin", "berlin"),
+            letta_row(4, "", "Rome"),
+        ],
+    );
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let summary = ws.summary("out");
+    assert_eq!(summary["metrics"]["correct"]["mean"], 1.0);
+    assert_eq!(summary["metrics"]["correct"]["n"], 3);
+    assert_eq!(summary["counts"]["errored"], 1);
+    assert_eq!(summary["gate"]["passed"], false);
+    assert_eq!(summary["gate"]["checks"][0]["value"], 0.75);
+}
+
 #[test]
 fn run_writes_results_in_dataset_order_and_a_summary() {
     let ws = capitals();

@@ -26,7 +26,7 @@ impl GateSpec {
 
     /// Every condition is evaluated, so the outcome lists them all, not only the deciding one.
     fn evaluate_into(&self, summary: &Summary, checks: &mut Vec<GateCheck>) -> (bool, String) {
-        let scores = |key: &str| summary.metric(key).map(|m| m.scores());
+        let scores = |key: &str| summary.metric(key).map(|m| m.gate_scores());
         let mut record = |check: GateCheck| {
             let outcome = (check.passed, check.to_string());
             checks.push(check);
@@ -37,7 +37,7 @@ impl GateSpec {
                 let threshold = c.pass_threshold.unwrap_or(1.0);
                 let value = c
                     .aggregation
-                    .apply(scores(&c.metric_key), |s| s >= threshold);
+                    .apply(scores(&c.metric_key).as_deref(), |s| s >= threshold);
                 record(GateCheck {
                     metric: c.metric_key.clone(),
                     aggregation: c.aggregation,
@@ -57,7 +57,7 @@ impl GateSpec {
             } => {
                 let mut value = 0.0;
                 for (key, weight) in weights.iter() {
-                    value += weight * aggregation.apply(scores(key), |s| s >= 1.0);
+                    value += weight * aggregation.apply(scores(key).as_deref(), |s| s >= 1.0);
                 }
                 record(GateCheck {
                     metric: format!("weighted_average({weights})"),
@@ -82,7 +82,7 @@ impl GateSpec {
                 let (pass_op, pass_value) = legacy.pass_rule();
                 let value = legacy
                     .metric
-                    .apply(scores(&key), |s| pass_op.holds(s, pass_value));
+                    .apply(scores(&key).as_deref(), |s| pass_op.holds(s, pass_value));
                 record(GateCheck {
                     metric: key,
                     aggregation: legacy.metric,
@@ -144,7 +144,7 @@ mod tests {
     use crate::config::gate::tests::gate;
     use crate::grade::Grade;
     use crate::input::sample::SampleId;
-    use crate::output::result::SampleResult;
+    use crate::output::result::{ErrorCategory, SampleError, SampleResult};
     use crate::output::summary::Aggregator;
 
     /// A summary of metric `c` with the given scores and metric `q` with `q_scores`.
@@ -204,6 +204,42 @@ mod tests {
         assert_eq!(p("p95"), 0.9249999999999998);
         assert_eq!(p("p99"), 0.9849999999999999);
         assert_eq!(p("median"), 0.375);
+    }
+
+    #[test]
+    fn a_sample_whose_extraction_found_nothing_counts_in_the_gate_only() {
+        let mut a = Aggregator::new(vec!["c".into()]);
+        for (i, (score, error)) in [
+            (1.0, None),
+            (1.0, None),
+            (0.0, Some(ErrorCategory::Extraction)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            a.add(&SampleResult {
+                sample_id: SampleId::Int(i as i64),
+                grades: vec![("c".into(), Grade::scored(score, ""))],
+                reward: None,
+                error: error.map(|category| SampleError {
+                    category,
+                    message: "Empty submission - extractor found no content".into(),
+                }),
+            });
+        }
+        let s = a.finish();
+        assert_eq!(s.metric("c").unwrap().stats.mean, Some(1.0));
+        let g = |a: &str| {
+            value(
+                &gate(&format!(
+                    "{{kind: simple, metric_key: c, aggregation: {a}, op: gte, value: 0}}"
+                )),
+                &s,
+            )
+        };
+        assert_eq!(g("avg_score"), 2.0 / 3.0);
+        assert_eq!(g("min"), 0.0);
+        assert_eq!(g("accuracy"), 2.0 / 3.0 * 100.0);
     }
 
     #[test]

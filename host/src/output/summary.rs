@@ -64,7 +64,7 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::config::gate::{Aggregation, Op};
 use crate::grade::{GradeKey, Status};
 use crate::input::sample::SampleId;
-use crate::output::result::{ResultsError, SampleResult, leading_id, parse_result};
+use crate::output::result::{ErrorCategory, ResultsError, SampleResult, leading_id, parse_result};
 
 /// The 97.5th percentile of the standard normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -125,6 +125,18 @@ impl Histogram {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// This multiset with every value of `other` added.
+    pub fn merged(&self, other: &Histogram) -> Histogram {
+        let mut merged = self.clone();
+        merged.zeros += other.zeros;
+        merged.ones += other.ones;
+        for (value, count) in &other.others {
+            *merged.others.entry(*value).or_insert(0) += count;
+        }
+        merged.len += other.len;
+        merged
     }
 
     /// The distinct values in ascending order, each with how many times it was inserted
@@ -405,12 +417,26 @@ pub struct MetricSummary {
     pub pass_hat_k: Option<BTreeMap<u32, f64>>,
     #[serde(skip)]
     scores: Histogram,
+    /// The scores of samples whose extraction found nothing, which only a gate counts.
+    #[serde(skip)]
+    unextracted: Histogram,
 }
 
 impl MetricSummary {
     /// Every graded score of this metric, for aggregations the summary does not precompute.
     pub fn scores(&self) -> &Histogram {
         &self.scores
+    }
+
+    /// The scores a gate aggregates: letta-evals' gate (up to 0.20.0) counted a sample whose
+    /// trajectory or submission was empty with the 0 its graders gave it; the metrics, like
+    /// letta-evals' summary since, leave such a sample out.
+    pub fn gate_scores(&self) -> std::borrow::Cow<'_, Histogram> {
+        if self.unextracted.is_empty() {
+            std::borrow::Cow::Borrowed(&self.scores)
+        } else {
+            std::borrow::Cow::Owned(self.scores.merged(&self.unextracted))
+        }
     }
 }
 
@@ -536,6 +562,7 @@ impl Serialize for Summary {
 #[derive(Debug, Default)]
 struct MetricAccumulator {
     scores: Histogram,
+    unextracted: Histogram,
     passed: u64,
     errored: u64,
     skipped: u64,
@@ -664,6 +691,20 @@ impl Aggregator {
         if let Some(reward) = result.reward.filter(|r| r.is_finite()) {
             self.rewards.insert(reward);
         }
+        let unextracted = result
+            .error
+            .as_ref()
+            .is_some_and(|e| e.category == ErrorCategory::Extraction);
+        if unextracted {
+            for (i, (key, metric)) in self.keys.iter().zip(self.metrics.iter_mut()).enumerate() {
+                if let Some(grade) = result.grade_at(i, key)
+                    && matches!(grade.status, Status::Pass | Status::Fail)
+                    && grade.score.is_finite()
+                {
+                    metric.unextracted.insert(grade.score);
+                }
+            }
+        }
         if result.error.is_none() {
             for (i, (key, metric)) in self.keys.iter().zip(self.metrics.iter_mut()).enumerate() {
                 let Some(grade) = result.grade_at(i, key) else {
@@ -785,6 +826,7 @@ impl Aggregator {
                     pass_at_k,
                     pass_hat_k,
                     scores: metric.scores,
+                    unextracted: metric.unextracted,
                 };
                 (key.into_owned(), summary)
             })
