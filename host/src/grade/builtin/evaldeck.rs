@@ -635,13 +635,13 @@ impl Grades for TaskCompleted {
             (true, false) => detail.add(
                 Grade::fail(format!(
                     "Task not completed. Status: {}, Output: {}",
-                    status.as_str(),
+                    trace_status(status),
                     if has_output { "True" } else { "False" }
                 )),
                 |g| {
                     g.with_expected_actual(
                         json!("completed"),
-                        json!(format!("status={}", status.as_str())),
+                        json!(format!("status={}", trace_status(status))),
                     )
                 },
             ),
@@ -651,6 +651,12 @@ impl Grades for TaskCompleted {
             ),
         }
     }
+}
+
+/// A run status as evaldeck formats its `TraceStatus` member in a message under CPython 3.11:
+/// `TraceStatus.FAILURE`.
+fn trace_status(status: RunStatus) -> String {
+    ["TraceStatus.", &status.as_str().to_ascii_uppercase()].concat()
 }
 
 /// What a check's grade carries besides its status and rationale.
@@ -838,6 +844,32 @@ mod tests {
 
     fn object(v: &Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// The text evaldeck 0.1.5 gives under CPython 3.11 for a failed run with output:
+    /// `Task not completed. Status: TraceStatus.FAILURE, Output: True`, actual
+    /// `status=TraceStatus.FAILURE`.
+    #[test]
+    fn task_completed_says_what_evaldeck_says() {
+        let sample = Sample {
+            trajectory: Some(Trajectory {
+                turns: vec![vec![Event::Assistant {
+                    content: Content::Text("x".into()),
+                }]],
+                status: RunStatus::Failure,
+                ..Trajectory::default()
+            }),
+            ..Sample::default()
+        };
+        let check = Check::new("task_completed", &Map::new()).unwrap().unwrap();
+        let grade = check.grade(&sample);
+        assert_eq!(grade.status, Status::Fail);
+        assert_eq!(
+            grade.rationale,
+            "Task not completed. Status: TraceStatus.FAILURE, Output: True"
+        );
+        let json = serde_json::to_value(&grade).unwrap();
+        assert_eq!(json["actual"], "status=TraceStatus.FAILURE");
     }
 
     #[test]
