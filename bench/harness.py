@@ -23,6 +23,9 @@ TARGETS = [
     ("gavel vs evaldeck in-process graders (mode C)", "gavel-evaldeck", "evaldeck-inproc", 20.0),
     ("gavel vs parse-only floor (letta rows)", "gavel-letta", "floor-letta", 0.5),
     ("gavel vs parse-only floor (evaldeck rows)", "gavel-evaldeck", "floor-evaldeck", 0.5),
+    # With --baseline: the current binary against another gavel, in the same run.
+    ("gavel vs baseline (letta suite)", "gavel-letta", "baseline-letta", 0.95),
+    ("gavel vs baseline (evaldeck suite)", "gavel-evaldeck", "baseline-evaldeck", 0.95),
 ]
 INFORMATIONAL = [
     ("gavel vs letta-evals CLI re-grade (`run --cached`)", "gavel-letta", "letta-cli"),
@@ -150,7 +153,8 @@ def render(args, ms, memory, versions):
         + (" (smoke run: numbers are not meaningful)" if args.smoke else "") + ".",
         f"- Machine: {machine()}.",
         f"- Versions: {versions}.",
-        f"- Command: `bench/run.sh {'--smoke' if args.smoke else args.samples}`; "
+        f"- Command: `bench/run.sh {'--smoke' if args.smoke else args.samples}"
+        + (f" --baseline {args.baseline}" if args.baseline else "") + "`; "
         f"written {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.",
         "",
         "| entry | what is timed | samples | seconds (median) | runs (s) | samples/s | CPU s | peak RSS MiB |",
@@ -191,7 +195,7 @@ def render(args, ms, memory, versions):
             f"{'yes' if ok else 'NO'}) |"
         )
     lines += ["", "Cross-checks (the tools graded the same thing):", ""]
-    checks, mismatches = cross_checks(by)
+    checks, mismatches = cross_checks(by, args.work / "out")
     lines += checks
     failures += [f"{m} differ" for m in mismatches]
     lines += ["", "Notes:", ""]
@@ -239,7 +243,34 @@ def gavel_tallies(out_dir):
     return {"errored": errored, "mean_scores": means, "statuses": statuses}
 
 
-def cross_checks(by):
+def first_difference(current, baseline):
+    """None when the two files hold the same bytes, else where they first differ, briefly."""
+    if current.read_bytes() == baseline.read_bytes():
+        return None
+    ours, theirs = (f.read_text(errors="replace").splitlines() for f in (current, baseline))
+    for number, (a, b) in enumerate(zip(ours, theirs), 1):
+        if a != b:
+            return f"line {number}: gavel `{a.strip()[:100]}`, baseline `{b.strip()[:100]}`"
+    return f"the end: gavel {len(ours):,} lines, baseline {len(theirs):,}"
+
+
+def baseline_checks(results):
+    """Lines saying whether the baseline gavel wrote the same bytes as the current one."""
+    out = []
+    for suite in ("letta", "evaldeck"):
+        current, baseline = results / f"gavel-{suite}", results / f"baseline-{suite}"
+        if not (current.is_dir() and baseline.is_dir()):
+            continue
+        for name in ("results.jsonl", "summary.json"):
+            if not ((current / name).exists() and (baseline / name).exists()):
+                continue
+            difference = first_difference(current / name, baseline / name)
+            out.append(f"- gavel and baseline, {suite} suite, {name}: "
+                       + ("byte-identical." if difference is None else f"differ, first at {difference}."))
+    return out
+
+
+def cross_checks(by, results):
     """Lines comparing what the tools decided, and whether any disagree."""
     out, mismatches = [], []
     letta, gavel_letta = by.get("letta-inproc"), by.get("gavel-letta")
@@ -273,6 +304,7 @@ def cross_checks(by):
             if not same:
                 mismatches.append("evaldeck verdicts")
             out.append(f"- evaldeck and gavel agree: {'yes' if same else 'NO'}.")
+    out += baseline_checks(results)
     return out or ["- (no peer ran)"], mismatches
 
 
@@ -286,6 +318,7 @@ def main():
     p.add_argument("--venv", type=Path, required=True)
     p.add_argument("--gavel", type=Path, required=True)
     p.add_argument("--floor", type=Path, required=True)
+    p.add_argument("--baseline", type=Path, help="another gavel binary, run beside --gavel on both suites")
     p.add_argument("--memory", type=Path, nargs="*", default=[], help="letta workloads for the memory check, smallest first")
     p.add_argument("--profile", default="release")
     p.add_argument("--smoke", action="store_true")
@@ -305,6 +338,19 @@ def main():
     letta, evaldeck = args.work / "letta", args.work / "evaldeck"
     only = {s for s in args.only.split(",") if s}
 
+    # `gavel run` on each suite, and with --baseline the other binary right after it, so that the
+    # two sides of a ratio take turns.
+    gavel_entries = []
+    for suite, graders in ((letta, "4 letta-evals graders"), (evaldeck, "expectations grader")):
+        for prefix, tool, binary in (("gavel", "gavel run", args.gavel),
+                                     ("baseline", "gavel run (baseline)", args.baseline)):
+            if binary:
+                name = f"{prefix}-{suite.name}"
+                gavel_entries.append(
+                    (name, f"{tool}, {suite.name} suite", f"`gavel run` (whole process), {graders}",
+                     [binary, "run", suite / "suite.yaml", "-o", results / name], args.samples, False,
+                     results / name))
+
     # Each entry: name, tool, what is timed, command, samples, inner timing, what it writes.
     entries = [
         ("letta-cli", "letta-evals 0.26.0 CLI", "`letta-evals run --cached` (whole process)",
@@ -316,12 +362,7 @@ def main():
           results / "letta-inproc.jsonl"], args.samples, True, results / "letta-inproc.jsonl"),
         ("evaldeck-inproc", "evaldeck 0.1.5 in-process", "mode C: JSON line -> `Trace.from_dict` -> 4 graders",
          [py, here / "peers" / "evaldeck_inproc.py", evaldeck / "dataset.jsonl"], args.samples, True, None),
-        ("gavel-letta", "gavel run, letta suite", "`gavel run` (whole process), 4 letta-evals graders",
-         [args.gavel, "run", letta / "suite.yaml", "-o", results / "gavel-letta"], args.samples, False,
-         results / "gavel-letta"),
-        ("gavel-evaldeck", "gavel run, evaldeck suite", "`gavel run` (whole process), expectations grader",
-         [args.gavel, "run", evaldeck / "suite.yaml", "-o", results / "gavel-evaldeck"], args.samples, False,
-         results / "gavel-evaldeck"),
+        *gavel_entries,
         ("floor-letta", "floor, letta rows", "parse rows + convert trajectories (whole process)",
          [args.floor, letta / "dataset.jsonl"], args.samples, False, None),
         ("floor-evaldeck", "floor, evaldeck rows", "parse rows + convert trajectories (whole process)",

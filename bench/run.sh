@@ -8,7 +8,8 @@
 # Options: --seed S (default 1234), --cli-samples P (letta-evals CLI subset, default 20000),
 #          --no-memory (skip the memory check), --only a,b (run only these entries),
 #          --repeat R (rounds of runs, the entries taking turns, median reported; default 3;
-#          an entry whose run takes under 2 s runs five times a round).
+#          an entry whose run takes under 2 s runs five times a round),
+#          --baseline PATH (another gavel binary, run on both suites in turns with this one).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +22,7 @@ smoke=0
 memory=1
 only=""
 repeat=3
+baseline=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) smoke=1 ;;
@@ -29,7 +31,9 @@ while [ $# -gt 0 ]; do
         --no-memory) memory=0 ;;
         --only) only=$2; shift ;;
         --repeat) repeat=$2; shift ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        --baseline) [ -x "$2" ] || { echo "run.sh: --baseline $2 is not an executable" >&2; exit 2; }
+                    baseline=(--baseline "$(realpath "$2")"); shift ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         ''|*[!0-9]*) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
         *) samples=$1 ;;
     esac
@@ -72,7 +76,7 @@ status=0
 "$venv/bin/python" "$here/harness.py" \
     --work "$work/main-$samples" --cli-work "$work/cli-$cli_samples" \
     --samples "$samples" --cli-samples "$cli_samples" --seed "$seed" \
-    --venv "$venv" --gavel "$bin/gavel" --floor "$bin/bench-floor" \
+    --venv "$venv" --gavel "$bin/gavel" --floor "$bin/bench-floor" "${baseline[@]}" \
     --memory "${memory_dirs[@]}" --profile "$profile" --only "$only" --repeat "$repeat" \
     $([ "$smoke" = 1 ] && echo --smoke) \
     --out "$here/results/$([ "$smoke" = 1 ] && echo smoke || echo latest).md" || status=$?

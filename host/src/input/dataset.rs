@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::input::csv_rows;
-use crate::input::fast::inline::Inline;
 use crate::input::sample::{AgentState, RawId, RawRow, Sample, SampleId, Texts};
+use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
 
 /// A row that cannot be graded: where it is and what is wrong.

@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, value::RawValue};
 
-use crate::input::fast::inline::Inline;
 use crate::input::fast::scan::{Scanner, Seen};
 use crate::input::trajectory::Trajectory;
+use crate::input::trajectory::inline::Inline;
 
 /// A sample's id: letta-evals accepts integers and strings; a whole float becomes an integer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -214,7 +214,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for RawId<'a> {
 }
 
 /// The JSON shape of a dataset row, before the trajectory is converted: the trajectory is raw
-/// JSON text, or (`T` = [`crate::input::fast::inline::Inline`]) read in place.
+/// JSON text, or (`T` = [`crate::input::trajectory::inline::Inline`]) read in place.
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "T: Deserialize<'de>"))]
 pub struct RawRow<'a, T = &'a RawValue> {

@@ -1,4 +1,4 @@
-//! The fast path of reading rows: a scanner over a row's bytes and the trajectory read in place.
+//! The fast path of reading rows: a scanner over a row's bytes, which the row's reader and the
+//! trajectory's in-place readers (`input::trajectory`) are built on.
 
-pub mod inline;
 pub mod scan;

@@ -88,7 +88,7 @@ impl<'a> Recorded<'a> for Raw {
     type Calls = &'a RawValue;
 }
 
-/// Read typed in the pass over the row (see `input::fast::inline`).
+/// Read typed in the pass over the row (see `input::trajectory::inline`).
 pub(crate) enum InPlace {}
 
 impl<'a> Recorded<'a> for InPlace {

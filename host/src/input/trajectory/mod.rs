@@ -7,6 +7,7 @@
 //! count and duration.
 
 pub(crate) mod evaldeck;
+pub mod inline;
 pub(crate) mod json;
 pub(crate) mod letta;
 pub(crate) mod openai;

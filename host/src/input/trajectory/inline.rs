@@ -17,9 +17,9 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::json::{Object, Text};
+use super::{ConvertError, Format, Trajectory, evaldeck, letta, openai};
 use crate::input::fast::scan::Scanner;
-use crate::input::trajectory::json::{Object, Text};
-use crate::input::trajectory::{ConvertError, Format, Trajectory, evaldeck, letta, openai};
 
 /// A trajectory's recorded structure, with the format it was read as.
 pub struct Inline<'a>(Structure<'a>);
