@@ -83,6 +83,19 @@ pub struct Progress {
     pub judge_tokens: BTreeMap<String, Tokens>,
 }
 
+impl Progress {
+    /// A run starting now.
+    pub fn running() -> Progress {
+        Progress {
+            state: State::Running,
+            started: httpdate::fmt_http_date(std::time::SystemTime::now()),
+            seconds: None,
+            results: None,
+            judge_tokens: BTreeMap::new(),
+        }
+    }
+}
+
 /// Token counts as an OpenAI-compatible endpoint reports them (`usage`), summed over the
 /// grades that carry them (a reply from the cache carries its first request's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

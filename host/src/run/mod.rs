@@ -261,13 +261,7 @@ pub fn run(
         },
     );
     let started = std::time::Instant::now();
-    record.progress = Some(Progress {
-        state: State::Running,
-        started: httpdate::fmt_http_date(std::time::SystemTime::now()),
-        seconds: None,
-        results: None,
-        judge_tokens: Default::default(),
-    });
+    record.progress = Some(Progress::running());
     if let Err(e) = record.write(&out_dir) {
         let mut errors = vec![RunError::from(e)];
         errors.extend(take_back(results, junit, junit_path, &previous));

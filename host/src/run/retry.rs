@@ -135,13 +135,7 @@ pub(super) fn run(
     let items =
         Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
     let started = std::time::Instant::now();
-    record.progress = Some(Progress {
-        state: State::Running,
-        started: httpdate::fmt_http_date(std::time::SystemTime::now()),
-        seconds: None,
-        results: None,
-        judge_tokens: Default::default(),
-    });
+    record.progress = Some(Progress::running());
     observer.start(RowCount::known(retry.len() as u64), 0);
     let mut sink = RunSink {
         results: &mut temp,
