@@ -60,14 +60,18 @@ CASES = [
     (r"\q", 0, ""), (r"[z-a]", 0, ""), (r"(a)\2", 0, ""), (r"(a\1)", 0, ""), (r"a{3,2}", 0, ""),
     (r"a(?i)b", 0, ""), (r"(?P<1a>x)", 0, ""), (r"(?P=nope)", 0, ""), (r"\x4", 0, ""), (r"(?<x)", 0, ""),
     (r"^*", 0, ""), (r"\b+", 0, ""), (r"[\d-z]", 0, ""), (r"(?", 0, ""), (r"\z", 0, ""), (r"(?Lx)", 0, ""),
+    (r"[bad", 0, ""), (r"(?P<1>x)", 0, ""), ("\\", 0, ""), (r"(?<=a+)b", 0, ""), (r"\p{L}", 0, ""),
+    (r"(?z)", 0, ""), (r"x(?P=n)", 0, ""), (r"(?P<a>x)(?P<a>y)", 0, ""), (r"(?P<a", 0, ""),
+    (r"(?P<>x)", 0, ""), (r"(a)(?(0)a)", 0, ""), (r"(?(x)a)", 0, ""), (r"(?(1a)a)", 0, ""), (r"(?P", 0, ""),
+    (r"(?Px)", 0, ""), (r"a{2,1}", 0, ""),
 ]
 
 
 def result(pattern, flags, text):
     try:
         compiled = re.compile(pattern, flags)
-    except re.error:
-        return {"pattern": pattern, "flags": flags, "text": text, "error": True}
+    except re.error as e:
+        return {"pattern": pattern, "flags": flags, "text": text, "error": str(e)}
     m = compiled.search(text)
     found = compiled.findall(text)
     return {
