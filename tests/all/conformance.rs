@@ -1,7 +1,7 @@
 //! Every vector recorded from letta-evals 0.26.0 and evaldeck 0.1.5, through the real
 //! `gavel run` path: a suite and a dataset row per vector.
 
-use crate::common::{Workspace, load_json, stderr};
+use crate::common::{Workspace, load_json, stderr, stdout};
 use serde_json::{Value, json};
 
 const DATE: &str = "2026-01-01T00:00:00Z";
@@ -305,4 +305,64 @@ fn evaldeck_cases_with_nothing_to_check_pass() {
             "expected: {expected:?} gave {grade}"
         );
     }
+}
+
+/// A case whose `expected.output_matches` is no valid regex, recorded from evaldeck 0.1.5 by
+/// `gen_evaldeck_check_errors.py`: that check is evaldeck's error, worded as evaldeck words it
+/// (CPython's `re.error` text), the other checks of the block still run, and the block's score is
+/// evaldeck's pass rate. evaldeck marks the case ERROR and counts it among those that did not pass;
+/// gavel fails the block, so the sample stays in the metric instead of being dropped as errored.
+#[test]
+fn an_invalid_output_matches_regex_is_that_checks_error_only() {
+    let records = load_json("evaldeck-check-errors.json");
+    let records = records.as_array().expect("a list");
+    let rows: Vec<Value> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| json!({"id": i, "input": "u", "expected": r["expected"], "trajectory": r["trace"]}))
+        .collect();
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: block\ndataset: data.jsonl\ngraders:\n  g: {kind: expectations}\n",
+    );
+    ws.write_rows("data.jsonl", &rows);
+    let validated = ws.gavel(&["validate", "suite.yaml"]);
+    assert!(validated.status.success(), "{}", stderr(&validated));
+    let said = format!("{}{}", stdout(&validated), stderr(&validated));
+    assert!(
+        said.contains("graders.g: expected.output_matches is no valid regex (unterminated character set at position 0)"),
+        "{said}"
+    );
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--quiet"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    assert_eq!(results.len(), records.len());
+    for (record, result) in records.iter().zip(&results) {
+        let grade = &result["grades"]["g"];
+        let want: Vec<Value> = record["grades"]
+            .as_array()
+            .expect("grades")
+            .iter()
+            .map(|g| json!([check_name(g[0].as_str().expect("name")), g[1], g[2]]))
+            .collect();
+        let got: Vec<Value> = grade["metadata"]["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .map(|c| json!([c["check"], c["status"], c["message"]]))
+            .collect();
+        assert_eq!(got, want, "{}", record["expected"]);
+        assert_eq!(record["status"], "error");
+        assert_eq!(grade["status"], "fail", "{grade}");
+        assert_eq!(grade["score"], record["pass_rate"], "{grade}");
+        assert!(
+            result.get("error").is_none(),
+            "not a sample error: {result}"
+        );
+    }
+    let summary = ws.summary("out");
+    assert_eq!(summary["counts"]["errored"], 0);
+    assert_eq!(summary["metrics"]["g"]["n"], records.len());
+    assert_eq!(summary["metrics"]["g"]["pass_rate"], 0.0);
 }

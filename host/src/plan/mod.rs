@@ -526,6 +526,22 @@ impl Plan {
                 ));
             }
         }
+        if let Some(pattern) = sample
+            .expected
+            .as_deref()
+            .and_then(|e| e.output_matches.as_deref())
+            && let Err(e) = crate::grade::python::Regex::new(pattern, 0)
+        {
+            for metric in &self.metrics {
+                if let Node::Expectations = metric.node {
+                    warnings.push(format!(
+                        "graders.{}: expected.output_matches is no valid regex ({e}); that check \
+                         is an error and the block fails, as evaldeck grades it",
+                        metric.key
+                    ));
+                }
+            }
+        }
         let Some(ground_truth) = sample.ground_truth_text() else {
             return warnings;
         };

@@ -1,7 +1,11 @@
 //! A sample's `expected:` block, graded as evaldeck grades a test case: one check per key, in
-//! evaldeck's order, AND-combined (an error wins, then a fail; skips and passes are neutral).
-//! Unlike evaldeck, every documented key is checked, `output_equals`, `output_matches` and
-//! `min_steps` included.
+//! evaldeck's order, AND-combined (a check that fails or errs fails the block; skips and passes
+//! are neutral). Unlike evaldeck, every documented key is checked, `output_equals`,
+//! `output_matches` and `min_steps` included.
+//!
+//! A check's error (an invalid `output_matches` regex) is that check's verdict, as evaldeck's
+//! grader reports it; the other checks still run and the block is a fail, counted in the metric
+//! as evaldeck counts its errored case among those that did not pass.
 
 use crate::grade::builtin::evaldeck;
 use crate::grade::{CheckOutcome, Grade, Status};
@@ -28,19 +32,14 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
         );
     }
     let total = checks.len();
-    let mut status = Status::Pass;
     let mut passed = 0;
     let mut problems = Vec::new();
     let mut listed = Vec::with_capacity(total);
     for (name, grade) in checks {
         match grade.status {
             Status::Pass => passed += 1,
-            Status::Error => status = Status::Error,
-            Status::Fail if status != Status::Error => status = Status::Fail,
-            Status::Fail | Status::Skip => {}
-        }
-        if grade.status != Status::Pass {
-            problems.push([name, ": ", &grade.rationale].concat());
+            Status::Fail | Status::Error => problems.push([name, ": ", &grade.rationale].concat()),
+            Status::Skip => {}
         }
         listed.push(CheckOutcome {
             check: name,
@@ -48,6 +47,11 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
             message: grade.rationale.into_owned(),
         });
     }
+    let status = if problems.is_empty() {
+        Status::Pass
+    } else {
+        Status::Fail
+    };
     let mut rationale = [
         itoa::Buffer::new().format(passed),
         "/",
@@ -161,16 +165,26 @@ mod tests {
     }
 
     #[test]
-    fn an_error_outranks_a_fail() {
+    fn a_checks_error_is_its_own_and_the_block_fails() {
         let g = grade(&sample(
-            Some(json!({"output_contains": ["zzz"], "output_matches": "(", "max_steps": 5})),
+            Some(json!({"output_contains": ["zzz"], "output_matches": "[bad", "max_steps": 5})),
             "out",
             &[],
         ));
-        assert_eq!(g.status, Status::Error);
+        assert_eq!(
+            checks(&g),
+            [
+                ("output_contains".to_string(), "fail".to_string()),
+                ("output_matches".to_string(), "error".to_string()),
+                ("max_steps".to_string(), "pass".to_string()),
+            ]
+        );
+        assert_eq!(g.status, Status::Fail);
         assert!((g.score - 1.0 / 3.0).abs() < 1e-12);
         assert!(
-            g.rationale.contains("output_matches: Invalid regex"),
+            g.rationale.ends_with(
+                "; output_matches: Invalid regex: unterminated character set at position 0"
+            ),
             "{}",
             g.rationale
         );
