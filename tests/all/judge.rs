@@ -588,7 +588,9 @@ async fn per_sample_rubrics_and_the_pre_run_check() {
     broken.rubric = Some("reply as {\"score\": 1}".into());
     let err = judge.check_sample(&broken).expect_err("un-doubled braces");
     assert!(
-        err.starts_with("rubric: placeholder {\"score\": 1} at position 9"),
+        err.starts_with(
+            "rubric: ValueError: Space not allowed in string format specifier at position 9"
+        ),
         "{err}"
     );
 
@@ -672,8 +674,8 @@ fn construction_errors_name_the_field() {
             "prompt: give either prompt or prompt_path",
         ),
         (
-            json!({"prompt": "x {input:>3}"}),
-            "prompt: placeholder {input:>3} at position 2 has a format spec",
+            json!({"prompt": "x {input:d}"}),
+            "prompt: ValueError: Unknown format code 'd' for object of type 'str' at position 2",
         ),
         (
             json!({"prompt": "p", "timeout": 0}),
@@ -1134,4 +1136,77 @@ async fn an_unreachable_judge_stops_the_run_at_once() {
     // Seven attempts a sample with backoff would take minutes; a stop after five failures, a
     // few seconds of backoff at most. Printed, not asserted: timing belongs to benchmarks.
     eprintln!("stopped after {:?}", started.elapsed());
+}
+
+/// A rubric is formatted with Python's `str.format` through the real binary: conversions, fill,
+/// alignment, width and precision reach the judge as letta-evals would send them, an index past
+/// the end of a value is that sample's error, and a template Python fails on for every sample is
+/// refused by `validate`, located in the suite, before any request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rubric_prompts_are_formatted_as_python_formats_them() {
+    let server = Server::always(Reply::verdict(1.0, "fine")).await;
+    let ws = crate::common::Workspace::new();
+    let suite = JUDGED_SUITE
+        .replace("BASE_URL", &server.base_url())
+        .replace(
+            "      Tone wanted: {tone}\n",
+            "      Tone wanted: {tone!r:*^10}|{ground_truth:.3}|{{literal}}|{input[5]}\n",
+        );
+    ws.write("suite.yaml", &suite);
+    let mut short = judged_row("short", "Paris.");
+    short["input"] = json!("Hi?");
+    ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris."), short]);
+    let key = [("OPENAI_API_KEY", KEY)];
+
+    let validated = gavel(&ws, &["validate", "suite.yaml"], &key).await;
+    assert!(
+        validated.status.success(),
+        "{}",
+        crate::common::stderr(&validated)
+    );
+    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "--quiet"], &key).await;
+    assert!(
+        run.status.code().is_some_and(|c| c < 2),
+        "{}",
+        crate::common::stderr(&run)
+    );
+    let prompts: Vec<String> = server.requests().iter().map(|r| r.prompt()).collect();
+    assert_eq!(prompts.len(), 1, "{prompts:?}");
+    assert!(
+        prompts[0].ends_with("Tone wanted: *'plain'**|Par|{literal}|i\n"),
+        "{}",
+        prompts[0]
+    );
+    let results = ws.results("out");
+    let short = results
+        .iter()
+        .find(|r| r["sample_id"] == "short")
+        .expect("the short row");
+    assert_eq!(short["grades"]["quality"]["status"], "error");
+    assert_eq!(
+        short["grades"]["quality"]["rationale"],
+        "Error during grading: rubric: IndexError: string index out of range"
+    );
+
+    ws.write(
+        "suite.yaml",
+        &suite.replace("{ground_truth:.3}", "{ground_truth:+.3}"),
+    );
+    for command in [
+        &["validate", "suite.yaml"][..],
+        &["run", "suite.yaml", "-o", "out2"],
+    ] {
+        let refused = gavel(&ws, command, &key).await;
+        assert_eq!(refused.status.code(), Some(2));
+        let message = crate::common::stderr(&refused);
+        assert!(
+            message.contains("suite.yaml:7:")
+                && message.contains("graders.quality.prompt: ValueError")
+                && message.contains(
+                    "ValueError: Sign not allowed in string format specifier at position"
+                ),
+            "{message}"
+        );
+    }
+    assert_eq!(server.request_count(), 1, "no request from a refused suite");
 }

@@ -13,7 +13,7 @@ use crate::grade::builtin::evaldeck::{self, Check};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
-use crate::grade::judge::{Judge, JudgeOptions};
+use crate::grade::judge::{Judge, JudgeError, JudgeOptions};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
@@ -164,7 +164,17 @@ impl Resolver<'_> {
                     self.base_dir,
                     self.judge_options.clone(),
                 )
-                .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
+                .map_err(|e| {
+                    vec![match e {
+                        // A template's problem is located at the field holding the text.
+                        JudgeError::Template { field: key, source } => SuiteError::at(
+                            self.suite_file,
+                            format!("{field}.{key}"),
+                            source.to_string(),
+                        ),
+                        e => SuiteError::at(self.suite_file, field, e.to_string()),
+                    }]
+                })?;
                 Ok(Node::Judge {
                     extraction,
                     judge: Arc::new(judge),

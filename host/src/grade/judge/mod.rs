@@ -10,6 +10,7 @@
 //! `pass_threshold` (default 1.0, the level at which letta-evals counts a turn as passed).
 
 mod cache;
+mod format;
 mod http;
 pub mod reply;
 pub mod template;

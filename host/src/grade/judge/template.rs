@@ -1,127 +1,90 @@
-//! Rubric templates: the strict subset of Python's `str.format` that letta-evals rubrics use.
+//! Rubric templates, formatted as letta-evals formats them: Python's
+//! `string.Formatter().vformat(rubric, (), values)`, every value a `str` (the sample's input and
+//! ground truth, the submission, and each `rubric_vars` value `str()`-ed).
 //!
-//! Only plain `{name}` placeholders and the `{{`/`}}` escapes are accepted. Conversions
-//! (`{x!r}`), format specs (`{x:>5}`), attribute access and indexing (`{x.y}`, `{x[0]}`) and
-//! positional fields (`{}`, `{0}`) are rejected when the template is parsed, so a rubric never
-//! behaves differently from what it looks like.
+//! What fails on every sample in Python (a syntax error, a positional field, an unknown
+//! conversion, a format spec a `str` refuses) is refused when the template is parsed, with
+//! Python's own message. What depends on the sample (an unknown variable, an index past the end
+//! of a value, a spec built from a variable) is that sample's error when grading.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::format::{self, Access, Field, Part, PyError};
 use crate::grade::python::repr_str;
 use crate::input::sample::{Sample, Texts};
 
 /// The variables every rubric may use; a sample's `rubric_vars` may not redefine them.
 pub const RESERVED: [&str; 3] = ["input", "ground_truth", "submission"];
 
-#[derive(Debug, Clone, PartialEq)]
-enum Segment {
-    Literal(String),
-    Placeholder(String),
-}
-
 /// A parsed rubric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Template {
-    segments: Vec<Segment>,
+    parts: Vec<Part>,
 }
 
-/// Why a rubric text is not a valid template. `position` is a 0-based character offset.
+/// Why a rubric text fails on every sample. `position` is the 0-based character offset of the
+/// replacement field (or of the stray brace).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TemplateError {
-    #[error(
-        "unmatched '{{' at position {position}: close the placeholder with '}}', or write '{{{{' for a literal brace"
-    )]
-    Unclosed { position: usize },
-    #[error("single '}}' at position {position}: write '}}}}' for a literal brace")]
-    StrayClose { position: usize },
-    #[error(
-        "placeholder {{{field}}} at position {position} {problem}; only plain {{name}} placeholders are supported (write '{{{{' and '}}}}' for literal braces)"
-    )]
-    Unsupported {
-        field: String,
-        position: usize,
-        problem: &'static str,
-    },
+#[error(
+    "{problem} at position {position}: letta-evals formats the rubric with Python's str.format, \
+     which fails on it for every sample (write '{{{{' and '}}}}' for literal braces)"
+)]
+pub struct TemplateError {
+    pub position: usize,
+    pub problem: String,
 }
 
 impl Template {
     pub fn parse(text: &str) -> Result<Template, TemplateError> {
-        let mut segments = Vec::new();
-        let mut literal = String::new();
-        let mut chars = text.chars().enumerate().peekable();
-        while let Some((position, c)) = chars.next() {
-            match c {
-                '{' if chars.next_if(|&(_, next)| next == '{').is_some() => literal.push('{'),
-                '}' if chars.next_if(|&(_, next)| next == '}').is_some() => literal.push('}'),
-                '}' => return Err(TemplateError::StrayClose { position }),
-                '{' => {
-                    let mut field = String::new();
-                    loop {
-                        match chars.next() {
-                            None => return Err(TemplateError::Unclosed { position }),
-                            Some((_, '}')) => break,
-                            Some((_, c)) => field.push(c),
-                        }
-                    }
-                    check_field(&field, position)?;
-                    if !literal.is_empty() {
-                        segments.push(Segment::Literal(std::mem::take(&mut literal)));
-                    }
-                    segments.push(Segment::Placeholder(field));
-                }
-                c => literal.push(c),
-            }
+        let template = Template {
+            parts: format::parse(text),
+        };
+        match first_static_problem(&template.parts) {
+            Some(error) => Err(error),
+            None => Ok(template),
         }
-        if !literal.is_empty() {
-            segments.push(Segment::Literal(literal));
-        }
-        Ok(Template { segments })
     }
 
-    /// The placeholder names, in order of first use.
+    /// The variable names, in order of first use.
     pub fn placeholders(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
-        for segment in &self.segments {
-            if let Segment::Placeholder(name) = segment
-                && !names.contains(&name.as_str())
-            {
-                names.push(name);
-            }
-        }
+        collect_names(&self.parts, &mut names);
         names
     }
 
-    /// Fills the placeholders from the sample and the submission, as letta-evals'
+    /// Fills the fields from the sample and the submission, as letta-evals'
     /// `build_judge_prompt` does.
     pub fn render(&self, sample: &Sample<'_>, submission: &str) -> Result<String, String> {
         check_reserved(&sample.rubric_vars)?;
-        let mut out = String::new();
-        for segment in &self.segments {
-            match segment {
-                Segment::Literal(text) => out.push_str(text),
-                Segment::Placeholder(name) => match name.as_str() {
-                    "input" => {
-                        out.push_str(&sample.input.as_ref().map(texts_str).unwrap_or_default())
-                    }
-                    "ground_truth" => out.push_str(
-                        &sample
-                            .ground_truth
-                            .as_ref()
-                            .map(texts_str)
-                            .unwrap_or_default(),
-                    ),
-                    "submission" => out.push_str(submission),
-                    other => match sample.rubric_vars.get(other) {
-                        Some(value) => python_str(value, &mut out),
-                        None => return Err(unknown_placeholder(other, &sample.rubric_vars)),
-                    },
-                },
-            }
+        let mut values: HashMap<&str, Cow<'_, str>> = HashMap::new();
+        let text = |t: &Option<Texts>| t.as_ref().map(texts_str).unwrap_or_default();
+        values.insert("input", Cow::Owned(text(&sample.input)));
+        values.insert("ground_truth", Cow::Owned(text(&sample.ground_truth)));
+        values.insert("submission", Cow::Borrowed(submission));
+        for (key, value) in &sample.rubric_vars {
+            let mut shown = String::new();
+            python_str(value, &mut shown);
+            values.insert(key, Cow::Owned(shown));
         }
-        Ok(out)
+        let mut out = String::new();
+        match format::render(
+            &self.parts,
+            &|name| values.get(name).map(|v| &**v),
+            &mut out,
+        ) {
+            Ok(()) => Ok(out),
+            Err(PyError {
+                kind: "KeyError",
+                message,
+            }) => Err(unknown_placeholder(&message, &sample.rubric_vars)),
+            Err(PyError { kind, message }) => Err(format!("rubric: {kind}: {message}")),
+        }
     }
 
-    /// The first placeholder that neither the reserved variables nor `vars` provide.
+    /// The first variable that neither the reserved variables nor `vars` provide.
     pub fn check_vars(&self, vars: &Map<String, Value>) -> Result<(), String> {
         match self
             .placeholders()
@@ -134,28 +97,82 @@ impl Template {
     }
 }
 
-fn check_field(field: &str, position: usize) -> Result<(), TemplateError> {
-    let unsupported = |problem| TemplateError::Unsupported {
-        field: field.to_string(),
+fn collect_names<'t>(parts: &'t [Part], names: &mut Vec<&'t str>) {
+    for part in parts {
+        if let Part::Field(field) = part {
+            if !field.positional() && !names.contains(&field.name.as_str()) {
+                names.push(&field.name);
+            }
+            collect_names(&field.spec, names);
+        }
+    }
+}
+
+/// The first error, in the order Python meets them, that no sample can avoid.
+fn first_static_problem(parts: &[Part]) -> Option<TemplateError> {
+    let at = |position: usize, e: &PyError| TemplateError {
         position,
-        problem,
+        problem: [e.kind, ": ", &e.message].concat(),
     };
-    if field.contains('{') {
-        Err(unsupported("contains a nested '{'"))
-    } else if field.contains('!') {
-        Err(unsupported("has a conversion ('!')"))
-    } else if field.contains(':') {
-        Err(unsupported("has a format spec (':')"))
-    } else if field.contains('[') || field.contains(']') {
-        Err(unsupported("uses indexing ('[...]')"))
-    } else if field.contains('.') {
-        Err(unsupported("uses attribute access ('.')"))
-    } else if field.is_empty() || field.chars().all(|c| c.is_ascii_digit()) {
-        Err(unsupported(
-            "is positional; name a variable such as {input}",
-        ))
-    } else {
-        Ok(())
+    for part in parts {
+        match part {
+            Part::Literal(_) => {}
+            Part::Broken { error, position } => return Some(at(*position, error)),
+            Part::Field(field) => {
+                if let Some(problem) = field_problem(field) {
+                    return Some(TemplateError {
+                        position: field.position,
+                        problem,
+                    });
+                }
+                if let Some(problem) = first_static_problem(&field.spec) {
+                    return Some(problem);
+                }
+                let literal_spec: Option<String> = field
+                    .spec
+                    .iter()
+                    .map(|p| match p {
+                        Part::Literal(text) => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(spec) = literal_spec
+                    && let Err(e) = format::format_str("", &spec, &mut String::new())
+                {
+                    return Some(at(field.position, &e));
+                }
+            }
+        }
+    }
+    None
+}
+
+fn field_problem(field: &Field) -> Option<String> {
+    if field.positional() {
+        return Some(
+            "IndexError: tuple index out of range (a positional field; name a variable such as \
+             {input})"
+                .into(),
+        );
+    }
+    for access in &field.access {
+        match access {
+            Access::Index(_) => {}
+            Access::Bad(e) => return Some([e.kind, ": ", &e.message].concat()),
+            Access::Key(_) => {
+                return Some("TypeError: string indices must be integers, not 'str'".into());
+            }
+            Access::Attribute(name) => {
+                return Some(format!(
+                    "attribute access ('.{name}') is not supported: every value is a str, whose \
+                     attributes are methods"
+                ));
+            }
+        }
+    }
+    match field.conversion {
+        None | Some('r' | 's' | 'a') => None,
+        Some(other) => Some(format!("ValueError: Unknown conversion specifier {other}")),
     }
 }
 
@@ -296,8 +313,8 @@ mod tests {
     }
 
     /// Every `judge_prompt` vector recorded from letta-evals: the rendered prompt where Python
-    /// rendered one, the same error where Python raised, and a parse error where the vector
-    /// relies on `str.format` features outside the supported subset.
+    /// rendered one, the same error where Python raised. Un-doubled JSON braces, which Python
+    /// reports only when rendering, are refused when parsing.
     #[test]
     fn letta_templating_vectors() {
         let text = include_str!("../../../tests/data/conformance/letta-vectors-extra.json");
@@ -312,18 +329,13 @@ mod tests {
             let expected = &vector["expected"];
             let template = match Template::parse(rubric) {
                 Ok(template) => template,
-                Err(err @ TemplateError::Unsupported { .. }) => {
-                    // Python's live format mini-language, or un-doubled JSON braces that
-                    // Python reports only when rendering: gavel refuses both when parsing.
+                Err(err) => {
                     let note = vector["note"].as_str().unwrap_or_default();
-                    assert!(
-                        note.contains("format") || note.contains("JSON"),
-                        "{rubric}: {err}"
-                    );
+                    assert!(note.contains("JSON"), "{rubric}: {err}");
+                    assert!(err.problem.starts_with("ValueError: "), "{err}");
                     refused += 1;
                     continue;
                 }
-                Err(err) => panic!("{rubric}: {err}"),
             };
             let rendered = template.render(&sample, submission);
             match (expected.as_str(), expected["error"]["message"].as_str()) {
@@ -332,58 +344,112 @@ mod tests {
                 (None, None) => panic!("unexpected vector shape: {vector}"),
             }
         }
-        assert_eq!(refused, 2);
+        assert_eq!(refused, 1);
         assert_eq!(seen, 10);
     }
 
+    /// Every template of `tests/data/python-format-cases.json`, recorded from CPython 3.11 by
+    /// `gen_format_cases.py`: the same text, or the same exception type and message. A template
+    /// that fails whatever the values is refused when parsed; one gavel refuses, Python fails on
+    /// too (but for attribute access, which renders a method's address in Python).
     #[test]
-    fn python_only_syntax_is_rejected_with_its_position() {
-        let cases = [
-            ("{submission!r}", "conversion"),
-            ("ab{ground_truth:>5}", "format spec"),
-            ("{input[0]}", "indexing"),
-            ("{input.upper}", "attribute access"),
-            ("{}", "positional"),
-            ("{0}", "positional"),
-            ("{a{b}}", "nested"),
-        ];
-        for (text, problem) in cases {
-            let err = Template::parse(text).expect_err(text).to_string();
-            assert!(err.contains(problem), "{text}: {err}");
+    fn formats_as_cpython_does() {
+        let text = include_str!("../../../tests/data/python-format-cases.json");
+        let recorded: Value = serde_json::from_str(text).expect("recording");
+        let vars = recorded["vars"].as_object().expect("vars");
+        let lookup = |name: &str| vars.get(name).and_then(Value::as_str);
+        let cases = recorded["cases"].as_array().expect("cases");
+        assert!(cases.len() > 100);
+        let mut failures = Vec::new();
+        for case in cases {
+            let template = case["template"].as_str().expect("template");
+            let mut out = String::new();
+            let got = match format::render(&format::parse(template), &lookup, &mut out) {
+                Ok(()) => json!({"result": out}),
+                Err(e) => json!({"error": {"type": e.kind, "message": e.message}}),
+            };
+            let parsed = Template::parse(template);
+            let python_error = &case["error"];
+            if case["result"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("<built-in method"))
+            {
+                let err = parsed.expect_err(template).to_string();
+                assert!(err.contains("attribute access"), "{err}");
+                continue;
+            }
+            let want = match case.get("result") {
+                Some(result) => json!({"result": result}),
+                None => json!({"error": python_error}),
+            };
+            if got != want {
+                failures.push(format!("{template:?}: got {got}, want {want}"));
+            }
+            let depends_on_values = python_error["type"] == "KeyError"
+                || python_error["message"] == "string index out of range"
+                || template.contains(":{");
+            match (&parsed, python_error.is_null()) {
+                (Err(e), true) => failures.push(format!("{template:?}: refused ({e})")),
+                (Ok(_), false) if !depends_on_values => {
+                    failures.push(format!("{template:?}: not refused when parsed"))
+                }
+                _ => {}
+            }
         }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    #[test]
+    fn a_static_problem_is_located_and_worded_as_python() {
         assert_eq!(
-            Template::parse("ab{ground_truth:>5}"),
-            Err(TemplateError::Unsupported {
-                field: "ground_truth:>5".into(),
+            Template::parse("ab{ground_truth:>+5}"),
+            Err(TemplateError {
                 position: 2,
-                problem: "has a format spec (':')",
+                problem: "ValueError: Sign not allowed in string format specifier".into(),
             })
         );
-        assert_eq!(
-            Template::parse("x {input"),
-            Err(TemplateError::Unclosed { position: 2 })
+        assert_eq!(Template::parse("x {input").map_err(|e| e.position), Err(2));
+        let err = Template::parse("é } x").expect_err("stray brace");
+        assert_eq!(err.position, 2);
+        assert!(
+            err.to_string().starts_with(
+                "ValueError: Single '}' encountered in format string at position 2: letta-evals"
+            ),
+            "{err}"
         );
-        assert_eq!(
-            Template::parse("é } x"),
-            Err(TemplateError::StrayClose { position: 2 })
+        let err = Template::parse("{0}").expect_err("positional");
+        assert!(
+            err.problem.contains("name a variable such as {input}"),
+            "{err}"
         );
     }
 
     #[test]
     fn escapes_and_placeholder_listing() {
-        let template = Template::parse("{{{k}}} {k} {{x}} {input}").expect("parse");
-        assert_eq!(template.placeholders(), vec!["k", "input"]);
+        let template = Template::parse("{{{k}}} {k!r:>{w}} {{x}} {input}").expect("parse");
+        assert_eq!(template.placeholders(), vec!["k", "w", "input"]);
         let sample = Sample {
-            rubric_vars: json!({"k": "v"}).as_object().cloned().unwrap_or_default(),
+            rubric_vars: json!({"k": "v", "w": 4})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
             ..Sample::default()
         };
-        assert_eq!(template.render(&sample, "s").as_deref(), Ok("{v} v {x} "));
+        assert_eq!(
+            template.render(&sample, "s").as_deref(),
+            Ok("{v}  'v' {x} ")
+        );
         assert!(template.check_vars(&sample.rubric_vars).is_ok());
         let err = template.check_vars(&Map::new()).expect_err("k is unknown");
         assert!(
             err.starts_with("Rubric references {k} but no value"),
             "{err}"
         );
+        let err = Template::parse("{input[9]}")
+            .expect("parse")
+            .render(&sample, "s")
+            .expect_err("past the end");
+        assert_eq!(err, "rubric: IndexError: string index out of range");
     }
 
     #[test]
