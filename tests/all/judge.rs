@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::openai_server::{Reply, Server, refused_base_url};
-use gavel::grade::judge::{Judge, JudgeError, JudgeOptions, RubricSpec};
+use gavel::grade::judge::{Judge, JudgeOptions, RubricSpec};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, Texts};
 use serde_json::{Map, Value, json};
@@ -602,6 +602,31 @@ async fn per_sample_rubrics_and_the_pre_run_check() {
     assert_eq!(prompts, ["tone formal: sub", "own rubric for q weighing 2"]);
 }
 
+/// A judge builds without its key, so a suite validates without one; the first request is
+/// refused with the variable's name instead, and the judge is down from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_key_refuses_the_first_request() {
+    let server = Server::always(Reply::verdict(1.0, "ok")).await;
+    let judge = Judge::with_env(
+        spec(json!({"prompt": "p {input}", "base_url": server.base_url()})),
+        Path::new("."),
+        JudgeOptions::default(),
+        |_| None,
+    )
+    .expect("a judge builds without its key");
+    assert_eq!(judge.down(), None);
+    let grade = judge.grade(&sample("q", "a"), "sub").await;
+    assert_eq!(grade.status, Status::Error);
+    assert!(
+        grade.rationale.contains("OPENAI_API_KEY is not set"),
+        "{}",
+        grade.rationale
+    );
+    let down = judge.down().expect("down without a key");
+    assert!(down.contains("OPENAI_API_KEY is not set"), "{down}");
+    assert_eq!(server.request_count(), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_rubric_is_an_error_grade_without_a_call() {
     let server = Server::always(Reply::verdict(1.0, "ok")).await;
@@ -651,19 +676,6 @@ fn construction_errors_name_the_field() {
             .expect_err("invalid")
             .to_string()
     };
-    let missing = Judge::with_env(
-        spec(json!({"prompt": "p"})),
-        Path::new("."),
-        JudgeOptions::default(),
-        |_| None,
-    )
-    .expect_err("no key");
-    assert!(matches!(&missing, JudgeError::MissingApiKey { var, .. } if var == "OPENAI_API_KEY"));
-    assert!(
-        missing.to_string().contains("OPENAI_API_KEY is not set"),
-        "{missing}"
-    );
-
     let cases = [
         (
             json!({"prompt": "p", "provider": "anthropic"}),
@@ -997,12 +1009,19 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
 
     ws.write_rows("data.jsonl", &[judged_row("paris", "It is Paris.")]);
     ws.write("suite.yaml", &suite);
+    let validated = gavel(&ws, &["validate", "suite.yaml"], &[]).await;
+    assert!(
+        validated.status.success(),
+        "validate needs no key: {}",
+        crate::common::stderr(&validated)
+    );
     let keyless = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &[]).await;
     assert_eq!(keyless.status.code(), Some(2));
+    let message = crate::common::stderr(&keyless);
     assert!(
-        crate::common::stderr(&keyless).contains("OPENAI_API_KEY"),
-        "{}",
-        crate::common::stderr(&keyless)
+        message.contains("judge `quality` cannot be used")
+            && message.contains("the environment variable OPENAI_API_KEY is not set"),
+        "{message}"
     );
 
     let from_file: String = suite

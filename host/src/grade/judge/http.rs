@@ -49,6 +49,9 @@ pub struct Transport {
     pub client: reqwest::Client,
     pub endpoint: Url,
     pub api_key: ApiKey,
+    /// Why there is no key, when its variable is unset: the first request is refused with it,
+    /// which stops the run, so that a suite validates without one.
+    pub missing_key: Option<String>,
     pub max_retries: u32,
     pub timeout: Duration,
     /// Why the endpoint cannot be used at all, once that is known (the key redacted): no
@@ -76,6 +79,9 @@ enum Attempt {
 impl Transport {
     /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
     pub async fn post(&self, body: &str) -> Result<String, String> {
+        if let Some(reason) = &self.missing_key {
+            return Err(self.down.get_or_init(|| reason.clone()).clone());
+        }
         let mut retries = 0;
         loop {
             if let Some(reason) = self.down.get() {

@@ -127,10 +127,6 @@ pub enum JudgeError {
         field: &'static str,
         source: TemplateError,
     },
-    #[error(
-        "api_key_env: the environment variable {var} is not set; export {var} with the API key for {base_url}, or name another variable in api_key_env"
-    )]
-    MissingApiKey { var: String, base_url: String },
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
 }
@@ -222,12 +218,14 @@ impl Judge {
                     format!("'{base_url}' is not an http(s) URL such as {DEFAULT_BASE_URL}"),
                 )
             })?;
-        let api_key = env(&spec.api_key_env)
-            .filter(|key| !key.is_empty())
-            .ok_or_else(|| JudgeError::MissingApiKey {
-                var: spec.api_key_env.clone(),
-                base_url: base_url.clone(),
-            })?;
+        let api_key = env(&spec.api_key_env).filter(|key| !key.is_empty());
+        let missing_key = api_key.is_none().then(|| {
+            let var = &spec.api_key_env;
+            format!(
+                "api_key_env: the environment variable {var} is not set; export {var} with the \
+                 API key for {base_url}, or name another variable in api_key_env"
+            )
+        });
 
         // The TLS stack needs a process-wide crypto provider; another part of the process may
         // already have installed one, which is as good.
@@ -246,7 +244,8 @@ impl Judge {
             transport: Transport {
                 client,
                 endpoint,
-                api_key: ApiKey::new(api_key),
+                api_key: ApiKey::new(api_key.unwrap_or_default()),
+                missing_key,
                 max_retries: spec.max_retries,
                 timeout: Duration::from_secs_f64(spec.timeout),
                 down: OnceLock::new(),
