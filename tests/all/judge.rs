@@ -678,8 +678,8 @@ fn construction_errors_name_the_field() {
     };
     let cases = [
         (
-            json!({"prompt": "p", "provider": "anthropic"}),
-            "provider: 'anthropic' is not supported",
+            json!({"prompt": "p", "provider": "google"}),
+            "provider: 'google' is not supported",
         ),
         (
             json!({"prompt": "p", "prompt_path": "r.txt"}),
@@ -1228,4 +1228,134 @@ async fn rubric_prompts_are_formatted_as_python_formats_them() {
         );
     }
     assert_eq!(server.request_count(), 1, "no request from a refused suite");
+}
+
+/// An Anthropic Messages API reply whose first content block is `block`.
+fn anthropic_reply(block: Value) -> Reply {
+    let body = json!({
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-test",
+        "content": [block],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3},
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// `provider: anthropic` through the real binary: the Messages API request letta-evals sends
+/// (`POST /v1/messages`, `x-api-key`, `anthropic-version`, `max_tokens` 4096, the JSON-schema
+/// output format, the system prompt as a cached text block), the verdict read from the first text
+/// block, its usage as letta-evals records it and summed in run.json; `ANTHROPIC_BASE_URL` and
+/// `ANTHROPIC_API_KEY` are read, `validate` needs no key, and `run` without one stops before its
+/// first request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_anthropic_messages_api_is_spoken() {
+    let server = Server::start(|_, request| {
+        if request.prompt().contains("Answer: Berlin") {
+            anthropic_reply(json!({"type": "tool_use", "id": "t", "name": "x", "input": {}}))
+        } else {
+            let verdict = json!({"score": 0.8, "rationale": "names the capital"});
+            anthropic_reply(json!({"type": "text", "text": verdict.to_string()}))
+        }
+    })
+    .await;
+    let ws = crate::common::Workspace::new();
+    let suite = JUDGED_SUITE
+        .replace(
+            "    base_url: BASE_URL\n",
+            "    provider: anthropic\n    system_prompt: Be strict.\n",
+        )
+        .replace("model: judge-model", "model: claude-test");
+    ws.write("suite.yaml", &suite);
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            judged_row("paris", "It is Paris."),
+            judged_row("berlin", "Berlin."),
+        ],
+    );
+    // The Messages API's base URL has no `/v1`: the path adds it.
+    let root = server.base_url().trim_end_matches("/v1").to_string();
+    let base = [("ANTHROPIC_BASE_URL", root)];
+    let base: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let validated = gavel(&ws, &["validate", "suite.yaml"], &base).await;
+    assert!(
+        validated.status.success(),
+        "{}",
+        crate::common::stderr(&validated)
+    );
+    let keyless = gavel(&ws, &["run", "suite.yaml", "-o", "keyless"], &base).await;
+    assert_eq!(keyless.status.code(), Some(2));
+    let message = crate::common::stderr(&keyless);
+    assert!(
+        message.contains("the environment variable ANTHROPIC_API_KEY is not set"),
+        "{message}"
+    );
+    assert_eq!(server.request_count(), 0);
+
+    let mut vars = base.clone();
+    vars.push(("ANTHROPIC_API_KEY", KEY));
+    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &vars).await;
+    assert!(
+        run.status.code().is_some_and(|c| c < 2),
+        "{}",
+        crate::common::stderr(&run)
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let request = &requests[0];
+    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.header("x-api-key"), Some(KEY));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.header("authorization"), None);
+    let body = request.json();
+    assert_eq!(body["model"], "claude-test");
+    assert_eq!(body["max_tokens"], 4096);
+    assert_eq!(body["temperature"], 0.0);
+    assert_eq!(body["messages"].as_array().map(Vec::len), Some(1));
+    assert_eq!(body["messages"][0]["role"], "user");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "Be strict.", "cache_control": {"type": "ephemeral"}}])
+    );
+    let format = &body["output_config"]["format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["schema"]["additionalProperties"], false);
+    assert_eq!(format["schema"]["required"], json!(["score", "rationale"]));
+
+    let results = ws.results("out");
+    let grade = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["sample_id"] == id)
+            .map(|r| r["grades"]["quality"].clone())
+            .expect("graded")
+    };
+    let paris = grade("paris");
+    assert_eq!(
+        (&paris["score"], &paris["status"]),
+        (&json!(0.8), &json!("pass"))
+    );
+    assert_eq!(paris["rationale"], "names the capital");
+    assert_eq!(
+        paris["metadata"]["usage"],
+        json!({"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": null, "cache_read_input_tokens": 3})
+    );
+    let berlin = grade("berlin");
+    assert_eq!(berlin["status"], "error");
+    assert!(
+        berlin["rationale"]
+            .as_str()
+            .is_some_and(|r| r.contains("tool_use block")),
+        "{berlin}"
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(
+        record["progress"]["judge_tokens"]["claude-test"],
+        json!({"grades": 1, "prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19})
+    );
 }

@@ -97,7 +97,9 @@ impl Progress {
 }
 
 /// Token counts as an OpenAI-compatible endpoint reports them (`usage`), summed over the
-/// grades that carry them (a reply from the cache carries its first request's).
+/// grades that carry them (a reply from the cache carries its first request's). Anthropic's
+/// `input_tokens` and `output_tokens` count as prompt and completion tokens, their sum as the
+/// total.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tokens {
     pub grades: u64,
@@ -116,6 +118,13 @@ impl Tokens {
                 .unwrap_or(0)
         };
         self.grades += 1;
+        if usage.get("input_tokens").is_some() {
+            let (input, output) = (count("input_tokens"), count("output_tokens"));
+            self.prompt_tokens += input;
+            self.completion_tokens += output;
+            self.total_tokens += input + output;
+            return;
+        }
         self.prompt_tokens += count("prompt_tokens");
         self.completion_tokens += count("completion_tokens");
         self.total_tokens += count("total_tokens");

@@ -19,6 +19,18 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 /// otherwise cost every sample its full round of retries.
 const CONNECT_FAILURES_DOWN: u32 = 5;
 
+/// How the key is sent.
+#[derive(Debug, Clone, Copy)]
+pub enum Auth {
+    /// `Authorization: Bearer <key>` (OpenAI).
+    Bearer,
+    /// `x-api-key: <key>` with the `anthropic-version` the Messages API requires.
+    AnthropicKey,
+}
+
+/// The Messages API version gavel speaks.
+const ANTHROPIC_VERSION: &str = "2023-06-01";
+
 /// An API key that never prints.
 #[derive(Clone)]
 pub struct ApiKey(String);
@@ -49,6 +61,7 @@ pub struct Transport {
     pub client: reqwest::Client,
     pub endpoint: Url,
     pub api_key: ApiKey,
+    pub auth: Auth,
     /// Why there is no key, when its variable is unset: the first request is refused with it,
     /// which stops the run, so that a suite validates without one.
     pub missing_key: Option<String>,
@@ -116,10 +129,14 @@ impl Transport {
     }
 
     async fn send(&self, body: &str) -> Attempt {
-        let sent = self
-            .client
-            .post(self.endpoint.clone())
-            .bearer_auth(&self.api_key.0)
+        let request = self.client.post(self.endpoint.clone());
+        let request = match self.auth {
+            Auth::Bearer => request.bearer_auth(&self.api_key.0),
+            Auth::AnthropicKey => request
+                .header("x-api-key", &self.api_key.0)
+                .header("anthropic-version", ANTHROPIC_VERSION),
+        };
+        let sent = request
             .header(CONTENT_TYPE, "application/json")
             .timeout(self.timeout)
             .body(body.to_owned())

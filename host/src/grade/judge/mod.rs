@@ -1,13 +1,14 @@
 //! LLM-as-judge rubric graders (`kind: rubric`, alias `model_judge`) over any OpenAI-compatible
-//! chat-completions endpoint, with letta-evals' prompt, request and reply semantics.
+//! chat-completions endpoint or Anthropic's Messages API, with letta-evals' prompt, request and
+//! reply semantics.
 //!
 //! - [`template`]: the rubric's `{placeholder}` language.
 //! - [`reply`]: reading the endpoint's answer.
 //! - `http`: the call, with retries; `cache`: replies on disk.
 //!
 //! Differences from letta-evals, on purpose: a NaN score is an `error` grade, not 1.0; rubric
-//! templates accept only plain `{name}` placeholders; a grade passes when its score reaches
-//! `pass_threshold` (default 1.0, the level at which letta-evals counts a turn as passed).
+//! templates refuse attribute access; a grade passes when its score reaches `pass_threshold`
+//! (default 1.0, the level at which letta-evals counts a turn as passed).
 
 mod cache;
 mod format;
@@ -29,10 +30,64 @@ use crate::grade::config::ConfigError;
 use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
 use cache::Cache;
-use http::{ApiKey, Transport};
+use http::{ApiKey, Auth, Transport};
 use template::{Template, TemplateError};
 
-const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// A judge API letta-evals speaks, and what differs between them on the wire.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+/// What a provider's SDK reads and sends.
+struct Wire {
+    /// The variable holding the API key, when the suite names none.
+    key_env: &'static str,
+    /// The variable that overrides the base URL.
+    base_url_env: &'static str,
+    default_base_url: &'static str,
+    /// Appended to the base URL.
+    path: &'static str,
+    auth: Auth,
+}
+
+impl Provider {
+    fn named(name: &str) -> Option<Provider> {
+        match name {
+            "openai" => Some(Provider::OpenAi),
+            "anthropic" => Some(Provider::Anthropic),
+            _ => None,
+        }
+    }
+
+    fn wire(self) -> Wire {
+        match self {
+            Provider::OpenAi => Wire {
+                key_env: "OPENAI_API_KEY",
+                base_url_env: "OPENAI_BASE_URL",
+                default_base_url: "https://api.openai.com/v1",
+                path: "/chat/completions",
+                auth: Auth::Bearer,
+            },
+            Provider::Anthropic => Wire {
+                key_env: "ANTHROPIC_API_KEY",
+                base_url_env: "ANTHROPIC_BASE_URL",
+                default_base_url: "https://api.anthropic.com",
+                path: "/v1/messages",
+                auth: Auth::AnthropicKey,
+            },
+        }
+    }
+
+    /// The endpoint's reply as the judge reads it.
+    fn completion(self, body: &str) -> Result<reply::Completion, String> {
+        match self {
+            Provider::OpenAi => reply::completion(body),
+            Provider::Anthropic => reply::message(body),
+        }
+    }
+}
 const MISSING_RUBRIC: &str = "No rubric available: neither the grader (prompt/prompt_path) nor the sample (rubric/rubric_path) provided one.";
 
 /// The grader spec of `kind: rubric` / `kind: model_judge`, without `kind`.
@@ -52,12 +107,14 @@ pub struct RubricSpec {
     pub temperature: f64,
     #[serde(default)]
     pub system_prompt: Option<String>,
-    /// Defaults to `OPENAI_BASE_URL`, else the OpenAI API.
+    /// Defaults to `OPENAI_BASE_URL` (`ANTHROPIC_BASE_URL` for `anthropic`), else the
+    /// provider's API.
     #[serde(default)]
     pub base_url: Option<String>,
-    /// The environment variable that holds the API key.
-    #[serde(default = "default_api_key_env")]
-    pub api_key_env: String,
+    /// The environment variable that holds the API key: by default `OPENAI_API_KEY`, or
+    /// `ANTHROPIC_API_KEY` for `anthropic`.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
     #[serde(default = "default_max_retries")]
     pub max_retries: u32,
     /// Seconds per attempt.
@@ -66,7 +123,7 @@ pub struct RubricSpec {
     /// Requests this grader keeps in flight at most.
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
-    /// Only `openai` (any OpenAI-compatible endpoint) is spoken.
+    /// `openai` (any OpenAI-compatible endpoint) or `anthropic` (the Messages API).
     #[serde(default = "default_provider")]
     pub provider: String,
     /// The score at or above which the grade passes.
@@ -82,9 +139,6 @@ pub struct RubricSpec {
 
 fn default_model() -> String {
     "gpt-4o-mini".into()
-}
-fn default_api_key_env() -> String {
-    "OPENAI_API_KEY".into()
 }
 fn default_max_retries() -> u32 {
     5
@@ -134,6 +188,7 @@ pub enum JudgeError {
 /// A rubric grader, ready to grade samples from many tasks at once.
 #[derive(Debug)]
 pub struct Judge {
+    provider: Provider,
     model: String,
     temperature: f64,
     system_prompt: Option<String>,
@@ -163,16 +218,16 @@ impl Judge {
         options: JudgeOptions,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Judge, JudgeError> {
-        if spec.provider != "openai" {
+        let Some(provider) = Provider::named(&spec.provider) else {
             return Err(ConfigError::new(
                 "provider",
                 format!(
-                    "'{}' is not supported: gavel's rubric grader speaks the OpenAI chat-completions API; use provider: openai with a base_url of an OpenAI-compatible endpoint",
+                    "'{}' is not supported: gavel's rubric grader speaks openai (any OpenAI-compatible chat-completions endpoint, set by base_url) and anthropic (the Messages API)",
                     spec.provider
                 ),
             )
             .into());
-        }
+        };
         let positive = |field: &str, value: f64| {
             if value.is_finite() && value > 0.0 {
                 Ok(())
@@ -202,25 +257,29 @@ impl Judge {
             .into());
         }
         let prompt = load_prompt(&spec, base_dir)?;
+        let wire = provider.wire();
 
         let base_url = spec
             .base_url
             .clone()
-            .or_else(|| env("OPENAI_BASE_URL").filter(|url| !url.trim().is_empty()))
-            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+            .or_else(|| env(wire.base_url_env).filter(|url| !url.trim().is_empty()))
+            .unwrap_or_else(|| wire.default_base_url.to_string());
         let base_url = base_url.trim().trim_end_matches('/').to_string();
-        let endpoint = Url::parse(&format!("{base_url}/chat/completions"))
+        let endpoint = Url::parse(&format!("{base_url}{}", wire.path))
             .ok()
             .filter(|url| matches!(url.scheme(), "http" | "https"))
             .ok_or_else(|| {
                 ConfigError::new(
                     "base_url",
-                    format!("'{base_url}' is not an http(s) URL such as {DEFAULT_BASE_URL}"),
+                    format!(
+                        "'{base_url}' is not an http(s) URL such as {}",
+                        wire.default_base_url
+                    ),
                 )
             })?;
-        let api_key = env(&spec.api_key_env).filter(|key| !key.is_empty());
+        let var = spec.api_key_env.as_deref().unwrap_or(wire.key_env);
+        let api_key = env(var).filter(|key| !key.is_empty());
         let missing_key = api_key.is_none().then(|| {
-            let var = &spec.api_key_env;
             format!(
                 "api_key_env: the environment variable {var} is not set; export {var} with the \
                  API key for {base_url}, or name another variable in api_key_env"
@@ -236,7 +295,11 @@ impl Judge {
             .map_err(|e| JudgeError::Client(e.to_string()))?;
 
         Ok(Judge {
-            temperature: effective_temperature(&spec.model, spec.temperature),
+            temperature: match provider {
+                Provider::OpenAi => effective_temperature(&spec.model, spec.temperature),
+                Provider::Anthropic => spec.temperature,
+            },
+            provider,
             model: spec.model,
             system_prompt: spec.system_prompt,
             pass_threshold: spec.pass_threshold,
@@ -245,6 +308,7 @@ impl Judge {
                 client,
                 endpoint,
                 api_key: ApiKey::new(api_key.unwrap_or_default()),
+                auth: wire.auth,
                 missing_key,
                 max_retries: spec.max_retries,
                 timeout: Duration::from_secs_f64(spec.timeout),
@@ -333,8 +397,25 @@ impl Judge {
         }
     }
 
-    /// The request body letta-evals sends through the OpenAI SDK.
+    /// The request body letta-evals sends through the provider's SDK.
     fn request_body(&self, prompt: &str) -> String {
+        if self.provider == Provider::Anthropic {
+            let mut body = json!({
+                "model": self.model,
+                "max_tokens": 4096,
+                "temperature": self.temperature,
+                "messages": [{"role": "user", "content": prompt}],
+                "output_config": {
+                    "format": {"type": "json_schema", "schema": anthropic_schema()},
+                },
+            });
+            if let Some(system) = &self.system_prompt {
+                body["system"] = json!([
+                    {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+                ]);
+            }
+            return body.to_string();
+        }
         let mut messages = Vec::new();
         if let Some(system) = &self.system_prompt {
             messages.push(json!({"role": "system", "content": system}));
@@ -359,7 +440,7 @@ impl Judge {
             .cache
             .as_ref()
             .and_then(|cache| cache.get(&key))
-            .and_then(|text| reply::completion(&text).ok());
+            .and_then(|text| self.provider.completion(&text).ok());
         if let Some(completion) = cached
             && let Ok(verdict) = reply::verdict(&completion.content)
         {
@@ -373,7 +454,7 @@ impl Judge {
                 .map_err(|_| "the judge is shutting down".to_string())?;
             self.transport.post(&body).await?
         };
-        let completion = reply::completion(&text)?;
+        let completion = self.provider.completion(&text)?;
         let verdict = reply::verdict(&completion.content)?;
         if let Some(cache) = &self.cache {
             // Only a reply that gave a verdict is kept: a malformed one is asked again next
@@ -414,6 +495,21 @@ fn effective_temperature(model: &str, temperature: f64) -> f64 {
     } else {
         temperature
     }
+}
+
+/// The response schema as the Anthropic SDK's `transform_schema` sends it: no extra keys, and
+/// the score's bounds moved into its description.
+fn anthropic_schema() -> Value {
+    let mut schema = response_schema();
+    schema["additionalProperties"] = json!(false);
+    schema["title"] = json!("_JudgeResponse");
+    let score = &mut schema["properties"]["score"];
+    if let Some(score) = score.as_object_mut() {
+        score.remove("maximum");
+        score.remove("minimum");
+    }
+    score["description"] = json!("Score between 0.0 and 1.0\n\n{maximum: 1.0, minimum: 0.0}");
+    schema
 }
 
 /// `{score: number in [0, 1], rationale: string}`, both required; not `strict`, as

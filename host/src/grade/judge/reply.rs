@@ -1,4 +1,5 @@
-//! Reading a chat-completions response and the judge's `{score, rationale}` answer inside it.
+//! Reading a chat-completions or Messages API response and the judge's `{score, rationale}`
+//! answer inside it.
 
 use serde_json::{Map, Value};
 
@@ -18,18 +19,10 @@ pub struct Verdict {
 
 /// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
 pub fn completion(body: &str) -> Result<Completion, String> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("endpoint reply is not JSON ({e}): {}", excerpt(body)))?;
-    let message = value
-        .get("choices")
-        .and_then(|choices| choices.get(0))
+    let value = reply_json(body)?;
+    let message = first(&value, "choices")
         .and_then(|choice| choice.get("message"))
-        .ok_or_else(|| {
-            format!(
-                "endpoint reply has no choices[0].message, so it is not a chat completion: {}",
-                excerpt(body)
-            )
-        })?;
+        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))?;
     let content = match message.get("content") {
         Some(Value::String(content)) => content.clone(),
         _ => {
@@ -41,6 +34,54 @@ pub fn completion(body: &str) -> Result<Completion, String> {
     };
     let usage = value.get("usage").filter(|u| !u.is_null()).cloned();
     Ok(Completion { content, usage })
+}
+
+/// `content[0].text` of an Anthropic Messages API response, as letta-evals reads it, and its
+/// `usage` as letta-evals records it (input, output and cache token counts).
+pub fn message(body: &str) -> Result<Completion, String> {
+    let value = reply_json(body)?;
+    let block =
+        first(&value, "content").ok_or_else(|| not_a(body, "content[0]", "Messages API reply"))?;
+    let content = match block.get("text") {
+        Some(Value::String(text)) => text.clone(),
+        _ => {
+            let kind = block
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
+            return Err(format!(
+                "Model returned a {kind} block where a text block with the verdict was expected"
+            ));
+        }
+    };
+    let usage = value.get("usage").filter(|u| u.is_object()).map(|usage| {
+        let count = |key: &str| usage.get(key).cloned().unwrap_or(Value::Null);
+        serde_json::json!({
+            "input_tokens": count("input_tokens"),
+            "output_tokens": count("output_tokens"),
+            "cache_creation_input_tokens": count("cache_creation_input_tokens"),
+            "cache_read_input_tokens": count("cache_read_input_tokens"),
+        })
+    });
+    Ok(Completion { content, usage })
+}
+
+/// The first item of the list `key` of `value`.
+fn first<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
+    value.get(key).and_then(|list| list.get(0))
+}
+
+/// Why `body` is not the kind of reply expected: it has nothing at `path`.
+fn not_a(body: &str, path: &str, kind: &str) -> String {
+    format!(
+        "endpoint reply has no {path}, so it is not a {kind}: {}",
+        excerpt(body)
+    )
+}
+
+fn reply_json(body: &str) -> Result<Value, String> {
+    serde_json::from_str(body)
+        .map_err(|e| format!("endpoint reply is not JSON ({e}): {}", excerpt(body)))
 }
 
 /// The judge's answer, read as letta-evals reads it (`json.loads`, `float(obj["score"])`, a
