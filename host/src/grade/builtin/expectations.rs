@@ -2,16 +2,23 @@
 //! evaldeck's order, AND-combined (an error wins, then a fail; skips and passes are neutral).
 //! Unlike evaldeck, every documented key is checked, `output_equals`, `output_matches` and
 //! `min_steps` included.
+//!
+//! A case with `turns:` is graded as evaldeck's suite runner grades it, turn by turn.
+
+use serde_json::{Value, json};
 
 use crate::grade::builtin::evaldeck;
 use crate::grade::{CheckOutcome, Grade, Status};
-use crate::input::sample::Sample;
+use crate::input::sample::{CaseTurn, Sample, Texts, TurnGraderKind};
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
 /// or sets no check passes with score 0, as evaldeck passes a case with no grader (its
 /// `pass_rate` of no grades is 0).
 pub fn grade(sample: &Sample<'_>) -> Grade {
+    if let Some(turns) = &sample.turns {
+        return grade_turns(sample, turns);
+    }
     let Some(expected) = &sample.expected else {
         return Grade::new(
             0.0,
@@ -33,13 +40,10 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
     let mut problems = Vec::new();
     let mut listed = Vec::with_capacity(total);
     for (name, grade) in checks {
-        match grade.status {
-            Status::Pass => passed += 1,
-            Status::Error => status = Status::Error,
-            Status::Fail if status != Status::Error => status = Status::Fail,
-            Status::Fail | Status::Skip => {}
-        }
-        if grade.status != Status::Pass {
+        status = and(status, grade.status);
+        if grade.status == Status::Pass {
+            passed += 1;
+        } else {
             problems.push([name, ": ", &grade.rationale].concat());
         }
         listed.push(CheckOutcome {
@@ -60,6 +64,142 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
         rationale.push_str(&problem);
     }
     Grade::new(passed as f64 / total as f64, status, rationale).with_checks(listed)
+}
+
+/// evaldeck's AND of a case's grades (`add_grade`): an error wins, then a fail; a pass or a skip
+/// leaves the status as it was.
+fn and(status: Status, grade: Status) -> Status {
+    match grade {
+        Status::Error => Status::Error,
+        Status::Fail if status != Status::Error => Status::Fail,
+        Status::Pass | Status::Fail | Status::Skip => status,
+    }
+}
+
+/// Grades an evaldeck case's `turns` as evaldeck's suite runner does: each turn's checks (its
+/// `expected:` block in evaldeck's order, then its `graders:` entries) against that turn's own
+/// trace; a turn with no check passes, one passes when none of its checks fails or errs. The
+/// first turn that does not pass ends the case with its status (`failed_at_turn`), and the turns
+/// after it are skipped. Score: the share of all the case's checks that passed (evaldeck's
+/// `pass_rate`, 0 with no check). Each turn, its status and its checks are in `metadata.turns`.
+fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
+    if turns.is_empty() {
+        return Grade::error("Test case has no turns defined");
+    }
+    let mut status = Status::Pass;
+    let mut failed_at = None;
+    let (mut passed, mut total) = (0usize, 0usize);
+    let mut problems = Vec::new();
+    let mut recorded = Vec::with_capacity(turns.len());
+    for (index, turn) in turns.iter().enumerate() {
+        let mut entry = json!({"turn_index": index, "user_input": turn.user});
+        if status != Status::Pass {
+            entry["status"] = json!(Status::Skip);
+            entry["skipped"] = json!(true);
+            entry["checks"] = json!([]);
+            recorded.push(entry);
+            continue;
+        }
+        let mut turn_status = Status::Pass;
+        let mut listed = Vec::new();
+        for (name, grade) in turn_checks(sample, index, turn) {
+            total += 1;
+            turn_status = and(turn_status, grade.status);
+            if grade.status == Status::Pass {
+                passed += 1;
+            } else {
+                problems.push(format!("turn {}: {name}: {}", index + 1, grade.rationale));
+            }
+            listed.push(json!({"check": name, "status": grade.status, "message": grade.rationale}));
+        }
+        if turn_status != Status::Pass {
+            status = turn_status;
+            failed_at = Some(index);
+        }
+        entry["status"] = json!(turn_status);
+        entry["skipped"] = json!(false);
+        entry["checks"] = Value::Array(listed);
+        recorded.push(entry);
+    }
+    let mut rationale = if total == 0 {
+        "no turn sets a check, so the case passes as in evaldeck".to_string()
+    } else {
+        format!("{passed}/{total} checks passed")
+    };
+    for problem in problems {
+        rationale.push_str("; ");
+        rationale.push_str(&problem);
+    }
+    if let Some(failed) = failed_at
+        && failed + 1 < turns.len()
+    {
+        let (first, last) = (failed + 2, turns.len());
+        if first == last {
+            rationale.push_str(&format!("; turn {first} skipped"));
+        } else {
+            rationale.push_str(&format!("; turns {first}-{last} skipped"));
+        }
+    }
+    let score = if total == 0 {
+        0.0
+    } else {
+        passed as f64 / total as f64
+    };
+    Grade::new(score, status, rationale)
+        .with_metadata("turns", Value::Array(recorded))
+        .with_metadata("failed_at_turn", json!(failed_at))
+}
+
+/// Turn `index`'s checks and their grades against its own trace, in evaldeck's order.
+fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'static str, Grade)> {
+    let Some(trace) = sample.turn_trace(index) else {
+        let turns = sample.turns.as_ref().map_or(0, Vec::len);
+        return vec![(
+            "execution",
+            Grade::error(format!(
+                "no recorded trace for turn {} of {turns}: record the case's run as a list of \
+                 evaldeck traces, one per turn",
+                index + 1
+            )),
+        )];
+    };
+    // What evaldeck's graders see of a turn: a case of that turn alone, and its trace.
+    let turn_sample = Sample {
+        input: Some(Texts::One(turn.user.clone())),
+        expected: turn.expected.clone(),
+        trajectory: Some(trace.clone()),
+        ..Sample::default()
+    };
+    let mut checks = turn
+        .expected
+        .as_deref()
+        .map(|expected| evaldeck::outcomes(&turn_sample, expected))
+        .unwrap_or_default();
+    for grader in &turn.graders {
+        let Some(kind) = TurnGraderKind::of(&grader.kind) else {
+            checks.push((
+                "graders",
+                Grade::error(format!("unknown grader type `{}`", grader.kind)),
+            ));
+            continue;
+        };
+        checks.push(match evaldeck::turn_check(kind, &grader.params) {
+            Ok(Some(check)) => (check.name(), check.grade(&turn_sample)),
+            Ok(None) => (
+                kind.name(),
+                Grade::error(format!(
+                    "a `type: {}` entry of a case's turn is not graded by gavel; grade the \
+                     case with a suite grader of its own (`kind: rubric`, `kind: code`)",
+                    kind.name()
+                )),
+            ),
+            Err(e) => (
+                kind.name(),
+                Grade::error(format!("params.{}: {}", e.field, e.message)),
+            ),
+        });
+    }
+    checks
 }
 
 #[cfg(test)]
