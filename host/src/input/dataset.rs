@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::input::csv_rows;
 use crate::input::sample::{
-    AgentState, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
+    AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
@@ -141,7 +141,9 @@ impl RowParser {
         if let Some(run) = &item.run {
             sample.run = Some(&run.text);
             sample.trajectory = None;
-            sample.turn_traces = Vec::new();
+            if let Some(case) = &mut sample.case {
+                case.traces = Vec::new();
+            }
             let agent_state = self.parse_run(run, &mut sample)?;
             if agent_state.is_some() {
                 sample.agent_state = agent_state;
@@ -157,7 +159,7 @@ impl RowParser {
         run: &'l Line,
         sample: &mut Sample<'l>,
     ) -> Result<Option<AgentState>, RowError> {
-        if sample.turns.is_none()
+        if sample.case.is_none()
             && let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
             && let Some(trajectory) = self.convert_inline(record.trajectory, run)
         {
@@ -222,7 +224,7 @@ impl RowParser {
         raw: &'a RawValue,
         line: &Line,
     ) -> Result<(), RowError> {
-        if sample.turns.is_some()
+        if let Some(case) = &mut sample.case
             && let Some(traces) = per_turn_traces(raw)
         {
             let traces = traces
@@ -234,7 +236,7 @@ impl RowParser {
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             sample.trajectory = Some(trajectory::Trajectory::joined(&traces));
-            sample.turn_traces = traces;
+            case.traces = traces;
         } else {
             sample.trajectory = Some(self.convert(raw, line)?);
         }
@@ -337,13 +339,17 @@ impl RowParser {
             name: raw.name.take(),
             description: raw.description.take(),
             expected: raw.expected.take(),
-            turns,
+            case: turns.map(|turns| {
+                Box::new(Case {
+                    turns,
+                    traces: Vec::new(),
+                })
+            }),
             reference_output: raw.reference_output.take(),
             reference_tools: raw.reference_tools.take().unwrap_or_default(),
             tags: raw.tags.take().unwrap_or_default(),
             metadata: raw.metadata.take().unwrap_or_default(),
             trajectory: None,
-            turn_traces: Vec::new(),
             agent_state: raw.agent_state.take(),
             row: "",
             run: None,

@@ -147,6 +147,14 @@ pub struct CaseTurn {
     pub graders: Vec<TurnGrader>,
 }
 
+/// An evaldeck case's turns and, when its run was recorded as a list of traces, the trace of each
+/// turn, in order (empty otherwise: the single recording is the first turn's).
+#[derive(Debug, Clone, Default)]
+pub struct Case<'a> {
+    pub turns: Vec<CaseTurn>,
+    pub traces: Vec<Trajectory<'a>>,
+}
+
 /// An entry of a turn's `graders:` list (evaldeck's `GraderConfig`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -258,18 +266,15 @@ pub struct Sample<'a> {
     /// move.
     pub expected: Option<Box<Expected>>,
     /// An evaldeck case's turns, each graded against its own recorded trace; `expected` is then
-    /// unused, as evaldeck ignores it beside `turns`.
-    pub turns: Option<Vec<CaseTurn>>,
+    /// unused, as evaldeck ignores it beside `turns`. Boxed: most rows have none.
+    pub case: Option<Box<Case<'a>>>,
     pub reference_output: Option<String>,
     pub reference_tools: Vec<String>,
     pub tags: Vec<String>,
     pub metadata: Map<String, Value>,
     /// The recorded run; for a case of several turns recorded as one trace per turn, those
-    /// traces joined in order (what a report shows), each kept alone in `turn_traces`.
+    /// traces joined in order (what a report shows), each kept alone in [`Case::traces`].
     pub trajectory: Option<Trajectory<'a>>,
-    /// The trace of each turn of `turns`, in order, when the run was recorded as a list of
-    /// traces; empty otherwise (the single recording is then the first turn's).
-    pub turn_traces: Vec<Trajectory<'a>>,
     pub agent_state: Option<AgentState>,
     /// The row exactly as written (JSON object text), for graders that read every key.
     pub row: &'a str,
@@ -295,10 +300,9 @@ impl<'a> Sample<'a> {
 
     /// The recorded trace of turn `index` (0-based) of the case's `turns`.
     pub fn turn_trace(&self, index: usize) -> Option<&Trajectory<'a>> {
-        if self.turn_traces.is_empty() {
-            self.trajectory.as_ref().filter(|_| index == 0)
-        } else {
-            self.turn_traces.get(index)
+        match &self.case {
+            Some(case) if !case.traces.is_empty() => case.traces.get(index),
+            _ => self.trajectory.as_ref().filter(|_| index == 0),
         }
     }
 

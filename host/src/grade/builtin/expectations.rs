@@ -16,8 +16,8 @@ use crate::input::sample::{CaseTurn, Sample, Texts, TurnGraderKind};
 /// or sets no check passes with score 0, as evaldeck passes a case with no grader (its
 /// `pass_rate` of no grades is 0).
 pub fn grade(sample: &Sample<'_>) -> Grade {
-    if let Some(turns) = &sample.turns {
-        return grade_turns(sample, turns);
+    if let Some(case) = &sample.case {
+        return grade_turns(sample, &case.turns);
     }
     let Some(expected) = &sample.expected else {
         return Grade::new(
@@ -153,7 +153,7 @@ fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
 /// Turn `index`'s checks and their grades against its own trace, in evaldeck's order.
 fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'static str, Grade)> {
     let Some(trace) = sample.turn_trace(index) else {
-        let turns = sample.turns.as_ref().map_or(0, Vec::len);
+        let turns = sample.case.as_ref().map_or(0, |case| case.turns.len());
         return vec![(
             "execution",
             Grade::error(format!(
@@ -205,8 +205,8 @@ fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::sample::Case;
     use crate::input::trajectory::{Content, Event, RunStatus, ToolCall, Trajectory};
-    use serde_json::{Value, json};
 
     fn sample<'a>(expected: Option<Value>, output: &'a str, tools: &[&'a str]) -> Sample<'a> {
         let mut events: Vec<Event> = tools
@@ -298,6 +298,68 @@ mod tests {
         );
         assert_eq!((g.status, g.score), (Status::Pass, 1.0));
         assert_eq!(g.rationale, "6/6 checks passed");
+    }
+
+    /// A case of `turns` whose traces are `outputs`, each turn asking its output to contain
+    /// `want`.
+    fn case<'a>(outputs: &[&'a str], wants: &[&str]) -> Sample<'a> {
+        let trace = |output: &'a str| Trajectory {
+            turns: vec![Vec::new()],
+            output: Some(output.into()),
+            ..Trajectory::default()
+        };
+        let turns = wants
+            .iter()
+            .map(|want| {
+                serde_json::from_value(
+                    json!({"user": "u", "expected": {"output_contains": [want]}}),
+                )
+                .unwrap()
+            })
+            .collect();
+        Sample {
+            case: Some(Box::new(Case {
+                turns,
+                traces: outputs.iter().map(|o| trace(o)).collect(),
+            })),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn turns_after_the_first_that_does_not_pass_are_skipped_and_said_so() {
+        let g = grade(&case(&["a", "x", "c", "d"], &["a", "b", "c", "d"]));
+        assert_eq!((g.status, g.score), (Status::Fail, 0.5));
+        assert_eq!(
+            g.rationale,
+            "1/2 checks passed; turn 2: output_contains: Missing values in output: ['b']; \
+             turns 3-4 skipped"
+        );
+        let statuses: Vec<Value> = serde_json::to_value(&g).unwrap()["metadata"]["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| json!([t["status"], t["skipped"]]))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                json!(["pass", false]),
+                json!(["fail", false]),
+                json!(["skip", true]),
+                json!(["skip", true])
+            ]
+        );
+        let g = grade(&case(&["x"], &["a", "b"]));
+        assert!(g.rationale.ends_with("; turn 2 skipped"), "{}", g.rationale);
+        // A last turn that fails skips nothing; a missing trace is an error of its turn.
+        let g = grade(&case(&["a"], &["a", "b"]));
+        assert_eq!(g.status, Status::Error);
+        assert_eq!(
+            g.rationale,
+            "1/2 checks passed; turn 2: execution: no recorded trace for turn 2 of 2: record \
+             the case's run as a list of evaldeck traces, one per turn"
+        );
     }
 
     #[test]
