@@ -192,3 +192,35 @@ fn an_unknown_grader_type_in_a_turn_is_refused_with_its_place() {
         "{err}"
     );
 }
+
+/// evaldeck's `EvalCase.expected` is the first turn's: a check without `config:` reads it (not a
+/// top-level `expected` beside `turns`), over the whole recorded run.
+#[test]
+fn a_check_without_config_reads_the_first_turns_expected_block() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: turns\ndataset: data.jsonl\ngraders:\n  called:\n    kind: tool\n    function: tools_called\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[json!({
+            "id": 0,
+            "name": "first",
+            "expected": {"tools_called": ["never"]},
+            "turns": [
+                turn("find", json!({"tools_called": ["search"]})),
+                turn("book", json!({"tools_called": ["book", "pay"]})),
+            ],
+            "trajectory": [trace("found", &["search"]), trace("booked", &["book"])],
+        })],
+    );
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--quiet"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let grade = &ws.results("out")[0]["grades"]["called"];
+    assert_eq!(
+        (&grade["status"], &grade["rationale"]),
+        (&json!("pass"), &json!("All 1 required tools were called")),
+        "{grade}"
+    );
+}

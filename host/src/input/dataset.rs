@@ -338,7 +338,12 @@ impl RowParser {
             rubric,
             name: raw.name.take(),
             description: raw.description.take(),
-            expected: raw.expected.take(),
+            expected: match &turns {
+                // evaldeck's `EvalCase.expected`: the first turn's, what a check reads that has
+                // no `config:` of its own.
+                Some(turns) => turns.first().and_then(|turn| turn.expected.clone()),
+                None => raw.expected.take(),
+            },
             case: turns.map(|turns| {
                 Box::new(Case {
                     turns,

@@ -266,7 +266,7 @@ pub struct Sample<'a> {
     /// move.
     pub expected: Option<Box<Expected>>,
     /// An evaldeck case's turns, each graded against its own recorded trace; `expected` is then
-    /// unused, as evaldeck ignores it beside `turns`. Boxed: most rows have none.
+    /// the first turn's, as evaldeck's `EvalCase.expected` is. Boxed: most rows have none.
     pub case: Option<Box<Case<'a>>>,
     pub reference_output: Option<String>,
     pub reference_tools: Vec<String>,
