@@ -160,22 +160,35 @@ fn check_letta_grade(v: &Value, grade: &Value) -> Result<(), String> {
     }
 }
 
+/// evaldeck grader names and the gavel check names they are.
+const CHECK_NAMES: &[(&str, &str)] = &[
+    ("contains", "output_contains"),
+    ("not_contains", "output_not_contains"),
+    ("equals", "output_equals"),
+    ("regex", "output_matches"),
+    ("tool_called", "tools_called"),
+    ("tool_not_called", "tools_not_called"),
+    ("tool_order", "tool_call_order"),
+    ("max_steps", "max_steps"),
+    ("max_tool_calls", "max_tool_calls"),
+    ("max_llm_calls", "max_llm_calls"),
+    ("task_completed", "task_completed"),
+];
+
 /// evaldeck class names -> gavel check names.
 fn check_name(grader: &str) -> Option<&'static str> {
-    Some(match grader {
-        "contains" => "output_contains",
-        "not_contains" => "output_not_contains",
-        "equals" => "output_equals",
-        "regex" => "output_matches",
-        "tool_called" => "tools_called",
-        "tool_not_called" => "tools_not_called",
-        "tool_order" => "tool_call_order",
-        "max_steps" => "max_steps",
-        "max_tool_calls" => "max_tool_calls",
-        "max_llm_calls" => "max_llm_calls",
-        "task_completed" => "task_completed",
-        _ => return None,
-    })
+    CHECK_NAMES
+        .iter()
+        .find(|(evaldeck, _)| *evaldeck == grader)
+        .map(|(_, gavel)| *gavel)
+}
+
+/// gavel check names -> evaldeck grader names.
+fn grader_name(check: &str) -> Option<&'static str> {
+    CHECK_NAMES
+        .iter()
+        .find(|(_, gavel)| *gavel == check)
+        .map(|(evaldeck, _)| *evaldeck)
 }
 
 fn evaldeck_grader(grader: &str, params: &Value) -> Option<Value> {
@@ -365,4 +378,104 @@ fn an_invalid_output_matches_regex_is_that_checks_error_only() {
     assert_eq!(summary["counts"]["errored"], 0);
     assert_eq!(summary["metrics"]["g"]["n"], records.len());
     assert_eq!(summary["metrics"]["g"]["pass_rate"], 0.0);
+/// Every case recorded from evaldeck's suite runner in its `turns:` shape
+/// (`record_evaldeck_turns.py`), graded by `kind: expectations` through `gavel run`: the case's
+/// status, score (evaldeck's pass rate) and `failed_at_turn`, and each turn's status, skip and
+/// checks with their messages, as evaldeck recorded them. The traces are given as a list, one
+/// per turn, and a single-turn case's also as the trace alone.
+#[test]
+fn evaldeck_turn_vectors_through_gavel_run() {
+    let vectors = load_json("conformance/evaldeck-turn-vectors.json");
+    let vectors = vectors.as_array().expect("a list");
+    let mut rows = Vec::new();
+    let mut expected = Vec::new();
+    for v in vectors {
+        let traces = v["traces"].as_array().expect("traces");
+        let mut forms = vec![Value::Array(traces.clone())];
+        if traces.len() == 1 {
+            forms.push(traces[0].clone());
+        }
+        for form in forms {
+            let mut row = v["case"].clone();
+            row["id"] = json!(rows.len());
+            if !traces.is_empty() {
+                row["trajectory"] = form;
+            }
+            rows.push(row);
+            expected.push(v);
+        }
+    }
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: turns\ndataset: data.jsonl\ngraders:\n  case:\n    kind: expectations\n",
+    );
+    ws.write_rows("data.jsonl", &rows);
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--quiet"]);
+    assert!(
+        matches!(output.status.code(), Some(0)),
+        "{}",
+        stderr(&output)
+    );
+    let results = ws.results("out");
+    assert_eq!(results.len(), rows.len());
+    let mut failures = Vec::new();
+    for (result, v) in results.iter().zip(&expected) {
+        let name = v["case"]["name"].as_str().unwrap_or_default();
+        if let Err(why) = check_turns_grade(&result["grades"]["case"], &v["expected"]) {
+            failures.push(format!("{name} (row {}): {why}", result["sample_id"]));
+        }
+    }
+    assert!(
+        vectors.len() >= 14,
+        "the vector file holds the recorded cases"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn check_turns_grade(grade: &Value, want: &Value) -> Result<(), String> {
+    if grade["status"] != want["status"] {
+        return Err(format!(
+            "status {} != {} in {grade}",
+            grade["status"], want["status"]
+        ));
+    }
+    if grade["score"].as_f64() != want["pass_rate"].as_f64() {
+        return Err(format!("score {} != {}", grade["score"], want["pass_rate"]));
+    }
+    if let Some(error) = want["error"].as_str() {
+        return if grade["rationale"] == error {
+            Ok(())
+        } else {
+            Err(format!("rationale {} != {error}", grade["rationale"]))
+        };
+    }
+    let metadata = &grade["metadata"];
+    if metadata["failed_at_turn"] != want["failed_at_turn"] {
+        return Err(format!(
+            "failed_at_turn {} != {}",
+            metadata["failed_at_turn"], want["failed_at_turn"]
+        ));
+    }
+    let turns: Vec<Value> = metadata["turns"]
+        .as_array()
+        .ok_or("no metadata.turns")?
+        .iter()
+        .map(|t| {
+            let checks: Vec<Value> = t["checks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    let check = c["check"].as_str().unwrap_or_default();
+                    json!([grader_name(check).unwrap_or(check), c["status"], c["message"]])
+                })
+                .collect();
+            json!({"turn_index": t["turn_index"], "status": t["status"], "skipped": t["skipped"], "grades": checks})
+        })
+        .collect();
+    if Value::Array(turns.clone()) != want["turns"] {
+        return Err(format!("turns {} != {}", json!(turns), want["turns"]));
+    }
+    Ok(())
 }

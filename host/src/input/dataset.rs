@@ -17,7 +17,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::input::csv_rows;
-use crate::input::sample::{AgentState, RawId, RawRow, Sample, SampleId, Texts};
+use crate::input::sample::{
+    AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
+};
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
 
@@ -137,9 +139,12 @@ impl RowParser {
         let mut sample = self.parse_row(&item.row)?;
         sample.row = &item.row.text;
         if let Some(run) = &item.run {
-            let (trajectory, agent_state) = self.parse_run(run)?;
             sample.run = Some(&run.text);
-            sample.trajectory = trajectory;
+            sample.trajectory = None;
+            if let Some(case) = &mut sample.case {
+                case.traces = Vec::new();
+            }
+            let agent_state = self.parse_run(run, &mut sample)?;
             if agent_state.is_some() {
                 sample.agent_state = agent_state;
             }
@@ -147,22 +152,25 @@ impl RowParser {
         Ok(sample)
     }
 
-    /// A run record's trajectory and memory, read in one pass where it can be (as rows are).
+    /// A run record's trajectory, into `sample`, and its memory, read in one pass where it can
+    /// be (as rows are).
     fn parse_run<'l>(
         &self,
         run: &'l Line,
-    ) -> Result<(Option<trajectory::Trajectory<'l>>, Option<AgentState>), RowError> {
-        if let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
+        sample: &mut Sample<'l>,
+    ) -> Result<Option<AgentState>, RowError> {
+        if sample.case.is_none()
+            && let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
             && let Some(trajectory) = self.convert_inline(record.trajectory, run)
         {
-            return Ok((trajectory?, record.agent_state));
+            sample.trajectory = trajectory?;
+            return Ok(record.agent_state);
         }
         let record: RunRecord<&RawValue> = parse_json(run)?;
-        let trajectory = match record.trajectory {
-            Some(raw) => Some(self.convert(raw, run)?),
-            None => None,
-        };
-        Ok((trajectory, record.agent_state))
+        if let Some(raw) = record.trajectory {
+            self.recorded(sample, raw, run)?;
+        }
+        Ok(record.agent_state)
     }
 
     /// Parses a row in one pass, its trajectory read in place: by the [`crate::input::fast::scan::Scanner`]
@@ -192,7 +200,8 @@ impl RowParser {
                 raw = read;
                 true
             });
-        if read {
+        // A case's turns may be recorded as a list of traces, a shape of its own.
+        if read && raw.turns.is_none() {
             let mut sample = self.fields(&mut raw, line)?;
             if let Some(trajectory) = self.convert_inline(raw.trajectory.take(), line) {
                 sample.trajectory = trajectory?;
@@ -201,11 +210,37 @@ impl RowParser {
         }
         let mut raw: RawRow = parse_json(line)?;
         let mut sample = self.fields(&mut raw, line)?;
-        sample.trajectory = match raw.trajectory.take() {
-            Some(raw) => Some(self.convert(raw, line)?),
-            None => None,
-        };
+        if let Some(recorded) = raw.trajectory.take() {
+            self.recorded(&mut sample, recorded, line)?;
+        }
         Ok(sample)
+    }
+
+    /// Converts the recorded run into `sample`: for an evaldeck case with `turns`, a list of
+    /// evaldeck traces is one trace per turn; anything else is one recording.
+    fn recorded<'a>(
+        &self,
+        sample: &mut Sample<'a>,
+        raw: &'a RawValue,
+        line: &Line,
+    ) -> Result<(), RowError> {
+        if let Some(case) = &mut sample.case
+            && let Some(traces) = per_turn_traces(raw)
+        {
+            let traces = traces
+                .into_iter()
+                .enumerate()
+                .map(|(i, trace)| {
+                    trajectory::convert(trace, Some(Format::Evaldeck))
+                        .map_err(|e| row_error(line, 0, format!("trajectory[{i}]: {}", e.0)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            sample.trajectory = Some(trajectory::Trajectory::joined(&traces));
+            case.traces = traces;
+        } else {
+            sample.trajectory = Some(self.convert(raw, line)?);
+        }
+        Ok(())
     }
 
     /// `text`, as line 1 of `rows.jsonl`, read by the scanner and by serde, each reading as text
@@ -259,10 +294,19 @@ impl RowParser {
             Some(value) => Some(parse_id(value).map_err(|m| error(m.to_string()))?),
             None => None,
         };
+        let turns = raw.turns.take();
         let input = match raw.input.take() {
             Some(input) if !is_empty_texts(&input) => Some(input),
             other => raw.prompt.take().or(other),
         };
+        // evaldeck's `input` of a case is its first turn's.
+        let input = input.or_else(|| {
+            let first = turns.as_ref()?.first()?;
+            Some(Texts::One(first.user.clone()))
+        });
+        if let Some(turns) = &turns {
+            check_turn_graders(turns).map_err(error)?;
+        }
         if let Some(Texts::PerTurn(truths)) = &raw.ground_truth {
             match &input {
                 Some(Texts::PerTurn(inputs)) if inputs.len() == truths.len() => {}
@@ -294,7 +338,18 @@ impl RowParser {
             rubric,
             name: raw.name.take(),
             description: raw.description.take(),
-            expected: raw.expected.take(),
+            expected: match &turns {
+                // evaldeck's `EvalCase.expected`: the first turn's, what a check reads that has
+                // no `config:` of its own.
+                Some(turns) => turns.first().and_then(|turn| turn.expected.clone()),
+                None => raw.expected.take(),
+            },
+            case: turns.map(|turns| {
+                Box::new(Case {
+                    turns,
+                    traces: Vec::new(),
+                })
+            }),
             reference_output: raw.reference_output.take(),
             reference_tools: raw.reference_tools.take().unwrap_or_default(),
             tags: raw.tags.take().unwrap_or_default(),
@@ -329,6 +384,34 @@ impl RowParser {
             })
             .clone()
     }
+}
+
+/// The items of `raw` when it is a non-empty list of evaldeck traces (a Letta trajectory is a list
+/// of lists, an OpenAI one a list of messages).
+fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
+    let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
+    let traces = !items.is_empty()
+        && items
+            .iter()
+            .all(|item| trajectory::detect(item) == Some(Format::Evaldeck));
+    traces.then_some(items)
+}
+
+/// Refuses a turn's grader entry of a type gavel does not grade, which evaldeck drops unsaid.
+fn check_turn_graders(turns: &[CaseTurn]) -> Result<(), String> {
+    for (t, turn) in turns.iter().enumerate() {
+        for (g, grader) in turn.graders.iter().enumerate() {
+            if TurnGraderKind::of(&grader.kind).is_none() {
+                let known: Vec<&str> = TurnGraderKind::names().collect();
+                return Err(format!(
+                    "turns[{t}].graders[{g}].type: unknown grader type `{}` (known: {})",
+                    grader.kind,
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether the [`crate::input::fast::scan::Scanner`] reads trajectories of `format` (any, when `None`).
@@ -1105,6 +1188,10 @@ mod tests {
             ("name", r#""case""#),
             ("description", r#""what it checks""#),
             ("expected", r#"{"max_steps": 3}"#),
+            (
+                "turns",
+                r#"[{"user": "u", "expected": {"max_steps": 3}, "graders": [{"type": "contains"}]}]"#,
+            ),
             ("reference_output", r#""o""#),
             ("reference_tools", r#"["t"]"#),
             ("tags", r#"["x"]"#),

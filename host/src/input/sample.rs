@@ -135,6 +135,106 @@ impl Expected {
     }
 }
 
+/// One turn of an evaldeck case (`turns:`, as `EvalCase.model_dump()` writes it): what the user
+/// said, and what to check of the agent's answer to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseTurn {
+    pub user: String,
+    #[serde(default)]
+    pub expected: Option<Box<Expected>>,
+    #[serde(default)]
+    pub graders: Vec<TurnGrader>,
+}
+
+/// An evaldeck case's turns and, when its run was recorded as a list of traces, the trace of each
+/// turn, in order (empty otherwise: the single recording is the first turn's).
+#[derive(Debug, Clone, Default)]
+pub struct Case<'a> {
+    pub turns: Vec<CaseTurn>,
+    pub traces: Vec<Trajectory<'a>>,
+}
+
+/// An entry of a turn's `graders:` list (evaldeck's `GraderConfig`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnGrader {
+    /// The grader's type, matched case-insensitively as evaldeck matches it.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    #[serde(default)]
+    pub prompt: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    #[serde(default)]
+    pub module: Option<String>,
+    #[serde(default)]
+    pub function: Option<String>,
+}
+
+/// The grader types a turn's `graders:` entry may name: evaldeck's grader names (`llm_rubric`
+/// and `code` are documented by evaldeck, which builds only `llm`, `contains` and `tool_called`
+/// from a case and drops the rest unsaid).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnGraderKind {
+    Contains,
+    NotContains,
+    Equals,
+    Regex,
+    ToolCalled,
+    ToolNotCalled,
+    ToolOrder,
+    MaxSteps,
+    MaxToolCalls,
+    MaxLlmCalls,
+    TaskCompleted,
+    Llm,
+    LlmRubric,
+    Code,
+}
+
+impl TurnGraderKind {
+    const ALL: [(&'static str, TurnGraderKind); 14] = [
+        ("contains", TurnGraderKind::Contains),
+        ("not_contains", TurnGraderKind::NotContains),
+        ("equals", TurnGraderKind::Equals),
+        ("regex", TurnGraderKind::Regex),
+        ("tool_called", TurnGraderKind::ToolCalled),
+        ("tool_not_called", TurnGraderKind::ToolNotCalled),
+        ("tool_order", TurnGraderKind::ToolOrder),
+        ("max_steps", TurnGraderKind::MaxSteps),
+        ("max_tool_calls", TurnGraderKind::MaxToolCalls),
+        ("max_llm_calls", TurnGraderKind::MaxLlmCalls),
+        ("task_completed", TurnGraderKind::TaskCompleted),
+        ("llm", TurnGraderKind::Llm),
+        ("llm_rubric", TurnGraderKind::LlmRubric),
+        ("code", TurnGraderKind::Code),
+    ];
+
+    /// The kind `name` names, matched case-insensitively as evaldeck matches it.
+    pub fn of(name: &str) -> Option<TurnGraderKind> {
+        let name = name.to_lowercase();
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+    }
+
+    /// The kind's name, as evaldeck names the grader.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
+    }
+
+    /// Every name, for messages.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::ALL.iter().map(|(n, _)| *n)
+    }
+}
+
 /// A Letta agent's memory, duck-typed as letta-evals does: `{blocks: [{label, value}]}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentState {
@@ -165,10 +265,15 @@ pub struct Sample<'a> {
     /// Boxed: letta-evals rows have none, and inline it made every sample 300 bytes larger to
     /// move.
     pub expected: Option<Box<Expected>>,
+    /// An evaldeck case's turns, each graded against its own recorded trace; `expected` is then
+    /// the first turn's, as evaldeck's `EvalCase.expected` is. Boxed: most rows have none.
+    pub case: Option<Box<Case<'a>>>,
     pub reference_output: Option<String>,
     pub reference_tools: Vec<String>,
     pub tags: Vec<String>,
     pub metadata: Map<String, Value>,
+    /// The recorded run; for a case of several turns recorded as one trace per turn, those
+    /// traces joined in order (what a report shows), each kept alone in [`Case::traces`].
     pub trajectory: Option<Trajectory<'a>>,
     pub agent_state: Option<AgentState>,
     /// The row exactly as written (JSON object text), for graders that read every key.
@@ -190,6 +295,14 @@ impl<'a> Sample<'a> {
         match &self.ground_truth {
             Some(Texts::One(s)) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The recorded trace of turn `index` (0-based) of the case's `turns`.
+    pub fn turn_trace(&self, index: usize) -> Option<&Trajectory<'a>> {
+        match &self.case {
+            Some(case) if !case.traces.is_empty() => case.traces.get(index),
+            _ => self.trajectory.as_ref().filter(|_| index == 0),
         }
     }
 
@@ -242,6 +355,8 @@ pub struct RawRow<'a, T = &'a RawValue> {
     #[serde(default)]
     pub expected: Option<Box<Expected>>,
     #[serde(default)]
+    pub turns: Option<Vec<CaseTurn>>,
+    #[serde(default)]
     pub reference_output: Option<String>,
     #[serde(default)]
     pub reference_tools: Option<Vec<String>>,
@@ -285,6 +400,7 @@ impl<'a> RawRow<'a, Inline<'a>> {
                 "metadata" => seen.set(14, &mut row.metadata, s.serde()),
                 "trajectory" => seen.set(15, &mut row.trajectory, s.nullable(Inline::scan)),
                 "agent_state" => seen.set(16, &mut row.agent_state, s.serde()),
+                "turns" => seen.set(17, &mut row.turns, s.serde()),
                 _ => s.skip(),
             }
         })?;
@@ -306,6 +422,7 @@ impl<T> Default for RawRow<'_, T> {
             name: None,
             description: None,
             expected: None,
+            turns: None,
             reference_output: None,
             reference_tools: None,
             tags: None,

@@ -12,7 +12,7 @@ use crate::grade::builtin::Described;
 use crate::grade::config::{ConfigError, ConfigKeys};
 use crate::grade::python::{self, Regex, RegexError};
 use crate::grade::{Grade, Status};
-use crate::input::sample::{Expected, Sample};
+use crate::input::sample::{Expected, Sample, TurnGraderKind};
 use crate::input::trajectory::{RunStatus, Trajectory};
 
 /// One evaldeck check: its parameters, read from a grader's `config:` with evaldeck's names or,
@@ -107,6 +107,31 @@ impl Check {
     pub fn grade(&self, sample: &Sample<'_>) -> Grade {
         self.check.grade(sample, Detail::Full)
     }
+}
+
+/// The check a turn's `graders:` entry of `kind` runs, configured by its `params` (left empty,
+/// the check reads the turn's `expected:` block, as evaldeck's graders do); `Ok(None)` for the
+/// kinds that are no check (`llm`, `llm_rubric`, `code`).
+pub fn turn_check(
+    kind: TurnGraderKind,
+    params: &Map<String, Value>,
+) -> Result<Option<Check>, ConfigError> {
+    use TurnGraderKind as K;
+    let name = match kind {
+        K::Contains => "output_contains",
+        K::NotContains => "output_not_contains",
+        K::Equals => "output_equals",
+        K::Regex => "output_matches",
+        K::ToolCalled => "tools_called",
+        K::ToolNotCalled => "tools_not_called",
+        K::ToolOrder => "tool_call_order",
+        K::MaxSteps => "max_steps",
+        K::MaxToolCalls => "max_tool_calls",
+        K::MaxLlmCalls => "max_llm_calls",
+        K::TaskCompleted => "task_completed",
+        K::Llm | K::LlmRubric | K::Code => return Ok(None),
+    };
+    Check::new(name, params)
 }
 
 /// The checks `expected` asks for, each with the status and rationale of its grade alone, in

@@ -6,16 +6,23 @@
 //! A check's error (an invalid `output_matches` regex) is that check's verdict, as evaldeck's
 //! grader reports it; the other checks still run and the block is a fail, counted in the metric
 //! as evaldeck counts its errored case among those that did not pass.
+//!
+//! A case with `turns:` is graded as evaldeck's suite runner grades it, turn by turn.
+
+use serde_json::{Value, json};
 
 use crate::grade::builtin::evaldeck;
 use crate::grade::{CheckOutcome, Grade, Status};
-use crate::input::sample::Sample;
+use crate::input::sample::{CaseTurn, Sample, Texts, TurnGraderKind};
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
 /// or sets no check passes with score 0, as evaldeck passes a case with no grader (its
 /// `pass_rate` of no grades is 0).
 pub fn grade(sample: &Sample<'_>) -> Grade {
+    if let Some(case) = &sample.case {
+        return grade_turns(sample, &case.turns);
+    }
     let Some(expected) = &sample.expected else {
         return Grade::new(
             0.0,
@@ -66,11 +73,147 @@ pub fn grade(sample: &Sample<'_>) -> Grade {
     Grade::new(passed as f64 / total as f64, status, rationale).with_checks(listed)
 }
 
+/// evaldeck's AND of a case's grades (`add_grade`): an error wins, then a fail; a pass or a skip
+/// leaves the status as it was.
+fn and(status: Status, grade: Status) -> Status {
+    match grade {
+        Status::Error => Status::Error,
+        Status::Fail if status != Status::Error => Status::Fail,
+        Status::Pass | Status::Fail | Status::Skip => status,
+    }
+}
+
+/// Grades an evaldeck case's `turns` as evaldeck's suite runner does: each turn's checks (its
+/// `expected:` block in evaldeck's order, then its `graders:` entries) against that turn's own
+/// trace; a turn with no check passes, one passes when none of its checks fails or errs. The
+/// first turn that does not pass ends the case with its status (`failed_at_turn`), and the turns
+/// after it are skipped. Score: the share of all the case's checks that passed (evaldeck's
+/// `pass_rate`, 0 with no check). Each turn, its status and its checks are in `metadata.turns`.
+fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
+    if turns.is_empty() {
+        return Grade::error("Test case has no turns defined");
+    }
+    let mut status = Status::Pass;
+    let mut failed_at = None;
+    let (mut passed, mut total) = (0usize, 0usize);
+    let mut problems = Vec::new();
+    let mut recorded = Vec::with_capacity(turns.len());
+    for (index, turn) in turns.iter().enumerate() {
+        let mut entry = json!({"turn_index": index, "user_input": turn.user});
+        if status != Status::Pass {
+            entry["status"] = json!(Status::Skip);
+            entry["skipped"] = json!(true);
+            entry["checks"] = json!([]);
+            recorded.push(entry);
+            continue;
+        }
+        let mut turn_status = Status::Pass;
+        let mut listed = Vec::new();
+        for (name, grade) in turn_checks(sample, index, turn) {
+            total += 1;
+            turn_status = and(turn_status, grade.status);
+            if grade.status == Status::Pass {
+                passed += 1;
+            } else {
+                problems.push(format!("turn {}: {name}: {}", index + 1, grade.rationale));
+            }
+            listed.push(json!({"check": name, "status": grade.status, "message": grade.rationale}));
+        }
+        if turn_status != Status::Pass {
+            status = turn_status;
+            failed_at = Some(index);
+        }
+        entry["status"] = json!(turn_status);
+        entry["skipped"] = json!(false);
+        entry["checks"] = Value::Array(listed);
+        recorded.push(entry);
+    }
+    let mut rationale = if total == 0 {
+        "no turn sets a check, so the case passes as in evaldeck".to_string()
+    } else {
+        format!("{passed}/{total} checks passed")
+    };
+    for problem in problems {
+        rationale.push_str("; ");
+        rationale.push_str(&problem);
+    }
+    if let Some(failed) = failed_at
+        && failed + 1 < turns.len()
+    {
+        let (first, last) = (failed + 2, turns.len());
+        if first == last {
+            rationale.push_str(&format!("; turn {first} skipped"));
+        } else {
+            rationale.push_str(&format!("; turns {first}-{last} skipped"));
+        }
+    }
+    let score = if total == 0 {
+        0.0
+    } else {
+        passed as f64 / total as f64
+    };
+    Grade::new(score, status, rationale)
+        .with_metadata("turns", Value::Array(recorded))
+        .with_metadata("failed_at_turn", json!(failed_at))
+}
+
+/// Turn `index`'s checks and their grades against its own trace, in evaldeck's order.
+fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'static str, Grade)> {
+    let Some(trace) = sample.turn_trace(index) else {
+        let turns = sample.case.as_ref().map_or(0, |case| case.turns.len());
+        return vec![(
+            "execution",
+            Grade::error(format!(
+                "no recorded trace for turn {} of {turns}: record the case's run as a list of \
+                 evaldeck traces, one per turn",
+                index + 1
+            )),
+        )];
+    };
+    // What evaldeck's graders see of a turn: a case of that turn alone, and its trace.
+    let turn_sample = Sample {
+        input: Some(Texts::One(turn.user.clone())),
+        expected: turn.expected.clone(),
+        trajectory: Some(trace.clone()),
+        ..Sample::default()
+    };
+    let mut checks = turn
+        .expected
+        .as_deref()
+        .map(|expected| evaldeck::outcomes(&turn_sample, expected))
+        .unwrap_or_default();
+    for grader in &turn.graders {
+        let Some(kind) = TurnGraderKind::of(&grader.kind) else {
+            checks.push((
+                "graders",
+                Grade::error(format!("unknown grader type `{}`", grader.kind)),
+            ));
+            continue;
+        };
+        checks.push(match evaldeck::turn_check(kind, &grader.params) {
+            Ok(Some(check)) => (check.name(), check.grade(&turn_sample)),
+            Ok(None) => (
+                kind.name(),
+                Grade::error(format!(
+                    "a `type: {}` entry of a case's turn is not graded by gavel; grade the \
+                     case with a suite grader of its own (`kind: rubric`, `kind: code`)",
+                    kind.name()
+                )),
+            ),
+            Err(e) => (
+                kind.name(),
+                Grade::error(format!("params.{}: {}", e.field, e.message)),
+            ),
+        });
+    }
+    checks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::sample::Case;
     use crate::input::trajectory::{Content, Event, RunStatus, ToolCall, Trajectory};
-    use serde_json::{Value, json};
 
     fn sample<'a>(expected: Option<Value>, output: &'a str, tools: &[&'a str]) -> Sample<'a> {
         let mut events: Vec<Event> = tools
@@ -162,6 +305,68 @@ mod tests {
         );
         assert_eq!((g.status, g.score), (Status::Pass, 1.0));
         assert_eq!(g.rationale, "6/6 checks passed");
+    }
+
+    /// A case of `turns` whose traces are `outputs`, each turn asking its output to contain
+    /// `want`.
+    fn case<'a>(outputs: &[&'a str], wants: &[&str]) -> Sample<'a> {
+        let trace = |output: &'a str| Trajectory {
+            turns: vec![Vec::new()],
+            output: Some(output.into()),
+            ..Trajectory::default()
+        };
+        let turns = wants
+            .iter()
+            .map(|want| {
+                serde_json::from_value(
+                    json!({"user": "u", "expected": {"output_contains": [want]}}),
+                )
+                .unwrap()
+            })
+            .collect();
+        Sample {
+            case: Some(Box::new(Case {
+                turns,
+                traces: outputs.iter().map(|o| trace(o)).collect(),
+            })),
+            ..Sample::default()
+        }
+    }
+
+    #[test]
+    fn turns_after_the_first_that_does_not_pass_are_skipped_and_said_so() {
+        let g = grade(&case(&["a", "x", "c", "d"], &["a", "b", "c", "d"]));
+        assert_eq!((g.status, g.score), (Status::Fail, 0.5));
+        assert_eq!(
+            g.rationale,
+            "1/2 checks passed; turn 2: output_contains: Missing values in output: ['b']; \
+             turns 3-4 skipped"
+        );
+        let statuses: Vec<Value> = serde_json::to_value(&g).unwrap()["metadata"]["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| json!([t["status"], t["skipped"]]))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                json!(["pass", false]),
+                json!(["fail", false]),
+                json!(["skip", true]),
+                json!(["skip", true])
+            ]
+        );
+        let g = grade(&case(&["x"], &["a", "b"]));
+        assert!(g.rationale.ends_with("; turn 2 skipped"), "{}", g.rationale);
+        // A last turn that fails skips nothing; a missing trace is an error of its turn.
+        let g = grade(&case(&["a"], &["a", "b"]));
+        assert_eq!(g.status, Status::Error);
+        assert_eq!(
+            g.rationale,
+            "1/2 checks passed; turn 2: execution: no recorded trace for turn 2 of 2: record \
+             the case's run as a list of evaldeck traces, one per turn"
+        );
     }
 
     #[test]

@@ -308,6 +308,24 @@ impl<'a> Content<'a> {
 }
 
 impl<'a> Trajectory<'a> {
+    /// Traces recorded one per turn of a conversation, as one run: their turns in order, the
+    /// first one's input, the last one's output and status.
+    pub fn joined(traces: &[Trajectory<'a>]) -> Trajectory<'a> {
+        let last = traces.last();
+        Trajectory {
+            format: last.map_or(Format::Evaldeck, |t| t.format),
+            turns: traces
+                .iter()
+                .flat_map(|t| t.turns.iter().cloned())
+                .collect(),
+            output: last.and_then(|t| t.output.clone()),
+            status: last.map_or(RunStatus::Success, |t| t.status),
+            input: traces.first().and_then(|t| t.input.clone()),
+            duration_ms: None,
+            usage: None,
+        }
+    }
+
     /// Every event, across turns, in order.
     pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event<'a>> + Clone {
         self.turns.iter().flatten()
