@@ -56,6 +56,42 @@ fn build() -> Option<PathBuf> {
     Some(cache)
 }
 
+/// A cache folder given as a relative path works, though the build runs inside it: here with a
+/// stand-in toolchain that writes whatever it is asked to, where it is asked to.
+#[test]
+fn the_interpreter_builds_into_a_cache_folder_given_relative() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    let toolchain = ws.write(
+        "componentize-py",
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = -o ]; then out=$2; fi\n  shift\ndone\n\
+         printf 'component' > \"$out\"\n",
+    );
+    std::fs::set_permissions(&toolchain, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = gavel_with_env(
+        ws.dir.path(),
+        &["build-python", "--cache-dir", "relative/cache"],
+        &[("COMPONENTIZE_PY", &toolchain.to_string_lossy())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let component = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(component.is_absolute(), "{component:?}");
+    assert!(
+        component.starts_with(
+            ws.dir
+                .path()
+                .canonicalize()
+                .expect("canonical")
+                .join("relative/cache/python")
+        ) || component.starts_with(ws.path("relative/cache/python")),
+        "{component:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&component).expect("built"),
+        "component"
+    );
+}
+
 /// `gavel` in `dir` with the shared cache, where it finds the interpreter by its sources' hash.
 fn gavel(cache: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
     let cache = cache.to_string_lossy();

@@ -5,6 +5,7 @@ build time, so they are part of the pre-initialised snapshot; each call then onl
 user's code. The glue here converts WIT records to the plain data `gavel_runtime` works on.
 """
 
+import gc
 import json
 
 from componentize_py_types import Err
@@ -13,7 +14,7 @@ from wit_world.exports import program as wit_program
 from wit_world.imports import types
 
 import gavel_runtime
-from gavel_runtime import Run, Runtime
+from gavel_runtime import Run, Runtime, sandbox
 
 # Imported now so that they are in the snapshot, not read on every call.
 import gavel_runtime.stdlib  # noqa: F401
@@ -145,3 +146,68 @@ class Program(exports.Program):
 
     def reward(self, name: str, context: str) -> str:
         return _call(_runtime.reward, name, context)
+
+
+_WARM_UP_SOURCE = """
+from evaldeck.results import GradeResult as EvaldeckGrade
+from letta_evals.decorators import extractor, grader
+from letta_evals.models import GradeResult as LettaGrade
+
+
+def openai(sample, item):
+    return 1.0 if sample["output_text"] and item else 0.0
+
+
+def evaldeck_function(trace, test_case):
+    return EvaldeckGrade.passed_result("warm", "warm")
+
+
+@grader
+def letta_grader(sample, submission):
+    return LettaGrade(score=1.0, rationale="warm")
+
+
+@extractor
+def letta_extractor(trajectory, config):
+    return "warm"
+"""
+
+
+def _warm_up(rounds=8):
+    """Runs every form's call path a few times so that the snapshot holds the interpreter's
+    specialised code for it: each fresh instance then starts warm, running fewer instructions
+    and writing fewer pages. Nothing of the warm-up program stays loaded."""
+    module = "_gavel_warm_up"
+    path = "<gavel warm-up>"
+    run = Run(
+        turns=[
+            [
+                ("user", "Book NYC"),
+                ("tool_call", "c1", "search", '{"to": "NYC"}', False),
+                ("tool_return", "c1", "[1]", "success"),
+                ("assistant", "Booked."),
+            ]
+        ],
+        output="Booked.",
+        input="Book NYC",
+    )
+    row = {"input": "Book NYC", "expected": {"tools_called": ["search"]}, "ground_truth": "Booked"}
+    warm = Runtime()
+    for _ in range(rounds):
+        code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
+        warm = Runtime()
+        warm.load([(module, path, _WARM_UP_SOURCE, code)], [module])
+        warm.grade(f"openai:{module}:openai", row, 0, run, "Booked.", "{}")
+        warm.grade(f"evaldeck-function:{module}:evaldeck_function", row, 0, run, "Booked.", "{}")
+        warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
+        warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
+    warm.load([], [])
+    sandbox._user_paths.clear()
+
+
+_warm_up()
+
+# The objects made so far are the snapshot every call's fresh instance starts from. Frozen, the
+# collector never visits them, so a call writes (and the host copies) only the pages of what
+# the call itself makes.
+gc.freeze()

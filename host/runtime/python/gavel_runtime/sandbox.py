@@ -42,7 +42,10 @@ def _relay(filename):
 
 def _from_user(depth=2):
     """Whether the nearest frame, past relaying library code, is in the user's sources."""
-    frame = sys._getframe(depth)
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:  # asked from the top of the stack, where no user code is
+        return False
     while frame is not None and _relay(frame.f_code.co_filename):
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename in _user_paths

@@ -72,6 +72,13 @@ pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, String> {
 /// The component of these sources in `cache_dir`, built now when it is not there yet (with a
 /// one-line notice on stderr).
 pub fn cached(cache_dir: &Path) -> Result<PathBuf, String> {
+    // The build runs inside the cache folder, so every path it is given must be absolute.
+    let cache_dir = &std::path::absolute(cache_dir).map_err(|e| {
+        format!(
+            "cannot resolve the cache folder {}: {e}",
+            cache_dir.display()
+        )
+    })?;
     let path = cached_path(cache_dir);
     if path.is_file() {
         return Ok(path);
