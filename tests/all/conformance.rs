@@ -378,6 +378,8 @@ fn an_invalid_output_matches_regex_is_that_checks_error_only() {
     assert_eq!(summary["counts"]["errored"], 0);
     assert_eq!(summary["metrics"]["g"]["n"], records.len());
     assert_eq!(summary["metrics"]["g"]["pass_rate"], 0.0);
+}
+
 /// Every case recorded from evaldeck's suite runner in its `turns:` shape
 /// (`record_evaldeck_turns.py`), graded by `kind: expectations` through `gavel run`: the case's
 /// status, score (evaldeck's pass rate) and `failed_at_turn`, and each turn's status, skip and
