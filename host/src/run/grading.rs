@@ -55,16 +55,18 @@ struct Extracted<'p> {
 }
 
 impl<'p> Extracted<'p> {
-    /// What `extractor` takes from the sample, as [`guarded_extract`] takes it.
-    async fn get(
+    /// What `extractor` takes from the sample, as [`builtin_extract`] takes it. Synchronous: a
+    /// built-in takes microseconds, and a future here would be built and moved for every
+    /// sample.
+    fn get(
         &mut self,
         extractor: &'p Extractor,
-        extract: impl Future<Output = Result<String, Grade>>,
+        extract: impl FnOnce() -> Result<String, Grade>,
     ) -> Result<String, Grade> {
         match &self.last {
             Some((last, outcome)) if *last == extractor => outcome.clone(),
             _ => {
-                let outcome = extract.await;
+                let outcome = extract();
                 self.last = Some((extractor, outcome.clone()));
                 outcome
             }
@@ -157,8 +159,7 @@ async fn graded_submission<'p>(
             let trajectory = sample.trajectory();
             let submission = match extraction {
                 Extraction::Builtin(extractor) => {
-                    let extract = guarded_extract(extraction, sample, trajectory);
-                    extracted.get(extractor, extract).await
+                    extracted.get(extractor, || builtin_extract(extractor, sample, trajectory))
                 }
                 Extraction::Pack(_) => guarded_extract(extraction, sample, trajectory).await,
             };
@@ -212,13 +213,31 @@ async fn guarded_extract(
     sample: &Sample<'_>,
     trajectory: &Trajectory<'_>,
 ) -> Result<String, Grade> {
+    match extraction {
+        Extraction::Builtin(e) => builtin_extract(e, sample, trajectory),
+        Extraction::Pack(e) => {
+            if trajectory.is_empty() {
+                return Err(Grade::fail(EMPTY_TRAJECTORY));
+            }
+            guarded(e.extract_off_worker(sample, trajectory).await)
+        }
+    }
+}
+
+/// [`guarded_extract`] for a built-in extractor, which needs no waiting.
+fn builtin_extract(
+    extractor: &Extractor,
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
+) -> Result<String, Grade> {
     if trajectory.is_empty() {
         return Err(Grade::fail(EMPTY_TRAJECTORY));
     }
-    let extracted = match extraction {
-        Extraction::Builtin(e) => e.extract(sample, trajectory),
-        Extraction::Pack(e) => e.extract_off_worker(sample, trajectory).await,
-    };
+    guarded(extractor.extract(sample, trajectory))
+}
+
+/// The guard's verdict on what an extractor returned.
+fn guarded(extracted: Result<Option<String>, String>) -> Result<String, Grade> {
     match extracted {
         Ok(Some(submission)) if !submission.is_empty() => Ok(submission),
         Ok(_) => Err(Grade::fail(EMPTY_SUBMISSION)),
