@@ -265,7 +265,11 @@ impl Suite {
     /// Reads and parses a suite file; every unknown key is reported, not only the first.
     pub fn load(path: &Path) -> Result<Suite, Vec<SuiteError>> {
         if path.is_dir() {
-            return Err(vec![SuiteError::at(path, "", folder_given(path))]);
+            return Err(vec![
+                SuiteError::at(path, "", folder_given(path)).with_hint(
+                    "for a folder of evaldeck case files, give their traces: --traces FILE",
+                ),
+            ]);
         }
         let text = std::fs::read_to_string(path).map_err(|e| {
             vec![SuiteError::at(
@@ -514,7 +518,7 @@ fn normalise_path(path: &str) -> String {
     }
 }
 
-fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
+pub(crate) fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
     let (line, column) = error
         .location()
         .map_or((None, None), |l| (Some(l.line()), Some(l.column())));
