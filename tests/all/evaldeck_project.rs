@@ -92,6 +92,20 @@ fn a_folder_of_cases_is_graded_with_its_traces_in_evaldeck_order() {
         greet["metadata"]["turns"][0]["checks"][0]["message"],
         json!("All 1 values found in output")
     );
+    // `--filter` picks cases by name.
+    let one = ws.gavel(&[
+        "run",
+        "cases",
+        "--traces",
+        "traces.jsonl",
+        "--filter",
+        "id:booking",
+        "-o",
+        "one",
+        "--quiet",
+    ]);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    assert_eq!(ws.results("one"), results[1..2]);
     // The run is a suite run like any other: its dataset and suite are in the output folder.
     assert!(ws.path("out/cases.jsonl").is_file());
     let again = ws.gavel(&["run", "out/suite.yaml", "-o", "again", "--quiet"]);
