@@ -179,7 +179,7 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
 }
 
 #[test]
-fn a_folder_without_cases_or_without_traces_says_what_to_give() {
+fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
     let ws = Workspace::new();
     ws.write("empty/notes.txt", "nothing here");
     ws.write_rows("traces.jsonl", &[]);
@@ -195,6 +195,11 @@ fn a_folder_without_cases_or_without_traces_says_what_to_give() {
     let err = refused(&ws, &["run", "cases", "-o", "out"]);
     assert!(
         err.contains("hint: for a folder of evaldeck case files, give their traces: --traces FILE"),
+        "{err}"
+    );
+    let err = refused(&ws, &["run", "cases/b_booking.yaml", "-o", "out"]);
+    assert!(
+        err.contains("hint: this looks like an evaldeck case file: grade it with its recorded traces, --traces FILE"),
         "{err}"
     );
     let err = refused(

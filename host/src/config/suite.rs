@@ -278,7 +278,7 @@ impl Suite {
                 format!("cannot read the suite file: {e}"),
             )]
         })?;
-        let file = parse_all(&text, path)?;
+        let file = parse_all(&text, path).map_err(evaldeck_case_given)?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Suite {
             positions: Positions::of(&text),
@@ -344,6 +344,21 @@ impl Suite {
     pub fn concurrency(&self) -> Option<usize> {
         self.file.concurrency.or(self.file.max_concurrent)
     }
+}
+
+/// A suite's mistakes; when its unknown keys are an evaldeck case's, the first says so.
+fn evaldeck_case_given(mut errors: Vec<SuiteError>) -> Vec<SuiteError> {
+    let case_key = errors.iter_mut().find(|e| {
+        ["input", "turns"].contains(&e.field.as_str()) && e.message.starts_with("unknown field")
+    });
+    if let Some(error) = case_key {
+        error.hint = Some(
+            "this looks like an evaldeck case file: grade it with its recorded traces, \
+             --traces FILE"
+                .into(),
+        );
+    }
+    errors
 }
 
 /// What to say when the suite path is a folder: which suite files it holds.
