@@ -7,6 +7,7 @@ mod common;
 mod conformance;
 mod csv;
 mod diff;
+mod evaldeck_project;
 mod evaldeck_turns;
 mod golden;
 mod hostile;

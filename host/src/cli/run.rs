@@ -12,8 +12,12 @@ use super::progress::{Progress, paint};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The suite file (YAML).
+    /// The suite file (YAML); with --traces, an evaldeck case file or a folder of them.
     suite: PathBuf,
+    /// Grade evaldeck cases: the JSONL file of their recorded traces, one evaldeck Trace (or a
+    /// list of them, one per turn) per line, naming its case in `metadata.case_name`.
+    #[arg(long, value_name = "FILE")]
+    traces: Option<PathBuf>,
     /// Output folder [default: the suite's `output`, else results/<suite name>].
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: Option<PathBuf>,
@@ -70,7 +74,22 @@ fn at_least_one(text: &str) -> Result<u64, String> {
     }
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(mut args: Args) -> u8 {
+    if let Some(traces) = &args.traces {
+        let project = match gavel::input::evaldeck_cases::load(&args.suite, traces) {
+            Ok(project) => project,
+            Err(errors) => return super::report_suite_errors(&errors),
+        };
+        let out_dir = args
+            .output_dir
+            .take()
+            .unwrap_or_else(|| gavel::run::default_output_dir(&project.name));
+        match project.write(&out_dir) {
+            Ok(suite) => args.suite = suite,
+            Err(error) => return super::report_suite_errors(&[error]),
+        }
+        args.output_dir = Some(out_dir);
+    }
     let options = gavel::run::Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: args.no_cache,

@@ -265,7 +265,11 @@ impl Suite {
     /// Reads and parses a suite file; every unknown key is reported, not only the first.
     pub fn load(path: &Path) -> Result<Suite, Vec<SuiteError>> {
         if path.is_dir() {
-            return Err(vec![SuiteError::at(path, "", folder_given(path))]);
+            return Err(vec![
+                SuiteError::at(path, "", folder_given(path)).with_hint(
+                    "for a folder of evaldeck case files, give their traces: --traces FILE",
+                ),
+            ]);
         }
         let text = std::fs::read_to_string(path).map_err(|e| {
             vec![SuiteError::at(
@@ -274,7 +278,7 @@ impl Suite {
                 format!("cannot read the suite file: {e}"),
             )]
         })?;
-        let file = parse_all(&text, path)?;
+        let file = parse_all(&text, path).map_err(evaldeck_case_given)?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Suite {
             positions: Positions::of(&text),
@@ -340,6 +344,21 @@ impl Suite {
     pub fn concurrency(&self) -> Option<usize> {
         self.file.concurrency.or(self.file.max_concurrent)
     }
+}
+
+/// A suite's mistakes; when its unknown keys are an evaldeck case's, the first says so.
+fn evaldeck_case_given(mut errors: Vec<SuiteError>) -> Vec<SuiteError> {
+    let case_key = errors.iter_mut().find(|e| {
+        ["input", "turns"].contains(&e.field.as_str()) && e.message.starts_with("unknown field")
+    });
+    if let Some(error) = case_key {
+        error.hint = Some(
+            "this looks like an evaldeck case file: grade it with its recorded traces, \
+             --traces FILE"
+                .into(),
+        );
+    }
+    errors
 }
 
 /// What to say when the suite path is a folder: which suite files it holds.
@@ -514,7 +533,7 @@ fn normalise_path(path: &str) -> String {
     }
 }
 
-fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
+pub(crate) fn locate(file: &Path, field: String, error: &serde_saphyr::Error) -> SuiteError {
     let (line, column) = error
         .location()
         .map_or((None, None), |l| (Some(l.line()), Some(l.column())));

@@ -3,6 +3,7 @@
 
 pub mod csv_rows;
 pub mod dataset;
+pub mod evaldeck_cases;
 pub mod fast;
 pub mod sample;
 pub mod trajectory;

@@ -536,7 +536,12 @@ fn output_dir(options: &RunOptions, prepared: &Prepared) -> PathBuf {
     if let Some(dir) = &prepared.suite.file.output {
         return prepared.suite.resolve(dir);
     }
-    Path::new("results").join(sanitise(&prepared.suite.file.name))
+    default_output_dir(&prepared.suite.file.name)
+}
+
+/// Where the run of a suite named `name` is written when neither `-o` nor the suite says.
+pub fn default_output_dir(name: &str) -> PathBuf {
+    Path::new("results").join(sanitise(name))
 }
 
 /// A suite name as a folder name.

@@ -1,0 +1,271 @@
+//! evaldeck projects: test-case YAML files (one, or a folder of them) and a JSONL file of their
+//! recorded traces, made into dataset rows in the `turns:` shape and a suite that grades them
+//! with one `kind: expectations` grader.
+//!
+//! Cases are read as evaldeck 0.1.5 reads them (`EvalCase.from_yaml`, `EvalSuite.from_directory`):
+//! a folder's `*.yaml` files in name order, then its `*.yml` files, each skipped when its name
+//! starts with `_`; a case in the older form (`input`, `expected`, `graders` beside `name`, no
+//! `turns`) is one turn. Each line of the traces file is one evaldeck `Trace` dict, or a list of
+//! them (one per turn), and names its case in `metadata.case_name` (a list: its first trace's).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::config::suite::{SuiteError, locate};
+
+/// The grader that grades each case, as named in the suite and in the results.
+pub const GRADER: &str = "case";
+
+/// The dataset and suite files written for a project, in the output folder.
+pub const DATASET_FILE: &str = "cases.jsonl";
+pub const SUITE_FILE: &str = "suite.yaml";
+
+/// A project read whole: its rows, in the cases' order, and the name of its suite.
+pub struct Project {
+    pub name: String,
+    pub rows: Vec<Value>,
+}
+
+/// The case files at `path`: the file itself, or the folder's as evaldeck lists them.
+fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| SuiteError::at(path, "", format!("cannot read the folder: {e}")))?;
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|entry| entry.path().is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.starts_with('_'))
+        .collect();
+    names.sort();
+    let files: Vec<PathBuf> = [".yaml", ".yml"]
+        .iter()
+        .flat_map(|ext| names.iter().filter(move |name| name.ends_with(ext)))
+        .map(|name| path.join(name))
+        .collect();
+    if files.is_empty() {
+        return Err(SuiteError::at(
+            path,
+            "",
+            "this folder holds no case file (.yaml or .yml, not starting with `_`)",
+        )
+        .with_hint("give a folder of evaldeck case files, or a suite file without --traces"));
+    }
+    Ok(files)
+}
+
+/// A case file read: its name, the line of its `name:` key, and its row in the `turns:` shape.
+struct Case {
+    file: PathBuf,
+    name: String,
+    line: Option<u64>,
+    row: Map<String, Value>,
+}
+
+impl Case {
+    /// An error about this case's name, located at its `name:` line.
+    fn error(&self, message: String, hint: String) -> SuiteError {
+        SuiteError {
+            line: self.line,
+            ..SuiteError::at(&self.file, "name", message).with_hint(hint)
+        }
+    }
+}
+
+/// One case file as a row in the `turns:` shape.
+fn read_case(file: &Path) -> Result<Case, SuiteError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| SuiteError::at(file, "", format!("cannot read the case file: {e}")))?;
+    let value: Value =
+        serde_saphyr::from_str(&text).map_err(|e| locate(file, String::new(), &e))?;
+    let Value::Object(mut case) = value else {
+        return Err(SuiteError::at(
+            file,
+            "",
+            "a case file holds one mapping: `name`, then `turns` (or `input`, `expected`, `graders`)",
+        ));
+    };
+    let name = match case.get("name") {
+        Some(Value::String(name)) => name.clone(),
+        Some(_) => return Err(SuiteError::at(file, "name", "must be text")),
+        None => {
+            return Err(SuiteError::at(file, "name", "missing")
+                .with_hint("add `name: ...`: the case's name, which its trace names too"));
+        }
+    };
+    let fields = ["input", "expected", "graders"];
+    if case.contains_key("turns") {
+        // evaldeck reads none of these beside `turns`.
+        for field in fields {
+            case.remove(field);
+        }
+    } else if let Some(input) = case.remove("input") {
+        let mut turn = Map::new();
+        turn.insert("user".into(), input);
+        for field in &fields[1..] {
+            if let Some(value) = case.remove(*field) {
+                turn.insert((*field).into(), value);
+            }
+        }
+        case.insert("turns".into(), Value::Array(vec![Value::Object(turn)]));
+    }
+    case.insert("id".into(), Value::String(name.clone()));
+    let line = text
+        .lines()
+        .position(|line| line.starts_with("name:"))
+        .map(|index| index as u64 + 1);
+    Ok(Case {
+        file: file.to_path_buf(),
+        name,
+        line,
+        row: case,
+    })
+}
+
+/// The case a trace line names: `metadata.case_name` of the trace, or of a list's first trace.
+fn case_name(line: &Value) -> Option<&str> {
+    let trace = match line {
+        Value::Array(traces) => traces.first()?,
+        trace => trace,
+    };
+    trace.get("metadata")?.get("case_name")?.as_str()
+}
+
+/// Reads the cases at `cases` and their traces from `traces` into rows, every problem found
+/// reported with its file (and line).
+pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
+    let mut errors = Vec::new();
+    let files = case_files(cases).map_err(|e| vec![e])?;
+    let mut rows: Vec<Case> = Vec::new();
+    for file in files {
+        match read_case(&file) {
+            Ok(case) => match rows.iter().find(|c| c.name == case.name) {
+                Some(first) => errors.push(case.error(
+                    format!(
+                        "the case `{}` is also in {}{}",
+                        case.name,
+                        first.file.display(),
+                        first.line.map_or(String::new(), |l| format!(":{l}"))
+                    ),
+                    "give each case its own name".into(),
+                )),
+                None => rows.push(case),
+            },
+            Err(e) => errors.push(e),
+        }
+    }
+    let text = std::fs::read_to_string(traces).map_err(|e| {
+        errors.push(SuiteError::at(
+            traces,
+            "",
+            format!("cannot read the traces file: {e}"),
+        ));
+        std::mem::take(&mut errors)
+    })?;
+    let mut found: HashMap<String, (u64, Value)> = HashMap::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |field: &str, message: String| SuiteError {
+            line: Some(number),
+            ..SuiteError::at(traces, field, message)
+        };
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            Err(e) => {
+                errors.push(at("", format!("not JSON: {e}")));
+                continue;
+            }
+        };
+        let Some(name) = case_name(&value).map(str::to_string) else {
+            errors.push(
+                at(
+                    "metadata.case_name",
+                    "missing: a trace names the case it records".into(),
+                )
+                .with_hint("add `\"metadata\": {\"case_name\": NAME}` to the trace (a list: to its first trace)"),
+            );
+            continue;
+        };
+        if !rows.iter().any(|case| case.name == name) {
+            errors.push(
+                at(
+                    "metadata.case_name",
+                    format!("no case is named `{name}` in {}", cases.display()),
+                )
+                .with_hint("name one of the cases, or add the case file"),
+            );
+        } else if let Some((first, _)) = found.get(&name) {
+            errors.push(
+                at(
+                    "metadata.case_name",
+                    format!("the case `{name}` already has its trace on line {first}"),
+                )
+                .with_hint("keep one trace (or one list of traces) per case"),
+            );
+        } else {
+            found.insert(name, (number, value));
+        }
+    }
+    for case in &mut rows {
+        match found.remove(case.name.as_str()) {
+            Some((_, trace)) => {
+                case.row.insert("trajectory".into(), trace);
+            }
+            None => errors.push(case.error(
+                format!(
+                    "the case `{}` has no trace in {}",
+                    case.name,
+                    traces.display()
+                ),
+                format!(
+                    "add a line whose trace has `\"metadata\": {{\"case_name\": \"{}\"}}`",
+                    case.name
+                ),
+            )),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let name = cases
+        .file_stem()
+        .map_or("cases".into(), |s| s.to_string_lossy().into_owned());
+    Ok(Project {
+        name,
+        rows: rows
+            .into_iter()
+            .map(|case| Value::Object(case.row))
+            .collect(),
+    })
+}
+
+impl Project {
+    /// Writes the rows (`cases.jsonl`) and the suite that grades them (`suite.yaml`) into
+    /// `dir`: the suite's path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, SuiteError> {
+        let failed =
+            |what: &Path, e: std::io::Error| SuiteError::at(what, "", format!("cannot write: {e}"));
+        std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+        let mut rows = String::new();
+        for row in &self.rows {
+            rows.push_str(&row.to_string());
+            rows.push('\n');
+        }
+        let dataset = dir.join(DATASET_FILE);
+        std::fs::write(&dataset, rows).map_err(|e| failed(&dataset, e))?;
+        let suite = dir.join(SUITE_FILE);
+        let text = format!(
+            "name: {}\ndataset: {DATASET_FILE}\ngraders:\n  {GRADER}:\n    kind: expectations\n",
+            Value::String(self.name.clone())
+        );
+        std::fs::write(&suite, text).map_err(|e| failed(&suite, e))?;
+        Ok(suite)
+    }
+}

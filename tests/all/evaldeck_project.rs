@@ -1,0 +1,213 @@
+//! evaldeck projects through `gavel run CASES --traces TRACES`: a folder of evaldeck case files
+//! (or one of them) and their recorded traces, graded as evaldeck grades them, and the mistakes
+//! in either refused before grading, each with its file and line.
+
+use crate::common::{Workspace, data, stderr};
+use serde_json::{Value, json};
+
+/// The test project: `cases/` holds a single-turn case in the older `input:` form (`weather`),
+/// a three-turn case whose second turn fails (`booking`), a `.yml` case with a grader entry
+/// (`greet`) and `_draft.yaml`, which is not a case.
+fn project(ws: &Workspace) {
+    let root = data("evaldeck-project");
+    for name in [
+        "a_weather.yaml",
+        "b_booking.yaml",
+        "c_greet.yml",
+        "_draft.yaml",
+    ] {
+        let text = std::fs::read_to_string(root.join("cases").join(name)).expect("case file");
+        ws.write(&format!("cases/{name}"), &text);
+    }
+    let traces = std::fs::read_to_string(root.join("traces.jsonl")).expect("traces file");
+    ws.write("traces.jsonl", &traces);
+}
+
+/// Runs gavel expecting it to refuse: exit 2, nothing graded; its error lines.
+fn refused(ws: &Workspace, args: &[&str]) -> String {
+    let output = ws.gavel(args);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("nothing was graded"), "{err}");
+    assert!(!ws.path("out").join("results.jsonl").exists());
+    err
+}
+
+#[test]
+fn a_folder_of_cases_is_graded_with_its_traces_in_evaldeck_order() {
+    let ws = Workspace::new();
+    project(&ws);
+    let output = ws.gavel(&[
+        "run",
+        "cases",
+        "--traces",
+        "traces.jsonl",
+        "-o",
+        "out",
+        "--quiet",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    let graded: Vec<(Value, Value, Value)> = results
+        .iter()
+        .map(|r| {
+            let grade = &r["grades"]["case"];
+            (
+                r["sample_id"].clone(),
+                grade["status"].clone(),
+                grade["score"].clone(),
+            )
+        })
+        .collect();
+    // `.yaml` files by name, then `.yml` files; `_draft.yaml` skipped.
+    assert_eq!(
+        graded,
+        vec![
+            (json!("weather"), json!("pass"), json!(1.0)),
+            (json!("booking"), json!("fail"), json!(0.5)),
+            (json!("greet"), json!("pass"), json!(1.0)),
+        ]
+    );
+    // The older single-turn form is one turn with its `expected` checks.
+    let weather = &results[0]["grades"]["case"];
+    let checks: Vec<&Value> = weather["metadata"]["turns"][0]["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| &c["check"])
+        .collect();
+    assert_eq!(checks, [&json!("output_contains"), &json!("tools_called")]);
+    // The list of traces is graded turn by turn: turn 2 fails, turn 3 is skipped.
+    let booking = &results[1]["grades"]["case"];
+    assert_eq!(booking["metadata"]["failed_at_turn"], json!(1));
+    assert_eq!(
+        booking["rationale"],
+        json!(
+            "1/2 checks passed; turn 2: tools_called: Required tools not called: ['book_flight']; turn 3 skipped"
+        )
+    );
+    // A `graders:` entry of the older form is the turn's.
+    let greet = &results[2]["grades"]["case"];
+    assert_eq!(
+        greet["metadata"]["turns"][0]["checks"][0]["message"],
+        json!("All 1 values found in output")
+    );
+    // `--filter` picks cases by name.
+    let one = ws.gavel(&[
+        "run",
+        "cases",
+        "--traces",
+        "traces.jsonl",
+        "--filter",
+        "id:booking",
+        "-o",
+        "one",
+        "--quiet",
+    ]);
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    assert_eq!(ws.results("one"), results[1..2]);
+    // The run is a suite run like any other: its dataset and suite are in the output folder.
+    assert!(ws.path("out/cases.jsonl").is_file());
+    let again = ws.gavel(&["run", "out/suite.yaml", "-o", "again", "--quiet"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(ws.results("again"), results);
+}
+
+#[test]
+fn one_case_file_is_graded_with_the_trace_naming_it() {
+    let ws = Workspace::new();
+    project(&ws);
+    ws.write_rows(
+        "one.jsonl",
+        &[json!({"input": "Say hello", "output": "goodbye", "metadata": {"case_name": "greet"}})],
+    );
+    let output = ws.gavel(&[
+        "run",
+        "cases/c_greet.yml",
+        "--traces",
+        "one.jsonl",
+        "-o",
+        "out",
+        "--quiet",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["grades"]["case"]["status"], json!("fail"));
+}
+
+#[test]
+fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
+    let ws = Workspace::new();
+    ws.write("cases/a.yaml", "name: weather\ninput: x\n");
+    ws.write("cases/b.yaml", "# the same name\nname: weather\ninput: y\n");
+    ws.write("cases/c.yaml", "input: [unclosed\n");
+    ws.write("cases/d.yaml", "description: no name\ninput: z\n");
+    ws.write("cases/e.yml", "name: lonely\ninput: q\n");
+    ws.write(
+        "traces.jsonl",
+        "{\"input\":\"x\",\"metadata\":{\"case_name\":\"weather\"}}\n\n\
+         {\"input\":\"x\",\"metadata\":{\"case_name\":\"nobody\"}}\n\
+         not json\n\
+         {\"input\":\"x\"}\n\
+         {\"input\":\"x\",\"metadata\":{\"case_name\":\"weather\"}}\n",
+    );
+    let err = refused(
+        &ws,
+        &["run", "cases", "--traces", "traces.jsonl", "-o", "out"],
+    );
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    let expected = [
+        "error: cases/b.yaml:2: name: the case `weather` is also in cases/a.yaml:1",
+        "error: cases/c.yaml:1:8: unclosed bracket '['",
+        "error: cases/d.yaml: name: missing",
+        "error: traces.jsonl:3: metadata.case_name: no case is named `nobody` in cases",
+        "error: traces.jsonl:4: not JSON: expected ident at line 1 column 2",
+        "error: traces.jsonl:5: metadata.case_name: missing: a trace names the case it records",
+        "error: traces.jsonl:6: metadata.case_name: the case `weather` already has its trace on line 1",
+        "error: cases/e.yml:1: name: the case `lonely` has no trace in traces.jsonl",
+    ];
+    assert_eq!(errors, expected, "{err}");
+    // Each says how to fix it.
+    assert!(err.contains("hint: add `name: ...`"), "{err}");
+    assert!(
+        err.contains(
+            "hint: add a line whose trace has `\"metadata\": {\"case_name\": \"lonely\"}`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
+    let ws = Workspace::new();
+    ws.write("empty/notes.txt", "nothing here");
+    ws.write_rows("traces.jsonl", &[]);
+    let err = refused(
+        &ws,
+        &["run", "empty", "--traces", "traces.jsonl", "-o", "out"],
+    );
+    assert!(
+        err.contains("error: empty: this folder holds no case file"),
+        "{err}"
+    );
+    project(&ws);
+    let err = refused(&ws, &["run", "cases", "-o", "out"]);
+    assert!(
+        err.contains("hint: for a folder of evaldeck case files, give their traces: --traces FILE"),
+        "{err}"
+    );
+    let err = refused(&ws, &["run", "cases/b_booking.yaml", "-o", "out"]);
+    assert!(
+        err.contains("hint: this looks like an evaldeck case file: grade it with its recorded traces, --traces FILE"),
+        "{err}"
+    );
+    let err = refused(
+        &ws,
+        &["run", "cases", "--traces", "missing.jsonl", "-o", "out"],
+    );
+    assert!(
+        err.contains("error: missing.jsonl: cannot read the traces file"),
+        "{err}"
+    );
+}
