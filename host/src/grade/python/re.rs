@@ -26,15 +26,14 @@ use memchr::memmem;
 use regex_automata::meta;
 use regex_automata::nfa::thompson::{self, WhichCaptures, pikevm::PikeVM};
 use regex_automata::util::syntax;
-use regex_syntax::hir::{
-    Capture, Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, Repetition, literal,
-};
+use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, HirKind, literal};
 
 mod chars;
 #[cfg(test)]
 mod grammar;
 mod names;
 mod places;
+mod stand_in;
 
 /// `re.IGNORECASE`.
 pub const IGNORECASE: u32 = 2;
@@ -218,7 +217,7 @@ impl Plain {
     /// The parsed plain dialect of a translation, or `None` when the pattern needs fancy-regex
     /// or the parser refuses it (fancy-regex then decides, with its own errors).
     fn new(translated: &Translated) -> Option<Plain> {
-        let hir = parse(translated.plain.as_deref()?)?;
+        let hir = stand_in::parse(translated.plain.as_deref()?)?;
         Some(Plain {
             hir,
             boundaries: translated.boundaries,
@@ -309,35 +308,11 @@ fn alphabet(text: &str) -> ClassUnicode {
 
 /// `hir` with every character class cut down to the characters of `alphabet`.
 fn restrict(hir: &Hir, alphabet: &ClassUnicode) -> Hir {
-    let sub = |sub: &Hir| Box::new(restrict(sub, alphabet));
-    match hir.kind() {
-        HirKind::Class(Class::Unicode(class)) => {
-            let mut class = class.clone();
-            class.intersect(alphabet);
-            Hir::class(Class::Unicode(class))
-        }
-        HirKind::Repetition(repetition) => Hir::repetition(Repetition {
-            min: repetition.min,
-            max: repetition.max,
-            greedy: repetition.greedy,
-            sub: sub(&repetition.sub),
-        }),
-        HirKind::Capture(capture) => Hir::capture(Capture {
-            index: capture.index,
-            name: capture.name.clone(),
-            sub: sub(&capture.sub),
-        }),
-        HirKind::Concat(items) => {
-            Hir::concat(items.iter().map(|h| restrict(h, alphabet)).collect())
-        }
-        HirKind::Alternation(items) => {
-            Hir::alternation(items.iter().map(|h| restrict(h, alphabet)).collect())
-        }
-        HirKind::Empty
-        | HirKind::Literal(_)
-        | HirKind::Class(Class::Bytes(_))
-        | HirKind::Look(_) => hir.clone(),
-    }
+    stand_in::map_classes(hir, &mut |class| {
+        let mut class = class.clone();
+        class.intersect(alphabet);
+        Some(class)
+    })
 }
 
 /// The texts every match of a pattern begins with, read from its relaxed dialect (see
@@ -1007,6 +982,17 @@ impl Output {
     fn push_split(&mut self, fancy: &str, plain: &str) {
         self.fancy.push_str(fancy);
         self.plain_dialects().for_each(|out| out.push_str(plain));
+    }
+
+    /// A category's class, written in the plain dialect as its stand-in (see [`stand_in`]).
+    fn push_category(&mut self, class: &str) {
+        self.fancy.push_str(class);
+        if let Some(plain) = &mut self.plain {
+            plain.push_str(stand_in::of(class).unwrap_or(class));
+        }
+        if let Some(relaxed) = &mut self.relaxed {
+            relaxed.push_str(class);
+        }
     }
 
     /// A construct only the backtracking engine has, which the relaxed dialect cannot leave
@@ -1834,7 +1820,7 @@ impl Translator {
         }
         match self.class_escape(c, start, false)? {
             ClassItem::Char(ch) => self.push_char(ch),
-            ClassItem::Category(class) => self.out.push_str(&class),
+            ClassItem::Category(class) => self.out.push_category(&class),
         }
         Ok(Some(Width::ONE))
     }
@@ -2378,7 +2364,7 @@ mod tests {
             plain(r"Confirmation: [A-Z]{3}\d{3}"),
             Some(format!(
                 r"Confirmation: (?:[A-Z]){{3}}(?:{}){{3}}",
-                chars::DIGIT.class
+                stand_in::of(&chars::DIGIT.class).unwrap()
             ))
         );
     }
