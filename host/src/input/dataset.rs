@@ -864,13 +864,13 @@ struct Counting {
     source: Mutex<Source>,
 }
 
+/// How a count not yet asked for is taken; `None` when it cannot be.
+type Count = Box<dyn FnOnce() -> Option<u64> + Send>;
+
 /// Where a count not yet in stands.
 enum Source {
-    /// Not asked for yet: the rows of `path`, at most `max` of them.
-    Idle {
-        path: PathBuf,
-        max: Option<u64>,
-    },
+    /// Not asked for yet.
+    Idle(Count),
     Counting(std::thread::JoinHandle<Option<u64>>),
     /// Taken, or it could not be.
     Over,
@@ -891,13 +891,26 @@ impl RowCount {
     /// [`RowCount::begin`] or [`RowCount::wait`] asks. A file that cannot be counted has no
     /// count: reading it for grading fails the same way and says why.
     pub fn of(path: &Path, max: Option<u64>) -> RowCount {
+        let path = path.to_path_buf();
+        RowCount::later(move || counted(&path, max))
+    }
+
+    /// A count `count` takes once [`RowCount::begin`] or [`RowCount::wait`] asks.
+    pub fn later(count: impl FnOnce() -> Option<u64> + Send + 'static) -> RowCount {
         RowCount(std::sync::Arc::new(Counting {
             value: std::sync::OnceLock::new(),
-            source: Mutex::new(Source::Idle {
-                path: path.to_path_buf(),
-                max,
-            }),
+            source: Mutex::new(Source::Idle(Box::new(count))),
         }))
+    }
+
+    /// Sets the count to `rows` unless it is already in: what the pass that read every item
+    /// found spares counting them again. A count under way is left to finish.
+    pub fn settle(&self, rows: u64) {
+        let mut source = self.source();
+        if matches!(*source, Source::Idle(_)) {
+            *source = Source::Over;
+            let _ = self.0.value.set(Some(rows));
+        }
     }
 
     fn source(&self) -> std::sync::MutexGuard<'_, Source> {
@@ -910,14 +923,14 @@ impl RowCount {
     /// Starts counting on a thread of its own, if no count is in or under way.
     pub fn begin(&self) {
         let mut source = self.source();
-        if let Source::Idle { path, max } = &*source {
-            let (path, max) = (path.clone(), *max);
-            let thread = std::thread::Builder::new()
-                .name("gavel-count".to_string())
-                .spawn(move || counted(&path, max));
+        *source = match std::mem::replace(&mut *source, Source::Over) {
             // A thread that cannot start leaves the count unknown.
-            *source = thread.map_or(Source::Over, Source::Counting);
-        }
+            Source::Idle(count) => std::thread::Builder::new()
+                .name("gavel-count".to_string())
+                .spawn(count)
+                .map_or(Source::Over, Source::Counting),
+            other => other,
+        };
     }
 
     /// The count, if it is in; never waits, and asks for none.
@@ -926,7 +939,7 @@ impl RowCount {
             return *value;
         }
         let finished = match &*self.source() {
-            Source::Idle { .. } => false,
+            Source::Idle(_) => false,
             Source::Counting(thread) => thread.is_finished(),
             Source::Over => true,
         };
@@ -937,7 +950,7 @@ impl RowCount {
     pub fn wait(&self) -> Option<u64> {
         *self.0.value.get_or_init(
             || match std::mem::replace(&mut *self.source(), Source::Over) {
-                Source::Idle { path, max } => counted(&path, max),
+                Source::Idle(count) => count(),
                 Source::Counting(thread) => thread.join().ok().flatten(),
                 Source::Over => None,
             },
@@ -1500,6 +1513,22 @@ mod tests {
         pending.begin();
         assert!(matches!(pending.now(), None | Some(3)));
         assert_eq!(pending.wait(), Some(3));
+    }
+
+    #[test]
+    fn a_settled_count_is_not_taken_again() {
+        let settled = RowCount::later(|| panic!("counted again"));
+        settled.settle(5);
+        assert_eq!(settled.now(), Some(5));
+        assert_eq!(settled.wait(), Some(5));
+        // A count already in, or under way, keeps its own number.
+        let known = RowCount::known(2);
+        known.settle(5);
+        assert_eq!(known.wait(), Some(2));
+        let begun = RowCount::later(|| Some(3));
+        begun.begin();
+        begun.settle(5);
+        assert_eq!(begun.wait(), Some(3));
     }
 
     /// What [`Lines`] reads from `input` in `block_size`-byte reads: each row with its offset

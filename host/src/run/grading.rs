@@ -216,9 +216,7 @@ async fn guarded_extract(
     match extraction {
         Extraction::Builtin(e) => builtin_extract(e, sample, trajectory),
         Extraction::Pack(e) => {
-            if trajectory.is_empty() {
-                return Err(Grade::fail(EMPTY_TRAJECTORY));
-            }
+            not_empty(trajectory)?;
             guarded(e.extract_off_worker(sample, trajectory).await)
         }
     }
@@ -230,10 +228,16 @@ fn builtin_extract(
     sample: &Sample<'_>,
     trajectory: &Trajectory<'_>,
 ) -> Result<String, Grade> {
+    not_empty(trajectory)?;
+    guarded(extractor.extract(sample, trajectory))
+}
+
+/// The guard's first check: an empty trajectory scores 0 before any extractor runs.
+fn not_empty(trajectory: &Trajectory<'_>) -> Result<(), Grade> {
     if trajectory.is_empty() {
         return Err(Grade::fail(EMPTY_TRAJECTORY));
     }
-    guarded(extractor.extract(sample, trajectory))
+    Ok(())
 }
 
 /// The guard's verdict on what an extractor returned.

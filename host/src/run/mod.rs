@@ -237,9 +237,10 @@ pub fn run(
         }
         RowCount::known(validation.total)
     } else {
-        count(prepared, selection.clone()).map_err(|e| vec![e])?
+        count(prepared, selection.clone())
     };
     let expected = total.clone();
+    let settled = total.clone();
     let mut aggregator = aggregator(prepared, move || expected.wait().unwrap_or(0));
     let junit_path = options.junit.as_deref();
     let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
@@ -334,6 +335,10 @@ pub fn run(
             "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)",
         ));
         return Err(errors);
+    }
+    if end == PassEnd::Complete {
+        // Every selected item has its result: the count is in without reading them again.
+        settled.settle(already + written);
     }
     if already + written == 0 && end == PassEnd::Complete {
         let mut errors = vec![RunError::NothingSelected {
@@ -688,20 +693,22 @@ fn nothing_selected(prepared: &Prepared, selection: &Selection) -> String {
     }
 }
 
-/// How many items the run will grade. With every row an item, the lines are counted only if
-/// something asks (see [`RowCount`]); a file that cannot be counted fails when the pass reads it.
-fn count(prepared: &Prepared, selection: Selection) -> Result<RowCount, RunError> {
+/// How many items the run will grade, counted only if something asks (see [`RowCount`]) before
+/// the pass has read them all; a file that cannot be counted fails when the pass reads it.
+fn count(prepared: &Prepared, selection: Selection) -> RowCount {
     if selection.filters.is_empty() && prepared.runs.is_empty() {
         let max = selection.max_samples.filter(|max| *max > 0);
-        return Ok(RowCount::of(&prepared.dataset, max));
+        return RowCount::of(&prepared.dataset, max);
     }
-    let items = Items::open(&prepared.dataset, &prepared.runs)?;
-    let mut selected = Selected::new(items, selection);
-    let mut n = 0;
-    while selected.next_item().is_some() {
-        n += 1;
-    }
-    Ok(RowCount::known(n))
+    let (dataset, runs) = (prepared.dataset.clone(), prepared.runs.clone());
+    RowCount::later(move || {
+        let mut selected = Selected::new(Items::open(&dataset, &runs).ok()?, selection);
+        let mut n = 0;
+        while selected.next_item().is_some() {
+            n += 1;
+        }
+        Some(n)
+    })
 }
 
 /// Where a pass's results go: the results file, the aggregates, the JUnit report, the observer.
