@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec};
+use gavel::grade::pack::{FunctionKind, GuestError, Limits, Pack, PackError, PackHost, PackSpec};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{AgentState, Sample, Texts};
 use gavel::input::trajectory::{
@@ -512,7 +512,10 @@ fn the_sdk_sees_every_field_of_the_canonical_model() {
     let forgotten = extractor
         .extract(&Sample::default(), &trajectory)
         .expect_err("no agent state");
-    assert!(forgotten.contains("no agent_state"), "{forgotten}");
+    assert!(
+        matches!(&forgotten, GuestError::Returned(m) if m.contains("no agent_state")),
+        "{forgotten}"
+    );
 }
 
 /// letta-evals' recorded extractor vectors (all but `pattern`, which needs Python's regex

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use gavel::grade::pack::{FunctionKind, Limits, Pack, PackError, PackHost, PackSpec};
+use gavel::grade::pack::{FunctionKind, GuestError, Limits, Pack, PackError, PackHost, PackSpec};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, SampleId, Texts};
 use gavel::input::trajectory::{Content, Event, ToolCall, Trajectory};
@@ -213,7 +213,7 @@ fn huge_return_values_are_refused() {
         .extractor("huge", &Value::Null)
         .unwrap()
         .extract(&sample(), &trajectory());
-    assert_eq!(huge, Err("output too large".to_string()));
+    assert_eq!(huge, Err(GuestError::OutputTooLarge));
     // The same output passes under a limit that allows it.
     let roomy = adversary_with(Limits {
         output_kb: Some(4096),

@@ -15,29 +15,55 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use crate::config::{FieldProblem, FieldProblems};
 use crate::grade::{Grade, GradeKey};
 
+/// Why weights are refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WeightsError {
+    #[error("weights must name at least one metric")]
+    None,
+    #[error("weight of `{key}` must be a non-negative number, got {weight}")]
+    Invalid { key: String, weight: f64 },
+    #[error("`{0}` is weighted twice")]
+    Twice(String),
+    #[error("weights must not all be zero")]
+    AllZero,
+}
+
+/// Why a sample has no reward from a reward spec.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RewardError {
+    #[error("reward: the sample has no `{0}` grade")]
+    NoGrade(String),
+    #[error("reward: the `{0}` grade has no numeric score")]
+    NotNumeric(String),
+    /// The plan holds the composer; a suite reaches here only through a plan without it.
+    #[error("reward: the composer `{0}` was not loaded")]
+    NotLoaded(String),
+}
+
 /// Metric weights: at least one, each finite and non-negative, with a non-zero sum; kept in the
 /// order written and normalised to sum to 1 (letta-evals' `normalize_weights`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Weights(Vec<(String, f64)>);
 
 impl Weights {
-    pub fn new(weights: Vec<(String, f64)>) -> Result<Weights, String> {
+    pub fn new(weights: Vec<(String, f64)>) -> Result<Weights, WeightsError> {
         if weights.is_empty() {
-            return Err("weights must name at least one metric".into());
+            return Err(WeightsError::None);
         }
         for (i, (key, weight)) in weights.iter().enumerate() {
             if !weight.is_finite() || *weight < 0.0 {
-                return Err(format!(
-                    "weight of `{key}` must be a non-negative number, got {weight}"
-                ));
+                return Err(WeightsError::Invalid {
+                    key: key.clone(),
+                    weight: *weight,
+                });
             }
             if weights[..i].iter().any(|(k, _)| k == key) {
-                return Err(format!("`{key}` is weighted twice"));
+                return Err(WeightsError::Twice(key.clone()));
             }
         }
         let total: f64 = weights.iter().map(|(_, w)| w).sum();
         if total == 0.0 {
-            return Err("weights must not all be zero".into());
+            return Err(WeightsError::AllZero);
         }
         Ok(Weights(
             weights.into_iter().map(|(k, w)| (k, w / total)).collect(),
@@ -118,17 +144,17 @@ impl RewardSpec {
         }
     }
 
-    pub fn compute(&self, grades: &[(GradeKey, Grade)]) -> Result<f64, String> {
-        let score = |key: &str| -> Result<f64, String> {
+    pub fn compute(&self, grades: &[(GradeKey, Grade)]) -> Result<f64, RewardError> {
+        let score = |key: &str| -> Result<f64, RewardError> {
             let grade = grades
                 .iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, g)| g)
-                .ok_or_else(|| format!("reward: the sample has no `{key}` grade"))?;
+                .ok_or_else(|| RewardError::NoGrade(key.to_string()))?;
             if grade.score.is_finite() {
                 Ok(grade.score)
             } else {
-                Err(format!("reward: the `{key}` grade has no numeric score"))
+                Err(RewardError::NotNumeric(key.to_string()))
             }
         };
         match self {
@@ -141,10 +167,7 @@ impl RewardSpec {
                 // Normalised weights over scores in [0, 1] can overshoot 1 by a rounding step.
                 Ok(sum.min(1.0))
             }
-            // The plan holds the composer; a suite reaches here only through a plan without it.
-            RewardSpec::Custom { function } => {
-                Err(format!("reward: the composer `{function}` was not loaded"))
-            }
+            RewardSpec::Custom { function } => Err(RewardError::NotLoaded(function.clone())),
         }
     }
 }
@@ -226,10 +249,13 @@ mod tests {
     fn missing_or_broken_grades_are_errors() {
         let reward = spec("kind: weighted\nweights: {a: 1, b: 1}\n").unwrap();
         let err = reward.compute(&grades(&[("a", 1.0)])).unwrap_err();
-        assert!(err.contains("`b`"), "{err}");
+        assert_eq!(err.to_string(), "reward: the sample has no `b` grade");
         let mut g = grades(&[("a", 1.0), ("b", 1.0)]);
         g[1].1 = Grade::new(f64::NAN, Status::Error, "judge said NaN");
-        assert!(reward.compute(&g).unwrap_err().contains("`b`"));
+        assert_eq!(
+            reward.compute(&g).unwrap_err().to_string(),
+            "reward: the `b` grade has no numeric score"
+        );
     }
 
     #[test]

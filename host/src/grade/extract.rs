@@ -181,7 +181,7 @@ impl Extractor {
         &self,
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, ExtractError> {
         let assistant = || trajectory.assistant_messages().map(Content::flatten);
         Ok(Some(match self {
             Extractor::LastAssistant => assistant().next_back().unwrap_or_default().into_owned(),
@@ -209,9 +209,9 @@ impl Extractor {
                     let found = if *search_all {
                         find_all(regex, group, &content)
                     } else {
-                        search(regex, group, &content).map_err(|e| e.to_string())
+                        search(regex, group, &content).map_err(PatternError::from)
                     };
-                    match found.map_err(|e| format!("pattern extractor: {e}"))? {
+                    match found.map_err(ExtractError::Pattern)? {
                         Found::Nothing => continue,
                         Found::Text(text) => return Ok(text),
                     }
@@ -257,11 +257,10 @@ impl Extractor {
                 })
                 .unwrap_or_default(),
             Extractor::MemoryBlock { block_label } => {
-                let state = sample.agent_state.as_ref().ok_or_else(|| {
-                    "memory_block extractor needs the agent's memory, but the sample has no \
-                     `agent_state`"
-                        .to_string()
-                })?;
+                let state = sample
+                    .agent_state
+                    .as_ref()
+                    .ok_or(ExtractError::NoAgentState)?;
                 state
                     .blocks
                     .iter()
@@ -271,6 +270,32 @@ impl Extractor {
             }
         }))
     }
+}
+
+/// Why an extractor raised where letta-evals' raises.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExtractError {
+    #[error("pattern extractor: {0}")]
+    Pattern(PatternError),
+    #[error("memory_block extractor needs the agent's memory, but the sample has no `agent_state`")]
+    NoAgentState,
+}
+
+/// Why the `pattern` extractor could not take its group from a match.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PatternError {
+    #[error(transparent)]
+    Regex(#[from] RegexError),
+    #[error(
+        "group {0:?}: with search_all and several groups, `group` must be a position in each \
+         match's tuple of groups"
+    )]
+    NamedGroupInTuples(String),
+    #[error(
+        "group {index} is out of range for a match with {len} groups (search_all counts groups \
+         from 0)"
+    )]
+    OutOfRange { index: i64, len: i64 },
 }
 
 /// What one assistant message gave the `pattern` extractor.
@@ -297,8 +322,8 @@ fn search(regex: &Regex, group: &Group, content: &str) -> Result<Found, RegexErr
 }
 
 /// `re.findall`, joined with spaces; with two or more groups, element `group` of each tuple.
-fn find_all(regex: &Regex, group: &Group, content: &str) -> Result<Found, String> {
-    let found = regex.findall(content).map_err(|e| e.to_string())?;
+fn find_all(regex: &Regex, group: &Group, content: &str) -> Result<Found, PatternError> {
+    let found = regex.findall(content)?;
     if found.is_empty() {
         return Ok(Found::Nothing);
     }
@@ -307,12 +332,7 @@ fn find_all(regex: &Regex, group: &Group, content: &str) -> Result<Found, String
         Findall::Tuples(tuples) => {
             let index = match group {
                 Group::Index(i) => *i,
-                Group::Name(name) => {
-                    return Err(format!(
-                        "group {name:?}: with search_all and several groups, `group` must be a \
-                         position in each match's tuple of groups"
-                    ));
-                }
+                Group::Name(name) => return Err(PatternError::NamedGroupInTuples(name.clone())),
             };
             tuples
                 .iter()
@@ -325,18 +345,13 @@ fn find_all(regex: &Regex, group: &Group, content: &str) -> Result<Found, String
 }
 
 /// Python tuple indexing (`tuple[index]`, negative counting from the end).
-fn tuple_item<'t>(tuple: &[&'t str], index: i64) -> Result<&'t str, String> {
+fn tuple_item<'t>(tuple: &[&'t str], index: i64) -> Result<&'t str, PatternError> {
     let len = tuple.len() as i64;
     let at = if index < 0 { index + len } else { index };
     usize::try_from(at)
         .ok()
         .and_then(|at| tuple.get(at).copied())
-        .ok_or_else(|| {
-            format!(
-                "group {index} is out of range for a match with {len} groups \
-                 (search_all counts groups from 0)"
-            )
-        })
+        .ok_or(PatternError::OutOfRange { index, len })
 }
 
 #[cfg(test)]
@@ -388,6 +403,7 @@ pub(crate) mod tests {
             ..Trajectory::default()
         };
         e.extract(&Sample::default(), &trajectory)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

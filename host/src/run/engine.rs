@@ -796,8 +796,13 @@ async fn grade(
     };
     let computed = match (&plan.reward, reward) {
         _ if result.error.is_some() => None,
-        (Some(custom), _) => Some(custom.compute(sample, &result.grades).await),
-        (None, Some(reward)) => Some(reward.compute(&result.grades)),
+        (Some(custom), _) => Some(
+            custom
+                .compute(sample, &result.grades)
+                .await
+                .map_err(|e| e.to_string()),
+        ),
+        (None, Some(reward)) => Some(reward.compute(&result.grades).map_err(|e| e.to_string())),
         (None, None) => None,
     };
     if let Some(computed) = computed {

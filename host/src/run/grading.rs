@@ -241,7 +241,7 @@ fn not_empty(trajectory: &Trajectory<'_>) -> Result<(), Grade> {
 }
 
 /// The guard's verdict on what an extractor returned.
-fn guarded(extracted: Result<Option<String>, String>) -> Result<String, Grade> {
+fn guarded(extracted: Result<Option<String>, impl std::fmt::Display>) -> Result<String, Grade> {
     match extracted {
         Ok(Some(submission)) if !submission.is_empty() => Ok(submission),
         Ok(_) => Err(Grade::fail(EMPTY_SUBMISSION)),

@@ -355,7 +355,8 @@ mod tests {
                         (g, String::new())
                     } else {
                         match extractor
-                            .extract(&sample, &trajectory)?
+                            .extract(&sample, &trajectory)
+                            .map_err(|e| e.to_string())?
                             .filter(|s| !s.is_empty())
                         {
                             None => (

@@ -49,7 +49,7 @@ impl Usage {
 
 /// The outcome of one call: the guest's answer, or the reason there is none.
 pub(super) struct Outcome<T> {
-    pub(super) result: Result<T, String>,
+    pub(super) result: Result<T, CallFailure>,
     pub(super) usage: Usage,
 }
 
@@ -126,81 +126,75 @@ fn run_here<T>(
     let result = result.map_err(|error| {
         let failure = classify(&error, state.output_full());
         match failure {
-            Failure::Deadline => usage.fuel_used = None,
-            Failure::Exited(code) => usage.exit_code = Some(code),
+            CallFailure::Deadline => usage.fuel_used = None,
+            CallFailure::Exited(code) => usage.exit_code = Some(code),
             _ => {}
         }
-        failure.reason()
+        failure
     });
     Outcome { result, usage }
 }
 
-/// Why a call produced no answer.
-#[derive(Debug, Clone, PartialEq)]
-enum Failure {
+/// Why a sandboxed call produced no answer, in a short reason that stays the same across
+/// wasmtime versions: what an error grade's rationale shows.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallFailure {
+    #[error("fuel exhausted")]
     Fuel,
+    #[error("deadline exceeded")]
     Deadline,
+    #[error("memory limit exceeded")]
     Memory,
+    #[error("table limit exceeded")]
     Table,
     /// The call failed once its stdout or stderr had filled up.
+    #[error("stdout limit exceeded")]
     OutputStreamFull,
+    #[error("guest trapped: {0}")]
     Trap(&'static str),
+    #[error("guest exited")]
     Exited(i32),
     /// The guest called an import the host does not grant.
+    #[error("not granted: {0}")]
     NotGranted(String),
     /// An interpreter could not load the user's program.
+    #[error("cannot load the program: {0}")]
     Program(String),
     /// Anything else the host refused: a malformed result, a write past a stream's end.
+    #[error("host refused the call: {0}")]
     Host(String),
 }
 
-impl Failure {
-    fn reason(&self) -> String {
-        match self {
-            Failure::Fuel => "fuel exhausted".to_string(),
-            Failure::Deadline => "deadline exceeded".to_string(),
-            Failure::Memory => "memory limit exceeded".to_string(),
-            Failure::Table => "table limit exceeded".to_string(),
-            Failure::OutputStreamFull => "stdout limit exceeded".to_string(),
-            Failure::Trap(kind) => format!("guest trapped: {kind}"),
-            Failure::Exited(_) => "guest exited".to_string(),
-            Failure::NotGranted(import) => format!("not granted: {import}"),
-            Failure::Program(message) => format!("cannot load the program: {message}"),
-            Failure::Host(message) => format!("host refused the call: {message}"),
-        }
-    }
-}
-
-fn classify(error: &wasmtime::Error, output_stream_full: bool) -> Failure {
+fn classify(error: &wasmtime::Error, output_stream_full: bool) -> CallFailure {
     if let Some(hit) = error.downcast_ref::<LimitHit>() {
         return match hit {
-            LimitHit::Memory { .. } => Failure::Memory,
-            LimitHit::Table { .. } => Failure::Table,
+            LimitHit::Memory { .. } => CallFailure::Memory,
+            LimitHit::Table { .. } => CallFailure::Table,
         };
     }
     if let Some(exit) = error.downcast_ref::<I32Exit>() {
-        return Failure::Exited(exit.0);
+        return CallFailure::Exited(exit.0);
     }
     if let Some(NotGranted(import)) = error.downcast_ref::<NotGranted>() {
-        return Failure::NotGranted(import.clone());
+        return CallFailure::NotGranted(import.clone());
     }
     if let Some(ProgramFailed(message)) = error.downcast_ref::<ProgramFailed>() {
-        return Failure::Program(message.clone());
+        return CallFailure::Program(message.clone());
     }
     let trap = error.downcast_ref::<Trap>();
     match trap {
-        Some(Trap::OutOfFuel) => return Failure::Fuel,
-        Some(Trap::Interrupt) => return Failure::Deadline,
+        Some(Trap::OutOfFuel) => return CallFailure::Fuel,
+        Some(Trap::Interrupt) => return CallFailure::Deadline,
         _ => {}
     }
     // A write past the cap fails in the host, or the guest aborts when its write fails (Rust's
     // `println!` panics): either way the cap is the cause.
     if output_stream_full {
-        return Failure::OutputStreamFull;
+        return CallFailure::OutputStreamFull;
     }
     match trap {
-        Some(trap) => Failure::Trap(trap_kind(trap)),
-        None => Failure::Host(error.root_cause().to_string()),
+        Some(trap) => CallFailure::Trap(trap_kind(trap)),
+        None => CallFailure::Host(error.root_cause().to_string()),
     }
 }
 

@@ -45,12 +45,18 @@ pub(super) struct Sandbox {
     pub(super) linker_v0_1: Linker<CallState>,
 }
 
-static SANDBOX: OnceLock<Result<Sandbox, String>> = OnceLock::new();
+static SANDBOX: OnceLock<Result<Sandbox, SandboxUnavailable>> = OnceLock::new();
+
+/// Why the process's sandbox could not be created: wasmtime's error with its causes, kept for
+/// every pack that asks after the first.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct SandboxUnavailable(String);
 
 /// The process's sandbox, created on first use.
-pub(super) fn sandbox() -> Result<&'static Sandbox, String> {
+pub(super) fn sandbox() -> Result<&'static Sandbox, SandboxUnavailable> {
     SANDBOX
-        .get_or_init(|| Sandbox::new().map_err(|e| format!("{e:#}")))
+        .get_or_init(|| Sandbox::new().map_err(|e| SandboxUnavailable(format!("{e:#}"))))
         .as_ref()
         .map_err(Clone::clone)
 }

@@ -61,6 +61,7 @@ use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
 use cache::Cache;
+pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
 pub use compile::{
     COMPILE_SUBCOMMAND, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S, child_main,
@@ -262,7 +263,7 @@ pub enum PackError {
     #[error("{message}")]
     Program { message: String },
     #[error("cannot create the WebAssembly sandbox: {0}")]
-    Sandbox(String),
+    Sandbox(engine::SandboxUnavailable),
     #[error("cannot create the pack cache directory {}: {source}", path.display())]
     CacheDir {
         path: PathBuf,
@@ -396,7 +397,7 @@ impl Pack {
         });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
-            reason,
+            reason: reason.to_string(),
         })?;
         let info = pack_info(name, described, wit_version)?;
         Ok(Pack {
@@ -680,10 +681,10 @@ impl PackGrader {
         let grade = match result {
             Ok(Ok(grade)) => accept_grade(grade, f.output_limit()),
             Ok(Err(message)) if message.len() > f.output_limit() => {
-                Grade::error("output too large")
+                Grade::error(GuestError::OutputTooLarge.to_string())
             }
-            Ok(Err(message)) => Grade::error(format!("guest returned error: {message}")),
-            Err(reason) => Grade::error(reason),
+            Ok(Err(message)) => Grade::error(GuestError::Returned(message).to_string()),
+            Err(reason) => Grade::error(reason.to_string()),
         };
         grade
             .with_submission(submission)
@@ -743,6 +744,17 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     })
 }
 
+/// Why a pack function gave no answer: the call failed, or the guest's answer is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GuestError {
+    #[error(transparent)]
+    Call(#[from] CallFailure),
+    #[error("output too large")]
+    OutputTooLarge,
+    #[error("guest returned error: {0}")]
+    Returned(String),
+}
+
 /// A pack's extractor, ready to extract from many threads at once.
 #[derive(Clone)]
 pub struct PackExtractor {
@@ -756,7 +768,7 @@ impl PackExtractor {
         &self,
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, GuestError> {
         self.extract_wit(&self.function.pack.exports.args(sample, trajectory))
     }
 
@@ -766,23 +778,23 @@ impl PackExtractor {
         &self,
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, GuestError> {
         let extractor = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
         call::off_worker(move || extractor.extract_wit(&args)).await
     }
 
-    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, String> {
+    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, GuestError> {
         let f = &self.function;
         let Outcome { result, .. } = f.run(|exports, instance, store| {
             exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
             Ok(Some(text)) | Err(text) if text.len() > f.output_limit() => {
-                Err("output too large".to_string())
+                Err(GuestError::OutputTooLarge)
             }
             Ok(extracted) => Ok(extracted),
-            Err(message) => Err(format!("guest returned error: {message}")),
+            Err(message) => Err(GuestError::Returned(message)),
         }
     }
 }
@@ -797,21 +809,21 @@ impl PackReward {
     /// The reward of `context` (a JSON object) in a fresh sandbox: the composer's JSON result
     /// (a number, or an object with a `reward`), or a stable reason. The call runs on a thread
     /// made for blocking work, as graders' do.
-    pub async fn reward_off_worker(&self, context: String) -> Result<String, String> {
+    pub async fn reward_off_worker(&self, context: String) -> Result<String, GuestError> {
         let reward = self.clone();
         call::off_worker(move || reward.reward(&context)).await
     }
 
-    fn reward(&self, context: &str) -> Result<String, String> {
+    fn reward(&self, context: &str) -> Result<String, GuestError> {
         let f = &self.function;
         let Outcome { result, .. } =
             f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));
         match result? {
             Ok(text) | Err(text) if text.len() > f.output_limit() => {
-                Err("output too large".to_string())
+                Err(GuestError::OutputTooLarge)
             }
             Ok(json) => Ok(json),
-            Err(message) => Err(format!("guest returned error: {message}")),
+            Err(message) => Err(GuestError::Returned(message)),
         }
     }
 }

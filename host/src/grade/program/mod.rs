@@ -94,7 +94,11 @@ pub fn prepare(
     if let Some(RewardSpec::Custom { function }) = &suite.file.reward
         && let Err(e) = add_file(&mut builder, Some(function))
     {
-        errors.push(SuiteError::at(&suite.path, "reward.function", e));
+        errors.push(SuiteError::at(
+            &suite.path,
+            "reward.function",
+            e.to_string(),
+        ));
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -133,7 +137,7 @@ fn gather(
 ) {
     for (key, spec) in graders {
         let field = format!("{prefix}.{key}");
-        let added: Vec<(&str, Result<(), String>)> = match spec {
+        let added: Vec<(&str, Result<(), ProgramError>)> = match spec {
             GraderSpec::Tool(tool) => vec![
                 ("function", add_file(builder, Some(&tool.function))),
                 ("extractor", add_file(builder, tool.extractor.as_deref())),
@@ -146,7 +150,7 @@ fn gather(
                 let added = match (&python.source, &python.source_path) {
                     (Some(source), None) => builder.inline(inline_module(key), &field, source),
                     (None, Some(path)) if path.ends_with(".py") => builder.file(path),
-                    (None, Some(_)) => Err("`source_path` names a `.py` file".to_string()),
+                    (None, Some(_)) => Err(ProgramError::NotPython),
                     // Both or neither: the plan says which.
                     _ => Ok(()),
                 };
@@ -160,18 +164,58 @@ fn gather(
         };
         for (what, result) in added {
             if let Err(e) = result {
-                error(format!("{field}.{what}"), e);
+                error(format!("{field}.{what}"), e.to_string());
             }
         }
     }
 }
 
 /// Adds the file of a `path/file.py:name` reference; any other name adds nothing.
-fn add_file(builder: &mut ProgramBuilder, name: Option<&str>) -> Result<(), String> {
+fn add_file(builder: &mut ProgramBuilder, name: Option<&str>) -> Result<(), ProgramError> {
     match name.and_then(file_reference) {
         Some((path, _)) => builder.file(path),
         None => Ok(()),
     }
+}
+
+/// Why a Python file or module cannot join a program.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    #[error("`source_path` names a `.py` file")]
+    NotPython,
+    #[error("no such file: {}", .0.display())]
+    NoSuchFile(PathBuf),
+    #[error(
+        "`{0}` is not a Python module name (write it as `my_graders` or `graders.tools`, without `.py`)"
+    )]
+    NotAModuleName(String),
+    #[error(
+        "no module `{dotted}` beside the suite: neither {} nor {} exists",
+        file.display(),
+        package.display()
+    )]
+    NoModule {
+        dotted: String,
+        file: PathBuf,
+        package: PathBuf,
+    },
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("two Python modules are named `{module}`: {first} and {second}; rename one")]
+    SameName {
+        module: String,
+        first: String,
+        second: String,
+    },
+    #[error(
+        "more than {MAX_FILES} Python files or {} MiB of them beside the graders (at {at}); \
+         keep the graders in a folder of their own",
+        MAX_BYTES >> 20
+    )]
+    TooMany { at: String },
 }
 
 /// Files of a program, at most.
@@ -251,10 +295,10 @@ impl ProgramBuilder {
     }
 
     /// The file `relative` (to the suite), imported as its stem; the files beside it come along.
-    pub fn file(&mut self, relative: &str) -> Result<(), String> {
+    pub fn file(&mut self, relative: &str) -> Result<(), ProgramError> {
         let path = self.suite_dir.join(relative);
         if !path.is_file() {
-            return Err(format!("no such file: {}", path.display()));
+            return Err(ProgramError::NoSuchFile(path));
         }
         let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.root(&root)?;
@@ -264,20 +308,18 @@ impl ProgramBuilder {
 
     /// The module `dotted` (`my_graders`, `graders.tools`), found beside the suite as
     /// `my_graders.py` or `my_graders/__init__.py`.
-    pub fn module(&mut self, dotted: &str) -> Result<(), String> {
+    pub fn module(&mut self, dotted: &str) -> Result<(), ProgramError> {
         if !dotted.split('.').all(is_identifier) {
-            return Err(format!(
-                "`{dotted}` is not a Python module name (write it as `my_graders` or `graders.tools`, without `.py`)"
-            ));
+            return Err(ProgramError::NotAModuleName(dotted.to_string()));
         }
         let base = self.suite_dir.join(dotted.replace('.', "/"));
-        let candidates = [base.with_extension("py"), base.join("__init__.py")];
-        if !candidates.iter().any(|c| c.is_file()) {
-            return Err(format!(
-                "no module `{dotted}` beside the suite: neither {} nor {} exists",
-                candidates[0].display(),
-                candidates[1].display()
-            ));
+        let [file, package] = [base.with_extension("py"), base.join("__init__.py")];
+        if !file.is_file() && !package.is_file() {
+            return Err(ProgramError::NoModule {
+                dotted: dotted.to_string(),
+                file,
+                package,
+            });
         }
         let root = self.suite_dir.clone();
         self.root(&root)?;
@@ -287,7 +329,7 @@ impl ProgramBuilder {
 
     /// Python source written in the suite itself (OpenAI's `source: |`) as `module`, named
     /// `<suite file>#<field>` in errors and tracebacks.
-    pub fn inline(&mut self, module: String, field: &str, text: &str) -> Result<(), String> {
+    pub fn inline(&mut self, module: String, field: &str, text: &str) -> Result<(), ProgramError> {
         let path = format!("{}#{field}", self.suite_file.display());
         self.add(
             module.clone(),
@@ -313,7 +355,7 @@ impl ProgramBuilder {
     }
 
     /// Every `.py` file under `root`, as modules named by their place below it.
-    fn root(&mut self, root: &Path) -> Result<(), String> {
+    fn root(&mut self, root: &Path) -> Result<(), ProgramError> {
         if self.roots.iter().any(|r| r == root) {
             return Ok(());
         }
@@ -325,8 +367,10 @@ impl ProgramBuilder {
             let Some(module) = module_name(root, &file) else {
                 continue;
             };
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            let text = match std::fs::read_to_string(&file) {
+                Ok(text) => text,
+                Err(source) => return Err(ProgramError::Unreadable { path: file, source }),
+            };
             let path = self.display_path(&file);
             self.add(module, path, text, file)?;
         }
@@ -339,23 +383,20 @@ impl ProgramBuilder {
         path: String,
         text: String,
         origin: PathBuf,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProgramError> {
         if let Some(i) = self.sources.iter().position(|s| s.module == module) {
             if self.origins[i] == origin {
                 return Ok(());
             }
-            return Err(format!(
-                "two Python modules are named `{module}`: {} and {path}; rename one",
-                self.sources[i].path
-            ));
+            return Err(ProgramError::SameName {
+                module,
+                first: self.sources[i].path.clone(),
+                second: path,
+            });
         }
         self.bytes += text.len();
         if self.sources.len() >= MAX_FILES || self.bytes > MAX_BYTES {
-            return Err(format!(
-                "more than {MAX_FILES} Python files or {} MiB of them beside the graders (at {path}); \
-                 keep the graders in a folder of their own",
-                MAX_BYTES >> 20
-            ));
+            return Err(ProgramError::TooMany { at: path });
         }
         self.sources.push(Source {
             module,
@@ -471,9 +512,14 @@ mod tests {
             )
             .unwrap();
         let err = builder.module("missing").unwrap_err();
-        assert!(err.contains("no module `missing`"), "{err}");
+        assert!(matches!(&err, ProgramError::NoModule { dotted, .. } if dotted == "missing"));
+        assert!(
+            err.to_string()
+                .starts_with("no module `missing` beside the suite: neither ")
+        );
         let err = builder.file("nope.py").unwrap_err();
-        assert!(err.starts_with("no such file: "), "{err}");
+        assert!(matches!(&err, ProgramError::NoSuchFile(path) if path.ends_with("nope.py")));
+        assert!(err.to_string().starts_with("no such file: "), "{err}");
         let program = builder.build();
         let modules: Vec<(&str, &str)> = program
             .sources
@@ -502,6 +548,10 @@ mod tests {
         let mut builder = ProgramBuilder::new(&dir.path().join("s.yaml"), dir.path());
         builder.file("a/util.py").unwrap();
         let err = builder.file("b/util.py").unwrap_err();
-        assert!(err.contains("two Python modules are named `util`"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("two Python modules are named `util`: "),
+            "{err}"
+        );
     }
 }

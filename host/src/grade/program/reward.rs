@@ -5,8 +5,19 @@ use serde_json::{Map, Value, json};
 
 use crate::grade::Grade;
 use crate::grade::GradeKey;
-use crate::grade::pack::PackReward;
+use crate::grade::pack::{GuestError, PackReward};
 use crate::input::sample::Sample;
+
+/// Why a reward composer gave no reward.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ComposerError {
+    #[error("reward: {0}")]
+    Call(GuestError),
+    #[error("reward: the composer's answer is not JSON: {0}")]
+    NotJson(String),
+    #[error("reward: the composer returned {0}, not a number or an object with a numeric `score`")]
+    NotANumber(Value),
+}
 
 /// A suite's reward composer, ready to run from many threads at once.
 #[derive(Clone)]
@@ -20,7 +31,7 @@ impl CustomReward {
         &self,
         sample: &Sample<'_>,
         grades: &[(GradeKey, Grade)],
-    ) -> Result<f64, String> {
+    ) -> Result<f64, ComposerError> {
         let row: Value = serde_json::from_str(sample.row).unwrap_or_else(|_| json!({}));
         let mut by_key = Map::new();
         let mut submissions = Map::new();
@@ -40,9 +51,9 @@ impl CustomReward {
             .0
             .reward_off_worker(context.to_string())
             .await
-            .map_err(|reason| format!("reward: {reason}"))?;
-        let value: Value = serde_json::from_str(&answer)
-            .map_err(|e| format!("reward: the composer's answer is not JSON: {e}"))?;
+            .map_err(ComposerError::Call)?;
+        let value: Value =
+            serde_json::from_str(&answer).map_err(|e| ComposerError::NotJson(e.to_string()))?;
         let reward = match &value {
             // letta-evals' `RewardOutput` holds `score`; `reward` is accepted as well.
             Value::Object(fields) => fields
@@ -53,9 +64,7 @@ impl CustomReward {
         };
         match reward {
             Some(reward) if reward.is_finite() => Ok(reward),
-            _ => Err(format!(
-                "reward: the composer returned {value}, not a number or an object with a numeric `score`"
-            )),
+            _ => Err(ComposerError::NotANumber(value)),
         }
     }
 }
