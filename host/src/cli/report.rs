@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::output::record::RunRecord;
+use gavel::config::suite::SuiteError;
+use gavel::output::record::{RecordError, RunRecord};
 use gavel::output::report::{self, Options};
 
 #[derive(Debug, clap::Args)]
@@ -47,14 +48,21 @@ pub fn run(args: Args) -> u8 {
     )
 }
 
+/// Why the samples of a results folder cannot be found.
+#[derive(Debug, thiserror::Error)]
+pub enum InputsError {
+    /// The suite given does not load; each problem on a line of its own.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\nerror: "))]
+    Suite(Vec<SuiteError>),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
 /// Where the samples of a results folder are: the suite given, else its run.json.
-pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunRecord>, String> {
+pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunRecord>, InputsError> {
     match suite {
         Some(path) => {
-            let suite = gavel::config::suite::Suite::load(path).map_err(|errors| {
-                let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                lines.join("\nerror: ")
-            })?;
+            let suite = gavel::config::suite::Suite::load(path).map_err(InputsError::Suite)?;
             let mut inputs = RunRecord::of_suite(&suite);
             // The run's own selection still applies when its run.json has one.
             if let Ok(Some(recorded)) = RunRecord::read(results_dir) {
@@ -63,7 +71,7 @@ pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunReco
             }
             Ok(Some(inputs))
         }
-        None => RunRecord::read(results_dir).map_err(|e| e.to_string()),
+        None => Ok(RunRecord::read(results_dir)?),
     }
 }
 

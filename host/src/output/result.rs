@@ -623,14 +623,41 @@ pub(crate) fn leading_id(text: &str) -> Option<SampleId> {
     }
 }
 
-/// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
-/// short by a kill. Calls `each` for every complete result, in order.
 /// The complete lines of a results file.
 pub fn count_lines(path: &Path) -> std::io::Result<u64> {
     let text = std::fs::read(path)?;
     Ok(memchr::memchr_iter(b'\n', &text).count() as u64)
 }
 
+/// Reads every result of a finished run's `results.jsonl`, in order, for a report or a
+/// comparison; blank lines are skipped.
+pub fn read_results(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<(), ResultsError> {
+    let file = File::open(path).map_err(|source| ResultsError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let reader = BufReader::with_capacity(1 << 16, file);
+    for (index, line) in reader.lines().enumerate() {
+        let line = line.map_err(|source| ResultsError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
+            path: path.to_path_buf(),
+            line: index as u64 + 1,
+            source,
+            advice: "; is this a results.jsonl written by `gavel run`?",
+        })?;
+        each(result);
+    }
+    Ok(())
+}
+
+/// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
+/// short by a kill. Calls `each` for every complete result, in order.
 pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<u64, ResultsError> {
     let mut file = match OpenOptions::new().read(true).write(true).open(path) {
         Ok(file) => file,

@@ -46,39 +46,73 @@ fn cached_path(cache_dir: &Path) -> PathBuf {
         .join(format!("interpreter-{}.wasm", sources_hash()))
 }
 
+/// Why the interpreter component is not there to run.
+#[derive(Debug, thiserror::Error)]
+pub enum InterpreterError {
+    #[error("${COMPONENT_ENV} names {}, which does not exist", .0.display())]
+    NamedMissing(PathBuf),
+    #[error(
+        "the Python interpreter component is built into the cache folder, and there is none \
+         (set --cache-dir, GAVEL_CACHE_DIR, XDG_CACHE_HOME or HOME, or ${COMPONENT_ENV})"
+    )]
+    NoCacheFolder,
+    #[error("cannot resolve the cache folder {}: {source}", path.display())]
+    CacheFolder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("this gavel was built without the Python runtime sources")]
+    NoSources,
+    #[error("cannot write the runtime sources into {}: {source}", path.display())]
+    WriteSources {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot run sh {}/build.sh: {source}", path.display())]
+    RunBuild {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The build failed; `what` says whether for want of its toolchain.
+    #[error("{what} ({status}):\n{output}")]
+    Build {
+        what: &'static str,
+        status: std::process::ExitStatus,
+        output: String,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// The interpreter component: `$GAVEL_PYTHON_COMPONENT` (when not empty), else the cached one
 /// (see [`cached`]).
-pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, InterpreterError> {
     if let Some(path) = std::env::var_os(COMPONENT_ENV).filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
             Ok(path)
         } else {
-            Err(format!(
-                "${COMPONENT_ENV} names {}, which does not exist",
-                path.display()
-            ))
+            Err(InterpreterError::NamedMissing(path))
         };
     }
     let Some(cache_dir) = cache_dir else {
-        return Err(format!(
-            "the Python interpreter component is built into the cache folder, and there is none \
-             (set --cache-dir, GAVEL_CACHE_DIR, XDG_CACHE_HOME or HOME, or ${COMPONENT_ENV})"
-        ));
+        return Err(InterpreterError::NoCacheFolder);
     };
     cached(cache_dir)
 }
 
 /// The component of these sources in `cache_dir`, built now when it is not there yet (with a
 /// one-line notice on stderr).
-pub fn cached(cache_dir: &Path) -> Result<PathBuf, String> {
+pub fn cached(cache_dir: &Path) -> Result<PathBuf, InterpreterError> {
     // The build runs inside the cache folder, so every path it is given must be absolute.
-    let cache_dir = &std::path::absolute(cache_dir).map_err(|e| {
-        format!(
-            "cannot resolve the cache folder {}: {e}",
-            cache_dir.display()
-        )
-    })?;
+    let cache_dir =
+        &std::path::absolute(cache_dir).map_err(|source| InterpreterError::CacheFolder {
+            path: cache_dir.to_path_buf(),
+            source,
+        })?;
     let path = cached_path(cache_dir);
     if path.is_file() {
         return Ok(path);
@@ -93,9 +127,9 @@ pub fn cached(cache_dir: &Path) -> Result<PathBuf, String> {
 
 /// Builds the component into `out` from the embedded sources, in a folder of `cache_dir` that
 /// keeps the build's toolchain for the next version.
-fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
+fn build(cache_dir: &Path, out: &Path) -> Result<(), InterpreterError> {
     if !RUNTIME_PYTHON.iter().any(|(path, _)| *path == "build.sh") {
-        return Err("this gavel was built without the Python runtime sources".to_string());
+        return Err(InterpreterError::NoSources);
     }
     let work = cache_dir.join("python").join("runtime");
     // The sources of an earlier version go; the toolchain it installed (`.venv`) stays.
@@ -115,11 +149,9 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
         std::fs::write(path, bytes)
     };
     for (relative, bytes) in RUNTIME_PYTHON {
-        write(relative, bytes).map_err(|e| {
-            format!(
-                "cannot write the runtime sources into {}: {e}",
-                work.display()
-            )
+        write(relative, bytes).map_err(|source| InterpreterError::WriteSources {
+            path: work.clone(),
+            source,
         })?;
     }
     let temporary = out.with_extension(format!("{}.tmp", std::process::id()));
@@ -130,7 +162,10 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
     }
     let output = command
         .output()
-        .map_err(|e| format!("cannot run sh {}/build.sh: {e}", work.display()))?;
+        .map_err(|source| InterpreterError::RunBuild {
+            path: work.clone(),
+            source,
+        })?;
     if !output.status.success() || !temporary.is_file() {
         let _ = std::fs::remove_file(&temporary);
         // build.sh's exit code 3: componentize-py is missing and could not be installed.
@@ -139,14 +174,20 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), String> {
         } else {
             "building the Python interpreter component failed"
         };
-        return Err(format!(
-            "{what} ({}):\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ));
+        return Err(InterpreterError::Build {
+            what,
+            status: output.status,
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        });
     }
-    std::fs::rename(&temporary, out).map_err(|e| format!("cannot write {}: {e}", out.display()))
+    std::fs::rename(&temporary, out).map_err(|source| InterpreterError::Write {
+        path: out.to_path_buf(),
+        source,
+    })
 }
 
 /// The componentize-py that `gavel new pack --lang python` packs install once per user

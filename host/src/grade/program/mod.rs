@@ -107,7 +107,7 @@ pub fn prepare(
         return Ok(None);
     }
     let failed = |e: String| vec![SuiteError::at(&suite.path, "graders", e)];
-    let component = interpreter::component(cache_dir).map_err(failed)?;
+    let component = interpreter::component(cache_dir).map_err(|e| failed(e.to_string()))?;
     let spec = PackSpec {
         path: component,
         sha256: None,

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::grade::Status;
 use crate::input::sample::SampleId;
-use crate::output::result::SampleResult;
+use crate::output::result::{ResultsError, SampleResult, read_results};
 use stats::{Differences, Paired};
 
 /// How many flipped samples are kept per metric and direction; the counts are always exact.
@@ -26,32 +26,6 @@ pub const FLIPS_KEPT: usize = 1000;
 
 /// One metric's grade in one result: the score and whether it passed, when it was graded.
 type Outcome = Option<(f64, bool)>;
-
-/// Reads every result of a `results.jsonl`, in order, with its 1-based line number.
-pub fn read_results(
-    path: &Path,
-    mut each: impl FnMut(usize, SampleResult) -> Result<(), String>,
-) -> Result<(), String> {
-    use std::io::BufRead;
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
-    for (index, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let result = crate::output::result::parse_result(&line).map_err(|e| {
-            format!(
-                "{}:{}: not a gavel result line ({e}); is this a results.jsonl written by `gavel run`?",
-                path.display(),
-                index + 1
-            )
-        })?;
-        each(index + 1, result)?;
-    }
-    Ok(())
-}
 
 /// The metric keys of a results file, in the order its results give them.
 fn note_keys(keys: &mut Vec<String>, result: &SampleResult) {
@@ -157,13 +131,13 @@ impl Diff {
 
 /// Compares the results files `base` and `candidate` at confidence `level` (e.g. 0.95).
 /// Memory: one small record per base row; the candidate is streamed.
-pub fn compare(base: &Path, candidate: &Path, level: f64) -> Result<Diff, String> {
+pub fn compare(base: &Path, candidate: &Path, level: f64) -> Result<Diff, ResultsError> {
     let mut base_keys = Vec::new();
     let mut base_sides: Vec<Side> = Vec::new();
     let mut by_id: HashMap<(SampleId, u32), Box<[Outcome]>> = HashMap::new();
     let mut runs_seen: HashMap<SampleId, u32> = HashMap::new();
     let mut base_rows = 0u64;
-    read_results(base, |_, result| {
+    read_results(base, |result| {
         base_rows += 1;
         note_keys(&mut base_keys, &result);
         base_sides.resize(base_keys.len(), Side::default());
@@ -176,14 +150,13 @@ pub fn compare(base: &Path, candidate: &Path, level: f64) -> Result<Diff, String
         }
         let run = next_run(&mut runs_seen, &result.sample_id);
         by_id.insert((result.sample_id, run), outcomes);
-        Ok(())
     })?;
 
     let mut candidate_keys: Vec<String> = Vec::new();
     let mut states: Vec<MetricState> = Vec::new();
     let mut runs_seen: HashMap<SampleId, u32> = HashMap::new();
     let (mut candidate_rows, mut shared) = (0u64, 0u64);
-    read_results(candidate, |_, result| {
+    read_results(candidate, |result| {
         candidate_rows += 1;
         note_keys(&mut candidate_keys, &result);
         while states.len() < candidate_keys.len() {
@@ -209,7 +182,6 @@ pub fn compare(base: &Path, candidate: &Path, level: f64) -> Result<Diff, String
                 state.pair(before, now, &result, run);
             }
         }
-        Ok(())
     })?;
 
     let alpha = 1.0 - level;

@@ -15,17 +15,19 @@ pub mod svg;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::grade::{GradeKey, Status};
+use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, RowParser};
-use crate::output::diff::{Diff, read_results};
+use crate::output::diff::Diff;
 use crate::output::junit::attribute as escape;
 use crate::output::record::{RUN_FILE, RunRecord};
 use crate::output::result::SampleResult;
+use crate::output::result::{ResultsError, read_results};
 use crate::output::summary::{Aggregator, Summary};
 use crate::run::engine::{Filter, Selected, Selection};
 
@@ -61,6 +63,27 @@ struct Kept {
     result: SampleResult,
 }
 
+/// Why a results folder has no report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{}: no such file; give the folder `gavel run` wrote (its -o)", .0.display())]
+    NoResults(PathBuf),
+    #[error("{}:{}: not JSON: {source}", path.display(), source.line())]
+    SummaryNotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: cannot read: {source}", path.display())]
+    SummaryUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Results(#[from] ResultsError),
+    #[error(transparent)]
+    Count(#[from] SourceError),
+}
+
 /// Makes the report of the results folder `dir`. `inputs` says where the samples are (else
 /// only grades are shown); `diff` adds a comparison with an earlier run.
 pub fn build(
@@ -68,27 +91,24 @@ pub fn build(
     inputs: Option<&RunRecord>,
     diff: Option<&Diff>,
     options: &Options,
-) -> Result<Report, String> {
+) -> Result<Report, ReportError> {
     let results_path = dir.join("results.jsonl");
     if !results_path.is_file() {
-        return Err(format!(
-            "{}: no such file; give the folder `gavel run` wrote (its -o)",
-            results_path.display()
-        ));
+        return Err(ReportError::NoResults(results_path));
     }
     let summary_file = read_summary(dir)?;
     let mut notices = Vec::new();
     let keys = metric_keys(summary_file.as_ref(), &results_path)?;
 
     // One pass: the aggregates over every row, and the rows to show.
-    let rows = crate::input::dataset::count_rows(&results_path).map_err(|e| e.to_string())?;
+    let rows = crate::input::dataset::count_rows(&results_path)?;
     let mut aggregator = Aggregator::streaming(
         keys.iter().cloned().map(GradeKey::Owned).collect(),
         move || rows,
     );
     let (mut failing, mut passing) = (Vec::new(), Vec::new());
     let mut seq = 0u64;
-    read_results(&results_path, |_, result| {
+    read_results(&results_path, |result| {
         aggregator.add(&result);
         let kept = if result.status() == Status::Pass {
             &mut passing
@@ -99,11 +119,8 @@ pub fn build(
             kept.push(Kept { seq, result });
         }
         seq += 1;
-        Ok(())
     })?;
-    aggregator
-        .regroup_file(&results_path)
-        .map_err(|e| e.to_string())?;
+    aggregator.regroup_file(&results_path)?;
     let summary = aggregator.finish();
     passing.truncate(options.limit.saturating_sub(failing.len()));
     let mut kept = failing;
@@ -191,30 +208,29 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
-fn read_summary(dir: &Path) -> Result<Option<Value>, String> {
+fn read_summary(dir: &Path) -> Result<Option<Value>, ReportError> {
     let path = dir.join("summary.json");
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("{}:{}: not JSON: {e}", path.display(), e.line())),
+            .map_err(|source| ReportError::SummaryNotJson { path, source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
+        Err(source) => Err(ReportError::SummaryUnreadable { path, source }),
     }
 }
 
 /// The metrics in the suite's order: summary.json's, else the first result's that has grades.
-fn metric_keys(summary: Option<&Value>, results: &Path) -> Result<Vec<String>, String> {
+fn metric_keys(summary: Option<&Value>, results: &Path) -> Result<Vec<String>, ResultsError> {
     if let Some(Value::Object(metrics)) = summary.and_then(|s| s.get("metrics")) {
         return Ok(metrics.keys().cloned().collect());
     }
     let mut keys = Vec::new();
-    read_results(results, |_, result| {
+    read_results(results, |result| {
         for (key, _) in &result.grades {
             if !keys.iter().any(|k: &String| k == key) {
                 keys.push(key.to_string());
             }
         }
-        Ok(())
     })?;
     Ok(keys)
 }
