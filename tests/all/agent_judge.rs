@@ -272,7 +272,7 @@ async fn agent_file_mistakes_stop_the_binary_before_any_request() {
     }
     ws.write("judge.af", &example.to_string());
 
-    let cases: [(&str, &str, &[&str]); 3] = [
+    let cases: [(&str, &str, &[&str]); 4] = [
         (
             "judge.af",
             "judges/missing.af",
@@ -296,6 +296,16 @@ async fn agent_file_mistakes_stop_the_binary_before_any_request() {
             "    base_url:",
             "    provider: anthropic\n    base_url:",
             &["graders.agent_judge.provider: an agent_file judge calls its grading tool"],
+        ),
+        // letta-evals' old kind is pointed at gavel's.
+        (
+            "kind: rubric",
+            "kind: letta_judge",
+            &[
+                "suite.yaml:5:5",
+                "unknown variant `letta_judge`",
+                "did you mean `rubric`?",
+            ],
         ),
     ];
     for (from, to, wanted) in cases {

@@ -631,6 +631,8 @@ fn suggestion(message: &str) -> Option<String> {
         ("pass_rate", "accuracy"),
         ("minimum", "min"),
         ("maximum", "max"),
+        // letta-evals' Letta judge before 0.26.0; gavel's is `kind: rubric` with `agent_file`.
+        ("letta_judge", "rubric"),
     ];
     let synonym = SYNONYMS
         .iter()
