@@ -12,7 +12,7 @@ use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, Texts};
 use serde_json::{Map, Value, json};
 
-const KEY: &str = "sk-gavel-test-5e1f0c9a";
+pub(crate) const KEY: &str = "sk-gavel-test-5e1f0c9a";
 
 fn env(name: &str) -> Option<String> {
     (name == "OPENAI_API_KEY").then(|| KEY.to_string())
@@ -709,6 +709,18 @@ fn construction_errors_name_the_field() {
             json!({"prompt_path": "no-such-rubric.txt"}),
             "prompt_path: cannot read",
         ),
+        (
+            json!({"prompt": "p", "judge_tool_name": "grade"}),
+            "judge_tool_name: names the grading tool of an agent_file judge",
+        ),
+        (
+            json!({"prompt": "p", "agent_file": "no-such-judge.af"}),
+            "agent_file: ./no-such-judge.af: cannot read the agent file",
+        ),
+        (
+            json!({"prompt": "p", "agent_file": "j.af", "system_prompt": "s"}),
+            "system_prompt: an agent_file judge's system prompt is its agent's",
+        ),
     ];
     for (fields, message) in cases {
         let err = build(fields);
@@ -770,7 +782,7 @@ gate:
   value: 0.5
 ";
 
-fn judged_row(id: &str, answer: &str) -> Value {
+pub(crate) fn judged_row(id: &str, answer: &str) -> Value {
     json!({
         "id": id,
         "input": "What is the capital of France?",
@@ -783,7 +795,21 @@ fn judged_row(id: &str, answer: &str) -> Value {
     })
 }
 
-async fn gavel(
+/// `data.jsonl` with four answers to "What is the capital of France?": `paris` ("It is
+/// Paris."), `lyon`, `berlin` and `rome` (which names Paris too).
+pub(crate) fn four_answers(ws: &crate::common::Workspace) {
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            judged_row("paris", "It is Paris."),
+            judged_row("lyon", "Lyon, I believe."),
+            judged_row("berlin", "Berlin."),
+            judged_row("rome", "Rome, Paris, who knows."),
+        ],
+    );
+}
+
+pub(crate) async fn gavel(
     ws: &crate::common::Workspace,
     args: &[&str],
     vars: &[(&str, &str)],
@@ -833,15 +859,7 @@ async fn a_rubric_suite_runs_through_gavel() {
         "suite.yaml",
         &JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
     );
-    ws.write_rows(
-        "data.jsonl",
-        &[
-            judged_row("paris", "It is Paris."),
-            judged_row("lyon", "Lyon, I believe."),
-            judged_row("berlin", "Berlin."),
-            judged_row("rome", "Rome, Paris, who knows."),
-        ],
-    );
+    four_answers(&ws);
     let key = [("OPENAI_API_KEY", KEY)];
 
     let first = gavel(&ws, &["run", "suite.yaml", "-o", "out"], &key).await;

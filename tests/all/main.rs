@@ -1,6 +1,7 @@
 //! gavel's integration tests, in one binary so that wasmtime and gavel are linked once. Each
 //! module tests one side of gavel through its library or its `gavel` binary.
 
+mod agent_judge;
 mod c_pack;
 mod cli;
 mod common;

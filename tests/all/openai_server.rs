@@ -62,15 +62,29 @@ pub enum Reply {
 impl Reply {
     /// A chat completion whose message content is `content`.
     pub fn completion(content: &str) -> Reply {
+        Reply::chat(json!({"role": "assistant", "content": content}), "stop")
+    }
+
+    /// A chat completion whose message calls the tool `name` with `arguments` (a JSON text).
+    pub fn tool_call(name: &str, arguments: &str) -> Reply {
+        let call = json!({
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        });
+        Reply::chat(
+            json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+            "tool_calls",
+        )
+    }
+
+    /// A chat completion of one choice, `message`, with a token count.
+    fn chat(message: Value, finish_reason: &str) -> Reply {
         let body = json!({
             "id": "chatcmpl-test",
             "object": "chat.completion",
             "model": "test-model",
-            "choices": [{
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-            }],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5},
         });
         Reply::status(200, &body.to_string())

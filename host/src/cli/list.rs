@@ -46,7 +46,7 @@ pub fn run(args: Args) -> u8 {
                     },
                     Described {
                         name: "rubric",
-                        description: "LLM as judge over an OpenAI-compatible endpoint (alias: model_judge)",
+                        description: "LLM as judge over an OpenAI-compatible endpoint or Anthropic, or a Letta agent file's judge (`agent_file`) calling its grading tool (alias: model_judge)",
                     },
                     Described {
                         name: "all",

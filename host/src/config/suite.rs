@@ -563,7 +563,7 @@ fn bare_message(error: &serde_saphyr::Error) -> String {
 }
 
 /// A parser's message in the words of a suite's author: no Rust type names, no parser options.
-fn in_plain_words(message: &str) -> String {
+pub(crate) fn in_plain_words(message: &str) -> String {
     if let Some(rest) = message.strip_prefix("duplicate mapping key") {
         let key = rest
             .strip_prefix(": ")
@@ -631,6 +631,8 @@ fn suggestion(message: &str) -> Option<String> {
         ("pass_rate", "accuracy"),
         ("minimum", "min"),
         ("maximum", "max"),
+        // letta-evals' Letta judge before 0.26.0; gavel's is `kind: rubric` with `agent_file`.
+        ("letta_judge", "rubric"),
     ];
     let synonym = SYNONYMS
         .iter()

@@ -172,6 +172,17 @@ impl Resolver<'_> {
                             format!("{field}.{key}"),
                             source.to_string(),
                         ),
+                        JudgeError::Config(e) => SuiteError::at(
+                            self.suite_file,
+                            format!("{field}.{}", e.field),
+                            e.message,
+                        ),
+                        // A mistake in the agent file is located at `agent_file`.
+                        JudgeError::AgentFile(source) => SuiteError::at(
+                            self.suite_file,
+                            format!("{field}.agent_file"),
+                            source.to_string(),
+                        ),
                         e => SuiteError::at(self.suite_file, field, e.to_string()),
                     }]
                 })?;

@@ -3,6 +3,8 @@
 //! reply semantics.
 //!
 //! - [`template`]: the rubric's `{placeholder}` language.
+//! - [`agent_file`]: a Letta agent file (`agent_file:`) as the judge: its system prompt, model
+//!   and grading tool, the grade read from the tool's call.
 //! - [`reply`]: reading the endpoint's answer.
 //! - `http`: the call, with retries; `cache`: replies on disk.
 //!
@@ -10,6 +12,7 @@
 //! templates refuse attribute access; a grade passes when its score reaches `pass_threshold`
 //! (default 1.0, the level at which letta-evals counts a turn as passed).
 
+pub mod agent_file;
 mod cache;
 mod format;
 mod http;
@@ -29,6 +32,7 @@ use tokio::sync::Semaphore;
 use crate::grade::config::ConfigError;
 use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
+use agent_file::{AgentFileError, JudgeAgent};
 use cache::Cache;
 use http::{ApiKey, Auth, Transport};
 use template::{Template, TemplateError};
@@ -101,10 +105,23 @@ pub struct RubricSpec {
     /// A file holding the rubric, relative to the suite file.
     #[serde(default)]
     pub prompt_path: Option<PathBuf>,
-    #[serde(default = "default_model")]
-    pub model: String,
+    /// The judge model: `gpt-4o-mini` by default, or the `agent_file` agent's model.
     #[serde(default)]
-    pub temperature: f64,
+    pub model: Option<String>,
+    /// 0 by default, or the `agent_file` agent's temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// A Letta agent file (`.af`), relative to the suite file, whose agent judges: its system
+    /// prompt, model and grading tool, the grade read from the model's call of that tool.
+    #[serde(default)]
+    pub agent_file: Option<PathBuf>,
+    /// A judge agent on a Letta server, which letta-evals' Letta judge could name: refused,
+    /// since gavel grades without one (`agent_file` takes the agent exported).
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The `agent_file` agent's grading tool (default `submit_grade`).
+    #[serde(default)]
+    pub judge_tool_name: Option<String>,
     #[serde(default)]
     pub system_prompt: Option<String>,
     /// Defaults to `OPENAI_BASE_URL` (`ANTHROPIC_BASE_URL` for `anthropic`), else the
@@ -137,9 +154,7 @@ pub struct RubricSpec {
     pub display_name: Option<String>,
 }
 
-fn default_model() -> String {
-    "gpt-4o-mini".into()
-}
+const DEFAULT_MODEL: &str = "gpt-4o-mini";
 fn default_max_retries() -> u32 {
     5
 }
@@ -181,6 +196,8 @@ pub enum JudgeError {
         field: &'static str,
         source: TemplateError,
     },
+    #[error("agent_file: {0}")]
+    AgentFile(#[from] AgentFileError),
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
 }
@@ -194,6 +211,8 @@ pub struct Judge {
     system_prompt: Option<String>,
     pass_threshold: f64,
     prompt: Option<Template>,
+    /// The agent whose grading tool the model calls, for an `agent_file` judge.
+    agent: Option<JudgeAgent>,
     base_url: String,
     transport: Transport,
     permits: Semaphore,
@@ -242,10 +261,17 @@ impl Judge {
         if spec.concurrency == 0 {
             return Err(ConfigError::new("concurrency", "must be at least 1").into());
         }
-        if !(spec.temperature.is_finite() && spec.temperature >= 0.0) {
+        let agent = load_agent(&spec, provider, base_dir)?;
+        let model = (spec.model.clone())
+            .or_else(|| agent.as_ref().and_then(|a| a.model.clone()))
+            .unwrap_or_else(|| DEFAULT_MODEL.to_string());
+        let temperature = (spec.temperature)
+            .or_else(|| agent.as_ref().and_then(|a| a.temperature))
+            .unwrap_or(0.0);
+        if !(temperature.is_finite() && temperature >= 0.0) {
             return Err(ConfigError::new(
                 "temperature",
-                format!("must be a number >= 0, got {}", spec.temperature),
+                format!("must be a number >= 0, got {temperature}"),
             )
             .into());
         }
@@ -296,14 +322,18 @@ impl Judge {
 
         Ok(Judge {
             temperature: match provider {
-                Provider::OpenAi => effective_temperature(&spec.model, spec.temperature),
-                Provider::Anthropic => spec.temperature,
+                Provider::OpenAi => effective_temperature(&model, temperature),
+                Provider::Anthropic => temperature,
             },
             provider,
-            model: spec.model,
-            system_prompt: spec.system_prompt,
+            model,
+            system_prompt: match &agent {
+                Some(agent) => agent.system.clone(),
+                None => spec.system_prompt,
+            },
             pass_threshold: spec.pass_threshold,
             prompt,
+            agent,
             transport: Transport {
                 client,
                 endpoint,
@@ -386,14 +416,29 @@ impl Judge {
                 if let Some(usage) = usage {
                     grade = grade.with_metadata("usage", usage);
                 }
-                grade
+                self.with_agent_file(grade)
             }
             Err(reason) => {
                 let reason = self.transport.api_key.redact(reason);
-                Grade::error(format!("Error during grading: {reason}"))
+                let during = match self.agent {
+                    Some(_) => "agent judge grading",
+                    None => "grading",
+                };
+                let grade = Grade::error(format!("Error during {during}: {reason}"))
                     .with_submission(submission)
-                    .with_metadata("error", json!(reason))
+                    .with_metadata("error", json!(reason));
+                self.with_agent_file(grade)
             }
+        }
+    }
+
+    /// `grade` with the agent file that judged it, for an `agent_file` judge.
+    fn with_agent_file(&self, grade: Grade) -> Grade {
+        match &self.agent {
+            Some(agent) => {
+                grade.with_metadata("agent_file", json!(agent.path.display().to_string()))
+            }
+            None => grade,
         }
     }
 
@@ -421,16 +466,43 @@ impl Judge {
             messages.push(json!({"role": "system", "content": system}));
         }
         messages.push(json!({"role": "user", "content": prompt}));
-        json!({
+        let mut body = json!({
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "JudgeResponse", "schema": response_schema()},
-            },
-        })
-        .to_string()
+        });
+        match &self.agent {
+            // The agent's grading tool is the one tool offered: the others would be run by a
+            // Letta server, which gavel is not.
+            Some(agent) => {
+                body["tools"] = json!([agent.tool]);
+                if agent.forced {
+                    body["tool_choice"] =
+                        json!({"type": "function", "function": {"name": agent.tool_name}});
+                }
+            }
+            None => {
+                body["response_format"] = json!({
+                    "type": "json_schema",
+                    "json_schema": {"name": "JudgeResponse", "schema": response_schema()},
+                });
+            }
+        }
+        body.to_string()
+    }
+
+    /// The verdict in the endpoint's reply `text`: the JSON answer, or the arguments of the
+    /// agent's grading tool call.
+    fn verdict(&self, text: &str) -> Result<(reply::Verdict, Option<Value>), String> {
+        let Some(agent) = &self.agent else {
+            let completion = self.provider.completion(text)?;
+            return Ok((reply::verdict(&completion.content)?, completion.usage));
+        };
+        let name = &agent.tool_name;
+        let call = reply::tool_call(text, name)?;
+        let verdict = reply::verdict(&call.content)
+            .map_err(|e| format!("Failed to parse {name} tool call arguments: {e}"))?;
+        Ok((verdict, call.usage))
     }
 
     async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), String> {
@@ -440,11 +512,9 @@ impl Judge {
             .cache
             .as_ref()
             .and_then(|cache| cache.get(&key))
-            .and_then(|text| self.provider.completion(&text).ok());
-        if let Some(completion) = cached
-            && let Ok(verdict) = reply::verdict(&completion.content)
-        {
-            return Ok((verdict, completion.usage));
+            .and_then(|text| self.verdict(&text).ok());
+        if let Some(cached) = cached {
+            return Ok(cached);
         }
         let text = {
             let _permit = self
@@ -454,15 +524,75 @@ impl Judge {
                 .map_err(|_| "the judge is shutting down".to_string())?;
             self.transport.post(&body).await?
         };
-        let completion = self.provider.completion(&text)?;
-        let verdict = reply::verdict(&completion.content)?;
+        let verdict = self.verdict(&text)?;
         if let Some(cache) = &self.cache {
             // Only a reply that gave a verdict is kept: a malformed one is asked again next
             // run. A reply that cannot be stored is still a good reply.
             let _ = cache.put(&key, &text);
         }
-        Ok((verdict, completion.usage))
+        Ok(verdict)
     }
+}
+
+/// The judge agent of an `agent_file` grader, read and checked; `None` for a plain rubric.
+fn load_agent(
+    spec: &RubricSpec,
+    provider: Provider,
+    base_dir: &Path,
+) -> Result<Option<JudgeAgent>, JudgeError> {
+    if let Some(id) = &spec.agent_id {
+        return Err(ConfigError::new(
+            "agent_id",
+            format!(
+                "gavel grades offline and cannot ask a Letta server for the agent '{id}'; export \
+                 the judge agent from Letta as an agent file (.af) and give its path as \
+                 agent_file instead"
+            ),
+        )
+        .into());
+    }
+    let Some(path) = &spec.agent_file else {
+        if spec.judge_tool_name.is_some() {
+            return Err(ConfigError::new(
+                "judge_tool_name",
+                "names the grading tool of an agent_file judge; give agent_file, or remove \
+                 judge_tool_name",
+            )
+            .into());
+        }
+        return Ok(None);
+    };
+    if provider != Provider::OpenAi {
+        return Err(ConfigError::new(
+            "provider",
+            "an agent_file judge calls its grading tool over the OpenAI-compatible \
+             chat-completions endpoint; remove provider or set it to openai",
+        )
+        .into());
+    }
+    if spec.system_prompt.is_some() {
+        return Err(ConfigError::new(
+            "system_prompt",
+            "an agent_file judge's system prompt is its agent's `system`; remove system_prompt",
+        )
+        .into());
+    }
+    let tool = spec
+        .judge_tool_name
+        .as_deref()
+        .unwrap_or(agent_file::DEFAULT_TOOL);
+    let path = base_dir.join(path);
+    let agent = agent_file::load(&path, tool)?;
+    if spec.model.is_none() && agent.model.is_none() {
+        return Err(AgentFileError {
+            path,
+            message: "the agent names no model (agents[0].llm_config.model); set it in the file \
+                      or give the grader a model"
+                .into(),
+        }
+        .into());
+    }
+    Ok(Some(agent))
 }
 
 fn load_prompt(spec: &RubricSpec, base_dir: &Path) -> Result<Option<Template>, JudgeError> {

@@ -20,9 +20,7 @@ pub struct Verdict {
 /// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
 pub fn completion(body: &str) -> Result<Completion, String> {
     let value = reply_json(body)?;
-    let message = first(&value, "choices")
-        .and_then(|choice| choice.get("message"))
-        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))?;
+    let message = chat_message(&value, body)?;
     let content = match message.get("content") {
         Some(Value::String(content)) => content.clone(),
         _ => {
@@ -32,8 +30,53 @@ pub fn completion(body: &str) -> Result<Completion, String> {
             });
         }
     };
-    let usage = value.get("usage").filter(|u| !u.is_null()).cloned();
-    Ok(Completion { content, usage })
+    Ok(Completion {
+        content,
+        usage: chat_usage(&value),
+    })
+}
+
+/// The arguments of the first call to the tool `name` in `choices[0].message.tool_calls` of an
+/// OpenAI chat-completions response body, as the content to read the verdict from, and `usage`.
+pub fn tool_call(body: &str, name: &str) -> Result<Completion, String> {
+    let value = reply_json(body)?;
+    let message = chat_message(&value, body)?;
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let function = |call: &Value| call.get("function").cloned().unwrap_or(Value::Null);
+    let Some(called) = calls
+        .iter()
+        .map(function)
+        .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
+    else {
+        let others: Vec<String> = calls
+            .iter()
+            .map(|call| function(call)["name"].as_str().unwrap_or("?").to_string())
+            .collect();
+        let instead = match (message.get("refusal"), message.get("content")) {
+            (Some(Value::String(refusal)), _) => format!("; the model refused: {refusal}"),
+            _ if !others.is_empty() => format!("; it called {}", others.join(", ")),
+            (_, Some(Value::String(text))) if !text.trim().is_empty() => {
+                format!("; it answered: {}", excerpt(text))
+            }
+            _ => String::new(),
+        };
+        return Err(format!(
+            "No {name} tool call found in judge agent response{instead}"
+        ));
+    };
+    let content = match called.get("arguments") {
+        Some(Value::String(arguments)) => arguments.clone(),
+        Some(Value::Object(arguments)) => Value::Object(arguments.clone()).to_string(),
+        _ => return Err(format!("the {name} tool call has no arguments")),
+    };
+    Ok(Completion {
+        content,
+        usage: chat_usage(&value),
+    })
 }
 
 /// `content[0].text` of an Anthropic Messages API response, as letta-evals reads it, and its
@@ -64,6 +107,18 @@ pub fn message(body: &str) -> Result<Completion, String> {
         })
     });
     Ok(Completion { content, usage })
+}
+
+/// `choices[0].message` of a chat completion.
+fn chat_message<'v>(value: &'v Value, body: &str) -> Result<&'v Value, String> {
+    first(value, "choices")
+        .and_then(|choice| choice.get("message"))
+        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))
+}
+
+/// A chat completion's `usage`, when it reports one.
+fn chat_usage(value: &Value) -> Option<Value> {
+    value.get("usage").filter(|u| !u.is_null()).cloned()
 }
 
 /// The first item of the list `key` of `value`.
@@ -270,5 +325,53 @@ mod tests {
         );
         assert!(completion(r#"{"error":"x"}"#).is_err_and(|e| e.contains("choices[0].message")));
         assert!(completion("<html>").is_err_and(|e| e.contains("not JSON")));
+    }
+
+    #[test]
+    fn tool_calls() {
+        let reply = |message: serde_json::Value| {
+            serde_json::json!({"choices": [{"message": message}], "usage": {"total_tokens": 4}})
+                .to_string()
+        };
+        let call = |name: &str, arguments: serde_json::Value| serde_json::json!({"id": "c", "type": "function", "function": {"name": name, "arguments": arguments}});
+        let both = reply(serde_json::json!({"content": null, "tool_calls": [
+            call("lookup", serde_json::json!("{}")),
+            call("submit_grade", serde_json::json!("{\"score\": 0.5}")),
+        ]}));
+        assert_eq!(
+            tool_call(&both, "submit_grade"),
+            Ok(Completion {
+                content: r#"{"score": 0.5}"#.into(),
+                usage: Some(serde_json::json!({"total_tokens": 4})),
+            })
+        );
+        let object = reply(serde_json::json!({"tool_calls": [
+            call("submit_grade", serde_json::json!({"score": 1})),
+        ]}));
+        assert_eq!(
+            tool_call(&object, "submit_grade").map(|c| c.content),
+            Ok(r#"{"score":1}"#.into())
+        );
+        let no_call = |message| tool_call(&reply(message), "submit_grade").unwrap_err();
+        assert_eq!(
+            no_call(serde_json::json!({"content": "It is fine: 0.9"})),
+            "No submit_grade tool call found in judge agent response; it answered: It is fine: 0.9"
+        );
+        assert_eq!(
+            no_call(serde_json::json!({"tool_calls": [call("lookup", serde_json::json!("{}"))]})),
+            "No submit_grade tool call found in judge agent response; it called lookup"
+        );
+        assert_eq!(
+            no_call(serde_json::json!({"content": null, "refusal": "no"})),
+            "No submit_grade tool call found in judge agent response; the model refused: no"
+        );
+        assert_eq!(
+            no_call(serde_json::json!({"content": null})),
+            "No submit_grade tool call found in judge agent response"
+        );
+        assert_eq!(
+            no_call(serde_json::json!({"tool_calls": [{"function": {"name": "submit_grade"}}]})),
+            "the submit_grade tool call has no arguments"
+        );
     }
 }
