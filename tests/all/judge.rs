@@ -119,7 +119,7 @@ async fn letta_openai_vectors() {
         if let Some(message) = expected["error"]["message"].as_str() {
             // A rubric placeholder the sample does not provide: refused before any call.
             assert_eq!(
-                judge.check_sample(&sample),
+                judge.check_sample(&sample).map_err(|e| e.to_string()),
                 Err(message.to_string()),
                 "{note}"
             );
@@ -566,7 +566,8 @@ async fn per_sample_rubrics_and_the_pre_run_check() {
     let plain = sample("q", "a");
     let err = judge.check_sample(&plain).expect_err("tone is missing");
     assert!(
-        err.starts_with("Rubric references {tone} but no value was provided."),
+        err.to_string()
+            .starts_with("Rubric references {tone} but no value was provided."),
         "{err}"
     );
 
@@ -582,13 +583,17 @@ async fn per_sample_rubrics_and_the_pre_run_check() {
     let mut shadow = toned.clone();
     shadow.rubric_vars.insert("submission".into(), json!("x"));
     let err = judge.check_sample(&shadow).expect_err("reserved");
-    assert!(err.contains("collides with a reserved variable"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("collides with a reserved variable"),
+        "{err}"
+    );
 
     let mut broken = sample("q", "a");
     broken.rubric = Some("reply as {\"score\": 1}".into());
     let err = judge.check_sample(&broken).expect_err("un-doubled braces");
     assert!(
-        err.starts_with(
+        err.to_string().starts_with(
             "rubric: ValueError: Space not allowed in string format specifier at position 9"
         ),
         "{err}"

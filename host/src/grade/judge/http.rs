@@ -77,6 +77,20 @@ pub struct Transport {
     pub retries: AtomicU64,
 }
 
+/// Why a request got no 2xx reply.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestError {
+    /// The endpoint cannot be used at all (see [`Transport::down`]).
+    #[error("{0}")]
+    Down(String),
+    /// This request was refused, and another would be too.
+    #[error("{0}")]
+    Refused(String),
+    /// Each attempt failed in a way worth retrying, up to the last.
+    #[error("{reason} (gave up after {attempts} attempts)")]
+    GaveUp { reason: String, attempts: u32 },
+}
+
 enum Attempt {
     Done(String),
     Retry {
@@ -91,26 +105,32 @@ enum Attempt {
 
 impl Transport {
     /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
-    pub async fn post(&self, body: &str) -> Result<String, String> {
+    pub async fn post(&self, body: &str) -> Result<String, RequestError> {
         if let Some(reason) = &self.missing_key {
-            return Err(self.down.get_or_init(|| reason.clone()).clone());
+            return Err(RequestError::Down(
+                self.down.get_or_init(|| reason.clone()).clone(),
+            ));
         }
         let mut retries = 0;
         loop {
             if let Some(reason) = self.down.get() {
-                return Err(reason.clone());
+                return Err(RequestError::Down(reason.clone()));
             }
             match self.attempt(body).await {
                 Attempt::Done(text) => return Ok(text),
-                Attempt::Fatal(reason) => return Err(reason),
+                Attempt::Fatal(reason) => return Err(RequestError::Refused(reason)),
                 Attempt::Down(reason) => {
-                    return Err(self
-                        .down
-                        .get_or_init(|| self.api_key.redact(reason))
-                        .clone());
+                    return Err(RequestError::Down(
+                        self.down
+                            .get_or_init(|| self.api_key.redact(reason))
+                            .clone(),
+                    ));
                 }
                 Attempt::Retry { reason, .. } if retries >= self.max_retries => {
-                    return Err(format!("{reason} (gave up after {} attempts)", retries + 1));
+                    return Err(RequestError::GaveUp {
+                        reason,
+                        attempts: retries + 1,
+                    });
                 }
                 Attempt::Retry { after, .. } => {
                     tokio::time::sleep(after.unwrap_or_else(|| backoff(retries))).await;

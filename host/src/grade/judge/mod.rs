@@ -34,8 +34,9 @@ use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
 use agent_file::{AgentFileError, JudgeAgent};
 use cache::Cache;
-use http::{ApiKey, Auth, Transport};
-use template::{Template, TemplateError};
+use http::{ApiKey, Auth, RequestError, Transport};
+use reply::ReplyError;
+use template::{RenderError, Template, TemplateError};
 
 /// A judge API letta-evals speaks, and what differs between them on the wire.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,7 +86,7 @@ impl Provider {
     }
 
     /// The endpoint's reply as the judge reads it.
-    fn completion(self, body: &str) -> Result<reply::Completion, String> {
+    fn completion(self, body: &str) -> Result<reply::Completion, ReplyError> {
         match self {
             Provider::OpenAi => reply::completion(body),
             Provider::Anthropic => reply::message(body),
@@ -356,11 +357,11 @@ impl Judge {
     /// letta-evals' check before any sample runs: every placeholder of the grader's rubric is
     /// provided (unless the sample has its own rubric, which is checked instead), and no
     /// `rubric_vars` key shadows a reserved variable.
-    pub fn check_sample(&self, sample: &Sample<'_>) -> Result<(), String> {
+    pub fn check_sample(&self, sample: &Sample<'_>) -> Result<(), RenderError> {
         template::check_reserved(&sample.rubric_vars)?;
         match (&sample.rubric, &self.prompt) {
             (Some(rubric), _) => Template::parse(rubric)
-                .map_err(|e| format!("rubric: {e}"))?
+                .map_err(RenderError::Rubric)?
                 .check_vars(&sample.rubric_vars),
             (None, Some(prompt)) => prompt.check_vars(&sample.rubric_vars),
             (None, None) => Ok(()),
@@ -390,7 +391,7 @@ impl Judge {
         let rubric = match (&sample.rubric, &self.prompt) {
             (Some(rubric), _) => match Template::parse(rubric) {
                 Ok(template) => template.render(sample, submission),
-                Err(e) => Err(format!("rubric: {e}")),
+                Err(e) => Err(RenderError::Rubric(e)),
             },
             (None, Some(prompt)) => prompt.render(sample, submission),
             (None, None) => {
@@ -401,7 +402,7 @@ impl Judge {
         };
         let outcome = match rubric {
             Ok(prompt) => self.ask(&prompt).await,
-            Err(reason) => Err(reason),
+            Err(reason) => Err(Failure::Rubric(reason)),
         };
         match outcome {
             Ok((verdict, usage)) => {
@@ -419,7 +420,7 @@ impl Judge {
                 self.with_agent_file(grade)
             }
             Err(reason) => {
-                let reason = self.transport.api_key.redact(reason);
+                let reason = self.transport.api_key.redact(reason.to_string());
                 let during = match self.agent {
                     Some(_) => "agent judge grading",
                     None => "grading",
@@ -493,19 +494,21 @@ impl Judge {
 
     /// The verdict in the endpoint's reply `text`: the JSON answer, or the arguments of the
     /// agent's grading tool call.
-    fn verdict(&self, text: &str) -> Result<(reply::Verdict, Option<Value>), String> {
+    fn verdict(&self, text: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
         let Some(agent) = &self.agent else {
             let completion = self.provider.completion(text)?;
             return Ok((reply::verdict(&completion.content)?, completion.usage));
         };
         let name = &agent.tool_name;
         let call = reply::tool_call(text, name)?;
-        let verdict = reply::verdict(&call.content)
-            .map_err(|e| format!("Failed to parse {name} tool call arguments: {e}"))?;
+        let verdict = reply::verdict(&call.content).map_err(|source| Failure::ToolArguments {
+            name: name.clone(),
+            source,
+        })?;
         Ok((verdict, call.usage))
     }
 
-    async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), String> {
+    async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
         let body = self.request_body(prompt);
         let key = Cache::key(&self.base_url, &self.model, &body);
         let cached = self
@@ -521,7 +524,7 @@ impl Judge {
                 .permits
                 .acquire()
                 .await
-                .map_err(|_| "the judge is shutting down".to_string())?;
+                .map_err(|_| Failure::ShuttingDown)?;
             self.transport.post(&body).await?
         };
         let verdict = self.verdict(&text)?;
@@ -532,6 +535,21 @@ impl Judge {
         }
         Ok(verdict)
     }
+}
+
+/// Why a submission got no verdict: the grade's error says it.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    Rubric(#[from] RenderError),
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    #[error(transparent)]
+    Reply(#[from] ReplyError),
+    #[error("Failed to parse {name} tool call arguments: {source}")]
+    ToolArguments { name: String, source: ReplyError },
+    #[error("the judge is shutting down")]
+    ShuttingDown,
 }
 
 /// The judge agent of an `agent_file` grader, read and checked; `None` for a plain rubric.

@@ -17,16 +17,55 @@ pub struct Verdict {
     pub rationale: String,
 }
 
+/// Why an endpoint's reply gives no verdict; the texts are letta-evals' where it has them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReplyError {
+    #[error("endpoint reply is not JSON ({reason}): {excerpt}")]
+    NotJson { reason: String, excerpt: String },
+    #[error("endpoint reply has no {path}, so it is not a {kind}: {excerpt}")]
+    NotA {
+        path: &'static str,
+        kind: &'static str,
+        excerpt: String,
+    },
+    #[error("Model refused to grade: {0}")]
+    Refused(String),
+    #[error("Model returned no message content")]
+    NoContent,
+    /// `instead` says what the model did instead, led by "; ", or is empty.
+    #[error("No {name} tool call found in judge agent response{instead}")]
+    NoToolCall { name: String, instead: String },
+    #[error("the {0} tool call has no arguments")]
+    NoArguments(String),
+    #[error("Model returned a {0} block where a text block with the verdict was expected")]
+    NotText(String),
+    #[error("judge reply is not valid JSON ({reason}): {excerpt}")]
+    VerdictNotJson { reason: String, excerpt: String },
+    #[error("judge reply is not a JSON object with score and rationale: {0}")]
+    VerdictNotObject(String),
+    #[error("Model returned a score of NaN")]
+    NanScore,
+    #[error("Model did not return a score")]
+    NoScore,
+    #[error("score {0} is not a number")]
+    ScoreNotNumber(serde_json::Number),
+    /// Python's `float()` refused the text, shown as its `repr`.
+    #[error("could not convert string to float: {0}")]
+    ScoreNotFloat(String),
+    #[error("score must be a number, got {0}")]
+    ScoreType(Value),
+}
+
 /// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
-pub fn completion(body: &str) -> Result<Completion, String> {
+pub fn completion(body: &str) -> Result<Completion, ReplyError> {
     let value = reply_json(body)?;
     let message = chat_message(&value, body)?;
     let content = match message.get("content") {
         Some(Value::String(content)) => content.clone(),
         _ => {
             return Err(match message.get("refusal").and_then(Value::as_str) {
-                Some(refusal) => format!("Model refused to grade: {refusal}"),
-                None => "Model returned no message content".to_string(),
+                Some(refusal) => ReplyError::Refused(refusal.to_string()),
+                None => ReplyError::NoContent,
             });
         }
     };
@@ -38,7 +77,7 @@ pub fn completion(body: &str) -> Result<Completion, String> {
 
 /// The arguments of the first call to the tool `name` in `choices[0].message.tool_calls` of an
 /// OpenAI chat-completions response body, as the content to read the verdict from, and `usage`.
-pub fn tool_call(body: &str, name: &str) -> Result<Completion, String> {
+pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
     let value = reply_json(body)?;
     let message = chat_message(&value, body)?;
     let calls = message
@@ -64,14 +103,15 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, String> {
             }
             _ => String::new(),
         };
-        return Err(format!(
-            "No {name} tool call found in judge agent response{instead}"
-        ));
+        return Err(ReplyError::NoToolCall {
+            name: name.to_string(),
+            instead,
+        });
     };
     let content = match called.get("arguments") {
         Some(Value::String(arguments)) => arguments.clone(),
         Some(Value::Object(arguments)) => Value::Object(arguments.clone()).to_string(),
-        _ => return Err(format!("the {name} tool call has no arguments")),
+        _ => return Err(ReplyError::NoArguments(name.to_string())),
     };
     Ok(Completion {
         content,
@@ -81,7 +121,7 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, String> {
 
 /// `content[0].text` of an Anthropic Messages API response, as letta-evals reads it, and its
 /// `usage` as letta-evals records it (input, output and cache token counts).
-pub fn message(body: &str) -> Result<Completion, String> {
+pub fn message(body: &str) -> Result<Completion, ReplyError> {
     let value = reply_json(body)?;
     let block =
         first(&value, "content").ok_or_else(|| not_a(body, "content[0]", "Messages API reply"))?;
@@ -92,9 +132,7 @@ pub fn message(body: &str) -> Result<Completion, String> {
                 .get("type")
                 .and_then(Value::as_str)
                 .unwrap_or("unknown");
-            return Err(format!(
-                "Model returned a {kind} block where a text block with the verdict was expected"
-            ));
+            return Err(ReplyError::NotText(kind.to_string()));
         }
     };
     let usage = value.get("usage").filter(|u| u.is_object()).map(|usage| {
@@ -110,7 +148,7 @@ pub fn message(body: &str) -> Result<Completion, String> {
 }
 
 /// `choices[0].message` of a chat completion.
-fn chat_message<'v>(value: &'v Value, body: &str) -> Result<&'v Value, String> {
+fn chat_message<'v>(value: &'v Value, body: &str) -> Result<&'v Value, ReplyError> {
     first(value, "choices")
         .and_then(|choice| choice.get("message"))
         .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))
@@ -127,33 +165,37 @@ fn first<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
 }
 
 /// Why `body` is not the kind of reply expected: it has nothing at `path`.
-fn not_a(body: &str, path: &str, kind: &str) -> String {
-    format!(
-        "endpoint reply has no {path}, so it is not a {kind}: {}",
-        excerpt(body)
-    )
+fn not_a(body: &str, path: &'static str, kind: &'static str) -> ReplyError {
+    ReplyError::NotA {
+        path,
+        kind,
+        excerpt: excerpt(body),
+    }
 }
 
-fn reply_json(body: &str) -> Result<Value, String> {
-    serde_json::from_str(body)
-        .map_err(|e| format!("endpoint reply is not JSON ({e}): {}", excerpt(body)))
+fn reply_json(body: &str) -> Result<Value, ReplyError> {
+    serde_json::from_str(body).map_err(|e| ReplyError::NotJson {
+        reason: e.to_string(),
+        excerpt: excerpt(body),
+    })
 }
 
 /// The judge's answer, read as letta-evals reads it (`json.loads`, `float(obj["score"])`, a
 /// clamp to [0, 1], a missing rationale as ""), except that a NaN score is an error instead
 /// of 1.0.
-pub fn verdict(content: &str) -> Result<Verdict, String> {
-    let value: Value = serde_json::from_str(&quote_python_constants(content))
-        .map_err(|e| format!("judge reply is not valid JSON ({e}): {}", excerpt(content)))?;
+pub fn verdict(content: &str) -> Result<Verdict, ReplyError> {
+    let value: Value = serde_json::from_str(&quote_python_constants(content)).map_err(|e| {
+        ReplyError::VerdictNotJson {
+            reason: e.to_string(),
+            excerpt: excerpt(content),
+        }
+    })?;
     let Value::Object(object) = value else {
-        return Err(format!(
-            "judge reply is not a JSON object with score and rationale: {}",
-            excerpt(content)
-        ));
+        return Err(ReplyError::VerdictNotObject(excerpt(content)));
     };
     let score = score(&object)?;
     if score.is_nan() {
-        return Err("Model returned a score of NaN".to_string());
+        return Err(ReplyError::NanScore);
     }
     let rationale = match object.get("rationale") {
         None | Some(Value::Null) => String::new(),
@@ -166,20 +208,16 @@ pub fn verdict(content: &str) -> Result<Verdict, String> {
     })
 }
 
-fn score(object: &Map<String, Value>) -> Result<f64, String> {
+fn score(object: &Map<String, Value>) -> Result<f64, ReplyError> {
     match object.get("score") {
-        None | Some(Value::Null) => Err("Model did not return a score".to_string()),
+        None | Some(Value::Null) => Err(ReplyError::NoScore),
         Some(Value::Number(n)) => n
             .as_f64()
-            .ok_or_else(|| format!("score {n} is not a number")),
+            .ok_or_else(|| ReplyError::ScoreNotNumber(n.clone())),
         Some(Value::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
-        Some(Value::String(s)) => python_float(s).ok_or_else(|| {
-            format!(
-                "could not convert string to float: {}",
-                crate::grade::python::repr_str(s)
-            )
-        }),
-        Some(other) => Err(format!("score must be a number, got {other}")),
+        Some(Value::String(s)) => python_float(s)
+            .ok_or_else(|| ReplyError::ScoreNotFloat(crate::grade::python::repr_str(s))),
+        Some(other) => Err(ReplyError::ScoreType(other.clone())),
     }
 }
 
@@ -292,20 +330,20 @@ mod tests {
             verdict(r#"{"score": true, "rationale": "b"}"#),
             ok(1.0, "b")
         );
-        assert_eq!(
-            verdict(r#"{"score": "nan"}"#),
-            Err("Model returned a score of NaN".into())
-        );
-        assert_eq!(
-            verdict(r#"{"score": NaN}"#),
-            Err("Model returned a score of NaN".into())
-        );
+        assert_eq!(verdict(r#"{"score": "nan"}"#), Err(ReplyError::NanScore));
+        assert_eq!(verdict(r#"{"score": NaN}"#), Err(ReplyError::NanScore));
         assert_eq!(
             verdict(r#"{"score": [1]}"#),
-            Err("score must be a number, got [1]".into())
+            Err(ReplyError::ScoreType(serde_json::json!([1])))
         );
-        assert!(verdict("[0.5]").is_err_and(|e| e.contains("not a JSON object")));
-        assert!(verdict("```json\n{}```").is_err_and(|e| e.contains("not valid JSON")));
+        assert!(matches!(
+            verdict("[0.5]"),
+            Err(ReplyError::VerdictNotObject(_))
+        ));
+        assert!(matches!(
+            verdict("```json\n{}```"),
+            Err(ReplyError::VerdictNotJson { .. })
+        ));
     }
 
     #[test]
@@ -319,12 +357,18 @@ mod tests {
             })
         );
         let refusal = r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#;
-        assert_eq!(
-            completion(refusal),
-            Err("Model refused to grade: no".into())
-        );
-        assert!(completion(r#"{"error":"x"}"#).is_err_and(|e| e.contains("choices[0].message")));
-        assert!(completion("<html>").is_err_and(|e| e.contains("not JSON")));
+        assert_eq!(completion(refusal), Err(ReplyError::Refused("no".into())));
+        assert!(matches!(
+            completion(r#"{"error":"x"}"#),
+            Err(ReplyError::NotA {
+                path: "choices[0].message",
+                ..
+            })
+        ));
+        assert!(matches!(
+            completion("<html>"),
+            Err(ReplyError::NotJson { .. })
+        ));
     }
 
     #[test]
@@ -352,7 +396,11 @@ mod tests {
             tool_call(&object, "submit_grade").map(|c| c.content),
             Ok(r#"{"score":1}"#.into())
         );
-        let no_call = |message| tool_call(&reply(message), "submit_grade").unwrap_err();
+        let no_call = |message| {
+            tool_call(&reply(message), "submit_grade")
+                .unwrap_err()
+                .to_string()
+        };
         assert_eq!(
             no_call(serde_json::json!({"content": "It is fine: 0.9"})),
             "No submit_grade tool call found in judge agent response; it answered: It is fine: 0.9"

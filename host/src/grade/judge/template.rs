@@ -57,7 +57,7 @@ impl Template {
 
     /// Fills the fields from the sample and the submission, as letta-evals'
     /// `build_judge_prompt` does.
-    pub fn render(&self, sample: &Sample<'_>, submission: &str) -> Result<String, String> {
+    pub fn render(&self, sample: &Sample<'_>, submission: &str) -> Result<String, RenderError> {
         check_reserved(&sample.rubric_vars)?;
         let mut values: HashMap<&str, Cow<'_, str>> = HashMap::new();
         let text = |t: &Option<Texts>| t.as_ref().map(texts_str).unwrap_or_default();
@@ -80,12 +80,12 @@ impl Template {
                 kind: "KeyError",
                 message,
             }) => Err(unknown_placeholder(&message, &sample.rubric_vars)),
-            Err(PyError { kind, message }) => Err(format!("rubric: {kind}: {message}")),
+            Err(PyError { kind, message }) => Err(RenderError::Python { kind, message }),
         }
     }
 
     /// The first variable that neither the reserved variables nor `vars` provide.
-    pub fn check_vars(&self, vars: &Map<String, Value>) -> Result<(), String> {
+    pub fn check_vars(&self, vars: &Map<String, Value>) -> Result<(), RenderError> {
         match self
             .placeholders()
             .into_iter()
@@ -177,24 +177,45 @@ fn field_problem(field: &Field) -> Option<String> {
 }
 
 /// letta-evals refuses `rubric_vars` that would shadow a reserved variable.
-pub fn check_reserved(vars: &Map<String, Value>) -> Result<(), String> {
+pub fn check_reserved(vars: &Map<String, Value>) -> Result<(), RenderError> {
     match RESERVED.iter().find(|name| vars.contains_key(**name)) {
-        Some(name) => Err(format!(
-            "rubric_vars key '{name}' collides with a reserved variable. Reserved names: ('input', 'ground_truth', 'submission')"
-        )),
+        Some(name) => Err(RenderError::Reserved(name)),
         None => Ok(()),
     }
 }
 
-fn unknown_placeholder(name: &str, vars: &Map<String, Value>) -> String {
+/// Why a rubric cannot be filled in for a sample, in letta-evals' words where it has them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RenderError {
+    #[error(
+        "rubric_vars key '{0}' collides with a reserved variable. Reserved names: ('input', 'ground_truth', 'submission')"
+    )]
+    Reserved(&'static str),
+    /// `available`: the variables there are, sorted, each as Python's `repr`.
+    #[error(
+        "Rubric references {{{name}}} but no value was provided. Available variables: [{}]. Reserved variables (['input', 'ground_truth', 'submission']) come from the Sample; add other variables via sample.rubric_vars.",
+        available.join(", ")
+    )]
+    UnknownPlaceholder {
+        name: String,
+        available: Vec<String>,
+    },
+    /// Python's `str.format` raised.
+    #[error("rubric: {kind}: {message}")]
+    Python { kind: &'static str, message: String },
+    /// A sample's own rubric does not parse.
+    #[error("rubric: {0}")]
+    Rubric(TemplateError),
+}
+
+fn unknown_placeholder(name: &str, vars: &Map<String, Value>) -> RenderError {
     let mut available: Vec<&str> = vars.keys().map(String::as_str).chain(RESERVED).collect();
     available.sort_unstable();
     available.dedup();
-    let listed: Vec<String> = available.iter().map(|name| repr_str(name)).collect();
-    format!(
-        "Rubric references {{{name}}} but no value was provided. Available variables: [{}]. Reserved variables (['input', 'ground_truth', 'submission']) come from the Sample; add other variables via sample.rubric_vars.",
-        listed.join(", ")
-    )
+    RenderError::UnknownPlaceholder {
+        name: name.to_string(),
+        available: available.iter().map(|name| repr_str(name)).collect(),
+    }
 }
 
 /// Python's `str()` of a sample's text: a list renders as `['a', 'b']`.
@@ -340,7 +361,12 @@ mod tests {
             let rendered = template.render(&sample, submission);
             match (expected.as_str(), expected["error"]["message"].as_str()) {
                 (Some(prompt), _) => assert_eq!(rendered.as_deref(), Ok(prompt), "{rubric}"),
-                (None, Some(message)) => assert_eq!(rendered, Err(message.to_string())),
+                (None, Some(message)) => {
+                    assert_eq!(
+                        rendered.map_err(|e| e.to_string()),
+                        Err(message.to_string())
+                    )
+                }
                 (None, None) => panic!("unexpected vector shape: {vector}"),
             }
         }
@@ -442,14 +468,18 @@ mod tests {
         assert!(template.check_vars(&sample.rubric_vars).is_ok());
         let err = template.check_vars(&Map::new()).expect_err("k is unknown");
         assert!(
-            err.starts_with("Rubric references {k} but no value"),
+            err.to_string()
+                .starts_with("Rubric references {k} but no value"),
             "{err}"
         );
         let err = Template::parse("{input[9]}")
             .expect("parse")
             .render(&sample, "s")
             .expect_err("past the end");
-        assert_eq!(err, "rubric: IndexError: string index out of range");
+        assert_eq!(
+            err.to_string(),
+            "rubric: IndexError: string index out of range"
+        );
     }
 
     #[test]
@@ -486,8 +516,10 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         let err = check_reserved(&vars).expect_err("collision");
+        assert_eq!(err, RenderError::Reserved("ground_truth"));
         assert!(
-            err.starts_with("rubric_vars key 'ground_truth' collides"),
+            err.to_string()
+                .starts_with("rubric_vars key 'ground_truth' collides"),
             "{err}"
         );
     }
