@@ -288,6 +288,17 @@ impl Suite {
         })
     }
 
+    /// Grades `runs` (paths as given on the command line, relative to the working folder) in
+    /// place of the suite's own `trajectories:`.
+    pub fn replace_trajectories(&mut self, runs: &[PathBuf]) {
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        self.file.trajectories = Some(OneOrMany::Many(
+            runs.iter()
+                .map(|p| absolute(p).to_string_lossy().into_owned())
+                .collect(),
+        ));
+    }
+
     /// A path from the suite, resolved against the suite's folder.
     pub fn resolve(&self, relative: &str) -> PathBuf {
         self.base_dir.join(relative)
@@ -305,7 +316,7 @@ impl Suite {
         note(
             f.target.is_some(),
             "target",
-            "gavel grades recorded runs and does not run agents; `trajectories:` or the rows' `trajectory` supply them",
+            "gavel grades recorded runs and does not run agents; `--trajectories`, `trajectories:` or the rows' `trajectory` supply them",
         );
         note(
             f.setup_script.is_some(),
