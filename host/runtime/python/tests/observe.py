@@ -226,7 +226,7 @@ REWARD_CONTEXT = {
 
 def letta_rewards(out):
     folder = os.path.join(DATA, "letta-extra")
-    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated"]
+    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated", "top_level"]
     if MODE == "real":
         from pathlib import Path
 
