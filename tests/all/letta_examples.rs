@@ -36,6 +36,13 @@ const SKILLS: [&str; 3] = [
     "skills-suite/suite_skill_use.yaml",
 ];
 
+/// The leaderboard's suites letta-evals 0.26.0 itself refuses to run (`Suite must define
+/// 'graders'`, `reward metric_key 'accuracy' not found in graders`).
+const REFUSED: [&str; 2] = [
+    "core-memory-read-agent/suites/core-memory-read.yaml",
+    "core-memory-update-agent/suites/core-memory-update.yaml",
+];
+
 fn vectors() -> Vec<Value> {
     let vectors = load_json(&format!("{EXAMPLES}/vectors.json"));
     assert_eq!(vectors["letta_evals"], "0.26.0");
@@ -50,7 +57,8 @@ fn vector(suite: &str) -> Value {
 }
 
 /// Every suite file of the copied examples is either graded against a vector or one of the
-/// skills suites gavel refuses: none is left out unsaid.
+/// suites refused (the skills suites by gavel, two leaderboard suites by letta-evals too): none
+/// is left out unsaid.
 #[test]
 fn every_copied_example_suite_is_checked() {
     let root = data(EXAMPLES);
@@ -68,11 +76,11 @@ fn every_copied_example_suite_is_checked() {
     let mut checked: Vec<String> = vectors()
         .iter()
         .map(|v| v["suite"].as_str().unwrap().to_string())
-        .chain(SKILLS.iter().map(|s| s.to_string()))
+        .chain(SKILLS.iter().chain(&REFUSED).map(|s| s.to_string()))
         .collect();
     checked.sort();
     assert_eq!(suites, checked);
-    assert_eq!(checked.len(), 11);
+    assert_eq!(checked.len(), 11 + REFUSED.len());
 }
 
 /// A copy of the example's folder in a fresh workspace, so that outputs stay out of the test
@@ -203,8 +211,8 @@ impl Graded {
         self.check_judge();
     }
 
-    /// Each sample as letta-evals graded it: every grade's score, rationale and submission, the
-    /// judge's model, the reward, and the error (its category, its message in gavel's).
+    /// Each sample as letta-evals graded it: every grade's score, rationale, submission and
+    /// metadata, the reward, and the error (its category, its message in gavel's).
     fn check_samples(&self) {
         for (want, got) in self.samples() {
             let place = format!("{} sample {}", self.suite(), want["sample_id"]);
@@ -223,8 +231,13 @@ impl Graded {
                 for field in ["score", "rationale", "submission"] {
                     assert_eq!(got[field], want[field], "{place} {key}.{field}: {got}");
                 }
-                if let Some(model) = want["metadata"].get("model") {
-                    assert_eq!(&got["metadata"]["model"], model, "{place} {key}");
+                // What the grader put in its metadata (the judge's model, a custom grader's
+                // fields, the per-turn counts) and the per-turn grades.
+                for (field, value) in want["metadata"].as_object().unwrap() {
+                    assert_eq!(&got["metadata"][field], value, "{place} {key}.{field}");
+                }
+                if let Some(turns) = want.get("per_turn") {
+                    assert_eq!(&got["metadata"]["per_turn_grades"], turns, "{place} {key}");
                 }
             }
             self.check_outcome(&place, want, got);
@@ -449,4 +462,47 @@ fn recorded_runs_given_on_the_command_line_are_graded_and_recorded() {
     let err = stderr(&resumed);
     assert_eq!(resumed.status.code(), Some(2), "{err}");
     assert!(err.contains("trajectories"), "{err}");
+}
+
+/// The leaderboard suites letta-evals 0.26.0 refuses are refused by gavel too, at the line of the
+/// mistake and saying how to fix it: a single `grader:` (then no `graders:` at all), and a reward
+/// naming a metric no grader has.
+#[test]
+fn suites_letta_evals_refuses_are_refused_at_their_mistake() {
+    let ws = copy_example(REFUSED[0]);
+    let out = ws.gavel(&["validate", REFUSED[0]]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "error: {}:12:1: grader: unknown field `grader`, expected one of name, description, \
+                 dataset, trajectories, format, packs, graders, gate, reward, max_samples, \
+                 concurrency, limits, output, target, setup_script, num_runs, sandbox, cleanup, \
+                 max_concurrent, sample_tags",
+            REFUSED[0]
+        )
+    );
+    assert_eq!(
+        lines[1],
+        "  hint: a single `grader:` is read by neither gavel nor letta-evals 0.26.0: put it under \
+         `graders:`, keyed by its metric (`graders:` / `  accuracy:` / `    kind: tool`), and \
+         name that key in `reward.metric_key`"
+    );
+    assert!(lines[2].contains("missing field `graders`"), "{err}");
+    assert_eq!(lines.len(), 4, "{err}");
+
+    let ws = copy_example(REFUSED[1]);
+    let out = ws.gavel(&["validate", REFUSED[1]]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: {}:34:3: reward: `accuracy` is not a metric key of this suite; graders are: \
+             contains_check\n1 problem found; nothing was graded\n",
+            REFUSED[1]
+        )
+    );
 }
