@@ -819,19 +819,7 @@ pub(crate) async fn gavel(
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> std::process::Output {
-    let dir = ws.dir.path().to_path_buf();
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let vars: Vec<(String, String)> = vars
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    tokio::task::spawn_blocking(move || {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        crate::common::gavel_with_env(&dir, &args, &vars)
-    })
-    .await
-    .expect("gavel finishes")
+    crate::common::gavel_off_runtime(ws.dir.path(), args, vars).await
 }
 
 /// A rubric suite through the real binary: requests as the server saw them, grades, retries,

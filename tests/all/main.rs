@@ -15,6 +15,7 @@ mod hostile;
 mod hostile_packs;
 mod interp_packs;
 mod judge;
+mod letta_examples;
 mod new_pack;
 mod openai_server;
 mod outputs;

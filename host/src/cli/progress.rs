@@ -256,6 +256,7 @@ mod tests {
         let options = gavel::run::Options {
             cache_dir: None,
             no_judge_cache: false,
+            trajectories: Vec::new(),
         };
         let prepared = gavel::run::prepare(&dir.path().join("suite.yaml"), &options)
             .unwrap_or_else(|e| panic!("{e:?}"));

@@ -18,6 +18,11 @@ pub struct Args {
     /// list of them, one per turn) per line, naming its case in `metadata.case_name`.
     #[arg(long, value_name = "FILE")]
     traces: Option<PathBuf>,
+    /// Grade these recorded runs in place of the suite's `trajectories:` (a letta-evals
+    /// `<model>.jsonl` result file, or any JSONL of `{sample_id, trajectory}` lines), joined to
+    /// the dataset by sample id. Repeatable: several files are repeated runs (pass@k).
+    #[arg(long, value_name = "FILE", conflicts_with = "traces")]
+    trajectories: Vec<PathBuf>,
     /// Output folder [default: the suite's `output`, else results/<suite name>].
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: Option<PathBuf>,
@@ -93,6 +98,7 @@ pub fn run(mut args: Args) -> u8 {
     let options = gavel::run::Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: args.no_cache,
+        trajectories: args.trajectories.clone(),
     };
     let prepared = match gavel::run::prepare(&args.suite, &options) {
         Ok(prepared) => prepared,

@@ -13,6 +13,10 @@ use serde::Serialize;
 pub struct Args {
     /// The suite file (YAML).
     suite: PathBuf,
+    /// Check these recorded runs in place of the suite's `trajectories:`, as `gavel run
+    /// --trajectories` grades them. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    trajectories: Vec<PathBuf>,
     /// Check only the samples `gavel run --filter` would grade, and say how many that is.
     #[arg(long, value_name = "FILTER")]
     filter: Vec<String>,
@@ -117,6 +121,7 @@ fn validate(args: &Args) -> Found {
     let options = Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
+        trajectories: args.trajectories.clone(),
     };
     let prepared = match prepare(&args.suite, &options) {
         Ok(prepared) => prepared,

@@ -288,6 +288,17 @@ impl Suite {
         })
     }
 
+    /// Grades `runs` (paths as given on the command line, relative to the working folder) in
+    /// place of the suite's own `trajectories:`.
+    pub fn replace_trajectories(&mut self, runs: &[PathBuf]) {
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        self.file.trajectories = Some(OneOrMany::Many(
+            runs.iter()
+                .map(|p| absolute(p).to_string_lossy().into_owned())
+                .collect(),
+        ));
+    }
+
     /// A path from the suite, resolved against the suite's folder.
     pub fn resolve(&self, relative: &str) -> PathBuf {
         self.base_dir.join(relative)
@@ -305,7 +316,7 @@ impl Suite {
         note(
             f.target.is_some(),
             "target",
-            "gavel grades recorded runs and does not run agents; `trajectories:` or the rows' `trajectory` supply them",
+            "gavel grades recorded runs and does not run agents; `--trajectories`, `trajectories:` or the rows' `trajectory` supply them",
         );
         note(
             f.setup_script.is_some(),
@@ -408,6 +419,9 @@ fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
                     if let Some((line, column)) = Positions::of(&text).key(&path) {
                         (error.line, error.column, error.field) = (Some(line), Some(column), path);
                     }
+                    if error.field == "grader" {
+                        error.hint = Some(SINGLE_GRADER.to_string());
+                    }
                 }
                 let next = (errors.len() < MAX_UNKNOWN_KEYS)
                     .then(|| without_unknown_key(&text, &error))
@@ -421,6 +435,13 @@ fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
         }
     }
 }
+
+/// How to fix a top-level `grader:`, the single grader of letta-evals' early suites, which
+/// letta-evals 0.26.0 no longer reads either. The key is then set aside (not read as
+/// `graders:`, whose entries it does not hold), so the next mistake is the missing `graders:`.
+const SINGLE_GRADER: &str = "a single `grader:` is read by neither gavel nor letta-evals 0.26.0: \
+     put it under `graders:`, keyed by its metric (`graders:` / `  accuracy:` / `    kind: tool`), \
+     and name that key in `reward.metric_key`";
 
 /// `text` with the unknown key of `error` taken out of the way of the next parse: renamed to
 /// the key its hint suggests (so that what depends on that key is checked too), else blanked.

@@ -30,6 +30,10 @@ pub struct Options {
     pub cache_dir: Option<PathBuf>,
     /// `--no-cache`: judge replies are neither read from nor written to the cache.
     pub no_judge_cache: bool,
+    /// `--trajectories`: recorded runs named on the command line, graded in place of the
+    /// suite's `trajectories:`, so that a suite written for letta-evals grades its recorded
+    /// runs unchanged (as `letta-evals run --cached` regrades them).
+    pub trajectories: Vec<PathBuf>,
 }
 
 /// The default cache folder: `$GAVEL_CACHE_DIR`, else `$XDG_CACHE_HOME/gavel`, else
@@ -48,8 +52,14 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// Loads a suite and checks everything that can be checked without grading. Every mistake
 /// found is returned, not just the first.
 pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<SuiteError>> {
-    let suite = Suite::load(suite_path)?;
+    let mut suite = Suite::load(suite_path)?;
     let mut errors = Vec::new();
+    let runs_field = if options.trajectories.is_empty() {
+        "trajectories"
+    } else {
+        suite.replace_trajectories(&options.trajectories);
+        "--trajectories"
+    };
     let file = &suite.file;
 
     let dataset = suite.resolve(&file.dataset);
@@ -69,7 +79,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         if !run.is_file() {
             errors.push(SuiteError::at(
                 suite_path,
-                "trajectories",
+                runs_field,
                 format!("no such file: {}", run.display()),
             ));
         }

@@ -100,6 +100,24 @@ pub fn gavel_with_env(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Outpu
         .expect("gavel runs")
 }
 
+/// Runs `gavel` like [`gavel_with_env`] from an async test, off the runtime's threads, so that
+/// a server the test runs on them (a judge) keeps answering.
+pub async fn gavel_off_runtime(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let dir = dir.to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let vars: Vec<(String, String)> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        gavel_with_env(&dir, &args, &vars)
+    })
+    .await
+    .expect("gavel finishes")
+}
+
 /// Every file under `dir`, read as text where it is text.
 pub fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut found = Vec::new();

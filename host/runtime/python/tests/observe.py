@@ -16,6 +16,8 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "data")
+# letta-evals' own example suites, kept with gavel's integration tests.
+EXAMPLES = os.path.normpath(os.path.join(HERE, "..", "..", "..", "tests", "data", "letta-examples"))
 RUNTIME = os.path.dirname(HERE)
 MODE = sys.argv[1] if len(sys.argv) > 1 else "gavel"
 
@@ -116,14 +118,14 @@ def dump_evaldeck(result):
 
 LETTA_GRADERS = [
     # (folder, grader, extractor, extractor config)
-    ("letta-evals/custom-tool-grader-and-extractor", "custom_evaluators:ticket_classification_grader",
+    (os.path.join(EXAMPLES, "custom-tool-grader-and-extractor"), "custom_evaluators:ticket_classification_grader",
      "custom_evaluators:json_object_extractor", {}),
     ("letta-extra", "graders:mentions_team", "graders:shout", {}),
     ("letta-extra", "graders:length", "graders:lookup_args", {"tool": "lookup"}),
     ("letta-extra", "graders:raises", "graders:shout", {}),
     ("letta-extra", "graders:bad_score", "graders:shout", {}),
     ("letta-extra", "graders:builtins_together", "graders:shout", {}),
-    ("letta-evals/letta-code-simple-edit", "custom_python_grader:python_output_grader", "last_assistant", {}),
+    (os.path.join(EXAMPLES, "letta-code-simple-edit"), "custom_python_grader:python_output_grader", "last_assistant", {}),
 ]
 
 
@@ -226,7 +228,7 @@ REWARD_CONTEXT = {
 
 def letta_rewards(out):
     folder = os.path.join(DATA, "letta-extra")
-    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated"]
+    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated", "top_level"]
     if MODE == "real":
         from pathlib import Path
 

@@ -650,7 +650,6 @@ fn effective_temperature(model: &str, temperature: f64) -> f64 {
 fn anthropic_schema() -> Value {
     let mut schema = response_schema();
     schema["additionalProperties"] = json!(false);
-    schema["title"] = json!("_JudgeResponse");
     let score = &mut schema["properties"]["score"];
     if let Some(score) = score.as_object_mut() {
         score.remove("maximum");
@@ -660,10 +659,21 @@ fn anthropic_schema() -> Value {
     schema
 }
 
+/// The description letta-evals 0.26.0 gives its response schema (its response model's
+/// docstring): the judge reads it, so it is sent word for word.
+const SCHEMA_DESCRIPTION: &str = "Shared schema for judge responses across all providers.\n\n\
+    Sent verbatim to all three providers (OpenAI, Anthropic, Google) as a\n\
+    JSON schema response format. The schema acts as guidance \u{2014} bounds on\n\
+    ``score`` are re-applied Python-side via a post-parse clamp because\n\
+    not every provider honors numeric bound keywords (``minimum`` /\n\
+    ``maximum``) consistently.";
+
 /// `{score: number in [0, 1], rationale: string}`, both required; not `strict`, as
-/// letta-evals sends it, so endpoints that cannot enforce bounds still accept it.
+/// letta-evals 0.26.0 sends it (title and description included), so endpoints that cannot
+/// enforce bounds still accept it.
 fn response_schema() -> Value {
     json!({
+        "description": SCHEMA_DESCRIPTION,
         "properties": {
             "score": {
                 "description": "Score between 0.0 and 1.0",
@@ -679,7 +689,7 @@ fn response_schema() -> Value {
             },
         },
         "required": ["score", "rationale"],
-        "title": "JudgeResponse",
+        "title": "_JudgeResponse",
         "type": "object",
     })
 }

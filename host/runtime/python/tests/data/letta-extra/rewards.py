@@ -1,3 +1,4 @@
+import letta_evals
 from letta_evals.decorators import reward_composer
 from letta_evals.models import RewardOutput
 
@@ -27,3 +28,9 @@ def wrong_type(ctx):
 
 def undecorated(ctx):
     return 1.0
+
+
+@letta_evals.reward_composer
+def top_level(ctx):
+    # The package's top-level names, as letta-evals' own examples import them.
+    return letta_evals.RewardOutput(score=ctx.grades["b"].score, metadata={"via": "letta_evals"})
