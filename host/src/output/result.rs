@@ -631,7 +631,19 @@ pub fn count_lines(path: &Path) -> std::io::Result<u64> {
 
 /// Reads every result of a finished run's `results.jsonl`, in order, for a report or a
 /// comparison; blank lines are skipped.
-pub fn read_results(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<(), ResultsError> {
+pub fn read_results(path: &Path, each: impl FnMut(SampleResult)) -> Result<(), ResultsError> {
+    let advice = "; is this a results.jsonl written by `gavel run`?";
+    read_results_where(path, advice, |_| true, each)
+}
+
+/// [`read_results`] of the lines `wanted` keeps, told by their text before they are parsed;
+/// `advice` ends the message of a line that is no result.
+pub(crate) fn read_results_where(
+    path: &Path,
+    advice: &'static str,
+    mut wanted: impl FnMut(&str) -> bool,
+    mut each: impl FnMut(SampleResult),
+) -> Result<(), ResultsError> {
     let file = File::open(path).map_err(|source| ResultsError::Open {
         path: path.to_path_buf(),
         source,
@@ -642,14 +654,14 @@ pub fn read_results(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<(
             path: path.to_path_buf(),
             source,
         })?;
-        if line.trim().is_empty() {
+        if line.trim().is_empty() || !wanted(&line) {
             continue;
         }
         let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
             path: path.to_path_buf(),
             line: index as u64 + 1,
             source,
-            advice: "; is this a results.jsonl written by `gavel run`?",
+            advice,
         })?;
         each(result);
     }

@@ -53,9 +53,7 @@ use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
-use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use serde::Serialize;
@@ -64,7 +62,9 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::config::gate::{Aggregation, Op};
 use crate::grade::{GradeKey, Status};
 use crate::input::sample::SampleId;
-use crate::output::result::{ErrorCategory, ResultsError, SampleResult, leading_id, parse_result};
+use crate::output::result::{
+    ErrorCategory, ResultsError, SampleResult, leading_id, read_results_where,
+};
 
 /// The 97.5th percentile of the standard normal distribution.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -506,30 +506,16 @@ impl Aggregator {
         if !self.needs_regroup() {
             return Ok(());
         }
-        let file = File::open(path).map_err(|source| ResultsError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        for (number, line) in BufReader::with_capacity(1 << 16, file).lines().enumerate() {
-            let line = line.map_err(|source| ResultsError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            // Result lines begin with their id (`ResultsFile::append`), so most are skipped
-            // after reading a few bytes.
+        // Result lines begin with their id (`ResultsFile::append`), so most are skipped after
+        // reading a few bytes.
+        let aggregator = std::cell::RefCell::new(self);
+        let repeats = |line: &str| {
             let id = line.strip_prefix(r#"{"sample_id":"#).and_then(leading_id);
-            if id.is_some_and(|id| !self.may_repeat(&id)) {
-                continue;
-            }
-            let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
-                path: path.to_path_buf(),
-                line: number as u64 + 1,
-                source,
-                advice: "",
-            })?;
-            self.regroup(&result);
-        }
-        Ok(())
+            id.is_none_or(|id| aggregator.borrow().may_repeat(&id))
+        };
+        read_results_where(path, "", repeats, |result| {
+            aggregator.borrow_mut().regroup(&result)
+        })
     }
 }
 
