@@ -179,6 +179,51 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
 }
 
 #[test]
+fn a_case_that_asks_for_what_cannot_be_graded_is_refused_at_its_line() {
+    let ws = Workspace::new();
+    ws.write("cases/a.yaml", "name: listless\nturns: one turn\n");
+    ws.write(
+        "cases/b.yaml",
+        "name: typo\ninput: x\n\ngraders:\n  - type: containz\n",
+    );
+    ws.write(
+        "cases/c.yaml",
+        "name: late\nturns:\n  - user: hi\n  - user: again\n    graders:\n      - type: regexx\n",
+    );
+    let traces: String = ["listless", "typo", "late"]
+        .iter()
+        .map(|name| format!("{{\"input\":\"x\",\"metadata\":{{\"case_name\":\"{name}\"}}}}\n"))
+        .collect();
+    ws.write("traces.jsonl", &traces);
+    let err = refused(
+        &ws,
+        &["run", "cases", "--traces", "traces.jsonl", "-o", "out"],
+    );
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 3, "{err}");
+    assert!(
+        errors[0].starts_with(
+            "error: cases/a.yaml:2: turns: invalid type: string \"one turn\", expected a sequence"
+        ),
+        "{err}"
+    );
+    assert!(
+        errors[1].starts_with(
+            "error: cases/b.yaml:4: graders: turns[0].graders[0].type: unknown grader type `containz` (known: "
+        ),
+        "{err}"
+    );
+    assert!(
+        errors[2].starts_with(
+            "error: cases/c.yaml:2: turns: turns[1].graders[0].type: unknown grader type `regexx`"
+        ),
+        "{err}"
+    );
+    // Nothing is written for the run: the cases are refused before a dataset is made of them.
+    assert!(!ws.path("out").join("cases.jsonl").exists(), "{err}");
+}
+
+#[test]
 fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
     let ws = Workspace::new();
     ws.write("empty/notes.txt", "nothing here");

@@ -305,7 +305,7 @@ impl RowParser {
             Some(Texts::One(first.user.clone()))
         });
         if let Some(turns) = &turns {
-            check_turn_graders(turns).map_err(error)?;
+            check_turn_graders(turns).map_err(|e| error(e.to_string()))?;
         }
         if let Some(Texts::PerTurn(truths)) = &raw.ground_truth {
             match &input {
@@ -397,17 +397,38 @@ fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
     traces.then_some(items)
 }
 
+/// Why a case's `turns` cannot be graded.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnsError {
+    #[error("{0}")]
+    Shape(serde_json::Error),
+    #[error(
+        "turns[{turn}].graders[{grader}].type: unknown grader type `{kind}` (known: {})",
+        TurnGraderKind::names().collect::<Vec<_>>().join(", ")
+    )]
+    UnknownGrader {
+        turn: usize,
+        grader: usize,
+        kind: String,
+    },
+}
+
+/// A case's `turns` as the row reader reads them: their shape, then their graders' types.
+pub(crate) fn check_case_turns(turns: &serde_json::Value) -> Result<(), TurnsError> {
+    let turns: Vec<CaseTurn> = serde_json::from_value(turns.clone()).map_err(TurnsError::Shape)?;
+    check_turn_graders(&turns)
+}
+
 /// Refuses a turn's grader entry of a type gavel does not grade, which evaldeck drops unsaid.
-fn check_turn_graders(turns: &[CaseTurn]) -> Result<(), String> {
+fn check_turn_graders(turns: &[CaseTurn]) -> Result<(), TurnsError> {
     for (t, turn) in turns.iter().enumerate() {
         for (g, grader) in turn.graders.iter().enumerate() {
             if TurnGraderKind::of(&grader.kind).is_none() {
-                let known: Vec<&str> = TurnGraderKind::names().collect();
-                return Err(format!(
-                    "turns[{t}].graders[{g}].type: unknown grader type `{}` (known: {})",
-                    grader.kind,
-                    known.join(", ")
-                ));
+                return Err(TurnsError::UnknownGrader {
+                    turn: t,
+                    grader: g,
+                    kind: grader.kind.clone(),
+                });
             }
         }
     }

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::config::suite::{SuiteError, locate};
+use crate::input::dataset::check_case_turns;
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";
@@ -63,10 +64,24 @@ struct Case {
     file: PathBuf,
     name: String,
     line: Option<u64>,
+    /// The key that holds what the case asks (`turns`, or `graders` or `expected` in the
+    /// single-turn form), and its line.
+    asked: (&'static str, Option<u64>),
     row: Map<String, Value>,
 }
 
 impl Case {
+    /// Why the case's turns cannot be graded, located at the key that holds them: found here
+    /// rather than when the row made of the case is read from the dataset.
+    fn turns_error(&self) -> Option<SuiteError> {
+        let message = check_case_turns(self.row.get("turns")?).err()?;
+        let (key, line) = self.asked;
+        Some(SuiteError {
+            line,
+            ..SuiteError::at(&self.file, key, message.to_string())
+        })
+    }
+
     /// An error about this case's name, located at its `name:` line.
     fn error(&self, message: String, hint: String) -> SuiteError {
         SuiteError {
@@ -98,6 +113,13 @@ fn read_case(file: &Path) -> Result<Case, SuiteError> {
         }
     };
     let fields = ["input", "expected", "graders"];
+    let asked = if case.contains_key("turns") {
+        "turns"
+    } else if case.contains_key("graders") {
+        "graders"
+    } else {
+        "expected"
+    };
     if case.contains_key("turns") {
         // evaldeck reads none of these beside `turns`.
         for field in fields {
@@ -114,16 +136,23 @@ fn read_case(file: &Path) -> Result<Case, SuiteError> {
         case.insert("turns".into(), Value::Array(vec![Value::Object(turn)]));
     }
     case.insert("id".into(), Value::String(name.clone()));
-    let line = text
-        .lines()
-        .position(|line| line.starts_with("name:"))
-        .map(|index| index as u64 + 1);
     Ok(Case {
         file: file.to_path_buf(),
         name,
-        line,
+        line: key_line(&text, "name"),
+        asked: (asked, key_line(&text, asked)),
         row: case,
     })
+}
+
+/// The line of the top-level key `key` in a case file's text.
+fn key_line(text: &str, key: &str) -> Option<u64> {
+    text.lines()
+        .position(|line| {
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.starts_with(':'))
+        })
+        .map(|index| index as u64 + 1)
 }
 
 /// The case a trace line names: `metadata.case_name` of the trace, or of a list's first trace.
@@ -153,7 +182,10 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
                     ),
                     "give each case its own name".into(),
                 )),
-                None => rows.push(case),
+                None => {
+                    errors.extend(case.turns_error());
+                    rows.push(case);
+                }
             },
             Err(e) => errors.push(e),
         }
