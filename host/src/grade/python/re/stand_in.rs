@@ -1,4 +1,4 @@
-//! Python's Unicode categories in the plain dialect, written as stand-ins the parser reads at
+//! Python's Unicode categories in the plain dialects, written as stand-ins the parser reads at
 //! once and replaced in the parsed tree by the categories' classes, parsed once.
 //!
 //! A category's class (`\w` is `str.isalnum()` or `_` at Unicode 14.0) is long text, and
@@ -151,7 +151,8 @@ mod tests {
     use super::super::{Regex, Translator};
     use super::*;
 
-    /// Every recorded pattern's plain dialect, with the flags it was recorded under.
+    /// Every recorded pattern's plain and relaxed dialects, translated with the flags it was
+    /// recorded under.
     fn recorded_plain_dialects() -> Vec<String> {
         let cases: Vec<Value> =
             serde_json::from_str(include_str!("../../../../tests/data/python-re-cases.json"))
@@ -165,8 +166,11 @@ mod tests {
             .filter_map(|case| {
                 let pattern = case["pattern"].as_str()?;
                 let flags = case["flags"].as_u64().unwrap_or(0) as u32;
-                Translator::run(pattern, flags).ok()?.plain
+                let translated = Translator::run(pattern, flags).ok()?;
+                Some([translated.plain, translated.relaxed])
             })
+            .flatten()
+            .flatten()
             .collect()
     }
 
