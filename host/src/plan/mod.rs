@@ -511,14 +511,15 @@ impl Plan {
     }
 
     /// The plan's judges' requests in flight and attempts repeated, summed; `None` without a
-    /// judge.
+    /// rubric grader (the endpoints of a case's `llm` turn entries alone are not shown).
     pub fn judge_activity(&self) -> Option<(usize, u64)> {
-        let judges = self.judges();
-        (!judges.is_empty()).then(|| {
-            judges.iter().fold((0, 0), |(live, retried), (_, judge)| {
-                let (l, r) = judge.activity();
-                (live + l, retried + r)
-            })
+        self.has_judge().then(|| {
+            self.judges()
+                .iter()
+                .fold((0, 0), |(live, retried), (_, judge)| {
+                    let (l, r) = judge.activity();
+                    (live + l, retried + r)
+                })
         })
     }
 
