@@ -123,7 +123,7 @@ fn grader_entries_evaldeck_drops_are_graded() {
         &[
             json!({"id": 0, "name": "pass", "turns": [{"user": "book", "graders": graders}], "trajectory": trace("Booked UA12", &["book"])}),
             json!({"id": 1, "name": "fail", "turns": [{"user": "book", "graders": failing}], "trajectory": trace("Booked UA12", &["book"])}),
-            json!({"id": 2, "name": "judge", "turns": [{"user": "book", "graders": [{"type": "llm", "prompt": "Is {output} polite?"}]}], "trajectory": trace("ok", &[])}),
+            json!({"id": 2, "name": "judge", "turns": [{"user": "book", "graders": [{"type": "code", "module": "m", "function": "f"}]}], "trajectory": trace("ok", &[])}),
         ],
     );
     let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--quiet"]);
@@ -160,14 +160,14 @@ fn grader_entries_evaldeck_drops_are_graded() {
             .contains("turn 1: output_matches: Output does not match pattern: ^Confirmation"),
         "{fail}"
     );
-    // A judge entry is said not to be graded, never passed unsaid.
+    // A code entry is said not to be graded, never passed unsaid.
     let (_, judge) = &grades[2];
     assert_eq!(judge["status"], "error", "{judge}");
     assert!(
         judge["rationale"]
             .as_str()
             .unwrap()
-            .contains("a `type: llm` entry of a case's turn is not graded by gavel"),
+            .contains("a `type: code` entry of a case's turn is not graded by gavel"),
         "{judge}"
     );
 }

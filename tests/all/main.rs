@@ -9,6 +9,7 @@ mod conformance;
 mod csv;
 mod diff;
 mod evaldeck_project;
+mod evaldeck_turn_llm;
 mod evaldeck_turns;
 mod golden;
 mod hostile;

@@ -13,7 +13,7 @@ use crate::grade::builtin::evaldeck::{self, Check};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
-use crate::grade::judge::{Judge, JudgeError, JudgeOptions};
+use crate::grade::judge::{Judge, JudgeError, JudgeOptions, TurnJudges};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
@@ -58,8 +58,9 @@ pub enum Node {
     },
     /// An evaldeck check over the whole trajectory.
     Check(Check),
-    /// The sample's `expected:` block.
-    Expectations,
+    /// The sample's `expected:` block, or its case's turns with the endpoints of their `llm`
+    /// entries.
+    Expectations(Arc<TurnJudges>),
     /// All (or any) of the sub-graders.
     Composite {
         all: bool,
@@ -138,7 +139,11 @@ impl Resolver<'_> {
             GraderSpec::Tool(tool) => self.tool(field, tool),
             GraderSpec::Code(code) => self.code(field, code).map_err(|e| vec![e]),
             GraderSpec::Python(python) => self.python(field, python).map_err(|e| vec![e]),
-            GraderSpec::Expectations(_) => Ok(Node::Expectations),
+            GraderSpec::Expectations(_) => {
+                let judges = TurnJudges::new(self.base_dir, self.judge_options.clone())
+                    .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
+                Ok(Node::Expectations(Arc::new(judges)))
+            }
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 let all = matches!(spec, GraderSpec::All(_));
                 let mut children = Vec::new();
@@ -506,14 +511,15 @@ impl Plan {
     }
 
     /// The plan's judges' requests in flight and attempts repeated, summed; `None` without a
-    /// judge.
+    /// rubric grader (the endpoints of a case's `llm` turn entries alone are not shown).
     pub fn judge_activity(&self) -> Option<(usize, u64)> {
-        let judges = self.judges();
-        (!judges.is_empty()).then(|| {
-            judges.iter().fold((0, 0), |(live, retried), (_, judge)| {
-                let (l, r) = judge.activity();
-                (live + l, retried + r)
-            })
+        self.has_judge().then(|| {
+            self.judges()
+                .iter()
+                .fold((0, 0), |(live, retried), (_, judge)| {
+                    let (l, r) = judge.activity();
+                    (live + l, retried + r)
+                })
         })
     }
 
@@ -554,7 +560,7 @@ impl Plan {
             && let Err(e) = crate::grade::python::Regex::new(pattern, 0)
         {
             for metric in &self.metrics {
-                if let Node::Expectations = metric.node {
+                if let Node::Expectations(_) = metric.node {
                     warnings.push(format!(
                         "graders.{}: expected.output_matches is no valid regex ({e}); that check \
                          is an error and the block fails, as evaldeck grades it",
@@ -608,6 +614,10 @@ impl Node {
     fn collect_judges<'a>(&'a self, key: &'a str, out: &mut Vec<(&'a str, &'a Judge)>) {
         match self {
             Node::Judge { judge, .. } => out.push((key, judge)),
+            Node::Expectations(judges) => {
+                out.push((key, &judges.openai));
+                out.push((key, &judges.anthropic));
+            }
             Node::Composite { children, .. } => {
                 for (k, c) in children {
                     c.collect_judges(k, out);

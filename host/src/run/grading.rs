@@ -97,7 +97,10 @@ async fn grade_node<'p>(
                 .await;
             with_output(thresholded(grade, *pass_threshold), sample)
         }
-        Node::Expectations => with_output(expectations::grade(sample), sample),
+        Node::Expectations(judges) => with_output(
+            Box::pin(expectations::grade_case(sample, judges)).await,
+            sample,
+        ),
         Node::Composite { all, children } => {
             let mut subs = Vec::with_capacity(children.len());
             for (key, child) in children {

@@ -12,17 +12,16 @@
 use serde_json::{Value, json};
 
 use crate::grade::builtin::evaldeck;
+use crate::grade::judge::TurnJudges;
+use crate::grade::judge::turn::{self, TurnView};
 use crate::grade::{CheckOutcome, Grade, Status};
 use crate::input::sample::{CaseTurn, Sample, Texts, TurnGraderKind};
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
 /// or sets no check passes with score 0, as evaldeck passes a case with no grader (its
-/// `pass_rate` of no grades is 0).
+/// `pass_rate` of no grades is 0). A case with `turns:` is graded by [`grade_case`].
 pub fn grade(sample: &Sample<'_>) -> Grade {
-    if let Some(case) = &sample.case {
-        return grade_turns(sample, &case.turns);
-    }
     let Some(expected) = &sample.expected else {
         return Grade::new(
             0.0,
@@ -89,7 +88,12 @@ fn and(status: Status, grade: Status) -> Status {
 /// first turn that does not pass ends the case with its status (`failed_at_turn`), and the turns
 /// after it are skipped. Score: the share of all the case's checks that passed (evaldeck's
 /// `pass_rate`, 0 with no check). Each turn, its status and its checks are in `metadata.turns`.
-fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
+/// A sample that is no case of turns is graded by [`grade`].
+pub async fn grade_case(sample: &Sample<'_>, judges: &TurnJudges) -> Grade {
+    let Some(case) = &sample.case else {
+        return grade(sample);
+    };
+    let turns = &case.turns;
     if turns.is_empty() {
         return Grade::error("Test case has no turns defined");
     }
@@ -109,7 +113,7 @@ fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
         }
         let mut turn_status = Status::Pass;
         let mut listed = Vec::new();
-        for (name, grade) in turn_checks(sample, index, turn) {
+        for (name, grade) in turn_checks(sample, index, turn, judges).await {
             total += 1;
             turn_status = and(turn_status, grade.status);
             if grade.status == Status::Pass {
@@ -117,7 +121,13 @@ fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
             } else {
                 problems.push(format!("turn {}: {name}: {}", index + 1, grade.rationale));
             }
-            listed.push(json!({"check": name, "status": grade.status, "message": grade.rationale}));
+            let mut check =
+                json!({"check": name, "status": grade.status, "message": grade.rationale});
+            let details = &grade.details().metadata;
+            if !details.is_empty() {
+                check["details"] = Value::Object(details.clone());
+            }
+            listed.push(check);
         }
         if turn_status != Status::Pass {
             status = turn_status;
@@ -158,7 +168,12 @@ fn grade_turns(sample: &Sample<'_>, turns: &[CaseTurn]) -> Grade {
 }
 
 /// Turn `index`'s checks and their grades against its own trace, in evaldeck's order.
-fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'static str, Grade)> {
+async fn turn_checks(
+    sample: &Sample<'_>,
+    index: usize,
+    turn: &CaseTurn,
+    judges: &TurnJudges,
+) -> Vec<(&'static str, Grade)> {
     let Some(trace) = sample.turn_trace(index) else {
         let turns = sample.case.as_ref().map_or(0, |case| case.turns.len());
         return vec![(
@@ -192,11 +207,23 @@ fn turn_checks(sample: &Sample<'_>, index: usize, turn: &CaseTurn) -> Vec<(&'sta
         };
         checks.push(match evaldeck::turn_check(kind, &grader.params) {
             Ok(Some(check)) => (check.name(), check.grade(&turn_sample)),
+            Ok(None) if matches!(kind, TurnGraderKind::Llm | TurnGraderKind::LlmRubric) => {
+                let view = TurnView {
+                    index,
+                    input: trace.input.as_deref().unwrap_or(&turn.user),
+                    output: trace.output.as_deref(),
+                };
+                let rubric = kind == TurnGraderKind::LlmRubric;
+                (
+                    kind.name(),
+                    Box::pin(turn::grade(judges, grader, rubric, &view)).await,
+                )
+            }
             Ok(None) => (
                 kind.name(),
                 Grade::error(format!(
                     "a `type: {}` entry of a case's turn is not graded by gavel; grade the \
-                     case with a suite grader of its own (`kind: rubric`, `kind: code`)",
+                     case with a suite grader of its own (`kind: code`)",
                     kind.name()
                 )),
             ),
@@ -333,9 +360,18 @@ mod tests {
         }
     }
 
+    /// The case's grade, with no endpoint reachable (its turns set no `llm` entry).
+    fn graded_case(sample: &Sample<'_>) -> Grade {
+        let judges = TurnJudges::new(std::path::Path::new("."), Default::default()).unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(grade_case(sample, &judges))
+    }
+
     #[test]
     fn turns_after_the_first_that_does_not_pass_are_skipped_and_said_so() {
-        let g = grade(&case(&["a", "x", "c", "d"], &["a", "b", "c", "d"]));
+        let g = graded_case(&case(&["a", "x", "c", "d"], &["a", "b", "c", "d"]));
         assert_eq!((g.status, g.score), (Status::Fail, 0.5));
         assert_eq!(
             g.rationale,
@@ -357,10 +393,10 @@ mod tests {
                 json!(["skip", true])
             ]
         );
-        let g = grade(&case(&["x"], &["a", "b"]));
+        let g = graded_case(&case(&["x"], &["a", "b"]));
         assert!(g.rationale.ends_with("; turn 2 skipped"), "{}", g.rationale);
         // A last turn that fails skips nothing; a missing trace is an error of its turn.
-        let g = grade(&case(&["a"], &["a", "b"]));
+        let g = graded_case(&case(&["a"], &["a", "b"]));
         assert_eq!(g.status, Status::Error);
         assert_eq!(
             g.rationale,

@@ -18,6 +18,7 @@ mod format;
 mod http;
 pub mod reply;
 pub mod template;
+pub mod turn;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -510,12 +511,21 @@ impl Judge {
 
     async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
         let body = self.request_body(prompt);
-        let key = Cache::key(&self.base_url, &self.model, &body);
-        let cached = self
-            .cache
-            .as_ref()
+        self.exchange(&self.model, &body, |text| self.verdict(text))
+            .await
+    }
+
+    /// Sends `body` (for `model`) and reads the reply with `read`, through the cache.
+    async fn exchange<T>(
+        &self,
+        model: &str,
+        body: &str,
+        read: impl Fn(&str) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        let key = Cache::key(&self.base_url, model, body);
+        let cached = (self.cache.as_ref())
             .and_then(|cache| cache.get(&key))
-            .and_then(|text| self.verdict(&text).ok());
+            .and_then(|text| read(&text).ok());
         if let Some(cached) = cached {
             return Ok(cached);
         }
@@ -525,15 +535,76 @@ impl Judge {
                 .acquire()
                 .await
                 .map_err(|_| Failure::ShuttingDown)?;
-            self.transport.post(&body).await?
+            self.transport.post(body).await?
         };
-        let verdict = self.verdict(&text)?;
+        let read = read(&text)?;
         if let Some(cache) = &self.cache {
-            // Only a reply that gave a verdict is kept: a malformed one is asked again next
-            // run. A reply that cannot be stored is still a good reply.
+            // Only a reply that was read is kept: a malformed one is asked again next run. A
+            // reply that cannot be stored is still a good reply.
             let _ = cache.put(&key, &text);
         }
-        Ok(verdict)
+        Ok(read)
+    }
+
+    /// The text evaldeck's LLM grader reads from a reply to one user `prompt` for `model`: the
+    /// OpenAI client's request with `temperature`, or the Anthropic client's with `max_tokens`
+    /// 1024 and no temperature. A failure is the reason, the key redacted.
+    pub async fn complete(
+        &self,
+        model: &str,
+        temperature: f64,
+        prompt: &str,
+    ) -> Result<String, String> {
+        let messages = json!([{"role": "user", "content": prompt}]);
+        let body = match self.provider {
+            Provider::OpenAi => {
+                json!({"messages": messages, "model": model, "temperature": temperature})
+            }
+            Provider::Anthropic => {
+                json!({"max_tokens": 1024, "messages": messages, "model": model})
+            }
+        };
+        let read = |text: &str| match self.provider {
+            // The client reads a missing content as no text.
+            Provider::OpenAi => match reply::completion(text) {
+                Err(ReplyError::NoContent) => Ok(String::new()),
+                completion => Ok(completion?.content),
+            },
+            Provider::Anthropic => Ok(reply::message(text)?.content),
+        };
+        (self.exchange(model, &body.to_string(), read).await)
+            .map_err(|e| self.transport.api_key.redact(e.to_string()))
+    }
+}
+
+/// The endpoints of evaldeck's `llm` and `llm_rubric` graders in a case's turns, one per
+/// provider (the model is each entry's), set as a rubric grader's defaults set them.
+#[derive(Debug)]
+pub struct TurnJudges {
+    pub openai: Judge,
+    pub anthropic: Judge,
+}
+
+impl TurnJudges {
+    pub fn new(base_dir: &Path, options: JudgeOptions) -> Result<TurnJudges, JudgeError> {
+        let judge = |provider: &str| {
+            let spec: RubricSpec = serde_json::from_value(json!({"provider": provider}))
+                .map_err(|e| JudgeError::Client(e.to_string()))?;
+            Judge::new(spec, base_dir, options.clone())
+        };
+        Ok(TurnJudges {
+            openai: judge("openai")?,
+            anthropic: judge("anthropic")?,
+        })
+    }
+
+    /// evaldeck's choice of API by model name: `claude*` is Anthropic's.
+    pub fn for_model(&self, model: &str) -> &Judge {
+        if model.starts_with("claude") {
+            &self.anthropic
+        } else {
+            &self.openai
+        }
     }
 }
 
