@@ -97,10 +97,15 @@ async fn grade_node<'p>(
                 .await;
             with_output(thresholded(grade, *pass_threshold), sample)
         }
-        Node::Expectations(judges) => with_output(
-            Box::pin(expectations::grade_case(sample, judges)).await,
-            sample,
-        ),
+        // Only a case of turns may ask a model: a plain `expected:` block is graded without
+        // building a future for every sample.
+        Node::Expectations(judges) => {
+            let grade = match &sample.case {
+                Some(case) => Box::pin(expectations::grade_case(sample, case, judges)).await,
+                None => expectations::grade(sample),
+            };
+            with_output(grade, sample)
+        }
         Node::Composite { all, children } => {
             let mut subs = Vec::with_capacity(children.len());
             for (key, child) in children {

@@ -15,7 +15,7 @@ use crate::grade::builtin::evaldeck;
 use crate::grade::judge::TurnJudges;
 use crate::grade::judge::turn::{self, TurnView};
 use crate::grade::{CheckOutcome, Grade, Status};
-use crate::input::sample::{CaseTurn, Sample, Texts, TurnGraderKind};
+use crate::input::sample::{Case, CaseTurn, Sample, Texts, TurnGraderKind};
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
@@ -88,11 +88,9 @@ fn and(status: Status, grade: Status) -> Status {
 /// first turn that does not pass ends the case with its status (`failed_at_turn`), and the turns
 /// after it are skipped. Score: the share of all the case's checks that passed (evaldeck's
 /// `pass_rate`, 0 with no check). Each turn, its status and its checks are in `metadata.turns`.
-/// A sample that is no case of turns is graded by [`grade`].
-pub async fn grade_case(sample: &Sample<'_>, judges: &TurnJudges) -> Grade {
-    let Some(case) = &sample.case else {
-        return grade(sample);
-    };
+/// `case` is the sample's own: a sample that is no case of turns is graded by [`grade`], without
+/// a future.
+pub async fn grade_case(sample: &Sample<'_>, case: &Case<'_>, judges: &TurnJudges) -> Grade {
     let turns = &case.turns;
     if turns.is_empty() {
         return Grade::error("Test case has no turns defined");
@@ -366,7 +364,7 @@ mod tests {
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(grade_case(sample, &judges))
+            .block_on(grade_case(sample, sample.case.as_ref().unwrap(), &judges))
     }
 
     #[test]
