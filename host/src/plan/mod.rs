@@ -557,7 +557,7 @@ impl Plan {
             .expected
             .as_deref()
             .and_then(|e| e.output_matches.as_deref())
-            && let Err(e) = crate::grade::python::Regex::new(pattern, 0)
+            && let Err(e) = crate::grade::python::Regex::cached(pattern, 0)
         {
             for metric in &self.metrics {
                 if let Node::Expectations(_) = metric.node {

@@ -60,7 +60,7 @@ impl Function {
     /// `regex_match` reads it as a Python regex, and a pattern that does not compile grades 0.
     pub fn ground_truth_problem(self, ground_truth: &str) -> Option<String> {
         match self {
-            Function::RegexMatch if !ground_truth.is_empty() => Regex::new(ground_truth, 0)
+            Function::RegexMatch if !ground_truth.is_empty() => Regex::cached(ground_truth, 0)
                 .err()
                 .filter(|e| !matches!(e, RegexError::TooCostly))
                 .map(|e| format!("ground_truth is not a valid Python regex ({e}); it grades 0")),
