@@ -107,3 +107,53 @@ async fn turn_llm_entries_ask_and_grade_as_evaldeck_does() {
         }
     }
 }
+
+/// A case's `llm` endpoint that refuses the key stops the run as a dead rubric judge does: exit
+/// 2 naming the grader, the endpoint and the cause, a request or two rather than one a case,
+/// and no case graded with the refusal kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_for_a_turns_llm_entry_stops_the_run() {
+    const CASES: usize = 40;
+    let server = Server::start(|_, _| {
+        Reply::status(
+            401,
+            r#"{"error": {"message": "Incorrect API key provided"}}"#,
+        )
+    })
+    .await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: turns\ndataset: data.jsonl\ngraders:\n  case:\n    kind: expectations\n",
+    );
+    let rows: Vec<Value> = (0..CASES)
+        .map(|id| {
+            json!({
+                "id": id,
+                "name": format!("case-{id}"),
+                "turns": [{"user": "Book a flight", "graders": [{"type": "llm"}]}],
+                "trajectory": [{"input": "Book a flight", "output": "Booked UA12", "steps": []}],
+            })
+        })
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let base_url = server.base_url();
+    let vars = [
+        ("OPENAI_BASE_URL", base_url.as_str()),
+        ("OPENAI_API_KEY", "sk-refused"),
+    ];
+    let args = ["run", "suite.yaml", "-o", "out", "--quiet", "--no-cache"];
+    let output = gavel_off_runtime(ws.dir.path(), &args, &vars).await;
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("judge `case` cannot be used, and no more requests were sent to it"),
+        "{err}"
+    );
+    assert!(err.contains(&base_url), "{err}");
+    assert!(err.contains("HTTP 401 Unauthorized"), "{err}");
+    assert!(!err.contains("sk-refused"), "{err}");
+    let sent = server.request_count();
+    assert!(sent < 8, "{sent} requests for {CASES} cases");
+    assert!(ws.results("out").is_empty());
+}

@@ -155,6 +155,18 @@ pub struct Case<'a> {
     pub traces: Vec<Trajectory<'a>>,
 }
 
+impl Case<'_> {
+    /// Whether a turn has an `llm` or `llm_rubric` entry, which asks a model.
+    pub fn asks_model(&self) -> bool {
+        (self.turns.iter().flat_map(|turn| &turn.graders)).any(|entry| {
+            matches!(
+                TurnGraderKind::of(&entry.kind),
+                Some(TurnGraderKind::Llm | TurnGraderKind::LlmRubric)
+            )
+        })
+    }
+}
+
 /// An entry of a turn's `graders:` list (evaldeck's `GraderConfig`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -139,11 +139,10 @@ impl Resolver<'_> {
             GraderSpec::Tool(tool) => self.tool(field, tool),
             GraderSpec::Code(code) => self.code(field, code).map_err(|e| vec![e]),
             GraderSpec::Python(python) => self.python(field, python).map_err(|e| vec![e]),
-            GraderSpec::Expectations(_) => {
-                let judges = TurnJudges::new(self.base_dir, self.judge_options.clone())
-                    .map_err(|e| vec![SuiteError::at(self.suite_file, field, e.to_string())])?;
-                Ok(Node::Expectations(Arc::new(judges)))
-            }
+            GraderSpec::Expectations(_) => Ok(Node::Expectations(Arc::new(TurnJudges::new(
+                self.base_dir,
+                self.judge_options.clone(),
+            )))),
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 let all = matches!(spec, GraderSpec::All(_));
                 let mut children = Vec::new();
@@ -507,7 +506,7 @@ impl Plan {
 
     /// Whether any grader awaits the network (rubric graders).
     pub fn has_judge(&self) -> bool {
-        self.metrics.iter().any(|m| m.node.has_judge())
+        (self.nodes().iter()).any(|(_, node)| matches!(node, Node::Judge { .. }))
     }
 
     /// The plan's judges' requests in flight and attempts repeated, summed; `None` without a
@@ -585,45 +584,55 @@ impl Plan {
         warnings
     }
 
-    /// The first judge whose endpoint cannot be used, by metric key, and why.
+    /// Every grader with its key, a composite's sub-graders included, in suite order.
+    fn nodes(&self) -> Vec<(&str, &Node)> {
+        let mut out = Vec::new();
+        for m in &self.metrics {
+            m.node.collect(m.key, &mut out);
+        }
+        out
+    }
+
+    /// The first judge whose endpoint cannot be used, by grader key, and why: a rubric
+    /// grader's, or one a case's `llm` entry has asked.
     pub fn judge_down(&self) -> Option<(&str, String)> {
+        let nodes = self.nodes();
+        let turn_judges = nodes.iter().flat_map(|(key, node)| match node {
+            Node::Expectations(judges) => judges.asked().map(|j| (*key, j)).collect(),
+            _ => Vec::new(),
+        });
         self.judges()
             .into_iter()
+            .chain(turn_judges)
             .find_map(|(key, judge)| judge.down().map(|reason| (key, reason)))
     }
 
-    /// The judges, to check every sample against before grading.
+    /// Whether grading `sample` may ask a model though the plan has no rubric grader: a case
+    /// whose turns have `llm` entries, graded by an `expectations` grader.
+    pub fn asks_model(&self, sample: &crate::input::sample::Sample<'_>) -> bool {
+        sample.case.as_deref().is_some_and(|case| case.asks_model())
+            && (self.nodes().iter()).any(|(_, node)| matches!(node, Node::Expectations(_)))
+    }
+
+    /// The rubric graders' judges, to check every sample against before grading.
     pub fn judges(&self) -> Vec<(&str, &Judge)> {
-        let mut out = Vec::new();
-        for m in &self.metrics {
-            m.node.collect_judges(m.key, &mut out);
-        }
-        out
+        (self.nodes().into_iter())
+            .filter_map(|(key, node)| match node {
+                Node::Judge { judge, .. } => Some((key, &**judge)),
+                _ => None,
+            })
+            .collect()
     }
 }
 
 impl Node {
-    fn has_judge(&self) -> bool {
-        match self {
-            Node::Judge { .. } => true,
-            Node::Composite { children, .. } => children.iter().any(|(_, c)| c.has_judge()),
-            _ => false,
-        }
-    }
-
-    fn collect_judges<'a>(&'a self, key: &'a str, out: &mut Vec<(&'a str, &'a Judge)>) {
-        match self {
-            Node::Judge { judge, .. } => out.push((key, judge)),
-            Node::Expectations(judges) => {
-                out.push((key, &judges.openai));
-                out.push((key, &judges.anthropic));
+    /// This grader and, for a composite, each of its sub-graders (by their own keys), in order.
+    fn collect<'a>(&'a self, key: &'a str, out: &mut Vec<(&'a str, &'a Node)>) {
+        out.push((key, self));
+        if let Node::Composite { children, .. } = self {
+            for (k, c) in children {
+                c.collect(k, out);
             }
-            Node::Composite { children, .. } => {
-                for (k, c) in children {
-                    c.collect_judges(k, out);
-                }
-            }
-            _ => {}
         }
     }
 }

@@ -570,7 +570,7 @@ impl Pass<'_> {
                                     Ok(_) if halt.is_raised() => None,
                                     // Built-ins take microseconds and a pack call is bounded by
                                     // its deadline: a started sample finishes, graded as before.
-                                    Ok(sample) if !has_judge => {
+                                    Ok(sample) if !has_judge && !plan.asks_model(sample) => {
                                         Some(grade(&plan, reward.as_deref(), sample, kept).await)
                                     }
                                     Ok(sample) => {

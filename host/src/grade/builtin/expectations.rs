@@ -360,7 +360,7 @@ mod tests {
 
     /// The case's grade, with no endpoint reachable (its turns set no `llm` entry).
     fn graded_case(sample: &Sample<'_>) -> Grade {
-        let judges = TurnJudges::new(std::path::Path::new("."), Default::default()).unwrap();
+        let judges = TurnJudges::new(std::path::Path::new("."), Default::default());
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()

@@ -156,6 +156,8 @@ pub struct RubricSpec {
     pub display_name: Option<String>,
 }
 
+/// The judge model when none is named: letta-evals' rubric grader's default, and evaldeck's
+/// `llm` grader's.
 const DEFAULT_MODEL: &str = "gpt-4o-mini";
 fn default_max_retries() -> u32 {
     5
@@ -548,13 +550,13 @@ impl Judge {
 
     /// The text evaldeck's LLM grader reads from a reply to one user `prompt` for `model`: the
     /// OpenAI client's request with `temperature`, or the Anthropic client's with `max_tokens`
-    /// 1024 and no temperature. A failure is the reason, the key redacted.
+    /// 1024 and no temperature.
     pub async fn complete(
         &self,
         model: &str,
         temperature: f64,
         prompt: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, Unanswered> {
         let messages = json!([{"role": "user", "content": prompt}]);
         let body = match self.provider {
             Provider::OpenAi => {
@@ -572,39 +574,62 @@ impl Judge {
             },
             Provider::Anthropic => Ok(reply::message(text)?.content),
         };
-        (self.exchange(model, &body.to_string(), read).await)
-            .map_err(|e| self.transport.api_key.redact(e.to_string()))
+        (self.exchange(model, &body.to_string(), read).await).map_err(|failure| Unanswered {
+            reason: self.transport.api_key.redact(failure.to_string()),
+        })
     }
+}
+
+/// Why [`Judge::complete`] has no text: the request, the endpoint or the reply failed. The
+/// reason is the failure's message with the API key redacted, fit to show.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}")]
+pub struct Unanswered {
+    reason: String,
 }
 
 /// The endpoints of evaldeck's `llm` and `llm_rubric` graders in a case's turns, one per
-/// provider (the model is each entry's), set as a rubric grader's defaults set them.
+/// provider (the model is each entry's), set as a rubric grader's defaults set them. Each is
+/// made when the first entry asks it, so a suite whose cases ask no model opens no client.
 #[derive(Debug)]
 pub struct TurnJudges {
-    pub openai: Judge,
-    pub anthropic: Judge,
+    base_dir: PathBuf,
+    options: JudgeOptions,
+    openai: OnceLock<Result<Judge, JudgeError>>,
+    anthropic: OnceLock<Result<Judge, JudgeError>>,
 }
 
 impl TurnJudges {
-    pub fn new(base_dir: &Path, options: JudgeOptions) -> Result<TurnJudges, JudgeError> {
-        let judge = |provider: &str| {
-            let spec: RubricSpec = serde_json::from_value(json!({"provider": provider}))
-                .map_err(|e| JudgeError::Client(e.to_string()))?;
-            Judge::new(spec, base_dir, options.clone())
-        };
-        Ok(TurnJudges {
-            openai: judge("openai")?,
-            anthropic: judge("anthropic")?,
-        })
+    pub fn new(base_dir: &Path, options: JudgeOptions) -> TurnJudges {
+        TurnJudges {
+            base_dir: base_dir.to_path_buf(),
+            options,
+            openai: OnceLock::new(),
+            anthropic: OnceLock::new(),
+        }
     }
 
-    /// evaldeck's choice of API by model name: `claude*` is Anthropic's.
-    pub fn for_model(&self, model: &str) -> &Judge {
-        if model.starts_with("claude") {
-            &self.anthropic
+    /// The endpoint for `model`, by evaldeck's choice of API by model name (`claude*` is
+    /// Anthropic's), or why it cannot be set up (an unusable `OPENAI_BASE_URL`).
+    pub fn for_model(&self, model: &str) -> Result<&Judge, &JudgeError> {
+        let (cell, provider) = if model.starts_with("claude") {
+            (&self.anthropic, "anthropic")
         } else {
-            &self.openai
-        }
+            (&self.openai, "openai")
+        };
+        cell.get_or_init(|| {
+            let spec: RubricSpec = serde_json::from_value(json!({"provider": provider}))
+                .map_err(|e| JudgeError::Client(e.to_string()))?;
+            Judge::new(spec, &self.base_dir, self.options.clone())
+        })
+        .as_ref()
+    }
+
+    /// The endpoints asked so far.
+    pub fn asked(&self) -> impl Iterator<Item = &Judge> {
+        [&self.openai, &self.anthropic]
+            .into_iter()
+            .filter_map(|cell| cell.get()?.as_ref().ok())
     }
 }
 

@@ -4,13 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::TurnJudges;
 use super::format::{self, Part};
+use super::{DEFAULT_MODEL, TurnJudges};
 use crate::grade::python::repr_str;
 use crate::grade::{Grade, Status};
 use crate::input::sample::TurnGrader;
 
-const DEFAULT_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_TASK: &str = "Determine if the agent completed the task correctly.";
 
 const DEFAULT_PROMPT: &str = "You are evaluating an AI agent's response.
@@ -71,7 +70,11 @@ pub async fn grade(
         Ok(prompt) => prompt,
         Err(reason) => return Grade::error(format!("LLM grader error: {reason}")),
     };
-    let reply = match judges.for_model(model).complete(model, 0.0, &prompt).await {
+    let judge = match judges.for_model(model) {
+        Ok(judge) => judge,
+        Err(reason) => return Grade::error(format!("LLM grader error: {reason}")),
+    };
+    let reply = match judge.complete(model, 0.0, &prompt).await {
         Ok(reply) => reply,
         Err(reason) => return Grade::error(format!("LLM grader error: {reason}")),
     };
