@@ -1,5 +1,6 @@
 //! `llm` and `llm_rubric` entries of an evaldeck case's turns through `gavel run`, against a
-//! loopback endpoint replaying the replies evaldeck 0.1.5 was given
+//! loopback endpoint (chat completions, and the Messages API for `claude*` models) replaying the
+//! replies evaldeck 0.1.5 was given
 //! (`conformance/record_evaldeck_turn_llm.py`): the requests gavel sends equal evaldeck's, and
 //! each turn's status and each judge entry's status, message, score and details equal what
 //! evaldeck made of them.
@@ -21,7 +22,11 @@ async fn turn_llm_entries_ask_and_grade_as_evaldeck_does() {
             .iter()
             .find(|(key, _)| prompt.contains(key.as_str()))
             .expect("a scripted reply for every prompt");
-        Reply::completion(text)
+        if request.path.ends_with("/messages") {
+            Reply::message(json!({"type": "text", "text": text}))
+        } else {
+            Reply::completion(text)
+        }
     })
     .await;
 
@@ -42,20 +47,47 @@ async fn turn_llm_entries_ask_and_grade_as_evaldeck_does() {
         .collect();
     ws.write_rows("data.jsonl", &rows);
     let base_url = server.base_url();
+    // The Messages API's base URL has no `/v1`: the path adds it.
+    let anthropic_url = base_url.trim_end_matches("/v1");
     let vars = [
         ("OPENAI_BASE_URL", base_url.as_str()),
         ("OPENAI_API_KEY", "sk-test"),
+        ("ANTHROPIC_BASE_URL", anthropic_url),
+        ("ANTHROPIC_API_KEY", "sk-ant-test"),
     ];
     let args = ["run", "suite.yaml", "-o", "out", "--quiet", "--no-cache"];
     let output = gavel_off_runtime(ws.dir.path(), &args, &vars).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // evaldeck's choice of API by model name: `claude*` models on the Messages API with its key.
+    let requests = server.requests();
+    for request in &requests {
+        let claude = request.json()["model"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("claude"));
+        let (path, key) = match claude {
+            true => ("/v1/messages", request.header("x-api-key")),
+            false => ("/v1/chat/completions", request.header("authorization")),
+        };
+        assert_eq!(request.path, path, "{}", request.body);
+        let want = if claude {
+            "sk-ant-test"
+        } else {
+            "Bearer sk-test"
+        };
+        assert_eq!(key, Some(want), "{}", request.body);
+    }
+    assert!(
+        requests.iter().any(|r| r.path == "/v1/messages"),
+        "the vectors ask a claude model"
+    );
 
     // The requests, whatever order they were sent in: model, temperature and prompt alike.
     let sorted = |mut bodies: Vec<Value>| {
         bodies.sort_by_key(|b| b.to_string());
         bodies
     };
-    let sent = sorted(server.requests().iter().map(|r| r.json()).collect());
+    let sent = sorted(requests.iter().map(|r| r.json()).collect());
     let asked = sorted(
         vectors
             .iter()

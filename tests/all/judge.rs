@@ -1242,19 +1242,6 @@ async fn rubric_prompts_are_formatted_as_python_formats_them() {
 }
 
 /// An Anthropic Messages API reply whose first content block is `block`.
-fn anthropic_reply(block: Value) -> Reply {
-    let body = json!({
-        "id": "msg_test",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [block],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3},
-    });
-    Reply::status(200, &body.to_string())
-}
-
 /// `provider: anthropic` through the real binary: the Messages API request letta-evals sends
 /// (`POST /v1/messages`, `x-api-key`, `anthropic-version`, `max_tokens` 4096, the JSON-schema
 /// output format, the system prompt as a cached text block), the verdict read from the first text
@@ -1265,10 +1252,10 @@ fn anthropic_reply(block: Value) -> Reply {
 async fn the_anthropic_messages_api_is_spoken() {
     let server = Server::start(|_, request| {
         if request.prompt().contains("Answer: Berlin") {
-            anthropic_reply(json!({"type": "tool_use", "id": "t", "name": "x", "input": {}}))
+            Reply::message(json!({"type": "tool_use", "id": "t", "name": "x", "input": {}}))
         } else {
             let verdict = json!({"score": 0.8, "rationale": "names the capital"});
-            anthropic_reply(json!({"type": "text", "text": verdict.to_string()}))
+            Reply::message(json!({"type": "text", "text": verdict.to_string()}))
         }
     })
     .await;

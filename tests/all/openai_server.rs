@@ -90,6 +90,20 @@ impl Reply {
         Reply::status(200, &body.to_string())
     }
 
+    /// A Messages API reply (Anthropic) whose one content block is `block`.
+    pub fn message(block: Value) -> Reply {
+        let body = json!({
+            "id": "msg_test",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": [block],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3},
+        });
+        Reply::status(200, &body.to_string())
+    }
+
     pub fn verdict(score: f64, rationale: &str) -> Reply {
         Reply::completion(&json!({"score": score, "rationale": rationale}).to_string())
     }

@@ -4,8 +4,9 @@ evaldeck-turn-llm-vectors.json.
 Run with the peers' venv (bench/.venv, see bench/run.sh):
     bench/.venv/bin/python host/tests/data/conformance/record_evaldeck_turn_llm.py
 
-A loopback chat-completions endpoint (OPENAI_BASE_URL) answers each request with the scripted
-reply whose key the prompt contains, and records the request. `llm` entries are graded by
+A loopback endpoint answers each request with the scripted reply whose key the prompt contains,
+and records the request: as a chat-completions endpoint (OPENAI_BASE_URL) and, for `claude*`
+models, as the Messages API (ANTHROPIC_BASE_URL). `llm` entries are graded by
 evaldeck's suite path (`Evaluator.evaluate_suite_async`, an agent replaying the recorded
 traces); `llm_rubric` entries, which that path drops, by `LLMRubricGrader` built from the entry
 (rubric and pass_threshold from `params`, model and threshold from the entry) on the turn's
@@ -34,6 +35,8 @@ REPLIES = [
      "CRITERION: tone\nSCORE: 2\nREASON: curt\nTOTAL_SCORE: 6/10\nVERDICT: PASS"),
     ("(no output)", "Looks like a pass to me."),
     ("rude reply", "VERDICT: fail\nreason: rude"),
+    ("Berlin", "VERDICT: PASS\nREASON: Right city."),
+    ("The answer is 7", "CRITERION: accuracy\nSCORE: 1\nREASON: wrong\nVERDICT: FAIL"),
 ]
 requests = []
 
@@ -44,11 +47,18 @@ class Handler(BaseHTTPRequestHandler):
         requests.append(body)
         prompt = body["messages"][-1]["content"]
         text = next(reply for key, reply in REPLIES if key in prompt)
-        answer = json.dumps({
-            "id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-        }).encode()
+        if self.path.endswith("/messages"):
+            answer = json.dumps({
+                "id": "msg", "type": "message", "role": "assistant", "model": body["model"],
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }).encode()
+        else:
+            answer = json.dumps({
+                "id": "c", "object": "chat.completion", "created": 0, "model": body["model"],
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+            }).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(answer)))
@@ -98,6 +108,16 @@ CASES = [
              "type": "llm_rubric", "model": "gpt-4o", "threshold": 0.3,
              "params": {"rubric": RUBRIC, "pass_threshold": 0.9}}]}]},
      [trace("What is six times seven?", "The answer is 42")]),
+    ("a claude model is asked on the Messages API",
+     {"name": "claude", "turns": [{"user": "Capital of Germany?", "graders": [{
+         "type": "llm", "model": "claude-3-5-haiku-latest"}]}]},
+     [trace("Capital of Germany?", "Berlin")]),
+    ("llm_rubric with a claude model",
+     {"name": "claude-rubric", "turns": [
+         {"user": "What is three plus four?", "graders": [{
+             "type": "llm_rubric", "model": "claude-sonnet-4-5",
+             "params": {"rubric": RUBRIC}}]}]},
+     [trace("What is three plus four?", "The answer is 7")]),
 ]
 
 
@@ -137,6 +157,8 @@ server = HTTPServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 os.environ["OPENAI_BASE_URL"] = f"http://127.0.0.1:{server.server_port}/v1"
 os.environ["OPENAI_API_KEY"] = "sk-test"
+os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{server.server_port}"
+os.environ["ANTHROPIC_API_KEY"] = "sk-ant-test"
 
 vectors = []
 for note, data, traces in CASES:
