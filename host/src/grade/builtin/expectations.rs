@@ -279,9 +279,13 @@ async fn code_check(
         .run
         .and_then(|run| serde_json::from_str(run).ok())
         .unwrap_or_else(|| row.clone());
+    let per_turn = sample
+        .case
+        .as_ref()
+        .is_some_and(|case| !case.traces.is_empty());
     let turn_trace = match &recorded["trajectory"] {
-        Value::Array(traces) => traces.get(index).cloned().unwrap_or_default(),
-        single => single.clone(),
+        Value::Array(traces) if per_turn => traces.get(index).cloned().unwrap_or_default(),
+        whole => whole.clone(),
     };
     let turn_row = json!({
         "name": format!("turn_{index}"),
@@ -293,7 +297,6 @@ async fn code_check(
         id: sample.id.clone(),
         line: sample.line,
         row: &turn_row,
-        trajectory: Some(trace.clone()),
         ..Sample::default()
     };
     let grade = code.grader.grade_off_worker(&call, trace, "").await;
