@@ -254,7 +254,8 @@ fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
 
 /// The project of `type: code` entries (`host/tests/data/evaldeck-code`): the seed's
 /// `check_booking_format` (its `my_graders.py`, verbatim) in its single-turn case and on each turn
-/// of a multi-turn one, and a function that raises on the second turn of a third case; in `ws`.
+/// of a multi-turn one, a function that raises on the second turn of a third case, and one of a
+/// module named by a dotted name (`checks.seats`) with details of its own; in `ws`.
 /// Returns `expected.json`: evaldeck's grades of them, recorded by its `record.py`.
 fn code_project(ws: &Workspace) -> Vec<Value> {
     let root = data("evaldeck-code");
@@ -263,6 +264,9 @@ fn code_project(ws: &Workspace) -> Vec<Value> {
         "cases/b_flow.yaml",
         "cases/c_fares.yaml",
         "cases/fares.py",
+        "cases/d_seats.yaml",
+        "cases/checks/__init__.py",
+        "cases/checks/seats.py",
         "traces.jsonl",
     ] {
         ws.write(name, &std::fs::read_to_string(root.join(name)).expect(name));
@@ -321,6 +325,9 @@ fn code_entries_run_their_function_in_the_sandbox_as_evaldeck_runs_it() {
                 }
                 let details = &check["details"];
                 assert_eq!(details["grader_name"], want["grader_name"], "{place}");
+                for (key, value) in want["details"].as_object().expect("details") {
+                    assert_eq!(&details[key], value, "{place}: details.{key}");
+                }
                 // evaldeck's score, or (none given) 1 for a pass and 0 otherwise.
                 let score = want["score"]
                     .as_f64()
