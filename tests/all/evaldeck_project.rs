@@ -23,6 +23,9 @@ fn project(ws: &Workspace) {
     ws.write("traces.jsonl", &traces);
 }
 
+/// `gavel run` of the project's cases and traces into `out`.
+const RUN_CASES: &[&str] = &["run", "cases", "--traces", "traces.jsonl", "-o", "out"];
+
 /// Runs gavel expecting it to refuse: exit 2, nothing graded; its error lines.
 fn refused(ws: &Workspace, args: &[&str]) -> String {
     let output = ws.gavel(args);
@@ -37,15 +40,7 @@ fn refused(ws: &Workspace, args: &[&str]) -> String {
 fn a_folder_of_cases_is_graded_with_its_traces_in_evaldeck_order() {
     let ws = Workspace::new();
     project(&ws);
-    let output = ws.gavel(&[
-        "run",
-        "cases",
-        "--traces",
-        "traces.jsonl",
-        "-o",
-        "out",
-        "--quiet",
-    ]);
+    let output = ws.gavel(&[RUN_CASES, &["--quiet"]].concat());
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let results = ws.results("out");
     let graded: Vec<(Value, Value, Value)> = results
@@ -255,4 +250,185 @@ fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
         err.contains("error: missing.jsonl: cannot read the traces file"),
         "{err}"
     );
+}
+
+/// The project of `type: code` entries (`host/tests/data/evaldeck-code`): the seed's
+/// `check_booking_format` (its `my_graders.py`, verbatim) in its single-turn case and on each turn
+/// of a multi-turn one, a function that raises on the second turn of a third case, and one of a
+/// module named by a dotted name (`checks.seats`) with details of its own; in `ws`.
+/// Returns `expected.json`: evaldeck's grades of them, recorded by its `record.py`.
+fn code_project(ws: &Workspace) -> Vec<Value> {
+    let root = data("evaldeck-code");
+    for name in [
+        "cases/a_booking.yaml",
+        "cases/b_flow.yaml",
+        "cases/c_fares.yaml",
+        "cases/fares.py",
+        "cases/d_seats.yaml",
+        "cases/checks/__init__.py",
+        "cases/checks/seats.py",
+        "traces.jsonl",
+    ] {
+        ws.write(name, &std::fs::read_to_string(root.join(name)).expect(name));
+    }
+    let seed = data("python/evaldeck-seed/my_graders.py");
+    ws.write(
+        "cases/my_graders.py",
+        &std::fs::read_to_string(seed).expect("the seed's graders"),
+    );
+    serde_json::from_str(&std::fs::read_to_string(root.join("expected.json")).expect("expected"))
+        .expect("expected.json is JSON")
+}
+
+/// gavel run in `ws` with the Python interpreter's cache.
+fn gavel_python(cache: &std::path::Path, ws: &Workspace, args: &[&str]) -> std::process::Output {
+    crate::python_graders::gavel(cache, ws.dir.path(), args)
+}
+
+#[test]
+fn code_entries_run_their_function_in_the_sandbox_as_evaldeck_runs_it() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    let recorded = code_project(&ws);
+    let output = gavel_python(cache, &ws, &[RUN_CASES, &["-q"]].concat());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let results = ws.results("out");
+    assert_eq!(results.len(), recorded.len());
+    for (result, want) in results.iter().zip(&recorded) {
+        let grade = &result["grades"]["case"];
+        let case = want["name"].as_str().expect("name");
+        assert_eq!(result["sample_id"], want["name"], "{grade}");
+        assert_eq!(grade["status"], want["status"], "{case}: {grade}");
+        assert_eq!(grade["score"], want["pass_rate"], "{case}: {grade}");
+        assert_eq!(
+            grade["metadata"]["failed_at_turn"], want["failed_at_turn"],
+            "{case}: {grade}"
+        );
+        let turns = grade["metadata"]["turns"].as_array().expect("turns");
+        let wanted = want["turns"].as_array().expect("turns");
+        assert_eq!(turns.len(), wanted.len(), "{case}: {grade}");
+        for (turn, want) in turns.iter().zip(wanted) {
+            let place = format!("{case} turn {}", want["turn_index"]);
+            assert_eq!(turn["turn_index"], want["turn_index"], "{place}");
+            assert_eq!(turn["status"], want["status"], "{place}: {turn}");
+            assert_eq!(turn["skipped"], want["skipped"], "{place}: {turn}");
+            let checks = turn["checks"].as_array().expect("checks");
+            let grades = want["grades"].as_array().expect("grades");
+            assert_eq!(checks.len(), grades.len(), "{place}: {turn}");
+            for (check, want) in checks.iter().zip(grades) {
+                assert_eq!(check["status"], want["status"], "{place}: {check}");
+                assert_eq!(check["message"], want["message"], "{place}: {check}");
+                if check["check"] != "code" {
+                    continue;
+                }
+                let details = &check["details"];
+                assert_eq!(details["grader_name"], want["grader_name"], "{place}");
+                for (key, value) in want["details"].as_object().expect("details") {
+                    assert_eq!(&details[key], value, "{place}: details.{key}");
+                }
+                // evaldeck's score, or (none given) 1 for a pass and 0 otherwise.
+                let score = want["score"]
+                    .as_f64()
+                    .unwrap_or(if want["status"] == "pass" { 1.0 } else { 0.0 });
+                assert_eq!(details["score"].as_f64(), Some(score), "{place}: {check}");
+                for field in ["expected", "actual"] {
+                    let got = details.get(field).unwrap_or(&Value::Null);
+                    assert_eq!(got, &want[field], "{place}: {field}");
+                }
+                // A fresh sandbox call with the pack limits: its usage is recorded.
+                assert!(
+                    details["sandbox"]["fuel_used"].as_u64() > Some(0),
+                    "{check}"
+                );
+            }
+        }
+    }
+    // The function that raised is an error check with evaldeck's text, and errs its case.
+    assert_eq!(
+        results[2]["grades"]["case"]["rationale"],
+        json!("1/2 checks passed; turn 2: code: Custom grader error: 'premium'")
+    );
+    // The suite written for the run finds the modules beside the case files again.
+    let again = gavel_python(cache, &ws, &["run", "out/suite.yaml", "-o", "again", "-q"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let grades = |results: Vec<Value>| -> Vec<Value> {
+        results
+            .into_iter()
+            .map(|r| r["grades"]["case"].clone())
+            .collect()
+    };
+    assert_eq!(grades(ws.results("again")), grades(results));
+}
+
+#[test]
+fn a_code_entry_whose_function_cannot_be_loaded_is_refused_at_its_line() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    // (file edited, text replaced, by, the one error's start, and what it then says)
+    let mistakes = [
+        (
+            "cases/b_flow.yaml",
+            "module: my_graders",
+            "module: booking_graders",
+            "error: cases/b_flow.yaml:8: turns[0].graders[0]: ",
+            "no module `booking_graders` beside the case file: neither ",
+        ),
+        (
+            "cases/c_fares.yaml",
+            "function: check_fare",
+            "function: check_fair",
+            "error: cases/c_fares.yaml:5: turns[0].graders[0]: ",
+            "fares.py: module 'fares' has no attribute 'check_fair'",
+        ),
+        // A module that does not load fails each entry naming it: said once, at the first.
+        (
+            "cases/fares.py",
+            "FARES = {",
+            "FARES = {(",
+            "error: cases/c_fares.yaml:5: turns[0].graders[0]: ",
+            "SyntaxError: ",
+        ),
+        (
+            "cases/fares.py",
+            "from evaldeck",
+            "import numpy\nfrom evaldeck",
+            "error: cases/c_fares.yaml:5: turns[0].graders[0]: ",
+            "ModuleNotFoundError: No module named 'numpy'",
+        ),
+        (
+            "cases/a_booking.yaml",
+            "    function: check_booking_format\n",
+            "",
+            "error: cases/a_booking.yaml:6: graders[0].function: missing",
+            "",
+        ),
+    ];
+    for (file, from, to, start, says) in mistakes {
+        let ws = Workspace::new();
+        code_project(&ws);
+        let text = std::fs::read_to_string(ws.path(file)).expect(file);
+        assert!(text.contains(from), "{file}: {from}");
+        ws.write(file, &text.replacen(from, to, 1));
+        // `gavel validate` refuses the suite written for the run alike.
+        for args in [RUN_CASES, &["validate", "out/suite.yaml"]] {
+            let output = gavel_python(cache, &ws, args);
+            let err = stderr(&output);
+            assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+            assert!(!ws.path("out/results.jsonl").exists(), "{err}");
+            let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+            assert_eq!(errors.len(), 1, "{file}: {from}: {err}");
+            assert!(
+                errors[0].starts_with(start) && errors[0].contains(says),
+                "{file}: {from}: {err}"
+            );
+            if !ws.path("out/suite.yaml").exists() {
+                // A case file's own mistake is refused before the suite is written.
+                assert!(start.ends_with("missing"), "{err}");
+                break;
+            }
+        }
+    }
 }

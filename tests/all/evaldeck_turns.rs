@@ -160,14 +160,15 @@ fn grader_entries_evaldeck_drops_are_graded() {
             .contains("turn 1: output_matches: Output does not match pattern: ^Confirmation"),
         "{fail}"
     );
-    // A code entry is said not to be graded, never passed unsaid.
+    // A code entry of a dataset row, whose module no case file locates, says how it is run,
+    // never passed unsaid.
     let (_, judge) = &grades[2];
     assert_eq!(judge["status"], "error", "{judge}");
     assert!(
-        judge["rationale"]
-            .as_str()
-            .unwrap()
-            .contains("a `type: code` entry of a case's turn is not graded by gavel"),
+        judge["rationale"].as_str().unwrap().contains(
+            "the `type: code` entry `m.f` is run when its case is graded with `gavel run CASES \
+             --traces TRACES`"
+        ),
         "{judge}"
     );
 }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::position::Positions;
 use serde::de::IgnoredAny;
@@ -164,6 +164,27 @@ pub struct ToolSpec {
 pub struct ExpectationsSpec {
     #[serde(default)]
     pub display_name: Option<String>,
+    /// The `type: code` entries of evaldeck cases' turns, written by `gavel run CASES --traces`:
+    /// each function is run, in the sandbox, where an entry of the dataset's turns names it.
+    #[serde(default)]
+    pub code: Vec<CaseCodeSpec>,
+}
+
+/// A `type: code` entry of an evaldeck case file, and where it is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseCodeSpec {
+    /// `my_graders` or `graders.tools`, found in `dir`.
+    pub module: String,
+    /// A `(trace, test_case) -> GradeResult` function of the module.
+    pub function: String,
+    /// The case file's folder, where the module is.
+    pub dir: PathBuf,
+    /// The case file, the line and the field of the entry, where its mistakes are reported.
+    pub file: PathBuf,
+    #[serde(default)]
+    pub line: Option<u64>,
+    pub field: String,
 }
 
 #[derive(Debug, Deserialize)]

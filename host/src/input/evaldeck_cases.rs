@@ -7,13 +7,16 @@
 //! starts with `_`; a case in the older form (`input`, `expected`, `graders` beside `name`, no
 //! `turns`) is one turn. Each line of the traces file is one evaldeck `Trace` dict, or a list of
 //! them (one per turn), and names its case in `metadata.case_name` (a list: its first trace's).
+//! The cases' `type: code` entries are listed in the suite, each with the folder its module is
+//! found in (the case file's) and where the case file writes it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::config::suite::{SuiteError, locate};
+use crate::config::position::Positions;
+use crate::config::suite::{CaseCodeSpec, SuiteError, locate};
 use crate::input::dataset::check_case_turns;
 
 /// The grader that grades each case, as named in the suite and in the results.
@@ -23,10 +26,12 @@ pub const GRADER: &str = "case";
 pub const DATASET_FILE: &str = "cases.jsonl";
 pub const SUITE_FILE: &str = "suite.yaml";
 
-/// A project read whole: its rows, in the cases' order, and the name of its suite.
+/// A project read whole: its rows, in the cases' order, the name of its suite and the `type:
+/// code` entries of its cases.
 pub struct Project {
     pub name: String,
     pub rows: Vec<Value>,
+    pub code: Vec<CaseCodeSpec>,
 }
 
 /// The case files at `path`: the file itself, or the folder's as evaldeck lists them.
@@ -68,6 +73,10 @@ struct Case {
     /// single-turn form), and its line.
     asked: (&'static str, Option<u64>),
     row: Map<String, Value>,
+    /// Its `type: code` entries, each with where it is written.
+    code: Vec<CaseCodeSpec>,
+    /// The entries that name no module or no function.
+    code_errors: Vec<SuiteError>,
 }
 
 impl Case {
@@ -136,13 +145,83 @@ fn read_case(file: &Path) -> Result<Case, SuiteError> {
         case.insert("turns".into(), Value::Array(vec![Value::Object(turn)]));
     }
     case.insert("id".into(), Value::String(name.clone()));
+    let mut code_errors = Vec::new();
+    let code = code_entries(file, &text, asked == "turns", &case, &mut code_errors)?;
     Ok(Case {
         file: file.to_path_buf(),
         name,
         line: key_line(&text, "name"),
         asked: (asked, key_line(&text, asked)),
         row: case,
+        code,
+        code_errors,
     })
+}
+
+/// The `type: code` entries of a case's turns (`row`, in the `turns:` shape), located in the
+/// case file's `text`: as `turns[1].graders[0]`, or as `graders[0]` in the single-turn form.
+/// `errors` gets each entry that names no module or no function.
+fn code_entries(
+    file: &Path,
+    text: &str,
+    has_turns: bool,
+    row: &Map<String, Value>,
+    errors: &mut Vec<SuiteError>,
+) -> Result<Vec<CaseCodeSpec>, SuiteError> {
+    let Some(Value::Array(turns)) = row.get("turns") else {
+        return Ok(Vec::new());
+    };
+    let dir = std::path::absolute(file.parent().unwrap_or(Path::new(""))).map_err(|e| {
+        SuiteError::at(file, "", format!("cannot find the case file's folder: {e}"))
+    })?;
+    let positions = Positions::of(text);
+    let mut entries = Vec::new();
+    for (t, turn) in turns.iter().enumerate() {
+        let Some(Value::Array(graders)) = turn.get("graders") else {
+            continue;
+        };
+        for (g, grader) in graders.iter().enumerate() {
+            let is_code = grader
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| kind.eq_ignore_ascii_case("code"));
+            if !is_code {
+                continue;
+            }
+            let entry = if has_turns {
+                format!("turns[{t}].graders[{g}]")
+            } else {
+                format!("graders[{g}]")
+            };
+            let line = positions.key(&entry).map(|(line, _)| line);
+            let text_of = |key: &str| grader.get(key).and_then(Value::as_str).map(str::to_string);
+            let (Some(module), Some(function)) = (text_of("module"), text_of("function")) else {
+                let missing = if text_of("module").is_none() {
+                    "module"
+                } else {
+                    "function"
+                };
+                errors.push(SuiteError {
+                    line,
+                    ..SuiteError::at(file, format!("{entry}.{missing}"), "missing").with_hint(
+                        "a `type: code` entry names a `module` beside the case file and a \
+                             `function` of it, e.g. `module: my_graders` and `function: \
+                             check_booking_format`",
+                    )
+                });
+                continue;
+            };
+            entries.push(CaseCodeSpec {
+                module,
+                function,
+                dir: dir.clone(),
+                file: file.to_path_buf(),
+                line,
+                field: entry,
+            });
+        }
+    }
+    Ok(entries)
 }
 
 /// The line of the top-level key `key` in a case file's text.
@@ -184,6 +263,7 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
                 )),
                 None => {
                     errors.extend(case.turns_error());
+                    errors.extend(case.code_errors.iter().cloned());
                     rows.push(case);
                 }
             },
@@ -269,12 +349,17 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
     let name = cases
         .file_stem()
         .map_or("cases".into(), |s| s.to_string_lossy().into_owned());
+    let code = rows
+        .iter()
+        .flat_map(|case| case.code.iter().cloned())
+        .collect();
     Ok(Project {
         name,
         rows: rows
             .into_iter()
             .map(|case| Value::Object(case.row))
             .collect(),
+        code,
     })
 }
 
@@ -293,10 +378,20 @@ impl Project {
         let dataset = dir.join(DATASET_FILE);
         std::fs::write(&dataset, rows).map_err(|e| failed(&dataset, e))?;
         let suite = dir.join(SUITE_FILE);
-        let text = format!(
+        let mut text = format!(
             "name: {}\ndataset: {DATASET_FILE}\ngraders:\n  {GRADER}:\n    kind: expectations\n",
             Value::String(self.name.clone())
         );
+        if !self.code.is_empty() {
+            text.push_str("    code:\n");
+            for entry in &self.code {
+                // A JSON object is a YAML flow mapping.
+                let entry = serde_json::to_string(entry).map_err(|e| {
+                    SuiteError::at(&suite, "", format!("cannot write a code entry: {e}"))
+                })?;
+                text.push_str(&format!("      - {entry}\n"));
+            }
+        }
         std::fs::write(&suite, text).map_err(|e| failed(&suite, e))?;
         Ok(suite)
     }

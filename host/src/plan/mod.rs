@@ -8,8 +8,11 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::config::suite::{CodeSpec, GraderSpec, PythonSpec, SuiteError, ToolSpec, closest};
+use crate::config::suite::{
+    CaseCodeSpec, CodeSpec, GraderSpec, PythonSpec, SuiteError, ToolSpec, closest,
+};
 use crate::grade::builtin::evaldeck::{self, Check};
+use crate::grade::builtin::expectations::{CaseCode, TurnGraders};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
@@ -59,8 +62,8 @@ pub enum Node {
     /// An evaldeck check over the whole trajectory.
     Check(Check),
     /// The sample's `expected:` block, or its case's turns with the endpoints of their `llm`
-    /// entries.
-    Expectations(Arc<TurnJudges>),
+    /// entries and the functions of their `code` entries.
+    Expectations(Arc<TurnGraders>),
     /// All (or any) of the sub-graders.
     Composite {
         all: bool,
@@ -139,10 +142,11 @@ impl Resolver<'_> {
             GraderSpec::Tool(tool) => self.tool(field, tool),
             GraderSpec::Code(code) => self.code(field, code).map_err(|e| vec![e]),
             GraderSpec::Python(python) => self.python(field, python).map_err(|e| vec![e]),
-            GraderSpec::Expectations(_) => Ok(Node::Expectations(Arc::new(TurnJudges::new(
-                self.base_dir,
-                self.judge_options.clone(),
-            )))),
+            GraderSpec::Expectations(spec) => {
+                let judges = TurnJudges::new(self.base_dir, self.judge_options.clone());
+                let code = self.case_code(field, &spec.code)?;
+                Ok(Node::Expectations(Arc::new(TurnGraders { judges, code })))
+            }
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 let all = matches!(spec, GraderSpec::All(_));
                 let mut children = Vec::new();
@@ -392,6 +396,41 @@ impl Resolver<'_> {
         })
     }
 
+    /// The functions of evaldeck cases' `type: code` entries, each checked by the interpreter;
+    /// a mistake is reported where its case file writes the entry.
+    fn case_code(
+        &self,
+        field: &str,
+        entries: &[CaseCodeSpec],
+    ) -> Result<Vec<CaseCode>, Vec<SuiteError>> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let python = self.python_for(field, "code").map_err(|e| vec![e])?;
+        let mut code: Vec<CaseCode> = Vec::new();
+        let mut errors = Vec::new();
+        for entry in entries {
+            let name = format!("evaldeck-function:{}:{}", entry.module, entry.function);
+            match python.grader(&name, &Value::Null) {
+                Ok(grader) => {
+                    if !code.iter().any(|c| c.named(&entry.module, &entry.function)) {
+                        code.push(CaseCode {
+                            module: entry.module.clone(),
+                            function: entry.function.clone(),
+                            grader,
+                        });
+                    }
+                }
+                Err(e) => program::case_code_error(&mut errors, entries, entry, e.to_string()),
+            }
+        }
+        if errors.is_empty() {
+            Ok(code)
+        } else {
+            Err(errors)
+        }
+    }
+
     /// OpenAI's `kind: python`.
     fn python(&self, field: &str, spec: &PythonSpec) -> Result<Node, SuiteError> {
         let key = field.rsplit('.').next().unwrap_or(field);
@@ -598,7 +637,7 @@ impl Plan {
     pub fn judge_down(&self) -> Option<(&str, String)> {
         let nodes = self.nodes();
         let turn_judges = nodes.iter().flat_map(|(key, node)| match node {
-            Node::Expectations(judges) => judges.asked().map(|j| (*key, j)).collect(),
+            Node::Expectations(graders) => graders.judges.asked().map(|j| (*key, j)).collect(),
             _ => Vec::new(),
         });
         self.judges()

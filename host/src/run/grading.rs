@@ -99,9 +99,9 @@ async fn grade_node<'p>(
         }
         // Only a case of turns may ask a model: a plain `expected:` block is graded without
         // building a future for every sample.
-        Node::Expectations(judges) => {
+        Node::Expectations(graders) => {
             let grade = match &sample.case {
-                Some(case) => Box::pin(expectations::grade_case(sample, case, judges)).await,
+                Some(case) => Box::pin(expectations::grade_case(sample, case, graders)).await,
                 None => expectations::grade(sample),
             };
             with_output(grade, sample)

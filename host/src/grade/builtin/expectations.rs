@@ -14,8 +14,31 @@ use serde_json::{Value, json};
 use crate::grade::builtin::evaldeck;
 use crate::grade::judge::TurnJudges;
 use crate::grade::judge::turn::{self, TurnView};
+use crate::grade::pack::PackGrader;
 use crate::grade::{CheckOutcome, Grade, Status};
-use crate::input::sample::{Case, CaseTurn, Sample, Texts, TurnGraderKind};
+use crate::input::sample::{Case, CaseTurn, Sample, Texts, TurnGrader, TurnGraderKind};
+use crate::input::trajectory::Trajectory;
+
+/// What a case's turns need beyond their checks: the endpoints of their `llm` entries and the
+/// functions of their `code` entries.
+pub struct TurnGraders {
+    pub judges: TurnJudges,
+    pub code: Vec<CaseCode>,
+}
+
+/// The function of a case turn's `type: code` entry, run by the Python interpreter.
+pub struct CaseCode {
+    pub module: String,
+    pub function: String,
+    pub grader: PackGrader,
+}
+
+impl CaseCode {
+    /// Whether this is the function `module.function` names.
+    pub fn named(&self, module: &str, function: &str) -> bool {
+        self.module == module && self.function == function
+    }
+}
 
 /// Grades `sample.expected`. Score: the share of sub-checks that passed (evaldeck's
 /// `pass_rate`). The sub-checks are listed in `metadata.checks`. A sample whose block is missing
@@ -90,7 +113,7 @@ fn and(status: Status, grade: Status) -> Status {
 /// `pass_rate`, 0 with no check). Each turn, its status and its checks are in `metadata.turns`.
 /// `case` is the sample's own: a sample that is no case of turns is graded by [`grade`], without
 /// a future.
-pub async fn grade_case(sample: &Sample<'_>, case: &Case<'_>, judges: &TurnJudges) -> Grade {
+pub async fn grade_case(sample: &Sample<'_>, case: &Case<'_>, graders: &TurnGraders) -> Grade {
     let turns = &case.turns;
     if turns.is_empty() {
         return Grade::error("Test case has no turns defined");
@@ -111,7 +134,7 @@ pub async fn grade_case(sample: &Sample<'_>, case: &Case<'_>, judges: &TurnJudge
         }
         let mut turn_status = Status::Pass;
         let mut listed = Vec::new();
-        for (name, grade) in turn_checks(sample, index, turn, judges).await {
+        for (name, grade) in turn_checks(sample, index, turn, graders).await {
             total += 1;
             turn_status = and(turn_status, grade.status);
             if grade.status == Status::Pass {
@@ -170,7 +193,7 @@ async fn turn_checks(
     sample: &Sample<'_>,
     index: usize,
     turn: &CaseTurn,
-    judges: &TurnJudges,
+    graders: &TurnGraders,
 ) -> Vec<(&'static str, Grade)> {
     let Some(trace) = sample.turn_trace(index) else {
         let turns = sample.case.as_ref().map_or(0, |case| case.turns.len());
@@ -214,16 +237,12 @@ async fn turn_checks(
                 let rubric = kind == TurnGraderKind::LlmRubric;
                 (
                     kind.name(),
-                    Box::pin(turn::grade(judges, grader, rubric, &view)).await,
+                    Box::pin(turn::grade(&graders.judges, grader, rubric, &view)).await,
                 )
             }
             Ok(None) => (
                 kind.name(),
-                Grade::error(format!(
-                    "a `type: {}` entry of a case's turn is not graded by gavel; grade the \
-                     case with a suite grader of its own (`kind: code`)",
-                    kind.name()
-                )),
+                Box::pin(code_check(sample, (index, trace), grader, &graders.code)).await,
             ),
             Err(e) => (
                 kind.name(),
@@ -232,6 +251,67 @@ async fn turn_checks(
         });
     }
     checks
+}
+
+/// Turn `index`'s `type: code` entry run as evaldeck's `CustomGrader(module=..., function=...)`
+/// runs in its suite runner: given that turn's trace and `EvalCase(name="turn_<index>",
+/// turns=[turn])`, in a fresh sandbox call off the async workers. The check's `details` hold the
+/// function's `score`, `expected` and `actual` beside the grader's name.
+async fn code_check(
+    sample: &Sample<'_>,
+    (index, trace): (usize, &Trajectory<'_>),
+    entry: &TurnGrader,
+    code: &[CaseCode],
+) -> Grade {
+    let (module, function) = (
+        entry.module.as_deref().unwrap_or_default(),
+        entry.function.as_deref().unwrap_or_default(),
+    );
+    let Some(code) = code.iter().find(|c| c.named(module, function)) else {
+        return Grade::error(format!(
+            "the `type: code` entry `{module}.{function}` is run when its case is graded with \
+             `gavel run CASES --traces TRACES`, which finds the module beside the case file"
+        ));
+    };
+    // The row the interpreter reads: the turn alone as a case, and its own recorded trace.
+    let row: Value = serde_json::from_str(sample.row).unwrap_or_default();
+    let recorded: Value = sample
+        .run
+        .and_then(|run| serde_json::from_str(run).ok())
+        .unwrap_or_else(|| row.clone());
+    let per_turn = sample
+        .case
+        .as_ref()
+        .is_some_and(|case| !case.traces.is_empty());
+    let turn_trace = match &recorded["trajectory"] {
+        Value::Array(traces) if per_turn => traces.get(index).cloned().unwrap_or_default(),
+        whole => whole.clone(),
+    };
+    let turn_row = json!({
+        "name": format!("turn_{index}"),
+        "turns": [row["turns"][index].clone()],
+        "trajectory": turn_trace,
+    })
+    .to_string();
+    let call = Sample {
+        id: sample.id.clone(),
+        line: sample.line,
+        row: &turn_row,
+        ..Sample::default()
+    };
+    let grade = code.grader.grade_off_worker(&call, trace, "").await;
+    let (expected, actual) = (
+        grade.details().expected.clone(),
+        grade.details().actual.clone(),
+    );
+    let score = grade.score;
+    let mut grade = grade.with_metadata("score", json!(score));
+    for (key, value) in [("expected", expected), ("actual", actual)] {
+        if let Some(value) = value {
+            grade = grade.with_metadata(key, value);
+        }
+    }
+    grade
 }
 
 #[cfg(test)]
@@ -360,11 +440,14 @@ mod tests {
 
     /// The case's grade, with no endpoint reachable (its turns set no `llm` entry).
     fn graded_case(sample: &Sample<'_>) -> Grade {
-        let judges = TurnJudges::new(std::path::Path::new("."), Default::default());
+        let graders = TurnGraders {
+            judges: TurnJudges::new(std::path::Path::new("."), Default::default()),
+            code: Vec::new(),
+        };
         tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap()
-            .block_on(grade_case(sample, sample.case.as_ref().unwrap(), &judges))
+            .block_on(grade_case(sample, sample.case.as_ref().unwrap(), &graders))
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! | `function: name`, registered by a decorator in a referenced file | `letta-grader::name` |
 //! | `kind: code`, `module` + `function` (evaldeck) | `evaldeck-function:module:function` |
 //! | `kind: code`, `module` + `class` + `params` (evaldeck `BaseGrader`) | `evaldeck-class:module:class` |
+//! | `kind: expectations`, `code:` (a case turn's evaldeck `type: code` entry) | `evaldeck-function:module:function` |
 //! | `kind: python`, `source: \|` or `source_path:` (OpenAI) | `openai:module:grade` |
 //!
 //! The user's code is data: one interpreter component (see [`interpreter`]) runs every suite,
@@ -26,7 +27,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::config::reward::RewardSpec;
-use crate::config::suite::{GraderSpec, Suite, SuiteError};
+use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::grade::pack::{
     Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source,
 };
@@ -89,7 +90,8 @@ pub fn prepare(
         &suite.file.graders,
         "graders",
         &mut builder,
-        &mut |field, e| errors.push(SuiteError::at(&suite.path, field, e)),
+        &suite.path,
+        &mut errors,
     );
     if let Some(RewardSpec::Custom { function }) = &suite.file.reward
         && let Err(e) = add_file(&mut builder, Some(function))
@@ -127,13 +129,41 @@ pub fn prepare(
     Ok(Some(Python { pack, program }))
 }
 
-/// Adds every Python file and module `graders` name to `builder`; `error` gets each that cannot
-/// be, with its field.
+/// Adds to `errors` a mistake in the module or function of `entry`, one of the `type: code`
+/// entries of evaldeck cases (`entries`), located where the case file writes it. A module that
+/// does not load fails every entry alike: it is said once, at the first entry naming the module
+/// whose file the message names.
+pub fn case_code_error(
+    errors: &mut Vec<SuiteError>,
+    entries: &[CaseCodeSpec],
+    entry: &CaseCodeSpec,
+    message: String,
+) {
+    if errors.iter().any(|e| e.message == message) {
+        return;
+    }
+    let names_file = |e: &&CaseCodeSpec| {
+        let base = e.module.replace('.', "/");
+        [format!("{base}.py:"), format!("{base}/__init__.py:")]
+            .iter()
+            .any(|file| message.starts_with(file.as_str()) || message.contains(&format!("/{file}")))
+    };
+    let at = entries.iter().find(names_file).unwrap_or(entry);
+    errors.push(SuiteError {
+        line: at.line,
+        ..SuiteError::at(&at.file, at.field.clone(), message)
+    });
+}
+
+/// Adds every Python file and module `graders` (of the suite file `suite`) name to `builder`;
+/// `errors` gets each that cannot be, located at its field (or, for an evaldeck case's `type:
+/// code` entry, where the case file writes it).
 fn gather(
     graders: &IndexMap<String, GraderSpec>,
     prefix: &str,
     builder: &mut ProgramBuilder,
-    error: &mut dyn FnMut(String, String),
+    suite: &Path,
+    errors: &mut Vec<SuiteError>,
 ) {
     for (key, spec) in graders {
         let field = format!("{prefix}.{key}");
@@ -157,14 +187,31 @@ fn gather(
                 vec![("source", added)]
             }
             GraderSpec::All(c) | GraderSpec::Any(c) => {
-                gather(&c.graders, &format!("{field}.graders"), builder, error);
+                gather(
+                    &c.graders,
+                    &format!("{field}.graders"),
+                    builder,
+                    suite,
+                    errors,
+                );
                 Vec::new()
             }
-            GraderSpec::Expectations(_) => Vec::new(),
+            GraderSpec::Expectations(spec) => {
+                for entry in &spec.code {
+                    if let Err(e) = builder.module_in(&entry.dir, &entry.module, "the case file") {
+                        case_code_error(errors, &spec.code, entry, e.to_string());
+                    }
+                }
+                Vec::new()
+            }
         };
         for (what, result) in added {
             if let Err(e) = result {
-                error(format!("{field}.{what}"), e.to_string());
+                errors.push(SuiteError::at(
+                    suite,
+                    format!("{field}.{what}"),
+                    e.to_string(),
+                ));
             }
         }
     }
@@ -190,12 +237,13 @@ pub enum ProgramError {
     )]
     NotAModuleName(String),
     #[error(
-        "no module `{dotted}` beside the suite: neither {} nor {} exists",
+        "no module `{dotted}` beside {beside}: neither {} nor {} exists",
         file.display(),
         package.display()
     )]
     NoModule {
         dotted: String,
+        beside: &'static str,
         file: PathBuf,
         package: PathBuf,
     },
@@ -309,20 +357,32 @@ impl ProgramBuilder {
     /// The module `dotted` (`my_graders`, `graders.tools`), found beside the suite as
     /// `my_graders.py` or `my_graders/__init__.py`.
     pub fn module(&mut self, dotted: &str) -> Result<(), ProgramError> {
+        let dir = self.suite_dir.clone();
+        self.module_in(&dir, dotted, "the suite")
+    }
+
+    /// The module `dotted` found in `dir`, which is `beside` (named in errors); every `.py`
+    /// file of `dir` comes along, named by its place below it.
+    pub fn module_in(
+        &mut self,
+        dir: &Path,
+        dotted: &str,
+        beside: &'static str,
+    ) -> Result<(), ProgramError> {
         if !dotted.split('.').all(is_identifier) {
             return Err(ProgramError::NotAModuleName(dotted.to_string()));
         }
-        let base = self.suite_dir.join(dotted.replace('.', "/"));
+        let base = dir.join(dotted.replace('.', "/"));
         let [file, package] = [base.with_extension("py"), base.join("__init__.py")];
         if !file.is_file() && !package.is_file() {
             return Err(ProgramError::NoModule {
                 dotted: dotted.to_string(),
+                beside,
                 file,
                 package,
             });
         }
-        let root = self.suite_dir.clone();
-        self.root(&root)?;
+        self.root(dir)?;
         self.entry(dotted.to_string());
         Ok(())
     }
