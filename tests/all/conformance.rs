@@ -435,7 +435,7 @@ fn evaldeck_turn_vectors_through_gavel_run() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn check_turns_grade(grade: &Value, want: &Value) -> Result<(), String> {
+pub(crate) fn check_turns_grade(grade: &Value, want: &Value) -> Result<(), String> {
     if grade["status"] != want["status"] {
         return Err(format!(
             "status {} != {} in {grade}",

@@ -2,7 +2,8 @@
 //! (or one of them) and their recorded traces, graded as evaldeck grades them, and the mistakes
 //! in either refused before grading, each with its file and line.
 
-use crate::common::{Workspace, data, stderr};
+use crate::common::{Workspace, data, load_json, stderr};
+use crate::conformance::check_turns_grade;
 use serde_json::{Value, json};
 
 /// The test project: `cases/` holds a single-turn case in the older `input:` form (`weather`),
@@ -26,6 +27,20 @@ fn project(ws: &Workspace) {
 /// `gavel run` of the project's cases and traces into `out`.
 const RUN_CASES: &[&str] = &["run", "cases", "--traces", "traces.jsonl", "-o", "out"];
 
+/// Grades `cases` with `traces.jsonl` into `out`, expecting it to succeed.
+fn graded(ws: &Workspace) {
+    let output = ws.gavel(&[
+        "run",
+        "cases",
+        "--traces",
+        "traces.jsonl",
+        "-o",
+        "out",
+        "--quiet",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
 /// Runs gavel expecting it to refuse: exit 2, nothing graded; its error lines.
 fn refused(ws: &Workspace, args: &[&str]) -> String {
     let output = ws.gavel(args);
@@ -40,8 +55,7 @@ fn refused(ws: &Workspace, args: &[&str]) -> String {
 fn a_folder_of_cases_is_graded_with_its_traces_in_evaldeck_order() {
     let ws = Workspace::new();
     project(&ws);
-    let output = ws.gavel(&[RUN_CASES, &["--quiet"]].concat());
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    graded(&ws);
     let results = ws.results("out");
     let graded: Vec<(Value, Value, Value)> = results
         .iter()
@@ -431,4 +445,80 @@ fn a_code_entry_whose_function_cannot_be_loaded_is_refused_at_its_line() {
             }
         }
     }
+}
+
+/// Copies the files of `evaldeck-pyyaml/` named into the workspace, under the same names.
+fn pyyaml_project(ws: &Workspace, names: &[&str]) {
+    for name in names {
+        let text = std::fs::read_to_string(data("evaldeck-pyyaml").join(name)).expect("file");
+        ws.write(name, &text);
+    }
+}
+
+#[test]
+fn case_files_are_read_as_pyyaml_reads_them() {
+    let recorded = load_json("evaldeck-pyyaml/recorded.json");
+    let ws = Workspace::new();
+    let files = ["cases/a_letters.yaml", "cases/b_numbers.yaml"];
+    pyyaml_project(&ws, &files);
+    pyyaml_project(&ws, &["traces.jsonl"]);
+    graded(&ws);
+    // The rows hold what evaldeck read: `input: y` and `user: Y` are text, `0b11` is 3, `010`
+    // is 8, `on` and `Yes` are true, a quoted `'no'` is text.
+    let rows: Vec<Value> = std::fs::read_to_string(ws.path("out").join("cases.jsonl"))
+        .expect("the rows")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a row"))
+        .collect();
+    let results = ws.results("out");
+    assert_eq!(results.len(), files.len());
+    for ((file, row), result) in files.iter().zip(&rows).zip(&results) {
+        let want = &recorded[file];
+        let case = &want["case"];
+        for (turn, read) in row["turns"]
+            .as_array()
+            .expect("turns")
+            .iter()
+            .zip(case["turns"].as_array().expect("recorded turns"))
+        {
+            assert_eq!(turn["user"], read["user"], "{file}");
+            for (key, value) in turn["expected"].as_object().expect("expected") {
+                assert_eq!(&read["expected"][key], value, "{file}: {key}");
+            }
+        }
+        // And graded it as evaldeck did.
+        let grade = &result["grades"]["case"];
+        if let Err(why) = check_turns_grade(grade, &want["expected"]) {
+            panic!("{file}: {why}");
+        }
+    }
+    assert_eq!(rows[0]["turns"][0]["user"], "y");
+    assert_eq!(rows[1]["turns"][0]["expected"]["max_steps"], 3);
+}
+
+#[test]
+fn a_case_file_evaldeck_refuses_for_a_yaml_1_1_boolean_is_refused() {
+    let recorded = load_json("evaldeck-pyyaml/recorded.json");
+    // evaldeck: `user: off` is False, which a turn's `user` (text) does not take.
+    let refusal = recorded["refused/switch.yaml"]["error"]
+        .as_str()
+        .expect("evaldeck refused the file");
+    assert!(
+        refusal.contains("user\n  Input should be a valid string") && refusal.contains("False"),
+        "{refusal}"
+    );
+    let ws = Workspace::new();
+    pyyaml_project(&ws, &["refused/switch.yaml", "refused.jsonl"]);
+    let err = refused(
+        &ws,
+        &["run", "refused", "--traces", "refused.jsonl", "-o", "out"],
+    );
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(
+        errors,
+        [
+            "error: refused/switch.yaml:2: turns: turns[1].user: invalid type: boolean `false`, expected a string"
+        ],
+        "{err}"
+    );
 }

@@ -82,9 +82,16 @@ async fn turn_llm_entries_ask_and_grade_as_evaldeck_does() {
         "the vectors ask a claude model"
     );
 
-    // The requests, whatever order they were sent in: model, temperature and prompt alike.
+    // The requests, whatever order they were sent in (and their keys written in): model,
+    // temperature and prompt alike, each prompt to the byte.
     let sorted = |mut bodies: Vec<Value>| {
-        bodies.sort_by_key(|b| b.to_string());
+        bodies.sort_by_key(|b| {
+            let prompt = b["messages"].as_array().and_then(|m| m.last());
+            (
+                prompt.map(|p| p["content"].to_string()),
+                b["model"].to_string(),
+            )
+        });
         bodies
     };
     let sent = sorted(requests.iter().map(|r| r.json()).collect());

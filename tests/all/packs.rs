@@ -452,6 +452,7 @@ fn the_sdk_sees_every_field_of_the_canonical_model() {
             vec![
                 Event::ToolReturn(ToolReturn {
                     call_id: "c1".into(),
+                    json: false,
                     content: "42".into(),
                     status: ToolStatus::Error,
                 }),

@@ -392,6 +392,7 @@ pub(crate) mod tests {
     fn ret<'a>(id: &'a str, content: &'a str) -> Event<'a> {
         Event::ToolReturn(ToolReturn {
             call_id: id.into(),
+            json: false,
             content: content.into(),
             status: ToolStatus::Success,
         })

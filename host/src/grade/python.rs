@@ -4,6 +4,8 @@
 //! whitespace, lowercase, printable characters and regular expressions, which differ from
 //! Rust's in small ways that change scores.
 
+use serde_json::Value;
+
 mod re;
 mod unicode_tables;
 
@@ -208,6 +210,88 @@ fn push_repr_char(out: &mut String, c: char, quote: char) {
                 write!(out, "\\U{cp:08x}")
             };
         }
+    }
+}
+
+/// Python's `str()` of a JSON value as `json.loads` would have produced it: strings verbatim,
+/// everything else as its Python repr (`True`, `None`, `{'a': 1}`, `0.5`, `1e+20`).
+pub fn python_str(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) => out.push_str(s),
+        other => python_repr(other, out),
+    }
+}
+
+/// Python's `repr()` of a JSON value as `json.loads` would have produced it.
+pub fn python_repr(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (_, Some(u), _) => out.push_str(&u.to_string()),
+            (_, _, Some(f)) => out.push_str(&python_float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => out.push_str(&repr_str(s)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                python_repr(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&repr_str(key));
+                out.push_str(": ");
+                python_repr(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Python's `repr(float)`: the shortest round-tripping digits, in positional notation for
+/// decimal exponents from -4 to 15 and in scientific notation (`1e+16`, `1.5e-07`) beyond.
+pub fn python_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // Rust's `{:e}` gives the same shortest digits as Python, as `d.ddde<exp>`.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1;
+        let body = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            let (int, frac) = digits.split_at(point as usize);
+            format!("{int}.{frac}")
+        };
+        format!("{sign}{body}")
+    } else {
+        let exp_sign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{mantissa}e{exp_sign}{:02}", exp.unsigned_abs())
     }
 }
 

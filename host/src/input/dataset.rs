@@ -400,8 +400,12 @@ fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
 /// Why a case's `turns` cannot be graded.
 #[derive(Debug, thiserror::Error)]
 pub enum TurnsError {
-    #[error("{0}")]
-    Shape(serde_json::Error),
+    /// The turns' shape is wrong at `path` (`[1].user`; empty: the turns themselves).
+    #[error("{}{error}", if path.is_empty() { String::new() } else { format!("turns{path}: ") })]
+    Shape {
+        path: String,
+        error: serde_json::Error,
+    },
     #[error(
         "turns[{turn}].graders[{grader}].type: unknown grader type `{kind}` (known: {})",
         TurnGraderKind::names().collect::<Vec<_>>().join(", ")
@@ -415,7 +419,14 @@ pub enum TurnsError {
 
 /// A case's `turns` as the row reader reads them: their shape, then their graders' types.
 pub(crate) fn check_case_turns(turns: &serde_json::Value) -> Result<(), TurnsError> {
-    let turns: Vec<CaseTurn> = serde_json::from_value(turns.clone()).map_err(TurnsError::Shape)?;
+    let turns: Vec<CaseTurn> =
+        serde_path_to_error::deserialize(turns.clone()).map_err(|e| TurnsError::Shape {
+            path: match e.path().to_string() {
+                root if root == "." => String::new(),
+                path => path,
+            },
+            error: e.into_inner(),
+        })?;
     check_turn_graders(&turns)
 }
 

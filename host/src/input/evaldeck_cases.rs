@@ -2,7 +2,8 @@
 //! recorded traces, made into dataset rows in the `turns:` shape and a suite that grades them
 //! with one `kind: expectations` grader.
 //!
-//! Cases are read as evaldeck 0.1.5 reads them (`EvalCase.from_yaml`, `EvalSuite.from_directory`):
+//! Cases are read as evaldeck 0.1.5 reads them (`EvalCase.from_yaml`, `EvalSuite.from_directory`,
+//! the YAML as PyYAML's `safe_load` reads it):
 //! a folder's `*.yaml` files in name order, then its `*.yml` files, each skipped when its name
 //! starts with `_`; a case in the older form (`input`, `expected`, `graders` beside `name`, no
 //! `turns`) is one turn. Each line of the traces file is one evaldeck `Trace` dict, or a list of
@@ -16,8 +17,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::config::position::Positions;
-use crate::config::suite::{CaseCodeSpec, SuiteError, locate};
+use crate::config::suite::{CaseCodeSpec, SuiteError};
 use crate::input::dataset::check_case_turns;
+use crate::input::pyyaml;
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";
@@ -104,8 +106,7 @@ impl Case {
 fn read_case(file: &Path) -> Result<Case, SuiteError> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| SuiteError::at(file, "", format!("cannot read the case file: {e}")))?;
-    let value: Value =
-        serde_saphyr::from_str(&text).map_err(|e| locate(file, String::new(), &e))?;
+    let value = pyyaml::load(file, &text)?;
     let Value::Object(mut case) = value else {
         return Err(SuiteError::at(
             file,

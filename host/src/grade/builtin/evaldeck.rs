@@ -1044,6 +1044,7 @@ mod tests {
                     if !step["tool_result"].is_null() {
                         events.push(Event::ToolReturn(ToolReturn {
                             call_id: id,
+                            json: false,
                             content: step["tool_result"].to_string().into(),
                             status: ToolStatus::Success,
                         }));

@@ -233,6 +233,8 @@ async fn turn_checks(
                     index,
                     input: trace.input.as_deref().unwrap_or(&turn.user),
                     output: trace.output.as_deref(),
+                    expected: turn.expected.as_deref(),
+                    trace,
                 };
                 let rubric = kind == TurnGraderKind::LlmRubric;
                 (

@@ -268,6 +268,7 @@ mod tests {
                         },
                         "tool_return_message" => events.push(Event::ToolReturn(ToolReturn {
                             call_id: text(&m["tool_call_id"]),
+                            json: false,
                             content: text(&m["tool_return"]).into(),
                             status: if m["status"] == "error" {
                                 ToolStatus::Error

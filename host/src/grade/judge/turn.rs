@@ -4,11 +4,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::format::{self, Part};
+use super::format;
 use super::{DEFAULT_MODEL, TurnJudges};
-use crate::grade::python::repr_str;
+use crate::grade::python::{python_repr, python_str, repr_str};
 use crate::grade::{Grade, Status};
-use crate::input::sample::TurnGrader;
+use crate::input::sample::{Expected, TurnGrader};
+use crate::input::trajectory::{Event, Trajectory};
 
 const DEFAULT_TASK: &str = "Determine if the agent completed the task correctly.";
 
@@ -56,6 +57,10 @@ pub struct TurnView<'a> {
     pub input: &'a str,
     /// The trace's output; empty or absent is `(no output)`.
     pub output: Option<&'a str>,
+    /// The turn's `expected:` block (`{expected}`).
+    pub expected: Option<&'a Expected>,
+    /// The turn's trace (`{trace}`).
+    pub trace: &'a Trajectory<'a>,
 }
 
 /// Grades one turn with a `type: llm` entry (`rubric` false) or a `type: llm_rubric` entry.
@@ -97,7 +102,7 @@ fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<Strin
         .filter(|o| !o.is_empty())
         .unwrap_or("(no output)");
     let name = format!("turn_{}", turn.index);
-    let rubric_text;
+    let (rubric_text, trace_text, expected_text);
     let (template, values): (&str, Vec<(&str, &str)>) = if rubric {
         rubric_text = rubric_lines(&entry.params)?;
         (
@@ -114,16 +119,8 @@ fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<Strin
             .as_deref()
             .filter(|p| !p.is_empty())
             .unwrap_or(DEFAULT_PROMPT);
-        let parts = format::parse(template);
-        if let Some(missing) = ["trace", "expected"]
-            .into_iter()
-            .find(|name| names(&parts, name))
-        {
-            return Err(format!(
-                "gavel does not fill `{{{missing}}}` in a turn's llm prompt; leave it out of \
-                 `prompt`"
-            ));
-        }
+        trace_text = trace_summary(turn.trace);
+        expected_text = expected_str(turn.expected);
         (
             template,
             vec![
@@ -131,6 +128,8 @@ fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<Strin
                 ("output", output),
                 ("task", DEFAULT_TASK),
                 ("test_case_name", &name),
+                ("trace", &trace_text),
+                ("expected", &expected_text),
             ],
         )
     };
@@ -143,12 +142,84 @@ fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<Strin
     }
 }
 
-/// Whether a template's fields (spec fields included) name the variable `name`.
-fn names(parts: &[Part], name: &str) -> bool {
-    parts.iter().any(|part| match part {
-        Part::Field(field) => field.name == name || names(&field.spec, name),
-        Part::Literal(_) | Part::Broken { .. } => false,
-    })
+/// evaldeck's `{trace}`: `Execution Trace:`, then a line for each step, numbered from 1:
+/// `Tool: name(args)` (the arguments as a Python dict) and, for a result Python holds true, its
+/// `str()` cut to 200 characters; `LLM: ` and `Reasoning: ` with the first 100 characters and
+/// `...`. A human input step takes its number and shows nothing.
+fn trace_summary(trace: &Trajectory<'_>) -> String {
+    let mut out = String::from("Execution Trace:");
+    let mut step = 0;
+    for event in trace.turns.iter().flatten() {
+        match event {
+            Event::ToolCall(call) => {
+                step += 1;
+                let arguments = call.arguments.text();
+                out.push_str(&format!("\n  {step}. Tool: {}(", call.name));
+                match serde_json::from_str::<Value>(&arguments) {
+                    Ok(value) => python_repr(&value, &mut out),
+                    Err(_) => out.push_str(&arguments),
+                }
+                out.push(')');
+            }
+            Event::ToolReturn(result) => {
+                let content = result.content.text();
+                let mut shown = String::new();
+                if !result.json {
+                    shown.push_str(&content);
+                } else if let Ok(value) = serde_json::from_str::<Value>(&content) {
+                    if truthy(&value) {
+                        python_str(&value, &mut shown);
+                    }
+                } else {
+                    shown.push_str(&content);
+                }
+                if !shown.is_empty() {
+                    out.push_str("\n      Result: ");
+                    out.extend(shown.chars().take(200));
+                }
+            }
+            Event::LlmCall(call) => {
+                step += 1;
+                out.push_str(&format!("\n  {step}. LLM: "));
+                out.extend(call.output.as_deref().unwrap_or("").chars().take(100));
+                out.push_str("...");
+            }
+            Event::Reasoning { text } => {
+                step += 1;
+                out.push_str(&format!("\n  {step}. Reasoning: "));
+                out.extend(text.chars().take(100));
+                out.push_str("...");
+            }
+            Event::HumanInput { .. } => step += 1,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Python's truth value of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+    }
+}
+
+/// evaldeck's `{expected}`: `str()` of the turn's block as `model_dump(exclude_none=True)`
+/// gives it, its keys in their declared order (`{}` for a turn without one).
+fn expected_str(expected: Option<&Expected>) -> String {
+    let mut dumped = match expected.map(serde_json::to_value) {
+        Some(Ok(Value::Object(map))) => map,
+        _ => Map::new(),
+    };
+    dumped.retain(|_, value| !value.is_null());
+    let mut out = String::new();
+    python_repr(&Value::Object(dumped), &mut out);
+    out
 }
 
 /// `params.rubric`, a map of criterion to description, as evaldeck lists it: `- name: text`.
@@ -248,6 +319,7 @@ fn reason(reply: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::trajectory::{Format, convert};
 
     #[test]
     fn verdicts_read_as_evaldeck_reads_them() {
@@ -278,11 +350,59 @@ mod tests {
     }
 
     #[test]
+    fn trace_and_expected_are_filled_as_evaldeck_fills_them() {
+        let raw: &serde_json::value::RawValue = serde_json::from_str(
+            r#"{"input": "q", "output": "a", "steps": [
+                {"type": "llm_call", "output": "ok"},
+                {"type": "tool_call", "tool_name": "t", "tool_args": {"a": 1.5, "b": null, "c": true},
+                 "tool_result": {"k": "v"}},
+                {"type": "tool_call", "tool_name": "u", "tool_args": {}, "tool_result": "",
+                 "status": "failure", "error": "boom"},
+                {"type": "tool_call", "tool_name": "w", "tool_args": {"s": "it's"}, "tool_result": 0},
+                {"type": "reasoning", "reasoning_text": "hm"},
+                {"type": "human_input", "input": "more"},
+                {"type": "tool_call", "tool_name": "x", "tool_args": {}, "tool_result": "é"}]}"#,
+        )
+        .expect("JSON");
+        let trace = convert(raw, Some(Format::Evaldeck)).expect("a trace");
+        let expected: Expected = serde_json::from_value(json!({
+            "custom": {"n": null, "f": 2.0}, "max_steps": 3, "tools_called": [],
+            "task_completed": false, "output_equals": null
+        }))
+        .expect("a block");
+        let turn = TurnView {
+            index: 0,
+            input: "q",
+            output: Some("a"),
+            expected: Some(&expected),
+            trace: &trace,
+        };
+        let filled = prompt(
+            &entry(json!({"type": "llm", "prompt": "{expected}\n{trace}"})),
+            false,
+            &turn,
+        );
+        assert_eq!(
+            filled.as_deref(),
+            Ok(
+                "{'tools_called': [], 'max_steps': 3, 'task_completed': False, \
+                'custom': {'n': None, 'f': 2.0}}\n\
+                Execution Trace:\n  1. LLM: ok...\n  2. Tool: t({'a': 1.5, 'b': None, 'c': True})\n      \
+                Result: {'k': 'v'}\n  3. Tool: u({})\n  4. Tool: w({'s': \"it's\"})\n  \
+                5. Reasoning: hm...\n  7. Tool: x({})\n      Result: é"
+            )
+        );
+    }
+
+    #[test]
     fn prompts_that_cannot_be_formatted_say_why() {
+        let trace = Trajectory::default();
         let turn = TurnView {
             index: 2,
             input: "q",
             output: None,
+            expected: None,
+            trace: &trace,
         };
         let llm = |value| prompt(&entry(value), false, &turn);
         assert_eq!(
@@ -293,11 +413,10 @@ mod tests {
             llm(json!({"type": "llm", "prompt": "{nope}"})),
             Err("'nope'".to_string())
         );
-        for missing in ["trace", "expected"] {
-            let why =
-                llm(json!({"type": "llm", "prompt": format!("{{x:{{{missing}}}}}")})).unwrap_err();
-            assert!(why.contains(&format!("`{{{missing}}}`")), "{why}");
-        }
+        assert_eq!(
+            llm(json!({"type": "llm", "prompt": "{expected}|{trace}"})),
+            Ok("{}|Execution Trace:".to_string())
+        );
         let rubric = |params| {
             prompt(
                 &entry(json!({"type": "llm_rubric", "params": params})),

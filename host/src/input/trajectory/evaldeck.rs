@@ -304,7 +304,10 @@ fn convert_step<'a>(
                 }
             };
             let result = match step.tool_result.take() {
-                Some(result) => Some(result_text(result, index)?),
+                Some(result) => {
+                    let json = !result.0.trim_start().starts_with('"');
+                    Some((result_text(result, index)?, json))
+                }
                 None => None,
             };
             events.push(Event::ToolCall(ToolCall {
@@ -313,9 +316,10 @@ fn convert_step<'a>(
                 arguments: arguments.into(),
                 failed,
             }));
-            if let Some(content) = result {
+            if let Some((content, json)) = result {
                 events.push(Event::ToolReturn(ToolReturn {
                     call_id: id,
+                    json,
                     content: content.into(),
                     status: if failed || step.error.is_some() {
                         ToolStatus::Error
@@ -436,6 +440,7 @@ mod tests {
                     }),
                     Event::ToolReturn(ToolReturn {
                         call_id: "s2".into(),
+                        json: true,
                         content: r#"[{"id": "AA123", "price": 299}]"#.into(),
                         status: ToolStatus::Success,
                     }),
@@ -450,6 +455,7 @@ mod tests {
                     }),
                     Event::ToolReturn(ToolReturn {
                         call_id: "s4".into(),
+                        json: false,
                         content: "Booked: ABC123".into(),
                         status: ToolStatus::Error,
                     }),
@@ -503,6 +509,7 @@ mod tests {
                 }),
                 Event::ToolReturn(ToolReturn {
                     call_id: "step-1".into(),
+                    json: true,
                     content: "3".into(),
                     status: ToolStatus::Error,
                 }),

@@ -446,6 +446,7 @@ fn convert_message<'a, R: Recorded<'a>>(
         }
         Kind::ToolReturn => Event::ToolReturn(ToolReturn {
             call_id: text(message.tool_call_id.take(), "tool_call_id")?,
+            json: false,
             content: required(message.tool_return.take(), at, "tool_return", &message_type)?
                 .read(|| at.field("tool_return"))?,
             status: match &*text(message.status.take(), "status")? {
@@ -584,6 +585,7 @@ mod tests {
                 call("call_abc", "lookup", r#"{"country": "France"}"#),
                 Event::ToolReturn(ToolReturn {
                     call_id: "call_abc".into(),
+                    json: false,
                     content: r#"{"capital": "Paris"}"#.into(),
                     status: ToolStatus::Success,
                 }),
@@ -639,6 +641,7 @@ mod tests {
                 call("c2", "b", r#"{"x":1}"#),
                 Event::ToolReturn(ToolReturn {
                     call_id: "c1".into(),
+                    json: false,
                     content: "boom".into(),
                     status: ToolStatus::Error,
                 }),

@@ -107,6 +107,10 @@ pub struct ToolReturn<'a> {
     /// The tool's output as text. A JSON value that is not a string is kept as its JSON text.
     pub content: ToolText<'a>,
     pub status: ToolStatus,
+    /// Whether `content` is the JSON text of a recorded value that is not a string (an evaldeck
+    /// `tool_result` list, number or object), which Python shows as its repr.
+    #[serde(skip)]
+    pub json: bool,
 }
 
 /// Text a recording holds as a JSON string, kept as written until it is read: the arguments of

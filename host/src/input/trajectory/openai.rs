@@ -151,6 +151,7 @@ fn convert_message<'a>(
         }
         "tool" => events.push(Event::ToolReturn(ToolReturn {
             call_id: message.tool_call_id.map(|t| t.0).unwrap_or_default(),
+            json: false,
             content: content.into_flat().into(),
             status: ToolStatus::Success,
         })),
@@ -186,6 +187,7 @@ mod tests {
     fn tool_return<'a>(call_id: &'a str, content: &'a str) -> Event<'a> {
         Event::ToolReturn(ToolReturn {
             call_id: call_id.into(),
+            json: false,
             content: content.into(),
             status: ToolStatus::Success,
         })

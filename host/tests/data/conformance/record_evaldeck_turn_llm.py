@@ -27,6 +27,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 
 # (key the prompt contains, the model's reply): the first key found answers.
 REPLIES = [
+    ("Execution Trace:", "VERDICT: PASS\nREASON: the trace shows it"),
     ("Booked UA12", "VERDICT: PASS\nREASON:  Polite and correct.\n"),
     ("dunno", "I'd say fail here: the agent did not answer."),
     ("Paris", "SCORE: 8\nVERDICT: FAIL\nREASON: mostly fine"),
@@ -75,6 +76,28 @@ def trace(user, output):
 
 RUBRIC = {"accuracy": "The answer is right", "tone": "The answer is friendly"}
 
+# A turn's trace with a step of each type: llm calls (one longer than the 100 characters the
+# summary keeps), tool calls with arguments of every JSON kind and results of several (a list,
+# a text longer than 200 characters, an empty text with an error, a 0, none), reasoning and
+# human input.
+STEPS = [
+    {"type": "llm_call", "model": "m", "input": "plan", "output": "I will look it up. " * 8,
+     "tokens": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}},
+    {"type": "tool_call", "tool_name": "lookup",
+     "tool_args": {"q": "it's \"here\"", "n": 3, "f": 0.1, "big": 1e16, "none": None,
+                   "ok": True, "list": [1, "a", {"é": False}]},
+     "tool_result": [{"id": "A1", "price": 299.5}, None]},
+    {"type": "tool_call", "tool_name": "fetch", "tool_args": {"url": "x"},
+     "tool_result": "line\n" + "é" * 250},
+    {"type": "tool_call", "tool_name": "broken", "tool_args": {}, "tool_result": "",
+     "status": "failure", "error": "timed out"},
+    {"type": "tool_call", "tool_name": "count", "tool_args": {}, "tool_result": 0},
+    {"type": "tool_call", "tool_name": "silent", "tool_args": {"k": []}},
+    {"type": "reasoning", "reasoning_text": "Now I know. " * 10},
+    {"type": "human_input", "input": "go on"},
+    {"type": "llm_call", "model": "m", "input": "answer"},
+]
+
 # (note, case as a YAML file would hold it, traces of its turns in order)
 CASES = [
     ("default prompt, VERDICT and REASON",
@@ -102,6 +125,15 @@ CASES = [
           "graders": [{"type": "llm"}]},
          {"user": "Again", "graders": [{"type": "llm"}]}]},
      [trace("Greet me", "a rude reply")]),
+    ("{trace} and {expected}: the trace summary and the turn's expected block as a Python dict",
+     {"name": "traced", "turns": [
+         {"user": "Look it up", "expected": {
+             "output_contains": ["found"], "max_steps": 12, "task_completed": True,
+             "tools_not_called": [], "custom": {"note": None, "weight": 2.0, "tags": ["a"]}},
+          "graders": [{"type": "llm",
+                       "prompt": "Expected: {expected}\n{trace}\nOutput: {output}"}]},
+         {"user": "And again", "graders": [{"type": "llm", "prompt": "{expected!r} {trace}"}]}]},
+     [dict(trace("Look it up", "found it"), steps=STEPS), trace("And again", "again")]),
     ("llm_rubric: the rubric prompt, its first SCORE, its threshold",
      {"name": "rubric", "turns": [
          {"user": "What is six times seven?", "graders": [{

@@ -142,20 +142,21 @@ async def grade(case, traces):
     }
 
 
-vectors = []
-for note, data, traces in CASES:
-    case = EvalCase._from_dict(json.loads(json.dumps(data)))
-    expected = asyncio.run(grade(case, traces))
-    # The recorded traces the run used: a turn after a failing one is never run.
-    used = sum(1 for t in expected["turns"] if not t["skipped"])
-    vectors.append({
-        "note": note,
-        "case": case.model_dump(mode="json"),
-        "traces": traces[:used],
-        "expected": expected,
-        "source": "ran",
-    })
+if __name__ == "__main__":
+    vectors = []
+    for note, data, traces in CASES:
+        case = EvalCase._from_dict(json.loads(json.dumps(data)))
+        expected = asyncio.run(grade(case, traces))
+        # The recorded traces the run used: a turn after a failing one is never run.
+        used = sum(1 for t in expected["turns"] if not t["skipped"])
+        vectors.append({
+            "note": note,
+            "case": case.model_dump(mode="json"),
+            "traces": traces[:used],
+            "expected": expected,
+            "source": "ran",
+        })
 
-with open(os.path.join(here, "evaldeck-turn-vectors.json"), "w") as out:
-    json.dump(vectors, out, indent=1)
-    out.write("\n")
+    with open(os.path.join(here, "evaldeck-turn-vectors.json"), "w") as out:
+        json.dump(vectors, out, indent=1)
+        out.write("\n")
