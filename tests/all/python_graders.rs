@@ -450,3 +450,50 @@ fn the_example_suite_grades_from_its_folder_and_from_elsewhere() {
         r#"classified "fail" 0.0 "expected exactly one classify call""#
     );
 }
+
+/// A suite's values are read as PyYAML reads them, as letta-evals and evaldeck read YAML: a
+/// `BaseGrader`'s `params` get `yes` and `off` as booleans, `y` as text, `010` as 8, `1e3` as
+/// text and `~` as None; quoted, `yes` stays text. A typed field PyYAML reads as another type
+/// (`name: yes`) is refused at its line.
+#[test]
+fn suite_values_reach_python_as_pyyaml_reads_them() {
+    let Some(cache) = cache() else { return };
+    let ws = fixture("python/evaldeck-seed");
+    ws.write(
+        "echo.py",
+        "from evaldeck.graders import BaseGrader\n\
+         from evaldeck.results import GradeResult\n\n\
+         class Echo(BaseGrader):\n\
+         \x20   name = 'echo'\n\
+         \x20   def __init__(self, **params):\n\
+         \x20       self.params = params\n\
+         \x20   def grade(self, trace, test_case):\n\
+         \x20       return GradeResult.passed_result(self.name, repr(sorted(self.params.items())))\n",
+    );
+    let suite = "name: pyyaml\ndataset: data.jsonl\nformat: evaldeck\ngraders:\n  echo:\n    \
+                 kind: code\n    module: echo\n    class: Echo\n    params: {a: yes, b: y, c: 010, \
+                 d: 1e3, e: off, f: ~, g: 'yes', h: N}\n";
+    ws.write("suite.yaml", suite);
+    let run = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = results(ws.dir.path(), "out");
+    assert_eq!(
+        results[0]["grades"]["echo"]["rationale"],
+        "[('a', True), ('b', 'y'), ('c', 8), ('d', '1e3'), ('e', False), ('f', None), \
+         ('g', 'yes'), ('h', 'N')]"
+    );
+
+    ws.write("suite.yaml", &suite.replace("name: pyyaml", "name: yes"));
+    let refused = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("suite.yaml:1:1: name: invalid type: boolean `true`"),
+        "{err}"
+    );
+    assert!(err.contains("quote it to make it text"), "{err}");
+}

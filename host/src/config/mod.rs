@@ -2,6 +2,7 @@
 
 pub mod gate;
 pub mod position;
+pub mod pyyaml;
 pub mod reward;
 pub mod suite;
 

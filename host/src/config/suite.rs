@@ -427,7 +427,7 @@ fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
     let mut errors = Vec::new();
     loop {
         match parse(&text, file) {
-            Ok(parsed) if errors.is_empty() => return Ok(parsed),
+            Ok(_) if errors.is_empty() => return as_pyyaml_reads(&text, file).map_err(|e| vec![e]),
             Ok(_) => return Err(errors),
             Err(mut error) => {
                 // serde names the mapping that holds the unknown key; the key is where to look.
@@ -564,6 +564,30 @@ fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
         })
     })
     .map_err(|error| locate(file, field, &error))
+}
+
+/// The suite read again, its values as PyYAML reads them (YAML 1.1, as letta-evals reads a
+/// suite), once the strict reading found no mistake: `yes`, `on` and `off` are booleans and
+/// `y`, `n` text in a config map too. A value PyYAML reads as another type than its field takes
+/// (`name: yes`, a boolean) is refused at its place, as letta-evals refuses it.
+fn as_pyyaml_reads(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
+    let value = super::pyyaml::load(file, text)?;
+    serde_path_to_error::deserialize::<_, SuiteFile>(value).map_err(|e| {
+        let field = normalise_path(&e.path().to_string());
+        let (line, column) = Positions::of(text)
+            .key(&field)
+            .map_or((None, None), |(line, column)| (Some(line), Some(column)));
+        SuiteError {
+            file: file.to_path_buf(),
+            line,
+            column,
+            message: e.into_inner().to_string(),
+            hint: Some(format!(
+                "PyYAML, which letta-evals reads suites with, reads this value as written here                  (`yes`, `on` and `off` are booleans, `010` is 8); quote it to make it text"
+            )),
+            field,
+        }
+    })
 }
 
 /// serde_path_to_error renders the root as `.`; gavel says nothing for it.

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::config::position::Positions;
+use crate::config::pyyaml;
 use crate::config::suite::{CaseCodeSpec, SuiteError};
 use crate::input::dataset::check_case_turns;
-use crate::input::pyyaml;
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";

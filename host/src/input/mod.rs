@@ -5,6 +5,5 @@ pub mod csv_rows;
 pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
-pub mod pyyaml;
 pub mod sample;
 pub mod trajectory;

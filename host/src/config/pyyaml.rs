@@ -1,4 +1,5 @@
-//! YAML read as PyYAML 6's `yaml.safe_load` reads it, the reader of evaldeck's case files.
+//! YAML read as PyYAML 6's `yaml.safe_load` reads it, as letta-evals reads its suites and
+//! evaldeck its case files.
 //!
 //! PyYAML follows YAML 1.1: a plain scalar is a boolean when it is one of `yes`, `no`, `on`,
 //! `off`, `true`, `false` in lower, capitalised or upper case (`y` and `n` stay text), a null
@@ -254,7 +255,7 @@ pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
                 if documents > 1 {
                     return Err(loader
                         .error(&span, "", "PyYAML reads one document; this is a second")
-                        .with_hint("keep one case per file"));
+                        .with_hint("keep one document a file"));
                 }
                 let (event, span) = loader.expect()?;
                 value = loader.node(event, &span, "")?;
