@@ -582,9 +582,11 @@ fn as_pyyaml_reads(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
             line,
             column,
             message: e.into_inner().to_string(),
-            hint: Some(format!(
-                "PyYAML, which letta-evals reads suites with, reads this value as written here                  (`yes`, `on` and `off` are booleans, `010` is 8); quote it to make it text"
-            )),
+            hint: Some(
+                "PyYAML, which letta-evals reads suites with, reads this value as written here \
+                 (`yes`, `on` and `off` are booleans, `010` is 8); quote it to make it text"
+                    .to_string(),
+            ),
             field,
         }
     })
