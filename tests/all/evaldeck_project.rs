@@ -420,14 +420,26 @@ fn a_code_entry_whose_function_cannot_be_loaded_is_refused_at_its_line() {
             "",
         ),
     ];
+    // `gavel validate --traces` checks the cases as `gavel run --traces` grades them, and
+    // writes nothing.
+    let validate_cases: &[&str] = &["validate", "cases", "--traces", "traces.jsonl"];
+    let ws = Workspace::new();
+    code_project(&ws);
+    let output = gavel_python(cache, &ws, validate_cases);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "cases: valid (1 metric, 4 samples)"
+    );
+    assert!(!ws.path("out").exists());
     for (file, from, to, start, says) in mistakes {
         let ws = Workspace::new();
         code_project(&ws);
         let text = std::fs::read_to_string(ws.path(file)).expect(file);
         assert!(text.contains(from), "{file}: {from}");
         ws.write(file, &text.replacen(from, to, 1));
-        // `gavel validate` refuses the suite written for the run alike.
-        for args in [RUN_CASES, &["validate", "out/suite.yaml"]] {
+        // `gavel validate` refuses the cases, and the suite written for the run, alike.
+        for args in [validate_cases, RUN_CASES, &["validate", "out/suite.yaml"]] {
             let output = gavel_python(cache, &ws, args);
             let err = stderr(&output);
             assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
@@ -438,7 +450,9 @@ fn a_code_entry_whose_function_cannot_be_loaded_is_refused_at_its_line() {
                 errors[0].starts_with(start) && errors[0].contains(says),
                 "{file}: {from}: {err}"
             );
-            if !ws.path("out/suite.yaml").exists() {
+            if args == validate_cases {
+                assert!(!ws.path("out").exists(), "{err}");
+            } else if !ws.path("out/suite.yaml").exists() {
                 // A case file's own mistake is refused before the suite is written.
                 assert!(start.ends_with("missing"), "{err}");
                 break;

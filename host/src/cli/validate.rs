@@ -11,8 +11,12 @@ use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The suite file (YAML).
+    /// The suite file (YAML); with --traces, an evaldeck case file or a folder of them.
     suite: PathBuf,
+    /// Check evaldeck cases with the JSONL of their recorded traces, as `gavel run SUITE
+    /// --traces FILE` grades them.
+    #[arg(long, value_name = "FILE", conflicts_with = "trajectories")]
+    traces: Option<PathBuf>,
     /// Check these recorded runs in place of the suite's `trajectories:`, as `gavel run
     /// --trajectories` grades them. Repeatable.
     #[arg(long, value_name = "FILE")]
@@ -101,7 +105,10 @@ impl Problem {
 }
 
 pub fn run(args: Args) -> u8 {
-    let found = validate(&args);
+    let found = match &args.traces {
+        Some(traces) => validate_cases(&args, traces),
+        None => validate(&args, &args.suite),
+    };
     if args.format == "json" {
         match serde_json::to_string_pretty(&found) {
             Ok(json) => println!("{json}"),
@@ -117,21 +124,44 @@ pub fn run(args: Args) -> u8 {
     }
 }
 
-fn validate(args: &Args) -> Found {
+/// Validation of the suite as `gavel run SUITE --traces` writes it for evaldeck cases: written
+/// into a folder of its own, removed after. The case files' mistakes are found in the case files.
+fn validate_cases(args: &Args, traces: &Path) -> Found {
+    let written = gavel::input::evaldeck_cases::load(&args.suite, traces).and_then(|project| {
+        let dir = tempfile::tempdir().map_err(|e| {
+            vec![SuiteError::at(
+                &args.suite,
+                "",
+                format!("cannot make a folder to check the cases in: {e}"),
+            )]
+        })?;
+        let suite = project.write(dir.path()).map_err(|e| vec![e])?;
+        Ok((dir, suite))
+    });
+    match written {
+        Ok((_dir, suite)) => validate(args, &suite),
+        Err(errors) => refused(&errors),
+    }
+}
+
+/// What validation found when the suite could not be prepared.
+fn refused(errors: &[SuiteError]) -> Found {
+    Found {
+        problems_in_all: errors.len() as u64,
+        problems: errors.iter().map(Problem::from).collect(),
+        ..Found::default()
+    }
+}
+
+fn validate(args: &Args, suite: &Path) -> Found {
     let options = Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
         trajectories: args.trajectories.clone(),
     };
-    let prepared = match prepare(&args.suite, &options) {
+    let prepared = match prepare(suite, &options) {
         Ok(prepared) => prepared,
-        Err(errors) => {
-            return Found {
-                problems_in_all: errors.len() as u64,
-                problems: errors.iter().map(Problem::from).collect(),
-                ..Found::default()
-            };
-        }
+        Err(errors) => return refused(&errors),
     };
     let mut found = Found {
         metrics: prepared.plan.metrics.len(),
