@@ -28,11 +28,24 @@ command -v npm >/dev/null 2>&1 \
 # lockfile changed since. `npm install --no-save` installs the versions package-lock.json pins
 # and leaves it as it is; `npm ci` would refuse a lockfile that lacks the optional
 # native packages of other platforms, which a registry mirror may not carry.
+# npm's registry drops a connection now and then: three tries, a pause between them, and at the
+# end the errors of npm's own log, which says which package and why.
+npm_install() {
+    for pause in 5 20 0; do
+        npm install --no-save --no-audit --no-fund --loglevel=error >&2 && return 0
+        [ "$pause" = 0 ] && break
+        echo "npm install failed; trying again in $pause s ..." >&2
+        sleep "$pause"
+    done
+    log=$(ls -t "${npm_config_cache:-$HOME/.npm}"/_logs/*-debug-*.log 2>/dev/null | head -n 1)
+    [ -n "$log" ] && grep -E ' (error|verbose stack) ' "$log" | tail -n 20 >&2
+    return 1
+}
+
 componentize_js=node_modules/.bin/componentize-js
 if [ ! -x "$componentize_js" ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "Installing componentize-js into $here/node_modules ..." >&2
-    npm install --no-save --no-audit --no-fund --loglevel=error >&2 \
-        || toolchain_missing "npm could not install the packages package-lock.json pins"
+    npm_install || toolchain_missing "npm could not install the packages package-lock.json pins"
 fi
 
 # Up to date when no source is newer than the component.

@@ -31,6 +31,20 @@ toolchain_missing() {
 command -v node >/dev/null 2>&1 \
     || toolchain_missing "no node on PATH; install Node.js 18 or newer (Debian: apt-get install nodejs npm)"
 
+# npm's registry drops a connection now and then: three tries, a pause between them, and at the
+# end the errors of npm's own log, which says which package and why.
+npm_install() {
+    for pause in 5 20 0; do
+        npm install --no-save --no-audit --no-fund --loglevel=error >&2 && return 0
+        [ "$pause" = 0 ] && break
+        echo "npm install failed; trying again in $pause s ..." >&2
+        sleep "$pause"
+    done
+    log=$(ls -t "${npm_config_cache:-$HOME/.npm}"/_logs/*-debug-*.log 2>/dev/null | head -n 1)
+    [ -n "$log" ] && grep -E ' (error|verbose stack) ' "$log" | tail -n 20 >&2
+    return 1
+}
+
 # Installs the packages package-lock.json pins into the folder $1, which does not exist yet.
 # `npm install --no-save` installs exactly those and leaves the lockfile as it is; `npm ci`
 # would refuse a lockfile that lacks the optional native packages of other platforms, which a
@@ -40,8 +54,7 @@ install_componentize_js() {
     echo "Installing componentize-js into $1 (once for every JavaScript pack) ..." >&2
     mkdir -p "$1"
     cp package.json package-lock.json "$1/"
-    (cd "$1" && npm install --no-save --no-audit --no-fund --loglevel=error >&2) \
-        || toolchain_missing "npm could not install the packages package-lock.json pins"
+    (cd "$1" && npm_install) || toolchain_missing "npm could not install the packages package-lock.json pins"
     [ -x "$1/node_modules/.bin/componentize-js" ] \
         || toolchain_missing "package-lock.json does not install @bytecodealliance/componentize-js"
     : >"$1/.installed"
