@@ -346,6 +346,78 @@ fn the_same_run_twice_writes_the_same_results() {
     assert!(fuel.as_u64().is_some_and(|fuel| fuel > 0), "{fuel}");
 }
 
+/// What a call leaves behind, in its module, in the interpreter's own modules and in memory it
+/// grew, is gone for the next: each call starts from the interpreter's snapshot, however its
+/// slot of the instance pool was used before (here also by calls that ran out of memory).
+const REMEMBERS: &str = r#"import builtins
+import sys
+
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult, Sample
+
+SEEN = []
+
+
+@grader
+def remembers(sample: Sample, submission: str) -> GradeResult:
+    left = [
+        place
+        for place, found in [
+            ("module", SEEN),
+            ("sys", getattr(sys, "gavel_left", None)),
+            ("builtins", getattr(builtins, "gavel_left", None)),
+            ("memory", getattr(sys, "gavel_hoard", None)),
+        ]
+        if found
+    ]
+    SEEN.append(sample.id)
+    sys.gavel_left = builtins.gavel_left = sample.id
+    sys.gavel_hoard = [bytes([sample.id % 251]) * (1 << 20) for _ in range(24)]
+    return GradeResult(score=0.0 if left else 1.0, rationale=f"left by an earlier call: {left}")
+
+
+@grader
+def memory_bomb(sample: Sample, submission: str) -> GradeResult:
+    hoard = []
+    while True:
+        hoard.append("x" * (1 << 20))
+"#;
+
+#[test]
+fn no_call_sees_what_an_earlier_call_left() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("remembers.py", REMEMBERS);
+    ws.write(
+        "suite.yaml",
+        "name: fresh\ndataset: data.jsonl\ngraders:\n  remembers:\n    kind: tool\n    function: remembers.py:remembers\n  bomb:\n    kind: tool\n    function: remembers.py:memory_bomb\n",
+    );
+    let rows: Vec<Value> = (1..=40)
+        .map(|id| {
+            json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
+                {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": "Paris"}
+            ]]})
+        })
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    assert_eq!(results.len(), 40);
+    for result in &results {
+        let grade = &result["grades"]["remembers"];
+        assert_eq!(grade["score"], 1.0, "{grade}");
+        assert_eq!(
+            result["grades"]["bomb"]["rationale"],
+            "memory limit exceeded"
+        );
+    }
+}
+
 /// A grader's code is part of what a run graded with: edited, `--resume` refuses to mix old
 /// grades with new ones and says the Python sources changed.
 #[test]

@@ -38,12 +38,42 @@ const CORE_INSTANCES_PER_CALL: u32 = 50;
 const MEMORIES_PER_CALL: u32 = 8;
 const TABLES_PER_CALL: u32 = 50;
 
-/// The engine and the linkers, created once per process and shared by every pack.
+/// The process's two instance pools, created once and shared by every pack. They differ only
+/// in how a slot is reset after a call, which suits one way of writing memory and not the
+/// other ([`Writes`]).
 pub(super) struct Sandbox {
+    /// For [`Writes::Few`]: the slot copies back only the pages a call wrote, found by the
+    /// kernel's dirty-page scan.
+    few: Pool,
+    /// For [`Writes::Scattered`]: the slot keeps the memory image resident and copies it back
+    /// whole.
+    scattered: Pool,
+}
+
+/// How a component's calls write its memory, which decides the pool its instances live in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writes {
+    /// A call writes a few runs of pages: packs compiled from Rust or C, and JavaScript
+    /// engines, whose calls touch little of their image.
+    Few,
+    /// A call writes all over a large image: gavel's Python interpreter (CPython updates the
+    /// reference counts of every object it touches). Wasmtime's dirty-page scan reads at most
+    /// 32 runs of pages and decommits the rest, so with it every call would fault most of the
+    /// image in again; copying the whole image back costs a third less.
+    Scattered,
+}
+
+/// One engine, its instance pool and its linker.
+pub(super) struct Pool {
     pub(super) engine: Engine,
     /// The linker for `gavel:grader@0.1.x` packs.
-    pub(super) linker_v0_1: Linker<CallState>,
+    linker_v0_1: Linker<CallState>,
 }
+
+/// Bytes of a [`Writes::Scattered`] memory a slot keeps resident and copies back after a
+/// call: more than CPython's image (19 MiB) and what a call commonly adds to it; anything
+/// beyond is decommitted.
+const SCATTERED_KEEP_RESIDENT: usize = 32 << 20;
 
 static SANDBOX: OnceLock<Result<Sandbox, SandboxUnavailable>> = OnceLock::new();
 
@@ -61,34 +91,80 @@ pub(super) fn sandbox() -> Result<&'static Sandbox, SandboxUnavailable> {
         .map_err(Clone::clone)
 }
 
-/// An engine that compiles exactly as the sandbox's does, without reserving the instance pool:
+/// An engine that compiles exactly as the sandbox's do, without reserving an instance pool:
 /// for a process that only compiles (`compile::child_main`). The pool does not change compiled
-/// code (a test checks the two engines' compatibility hashes agree).
+/// code (a test checks the engines' compatibility hashes agree), so one artifact serves both.
 pub(super) fn compiler() -> wasmtime::Result<Engine> {
     Engine::new(&config(None))
 }
 
 impl Sandbox {
     fn new() -> wasmtime::Result<Sandbox> {
-        let engine = match Engine::new(&config(Some(pool()))) {
+        let few = Pool::new(few_pool())?;
+        let scattered = Pool::new(scattered_pool())?;
+        let engines = [few.engine.weak(), scattered.engine.weak()];
+        std::thread::Builder::new()
+            .name("gavel-epoch".to_string())
+            .spawn(move || {
+                loop {
+                    let live: Vec<Engine> = engines.iter().filter_map(|e| e.upgrade()).collect();
+                    if live.is_empty() {
+                        break;
+                    }
+                    live.iter().for_each(Engine::increment_epoch);
+                    drop(live);
+                    std::thread::sleep(TICK);
+                }
+            })?;
+        Ok(Sandbox { few, scattered })
+    }
+
+    /// The engine components are compiled for (either pool's: both compile alike).
+    pub(super) fn engine(&self) -> &Engine {
+        &self.few.engine
+    }
+
+    /// Loads `artifact`, compiled by [`compiler`] or an engine of this sandbox, into the pool
+    /// for components that write as `writes` says.
+    ///
+    /// # Safety
+    ///
+    /// As [`Component::deserialize`]: `artifact` must come from wasmtime's own compiler.
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn deserialize(
+        &self,
+        artifact: &[u8],
+        writes: Writes,
+    ) -> wasmtime::Result<Component> {
+        let pool = match writes {
+            Writes::Few => &self.few,
+            Writes::Scattered => &self.scattered,
+        };
+        // SAFETY: passed on to the caller.
+        unsafe { Component::deserialize(&pool.engine, artifact) }
+    }
+
+    /// The pool `component` was loaded into by [`Sandbox::deserialize`].
+    pub(super) fn pool(&self, component: &Component) -> &Pool {
+        if Engine::same(component.engine(), &self.scattered.engine) {
+            &self.scattered
+        } else {
+            &self.few
+        }
+    }
+}
+
+impl Pool {
+    fn new(pool: PoolingAllocationConfig) -> wasmtime::Result<Pool> {
+        let engine = match Engine::new(&config(Some(pool))) {
             Ok(engine) => engine,
             // The pool reserves a lot of address space up front; where the process may not
             // (an address-space ulimit), instances are allocated on demand instead: slower,
             // equally isolated.
             Err(_) => Engine::new(&config(None))?,
         };
-        let weak = engine.weak();
-        std::thread::Builder::new()
-            .name("gavel-epoch".to_string())
-            .spawn(move || {
-                while let Some(engine) = weak.upgrade() {
-                    engine.increment_epoch();
-                    drop(engine);
-                    std::thread::sleep(TICK);
-                }
-            })?;
         let linker_v0_1 = linker(&engine)?;
-        Ok(Sandbox {
+        Ok(Pool {
             engine,
             linker_v0_1,
         })
@@ -126,7 +202,7 @@ const GRANTED_WASI: &[&str] = &[
     "wasi:sockets/udp-create-socket",
 ];
 
-impl Sandbox {
+impl Pool {
     /// The linker for one `gavel:grader@0.1.x` component: every import the host does not grant
     /// is defined as a function that fails the call with [`NotGranted`], so that toolchains
     /// that import interfaces they never use still load.
@@ -204,7 +280,8 @@ fn config(pool: Option<PoolingAllocationConfig>) -> Config {
     config
 }
 
-fn pool() -> PoolingAllocationConfig {
+/// What both pools hold: enough of everything for [`CALL_SLOTS`] calls of the largest shape.
+fn pool_bounds() -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
     pool.total_component_instances(CALL_SLOTS)
         .total_core_instances(CALL_SLOTS * CORE_INSTANCES_PER_CALL)
@@ -216,16 +293,30 @@ fn pool() -> PoolingAllocationConfig {
         .max_memories_per_component(MEMORIES_PER_CALL)
         .max_tables_per_component(TABLES_PER_CALL)
         .table_elements(100_000)
-        // Resetting a slot by memset of the pages a call touched, instead of madvise, keeps
-        // fresh-instance calls cheap and lets them scale across cores; pagemap_scan narrows the
-        // reset to dirty pages where the kernel (6.7+) offers it.
-        .linear_memory_keep_resident(2 << 20)
-        .table_keep_resident(64 << 10)
-        .pagemap_scan(if PoolingAllocationConfig::is_pagemap_scan_available() {
+        .table_keep_resident(64 << 10);
+    pool
+}
+
+/// Resetting a slot by copying back the pages a call touched, instead of madvise, keeps
+/// fresh-instance calls cheap and lets them scale across cores; pagemap_scan narrows the reset
+/// to dirty pages where the kernel (6.7+) offers it.
+fn few_pool() -> PoolingAllocationConfig {
+    let mut pool = pool_bounds();
+    pool.linear_memory_keep_resident(2 << 20).pagemap_scan(
+        if PoolingAllocationConfig::is_pagemap_scan_available() {
             Enabled::Yes
         } else {
             Enabled::No
-        });
+        },
+    );
+    pool
+}
+
+/// See [`Writes::Scattered`].
+fn scattered_pool() -> PoolingAllocationConfig {
+    let mut pool = pool_bounds();
+    pool.linear_memory_keep_resident(SCATTERED_KEEP_RESIDENT)
+        .pagemap_scan(Enabled::No);
     pool
 }
 
@@ -507,8 +598,10 @@ mod tests {
             BuildHasherDefault::<DefaultHasher>::default()
                 .hash_one(engine.precompile_compatibility_hash())
         };
-        let sandbox = Engine::new(&config(Some(pool()))).unwrap();
-        assert_eq!(key(&compiler().unwrap()), key(&sandbox));
+        for pool in [few_pool(), scattered_pool()] {
+            let sandbox = Engine::new(&config(Some(pool))).unwrap();
+            assert_eq!(key(&compiler().unwrap()), key(&sandbox));
+        }
     }
 
     #[test]

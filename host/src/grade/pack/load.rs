@@ -12,6 +12,7 @@ use super::PackError;
 use super::cache::{Cache, Stale};
 use super::compile;
 use super::describe::printable;
+use super::engine::{Sandbox, Writes};
 use super::file::read_regular;
 
 /// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
@@ -90,18 +91,21 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// The component `file`, compiled, or loaded from `cache` when a previous run compiled it there.
+/// The component `file`, compiled, or loaded from `cache` when a previous run compiled it there,
+/// in the pool for components that write as `writes` says.
 pub(super) fn compiled(
-    engine: &Engine,
+    sandbox: &Sandbox,
+    writes: Writes,
     pack: &str,
     file: &PackFile,
     cache: Option<&Cache>,
 ) -> Result<Component, PackError> {
+    let engine = sandbox.engine();
     let key = engine_key(engine);
     if let Some(cache) = cache {
         let artifact = cache.path(&file.sha256, &key);
         let why = match cache.load(&artifact, &file.sha256, &key) {
-            Ok(bytes) => match deserialize(engine, &bytes) {
+            Ok(bytes) => match deserialize(sandbox, &bytes, writes) {
                 Ok(component) => return Ok(component),
                 Err(e) => format!("{e:#}"),
             },
@@ -128,7 +132,7 @@ pub(super) fn compiled(
                 source,
             })?;
     }
-    deserialize(engine, &compiled).map_err(|e| PackError::Compile {
+    deserialize(sandbox, &compiled, writes).map_err(|e| PackError::Compile {
         pack: pack.to_string(),
         path: file.path.clone(),
         message: format!("{e:#}"),
@@ -136,11 +140,11 @@ pub(super) fn compiled(
 }
 
 #[allow(unsafe_code)]
-fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Component> {
+fn deserialize(sandbox: &Sandbox, artifact: &[u8], writes: Writes) -> wasmtime::Result<Component> {
     // SAFETY: `artifact` is what gavel's own compiler produced for this engine, either just now
     // or in an earlier run, in which case the cache checked its tag under this user's key
     // before handing it over; wasmtime checks the version and settings recorded in it.
-    unsafe { Component::deserialize(engine, artifact) }
+    unsafe { sandbox.deserialize(artifact, writes) }
 }
 
 /// A short key for the engine settings that compiled code depends on.

@@ -70,6 +70,7 @@ pub use compile::{
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
 use engine::CallState;
+pub use engine::Writes;
 use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
@@ -314,6 +315,18 @@ impl PackHost {
         base_dir: &Path,
         suite_limits: &Limits,
     ) -> Result<Pack, PackError> {
+        self.load_writing(Writes::Few, name, spec, base_dir, suite_limits)
+    }
+
+    /// As [`PackHost::load`], for a component whose calls write as `writes` says.
+    pub fn load_writing(
+        &self,
+        writes: Writes,
+        name: &str,
+        spec: &PackSpec,
+        base_dir: &Path,
+        suite_limits: &Limits,
+    ) -> Result<Pack, PackError> {
         let limits = CallLimits::resolve(
             name,
             spec.limits.as_ref().unwrap_or(&Limits::default()),
@@ -321,7 +334,7 @@ impl PackHost {
         )?;
         let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-        let component = load::compiled(&sandbox.engine, name, &file, self.cache.as_ref())?;
+        let component = load::compiled(sandbox, writes, name, &file, self.cache.as_ref())?;
         Pack::new(name, &file, &component, limits)
     }
 
@@ -332,7 +345,7 @@ impl PackHost {
         let name = path.display().to_string();
         let file = load::read(&name, path, None)?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-        let component = load::compiled(&sandbox.engine, &name, &file, self.cache.as_ref())?;
+        let component = load::compiled(sandbox, Writes::Few, &name, &file, self.cache.as_ref())?;
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
         Ok(Pack::new(&name, &file, &component, limits)?.info().clone())
     }
@@ -375,15 +388,17 @@ impl Pack {
         limits: CallLimits,
     ) -> Result<Pack, PackError> {
         let path = file.path.as_path();
-        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
-        let engine = sandbox.engine.clone();
+        let pool = engine::sandbox()
+            .map_err(PackError::Sandbox)?
+            .pool(component);
+        let engine = pool.engine.clone();
         let wit_version = load::wit_version(&engine, name, path, component)?;
         let link_error = |e: wasmtime::Error| PackError::Link {
             pack: name.to_string(),
             path: path.to_path_buf(),
             message: format!("{e:#}"),
         };
-        let pre = sandbox
+        let pre = pool
             .pack_linker(component)
             .and_then(|linker| linker.instantiate_pre(component))
             .map_err(link_error)?;

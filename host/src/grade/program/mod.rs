@@ -29,7 +29,7 @@ use serde_json::Value;
 use crate::config::reward::RewardSpec;
 use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::grade::pack::{
-    Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source,
+    Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source, Writes,
 };
 use reward::CustomReward;
 
@@ -117,7 +117,9 @@ pub fn prepare(
     };
     let limits = suite.file.limits.clone().unwrap_or_default();
     let pack = host()
-        .and_then(|host| host.load("python", &spec, Path::new(""), &limits))
+        .and_then(|host| {
+            host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits)
+        })
         .map_err(|e| failed(e.to_string()))?;
     if !pack.is_interpreter() {
         return Err(failed(format!(
