@@ -111,6 +111,24 @@ fn results(dir: &Path, out: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The results of `gavel run suite.yaml` in `ws`, which must end graded (exit 0 or 1).
+fn graded(cache: &Path, ws: &Workspace) -> Vec<Value> {
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    results(ws.dir.path(), "out")
+}
+
+/// A letta-evals row asking for Paris, whose recorded run answers `answer`.
+fn paris_row(id: i64, answer: &str) -> Value {
+    json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
+        {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
+    ]]})
+}
+
 /// Copies a test-data folder into a fresh workspace.
 fn fixture(name: &str) -> Workspace {
     let ws = Workspace::new();
@@ -128,13 +146,7 @@ fn fixture(name: &str) -> Workspace {
 fn the_seed_evaldeck_graders_grade_as_evaldeck_does() {
     let Some(cache) = cache() else { return };
     let ws = fixture("python/evaldeck-seed");
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    let results = results(ws.dir.path(), "out");
+    let results = graded(cache, &ws);
     let expected: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(ws.path("expected.json")).unwrap()).unwrap();
     assert_eq!(expected.len(), results.len() * 4);
@@ -248,12 +260,7 @@ fn hostile_suite(names: &[&str]) -> Workspace {
         ));
     }
     ws.write("suite.yaml", &suite);
-    let row = |id: i64, answer: &str| {
-        json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
-            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
-        ]]})
-    };
-    ws.write_rows("data.jsonl", &[row(1, "Paris"), row(2, "Lyon")]);
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris"), paris_row(2, "Lyon")]);
     ws
 }
 
@@ -261,13 +268,7 @@ fn hostile_suite(names: &[&str]) -> Workspace {
 fn hostile_graders_are_contained_and_every_other_grade_stands() {
     let Some(cache) = cache() else { return };
     let ws = hostile_suite(&HOSTILE_NAMES);
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    let results = results(ws.dir.path(), "out");
+    let results = graded(cache, &ws);
     let fair: Vec<(f64, &str)> = results
         .iter()
         .map(|r| {
@@ -392,21 +393,9 @@ fn no_call_sees_what_an_earlier_call_left() {
         "suite.yaml",
         "name: fresh\ndataset: data.jsonl\ngraders:\n  remembers:\n    kind: tool\n    function: remembers.py:remembers\n  bomb:\n    kind: tool\n    function: remembers.py:memory_bomb\n",
     );
-    let rows: Vec<Value> = (1..=40)
-        .map(|id| {
-            json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
-                {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": "Paris"}
-            ]]})
-        })
-        .collect();
+    let rows: Vec<Value> = (1..=40).map(|id| paris_row(id, "Paris")).collect();
     ws.write_rows("data.jsonl", &rows);
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    let results = results(ws.dir.path(), "out");
+    let results = graded(cache, &ws);
     assert_eq!(results.len(), 40);
     for result in &results {
         let grade = &result["grades"]["remembers"];
