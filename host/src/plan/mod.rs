@@ -410,17 +410,17 @@ impl Resolver<'_> {
         let mut code: Vec<CaseCode> = Vec::new();
         let mut errors = Vec::new();
         for entry in entries {
+            // A function several entries name is checked (a sandbox call) once.
+            if code.iter().any(|c| c.named(&entry.module, &entry.function)) {
+                continue;
+            }
             let name = format!("evaldeck-function:{}:{}", entry.module, entry.function);
             match python.grader(&name, &Value::Null) {
-                Ok(grader) => {
-                    if !code.iter().any(|c| c.named(&entry.module, &entry.function)) {
-                        code.push(CaseCode {
-                            module: entry.module.clone(),
-                            function: entry.function.clone(),
-                            grader,
-                        });
-                    }
-                }
+                Ok(grader) => code.push(CaseCode {
+                    module: entry.module.clone(),
+                    function: entry.function.clone(),
+                    grader,
+                }),
                 Err(e) => program::case_code_error(&mut errors, entries, entry, e.to_string()),
             }
         }
