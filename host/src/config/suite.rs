@@ -593,7 +593,7 @@ fn as_pyyaml_reads(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
 }
 
 /// serde_path_to_error renders the root as `.`; gavel says nothing for it.
-fn normalise_path(path: &str) -> String {
+pub(crate) fn normalise_path(path: &str) -> String {
     if path == "." || path == "?" {
         String::new()
     } else {

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::config::suite::normalise_path;
 use crate::input::csv_rows;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
@@ -421,10 +422,7 @@ pub enum TurnsError {
 pub(crate) fn check_case_turns(turns: &serde_json::Value) -> Result<(), TurnsError> {
     let turns: Vec<CaseTurn> =
         serde_path_to_error::deserialize(turns.clone()).map_err(|e| TurnsError::Shape {
-            path: match e.path().to_string() {
-                root if root == "." => String::new(),
-                path => path,
-            },
+            path: normalise_path(&e.path().to_string()),
             error: e.into_inner(),
         })?;
     check_turn_graders(&turns)

@@ -350,18 +350,15 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
     let name = cases
         .file_stem()
         .map_or("cases".into(), |s| s.to_string_lossy().into_owned());
-    let code = rows
-        .iter()
-        .flat_map(|case| case.code.iter().cloned())
+    let mut code = Vec::new();
+    let rows = rows
+        .into_iter()
+        .map(|case| {
+            code.extend(case.code);
+            Value::Object(case.row)
+        })
         .collect();
-    Ok(Project {
-        name,
-        rows: rows
-            .into_iter()
-            .map(|case| Value::Object(case.row))
-            .collect(),
-        code,
-    })
+    Ok(Project { name, rows, code })
 }
 
 impl Project {

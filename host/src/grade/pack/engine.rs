@@ -107,12 +107,14 @@ impl Sandbox {
             .name("gavel-epoch".to_string())
             .spawn(move || {
                 loop {
-                    let live: Vec<Engine> = engines.iter().filter_map(|e| e.upgrade()).collect();
-                    if live.is_empty() {
+                    let mut live = false;
+                    for engine in engines.iter().filter_map(|e| e.upgrade()) {
+                        engine.increment_epoch();
+                        live = true;
+                    }
+                    if !live {
                         break;
                     }
-                    live.iter().for_each(Engine::increment_epoch);
-                    drop(live);
                     std::thread::sleep(TICK);
                 }
             })?;
