@@ -9,6 +9,7 @@
 
 pub mod alloc;
 pub mod config;
+pub mod fsio;
 pub mod grade;
 pub mod input;
 pub mod output;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::file::read_regular;
+use crate::fsio::read_regular;
 
 /// Length of the key and of the tag that ends every artifact file.
 const KEY_BYTES: usize = 32;

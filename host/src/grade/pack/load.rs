@@ -13,7 +13,7 @@ use super::cache::{Cache, Stale};
 use super::compile;
 use super::describe::printable;
 use super::engine::{Sandbox, Writes};
-use super::file::read_regular;
+use crate::fsio::read_regular;
 
 /// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
 /// about 20 MiB.

@@ -44,7 +44,6 @@ mod call;
 mod compile;
 mod describe;
 mod engine;
-mod file;
 mod limits;
 mod load;
 mod wit;

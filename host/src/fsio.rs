@@ -1,0 +1,427 @@
+//! The one way gavel opens a file it reads or a file it writes.
+//!
+//! Every file gavel reads comes from someone who may not be the user running it: a suite from a
+//! pull request, a dataset, a grader's folder, a cache restored from a shared store, an output
+//! folder another run left. So a file is opened once, without blocking (a FIFO would otherwise
+//! wait for a writer), and judged on the open handle: it must be a regular file, and its size is
+//! checked against a cap before a byte is read; reading stops at the cap even if the file grows.
+//! A file named relative to a folder that bounds what may be read is opened through `cap-std`,
+//! which follows a symbolic link only while it stays inside that folder.
+//!
+//! Writes never follow a planted symbolic link: a file is written to a new name opened with
+//! `O_EXCL | O_NOFOLLOW` and renamed over its place, or opened with `O_NOFOLLOW`. A folder that
+//! holds keys or code gavel will trust is made owner-only and refused when someone else owns it
+//! or may write it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The size caps of the files gavel reads whole, by what they are.
+pub mod cap {
+    /// A suite file, an evaldeck case file, a rubric prompt, a Python source.
+    pub const TEXT: u64 = 16 << 20;
+    /// A Letta agent file, a trace file read whole, a JSON document from a grant.
+    pub const DOCUMENT: u64 = 256 << 20;
+    /// A judge cache entry.
+    pub const CACHE_ENTRY: u64 = 16 << 20;
+}
+
+const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+
+/// The regular file at `path` (symbolic links followed), opened for reading, with its length,
+/// when it holds at most `cap` bytes. Anything else is an error whose message says what the file
+/// is instead.
+pub fn open_regular(path: &Path, cap: u64) -> io::Result<(File, u64)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(NONBLOCK)
+        .open(path)?;
+    let len = checked_len(&file, cap)?;
+    Ok((file, len))
+}
+
+/// The whole content of the regular file at `path` (symbolic links followed), when it holds at
+/// most `cap` bytes.
+pub fn read_regular(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let (file, len) = open_regular(path, cap)?;
+    read_capped(file, len, cap)
+}
+
+/// [`read_regular`] as UTF-8 text; other bytes are an `InvalidData` error.
+pub fn read_text(path: &Path, cap: u64) -> io::Result<String> {
+    into_text(read_regular(path, cap)?)
+}
+
+/// The regular file `relative` below the folder `root`, when it holds at most `cap` bytes. A
+/// path that is absolute, climbs out with `..`, or passes through a symbolic link that leaves
+/// `root` is refused as not found there, whatever it would have reached.
+pub fn read_within(root: &Path, relative: &Path, cap: u64) -> io::Result<Vec<u8>> {
+    let file = open_within(root, relative)?;
+    let len = checked_len(&file, cap)?;
+    read_capped(file, len, cap)
+}
+
+/// [`read_within`] as UTF-8 text.
+pub fn read_text_within(root: &Path, relative: &Path, cap: u64) -> io::Result<String> {
+    into_text(read_within(root, relative, cap)?)
+}
+
+/// The file `relative` below `root`, opened for reading without blocking and without leaving
+/// `root` (see [`read_within`]); not yet checked to be a regular file.
+fn open_within(root: &Path, relative: &Path) -> io::Result<File> {
+    use cap_std::fs::OpenOptionsExt as _;
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::RootDir))
+    {
+        return Err(outside(root, relative));
+    }
+    let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).custom_flags(NONBLOCK);
+    match dir.open_with(relative, &options) {
+        Ok(file) => Ok(file.into_std()),
+        // cap-std answers a link that leaves the folder with PermissionDenied ("a path led
+        // outside of the filesystem"): said as the path, not as cap-std's words.
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => Err(outside(root, relative)),
+        Err(e) => Err(e),
+    }
+}
+
+fn outside(root: &Path, relative: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} is outside {}, the folder it may be read from",
+            relative.display(),
+            root.display()
+        ),
+    )
+}
+
+fn read_capped(file: File, len: u64, cap: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(cap));
+    }
+    Ok(bytes)
+}
+
+fn into_text(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "it is not UTF-8 text (byte {} is not)",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+/// The length of the open `file`, when it is a regular file of at most `cap` bytes.
+pub fn checked_len(file: &File, cap: u64) -> io::Result<u64> {
+    let meta = file.metadata()?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = if kind.is_dir() {
+            "a directory"
+        } else if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file"),
+        ));
+    }
+    if meta.len() > cap {
+        return Err(too_large(cap));
+    }
+    Ok(meta.len())
+}
+
+fn too_large(cap: u64) -> io::Error {
+    let limit = if cap >= 1 << 20 {
+        format!("{} MiB", cap >> 20)
+    } else {
+        format!("{cap} bytes")
+    };
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is larger than the limit of {limit}"),
+    )
+}
+
+/// Creates (or truncates) the file at `path` for writing, refusing a symbolic link planted in
+/// its place and anything that is not a regular file (a FIFO, a device).
+pub fn create_output(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(NOFOLLOW | NONBLOCK)
+        .mode(0o644)
+        .open(path)
+        .map_err(|e| refused_link(path, e))?;
+    checked_len(&file, u64::MAX)?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
+/// Opens the existing regular file at `path` for appending, refusing a symbolic link.
+pub fn append_output(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .append(true)
+        .custom_flags(NOFOLLOW | NONBLOCK)
+        .open(path)
+        .map_err(|e| refused_link(path, e))?;
+    checked_len(&file, u64::MAX)?;
+    Ok(file)
+}
+
+/// `O_NOFOLLOW` on a symbolic link fails with `ELOOP`: said as what it is.
+fn refused_link(path: &Path, e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link; gavel does not write through one (remove it)",
+                path.display()
+            ),
+        )
+    } else {
+        e
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a new file beside it, opened with
+/// `O_EXCL | O_NOFOLLOW` (so a planted name is never written through), synced, then renamed
+/// over `path` (which replaces a symbolic link there, never its target).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] with the content written by `write`.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = path.with_file_name(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(NOFOLLOW)
+        .mode(0o644)
+        .open(&temp)
+        .and_then(|mut file| {
+            write(&mut file)?;
+            file.sync_all()
+        });
+    match written.and_then(|()| std::fs::rename(&temp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            Err(e)
+        }
+    }
+}
+
+/// Makes `dir` (and its missing parents) a folder only this user may write, and checks it is
+/// one: owned by this user, a real folder (not a symbolic link), and writable by no one else.
+/// A folder that fails the check is refused, never repaired: someone else could already have
+/// put something in it.
+pub fn private_dir(dir: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    check_private(dir)
+}
+
+/// Checks that `dir` is a folder owned by this user that no one else may write (see
+/// [`private_dir`]), and that no folder above it lets others replace it.
+pub fn check_private(dir: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.file_type().is_dir() {
+        return Err(unsafe_folder(dir, "it is not a folder (a symbolic link?)"));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(unsafe_folder(
+            dir,
+            &format!("it belongs to user {}, not to this user ({me})", meta.uid()),
+        ));
+    }
+    if meta.permissions().mode() & 0o022 != 0 {
+        return Err(unsafe_folder(
+            dir,
+            &format!(
+                "others may write it (mode {:o}; chmod go-w it, or use another folder)",
+                meta.permissions().mode() & 0o777
+            ),
+        ));
+    }
+    check_ancestors(dir, me)
+}
+
+/// A folder above `dir` that someone else may write could have `dir` swapped under it, unless
+/// it is sticky (as /tmp is) and `dir`'s parent is still ours.
+fn check_ancestors(dir: &Path, me: u32) -> io::Result<()> {
+    let absolute = std::path::absolute(dir)?;
+    let mut ancestor: PathBuf = absolute.clone();
+    while ancestor.pop() {
+        let Ok(meta) = std::fs::metadata(&ancestor) else {
+            continue;
+        };
+        let mode = meta.permissions().mode();
+        let sticky = mode & 0o1000 != 0;
+        let others_write = mode & 0o022 != 0;
+        if (meta.uid() != me && meta.uid() != 0) || (others_write && !sticky) {
+            return Err(unsafe_folder(
+                dir,
+                &format!(
+                    "the folder {} above it may be changed by others (owner {}, mode {:o})",
+                    ancestor.display(),
+                    meta.uid(),
+                    mode & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn unsafe_folder(dir: &Path, why: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("{} cannot hold what gavel trusts: {why}", dir.display()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small");
+        std::fs::write(&small, b"12345").unwrap();
+        assert_eq!(read_regular(&small, 5).unwrap(), b"12345");
+        let err = read_regular(&small, 4).unwrap_err();
+        assert_eq!(err.to_string(), "it is larger than the limit of 4 bytes");
+        let err = read_regular(dir.path(), 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "it is a directory, not a regular file");
+        let err = read_regular(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "it is a device, not a regular file");
+        std::fs::write(&small, [0xff, 0xfe]).unwrap();
+        let err = read_text(&small, 5).unwrap_err();
+        assert_eq!(err.to_string(), "it is not UTF-8 text (byte 0 is not)");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("graders.py");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let err = read_regular(&fifo, 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+        let err = read_within(dir.path(), Path::new("graders.py"), 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+    }
+
+    #[test]
+    fn reads_within_a_folder_stay_inside_it() {
+        let outer = tempfile::tempdir().unwrap();
+        let root = outer.path().join("suite");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(outer.path().join("secret"), "key").unwrap();
+        std::fs::write(root.join("sub/prompt.txt"), "hello").unwrap();
+        std::os::unix::fs::symlink("sub/prompt.txt", root.join("inside")).unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("leaves")).unwrap();
+        std::os::unix::fs::symlink(outer.path().join("secret"), root.join("absolute")).unwrap();
+        let read = |p: &str| read_text_within(&root, Path::new(p), 1 << 20);
+        assert_eq!(read("sub/prompt.txt").unwrap(), "hello");
+        assert_eq!(read("inside").unwrap(), "hello");
+        for escape in ["leaves", "absolute", "../secret", "sub/../../secret"] {
+            let err = read(escape).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{escape}");
+            assert!(err.to_string().contains("is outside"), "{escape}: {err}");
+        }
+        let absolute = outer.path().join("secret");
+        assert!(read(absolute.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn writes_never_follow_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, "precious").unwrap();
+        let planted = dir.path().join("summary.json");
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let err = create_output(&planted).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        let err = append_output(&planted).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        write_atomic(&planted, b"{}").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");
+        assert_eq!(std::fs::read_to_string(&planted).unwrap(), "{}");
+        assert!(!std::fs::symlink_metadata(&planted).unwrap().is_symlink());
+        let plain = dir.path().join("results.jsonl");
+        create_output(&plain).unwrap().write_all(b"a\n").unwrap();
+        append_output(&plain).unwrap().write_all(b"b\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "a\nb\n");
+        create_output(&plain).unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "");
+    }
+
+    #[test]
+    fn folders_others_may_write_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("cache");
+        private_dir(&mine).unwrap();
+        assert_eq!(
+            std::fs::metadata(&mine).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = private_dir(&mine).unwrap_err();
+        assert!(err.to_string().contains("others may write it"), "{err}");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        let err = check_private(&link).unwrap_err();
+        assert!(err.to_string().contains("not a folder"), "{err}");
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = private_dir(&open.join("below")).unwrap_err();
+        assert!(
+            err.to_string().contains("may be changed by others"),
+            "{err}"
+        );
+    }
+}
