@@ -27,6 +27,8 @@ pub mod cap {
     pub const DOCUMENT: u64 = 256 << 20;
     /// A judge cache entry.
     pub const CACHE_ENTRY: u64 = 16 << 20;
+    /// A WebAssembly component: a pack, or the Python interpreter (about 40 MiB).
+    pub const COMPONENT: u64 = 256 << 20;
 }
 
 const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
@@ -219,6 +221,31 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
 ) -> io::Result<()> {
+    let temp = write_beside(path, 0o644, write)?;
+    std::fs::rename(&temp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
+/// Writes `bytes` to `path` whole, as a file of permission bits `mode` that was not there
+/// before: they go to a new name beside it (as in [`write_atomic`]), which is then linked into
+/// place only if nothing, not even a symbolic link, is there yet. Otherwise the error is
+/// `AlreadyExists` and `path` is as it was, so that of two writers racing, one wins whole.
+pub fn create_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let temp = write_beside(path, mode, |file| file.write_all(bytes))?;
+    let linked = std::fs::hard_link(&temp, path);
+    let _ = std::fs::remove_file(&temp);
+    linked
+}
+
+/// A new file beside `path` holding what `write` wrote, synced: its name is `path`'s with the
+/// process and a counter, opened with `O_EXCL | O_NOFOLLOW`, so a name planted there in
+/// advance fails the write instead of being written through.
+fn write_beside(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<PathBuf> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temp = path.with_file_name(format!(
@@ -230,14 +257,14 @@ pub fn write_atomic_with(
         .write(true)
         .create_new(true)
         .custom_flags(NOFOLLOW)
-        .mode(0o644)
+        .mode(mode)
         .open(&temp)
         .and_then(|mut file| {
             write(&mut file)?;
             file.sync_all()
         });
-    match written.and_then(|()| std::fs::rename(&temp, path)) {
-        Ok(()) => Ok(()),
+    match written {
+        Ok(()) => Ok(temp),
         Err(e) => {
             let _ = std::fs::remove_file(&temp);
             Err(e)
@@ -275,12 +302,86 @@ pub fn check_private(dir: &Path) -> io::Result<()> {
         return Err(unsafe_folder(
             dir,
             &format!(
-                "others may write it (mode {:o}; chmod go-w it, or use another folder)",
-                meta.permissions().mode() & 0o777
+                "others may write it (mode {:o}): chmod go-w {}",
+                meta.permissions().mode() & 0o777,
+                dir.display()
             ),
         ));
     }
     check_ancestors(dir, me)
+}
+
+/// [`check_private`] for `dir` and for everything below it, symbolic links not followed: every
+/// entry must belong to this user, and none but a symbolic link (whose own permission bits mean
+/// nothing) may be written by others. The answer is a SHA-256 over the tree (each entry's path
+/// below `dir`, kind and permission bits, a file's content, a link's target), which tells this
+/// tree from any other: a caller that recorded it knows whether the tree is still the one it
+/// made.
+pub fn check_private_tree(dir: &Path) -> io::Result<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    check_private(dir)?;
+    let me = rustix::process::geteuid().as_raw();
+    let mut digest = Sha256::new();
+    let mut folders = vec![PathBuf::new()];
+    while let Some(folder) = folders.pop() {
+        let mut names = std::fs::read_dir(dir.join(&folder))?
+            .map(|entry| entry.map(|entry| entry.file_name()))
+            .collect::<io::Result<Vec<_>>>()?;
+        names.sort();
+        for name in names {
+            let relative = folder.join(name);
+            let path = dir.join(&relative);
+            let meta = std::fs::symlink_metadata(&path)?;
+            let kind = meta.file_type();
+            if meta.uid() != me {
+                return Err(unsafe_folder(
+                    dir,
+                    &format!(
+                        "{} in it belongs to user {}, not to this user ({me})",
+                        relative.display(),
+                        meta.uid()
+                    ),
+                ));
+            }
+            let mode = meta.permissions().mode() & 0o7777;
+            if !kind.is_symlink() && mode & 0o022 != 0 {
+                return Err(unsafe_folder(
+                    dir,
+                    &format!(
+                        "others may write {} in it (mode {mode:o}): chmod -R go-w {}",
+                        relative.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+            let bytes = relative.as_os_str().as_encoded_bytes();
+            digest.update((bytes.len() as u64).to_le_bytes());
+            digest.update(bytes);
+            digest.update(mode.to_le_bytes());
+            if kind.is_dir() {
+                digest.update(b"d");
+                folders.push(relative);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path)?;
+                let target = target.as_os_str().as_encoded_bytes();
+                digest.update(b"l");
+                digest.update((target.len() as u64).to_le_bytes());
+                digest.update(target);
+            } else if kind.is_file() {
+                let mut file = OpenOptions::new()
+                    .read(true)
+                    .custom_flags(NOFOLLOW | NONBLOCK)
+                    .open(&path)?;
+                let len = checked_len(&file, u64::MAX)?;
+                digest.update(b"f");
+                digest.update(len.to_le_bytes());
+                io::copy(&mut (&mut file).take(len), &mut digest)?;
+            } else {
+                digest.update(b"o");
+            }
+        }
+    }
+    Ok(digest.finalize().into())
 }
 
 /// A folder above `dir` that someone else may write could have `dir` swapped under it, unless
@@ -296,10 +397,15 @@ fn check_ancestors(dir: &Path, me: u32) -> io::Result<()> {
         let sticky = mode & 0o1000 != 0;
         let others_write = mode & 0o022 != 0;
         if (meta.uid() != me && meta.uid() != 0) || (others_write && !sticky) {
+            let fix = if others_write && !sticky {
+                format!(": chmod go-w {}", ancestor.display())
+            } else {
+                String::new()
+            };
             return Err(unsafe_folder(
                 dir,
                 &format!(
-                    "the folder {} above it may be changed by others (owner {}, mode {:o})",
+                    "the folder {} above it may be changed by others (owner {}, mode {:o}){fix}",
                     ancestor.display(),
                     meta.uid(),
                     mode & 0o7777
@@ -423,5 +529,66 @@ mod tests {
             err.to_string().contains("may be changed by others"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_new_file_is_created_whole_once_and_never_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        create_atomic(&key, b"first", 0o600).unwrap();
+        assert_eq!(
+            std::fs::metadata(&key).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let err = create_atomic(&key, b"second", 0o600).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&key).unwrap(), b"first");
+        let target = dir.path().join("elsewhere");
+        let planted = dir.path().join("planted");
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let err = create_atomic(&planted, b"key", 0o600).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(!target.exists());
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["key", "planted"]);
+    }
+
+    #[test]
+    fn a_private_tree_is_refused_when_others_may_write_in_it_and_told_apart_by_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("venv");
+        private_dir(&tree.join("bin")).unwrap();
+        std::fs::write(tree.join("bin/python"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink("/usr/bin/python3", tree.join("bin/python3")).unwrap();
+        let first = check_private_tree(&tree).unwrap();
+        assert_eq!(check_private_tree(&tree).unwrap(), first);
+        std::fs::write(tree.join("bin/python"), "#!/bin/sh\necho\n").unwrap();
+        assert_ne!(check_private_tree(&tree).unwrap(), first);
+        let mode = |path: &Path, mode| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        mode(&tree.join("bin/python"), 0o757);
+        let err = check_private_tree(&tree).unwrap_err().to_string();
+        assert!(
+            err.contains("others may write bin/python in it (mode 757)"),
+            "{err}"
+        );
+        mode(&tree.join("bin/python"), 0o755);
+        mode(&tree.join("bin"), 0o775);
+        let err = check_private_tree(&tree).unwrap_err().to_string();
+        assert!(
+            err.contains("others may write bin in it (mode 775)"),
+            "{err}"
+        );
+        mode(&tree.join("bin"), 0o755);
+        check_private_tree(&tree).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&tree, &link).unwrap();
+        let err = check_private_tree(&link).unwrap_err().to_string();
+        assert!(err.contains("not a folder"), "{err}");
     }
 }
