@@ -8,6 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod alloc;
+pub mod cache;
 pub mod config;
 pub mod fsio;
 pub mod grade;

@@ -53,15 +53,19 @@ pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
     super::EXIT_OK
 }
 
-/// Through the compiled-pack cache when its folder can be created, else compiled in memory.
+/// Through the compiled-pack cache when its folder can be used, else compiled in memory (with
+/// a warning saying why).
 fn inspect(path: &Path, cache: &super::CacheArgs) -> Result<PackInfo, PackError> {
     let host = match cache.dir() {
-        Some(dir) => PackHost::new(&dir.join("packs")),
+        Some(dir) => PackHost::new(&dir),
         None => Ok(PackHost::uncached()),
     };
     match host {
         Ok(host) => host.inspect(path),
-        Err(PackError::CacheDir { .. }) => PackHost::uncached().inspect(path),
+        Err(PackError::CacheDir(e)) => {
+            eprintln!("warning: {e}; the pack is compiled without the cache");
+            PackHost::uncached().inspect(path)
+        }
         Err(e) => Err(e),
     }
 }

@@ -238,7 +238,7 @@ fn load_packs(
 /// Where packs are compiled to: the cache's `packs/` folder, or nowhere without a cache.
 fn pack_host(options: &Options) -> Result<PackHost, PackError> {
     match &options.cache_dir {
-        Some(dir) => PackHost::new(&dir.join("packs")),
+        Some(dir) => PackHost::new(dir),
         None => Ok(PackHost::uncached()),
     }
 }

@@ -7,19 +7,11 @@
 //! then delete or damage artifacts, making gavel compile again, but not plant code: an artifact
 //! whose tag does not check out is compiled again, with a warning.
 
-use std::fs::OpenOptions;
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
-use crate::fsio::read_regular;
-
-/// Length of the key and of the tag that ends every artifact file.
-const KEY_BYTES: usize = 32;
-const TAG_BYTES: usize = 32;
+use crate::cache::{CacheDir, CacheError, Key, TAG_BYTES};
+use crate::fsio::{read_regular, write_atomic_with};
 
 /// The largest artifact read back: an interpreter compiled to a component (Python,
 /// JavaScript) is about 40 MiB.
@@ -28,10 +20,10 @@ const MAX_ARTIFACT_BYTES: u64 = 1 << 30;
 /// What the tag covers besides the artifact, with the layout's version.
 const DOMAIN: &[u8] = b"gavel compiled pack v1\0";
 
-/// A cache folder and the key its artifacts are authenticated with.
+/// The cache's folder of compiled packs and the key its artifacts are authenticated with.
 pub(super) struct Cache {
     dir: PathBuf,
-    key: [u8; KEY_BYTES],
+    key: Key,
 }
 
 /// Why an artifact in the cache was not used.
@@ -45,28 +37,11 @@ pub(super) enum Stale {
 }
 
 impl Cache {
-    /// The cache in `dir` (created if missing), authenticated with the key in `key_file`
-    /// (created with mode 0600, its folder 0700, if missing).
-    pub(super) fn open(dir: &Path, key_file: &Path) -> io::Result<Cache> {
-        std::fs::create_dir_all(dir)?;
-        let folder = key_file.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(folder)?;
-        if folder.canonicalize()?.starts_with(dir.canonicalize()?) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "the key file {} is inside the cache folder",
-                    key_file.display()
-                ),
-            ));
-        }
-        let key = key(key_file)?;
+    /// The `packs/` folder of `cache` (created owner-only if missing).
+    pub(super) fn open(cache: &CacheDir) -> Result<Cache, CacheError> {
         Ok(Cache {
-            dir: dir.to_path_buf(),
-            key,
+            dir: cache.folder("packs")?,
+            key: cache.key().clone(),
         })
     }
 
@@ -91,17 +66,20 @@ impl Cache {
             return Err(Stale::Rejected("it is too short to be an artifact".into()));
         };
         let tag = bytes.split_off(split);
-        self.mac(sha256, engine_key, &bytes)
-            .verify_slice(&tag)
-            .map_err(|_| {
-                Stale::Rejected("its authentication tag does not match its content".into())
-            })?;
+        if !self
+            .key
+            .verify(DOMAIN, &parts(sha256, engine_key, &bytes), &tag)
+        {
+            return Err(Stale::Rejected(
+                "its authentication tag does not match its content".into(),
+            ));
+        }
         Ok(bytes)
     }
 
-    /// Stores `artifact` at `path` with its tag. The file is written under a fresh, unguessable
-    /// name inside the cache folder (created exclusively, mode 0600) and renamed into place, so
-    /// a concurrent run never reads half a file and nobody can have it written elsewhere.
+    /// Stores `artifact` at `path` with its tag, written whole under a new name that nothing
+    /// planted can redirect, and renamed into place, so a concurrent run never reads half a
+    /// file.
     pub(super) fn store(
         &self,
         path: &Path,
@@ -109,74 +87,23 @@ impl Cache {
         engine_key: &str,
         artifact: &[u8],
     ) -> io::Result<()> {
-        let tag = self
-            .mac(sha256, engine_key, artifact)
-            .finalize()
-            .into_bytes();
-        let mut temporary = tempfile::Builder::new()
-            .prefix(".artifact-")
-            .suffix(".tmp")
-            .tempfile_in(&self.dir)?;
-        temporary.write_all(artifact)?;
-        temporary.write_all(&tag)?;
-        temporary.as_file().sync_data()?;
-        temporary.persist(path).map_err(|e| e.error)?;
-        Ok(())
-    }
-
-    fn mac(&self, sha256: &str, engine_key: &str, artifact: &[u8]) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
-            .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-        for part in [
-            DOMAIN,
-            sha256.as_bytes(),
-            b"\0",
-            engine_key.as_bytes(),
-            b"\0",
-        ] {
-            mac.update(part);
-        }
-        mac.update(artifact);
-        mac
+        let tag = self.key.tag(DOMAIN, &parts(sha256, engine_key, artifact));
+        write_atomic_with(path, |file| {
+            file.write_all(artifact)?;
+            file.write_all(&tag)
+        })
     }
 }
 
-/// The per-user key at `path`, created if missing. A key that others may read or write, or that
-/// another user owns, is refused: with it, they could plant artifacts.
-fn key(path: &Path) -> io::Result<[u8; KEY_BYTES]> {
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-    {
-        Ok(mut file) => {
-            let mut key = [0u8; KEY_BYTES];
-            std::fs::File::open("/dev/urandom")?.read_exact(&mut key)?;
-            file.write_all(&key)?;
-            file.sync_all()?;
-            return Ok(key);
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
-    }
-    let bytes = read_regular(path, KEY_BYTES as u64)?;
-    let meta = std::fs::metadata(path)?;
-    let refused = |why: &str| {
-        io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("the key file {} {why}", path.display()),
-        )
-    };
-    if meta.uid() != rustix::process::geteuid().as_raw() {
-        return Err(refused("belongs to another user"));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        return Err(refused("may be read or written by others (chmod 600 it)"));
-    }
-    bytes
-        .try_into()
-        .map_err(|_| refused("is not 32 bytes long (delete it; a new one is made)"))
+/// What an artifact's tag covers after the domain.
+fn parts<'a>(sha256: &'a str, engine_key: &'a str, artifact: &'a [u8]) -> [&'a [u8]; 5] {
+    [
+        sha256.as_bytes(),
+        b"\0",
+        engine_key.as_bytes(),
+        b"\0",
+        artifact,
+    ]
 }
 
 #[cfg(test)]
@@ -187,9 +114,9 @@ mod tests {
     fn artifacts_load_only_with_their_tag_pack_and_engine() {
         let home = tempfile::tempdir().unwrap();
         let key_file = home.path().join("config/key");
-        let cache = Cache::open(&home.path().join("cache"), &key_file).unwrap();
-        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        let open =
+            || Cache::open(&CacheDir::open_with(&home.path().join("cache"), &key_file).unwrap());
+        let cache = open().unwrap();
         let path = cache.path("abc", "e1");
         assert!(matches!(
             cache.load(&path, "abc", "e1"),
@@ -212,30 +139,17 @@ mod tests {
             cache.load(&path, "abc", "e1"),
             Err(Stale::Rejected(_))
         ));
-        // The same key file gives the same key: a second run reads what the first wrote.
-        let again = Cache::open(&home.path().join("cache"), &key_file).unwrap();
-        assert_eq!(again.key, cache.key);
+        // The same key file gives the same key: a second run reads what a first wrote.
+        cache.store(&path, "abc", "e1", b"native code").unwrap();
+        assert_eq!(
+            open().unwrap().load(&path, "abc", "e1").unwrap(),
+            b"native code"
+        );
         // Nothing is left behind but the artifact.
-        let names: Vec<_> = std::fs::read_dir(home.path().join("cache"))
+        let names: Vec<_> = std::fs::read_dir(home.path().join("cache/packs"))
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("abc-e1.cwasm")]);
-    }
-
-    #[test]
-    fn a_key_others_can_read_or_one_inside_the_cache_is_refused() {
-        let home = tempfile::tempdir().unwrap();
-        let key_file = home.path().join("key");
-        Cache::open(&home.path().join("cache"), &key_file).unwrap();
-        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let err = Cache::open(&home.path().join("cache"), &key_file)
-            .err()
-            .unwrap();
-        assert!(err.to_string().ends_with("(chmod 600 it)"), "{err}");
-        let err = Cache::open(home.path(), &home.path().join("inside/key"))
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("inside the cache folder"), "{err}");
     }
 }

@@ -59,6 +59,7 @@ use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
+use crate::cache::CacheDir;
 use cache::Cache;
 pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
@@ -264,11 +265,8 @@ pub enum PackError {
     Program { message: String },
     #[error("cannot create the WebAssembly sandbox: {0}")]
     Sandbox(engine::SandboxUnavailable),
-    #[error("cannot create the pack cache directory {}: {source}", path.display())]
-    CacheDir {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    CacheDir(#[from] crate::cache::CacheError),
 }
 
 fn article(kind: FunctionKind) -> &'static str {
@@ -285,19 +283,17 @@ pub struct PackHost {
 }
 
 impl PackHost {
-    /// A host that keeps compiled components in `cache_dir` (created if missing), authenticated
-    /// with the per-user key in [`key_file`]. Without a key file (no `$XDG_CONFIG_HOME` nor
-    /// `$HOME`) packs are compiled on every load.
+    /// A host that keeps compiled components in the `packs/` folder of the cache folder
+    /// `cache_dir`, authenticated with the per-user key of [`crate::cache::key_file`]. Without
+    /// a key file (no `$XDG_CONFIG_HOME` nor `$HOME`) packs are compiled on every load.
     pub fn new(cache_dir: &Path) -> Result<PackHost, PackError> {
         engine::sandbox().map_err(PackError::Sandbox)?;
-        let Some(key_file) = key_file() else {
+        let Some(cache) = CacheDir::open(cache_dir)? else {
             return Ok(PackHost::uncached());
         };
-        let cache = Cache::open(cache_dir, &key_file).map_err(|source| PackError::CacheDir {
-            path: cache_dir.to_path_buf(),
-            source,
-        })?;
-        Ok(PackHost { cache: Some(cache) })
+        Ok(PackHost {
+            cache: Some(Cache::open(&cache)?),
+        })
     }
 
     /// A host that compiles every pack it loads and keeps nothing on disk.
@@ -348,18 +344,6 @@ impl PackHost {
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
         Ok(Pack::new(&name, &file, &component, limits)?.info().clone())
     }
-}
-
-/// The per-user key that authenticates compiled packs in the cache:
-/// `$XDG_CONFIG_HOME/gavel/pack-cache.key`, else `~/.config/gavel/pack-cache.key`. It lives
-/// outside any cache folder, so that a folder shared with others, or restored from elsewhere,
-/// cannot bring its own.
-pub fn key_file() -> Option<PathBuf> {
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|dir| Path::new(dir).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-    Some(config.join("gavel").join("pack-cache.key"))
 }
 
 /// A loaded pack, ready to run calls from many threads at once.
