@@ -204,6 +204,8 @@ pub enum JudgeError {
     AgentFile(#[from] AgentFileError),
     #[error("cannot set up the HTTP client: {0}")]
     Client(String),
+    #[error(transparent)]
+    Cache(#[from] crate::cache::CacheError),
 }
 
 /// A rubric grader, ready to grade samples from many tasks at once.
@@ -353,7 +355,10 @@ impl Judge {
             },
             base_url,
             permits: Semaphore::new(spec.concurrency),
-            cache: options.cache_dir.as_deref().map(Cache::new),
+            cache: match options.cache_dir.as_deref() {
+                Some(dir) => Cache::open(dir)?,
+                None => None,
+            },
         })
     }
 
