@@ -7,7 +7,9 @@
 # $GAVEL_COMPONENTIZE_PY when set, else a venv here (.venv/, made on first use). Idempotent: an
 # OUT newer than every source is kept. Writes nothing outside this folder and OUT; prints OUT.
 # Exit codes: 0 built or up to date, 1 the build failed, 2 usage, 3 no toolchain.
+# What it makes (the venv, OUT) is its user's alone: gavel checks the venv before each use.
 set -eu
+umask 077
 
 if [ $# -ne 1 ]; then
     echo "usage: $0 OUT.wasm" >&2

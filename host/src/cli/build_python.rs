@@ -1,5 +1,6 @@
 //! `gavel build-python`: builds the Python interpreter component into the cache now, rather
-//! than on the first run of a suite with Python graders (CI and installers run it ahead).
+//! than on the first run of a suite with Python graders (CI and installers run it ahead). The
+//! component it writes carries its tag; one already there is kept only when its tag checks out.
 
 use gavel::grade::program::interpreter;
 
@@ -14,8 +15,8 @@ pub fn run(args: Args) -> u8 {
         return super::EXIT_INVALID;
     };
     match interpreter::cached(&dir) {
-        Ok(path) => {
-            println!("{}", path.display());
+        Ok(component) => {
+            println!("{}", component.path.display());
             super::EXIT_OK
         }
         Err(e) => {

@@ -8,12 +8,25 @@
 //! PyPI into the cache folder, 72 MB) into `<cache>/python/interpreter-<hash of the
 //! sources>.wasm`, which every later run loads. The build takes about 30 s on two cores;
 //! compiling the 24 MB component to native code takes 20 to 40 s more, once, in the pack cache.
-//! `$GAVEL_PYTHON_COMPONENT` names a component built ahead of time instead.
+//! `$GAVEL_PYTHON_COMPONENT` names a component built ahead of time instead, trusted as named.
+//!
+//! The component decides every Python grade, and the toolchain that builds it is native code,
+//! so neither is trusted for being in the cache folder (see [`crate::cache`]). The cached
+//! component ends with a custom section holding its tag under the per-user key (a custom
+//! section leaves it a valid component, which `$GAVEL_PYTHON_COMPONENT` can name): one whose
+//! tag does not check out is built again, never loaded. The toolchain installed into the cache
+//! runs only from the owner-only folder gavel made for it, checked with everything in it before
+//! each use and tagged over its whole content: one that does not check out is installed again,
+//! never run. The shared toolchain folder runs only when it and everything in it are this
+//! user's alone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use sha2::{Digest, Sha256};
+
+use crate::cache::{CacheDir, CacheError, Key, TAG_BYTES};
+use crate::fsio::{self, cap, read_regular, write_atomic};
 
 include!(concat!(env!("OUT_DIR"), "/runtime_python.rs"));
 
@@ -39,11 +52,27 @@ fn sources_hash() -> String {
         .collect()
 }
 
-/// Where the component of these sources is cached under `cache_dir`.
-fn cached_path(cache_dir: &Path) -> PathBuf {
-    cache_dir
-        .join("python")
-        .join(format!("interpreter-{}.wasm", sources_hash()))
+/// What the component's tag covers besides the sources' hash and the component, with the
+/// layout's version.
+const DOMAIN: &[u8] = b"gavel python interpreter v1\0";
+
+/// What the cache's toolchain's tag covers besides the digest of its folder.
+const TOOLCHAIN_DOMAIN: &[u8] = b"gavel python toolchain v1\0";
+
+/// The name of the custom section that ends a cached component and holds its tag.
+const TAG_SECTION: &[u8] = b"gavel-hmac";
+
+/// What the build folder keeps between builds: the toolchain it installed, and its tag.
+const VENV: &str = ".venv";
+const VENV_TAG: &str = ".venv.hmac";
+
+/// The interpreter component to load.
+#[derive(Debug, Clone)]
+pub struct Component {
+    pub path: PathBuf,
+    /// The SHA-256 the file must still have when it is loaded: that of the cached component
+    /// whose tag was checked, or none for the one `$GAVEL_PYTHON_COMPONENT` names.
+    pub sha256: Option<String>,
 }
 
 /// Why the interpreter component is not there to run.
@@ -61,6 +90,13 @@ pub enum InterpreterError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    #[error(
+        "the cached Python interpreter component cannot be authenticated without a key file \
+         (set XDG_CONFIG_HOME or HOME, or ${COMPONENT_ENV})"
+    )]
+    NoKey,
     #[error("this gavel was built without the Python runtime sources")]
     NoSources,
     #[error("cannot write the runtime sources into {}: {source}", path.display())]
@@ -80,7 +116,7 @@ pub enum InterpreterError {
         status: std::process::ExitStatus,
         output: String,
     },
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot read or write {}: {source}", path.display())]
     Write {
         path: PathBuf,
         source: std::io::Error,
@@ -89,11 +125,11 @@ pub enum InterpreterError {
 
 /// The interpreter component: `$GAVEL_PYTHON_COMPONENT` (when not empty), else the cached one
 /// (see [`cached`]).
-pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, InterpreterError> {
+pub fn component(cache_dir: Option<&Path>) -> Result<Component, InterpreterError> {
     if let Some(path) = std::env::var_os(COMPONENT_ENV).filter(|path| !path.is_empty()) {
         let path = PathBuf::from(path);
         return if path.is_file() {
-            Ok(path)
+            Ok(Component { path, sha256: None })
         } else {
             Err(InterpreterError::NamedMissing(path))
         };
@@ -104,60 +140,124 @@ pub fn component(cache_dir: Option<&Path>) -> Result<PathBuf, InterpreterError> 
     cached(cache_dir)
 }
 
-/// The component of these sources in `cache_dir`, built now when it is not there yet (with a
-/// one-line notice on stderr).
-pub fn cached(cache_dir: &Path) -> Result<PathBuf, InterpreterError> {
+/// The component of these sources in `cache_dir`, once its tag checks out; built now when it
+/// is not there yet (with a one-line notice on stderr), or when it is there but its tag does
+/// not check out (with a one-line warning).
+pub fn cached(cache_dir: &Path) -> Result<Component, InterpreterError> {
     // The build runs inside the cache folder, so every path it is given must be absolute.
     let cache_dir =
         &std::path::absolute(cache_dir).map_err(|source| InterpreterError::CacheFolder {
             path: cache_dir.to_path_buf(),
             source,
         })?;
-    let path = cached_path(cache_dir);
-    if path.is_file() {
-        return Ok(path);
+    let cache = CacheDir::open(cache_dir)?.ok_or(InterpreterError::NoKey)?;
+    let folder = cache.folder("python")?;
+    let hash = sources_hash();
+    let path = folder.join(format!("interpreter-{hash}.wasm"));
+    match read_regular(&path, cap::COMPONENT) {
+        Ok(bytes) => match check_tag(cache.key(), &hash, &bytes) {
+            Ok(()) => return Ok(loaded(path, &bytes)),
+            Err(why) => stale(&path, why),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => stale(&path, &e.to_string()),
     }
     eprintln!(
         "note: building the Python interpreter component into {} (once per gavel version; about a minute)",
         path.display()
     );
-    build(cache_dir, &path)?;
-    Ok(path)
+    let mut bytes = build(&cache, &folder)?;
+    let tag = cache.key().tag(DOMAIN, &tagged(&hash, &bytes));
+    bytes.extend_from_slice(&trailer_head());
+    bytes.extend_from_slice(&tag);
+    write_atomic(&path, &bytes).map_err(|source| InterpreterError::Write {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(loaded(path, &bytes))
 }
 
-/// Builds the component into `out` from the embedded sources, in a folder of `cache_dir` that
-/// keeps the build's toolchain for the next version.
-fn build(cache_dir: &Path, out: &Path) -> Result<(), InterpreterError> {
+fn stale(path: &Path, why: &str) {
+    eprintln!(
+        "warning: the cached Python interpreter component {} was not used ({why}); building it \
+         again",
+        path.display()
+    );
+}
+
+fn loaded(path: PathBuf, bytes: &[u8]) -> Component {
+    Component {
+        path,
+        sha256: Some(format!("{:x}", Sha256::digest(bytes))),
+    }
+}
+
+/// What a component's tag covers after the domain: the sources' hash, then the component.
+fn tagged<'a>(hash: &'a str, component: &'a [u8]) -> [&'a [u8]; 3] {
+    [hash.as_bytes(), b"\0", component]
+}
+
+/// The start of the custom section that ends a tagged component: its id (0), its size, and its
+/// name; the tag follows.
+fn trailer_head() -> Vec<u8> {
+    let size = 1 + TAG_SECTION.len() + TAG_BYTES;
+    let mut head = vec![0, size as u8, TAG_SECTION.len() as u8];
+    head.extend_from_slice(TAG_SECTION);
+    head
+}
+
+/// Whether `bytes` end with a tag under `key` for the sources of `hash` over all that precedes
+/// it.
+fn check_tag(key: &Key, hash: &str, bytes: &[u8]) -> Result<(), &'static str> {
+    let head = trailer_head();
+    let untagged = "it carries no authentication tag";
+    let body = bytes
+        .len()
+        .checked_sub(head.len() + TAG_BYTES)
+        .ok_or(untagged)?;
+    let (component, trailer) = bytes.split_at(body);
+    let tag = trailer.strip_prefix(head.as_slice()).ok_or(untagged)?;
+    if key.verify(DOMAIN, &tagged(hash, component), tag) {
+        Ok(())
+    } else {
+        Err("its authentication tag does not match its content")
+    }
+}
+
+/// Builds the component from the embedded sources in the cache's `python/runtime/` folder,
+/// which keeps the build's toolchain for the next version, and returns it (untagged).
+fn build(cache: &CacheDir, python: &Path) -> Result<Vec<u8>, InterpreterError> {
     if !RUNTIME_PYTHON.iter().any(|(path, _)| *path == "build.sh") {
         return Err(InterpreterError::NoSources);
     }
-    let work = cache_dir.join("python").join("runtime");
-    // The sources of an earlier version go; the toolchain it installed (`.venv`) stays.
-    if let Ok(entries) = std::fs::read_dir(&work) {
-        for entry in entries.flatten() {
-            if entry.file_name() != ".venv" {
-                let path = entry.path();
-                let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
-            }
-        }
-    }
-    let write = |relative: &str, bytes: &[u8]| -> std::io::Result<()> {
+    let work = cache.folder("python/runtime")?;
+    let write_error = |source| InterpreterError::WriteSources {
+        path: work.clone(),
+        source,
+    };
+    clear_sources(&work).map_err(write_error)?;
+    for (relative, bytes) in RUNTIME_PYTHON {
         let path = work.join(relative);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+            std::fs::create_dir_all(parent).map_err(write_error)?;
         }
-        std::fs::write(path, bytes)
-    };
-    for (relative, bytes) in RUNTIME_PYTHON {
-        write(relative, bytes).map_err(|source| InterpreterError::WriteSources {
-            path: work.clone(),
-            source,
-        })?;
+        write_atomic(&path, bytes).map_err(write_error)?;
     }
-    let temporary = out.with_extension(format!("{}.tmp", std::process::id()));
+    let componentize_py = toolchain(cache.key(), &work);
+    // A folder of its own, made now and private, for the build to write the component into:
+    // no name in it can have been planted.
+    let out_dir = tempfile::Builder::new()
+        .prefix(".build-")
+        .tempdir_in(python)
+        .map_err(write_error)?;
+    let out = out_dir.path().join("interpreter.wasm");
     let mut command = Command::new("sh");
-    command.arg("build.sh").arg(&temporary).current_dir(&work);
-    if let Some(componentize_py) = shared_componentize_py() {
+    command
+        .arg("build.sh")
+        .arg(&out)
+        .current_dir(&work)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    if let Some(componentize_py) = &componentize_py {
         command.env("GAVEL_COMPONENTIZE_PY", componentize_py);
     }
     let output = command
@@ -166,8 +266,7 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), InterpreterError> {
             path: work.clone(),
             source,
         })?;
-    if !output.status.success() || !temporary.is_file() {
-        let _ = std::fs::remove_file(&temporary);
+    if !output.status.success() || !out.is_file() {
         // build.sh's exit code 3: componentize-py is missing and could not be installed.
         let what = if output.status.code() == Some(3) {
             TOOLCHAIN_MISSING
@@ -184,19 +283,92 @@ fn build(cache_dir: &Path, out: &Path) -> Result<(), InterpreterError> {
             ),
         });
     }
-    std::fs::rename(&temporary, out).map_err(|source| InterpreterError::Write {
-        path: out.to_path_buf(),
-        source,
-    })
+    if componentize_py.is_none() {
+        tag_toolchain(cache.key(), &work);
+    }
+    read_regular(&out, cap::COMPONENT)
+        .map_err(|source| InterpreterError::Write { path: out, source })
 }
 
-/// The componentize-py that `gavel new pack --lang python` packs install once per user
-/// (`$COMPONENTIZE_PY`, else `componentize-py-0.25.1/` of the shared toolchain folder), if it is
-/// there: the build then installs nothing.
-fn shared_componentize_py() -> Option<PathBuf> {
-    if let Some(command) = std::env::var_os("COMPONENTIZE_PY") {
+/// Removes the sources of an earlier version from the build folder `work`; the toolchain it
+/// installed stays. `work` was checked to be a real folder, and removing an entry never
+/// follows a symbolic link: a link planted there goes, never what it points to.
+fn clear_sources(work: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(work)? {
+        let entry = entry?;
+        if entry.file_name() == VENV || entry.file_name() == VENV_TAG {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// The componentize-py the build is given: `$COMPONENTIZE_PY`, else the shared one when it is
+/// this user's alone; `None` when the build uses the toolchain of the build folder `work`,
+/// which is then removed first unless its tag checks out (build.sh installs it again).
+fn toolchain(key: &Key, work: &Path) -> Option<PathBuf> {
+    if let Some(command) = std::env::var_os("COMPONENTIZE_PY").filter(|c| !c.is_empty()) {
         return Some(PathBuf::from(command));
     }
+    if let Some(shared) = shared_toolchain() {
+        match fsio::check_private_tree(&shared) {
+            Ok(_) => return Some(shared.join("bin/componentize-py")),
+            Err(e) => eprintln!(
+                "warning: the shared toolchain {} is not used ({e}); the build installs its own",
+                shared.display()
+            ),
+        }
+    }
+    let venv = work.join(VENV);
+    let why = match std::fs::symlink_metadata(&venv) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        _ => match fsio::check_private_tree(&venv) {
+            Ok(digest) => match read_regular(&work.join(VENV_TAG), TAG_BYTES as u64) {
+                Ok(tag) if key.verify(TOOLCHAIN_DOMAIN, &[&digest], &tag) => return None,
+                Ok(_) => "its authentication tag does not match its content".to_string(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    "it carries no authentication tag".to_string()
+                }
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        },
+    };
+    eprintln!(
+        "warning: the toolchain {} was not made by this gavel or has changed since ({why}); it \
+         is installed again",
+        venv.display()
+    );
+    // A link planted in its place goes, never what it points to.
+    let _ = std::fs::remove_dir_all(&venv).or_else(|_| std::fs::remove_file(&venv));
+    let _ = std::fs::remove_file(work.join(VENV_TAG));
+    None
+}
+
+/// Tags the toolchain the build installed (or found with its tag) in `work`, over all it holds
+/// now. A toolchain that cannot be tagged is installed again by the next build.
+fn tag_toolchain(key: &Key, work: &Path) {
+    let tagged = fsio::check_private_tree(&work.join(VENV)).and_then(|digest| {
+        write_atomic(&work.join(VENV_TAG), &key.tag(TOOLCHAIN_DOMAIN, &[&digest]))
+    });
+    if let Err(e) = tagged {
+        eprintln!(
+            "warning: the toolchain {} cannot be kept for the next build: {e}",
+            work.join(VENV).display()
+        );
+    }
+}
+
+/// The folder of the componentize-py that `gavel new pack --lang python` packs install once per
+/// user (`componentize-py-0.25.1/` of the shared toolchain folder, `$GAVEL_TOOLCHAINS`), if it
+/// is there: the build then installs nothing.
+fn shared_toolchain() -> Option<PathBuf> {
     let toolchains = match std::env::var_os("GAVEL_TOOLCHAINS") {
         Some(dir) => PathBuf::from(dir),
         None => std::env::var_os("XDG_CACHE_HOME")
@@ -205,6 +377,9 @@ fn shared_componentize_py() -> Option<PathBuf> {
             .join("gavel")
             .join("toolchains"),
     };
-    let command = toolchains.join("componentize-py-0.25.1/bin/componentize-py");
-    command.is_file().then_some(command)
+    let folder = toolchains.join("componentize-py-0.25.1");
+    folder
+        .join("bin/componentize-py")
+        .is_file()
+        .then_some(folder)
 }

@@ -110,9 +110,10 @@ pub fn prepare(
     }
     let failed = |e: String| vec![SuiteError::at(&suite.path, "graders", e)];
     let component = interpreter::component(cache_dir).map_err(|e| failed(e.to_string()))?;
+    // The cached component is loaded only as the file whose tag was checked.
     let spec = PackSpec {
-        path: component,
-        sha256: None,
+        path: component.path,
+        sha256: component.sha256,
         limits: None,
     };
     let limits = suite.file.limits.clone().unwrap_or_default();
