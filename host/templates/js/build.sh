@@ -15,7 +15,7 @@
 #      inside this folder instead.
 # Running it again installs nothing and rebuilds only when a source changed.
 # Exit codes: 0 built (or up to date), 1 a test or the build failed, 3 the toolchain could not
-# be installed (the message says what is missing).
+# be installed or may be changed by others than you (the message says what).
 set -eu
 cd "$(dirname "$0")"
 
@@ -60,6 +60,18 @@ install_componentize_js() {
     : >"$1/.installed"
 }
 
+# Refuses the toolchain folder $1 when it, anything in it or the folder holding it belongs to
+# another user or may be written by others: whoever could change it would choose what this
+# build runs.
+check_private() {
+    me=$(id -u)
+    changed=$({
+        find "$(dirname "$1")" -maxdepth 0 \( ! -user "$me" -o -perm /022 \) -print
+        find "$1" \( ! -user "$me" -o \( ! -type l -perm /022 \) \) -print
+    } 2>/dev/null | head -n 1)
+    [ -z "$changed" ] || toolchain_missing "$changed may be changed by others than you (chmod -R go-w it, or set GAVEL_TOOLCHAINS to a folder of your own)"
+}
+
 # Takes the lock $1 (a folder: creating one is atomic), waiting while another build installs;
 # a lock left by a build that was killed is taken over.
 lock() {
@@ -95,7 +107,7 @@ else
     ') || toolchain_missing "cannot read package-lock.json"
     shared=$toolchains/componentize-js-$lockfile_hash
     if [ ! -f "$shared/.installed" ]; then
-        mkdir -p "$toolchains" || toolchain_missing "cannot create $toolchains"
+        (umask 077 && mkdir -p "$toolchains") || toolchain_missing "cannot create $toolchains"
         lock "$shared.lock"
         trap 'rm -rf "$shared.lock"' EXIT
         trap 'exit 130' INT TERM
@@ -107,6 +119,7 @@ else
         rm -rf "$shared.lock"
         trap - EXIT INT TERM
     fi
+    check_private "$shared"
     componentize_js=$shared/node_modules/.bin/componentize-js
 fi
 
