@@ -379,9 +379,8 @@ async fn a_planted_temporary_name_is_not_written_through() {
     );
 }
 
-#[test]
-fn cache_and_key_folders_others_may_write_are_refused() {
-    let ws = Workspace::new();
+/// A suite with one pack, which the pack cache and its key serve.
+fn pack_suite(ws: &Workspace) {
     ws.write(
         "suite.yaml",
         &format!(
@@ -391,6 +390,12 @@ fn cache_and_key_folders_others_may_write_are_refused() {
         ),
     );
     ws.write("data.jsonl", "{\"id\": 1, \"input\": \"q\"}\n");
+}
+
+#[test]
+fn a_cache_folder_others_may_write_is_refused() {
+    let ws = Workspace::new();
+    pack_suite(&ws);
     let cache = ws.path(".cache");
     std::fs::create_dir(&cache).expect("folder");
     chmod(&cache, 0o777);
@@ -405,8 +410,15 @@ fn cache_and_key_folders_others_may_write_are_refused() {
         "{}",
         stderr(&run)
     );
-
     chmod(&cache, 0o700);
+    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
+#[test]
+fn a_key_folder_others_may_write_is_refused() {
+    let ws = Workspace::new();
+    pack_suite(&ws);
     let keys = ws.path("config/gavel");
     std::fs::create_dir_all(&keys).expect("folder");
     chmod(&keys, 0o777);
@@ -422,8 +434,8 @@ fn cache_and_key_folders_others_may_write_are_refused() {
         stderr(&run)
     );
     assert!(!keys.join("pack-cache.key").exists());
-
     chmod(&keys, 0o700);
     let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(keys.join("pack-cache.key").is_file());
 }
