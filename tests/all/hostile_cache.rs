@@ -124,33 +124,41 @@ fn a_planted_interpreter_component_is_never_loaded() {
     );
 }
 
+/// Plants at `name` in `ws` a toolchain command that would leave a marker file, in a folder of
+/// mode `bin_mode`, then builds the interpreter where no toolchain can be installed (the build
+/// stops for want of one once the planted one is refused); the build's output, after checking
+/// that the planted command never ran.
+fn build_beside_planted(ws: &Workspace, name: &str, bin_mode: u32) -> Output {
+    let marker = ws.path("marker");
+    script(
+        ws,
+        name,
+        &format!("#!/bin/sh\necho planted > '{}'\n", marker.display()),
+    );
+    if let Some(bin) = Path::new(name).parent() {
+        chmod(&ws.dir.path().join(bin), bin_mode);
+    }
+    let built = gavel(ws, &["build-python"], &[("PYTHON", "/nonexistent/python3")]);
+    assert!(!marker.exists(), "{name} ran: {}", stderr(&built));
+    assert_eq!(built.status.code(), Some(2), "{}", stderr(&built));
+    assert!(
+        stderr(&built).contains(gavel::grade::program::interpreter::TOOLCHAIN_MISSING),
+        "{}",
+        stderr(&built)
+    );
+    built
+}
+
 #[test]
 fn a_planted_toolchain_in_the_cache_is_never_run() {
     let ws = Workspace::new();
-    let marker = ws.path("marker");
     let runtime = ws.path(".cache/python/runtime");
-    std::fs::create_dir_all(runtime.join(".venv/bin")).expect("folders");
+    std::fs::create_dir_all(&runtime).expect("folders");
     for dir in [".cache", ".cache/python", ".cache/python/runtime"] {
         chmod(&ws.path(dir), 0o700);
     }
-    script(
-        &ws,
-        ".cache/python/runtime/.venv/bin/python",
-        &format!("#!/bin/sh\necho planted > '{}'\n", marker.display()),
-    );
-    // No toolchain can be installed here: the build stops for want of one, after the planted
-    // one was refused.
-    let built = gavel(
-        &ws,
-        &["build-python"],
-        &[("PYTHON", "/nonexistent/python3")],
-    );
-    assert!(
-        !marker.exists(),
-        "the planted python ran: {}",
-        stderr(&built)
-    );
-    assert_eq!(built.status.code(), Some(2), "{}", stderr(&built));
+    // As a cache restored from elsewhere has it: this user's files, no one else may write them.
+    let built = build_beside_planted(&ws, ".cache/python/runtime/.venv/bin/python", 0o700);
     assert!(
         stderr(&built).contains(&format!(
             "warning: the toolchain {} was not made by this gavel or has changed since (it \
@@ -160,40 +168,22 @@ fn a_planted_toolchain_in_the_cache_is_never_run() {
         "{}",
         stderr(&built)
     );
-    assert!(
-        stderr(&built).contains(gavel::grade::program::interpreter::TOOLCHAIN_MISSING),
-        "{}",
-        stderr(&built)
-    );
     assert!(!runtime.join(".venv").exists());
 }
 
 #[test]
 fn a_shared_toolchain_others_may_write_is_never_run() {
     let ws = Workspace::new();
-    let marker = ws.path("marker");
-    script(
+    let built = build_beside_planted(
         &ws,
         "toolchains/componentize-py-0.25.1/bin/componentize-py",
-        &format!("#!/bin/sh\necho planted > '{}'\n", marker.display()),
-    );
-    chmod(&ws.path("toolchains/componentize-py-0.25.1/bin"), 0o777);
-    let built = gavel(
-        &ws,
-        &["build-python"],
-        &[("PYTHON", "/nonexistent/python3")],
-    );
-    assert!(
-        !marker.exists(),
-        "the planted toolchain ran: {}",
-        stderr(&built)
+        0o777,
     );
     assert!(
         stderr(&built).contains("others may write bin in it (mode 777)"),
         "{}",
         stderr(&built)
     );
-    assert_eq!(built.status.code(), Some(2), "{}", stderr(&built));
 }
 
 #[test]
@@ -392,50 +382,44 @@ fn pack_suite(ws: &Workspace) {
     ws.write("data.jsonl", "{\"id\": 1, \"input\": \"q\"}\n");
 }
 
-#[test]
-fn a_cache_folder_others_may_write_is_refused() {
-    let ws = Workspace::new();
-    pack_suite(&ws);
-    let cache = ws.path(".cache");
-    std::fs::create_dir(&cache).expect("folder");
-    chmod(&cache, 0o777);
-    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
+/// Makes `folder` writable by all, and checks that a run of the pack suite is refused with the
+/// error naming it and `fix`, then that it runs once the folder is owner-only again.
+fn refused_until_private(ws: &Workspace, folder: &Path, fix: &str) {
+    pack_suite(ws);
+    std::fs::create_dir_all(folder).expect("folder");
+    chmod(folder, 0o777);
+    let run = gavel(ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
     assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
     assert!(
         stderr(&run).contains(&format!(
             "{0} cannot hold what gavel trusts: others may write it (mode 777): chmod go-w {0}, \
-             or choose another cache folder (--cache-dir)",
-            cache.display()
+             or {fix}",
+            folder.display()
         )),
         "{}",
         stderr(&run)
     );
-    chmod(&cache, 0o700);
-    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
+    chmod(folder, 0o700);
+    let run = gavel(ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
+#[test]
+fn a_cache_folder_others_may_write_is_refused() {
+    let ws = Workspace::new();
+    refused_until_private(
+        &ws,
+        &ws.path(".cache"),
+        "choose another cache folder (--cache-dir)",
+    );
 }
 
 #[test]
 fn a_key_folder_others_may_write_is_refused() {
     let ws = Workspace::new();
-    pack_suite(&ws);
     let keys = ws.path("config/gavel");
-    std::fs::create_dir_all(&keys).expect("folder");
-    chmod(&keys, 0o777);
-    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
-    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
-    assert!(
-        stderr(&run).contains(&format!(
-            "{0} cannot hold what gavel trusts: others may write it (mode 777): chmod go-w {0}, \
-             or set XDG_CONFIG_HOME to a folder of your own",
-            keys.display()
-        )),
-        "{}",
-        stderr(&run)
-    );
-    assert!(!keys.join("pack-cache.key").exists());
-    chmod(&keys, 0o700);
-    let run = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"], &[]);
-    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    assert!(keys.join("pack-cache.key").is_file());
+    refused_until_private(&ws, &keys, "set XDG_CONFIG_HOME to a folder of your own");
+    // Made only once the folder was owner-only.
+    let made = std::fs::metadata(keys.join("pack-cache.key")).expect("the key");
+    assert_eq!(made.permissions().mode() & 0o777, 0o600);
 }
