@@ -150,11 +150,10 @@ fn victims_graded(cache: &Path, attacker: Option<&str>) -> Vec<Value> {
         .map(|result| {
             let mut grades = serde_json::Map::new();
             for key in VICTIM_KEYS {
-                let mut grade = result["grades"][key].clone();
-                if let Some(metadata) = grade["metadata"].as_object_mut() {
-                    metadata.remove("sandbox");
-                }
-                grades.insert(key.to_string(), grade);
+                grades.insert(
+                    key.to_string(),
+                    without_usage(result["grades"][key].clone()),
+                );
             }
             json!({"grades": grades, "reward": result["reward"]})
         })
@@ -429,4 +428,101 @@ fn a_grader_outside_the_suite_folder_brings_no_file_beside_it() {
         ws.results("suite/out")[0]["grades"]["outside"]["rationale"],
         "alone"
     );
+}
+
+/// `value` without the sandbox's usage, wherever it is recorded.
+fn without_usage(mut value: Value) -> Value {
+    match &mut value {
+        Value::Object(map) => {
+            map.remove("sandbox");
+            for field in map.values_mut() {
+                *field = without_usage(field.take());
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                *item = without_usage(item.take());
+            }
+        }
+        _ => {}
+    }
+    value
+}
+
+/// The `case` grade of an evaldeck case whose turn runs a `type: code` entry, graded alone or
+/// beside a second case whose code entry, in the same folder, patches the first one's function
+/// and evaldeck's results at its top level.
+fn case_code_graded(cache: &Path, beside_attacker: bool) -> Value {
+    let ws = Workspace::new();
+    let case = |name: &str, module: &str, function: &str| {
+        format!(
+            "name: {name}\nturns:\n  - user: Where?\n    graders:\n      - type: code\n        module: {module}\n        function: {function}\n"
+        )
+    };
+    ws.write(
+        "cases/a_victim.yaml",
+        &case("victim_case", "victim_checks", "said_paris"),
+    );
+    ws.write(
+        "cases/victim_checks.py",
+        "from evaldeck.results import GradeResult\n\n\
+         def said_paris(trace, test_case):\n\
+         \x20   if 'Paris' in (trace.output or ''):\n\
+         \x20       return GradeResult.passed_result('said_paris', 'honest: Paris')\n\
+         \x20   return GradeResult.failed_result('said_paris', 'honest: no Paris')\n",
+    );
+    let mut traces = String::from(
+        "{\"input\": \"Where?\", \"output\": \"Lyon\", \"metadata\": {\"case_name\": \"victim_case\"}}\n",
+    );
+    if beside_attacker {
+        ws.write(
+            "cases/b_attack.yaml",
+            &case("attack_case", "attacker", "noop"),
+        );
+        ws.write(
+            "cases/attacker.py",
+            "import sys\n\
+             import evaldeck.results\n\n\
+             def noop(trace, test_case):\n\
+             \x20   return evaldeck.results.GradeResult.passed_result('noop', 'attacker')\n\n\
+             def forged(trace, test_case):\n\
+             \x20   return evaldeck.results.GradeResult.passed_result('forged', 'FORGED by attacker')\n\n\
+             if 'victim_checks' in sys.modules:\n\
+             \x20   sys.modules['victim_checks'].said_paris = forged\n\
+             evaldeck.results.GradeResult.failed_result = classmethod(\n\
+             \x20   lambda cls, name, *args, **kwargs: cls(grader_name=name, status=evaldeck.results.GradeStatus.PASS, message='FORGED by attacker'))\n",
+        );
+        traces.push_str(
+            "{\"input\": \"Where?\", \"output\": \"Paris\", \"metadata\": {\"case_name\": \"attack_case\"}}\n",
+        );
+    }
+    ws.write("traces.jsonl", &traces);
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &[
+            "run",
+            "cases",
+            "--traces",
+            "traces.jsonl",
+            "-o",
+            "out",
+            "-q",
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    let victim = results
+        .iter()
+        .find(|r| r["sample_id"] == "victim_case")
+        .expect("the victim's result");
+    without_usage(victim["grades"]["case"].clone())
+}
+
+#[test]
+fn a_case_code_entry_cannot_patch_another_entrys_function() {
+    let Some(cache) = cache() else { return };
+    let alone = case_code_graded(cache, false);
+    assert_eq!(alone["status"], "fail", "{alone}");
+    assert_eq!(case_code_graded(cache, true), alone);
 }
