@@ -176,6 +176,25 @@ fn a_registered_name_is_found_in_the_one_file_that_registers_it() {
     );
 }
 
+/// run.json's fingerprint of the Python sources covers the files a grader may import, not its
+/// own file alone: a helper edited, `--resume` refuses to mix old grades with new ones.
+#[test]
+fn resume_refuses_a_run_whose_graders_helper_changed() {
+    let ws = Workspace::new();
+    letta_suite(&ws);
+    let first = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(
+        matches!(first.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&first)
+    );
+    ws.write("graders/helpers/text.py", "def norm(s):\n    return s\n");
+    let resumed = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
+    let err = stderr(&resumed);
+    assert_eq!(resumed.status.code(), Some(2), "{err}");
+    assert!(err.contains("pack `(python sources)` (sha256)"), "{err}");
+}
+
 #[test]
 fn evaldeck_code_graders_name_a_function_or_a_class_with_params() {
     let ws = Workspace::new();
