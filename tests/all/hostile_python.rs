@@ -9,6 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::common::{Workspace, stderr, stdout, texts_under};
+use crate::evaldeck_project::RUN_CASES;
 use crate::python_graders::{cache, gavel, graded, paris_row};
 use serde_json::{Value, json};
 
@@ -497,19 +498,7 @@ fn case_code_graded(cache: &Path, beside_attacker: bool) -> Value {
         );
     }
     ws.write("traces.jsonl", &traces);
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &[
-            "run",
-            "cases",
-            "--traces",
-            "traces.jsonl",
-            "-o",
-            "out",
-            "-q",
-        ],
-    );
+    let out = gavel(cache, ws.dir.path(), &[RUN_CASES, &["-q"]].concat());
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     let results = ws.results("out");
     let victim = results
