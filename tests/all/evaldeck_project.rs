@@ -25,7 +25,7 @@ fn project(ws: &Workspace) {
 }
 
 /// `gavel run` of the project's cases and traces into `out`.
-const RUN_CASES: &[&str] = &["run", "cases", "--traces", "traces.jsonl", "-o", "out"];
+pub(crate) const RUN_CASES: &[&str] = &["run", "cases", "--traces", "traces.jsonl", "-o", "out"];
 
 /// Grades `cases` with `traces.jsonl` into `out`, expecting it to succeed.
 fn graded(ws: &Workspace) {

@@ -413,7 +413,7 @@ fn the_skills_suites_are_refused_naming_the_package_their_extractor_imports() {
             let want = format!(
                 "error: {suite}:{line}:16: graders.{key}.extractor: custom_extractor.py:7: \
                  ModuleNotFoundError: No module named 'anthropic' (gavel's sandbox has the \
-                 standard library and the .py files beside your grader"
+                 standard library and the .py files beside your grader, in its folder"
             );
             assert!(err.contains(&want), "{suite}: {err}");
         }

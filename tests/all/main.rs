@@ -15,6 +15,7 @@ mod golden;
 mod hostile;
 mod hostile_cache;
 mod hostile_packs;
+mod hostile_python;
 mod interp_packs;
 mod judge;
 mod letta_examples;

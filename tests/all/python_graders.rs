@@ -115,7 +115,7 @@ fn results(dir: &Path, out: &str) -> Vec<Value> {
 }
 
 /// The results of `gavel run suite.yaml` in `ws`, which must end graded (exit 0 or 1).
-fn graded(cache: &Path, ws: &Workspace) -> Vec<Value> {
+pub(crate) fn graded(cache: &Path, ws: &Workspace) -> Vec<Value> {
     let out = gavel(
         cache,
         ws.dir.path(),
@@ -126,7 +126,7 @@ fn graded(cache: &Path, ws: &Workspace) -> Vec<Value> {
 }
 
 /// A letta-evals row asking for Paris, whose recorded run answers `answer`.
-fn paris_row(id: i64, answer: &str) -> Value {
+pub(crate) fn paris_row(id: i64, answer: &str) -> Value {
     json!({"id": id, "input": "q", "ground_truth": "Paris", "trajectory": [[
         {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
     ]]})

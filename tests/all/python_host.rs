@@ -112,10 +112,8 @@ fn letta_graders_extractors_and_rewards_in_files_reach_the_interpreter_by_name()
     assert_eq!(
         by_file["rationale"],
         "letta-grader:custom_evaluators:ticket_classification_grader \
-         entries=custom_evaluators,rewards \
-         modules=custom_evaluators,helpers,helpers.text,graders.custom_evaluators,\
-         graders.helpers,graders.helpers.text,rewards \
-         compiled=7 submission=last_word extracted"
+         entries=custom_evaluators modules=custom_evaluators,helpers,helpers.text \
+         compiled=3 submission=last_word extracted"
     );
     assert_eq!(by_file["score"], 0.5);
     assert_eq!(by_file["status"], "fail");
@@ -138,6 +136,63 @@ fn letta_graders_extractors_and_rewards_in_files_reach_the_interpreter_by_name()
         guarded["rationale"],
         "Empty submission - extractor found no content"
     );
+}
+
+/// A name a decorator registered is looked up file by file, each file loaded alone: the file
+/// that registers it is the grader's program, and a name two files register is refused naming
+/// both.
+#[test]
+fn a_registered_name_is_found_in_the_one_file_that_registers_it() {
+    let ws = Workspace::new();
+    ws.write(
+        "a/one.py",
+        "def first(sample, submission):\n    pass\n\ndef shared(sample, submission):\n    pass\n",
+    );
+    ws.write(
+        "b/two.py",
+        "def second(sample, submission):\n    pass\n\ndef shared(sample, submission):\n    pass\n",
+    );
+    let suite = "name: names\ndataset: data.jsonl\ngraders:\n  one:\n    kind: tool\n    function: a/one.py:first\n  two:\n    kind: tool\n    function: b/two.py:second\n  bare:\n    kind: tool\n    function: second\n";
+    ws.write("suite.yaml", suite);
+    ws.write_rows("data.jsonl", &[letta_row(1, "billing")]);
+    let results = run(&ws);
+    assert_eq!(
+        results[0]["grades"]["bare"]["rationale"],
+        "letta-grader::second entries=two modules=two compiled=1 submission=billing"
+    );
+
+    ws.write(
+        "suite.yaml",
+        &suite.replace("function: second\n", "function: shared\n"),
+    );
+    let out = gavel(&ws, &["validate", "suite.yaml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "graders.bare.function: `shared` is registered by two files, a/one.py and b/two.py: "
+        ),
+        "{err}"
+    );
+}
+
+/// run.json's fingerprint of the Python sources covers the files a grader may import, not its
+/// own file alone: a helper edited, `--resume` refuses to mix old grades with new ones.
+#[test]
+fn resume_refuses_a_run_whose_graders_helper_changed() {
+    let ws = Workspace::new();
+    letta_suite(&ws);
+    let first = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(
+        matches!(first.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&first)
+    );
+    ws.write("graders/helpers/text.py", "def norm(s):\n    return s\n");
+    let resumed = gavel(&ws, &["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
+    let err = stderr(&resumed);
+    assert_eq!(resumed.status.code(), Some(2), "{err}");
+    assert!(err.contains("pack `(python sources)` (sha256)"), "{err}");
 }
 
 #[test]
@@ -186,10 +241,10 @@ fn openai_python_graders_apply_their_pass_threshold() {
     let results = run(&ws);
     let inline = &results[0]["grades"]["inline"];
     assert!(
-        inline["rationale"]
-            .as_str()
-            .unwrap()
-            .starts_with("openai:openai_grader_inline:grade entries=openai_grader_inline,length "),
+        inline["rationale"].as_str().unwrap().starts_with(
+            "openai:openai_grader_inline:grade entries=openai_grader_inline \
+                 modules=openai_grader_inline "
+        ),
         "{inline}"
     );
     assert_eq!(
@@ -202,7 +257,7 @@ fn openai_python_graders_apply_their_pass_threshold() {
         strict["rationale"]
             .as_str()
             .unwrap()
-            .starts_with("openai:length:grade "),
+            .starts_with("openai:length:grade entries=length modules=length "),
         "{strict}"
     );
     assert_eq!(strict["status"], "fail");

@@ -174,10 +174,11 @@ class Runtime:
         return f"{self._path(module_name)}:{attribute}" if module_name else attribute
 
     def check_config(self, name, config):
-        form, func, _ = self._resolve(name)
+        form, func, module_name = self._resolve(name)
         where = self._location(func)
         if form == "letta-grader":
-            if not (callable(func) and hasattr(func, "_is_grader")):
+            # A name in the registry was put there by @grader, which marks its wrapper only.
+            if module_name is not None and not (callable(func) and hasattr(func, "_is_grader")):
                 raise CallError(
                     f"{where}Loaded object {self._spec(name)} is not a valid @grader decorated function. "
                     "Please use the @grader decorator."

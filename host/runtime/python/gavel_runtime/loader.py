@@ -13,8 +13,9 @@ import sys
 import traceback
 
 SANDBOX_NOTE = (
-    "(gavel's sandbox has the standard library and the .py files beside your grader; packages "
-    "such as numpy or httpx cannot be installed there)"
+    "(gavel's sandbox has the standard library and the .py files beside your grader, in its "
+    "folder, when that is in the suite's folder; a grader file outside the suite's folder comes "
+    "alone; packages such as numpy or httpx cannot be installed there)"
 )
 
 STDLIB_NOTE = (

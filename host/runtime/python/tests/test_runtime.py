@@ -70,7 +70,8 @@ class Loading(unittest.TestCase):
         self.assertEqual(
             e.message,
             "ModuleNotFoundError: No module named 'numpy' (gavel's sandbox has the standard library and the "
-            ".py files beside your grader; packages such as numpy or httpx cannot be installed there)",
+            ".py files beside your grader, in its folder, when that is in the suite's folder; a grader file "
+            "outside the suite's folder comes alone; packages such as numpy or httpx cannot be installed there)",
         )
 
     def test_exception_in_an_imported_module_points_at_it(self):
@@ -161,6 +162,8 @@ class Names(unittest.TestCase):
         self.assertIn("combine", str(caught.exception))
 
     def test_bare_names_come_from_the_registries(self):
+        # Registered by @grader, the name needs no mark of the decorator's wrapper.
+        self.runtime.check_config("letta-grader::renamed", "{}")
         grade = self.runtime.grade("letta-grader::renamed", {"input": "hi"}, 0, RUN, "x", "{}")
         self.assertEqual((grade["score"], grade["rationale"]), (0.25, "hi"))
         reward = json.loads(self.runtime.reward("letta-reward::combine", json.dumps({"sample": {"input": "q"}})))

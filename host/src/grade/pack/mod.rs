@@ -259,10 +259,13 @@ pub enum PackError {
         function: String,
         message: String,
     },
-    /// The user's program could not be loaded, or rejected the function: the message says
-    /// where (`path:line: `) when the interpreter knows.
+    /// The user's program rejected the function: the message says where (`path:line: `) when
+    /// the interpreter knows.
     #[error("{message}")]
     Program { message: String },
+    /// The user's program could not be loaded (the message is located as for `Program`).
+    #[error("{message}")]
+    ProgramNotLoaded { message: String },
     #[error("cannot create the WebAssembly sandbox: {0}")]
     Sandbox(engine::SandboxUnavailable),
     #[error(transparent)]
@@ -437,23 +440,22 @@ impl Pack {
         self.inner.exports.is_interpreter()
     }
 
-    /// `program` with each source's code as this interpreter compiles it, so that no call
-    /// compiles it again. A program that does not compile is returned as it is: loading it
-    /// then reports why, at its place, as it would have.
-    pub fn compiled(&self, mut program: Program) -> Program {
+    /// Sets each of `sources`' code as this interpreter compiles it, so that no call compiles
+    /// it again. Sources that do not compile are left as they are: loading them then reports
+    /// why, at their place, as it would have.
+    pub fn compile(&self, sources: &mut [Source]) {
         let pack = &self.inner;
         let Outcome { result, .. } =
             call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                pack.exports.compile(instance, store, &program.sources)
+                pack.exports.compile(instance, store, sources)
             });
         if let Ok(Ok(codes)) = result
-            && codes.len() == program.sources.len()
+            && codes.len() == sources.len()
         {
-            for (source, code) in program.sources.iter_mut().zip(codes) {
+            for (source, code) in sources.iter_mut().zip(codes) {
                 source.code = code;
             }
         }
-        program
     }
 
     /// The grader `name` of `program`, run by this interpreter; the program is loaded and the
@@ -568,32 +570,52 @@ impl Pack {
             Value::Null => "{}".to_string(),
             _ => config.to_string(),
         };
-        let Outcome { result, .. } =
-            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                let loaded =
-                    pack.exports
-                        .load(instance, store, &program.sources, &program.entries)?;
-                match loaded {
-                    Ok(()) => pack.exports.check_config(instance, store, name, &config),
-                    Err(message) => Ok(Err(message)),
-                }
-            });
+        let Outcome { result, .. } = call::run(
+            &pack.engine,
+            &pack.pre,
+            &pack.limits,
+            |instance, store| match program.load(&pack.exports, instance, store)? {
+                Ok(()) => Ok(pack
+                    .exports
+                    .check_config(instance, store, name, &config)?
+                    .map_err(|message| PackError::Program { message })),
+                Err(message) => Ok(Err(PackError::ProgramNotLoaded { message })),
+            },
+        );
         match result {
             Ok(Ok(())) => Ok(config),
-            Ok(Err(message)) => Err(PackError::Program { message }),
-            Err(reason) => Err(PackError::Program {
+            Ok(Err(e)) => Err(e),
+            Err(reason) => Err(PackError::ProgramNotLoaded {
                 message: format!("loading the program failed: {reason}"),
             }),
         }
     }
 }
 
-/// User code an interpreter pack loads before each call: the files, and the modules whose top
-/// level runs.
+/// User code an interpreter pack loads before each call: the files it may import, and the one
+/// module whose top level runs. Each grader's program is loaded alone into its call's fresh
+/// instance, so nothing another program's code does reaches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
-    pub sources: Vec<Source>,
-    pub entries: Vec<String>,
+    /// Shared by the programs whose entries are in one folder.
+    pub sources: Arc<[Source]>,
+    pub entry: String,
+}
+
+impl Program {
+    fn load(
+        &self,
+        exports: &Exports,
+        instance: &wasmtime::component::Instance,
+        store: &mut wasmtime::Store<CallState>,
+    ) -> wasmtime::Result<Result<(), String>> {
+        exports.load(
+            instance,
+            store,
+            &self.sources,
+            std::slice::from_ref(&self.entry),
+        )
+    }
 }
 
 /// One function of a pack with its checked config.
@@ -623,8 +645,7 @@ impl Function {
             &self.pack.limits,
             |instance, store| {
                 if let Some(program) = &self.program
-                    && let Err(message) =
-                        exports.load(instance, store, &program.sources, &program.entries)?
+                    && let Err(message) = program.load(exports, instance, store)?
                 {
                     return Err(wasmtime::Error::new(ProgramFailed(message)));
                 }

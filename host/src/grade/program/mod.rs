@@ -11,11 +11,13 @@
 //! | `kind: expectations`, `code:` (a case turn's evaldeck `type: code` entry) | `evaldeck-function:module:function` |
 //! | `kind: python`, `source: \|` or `source_path:` (OpenAI) | `openai:module:grade` |
 //!
-//! The user's code is data: one interpreter component (see [`interpreter`]) runs every suite,
-//! and each call loads the suite's [`Program`] into a fresh instance. A suite's program is
-//! every file it names plus every `.py` file beside each (the same folder and its subfolders),
-//! so that a grader's own imports work; its entries, whose top level runs, are the modules the
-//! suite names.
+//! The user's code is data: one interpreter component (see [`interpreter`]) runs every suite.
+//! Each entry module the suite names (a referenced file, an evaldeck module, an inline source)
+//! is a [`Program`] of its own: the entry, whose top level runs, and the `.py` files beside it
+//! (its folder and subfolders), so that its own imports work. A call loads only its grader's
+//! program into a fresh instance: one grader's code never runs in another's call. A grader file
+//! outside the suite's folder comes alone, without the files beside it, and the files beside a
+//! grader are read only from inside its folder ([`fsio::read_text_within`]).
 
 pub mod interpreter;
 pub mod reward;
@@ -28,6 +30,7 @@ use serde_json::Value;
 
 use crate::config::reward::RewardSpec;
 use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
+use crate::fsio;
 use crate::grade::pack::{
     Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source, Writes,
 };
@@ -36,32 +39,63 @@ use reward::CustomReward;
 /// A suite's Python code and the interpreter that runs it.
 pub struct Python {
     pack: Pack,
-    program: Arc<Program>,
+    /// Each entry module's program.
+    programs: IndexMap<String, Arc<Program>>,
+    sources_sha256: String,
 }
 
 impl Python {
+    /// The programs of `gathered`, compiled once by `pack`.
+    fn new(pack: Pack, gathered: Gathered) -> Python {
+        let Gathered {
+            mut sources,
+            entries,
+        } = gathered;
+        let sources_sha256 = sha256(&sources);
+        pack.compile(&mut sources);
+        // Programs whose entries share a folder share its files.
+        let mut shared: Vec<(Vec<usize>, Arc<[Source]>)> = Vec::new();
+        let mut programs = IndexMap::new();
+        for (entry, places) in entries {
+            let files = match shared.iter().find(|(shared, _)| *shared == places) {
+                Some((_, files)) => files.clone(),
+                None => {
+                    let files: Arc<[Source]> = places.iter().map(|&i| sources[i].clone()).collect();
+                    shared.push((places, files.clone()));
+                    files
+                }
+            };
+            let program = Program {
+                sources: files,
+                entry: entry.clone(),
+            };
+            programs.insert(entry, Arc::new(program));
+        }
+        Python {
+            pack,
+            programs,
+            sources_sha256,
+        }
+    }
+
     /// SHA-256 over the user's Python sources (each module's name, path and text, in order),
     /// which a run's grades depend on as much as on a pack's file.
     pub fn sources_sha256(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let mut hasher = Sha256::new();
-        for source in &self.program.sources {
-            for part in [&source.module, &source.path, &source.text] {
-                hasher.update((part.len() as u64).to_le_bytes());
-                hasher.update(part.as_bytes());
-            }
-        }
-        format!("{:x}", hasher.finalize())
+        self.sources_sha256.clone()
     }
 
-    /// The interpreter's grader `name` (see the table above), checked against the program.
+    /// The interpreter's grader `name` (see the table above), checked in its program.
     pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
-        self.pack.program_grader(&self.program, name, config)
+        self.in_program(name, |program| {
+            self.pack.program_grader(program, name, config)
+        })
     }
 
-    /// The interpreter's extractor `name`, checked against the program.
+    /// The interpreter's extractor `name`, checked in its program.
     pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
-        self.pack.program_extractor(&self.program, name, config)
+        self.in_program(name, |program| {
+            self.pack.program_extractor(program, name, config)
+        })
     }
 
     /// The reward composer of `reward: {kind: custom, function}`: `path/file.py:name` or a
@@ -71,10 +105,82 @@ impl Python {
             Some((path, name)) => format!("letta-reward:{}:{name}", file_module(path)),
             None => format!("letta-reward::{function}"),
         };
-        self.pack
-            .program_reward(&self.program, &name)
+        self.in_program(&name, |program| self.pack.program_reward(program, &name))
             .map(CustomReward)
     }
+
+    /// `function` of the program of the interpreter function `name`
+    /// (`<form>:<module>:<attribute>`): the program of its module, or, for a name a decorator
+    /// registered (no module), of the one referenced file that registers it.
+    fn in_program<T>(
+        &self,
+        name: &str,
+        function: impl Fn(&Arc<Program>) -> Result<T, PackError>,
+    ) -> Result<T, PackError> {
+        let mut parts = name.splitn(3, ':').skip(1);
+        let (module, attribute) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if !module.is_empty() {
+            return match self.programs.get(module) {
+                Some(program) => function(program),
+                None => Err(PackError::ProgramNotLoaded {
+                    message: format!("no Python module `{module}` was gathered from the suite"),
+                }),
+            };
+        }
+        let mut registers = Vec::new();
+        let (mut not_loaded, mut rejected) = (None, None);
+        for program in self.programs.values() {
+            match function(program) {
+                Ok(found) => registers.push((program, found)),
+                Err(e @ PackError::ProgramNotLoaded { .. }) => {
+                    not_loaded.get_or_insert(e);
+                }
+                Err(e) => {
+                    rejected.get_or_insert(e);
+                }
+            }
+        }
+        match (registers.pop(), registers.pop()) {
+            (Some((_, found)), None) => Ok(found),
+            (Some((second, _)), Some((first, _))) => Err(PackError::Program {
+                message: format!(
+                    "`{attribute}` is registered by two files, {} and {}: each file's graders \
+                     run apart, so the suite must say which; rename one, or name it by its file \
+                     (`{}:{attribute}`)",
+                    entry_path(first),
+                    entry_path(second),
+                    entry_path(first)
+                ),
+            }),
+            (None, _) => Err(not_loaded
+                .or(rejected)
+                .unwrap_or_else(|| PackError::Program {
+                    message: format!("no Python file of the suite registers `{attribute}`"),
+                })),
+        }
+    }
+}
+
+/// The file of `program`'s entry, as the suite names it.
+fn entry_path(program: &Program) -> &str {
+    program
+        .sources
+        .iter()
+        .find(|s| s.module == program.entry)
+        .map_or(program.entry.as_str(), |s| s.path.as_str())
+}
+
+/// SHA-256 over `sources` (each module's name, path and text, in order).
+fn sha256(sources: &[Source]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for source in sources {
+        for part in [&source.module, &source.path, &source.text] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+    }
+    format!("{:x}", hasher.finalize())
 }
 
 /// The suite's Python code and its interpreter, or `None` when the suite names no Python file
@@ -128,8 +234,7 @@ pub fn prepare(
             spec.path.display()
         )));
     }
-    let program = Arc::new(pack.compiled(builder.build()));
-    Ok(Some(Python { pack, program }))
+    Ok(Some(Python::new(pack, builder.build())))
 }
 
 /// Adds to `errors` a mistake in the module or function of `entry`, one of the `type: code`
@@ -250,11 +355,20 @@ pub enum ProgramError {
         file: PathBuf,
         package: PathBuf,
     },
-    #[error("cannot read {}: {source}", path.display())]
+    #[error(
+        "cannot read {path}: {source}; every .py file in a grader's folder is part of its \
+         program: make it a regular UTF-8 file, or move it out of the folder"
+    )]
     Unreadable {
-        path: PathBuf,
+        path: String,
         source: std::io::Error,
     },
+    #[error(
+        "{path} is a symbolic link that leads outside {folder}, the grader's folder: the .py \
+         files beside a grader are read only from inside its folder; put the file itself there, \
+         or remove the link"
+    )]
+    LeadsOutside { path: String, folder: String },
     #[error("two Python modules are named `{module}`: {first} and {second}; rename one")]
     SameName {
         module: String,
@@ -308,34 +422,45 @@ pub fn inline_module(key: &str) -> String {
     format!("openai_grader_{key}")
 }
 
-/// Gathers a suite's program. Every method returns the reason a reference cannot be used.
+/// A suite's Python sources, and each entry module's program as places among them.
+pub struct Gathered {
+    pub sources: Vec<Source>,
+    pub entries: IndexMap<String, Vec<usize>>,
+}
+
+/// Gathers a suite's programs. Every method returns the reason a reference cannot be used.
 pub struct ProgramBuilder {
     /// The suite file, for the paths sources are named by.
     suite_file: PathBuf,
     suite_dir: PathBuf,
-    /// Folders whose `.py` files were gathered already.
-    roots: Vec<PathBuf>,
+    /// `suite_dir` with its links resolved: a grader's folder below it brings its files along.
+    suite_real: Option<PathBuf>,
+    /// Folders whose `.py` files were gathered already, with their places in `sources`.
+    roots: Vec<(PathBuf, Vec<usize>)>,
     sources: Vec<Source>,
     /// Where each source came from, to tell two files of one module name apart.
     origins: Vec<PathBuf>,
-    entries: Vec<String>,
+    /// Each entry module with the places of its program's files in `sources`.
+    entries: IndexMap<String, Vec<usize>>,
     bytes: usize,
 }
 
 impl ProgramBuilder {
     pub fn new(suite_file: &Path, suite_dir: &Path) -> ProgramBuilder {
+        // `suite.yaml` has the folder `` (the current one), which cannot be listed.
+        let suite_dir = if suite_dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            suite_dir.to_path_buf()
+        };
         ProgramBuilder {
             suite_file: suite_file.to_path_buf(),
-            // `suite.yaml` has the folder `` (the current one), which cannot be listed.
-            suite_dir: if suite_dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                suite_dir.to_path_buf()
-            },
+            suite_real: std::fs::canonicalize(&suite_dir).ok(),
+            suite_dir,
             roots: Vec::new(),
             sources: Vec::new(),
             origins: Vec::new(),
-            entries: Vec::new(),
+            entries: IndexMap::new(),
             bytes: 0,
         }
     }
@@ -345,15 +470,23 @@ impl ProgramBuilder {
         self.entries.is_empty()
     }
 
-    /// The file `relative` (to the suite), imported as its stem; the files beside it come along.
+    /// The file `relative` (to the suite), imported as its stem. The files beside it come
+    /// along when its folder is in the suite's folder; a file outside comes alone, so that a
+    /// grader path cannot bring a foreign folder into the sandbox.
     pub fn file(&mut self, relative: &str) -> Result<(), ProgramError> {
         let path = self.suite_dir.join(relative);
         if !path.is_file() {
             return Err(ProgramError::NoSuchFile(path));
         }
-        let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        self.root(&root)?;
-        self.entry(file_module(relative));
+        let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let module = file_module(relative);
+        let places = if self.in_suite(&folder) {
+            self.root(&folder)?
+        } else {
+            let name = path.file_name().map(PathBuf::from).unwrap_or_default();
+            vec![self.read(&folder, &name, module.clone())?]
+        };
+        self.entry(module, places);
         Ok(())
     }
 
@@ -385,71 +518,95 @@ impl ProgramBuilder {
                 package,
             });
         }
-        self.root(dir)?;
-        self.entry(dotted.to_string());
+        let places = self.root(dir)?;
+        self.entry(dotted.to_string(), places);
         Ok(())
     }
 
     /// Python source written in the suite itself (OpenAI's `source: |`) as `module`, named
-    /// `<suite file>#<field>` in errors and tracebacks.
+    /// `<suite file>#<field>` in errors and tracebacks; it comes alone.
     pub fn inline(&mut self, module: String, field: &str, text: &str) -> Result<(), ProgramError> {
         let path = format!("{}#{field}", self.suite_file.display());
-        self.add(
+        let place = self.add(
             module.clone(),
             path,
             text.to_string(),
             self.suite_file.clone(),
         )?;
-        self.entry(module);
+        self.entry(module, vec![place]);
         Ok(())
     }
 
-    pub fn build(self) -> Program {
-        Program {
+    pub fn build(self) -> Gathered {
+        Gathered {
             sources: self.sources,
             entries: self.entries,
         }
     }
 
-    fn entry(&mut self, module: String) {
-        if !self.entries.contains(&module) {
-            self.entries.push(module);
-        }
+    fn entry(&mut self, module: String, places: Vec<usize>) {
+        self.entries.entry(module).or_insert(places);
     }
 
-    /// Every `.py` file under `root`, as modules named by their place below it.
-    fn root(&mut self, root: &Path) -> Result<(), ProgramError> {
-        if self.roots.iter().any(|r| r == root) {
-            return Ok(());
+    /// Whether `folder` is the suite's folder or below it, links resolved.
+    fn in_suite(&self, folder: &Path) -> bool {
+        let real = std::fs::canonicalize(folder);
+        matches!((&self.suite_real, real), (Some(suite), Ok(real)) if real.starts_with(suite))
+    }
+
+    /// Every `.py` file under `root`, as modules named by their place below it; their places.
+    fn root(&mut self, root: &Path) -> Result<Vec<usize>, ProgramError> {
+        if let Some((_, places)) = self.roots.iter().find(|(r, _)| r == root) {
+            return Ok(places.clone());
         }
-        self.roots.push(root.to_path_buf());
         let mut files = Vec::new();
         walk(root, 0, &mut files);
         files.sort();
+        let mut places = Vec::new();
         for file in files {
             let Some(module) = module_name(root, &file) else {
                 continue;
             };
-            let text = match std::fs::read_to_string(&file) {
-                Ok(text) => text,
-                Err(source) => return Err(ProgramError::Unreadable { path: file, source }),
-            };
-            let path = self.display_path(&file);
-            self.add(module, path, text, file)?;
+            let relative = file.strip_prefix(root).unwrap_or(&file).to_path_buf();
+            places.push(self.read(root, &relative, module)?);
         }
-        Ok(())
+        self.roots.push((root.to_path_buf(), places.clone()));
+        Ok(places)
     }
 
+    /// The file `relative` below `folder` as `module`, read without leaving `folder`; its place.
+    fn read(
+        &mut self,
+        folder: &Path,
+        relative: &Path,
+        module: String,
+    ) -> Result<usize, ProgramError> {
+        let file = folder.join(relative);
+        let path = self.display_path(&file);
+        let text = match fsio::read_text_within(folder, relative, fsio::cap::TEXT) {
+            Ok(text) => text,
+            Err(_) if leads_outside(folder, &file) => {
+                return Err(ProgramError::LeadsOutside {
+                    path,
+                    folder: self.display_path(folder),
+                });
+            }
+            Err(source) => return Err(ProgramError::Unreadable { path, source }),
+        };
+        self.add(module, path, text, file)
+    }
+
+    /// Adds a source unless it is there already; its place.
     fn add(
         &mut self,
         module: String,
         path: String,
         text: String,
         origin: PathBuf,
-    ) -> Result<(), ProgramError> {
+    ) -> Result<usize, ProgramError> {
         if let Some(i) = self.sources.iter().position(|s| s.module == module) {
             if self.origins[i] == origin {
-                return Ok(());
+                return Ok(i);
             }
             return Err(ProgramError::SameName {
                 module,
@@ -468,7 +625,7 @@ impl ProgramBuilder {
             code: None,
         });
         self.origins.push(origin);
-        Ok(())
+        Ok(self.sources.len() - 1)
     }
 
     /// `file` relative to the suite's folder where it is below it, else as found.
@@ -477,6 +634,15 @@ impl ProgramBuilder {
             .unwrap_or(file)
             .to_string_lossy()
             .into_owned()
+    }
+}
+
+/// Whether `file` is a symbolic link to something that exists outside `folder`.
+fn leads_outside(folder: &Path, file: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink());
+    match (std::fs::canonicalize(folder), std::fs::canonicalize(file)) {
+        (Ok(folder), Ok(target)) => is_link && !target.starts_with(folder),
+        _ => false,
     }
 }
 
@@ -583,8 +749,8 @@ mod tests {
         let err = builder.file("nope.py").unwrap_err();
         assert!(matches!(&err, ProgramError::NoSuchFile(path) if path.ends_with("nope.py")));
         assert!(err.to_string().starts_with("no such file: "), "{err}");
-        let program = builder.build();
-        let modules: Vec<(&str, &str)> = program
+        let gathered = builder.build();
+        let modules: Vec<(&str, &str)> = gathered
             .sources
             .iter()
             .map(|s| (s.module.as_str(), s.path.as_str()))
@@ -598,7 +764,90 @@ mod tests {
                 ("openai_grader_a", inline_path.as_str()),
             ]
         );
-        assert_eq!(program.entries, ["custom", "openai_grader_a"]);
+        // Each entry's program: its folder's files, or the inline source alone.
+        let programs: Vec<(&str, &[usize])> = gathered
+            .entries
+            .iter()
+            .map(|(entry, places)| (entry.as_str(), places.as_slice()))
+            .collect();
+        assert_eq!(
+            programs,
+            [("custom", &[0, 1][..]), ("openai_grader_a", &[2][..])]
+        );
+    }
+
+    /// A suite in `outer/suite`, with `outer/elsewhere` beside it.
+    fn suite_beside_elsewhere() -> (tempfile::TempDir, ProgramBuilder) {
+        let outer = tempfile::tempdir().unwrap();
+        let suite = outer.path().join("suite");
+        std::fs::create_dir_all(suite.join("graders")).unwrap();
+        std::fs::create_dir_all(outer.path().join("elsewhere/deep")).unwrap();
+        std::fs::write(suite.join("graders/g.py"), "X = 1\n").unwrap();
+        std::fs::write(outer.path().join("elsewhere/x.py"), "Y = 1\n").unwrap();
+        std::fs::write(outer.path().join("elsewhere/secret.py"), "KEY = 1\n").unwrap();
+        std::fs::write(outer.path().join("elsewhere/deep/more.py"), "").unwrap();
+        let builder = ProgramBuilder::new(&suite.join("suite.yaml"), &suite);
+        (outer, builder)
+    }
+
+    #[test]
+    fn a_grader_file_outside_the_suite_folder_comes_alone() {
+        let (outer, mut builder) = suite_beside_elsewhere();
+        builder.file("../elsewhere/x.py").unwrap();
+        let absolute = outer.path().join("elsewhere/secret.py");
+        builder.file(absolute.to_str().unwrap()).unwrap();
+        let gathered = builder.build();
+        let modules: Vec<&str> = gathered.sources.iter().map(|s| s.module.as_str()).collect();
+        assert_eq!(modules, ["x", "secret"]);
+        let programs: Vec<(&str, &[usize])> = gathered
+            .entries
+            .iter()
+            .map(|(entry, places)| (entry.as_str(), places.as_slice()))
+            .collect();
+        assert_eq!(programs, [("x", &[0][..]), ("secret", &[1][..])]);
+    }
+
+    #[test]
+    fn a_neighbour_linked_outside_the_grader_folder_is_refused_naming_it() {
+        let (outer, mut builder) = suite_beside_elsewhere();
+        let graders = outer.path().join("suite/graders");
+        std::os::unix::fs::symlink(
+            outer.path().join("elsewhere/secret.py"),
+            graders.join("key.py"),
+        )
+        .unwrap();
+        let err = builder.file("graders/g.py").unwrap_err();
+        assert!(
+            matches!(&err, ProgramError::LeadsOutside { path, .. } if path == "graders/key.py")
+        );
+        assert!(
+            err.to_string().starts_with(
+                "graders/key.py is a symbolic link that leads outside graders, the grader's folder"
+            ),
+            "{err}"
+        );
+        // A link that stays in the folder is read.
+        std::fs::remove_file(graders.join("key.py")).unwrap();
+        std::os::unix::fs::symlink("g.py", graders.join("same.py")).unwrap();
+        builder.file("graders/g.py").unwrap();
+    }
+
+    #[test]
+    fn a_fifo_beside_a_grader_is_refused_naming_it() {
+        let (outer, mut builder) = suite_beside_elsewhere();
+        let fifo = outer.path().join("suite/graders/pipe.py");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let err = builder.file("graders/g.py").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot read graders/pipe.py: it is a FIFO, not a regular file; "),
+            "{err}"
+        );
     }
 
     #[test]
