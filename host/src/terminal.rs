@@ -22,20 +22,39 @@ pub fn steers(c: char) -> bool {
 /// `text` with every character that [`steers`] a terminal written as a `\u{..}` escape, so that
 /// it is shown and never obeyed.
 pub fn printable(text: &str) -> String {
-    escaped(text, |_| false)
+    escaped(text, |_| false, shown)
 }
 
 /// [`printable`], but newlines and tabs kept: for texts shown over several lines by design
 /// (an error with its hint, a list of problems).
 pub fn printable_lines(text: &str) -> String {
-    escaped(text, |c| matches!(c, '\n' | '\t'))
+    escaped(text, |c| matches!(c, '\n' | '\t'), shown)
 }
 
-fn escaped(text: &str, keep: impl Fn(char) -> bool) -> String {
+/// A JSON document (as serde_json writes it, compact or pretty) with every character that
+/// [`steers`] a terminal written as a JSON `\uXXXX` escape, which reads back as the same
+/// character: serde_json escapes C0 controls in strings, but not DEL, C1 or bidi marks. Raw
+/// newlines in such a document are its own layout, and kept.
+pub fn printable_json(json: &str) -> String {
+    escaped(
+        json,
+        |c| c == '\n',
+        |out, c| {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        },
+    )
+}
+
+/// `c` as `\u{1b}`.
+fn shown(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+}
+
+fn escaped(text: &str, keep: impl Fn(char) -> bool, escape: impl Fn(&mut String, char)) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if steers(c) && !keep(c) {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            escape(&mut out, c);
         } else {
             out.push(c);
         }
@@ -61,5 +80,17 @@ mod tests {
         let plain = "plain text, ünïcode, 😀, \\u{1b} as written";
         assert_eq!(printable(plain), plain);
         assert_eq!(printable(&printable("\x1b")), printable("\x1b"));
+    }
+
+    #[test]
+    fn json_keeps_its_meaning_and_layout() {
+        let value = serde_json::json!({"id": "a\u{1b}[2J\u{9b}b\u{202e}c\nd"});
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let shown = printable_json(&json);
+        assert_eq!(shown, "{\n  \"id\": \"a\\u001b[2J\\u009bb\\u202ec\\nd\"\n}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            value
+        );
     }
 }

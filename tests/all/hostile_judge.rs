@@ -292,8 +292,8 @@ const HOSTILE_ID: &str = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}id";
 const SHOWN_ID: &str = "\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{202e}id";
 
 /// A sample id and a grader's error that hold escape sequences and bidi overrides reach stdout
-/// and stderr as visible escapes (`gavel run`, `gavel validate`, `gavel diff`), never raw; the
-/// results keep them as they are.
+/// and stderr as visible escapes (`gavel run`, `gavel validate`, `gavel diff`, its JSON too),
+/// never raw; the results keep them as they are.
 #[test]
 fn escapes_in_ids_and_grader_errors_are_shown_not_obeyed() {
     let Some(cache) = crate::python_graders::cache() else {
@@ -328,6 +328,7 @@ fn escapes_in_ids_and_grader_errors_are_shown_not_obeyed() {
     let after = gavel(&["run", "suite.yaml", "-o", "after"]);
     assert_eq!(after.status.code(), Some(0), "{}", stderr(&after));
     let diff = gavel(&["diff", "before", "after"]);
+    let diff_json = gavel(&["diff", "before", "after", "--json"]);
     ws.write(
         "g.py",
         r"raise ImportError('\x1b[2J\u202egone')
@@ -348,6 +349,11 @@ fn escapes_in_ids_and_grader_errors_are_shown_not_obeyed() {
         ("run", &failed, SHOWN_ID),
         ("run", &after, SHOWN_ID),
         ("diff", &diff, SHOWN_ID),
+        (
+            "diff --json",
+            &diff_json,
+            "\\u001b]0;pwned\\u0007\\u001b[2J\\u202eid",
+        ),
         ("invalid row", &invalid, SHOWN_ID),
         ("import", &import, "\\u{1b}[2J\\u{202e}gone"),
     ] {

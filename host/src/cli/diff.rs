@@ -74,7 +74,7 @@ pub fn run(args: Args) -> u8 {
     }
     if args.json {
         match serde_json::to_string_pretty(&diff) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => println!("{}", gavel::terminal::printable_json(&text)),
             Err(e) => {
                 eprintln!("error: cannot render the comparison: {e}");
                 return super::EXIT_INVALID;

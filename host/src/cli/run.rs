@@ -141,7 +141,7 @@ pub fn run(mut args: Args) -> u8 {
         Err(errors) => return super::report_run_errors(&errors),
     };
     if args.json {
-        println!("{}", graded.summary_json);
+        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
     } else if !args.quiet {
         print_summary(&prepared, &graded.summary, &shown.failing);
         println!("results: {}", shown_path(&graded.results_path));

@@ -112,7 +112,7 @@ pub fn run(args: Args) -> u8 {
     };
     if args.format == "json" {
         match serde_json::to_string_pretty(&found) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => println!("{}", gavel::terminal::printable_json(&json)),
             Err(e) => eprintln!(
                 "error: cannot render the result: {}",
                 printable_lines(&e.to_string())
