@@ -83,6 +83,12 @@ fn open_within(root: &Path, relative: &Path) -> io::Result<File> {
     {
         return Err(outside(root, relative));
     }
+    // The folder of a file named without one (`suite.yaml`) is the empty path: here.
+    let root = if root.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        root
+    };
     let dir = cap_std::fs::Dir::open_ambient_dir(root, cap_std::ambient_authority())?;
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true).custom_flags(NONBLOCK);
@@ -480,6 +486,12 @@ mod tests {
         }
         let absolute = outer.path().join("secret");
         assert!(read(absolute.to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn an_empty_folder_is_the_current_one() {
+        let here = read_within(Path::new(""), Path::new("Cargo.toml"), cap::TEXT).unwrap();
+        assert_eq!(here, std::fs::read("Cargo.toml").unwrap());
     }
 
     #[test]

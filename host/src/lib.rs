@@ -17,3 +17,4 @@ pub mod output;
 pub mod plan;
 pub mod run;
 pub mod scaffold;
+pub mod terminal;

@@ -57,6 +57,12 @@ pub enum Reply {
     Delay(Duration, Box<Reply>),
     /// Closes the connection without answering.
     HangUp,
+    /// A 200 whose body is `budget` bytes of spaces, written for as long as the client reads
+    /// them, with `content-length: declared` when given (else ended by closing).
+    Flood {
+        declared: Option<u64>,
+        budget: usize,
+    },
 }
 
 impl Reply {
@@ -146,6 +152,8 @@ struct State {
     requests: Mutex<Vec<Recorded>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
+    /// Body bytes of floods the client took.
+    flooded: AtomicUsize,
 }
 
 pub struct Server {
@@ -168,6 +176,7 @@ impl Server {
             requests: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            flooded: AtomicUsize::new(0),
         });
         let shared = Arc::clone(&state);
         let accept = tokio::spawn(async move {
@@ -201,6 +210,11 @@ impl Server {
 
     pub fn max_in_flight(&self) -> usize {
         self.state.max_in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Body bytes of [`Reply::Flood`] replies written to clients so far.
+    pub fn flooded(&self) -> usize {
+        self.state.flooded.load(Ordering::SeqCst)
     }
 }
 
@@ -247,6 +261,27 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
         // The client may have given up already (timeouts); that is not the server's concern.
         let _ = stream.write_all(head.as_bytes()).await;
         let _ = stream.write_all(body.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    } else if let Reply::Flood { declared, budget } = reply {
+        let length = declared.map_or_else(String::new, |n| format!("content-length: {n}\r\n"));
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n"
+        );
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if stream.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        let chunk = vec![b' '; 64 << 10];
+        let mut left = budget;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            // A client that stops reading leaves the write waiting until it hangs up.
+            if stream.write_all(&chunk[..n]).await.is_err() {
+                break;
+            }
+            state.flooded.fetch_add(n, Ordering::SeqCst);
+            left -= n;
+        }
         let _ = stream.shutdown().await;
     } else {
         state.in_flight.fetch_sub(1, Ordering::SeqCst);

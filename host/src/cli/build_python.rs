@@ -20,7 +20,10 @@ pub fn run(args: Args) -> u8 {
             super::EXIT_OK
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!(
+                "error: {}",
+                gavel::terminal::printable_lines(&e.to_string())
+            );
             super::EXIT_INVALID
         }
     }

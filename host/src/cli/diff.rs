@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use gavel::output::diff::{self, Diff, Flip};
 use gavel::output::report::{Options, p_value};
+use gavel::terminal::{printable, printable_lines};
 
 use super::progress::paint;
 
@@ -56,7 +57,7 @@ pub fn run(args: Args) -> u8 {
     ) {
         Ok(diff) => diff,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", printable_lines(&message.to_string()));
             return super::EXIT_INVALID;
         }
     };
@@ -64,15 +65,16 @@ pub fn run(args: Args) -> u8 {
         if diff.metric(metric).is_none() {
             let known: Vec<&str> = diff.metrics.iter().map(|m| m.metric.as_str()).collect();
             eprintln!(
-                "error: --fail-on {metric}: no such metric in both runs; they share: {}",
-                known.join(", ")
+                "error: --fail-on {}: no such metric in both runs; they share: {}",
+                printable(metric),
+                printable(&known.join(", "))
             );
             return super::EXIT_INVALID;
         }
     }
     if args.json {
         match serde_json::to_string_pretty(&diff) {
-            Ok(text) => println!("{text}"),
+            Ok(text) => println!("{}", gavel::terminal::printable_json(&text)),
             Err(e) => {
                 eprintln!("error: cannot render the comparison: {e}");
                 return super::EXIT_INVALID;
@@ -91,7 +93,7 @@ pub fn run(args: Args) -> u8 {
         let inputs = match super::report::inputs(&dir, None) {
             Ok(inputs) => inputs,
             Err(message) => {
-                eprintln!("error: {message}");
+                eprintln!("error: {}", printable_lines(&message.to_string()));
                 return super::EXIT_INVALID;
             }
         };
@@ -113,7 +115,7 @@ pub fn run(args: Args) -> u8 {
     if regressed.is_empty() {
         super::EXIT_OK
     } else {
-        eprintln!("regressed: {}", regressed.join(", "));
+        eprintln!("regressed: {}", printable(&regressed.join(", ")));
         super::EXIT_GATE_FAILED
     }
 }
@@ -128,18 +130,13 @@ fn print(diff: &Diff, show: usize) {
         "{} base rows, {} candidate rows, {} paired ({} only in base, {} only in candidate)",
         diff.base_rows, diff.candidate_rows, diff.shared, diff.only_in_base, diff.only_in_candidate
     );
-    let width = diff
-        .metrics
-        .iter()
-        .map(|m| m.metric.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+    let names: Vec<String> = diff.metrics.iter().map(|m| printable(&m.metric)).collect();
+    let width = names.iter().map(String::len).max().unwrap_or(6).max(6);
     println!(
         "  {:width$}  {:>6}  {:>13}  {:>7}  {:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}",
         "metric", "pairs", "mean", "change", level, "p", "pass rate", "p>f", "f>p", "McNemar p"
     );
-    for m in &diff.metrics {
+    for (name, m) in names.iter().zip(&diff.metrics) {
         let interval = m
             .mean_change
             .interval
@@ -153,8 +150,7 @@ fn print(diff: &Diff, show: usize) {
             String::new()
         };
         println!(
-            "  {:width$}  {:>6}  {:>13}  {:>+7.3}  {interval:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}  {verdict}",
-            m.metric,
+            "  {name:width$}  {:>6}  {:>13}  {:>+7.3}  {interval:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}  {verdict}",
             m.pairs,
             format!("{} -> {}", fmt(m.base.mean), fmt(m.candidate.mean)),
             m.mean_change.mean,
@@ -170,21 +166,21 @@ fn print(diff: &Diff, show: usize) {
         );
     }
     for key in &diff.only_base_metrics {
-        println!("  {key}: only in the base run");
+        println!("  {}: only in the base run", printable(key));
     }
     for key in &diff.only_candidate_metrics {
-        println!("  {key}: only in the candidate run");
+        println!("  {}: only in the candidate run", printable(key));
     }
-    for m in &diff.metrics {
+    for (name, m) in names.iter().zip(&diff.metrics) {
         list(
-            &m.metric,
+            name,
             "pass -> fail",
             m.pass_to_fail,
             &m.flipped_to_fail,
             show,
         );
         list(
-            &m.metric,
+            name,
             "fail -> pass",
             m.fail_to_pass,
             &m.flipped_to_pass,
@@ -206,7 +202,7 @@ fn list(metric: &str, title: &str, total: u64, flips: &[Flip], show: usize) {
         };
         println!(
             "  {}{run}  {}",
-            flip.sample_id,
+            printable(&flip.sample_id.to_string()),
             super::run::one_line(&flip.rationale, 100)
         );
     }

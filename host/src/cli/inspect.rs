@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use gavel::grade::pack::{FunctionKind, PackError, PackHost, PackInfo};
+use gavel::terminal::printable_lines;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,11 +16,11 @@ pub struct Args {
 pub fn run(args: Args) -> u8 {
     match inspect(&args.pack, &args.cache) {
         Ok(info) => {
-            print!("{info}");
+            print!("{}", printable_lines(&info.to_string()));
             super::EXIT_OK
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", printable_lines(&e.to_string()));
             super::EXIT_INVALID
         }
     }
@@ -30,7 +31,7 @@ pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
     let info = match inspect(path, cache) {
         Ok(info) => info,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", printable_lines(&e.to_string()));
             return super::EXIT_INVALID;
         }
     };

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use gavel::terminal::printable_lines;
 
 /// Exit codes (SPEC section 8).
 pub const EXIT_OK: u8 = 0;
@@ -105,7 +106,7 @@ fn plural(n: u64) -> &'static str {
 /// Prints what stopped a run, in the order it happened, and returns the exit code for it.
 pub fn report_run_errors(errors: &[gavel::run::RunError]) -> u8 {
     for error in errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", printable_lines(&error.to_string()));
     }
     EXIT_INVALID
 }
@@ -113,7 +114,7 @@ pub fn report_run_errors(errors: &[gavel::run::RunError]) -> u8 {
 /// Prints every suite error and returns the exit code for an invalid suite.
 pub fn report_suite_errors(errors: &[gavel::config::suite::SuiteError]) -> u8 {
     for error in errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", printable_lines(&error.to_string()));
     }
     let n = errors.len();
     eprintln!("{n} problem{} found; nothing was graded", plural(n as u64));

@@ -100,7 +100,8 @@ impl Progress {
                 .metrics
                 .iter()
                 .map(|m| Running {
-                    key: m.key.to_string(),
+                    // A suite's metric key can hold anything; it is shown on every line.
+                    key: gavel::terminal::printable(m.key),
                     passed: 0,
                     graded: 0,
                 })

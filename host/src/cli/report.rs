@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use gavel::config::suite::SuiteError;
 use gavel::output::record::{RecordError, RunRecord};
 use gavel::output::report::{self, Options};
+use gavel::terminal::printable_lines;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,7 +28,7 @@ pub fn run(args: Args) -> u8 {
     let inputs = match inputs(&args.results_dir, args.suite.as_deref()) {
         Ok(inputs) => inputs,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", printable_lines(&message.to_string()));
             return super::EXIT_INVALID;
         }
     };
@@ -87,7 +88,7 @@ pub fn write(
     let report = match report::build(results_dir, inputs, diff, options) {
         Ok(report) => report,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", printable_lines(&message.to_string()));
             return super::EXIT_INVALID;
         }
     };
@@ -99,7 +100,7 @@ pub fn write(
         return super::EXIT_OK;
     }
     for notice in &report.notices {
-        eprintln!("notice: {notice}");
+        eprintln!("notice: {}", printable_lines(notice));
     }
     eprintln!(
         "report: {} ({} samples, {} in detail, {} KiB)",

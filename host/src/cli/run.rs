@@ -7,6 +7,7 @@ use gavel::input::dataset::RowCount;
 use gavel::output::result::SampleResult;
 use gavel::output::summary::Summary;
 use gavel::run::{Filter, Observer, Outcome, Prepared, RunOptions, Validation};
+use gavel::terminal::{printable, printable_lines};
 
 use super::progress::{Progress, paint};
 
@@ -106,7 +107,7 @@ pub fn run(mut args: Args) -> u8 {
     };
     if !args.quiet {
         for notice in prepared.suite.notices() {
-            eprintln!("{notice}");
+            eprintln!("{}", printable_lines(&notice));
         }
     }
     let options = RunOptions {
@@ -133,17 +134,17 @@ pub fn run(mut args: Args) -> u8 {
             not_restored,
         }) => {
             if let Some(e) = not_restored {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", printable_lines(&e.to_string()));
             }
             return report_invalid_rows(&validation);
         }
         Err(errors) => return super::report_run_errors(&errors),
     };
     if args.json {
-        println!("{}", graded.summary_json);
+        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
     } else if !args.quiet {
         print_summary(&prepared, &graded.summary, &shown.failing);
-        println!("results: {}", graded.results_path.display());
+        println!("results: {}", shown_path(&graded.results_path));
     }
     if args.report {
         let options = gavel::output::report::Options {
@@ -168,17 +169,17 @@ pub fn run(mut args: Args) -> u8 {
         eprintln!(
             "interrupted: what was not retried keeps its earlier result in {}; retry it with: \
              gavel run {} --retry-errors -o {}",
-            graded.results_path.display(),
-            args.suite.display(),
-            graded.out_dir.display()
+            shown_path(&graded.results_path),
+            shown_path(&args.suite),
+            shown_path(&graded.out_dir)
         );
         super::EXIT_INTERRUPTED
     } else if graded.interrupted {
         eprintln!(
             "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
-            graded.results_path.display(),
-            args.suite.display(),
-            graded.out_dir.display()
+            shown_path(&graded.results_path),
+            shown_path(&args.suite),
+            shown_path(&graded.out_dir)
         );
         super::EXIT_INTERRUPTED
     } else if graded.gate_passed {
@@ -268,16 +269,33 @@ impl Failing {
         } else {
             return;
         };
-        self.samples
-            .push(format!("{}  {}", result.sample_id, one_line(&why, 100)));
+        self.samples.push(format!(
+            "{}  {}",
+            printable(&result.sample_id.to_string()),
+            one_line(&why, 100)
+        ));
     }
 }
 
+/// A path as it may be shown: a suite's name or a folder's can hold anything.
+pub fn shown_path(path: &std::path::Path) -> String {
+    printable(&path.display().to_string())
+}
+
+/// `text` on one line of at most `width` characters (then `...`): line breaks and tabs as
+/// spaces, other characters that steer a terminal [`printable`].
 pub fn one_line(text: &str, width: usize) -> String {
     let flat: String = text
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if c.is_control() && c.is_whitespace() {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
+    let flat = printable(&flat);
     if flat.chars().count() <= width {
         flat
     } else {
@@ -297,25 +315,24 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     };
     println!(
         "{}: {} samples: {} passed, {} failed, {} errored",
-        prepared.suite.file.name,
+        printable(&prepared.suite.file.name),
         c.total,
         c.passed,
         red_if_any(c.failed),
         red_if_any(c.errored)
     );
     let fmt = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
-    let width = summary
+    let keys: Vec<String> = summary
         .metrics
         .iter()
-        .map(|(k, _)| k.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
+        .map(|(key, _)| printable(key))
+        .collect();
+    let width = keys.iter().map(String::len).max().unwrap_or(6).max(6);
     println!(
         "  {:width$}  {:>7}  {:>9}  {:>17}  {:>8}",
         "metric", "mean", "pass rate", "95% CI (mean)", "n"
     );
-    for (key, metric) in &summary.metrics {
+    for (key, (_, metric)) in keys.iter().zip(&summary.metrics) {
         let ci = metric
             .stats
             .ci95
@@ -347,7 +364,7 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
             } else {
                 paint("FAILED", 31)
             },
-            gate.message
+            printable(&gate.message)
         );
     }
     if !failing.samples.is_empty() {
@@ -363,7 +380,7 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
 
 pub fn report_invalid_rows(validation: &Validation) -> u8 {
     for error in &validation.errors {
-        eprintln!("error: {error}");
+        eprintln!("error: {}", printable_lines(&error.to_string()));
     }
     let more = validation
         .invalid

@@ -7,6 +7,7 @@ use gavel::config::suite::SuiteError;
 use gavel::input::dataset::RowError;
 use gavel::run::engine::Selection;
 use gavel::run::{Filter, Options, check_rows, default_workers, prepare};
+use gavel::terminal::{printable, printable_lines};
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
@@ -111,8 +112,11 @@ pub fn run(args: Args) -> u8 {
     };
     if args.format == "json" {
         match serde_json::to_string_pretty(&found) {
-            Ok(json) => println!("{json}"),
-            Err(e) => eprintln!("error: cannot render the result: {e}"),
+            Ok(json) => println!("{}", gavel::terminal::printable_json(&json)),
+            Err(e) => eprintln!(
+                "error: cannot render the result: {}",
+                printable_lines(&e.to_string())
+            ),
         }
     } else {
         print_text(&args, &found);
@@ -204,13 +208,13 @@ fn validate(args: &Args, suite: &Path) -> Found {
 
 fn print_text(args: &Args, found: &Found) {
     for notice in &found.notices {
-        eprintln!("{notice}");
+        eprintln!("{}", printable_lines(notice));
     }
     for problem in &found.problems {
-        eprintln!("error: {}", problem.text);
+        eprintln!("error: {}", printable_lines(&problem.text));
     }
     for warning in &found.warnings {
-        eprintln!("warning: {}", warning.text);
+        eprintln!("warning: {}", printable_lines(&warning.text));
     }
     let more = |listed: usize, all: u64| all.saturating_sub(listed as u64);
     if more(found.warnings.len(), found.warnings_in_all) > 0 {
@@ -241,12 +245,12 @@ fn print_text(args: &Args, found: &Found) {
     let selected = found.samples_in_all.map_or(String::new(), |all| {
         format!(
             " of {all} selected by --filter {}",
-            args.filter.join(" --filter ")
+            printable(&args.filter.join(" --filter "))
         )
     });
     println!(
         "{}: valid ({} metric{}, {} sample{}{selected})",
-        args.suite.display(),
+        super::run::shown_path(&args.suite),
         found.metrics,
         super::plural(found.metrics as u64),
         found.samples,

@@ -26,6 +26,13 @@ pub enum WeightsError {
     Twice(String),
     #[error("weights must not all be zero")]
     AllZero,
+    #[error(
+        "the weights add up to more than the largest number gavel can hold ({max:e}), so every \
+         reward would be 0; scale them down: only their ratios matter (3 and 1 weigh the same \
+         as 3.0e+300 and 1.0e+300)",
+        max = f64::MAX
+    )]
+    Overflow,
 }
 
 /// Why a sample has no reward from a reward spec.
@@ -64,6 +71,9 @@ impl Weights {
         let total: f64 = weights.iter().map(|(_, w)| w).sum();
         if total == 0.0 {
             return Err(WeightsError::AllZero);
+        }
+        if !total.is_finite() {
+            return Err(WeightsError::Overflow);
         }
         Ok(Weights(
             weights.into_iter().map(|(k, w)| (k, w / total)).collect(),
@@ -265,6 +275,7 @@ mod tests {
             ("{a: -1, b: 2}", "non-negative"),
             ("{a: 0, b: 0.0}", "all be zero"),
             ("{a: .nan}", "nan"),
+            ("{a: 1.0e+308, b: 1.0e+308}", "add up to more than"),
             ("{a: x}", ""),
         ] {
             let err = spec(&format!("kind: weighted\nweights: {yaml}\n")).unwrap_err();

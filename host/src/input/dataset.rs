@@ -371,6 +371,8 @@ impl RowParser {
         trajectory::convert(raw, self.format).map_err(|e| row_error(line, 0, e.0))
     }
 
+    /// A row's rubric file, which must lie inside the suite's folder: a row may come from
+    /// anyone, and the rubric is sent to the judge.
     fn read_rubric(&self, relative: &str) -> Result<String, String> {
         let path = self.base_dir.join(relative);
         let mut cache = self
@@ -380,8 +382,17 @@ impl RowParser {
         cache
             .entry(path.clone())
             .or_insert_with(|| {
-                std::fs::read_to_string(&path)
-                    .map_err(|e| format!("rubric_path: cannot read {}: {e}", path.display()))
+                crate::fsio::read_text_within(
+                    &self.base_dir,
+                    Path::new(relative),
+                    crate::fsio::cap::TEXT,
+                )
+                .map_err(|e| {
+                    format!(
+                        "rubric_path: cannot read {relative}: {e} (a row's rubric_path names a \
+                         file inside the suite's folder, relative to it)"
+                    )
+                })
             })
             .clone()
     }

@@ -88,16 +88,21 @@ pub fn load_json(path: &str) -> Value {
 
 /// Runs `gavel` in `dir` like [`gavel_in`], with extra environment variables.
 pub fn gavel_with_env(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gavel"))
+    gavel_command(dir, args, vars).output().expect("gavel runs")
+}
+
+/// The command [`gavel_with_env`] runs, not started yet.
+pub fn gavel_command(dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gavel"));
+    command
         .args(args)
         .current_dir(dir)
         .env("GAVEL_CACHE_DIR", dir.join(".cache"))
         .env_remove("NO_COLOR")
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
-        .envs(vars.iter().copied())
-        .output()
-        .expect("gavel runs")
+        .envs(vars.iter().copied());
+    command
 }
 
 /// Runs `gavel` like [`gavel_with_env`] from an async test, off the runtime's threads, so that

@@ -98,7 +98,7 @@ pub fn load(path: &Path, tool_name: &str) -> Result<JudgeAgent, AgentFileError> 
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::fsio::read_text(path, crate::fsio::cap::DOCUMENT).map_err(|e| {
         error(format!(
             "cannot read the agent file: {e} (agent_file is relative to the suite's folder)"
         ))

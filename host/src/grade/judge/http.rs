@@ -1,11 +1,12 @@
 //! One chat-completions call with retries: exponential backoff with full jitter, `Retry-After`
-//! honoured, a deadline per attempt.
+//! honoured, a deadline per attempt, a reply read up to [`REPLY_LIMIT`], and redirects followed
+//! only within the endpoint's own scheme, host and port (the key goes nowhere else).
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use reqwest::header::{CONTENT_TYPE, HeaderMap};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
 use reqwest::{StatusCode, Url};
 use serde_json::Value;
 
@@ -18,6 +19,11 @@ const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 /// endpoint is taken as unreachable: a wrong `base_url` or a server that is down would
 /// otherwise cost every sample its full round of retries.
 const CONNECT_FAILURES_DOWN: u32 = 5;
+/// The largest judge reply read: a verdict takes a few KiB, and a reply is held whole while
+/// it is parsed, so an endpoint that sends more is cut off rather than trusted with memory.
+pub const REPLY_LIMIT: u64 = 8 << 20;
+/// Redirects followed within the endpoint's origin before giving up.
+const MAX_REDIRECTS: usize = 10;
 
 /// How the key is sent.
 #[derive(Debug, Clone, Copy)]
@@ -168,10 +174,28 @@ impl Transport {
         };
         self.connect_failures.store(0, Ordering::Relaxed);
         let status = response.status();
+        if status.is_redirection()
+            && let Some(to) = redirect_target(&response)
+            && to.origin() != self.endpoint.origin()
+        {
+            return Attempt::Fatal(format!(
+                "judge endpoint {} redirected to {}, another host; gavel sends the API key \
+                 only to the endpoint's own scheme, host and port, so it did not follow (set \
+                 base_url to the address the judge is served from)",
+                origin(&self.endpoint),
+                origin(&to)
+            ));
+        }
         let after = retry_after(response.headers(), SystemTime::now());
-        let text = match response.text().await {
+        let text = match read_capped(response).await {
             Ok(text) => text,
-            Err(e) => return self.transport_failure(&e),
+            Err(Cut::TooLarge) => {
+                return Attempt::Fatal(format!(
+                    "judge reply was larger than {} MiB; gavel stopped reading it",
+                    REPLY_LIMIT >> 20
+                ));
+            }
+            Err(Cut::Failed(e)) => return self.transport_failure(&e),
         };
         if status.is_success() {
             Attempt::Done(text)
@@ -212,6 +236,61 @@ impl Transport {
             }
         }
     }
+}
+
+/// The HTTP client of judge requests: redirects are followed only while they stay at the
+/// origin they started from, since reqwest keeps headers such as `x-api-key` (and the body,
+/// the prompt) on a hop to another host.
+pub fn client() -> reqwest::Result<reqwest::Client> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = (attempt.previous().first())
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .user_agent(concat!("gavel/", env!("CARGO_PKG_VERSION")))
+        .redirect(policy)
+        .build()
+}
+
+/// Where a redirect the client did not follow points, resolved against the URL it came from.
+fn redirect_target(response: &reqwest::Response) -> Option<Url> {
+    let location = response.headers().get(LOCATION)?.to_str().ok()?;
+    response.url().join(location).ok()
+}
+
+/// `scheme://host:port` of `url`.
+fn origin(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Why a reply was not read whole.
+enum Cut {
+    TooLarge,
+    Failed(reqwest::Error),
+}
+
+/// The reply's body as text, read piece by piece and given up past [`REPLY_LIMIT`] (or at once
+/// when its announced length is larger).
+async fn read_capped(mut response: reqwest::Response) -> Result<String, Cut> {
+    if response.content_length().is_some_and(|n| n > REPLY_LIMIT) {
+        return Err(Cut::TooLarge);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(Cut::Failed)? {
+        if (body.len() + chunk.len()) as u64 > REPLY_LIMIT {
+            return Err(Cut::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(String::from_utf8(body)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// The statuses that say every request to the endpoint will fail alike: a key refused (401,

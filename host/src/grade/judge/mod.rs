@@ -35,6 +35,7 @@ use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
 use agent_file::{AgentFileError, JudgeAgent};
 use cache::Cache;
+pub use http::REPLY_LIMIT;
 use http::{ApiKey, Auth, RequestError, Transport};
 use reply::ReplyError;
 use template::{RenderError, Template, TemplateError};
@@ -321,10 +322,7 @@ impl Judge {
         // The TLS stack needs a process-wide crypto provider; another part of the process may
         // already have installed one, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .user_agent(concat!("gavel/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| JudgeError::Client(e.to_string()))?;
+        let client = http::client().map_err(|e| JudgeError::Client(e.to_string()))?;
 
         Ok(Judge {
             temperature: match provider {
@@ -725,7 +723,7 @@ fn load_prompt(spec: &RubricSpec, base_dir: &Path) -> Result<Option<Template>, J
         (Some(prompt), None) => parse("prompt", prompt).map(Some),
         (None, Some(path)) => {
             let path = base_dir.join(path);
-            let text = std::fs::read_to_string(&path)
+            let text = crate::fsio::read_text(&path, crate::fsio::cap::TEXT)
                 .map_err(|source| JudgeError::PromptFile { path, source })?;
             parse("prompt_path", &text).map(Some)
         }

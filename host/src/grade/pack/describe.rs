@@ -1,7 +1,6 @@
 //! What a pack says about itself, checked and bounded before the host keeps or prints any of it.
 
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
 use super::wit::v0;
 use super::{FunctionInfo, FunctionKind, PackError, PackInfo};
@@ -13,25 +12,7 @@ pub const MAX_NAME_BYTES: usize = 128;
 /// Bytes of a function's description.
 pub const MAX_DESCRIPTION_BYTES: usize = 1_024;
 
-/// `text` with every character that could steer a terminal (control characters, among them
-/// escape sequences and carriage returns, and the invisible marks that reorder text) written
-/// as a `\u{..}` escape, so that what a pack says is shown and never obeyed.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if steers_terminal(c) {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn steers_terminal(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+pub use crate::terminal::printable;
 
 /// The host's view of `described`, once its sizes are within bounds and its function names are
 /// unique and plain. Texts shown to a user are made [`printable`].
@@ -75,7 +56,7 @@ pub(super) fn pack_info(
         }
         if f.name
             .chars()
-            .any(|c| steers_terminal(c) || c.is_whitespace())
+            .any(|c| crate::terminal::steers(c) || c.is_whitespace())
         {
             return Err(invalid(format!(
                 "the function name `{}` holds a control or blank character",
@@ -142,10 +123,6 @@ mod tests {
 
     #[test]
     fn escape_sequences_are_shown_not_obeyed() {
-        assert_eq!(
-            printable("a\x1b[2Jb\r\u{9b}c\u{202e}d é"),
-            "a\\u{1b}[2Jb\\u{d}\\u{9b}c\\u{202e}d é"
-        );
         let info = pack_info(
             "p",
             described(vec![function("f", "x\x1b[1;1H")]),
