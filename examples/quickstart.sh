@@ -6,5 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cargo build --release --quiet -p gavel --manifest-path "$root/Cargo.toml"
 target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-exec "$target_dir/release/gavel" run "$root/examples/quickstart/suite.yaml" \
-    -o "$root/results/quickstart" "$@"
+# From the clone's root, so that the results folder prints as the README shows it.
+cd "$root"
+exec "$target_dir/release/gavel" run examples/quickstart/suite.yaml "$@"

@@ -4,14 +4,19 @@
 //!
 //! Embeds the sources of the Python interpreter component (`runtime/python/`, but for what its
 //! builds leave there), so that a gavel binary can build the component on its own.
+//!
+//! Sets `GAVEL_COMMIT`, which `gavel --version` prints: the short hash of the commit built,
+//! with `-dirty` when the tree had changes not committed, or `unknown` outside a git checkout.
 
 use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    println!("cargo:rustc-env=GAVEL_COMMIT={}", commit(&manifest_dir));
     let templates = manifest_dir.join("templates");
     // A directory is scanned as a whole: any file added, removed or edited reruns this.
     println!("cargo:rerun-if-changed={}", templates.display());
@@ -68,6 +73,45 @@ fn main() {
     }
     code.push_str("];\n");
     fs::write(out_dir.join("runtime_python.rs"), code).expect("OUT_DIR is writable");
+}
+
+/// The commit the source at `dir` is checked out at, as `git` names it briefly, `-dirty` when
+/// tracked files changed since; `unknown` when it is no git checkout (a published crate) or
+/// `git` is not there. The build runs again when the checkout moves to another commit.
+fn commit(dir: &Path) -> String {
+    let git = |args: &[&str]| -> Option<String> {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    };
+    let Some(hash) = git(&["rev-parse", "--short", "HEAD"]).filter(|h| !h.is_empty()) else {
+        return "unknown".to_string();
+    };
+    // HEAD names the branch, whose file (or packed-refs, once packed) names the commit.
+    for path in [
+        git(&["rev-parse", "--git-path", "HEAD"]),
+        git(&["rev-parse", "--symbolic-full-name", "HEAD"])
+            .and_then(|branch| git(&["rev-parse", "--git-path", &branch])),
+        git(&["rev-parse", "--git-path", "packed-refs"]),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|path| dir.join(path))
+    // A path watched that does not exist would run this again on every build.
+    .filter(|path| path.exists())
+    {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"])
+        .is_some_and(|changes| !changes.is_empty());
+    if dirty { format!("{hash}-dirty") } else { hash }
 }
 
 /// Embeds the Rust guest SDK (`GUEST_SDK`), which `gavel new pack --lang rust` writes into the

@@ -818,3 +818,32 @@ fn inspect_compiles_through_the_pack_cache() {
         stdout(&listed)
     );
 }
+
+#[test]
+fn the_version_names_the_commit_built() {
+    let ws = Workspace::new();
+    let output = ws.gavel(&["--version"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let line = text.trim_end();
+    let rest = line
+        .strip_prefix(concat!("gavel ", env!("CARGO_PKG_VERSION"), " ("))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("`{line}` is not `gavel VERSION (COMMIT)`"));
+    // This test runs from a git checkout: the commit is its short hash, never `unknown`.
+    let hash = rest.strip_suffix("-dirty").unwrap_or(rest);
+    assert!(
+        hash.len() >= 7 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        "`{rest}` is not a short commit hash"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("git runs");
+    let head = String::from_utf8_lossy(&head.stdout);
+    assert!(head.starts_with(hash), "{hash} is not HEAD {head}");
+    // A subcommand says the same after its own name.
+    let sub = ws.gavel(&["diff", "--version"]);
+    assert_eq!(stdout(&sub), text.replacen("gavel", "gavel-diff", 1));
+}

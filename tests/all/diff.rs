@@ -164,9 +164,11 @@ fn the_html_report_carries_the_comparison() {
     let html = std::fs::read_to_string(ws.path("diff.html")).unwrap();
     assert!(html.contains(r#"<section id="diff">"#));
     assert!(html.contains(r#"<span class="fail">regressed</span>"#));
-    assert!(html.contains("answer: 15 pass → fail"));
+    assert!(html.contains("<bdi>answer</bdi>: 15 pass → fail"));
     // A flipped sample links to its view in the candidate's report.
-    assert!(html.contains(r##"<a href="#sample=0">q0</a>: Contains ground_truth: False"##));
+    assert!(html.contains(
+        r##"<a href="#sample=0"><bdi>q0</bdi></a>: <bdi>Contains ground_truth: False</bdi>"##
+    ));
 }
 
 #[test]
@@ -211,4 +213,119 @@ fn unpaired_samples_and_bad_input_are_said() {
     );
     let alpha = ws.gavel(&["diff", "base", "cand", "--alpha", "2"]);
     assert_eq!(alpha.status.code(), Some(2));
+}
+
+/// A run of another suite, `cities`, over its own dataset `cities.jsonl` of `rows`, in folder
+/// `out`.
+fn other_suite(ws: &Workspace, rows: &[Value], out: &str) {
+    ws.write(
+        "cities.yaml",
+        &SUITE
+            .replace("capitals", "cities")
+            .replace("data.jsonl", "cities.jsonl"),
+    );
+    ws.write_rows("cities.jsonl", rows);
+    let run = ws.gavel(&["run", "cities.yaml", "-o", out]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+}
+
+#[test]
+fn runs_that_pair_nothing_are_refused_not_passed() {
+    let ws = two_runs();
+    let rows: Vec<Value> = (0..10)
+        .map(|i| {
+            let mut row = row(i, true);
+            row["id"] = json!(format!("c{i}"));
+            row
+        })
+        .collect();
+    other_suite(&ws, &rows, "cities");
+    let gated = ws.gavel(&["diff", "base", "cities", "--fail-on", "answer"]);
+    assert_eq!(gated.status.code(), Some(2), "{}", stdout(&gated));
+    let said = stderr(&gated);
+    assert!(
+        said.starts_with("error: base and cities paired 0 of 40 base and 10 candidate samples: no sample is in both (40 only in the base, 10 only in the candidate); they ran different suites: the base `capitals` ("),
+        "{said}"
+    );
+    assert!(
+        said.contains("; they read different datasets: the base "),
+        "{said}"
+    );
+    assert!(said.contains("--allow-unpaired"), "{said}");
+    assert_eq!(stdout(&gated), "", "nothing is compared");
+
+    // Asked to, it compares them, and says what it compared.
+    let allowed = ws.gavel(&[
+        "diff",
+        "base",
+        "cities",
+        "--fail-on",
+        "answer",
+        "--allow-unpaired",
+        "--json",
+    ]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
+    assert!(stderr(&allowed).starts_with("warning: base and cities paired 0 of 40"));
+    let diff: Value = serde_json::from_str(&stdout(&allowed)).unwrap();
+    assert_eq!(diff["shared"], 0);
+
+    // Results files without run.json are refused for pairing nothing all the same.
+    std::fs::copy(ws.path("cities/results.jsonl"), ws.path("bare.jsonl")).unwrap();
+    let bare = ws.gavel(&["diff", "base/results.jsonl", "bare.jsonl"]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(
+        stderr(&bare).contains("paired 0 of 40 base and 10 candidate samples: no sample is in both (40 only in the base, 10 only in the candidate)\n"),
+        "{}",
+        stderr(&bare)
+    );
+}
+
+#[test]
+fn runs_of_another_suite_or_dataset_are_refused_even_when_ids_meet() {
+    let ws = two_runs();
+    // The same ids, graded by another suite over another dataset.
+    let rows: Vec<Value> = (0..40).map(|i| row(i, true)).collect();
+    other_suite(&ws, &rows, "cities");
+    let output = ws.gavel(&["diff", "base", "cities"]);
+    assert_eq!(output.status.code(), Some(2));
+    let said = stderr(&output);
+    assert!(
+        said.contains("paired 40 of 40 base and 40 candidate samples: they ran different suites"),
+        "{said}"
+    );
+    assert!(said.contains("cities.jsonl"), "{said}");
+
+    // The same suite pointed at another dataset file.
+    ws.write(
+        "capitals-b.yaml",
+        &SUITE.replace("data.jsonl", "cities.jsonl"),
+    );
+    assert_eq!(
+        ws.gavel(&["run", "capitals-b.yaml", "-o", "moved"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let moved = ws.gavel(&["diff", "base", "moved"]);
+    assert_eq!(moved.status.code(), Some(2));
+    let said = stderr(&moved);
+    assert!(
+        said.contains(
+            "paired 40 of 40 base and 40 candidate samples: they read different datasets: the base "
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("different suites"), "{said}");
+
+    // A suite edited between two runs over the same dataset is the change a diff measures.
+    ws.write("suite.yaml", &SUITE.replace("contains", "exact_match"));
+    assert_eq!(
+        ws.gavel(&["run", "suite.yaml", "-o", "edited"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let edited = ws.gavel(&["diff", "cand", "edited"]);
+    assert_eq!(edited.status.code(), Some(0), "{}", stderr(&edited));
+    assert_eq!(stderr(&edited), "");
 }

@@ -285,22 +285,78 @@ pub fn component_of(core_wat: &str) -> Vec<u8> {
         .expect("the component encodes")
 }
 
-/// `depth` components, each instantiating the one inside it twice: 2^depth core instances in
-/// a file of a few hundred bytes a level.
-pub fn nested_bomb(depth: usize) -> Vec<u8> {
+/// `depth` components, each instantiating the one inside it `copies` times: `copies^depth` core
+/// instances once inlined, in a file of a few hundred bytes a level.
+pub fn nested_bomb(depth: usize, copies: usize) -> Vec<u8> {
     let mut wat = String::from(
         "(component (core module $m (func (export \"f\"))) (core instance (instantiate $m)))",
     );
     for _ in 0..depth {
         wat = format!(
-            "(component (component $c {inner}) (instance (instantiate $c)) (instance (instantiate $c)))",
+            "(component (component $c {inner}) {instances})",
             inner = wat
                 .strip_prefix("(component")
                 .and_then(|w| w.strip_suffix(')'))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            instances = "(instance (instantiate $c))".repeat(copies)
         );
     }
     wat::parse_str(&wat).expect("the nested bomb parses")
+}
+
+#[test]
+fn nested_instantiations_are_counted_and_refused_before_compiling() {
+    use crate::common::{Workspace, gavel_in, stderr};
+    let ws = Workspace::new();
+    // Eleven levels of four: 4^11 = 2^22 core instances from about 8 KB.
+    let bomb = nested_bomb(11, 4);
+    assert!(bomb.len() < 10_000, "{}", bomb.len());
+    std::fs::write(ws.path("bomb.wasm"), &bomb).unwrap();
+    let output = gavel_in(ws.dir.path(), &["inspect", "bomb.wasm"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output).trim_end(),
+        "error: pack `bomb.wasm`: cannot compile bomb.wasm: its nested components instantiate \
+         4194304 core instances once inlined; the limit is 50 a component"
+    );
+    // Refused from its structure: nothing was compiled, so nothing was cached.
+    let cached = ws.path(".cache/packs");
+    let artifacts = std::fs::read_dir(&cached).map_or(0, |dir| dir.count());
+    assert_eq!(artifacts, 0, "{}", cached.display());
+
+    // Components reached through an outer alias and exported again count as well.
+    let through = wat::parse_str(
+        "(component \
+           (component $leaf (core module $m) \
+             (core instance (instantiate $m)) (core instance (instantiate $m))) \
+           (component $mid \
+             (alias outer 1 $leaf (component $l)) \
+             (instance (instantiate $l)) (instance (instantiate $l)) (instance (instantiate $l)) \
+             (export \"again\" (component $l))) \
+           (instance $a (instantiate $mid)) (instance (instantiate $mid)) \
+           (instance (instantiate $mid)) (instance (instantiate $mid)) \
+           (instance (instantiate $mid)) (instance (instantiate $mid)) \
+           (instance (instantiate $mid)) (instance (instantiate $mid)) \
+           (instance (instantiate $mid)))",
+    )
+    .expect("the aliased bomb parses");
+    std::fs::write(ws.path("through.wasm"), &through).unwrap();
+    let output = gavel_in(ws.dir.path(), &["inspect", "through.wasm"]);
+    assert!(
+        stderr(&output).contains("instantiate 54 core instances once inlined"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Under the bound, a nested component is compiled, and found to be no pack.
+    std::fs::write(ws.path("small.wasm"), nested_bomb(2, 4)).unwrap();
+    let output = gavel_in(ws.dir.path(), &["inspect", "small.wasm"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("does not export"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// One function with `locals` locals, each read and written around a loop, in a component.

@@ -26,6 +26,7 @@ mod outputs;
 mod packs;
 mod python_graders;
 mod python_host;
+mod readme;
 mod report;
 mod resume;
 mod retry;

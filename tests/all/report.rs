@@ -2,8 +2,10 @@
 //! headless, loads a report made through the binary, and the tests read the page it rendered
 //! (after its script ran) for the counts, a sample's trajectory and a filter's result.
 //!
-//! Without Chromium these tests say so and pass, except under `CI`, where they fail.
-//! `GAVEL_SCREENSHOTS=DIR` keeps the screenshots they take (the README's come from there).
+//! Some run a probe of their own after the page's script (a click, where letters are drawn) and
+//! read what it found from the page. Without Chromium these tests say so and pass, except under
+//! `CI`, where they fail. The README's screenshots are taken by `docs/screenshots.sh`, which a
+//! test runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -396,9 +398,9 @@ fn chromium_renders_each_format_as_a_conversation() {
         r#"<pre class="ground-truth">TP1234</pre>"#,
         r#"<div class="event user"><div class="role">user</div><div class="text">Find me a flight to Lisbon</div></div>"#,
         r#"<div class="event reasoning"><div class="role">reasoning</div><div class="text">I should search for flights first.</div></div>"#,
-        r#"<div class="role">tool call · search_flights · call_1</div>"#,
+        r#"<div class="role">tool call · <bdi>search_flights</bdi> · <bdi>call_1</bdi></div>"#,
         "\"to\": \"LIS\"",
-        r#"<div class="role">tool return · call_1 · success</div>"#,
+        r#"<div class="role">tool return · <bdi>call_1</bdi> · success</div>"#,
         r#"<div class="event assistant"><div class="role">assistant</div><div class="text">Booked TP1234 for you.</div></div>"#,
         "<b>human</b><pre>Prefers window seats</pre>",
         r#"<div class="grade" data-metric="answer">"#,
@@ -410,10 +412,13 @@ fn chromium_renders_each_format_as_a_conversation() {
     let view = part(&evaldeck, r#"<section id="sample-view">"#, "</section>");
     assert!(view.contains("format evaldeck"), "{view}");
     assert!(
-        view.contains("llm call · gpt-4o-mini · 50 + 20 tokens"),
+        view.contains("llm call · <bdi>gpt-4o-mini</bdi> · 50 + 20 tokens"),
         "{view}"
     );
-    assert!(view.contains("tool call · book_flight"), "{view}");
+    assert!(
+        view.contains("tool call · <bdi>book_flight</bdi>"),
+        "{view}"
+    );
     assert!(view.contains(r#"<div class="event user"><div class="role">task</div><div class="text">Book the cheapest flight</div>"#), "{view}");
     assert!(view.contains(r#"<div class="event assistant"><div class="role">assistant</div><div class="text">Booked TP1234.</div>"#), "{view}");
     assert!(
@@ -425,7 +430,10 @@ fn chromium_renders_each_format_as_a_conversation() {
     let view = part(&openai, r#"<section id="sample-view">"#, "</section>");
     assert!(view.contains("format openai"), "{view}");
     assert!(view.contains(r#"<div class="event system"><div class="role">system</div><div class="text">You book flights.</div>"#), "{view}");
-    assert!(view.contains("tool return · c9 · success"), "{view}");
+    assert!(
+        view.contains("tool return · <bdi>c9</bdi> · success"),
+        "{view}"
+    );
     assert!(view.contains("TP1234 at 9:00"), "{view}");
 
     let hostile = rendered(&chromium, &page, "sample=4");
@@ -437,35 +445,227 @@ fn chromium_renders_each_format_as_a_conversation() {
 }
 
 #[test]
-fn chromium_screenshots_the_report() {
+fn the_screenshots_are_of_the_report_this_gavel_writes() {
     let Some(chromium) = chromium() else { return };
-    let ws = made_run();
-    let page = ws.path("out/report.html");
-    let keep = std::env::var_os("GAVEL_SCREENSHOTS").map(PathBuf::from);
-    for (name, fragment, size) in [
-        ("report-summary.png", "", "1100,900"),
-        ("report-sample.png", "sample=0", "1100,1500"),
-    ] {
-        let shot = ws.path(name);
-        browse(
-            &chromium,
-            &format!("file://{}#{fragment}", page.display()),
-            &[
-                &format!("--screenshot={}", shot.display()),
-                &format!("--window-size={size}"),
-                "--virtual-time-budget=10000",
-            ],
-        );
-        let png = std::fs::read(&shot).expect("a screenshot");
+    // docs/screenshots.sh, run into a folder of its own, takes the README's screenshots of the
+    // page it writes beside them; the page in docs/ is the one they were taken of.
+    let out = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = Command::new("sh")
+        .arg(repo.join("docs/screenshots.sh"))
+        .arg(out.path())
+        .env("GAVEL", env!("CARGO_BIN_EXE_gavel"))
+        .env("CHROMIUM", &chromium)
+        .env("GAVEL_CACHE_DIR", out.path().join(".cache"))
+        .output()
+        .expect("sh runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    for name in ["report-summary.png", "report-sample.png"] {
+        let png = std::fs::read(out.path().join(name)).expect("a screenshot");
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert!(
             png.len() > 10_000,
             "a page, not a blank: {} bytes",
             png.len()
         );
-        if let Some(dir) = &keep {
-            std::fs::create_dir_all(dir).unwrap();
-            std::fs::copy(&shot, dir.join(name)).unwrap();
+        assert!(
+            repo.join("docs").join(name).is_file(),
+            "the README shows {name}"
+        );
+    }
+    let page = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    let shown = std::fs::read_to_string(repo.join("docs/outputs/report.html")).unwrap();
+    assert!(
+        page == shown,
+        "the report changed since the README's screenshots were taken: run docs/screenshots.sh \
+         (with gavel and chromium on the PATH) and commit docs/"
+    );
+}
+
+/// `page` with `script` run after its own, and what the script left in `data-probe`.
+fn probe(
+    chromium: &Path,
+    page: &Path,
+    fragment: &str,
+    size: &str,
+    extra: &str,
+    script: &str,
+) -> Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probed = page.with_file_name("probed.html");
+    std::fs::write(
+        &probed,
+        html.replace("</main>", &format!("{extra}</main>")).replace(
+            "</body>",
+            &format!("<script>document.body.dataset.probe = JSON.stringify((function () {{ {script} }})());</script></body>"),
+        ),
+    )
+    .unwrap();
+    let url = format!("file://{}#{fragment}", probed.display());
+    let dom = browse(
+        chromium,
+        &url,
+        &[
+            &format!("--window-size={size}"),
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ],
+    );
+    let open = r#"data-probe=""#;
+    let start = dom
+        .find(open)
+        .unwrap_or_else(|| panic!("the probe ran: {dom}"))
+        + open.len();
+    let end = start + dom[start..].find('"').expect("its end");
+    let value = dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&value).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
+#[test]
+fn a_click_shows_the_sample_and_closing_it_shows_the_row_again() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let page = ws.path("out/report.html");
+    let seen = probe(
+        &chromium,
+        &page,
+        "",
+        "1100,500",
+        "",
+        "var rows = document.querySelectorAll('#samples-body tr');
+         var row = rows[rows.length - 1];
+         var out = { before: window.scrollY, height: window.innerHeight };
+         out.rowBelow = row.getBoundingClientRect().top > window.innerHeight;
+         row.click();
+         out.after = window.scrollY;
+         out.viewTop = document.getElementById('sample-view').getBoundingClientRect().top;
+         document.querySelector('#sample-view button').click();
+         var back = document.querySelector('#samples-body tr[data-seq=\"' + row.dataset.seq + '\"]');
+         out.rowTop = back.getBoundingClientRect().top;
+         out.rowBottom = back.getBoundingClientRect().bottom;
+         return out;",
+    );
+    let number = |key: &str| {
+        seen[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {seen}"))
+    };
+    assert_eq!(
+        seen["rowBelow"], true,
+        "the window is too tall to test: {seen}"
+    );
+    assert_eq!(number("before"), 0.0, "{seen}");
+    assert!(
+        number("after") > 0.0,
+        "the page scrolled to the sample: {seen}"
+    );
+    assert!(
+        number("viewTop").abs() < 2.0,
+        "the sample is at the top of the window: {seen}"
+    );
+    assert!(
+        number("rowTop") >= 0.0 && number("rowBottom") <= number("height"),
+        "closed, the row is in view again: {seen}"
+    );
+}
+
+#[test]
+fn axis_labels_are_drawn_whole_at_any_number_of_digits() {
+    use gavel::output::report::svg;
+    use gavel::output::summary::Histogram;
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let mut charts = String::from(r#"<div id="probe-charts" class="charts">"#);
+    for count in [100_000, 1_000_000] {
+        let mut scores = Histogram::default();
+        for _ in 0..count {
+            scores.insert(1.0);
+        }
+        charts.push_str(&svg::histogram("big", &scores));
+    }
+    charts.push_str("</div>");
+    let seen = probe(
+        &chromium,
+        &ws.path("out/report.html"),
+        "",
+        "1100,900",
+        &charts,
+        "return Array.from(document.querySelectorAll('#probe-charts svg')).map(function (svg) {
+           var width = svg.viewBox.baseVal.width;
+           return Array.from(svg.querySelectorAll('text.tick')).map(function (t) {
+             var box = t.getBBox();
+             return [t.textContent, box.x >= 0 && box.x + box.width <= width];
+           });
+         });",
+    );
+    for (chart, top) in seen.as_array().unwrap().iter().zip(["100000", "1000000"]) {
+        let labels = chart.as_array().unwrap();
+        assert!(
+            labels.iter().any(|l| l[0] == top),
+            "{top} is drawn: {chart}"
+        );
+        for label in labels {
+            assert_eq!(label[1], true, "{} is drawn whole: {chart}", label[0]);
         }
     }
+}
+
+#[test]
+fn a_right_to_left_override_in_a_text_turns_nothing_after_it() {
+    let Some(chromium) = chromium() else { return };
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    ws.write_rows(
+        "data.jsonl",
+        &[letta_row(
+            "\u{202e}evil",
+            "I could not find anything.",
+            &["x"],
+        )],
+    );
+    let output = ws.gavel(&["run", "suite.yaml", "-o", "out", "--report"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    // Where each letter of the status after the id is drawn, from the left.
+    let seen = probe(
+        &chromium,
+        &ws.path("out/report.html"),
+        "sample=0",
+        "1100,900",
+        "",
+        "var status = document.querySelector('#sample-view h2 span');
+         var text = status.firstChild, range = document.createRange();
+         var at = [];
+         for (var i = 0; i < text.length; i++) {
+           range.setStart(text, i); range.setEnd(text, i + 1);
+           at.push(range.getBoundingClientRect().left);
+         }
+         return { text: text.data, heading: document.querySelector('#sample-view h2').textContent, at: at };",
+    );
+    assert_eq!(seen["text"], "fail", "{seen}");
+    assert_eq!(seen["heading"], "Sample \u{202e}evil fail", "{seen}");
+    let at: Vec<f64> = seen["at"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(
+        at.windows(2).all(|pair| pair[0] < pair[1]),
+        "`fail` reads left to right: {seen}"
+    );
+}
+
+#[test]
+fn the_gate_is_said_once() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let dom = rendered(&chromium, &ws.path("out/report.html"), "");
+    let gate = part(&dom, r#"<p id="gate""#, "</p>");
+    assert!(
+        gate.ends_with("<b>gate passed</b>: <bdi>answer avg_score = 0.8 &gt;= 0.5: passed</bdi>"),
+        "{gate}"
+    );
+    assert_eq!(dom.matches("gate passed").count(), 1, "{gate}");
 }

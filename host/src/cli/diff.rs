@@ -1,9 +1,12 @@
 //! `gavel diff BASE_DIR CANDIDATE_DIR`: what changed between two runs, with paired tests, and
-//! exit 1 when a metric named by `--fail-on` regressed significantly.
+//! exit 1 when a metric named by `--fail-on` regressed significantly. Runs that pair no sample,
+//! or whose `run.json` name different suites or datasets, are refused (exit 2): a gate against
+//! the wrong baseline would pass on nothing.
 
 use std::path::{Path, PathBuf};
 
 use gavel::output::diff::{self, Diff, Flip};
+use gavel::output::record::RunRecord;
 use gavel::output::report::{Options, p_value};
 use gavel::terminal::{printable, printable_lines};
 
@@ -31,6 +34,10 @@ pub struct Args {
     /// Flipped samples listed per metric and direction.
     #[arg(long, value_name = "N", default_value_t = 10)]
     show: usize,
+    /// Compare runs that pair no sample, or that ran different suites or datasets, instead of
+    /// refusing them.
+    #[arg(long)]
+    allow_unpaired: bool,
 }
 
 /// The results file of a run given as its folder or as the file itself.
@@ -40,6 +47,52 @@ fn results_file(path: &Path) -> PathBuf {
     } else {
         path.to_path_buf()
     }
+}
+
+/// The folder of a run given as its folder or as its results file.
+fn run_dir(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+/// Whether the runs are worth comparing: prints why not, and returns the exit code when they
+/// are refused.
+fn check_pairing(args: &Args, diff: &Diff) -> Result<(), u8> {
+    let mut records = Vec::new();
+    for run in [&args.base, &args.candidate] {
+        match RunRecord::read(&run_dir(run)) {
+            Ok(record) => records.push(record),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Err(super::EXIT_INVALID);
+            }
+        }
+    }
+    let reasons = diff::mismatches(diff, records[0].as_ref(), records[1].as_ref());
+    if reasons.is_empty() {
+        return Ok(());
+    }
+    let said = format!(
+        "{} and {} paired {} of {} base and {} candidate samples: {}",
+        args.base.display(),
+        args.candidate.display(),
+        diff.shared,
+        diff.base_rows,
+        diff.candidate_rows,
+        reasons.join("; ")
+    );
+    if args.allow_unpaired {
+        eprintln!("warning: {said}; compared anyway (--allow-unpaired)");
+        return Ok(());
+    }
+    eprintln!(
+        "error: {said}\n  compare two runs of one suite over one dataset, or give \
+         --allow-unpaired to compare these anyway"
+    );
+    Err(super::EXIT_INVALID)
 }
 
 pub fn run(args: Args) -> u8 {
@@ -61,6 +114,9 @@ pub fn run(args: Args) -> u8 {
             return super::EXIT_INVALID;
         }
     };
+    if let Err(code) = check_pairing(&args, &diff) {
+        return code;
+    }
     for metric in &args.fail_on {
         if diff.metric(metric).is_none() {
             let known: Vec<&str> = diff.metrics.iter().map(|m| m.metric.as_str()).collect();
@@ -84,12 +140,7 @@ pub fn run(args: Args) -> u8 {
         print(&diff, args.show);
     }
     if let Some(html) = &args.html {
-        let dir = args
-            .candidate
-            .is_dir()
-            .then(|| args.candidate.clone())
-            .or_else(|| args.candidate.parent().map(Path::to_path_buf))
-            .unwrap_or_default();
+        let dir = run_dir(&args.candidate);
         let inputs = match super::report::inputs(&dir, None) {
             Ok(inputs) => inputs,
             Err(message) => {

@@ -27,7 +27,7 @@ pub const EXIT_INTERRUPTED: u8 = gavel::run::EXIT_INTERRUPTED;
 #[derive(Debug, Parser)]
 #[command(
     name = "gavel",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("GAVEL_COMMIT"), ")"),
     about = "Grade recorded AI-agent runs with built-in and sandboxed WebAssembly graders",
     propagate_version = true
 )]

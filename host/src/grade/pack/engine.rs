@@ -34,7 +34,7 @@ const MAX_WASM_STACK: usize = 512 << 10;
 /// its neighbours do, fails for want of room in the pool.
 pub(super) const CALL_SLOTS: u32 = 128;
 /// Core instances, linear memories and tables one call's component may have.
-const CORE_INSTANCES_PER_CALL: u32 = 50;
+pub(super) const CORE_INSTANCES_PER_CALL: u32 = 50;
 const MEMORIES_PER_CALL: u32 = 8;
 const TABLES_PER_CALL: u32 = 50;
 

@@ -12,7 +12,7 @@ use super::PackError;
 use super::cache::{Cache, Stale};
 use super::compile;
 use super::describe::printable;
-use super::engine::{Sandbox, Writes};
+use super::engine::{CORE_INSTANCES_PER_CALL, Sandbox, Writes};
 use crate::fsio::read_regular;
 
 /// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
@@ -66,11 +66,171 @@ pub(super) fn read(pack: &str, path: &Path, pinned: Option<&str>) -> Result<Pack
             what,
         });
     }
+    let instances = core_instances(&bytes).map_err(|e| PackError::Compile {
+        pack: pack.to_string(),
+        path: path.to_path_buf(),
+        message: format!("{e:#}"),
+    })?;
+    if instances > u64::from(CORE_INSTANCES_PER_CALL) {
+        return Err(PackError::CompileLimit {
+            pack: pack.to_string(),
+            path: path.to_path_buf(),
+            what: format!(
+                "its nested components instantiate {} core instances once inlined; the limit \
+                 is {CORE_INSTANCES_PER_CALL} a component",
+                if instances == u64::MAX {
+                    "more than 2^64".to_string()
+                } else {
+                    instances.to_string()
+                }
+            ),
+        });
+    }
     Ok(PackFile {
         path: path.to_path_buf(),
         bytes,
         sha256,
     })
+}
+
+/// How many core instances the component `bytes` makes when instantiated, counted from its
+/// structure as wasmtime inlines it before compiling: each component instantiated is copied in
+/// whole, so components nested a few levels deep, each instantiating the one inside several
+/// times, multiply into millions from a few kilobytes. Saturates at `u64::MAX`.
+///
+/// Only the component structure is read: nested core modules are skipped, not parsed.
+fn core_instances(bytes: &[u8]) -> Result<u64, StructureError> {
+    use wasmparser::{
+        Chunk, ComponentAlias, ComponentExternalKind, ComponentInstance, ComponentOuterAliasKind,
+        ComponentTypeRef, Instance, Parser, Payload,
+    };
+    /// A component being read: the core instances it makes so far, and what each entry of its
+    /// component index space makes when instantiated.
+    #[derive(Default)]
+    struct Level {
+        instances: u64,
+        components: Vec<u64>,
+    }
+    let unknown = |offset: usize, what: &'static str| StructureError::OutOfRange { what, offset };
+    let mut parser = Parser::new(0);
+    let mut parents: Vec<Parser> = Vec::new();
+    let mut levels: Vec<Level> = Vec::new();
+    let mut offset = 0usize;
+    loop {
+        let (payload, consumed) = match parser.parse(&bytes[offset..], true)? {
+            Chunk::Parsed { consumed, payload } => (payload, consumed),
+            Chunk::NeedMoreData(_) => return Err(unknown(offset, "the end of the file")),
+        };
+        let here = offset;
+        offset += consumed;
+        match payload {
+            Payload::Version { .. } => levels.push(Level::default()),
+            Payload::ModuleSection {
+                unchecked_range, ..
+            } => {
+                offset = usize::try_from(unchecked_range.end)
+                    .ok()
+                    .filter(|end| *end <= bytes.len())
+                    .ok_or_else(|| unknown(here, "a module's end"))?;
+            }
+            Payload::ComponentSection { parser: inner, .. } => {
+                parents.push(std::mem::replace(&mut parser, inner));
+            }
+            Payload::End(_) => {
+                let done = levels.pop().unwrap_or_default();
+                match (parents.pop(), levels.last_mut()) {
+                    (Some(outer), Some(level)) => {
+                        parser = outer;
+                        level.components.push(done.instances);
+                    }
+                    _ => return Ok(done.instances),
+                }
+            }
+            Payload::InstanceSection(section) => {
+                let level = levels
+                    .last_mut()
+                    .ok_or_else(|| unknown(here, "a section"))?;
+                for instance in section {
+                    if let Instance::Instantiate { .. } = instance? {
+                        level.instances = level.instances.saturating_add(1);
+                    }
+                }
+            }
+            Payload::ComponentInstanceSection(section) => {
+                let level = levels
+                    .last_mut()
+                    .ok_or_else(|| unknown(here, "a section"))?;
+                for instance in section {
+                    if let ComponentInstance::Instantiate {
+                        component_index, ..
+                    } = instance?
+                    {
+                        let made = level
+                            .components
+                            .get(component_index as usize)
+                            .copied()
+                            .ok_or_else(|| unknown(here, "a component index"))?;
+                        level.instances = level.instances.saturating_add(made);
+                    }
+                }
+            }
+            // Every other way a component enters the index space: imported (the host gives
+            // none), aliased from an instance's exports or from an enclosing component, or
+            // exported again.
+            Payload::ComponentImportSection(section) => {
+                let level = levels
+                    .last_mut()
+                    .ok_or_else(|| unknown(here, "a section"))?;
+                for import in section {
+                    if let ComponentTypeRef::Component(_) = import?.ty {
+                        level.components.push(0);
+                    }
+                }
+            }
+            Payload::ComponentAliasSection(section) => {
+                for alias in section {
+                    let made = match alias? {
+                        ComponentAlias::InstanceExport {
+                            kind: ComponentExternalKind::Component,
+                            ..
+                        } => 0,
+                        ComponentAlias::Outer {
+                            kind: ComponentOuterAliasKind::Component,
+                            count,
+                            index,
+                        } => levels
+                            .len()
+                            .checked_sub(1 + count as usize)
+                            .and_then(|at| levels[at].components.get(index as usize))
+                            .copied()
+                            .ok_or_else(|| unknown(here, "an outer alias"))?,
+                        _ => continue,
+                    };
+                    let level = levels
+                        .last_mut()
+                        .ok_or_else(|| unknown(here, "a section"))?;
+                    level.components.push(made);
+                }
+            }
+            Payload::ComponentExportSection(section) => {
+                let level = levels
+                    .last_mut()
+                    .ok_or_else(|| unknown(here, "a section"))?;
+                for export in section {
+                    let export = export?;
+                    if export.kind == ComponentExternalKind::Component {
+                        let made = level
+                            .components
+                            .get(export.index as usize)
+                            .copied()
+                            .ok_or_else(|| unknown(here, "a component index"))?;
+                        level.components.push(made);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// What the file is instead of a component, judged by its preamble.
@@ -197,6 +357,15 @@ pub(super) fn wit_version(
         });
     }
     Ok(version.to_string())
+}
+
+/// Why a component's structure could not be read.
+#[derive(Debug, thiserror::Error)]
+enum StructureError {
+    #[error(transparent)]
+    Binary(#[from] wasmparser::BinaryReaderError),
+    #[error("{what} is out of range (at offset {offset:#x})")]
+    OutOfRange { what: &'static str, offset: usize },
 }
 
 fn hex(bytes: &[u8]) -> String {

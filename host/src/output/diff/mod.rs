@@ -8,6 +8,10 @@
 //! finite score. The pass rate's change is tested with McNemar's exact test on the pairs whose
 //! outcome changed; the mean's with Student's t on the paired differences. A metric has
 //! regressed when either test finds it worse at the chosen significance level.
+//!
+//! Two runs are worth comparing when they graded the same samples of one suite: [`mismatches`]
+//! says why two are not (no sample paired, or their `run.json` name different suites or
+//! datasets), and `gavel diff` refuses them unless told otherwise.
 
 pub mod stats;
 
@@ -18,6 +22,7 @@ use serde::Serialize;
 
 use crate::grade::Status;
 use crate::input::sample::SampleId;
+use crate::output::record::RunRecord;
 use crate::output::result::{ResultsError, SampleResult, read_results};
 use stats::{Differences, Paired};
 
@@ -211,6 +216,65 @@ pub fn compare(base: &Path, candidate: &Path, level: f64) -> Result<Diff, Result
             .cloned()
             .collect(),
     })
+}
+
+/// Why the runs of `diff` are not two runs of one suite over one dataset, each reason in words;
+/// empty when nothing says so. `base` and `candidate` are their `run.json`, when they have one.
+///
+/// A suite is the same when its name or its content is (a suite edited between the runs is the
+/// change a comparison measures); a dataset when its content is, or when it is the file at the
+/// same place beside its suite (trajectories recorded again over the same samples).
+pub fn mismatches(
+    diff: &Diff,
+    base: Option<&RunRecord>,
+    candidate: Option<&RunRecord>,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if diff.shared == 0 {
+        reasons.push(format!(
+            "no sample is in both ({} only in the base, {} only in the candidate)",
+            diff.only_in_base, diff.only_in_candidate
+        ));
+    }
+    let (Some(base), Some(candidate)) = (base, candidate) else {
+        return reasons;
+    };
+    let suite_sha = |r: &RunRecord| r.fingerprint.as_ref().map(|f| f.suite_sha256.clone());
+    let same_content = suite_sha(base).is_some() && suite_sha(base) == suite_sha(candidate);
+    if base.name != candidate.name && !same_content {
+        let suite = |r: &RunRecord| {
+            let sha = suite_sha(r).map_or_else(String::new, |sha| {
+                format!(", sha256 {}", sha.get(..12).unwrap_or(&sha))
+            });
+            format!("`{}` ({}{sha})", r.name, r.suite.display())
+        };
+        reasons.push(format!(
+            "they ran different suites: the base {}, the candidate {}",
+            suite(base),
+            suite(candidate)
+        ));
+    }
+    let stamp = |r: &RunRecord| r.fingerprint.as_ref().map(|f| f.dataset.clone());
+    let same_data = stamp(base).is_some() && stamp(base) == stamp(candidate);
+    let place = |r: &RunRecord| -> std::path::PathBuf {
+        let folder = r.suite.parent().unwrap_or(Path::new(""));
+        r.dataset
+            .strip_prefix(folder)
+            .unwrap_or(&r.dataset)
+            .to_path_buf()
+    };
+    if place(base) != place(candidate) && !same_data {
+        let dataset = |r: &RunRecord| {
+            let stamp = stamp(r).map_or_else(String::new, |s| format!(" ({s})"));
+            format!("{}{stamp}", r.dataset.display())
+        };
+        reasons.push(format!(
+            "they read different datasets: the base {}, the candidate {}",
+            dataset(base),
+            dataset(candidate)
+        ));
+    }
+    reasons
 }
 
 /// The 0-based run number of the next row of `id`.

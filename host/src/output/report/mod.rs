@@ -505,12 +505,17 @@ fn summary_html(out: &mut String, summary: &Summary, gate: Option<&Value>, rows:
         Some(gate) if !gate.is_null() => {
             let passed = gate.get("passed").and_then(Value::as_bool) == Some(true);
             let message = gate.get("message").and_then(Value::as_str).unwrap_or("");
+            // The summary's message opens with the verdict the page says in bold already.
+            let reason = ["gate passed: ", "gate failed: "]
+                .iter()
+                .find_map(|verdict| message.strip_prefix(verdict))
+                .unwrap_or(message);
             let _ = write!(
                 out,
-                r#"<p id="gate" class="gate {}"><b>gate {}</b>: {}</p>"#,
+                r#"<p id="gate" class="gate {}"><b>gate {}</b>: <bdi>{}</bdi></p>"#,
                 if passed { "pass" } else { "fail" },
                 if passed { "passed" } else { "FAILED" },
-                escape(message)
+                escape(reason)
             );
         }
         _ => out.push_str(r#"<p id="gate" class="gate none">no gate</p>"#),
@@ -621,16 +626,20 @@ fn diff_html(out: &mut String, diff: &Diff, kept: &[Kept]) {
             }
             let _ = write!(
                 out,
-                r#"<details class="flips"><summary>{}: {total} {title}</summary><ul>"#,
+                r#"<details class="flips"><summary><bdi>{}</bdi>: {total} {title}</summary><ul>"#,
                 escape(&m.metric)
             );
             for flip in flips {
-                let id = escape(&flip.sample_id.to_string());
+                let id = format!("<bdi>{}</bdi>", escape(&flip.sample_id.to_string()));
                 let link = match shown.get(&(flip.sample_id.to_string(), flip.run)) {
                     Some(seq) => format!(r##"<a href="#sample={seq}">{id}</a>"##),
                     None => id,
                 };
-                let _ = write!(out, "<li>{link}: {}</li>", escape(&flip.rationale));
+                let _ = write!(
+                    out,
+                    "<li>{link}: <bdi>{}</bdi></li>",
+                    escape(&flip.rationale)
+                );
             }
             out.push_str("</ul></details>");
         }

@@ -12,7 +12,10 @@ use crate::output::summary::Histogram;
 
 const WIDTH: f64 = 320.0;
 const HEIGHT: f64 = 170.0;
+/// The least room left of the y axis; a longer top label gets more ([`axes`]).
 const LEFT: f64 = 36.0;
+/// The widest a digit of a tick label is drawn, in the page's 10px font, with room to spare.
+const DIGIT_WIDTH: f64 = 6.5;
 const RIGHT: f64 = 10.0;
 const TOP: f64 = 10.0;
 const BOTTOM: f64 = 34.0;
@@ -45,14 +48,14 @@ pub fn histogram(key: &str, scores: &Histogram) -> String {
     };
     let mut svg = open(&format!("scores of {key}"));
     let max = bars.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
-    let plot_w = WIDTH - LEFT - RIGHT;
+    let left = axes(&mut svg, &(max as u64).to_string());
+    let plot_w = WIDTH - left - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    axes(&mut svg, &(max as u64).to_string());
     let slot = plot_w / bars.len().max(1) as f64;
     let label_every = (bars.len() / 6).max(1);
     for (i, bar) in bars.iter().enumerate() {
         let h = plot_h * bar.count as f64 / max;
-        let x = LEFT + slot * i as f64 + slot * 0.1;
+        let x = left + slot * i as f64 + slot * 0.1;
         let _ = write!(
             svg,
             r#"<rect class="bar" x="{x:.1}" y="{:.1}" width="{:.1}" height="{h:.1}"><title>{}</title></rect>"#,
@@ -73,7 +76,7 @@ pub fn histogram(key: &str, scores: &Histogram) -> String {
     let _ = write!(
         svg,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">score (n = {})</text></svg>"#,
-        LEFT + plot_w / 2.0,
+        left + plot_w / 2.0,
         HEIGHT - 4.0,
         scores.len()
     );
@@ -107,11 +110,11 @@ fn binned(values: &[(f64, u64)]) -> Vec<Bar> {
 /// pass@k and pass^k against k, for a metric graded in repeated runs.
 pub fn pass_at_k(key: &str, pass_at: &[(u32, f64)], pass_hat: &[(u32, f64)]) -> String {
     let mut svg = open(&format!("pass@k of {key}"));
-    let plot_w = WIDTH - LEFT - RIGHT;
+    let left = axes(&mut svg, "1");
+    let plot_w = WIDTH - left - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    axes(&mut svg, "1");
     let max_k = pass_at.iter().map(|&(k, _)| k).max().unwrap_or(1).max(2);
-    let x = |k: u32| LEFT + plot_w * f64::from(k - 1) / f64::from(max_k - 1);
+    let x = |k: u32| left + plot_w * f64::from(k - 1) / f64::from(max_k - 1);
     let y = |v: f64| TOP + plot_h * (1.0 - v.clamp(0.0, 1.0));
     for (class, name, points) in [
         ("line-at", "pass@", pass_at),
@@ -147,7 +150,7 @@ pub fn pass_at_k(key: &str, pass_at: &[(u32, f64)], pass_hat: &[(u32, f64)]) -> 
     let _ = write!(
         svg,
         r#"<text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">k (runs): <tspan class="line-at">pass@k</tspan> <tspan class="line-hat">pass^k</tspan></text></svg>"#,
-        LEFT + plot_w / 2.0,
+        left + plot_w / 2.0,
         HEIGHT - 4.0
     );
     svg
@@ -160,18 +163,21 @@ fn open(label: &str) -> String {
     )
 }
 
-/// The two axes, with the top of the y axis labelled `top` and its bottom 0.
-fn axes(svg: &mut String, top: &str) {
+/// The two axes, with the top of the y axis labelled `top` and its bottom 0; returns where the
+/// y axis is drawn: far enough right for `top` to be drawn whole, however many digits it has.
+fn axes(svg: &mut String, top: &str) -> f64 {
+    let left = LEFT.max(10.0 + DIGIT_WIDTH * top.chars().count() as f64);
     let bottom = HEIGHT - BOTTOM;
     let _ = write!(
         svg,
-        r#"<line class="axis" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{bottom}"/><line class="axis" x1="{LEFT}" y1="{bottom}" x2="{:.1}" y2="{bottom}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text><text class="tick" x="{:.1}" y="{bottom}" text-anchor="end">0</text>"#,
+        r#"<line class="axis" x1="{left}" y1="{TOP}" x2="{left}" y2="{bottom}"/><line class="axis" x1="{left}" y1="{bottom}" x2="{:.1}" y2="{bottom}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text><text class="tick" x="{:.1}" y="{bottom}" text-anchor="end">0</text>"#,
         WIDTH - RIGHT,
-        LEFT - 4.0,
+        left - 4.0,
         TOP + 8.0,
         escape(top),
-        LEFT - 4.0,
+        left - 4.0,
     );
+    left
 }
 
 /// A value as the report prints it: up to three decimals, without trailing zeros.
