@@ -489,7 +489,8 @@ fn compiled_components_are_cached_on_disk() {
             .unwrap()
     };
     load();
-    let artifacts: Vec<_> = std::fs::read_dir(dir.path())
+    // Compiled packs are kept in the cache folder's `packs/`.
+    let artifacts: Vec<_> = std::fs::read_dir(dir.path().join("packs"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
