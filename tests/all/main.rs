@@ -13,6 +13,7 @@ mod evaldeck_turn_llm;
 mod evaldeck_turns;
 mod golden;
 mod hostile;
+mod hostile_files;
 mod hostile_packs;
 mod interp_packs;
 mod judge;
