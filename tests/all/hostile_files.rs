@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Workspace, data, stderr};
+use crate::common::{Workspace, stderr};
+use crate::evaldeck_project::{RUN_CASES, project};
 use crate::resume::{SUITE, workspace};
 
 /// How long a refusal may take before the run is taken to hang (it takes milliseconds).
@@ -77,17 +78,6 @@ fn mkfifo(path: &Path) {
     .expect("mkfifo");
 }
 
-/// The evaldeck project of the tests' data: `cases/` and `traces.jsonl`.
-fn evaldeck_project(ws: &Workspace) {
-    let root = data("evaldeck-project");
-    for name in ["a_weather.yaml", "b_booking.yaml", "c_greet.yml"] {
-        let text = std::fs::read_to_string(root.join("cases").join(name)).expect("case file");
-        ws.write(&format!("cases/{name}"), &text);
-    }
-    let traces = std::fs::read_to_string(root.join("traces.jsonl")).expect("traces file");
-    ws.write("traces.jsonl", &traces);
-}
-
 const FIFO: &str = "it is a FIFO, not a regular file";
 
 #[test]
@@ -106,7 +96,7 @@ fn a_fifo_as_suite_or_dataset_is_refused_without_waiting() {
 #[test]
 fn a_fifo_as_case_file_or_traces_is_refused_without_waiting() {
     let ws = Workspace::new();
-    evaldeck_project(&ws);
+    project(&ws);
     mkfifo(&ws.path("fifo_case.yaml"));
     refused(
         &ws,
@@ -224,7 +214,7 @@ fn alias_chain(indent: &str) -> String {
 #[test]
 fn an_alias_bomb_case_file_is_refused_at_its_line() {
     let ws = Workspace::new();
-    evaldeck_project(&ws);
+    project(&ws);
     let bomb = format!(
         "name: bomb\ninput: hello\n{}expected:\n  output_contains: [hello]\n",
         alias_chain("")
@@ -320,22 +310,9 @@ fn links_planted_for_the_outputs_of_run_are_refused() {
     // An evaldeck project's rows and suite are written into the output folder.
     for file in ["cases.jsonl", "suite.yaml"] {
         let ws = Workspace::new();
-        evaldeck_project(&ws);
+        project(&ws);
         plant(&ws, file);
-        refused(
-            &ws,
-            &[
-                "run",
-                "cases",
-                "--traces",
-                "traces.jsonl",
-                "-o",
-                "out",
-                "-q",
-            ],
-            file,
-            LINK,
-        );
+        refused(&ws, RUN_CASES, file, LINK);
         untouched(&ws);
     }
 }
