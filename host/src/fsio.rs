@@ -29,6 +29,12 @@ pub mod cap {
     pub const CACHE_ENTRY: u64 = 16 << 20;
     /// A WebAssembly component: a pack, or the Python interpreter (about 40 MiB).
     pub const COMPONENT: u64 = 256 << 20;
+    /// A CSV dataset, read whole as pandas reads it.
+    pub const TABLE: u64 = 1 << 30;
+    /// A file read a line or a block at a time, never whole (a dataset, a trajectory file,
+    /// `results.jsonl`): the cap bounds nothing a user has, only what a device or a sparse
+    /// file could feed forever.
+    pub const STREAM: u64 = 1 << 40;
 }
 
 const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
@@ -176,23 +182,31 @@ fn too_large(cap: u64) -> io::Error {
 /// Creates (or truncates) the file at `path` for writing, refusing a symbolic link planted in
 /// its place and anything that is not a regular file (a FIFO, a device).
 pub fn create_output(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .custom_flags(NOFOLLOW | NONBLOCK)
-        .mode(0o644)
-        .open(path)
-        .map_err(|e| refused_link(path, e))?;
-    checked_len(&file, u64::MAX)?;
+    let file = open_output(
+        path,
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644),
+    )?;
     file.set_len(0)?;
     Ok(file)
 }
 
 /// Opens the existing regular file at `path` for appending, refusing a symbolic link.
 pub fn append_output(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .append(true)
+    open_output(path, OpenOptions::new().append(true))
+}
+
+/// Opens the existing regular file at `path` for reading and writing (to read back what an
+/// earlier run wrote and cut it short), refusing a symbolic link.
+pub fn update_output(path: &Path) -> io::Result<File> {
+    open_output(path, OpenOptions::new().read(true).write(true))
+}
+
+fn open_output(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let file = options
         .custom_flags(NOFOLLOW | NONBLOCK)
         .open(path)
         .map_err(|e| refused_link(path, e))?;
@@ -203,15 +217,28 @@ pub fn append_output(path: &Path) -> io::Result<File> {
 /// `O_NOFOLLOW` on a symbolic link fails with `ELOOP`: said as what it is.
 fn refused_link(path: &Path, e: io::Error) -> io::Error {
     if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} is a symbolic link; gavel does not write through one (remove it)",
-                path.display()
-            ),
-        )
+        planted_link(path)
     } else {
         e
+    }
+}
+
+fn planted_link(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link; gavel does not write through one (remove it)",
+            path.display()
+        ),
+    )
+}
+
+/// [`write_atomic`] of a file in an output folder, which a symbolic link in its place makes an
+/// error instead: someone planted it there, and the user should know.
+pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(planted_link(path)),
+        _ => write_atomic(path, bytes),
     }
 }
 
@@ -504,6 +531,10 @@ mod tests {
         let err = create_output(&planted).unwrap_err();
         assert!(err.to_string().contains("is a symbolic link"), "{err}");
         let err = append_output(&planted).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        let err = update_output(&planted).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
+        let err = write_output(&planted, b"{}").unwrap_err();
         assert!(err.to_string().contains("is a symbolic link"), "{err}");
         write_atomic(&planted, b"{}").unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious");

@@ -161,7 +161,8 @@ const SDK_IN_PACK: &str = "gavel-guest";
 
 fn find_sdk(dir: &Path) -> Result<PathBuf, ScaffoldError> {
     let dir = dir.to_path_buf();
-    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let manifest =
+        crate::fsio::read_text(&dir.join("Cargo.toml"), crate::fsio::cap::TEXT).unwrap_or_default();
     if !manifest
         .lines()
         .any(|line| line.replace(' ', "") == "name=\"gavel-guest\"")

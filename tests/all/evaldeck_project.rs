@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 /// The test project: `cases/` holds a single-turn case in the older `input:` form (`weather`),
 /// a three-turn case whose second turn fails (`booking`), a `.yml` case with a grader entry
 /// (`greet`) and `_draft.yaml`, which is not a case.
-fn project(ws: &Workspace) {
+pub fn project(ws: &Workspace) {
     let root = data("evaldeck-project");
     for name in [
         "a_weather.yaml",

@@ -14,6 +14,7 @@ mod evaldeck_turns;
 mod golden;
 mod hostile;
 mod hostile_cache;
+mod hostile_files;
 mod hostile_judge;
 mod hostile_packs;
 mod hostile_python;

@@ -92,7 +92,7 @@ pub fn write(
             return super::EXIT_INVALID;
         }
     };
-    if let Err(e) = std::fs::write(output, &report.html) {
+    if let Err(e) = gavel::fsio::write_output(output, report.html.as_bytes()) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return super::EXIT_INVALID;
     }

@@ -23,6 +23,13 @@ use serde_json::{Map, Number, Value};
 
 use crate::config::suite::SuiteError;
 
+/// The values one YAML file may hold once its aliases are followed (each alias counts the
+/// values it repeats): the limit that refuses an alias chain (`a: &a [x, x]`, `b: &b [*a, *a]`,
+/// `c: [*b, *b]`, ... multiplying at each step) before it is built, for a suite's strict
+/// reading (serde-saphyr's node budget) and for the PyYAML reading of suites and evaldeck case
+/// files alike. A scalar, a list and a mapping are one value each.
+pub(crate) const MAX_NODES: usize = 250_000;
+
 /// The namespace of YAML's own tags (`!!str` is `tag:yaml.org,2002:str`).
 const YAML_TAGS: &str = "tag:yaml.org,2002:";
 
@@ -245,6 +252,7 @@ pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
         file,
         events: Parser::new_from_str_with_options(text, options),
         anchors: HashMap::new(),
+        made: 0,
     };
     let mut value = Value::Null;
     let mut documents = 0;
@@ -271,8 +279,10 @@ pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
 struct Loader<'a> {
     file: &'a Path,
     events: Parser<'a, StrInput<'a>>,
-    /// The value of each anchor seen, by the parser's anchor id.
-    anchors: HashMap<usize, Value>,
+    /// The value of each anchor seen, by the parser's anchor id, with the values it holds.
+    anchors: HashMap<usize, (Value, usize)>,
+    /// The values made so far, those repeated by aliases included (see [`MAX_NODES`]).
+    made: usize,
 }
 
 impl<'a> Loader<'a> {
@@ -308,14 +318,21 @@ impl<'a> Loader<'a> {
 
     /// The node that starts with `event`, at field path `path`.
     fn node(&mut self, event: Event<'a>, span: &Span, path: &str) -> Result<Value, SuiteError> {
+        let start = self.made;
         let (value, anchor) = match event {
             Event::Alias(id) => {
-                let value = self.anchors.get(&id).cloned().ok_or_else(|| {
-                    self.error(span, path, "this alias refers to the node that holds it")
-                })?;
-                (value, 0)
+                let Some(&(_, nodes)) = self.anchors.get(&id) else {
+                    return Err(self.error(
+                        span,
+                        path,
+                        "this alias refers to the node that holds it",
+                    ));
+                };
+                self.count(nodes, span, path)?;
+                (self.anchors[&id].0.clone(), 0)
             }
             Event::Scalar(text, style, anchor, tag) => {
+                self.count(1, span, path)?;
                 let value = construct(&text, style, tag.as_deref()).map_err(|refused| {
                     let error = self.error(span, path, refused.message);
                     match refused.hint {
@@ -326,6 +343,7 @@ impl<'a> Loader<'a> {
                 (value, anchor)
             }
             Event::SequenceStart(_, anchor, tag) => {
+                self.count(1, span, path)?;
                 self.collection_tag(tag.as_deref(), "seq", span, path)?;
                 let mut items = Vec::new();
                 loop {
@@ -339,15 +357,35 @@ impl<'a> Loader<'a> {
                 (Value::Array(items), anchor)
             }
             Event::MappingStart(_, anchor, tag) => {
+                self.count(1, span, path)?;
                 self.collection_tag(tag.as_deref(), "map", span, path)?;
                 (Value::Object(self.mapping(path)?), anchor)
             }
             _ => return Err(self.error(span, path, "unexpected YAML content")),
         };
         if anchor != 0 {
-            self.anchors.insert(anchor, value.clone());
+            self.anchors
+                .insert(anchor, (value.clone(), self.made - start));
         }
         Ok(value)
+    }
+
+    /// Counts `nodes` more values made at `span`, refused past [`MAX_NODES`].
+    fn count(&mut self, nodes: usize, span: &Span, path: &str) -> Result<(), SuiteError> {
+        self.made += nodes;
+        if self.made <= MAX_NODES {
+            return Ok(());
+        }
+        Err(self
+            .error(
+                span,
+                path,
+                format!(
+                    "the file holds more than {MAX_NODES} values once its aliases are followed \
+                     (aliases of aliases multiply): it is refused rather than built"
+                ),
+            )
+            .with_hint("write the values out, or use fewer aliases"))
     }
 
     /// Refuses a tag on a collection other than its own (`!!map`, `!!seq`) or `!`.

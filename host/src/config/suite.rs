@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::config::position::Positions;
 use serde::de::IgnoredAny;
@@ -12,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::config::gate::GateSpec;
 use crate::config::reward::RewardSpec;
+use crate::fsio;
 use crate::grade::judge::RubricSpec;
 use crate::grade::pack::{Limits, PackSpec};
 use crate::input::trajectory::Format;
@@ -205,6 +207,8 @@ pub struct Suite {
     pub path: PathBuf,
     /// The folder relative paths are resolved against.
     pub base_dir: PathBuf,
+    /// SHA-256 of the file as read, in lowercase hex.
+    pub sha256: String,
 }
 
 /// A mistake in a suite file, located.
@@ -292,7 +296,7 @@ impl Suite {
                 ),
             ]);
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = fsio::read_text(path, fsio::cap::TEXT).map_err(|e| {
             vec![SuiteError::at(
                 path,
                 "",
@@ -302,6 +306,7 @@ impl Suite {
         let file = parse_all(&text, path).map_err(evaldeck_case_given)?;
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Suite {
+            sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
             positions: Positions::of(&text),
             file,
             path: path.to_path_buf(),
@@ -557,7 +562,11 @@ fn blank_key(text: &str, line: u64, column: u64) -> Option<String> {
 /// Parses suite YAML strictly.
 fn parse(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
     let mut field = String::new();
-    serde_saphyr::with_deserializer_from_str(text, |de| {
+    let mut options = serde_saphyr::Options::default();
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = super::pyyaml::MAX_NODES;
+    options.budget = Some(budget);
+    serde_saphyr::with_deserializer_from_str_with_options(text, options, |de| {
         serde_path_to_error::deserialize::<_, SuiteFile>(de).map_err(|e| {
             field = normalise_path(&e.path().to_string());
             e.into_inner()

@@ -10,10 +10,12 @@
 //! when every cell of its column is one, else text; a row without one gets its position.
 //! Other columns are not read.
 
+use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::fsio;
 use crate::input::dataset::SourceError;
 
 /// Whether `path` is read as a CSV dataset: its name ends in `.csv`, in any case.
@@ -50,10 +52,11 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         path: path.to_path_buf(),
         message,
     };
+    let (file, _) = fsio::open_regular(path, fsio::cap::TABLE)
+        .map_err(|e| error(format!("cannot open: {e}")))?;
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
-        .from_path(path)
-        .map_err(|e| error(format!("cannot open: {e}")))?;
+        .from_reader(file.take(fsio::cap::TABLE));
     let header = reader.headers().map_err(|e| error(csv_error(&e)))?.clone();
     if header.is_empty() {
         return Err(error(

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::config::suite::normalise_path;
+use crate::fsio;
 use crate::input::csv_rows;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
@@ -51,6 +52,14 @@ impl std::error::Error for RowError {}
 pub struct SourceError {
     pub path: PathBuf,
     pub message: String,
+}
+
+/// The regular file at `path`, opened to be read a block at a time (never whole): a FIFO, a
+/// device or a folder is refused, with what it is.
+pub fn open_stream(path: &Path) -> Result<File, SourceError> {
+    fsio::open_regular(path, fsio::cap::STREAM)
+        .map(|(file, _)| file)
+        .map_err(|e| SourceError::io(path, "open", e))
 }
 
 impl SourceError {
@@ -382,17 +391,13 @@ impl RowParser {
         cache
             .entry(path.clone())
             .or_insert_with(|| {
-                crate::fsio::read_text_within(
-                    &self.base_dir,
-                    Path::new(relative),
-                    crate::fsio::cap::TEXT,
-                )
-                .map_err(|e| {
-                    format!(
-                        "rubric_path: cannot read {relative}: {e} (a row's rubric_path names a \
+                fsio::read_text_within(&self.base_dir, Path::new(relative), fsio::cap::TEXT)
+                    .map_err(|e| {
+                        format!(
+                            "rubric_path: cannot read {relative}: {e} (a row's rubric_path names a \
                          file inside the suite's folder, relative to it)"
-                    )
-                })
+                        )
+                    })
             })
             .clone()
     }
@@ -633,7 +638,7 @@ const BLOCK_SIZE: usize = 1 << 18;
 
 impl Lines {
     pub fn open(path: &Path) -> Result<Lines, SourceError> {
-        let mut file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
+        let mut file = open_stream(path)?;
         // The start of the file, read ahead to tell a file that is not JSON Lines at all in
         // one sentence rather than an error on every line.
         let mut head = Vec::with_capacity(HEAD_BYTES);
@@ -830,9 +835,7 @@ impl DatasetText {
     /// The rows to read at the offsets [`DatasetText::lines`] gave.
     fn reader(&self, path: &Path) -> Result<Box<dyn ReadSeek>, SourceError> {
         Ok(match self {
-            DatasetText::Jsonl => {
-                Box::new(File::open(path).map_err(|e| SourceError::io(path, "open", e))?)
-            }
+            DatasetText::Jsonl => Box::new(open_stream(path)?),
             DatasetText::Csv { text, .. } => Box::new(Cursor::new(text.clone())),
         })
     }
@@ -859,8 +862,7 @@ fn fill(source: &mut impl Read, buffer: &mut [u8]) -> (usize, std::io::Result<()
 /// How many rows [`Lines`] reads from `path` (its non-blank lines), counted in place without
 /// copying each line out; a file [`Lines`] cannot read fails the same way here.
 pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
-    let file = File::open(path).map_err(|e| SourceError::io(path, "open", e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut reader = BufReader::with_capacity(1 << 20, open_stream(path)?);
     let read_error = |e| SourceError::io(path, "read", e);
     let mut rows = 0u64;
     // The start of a line that runs over the end of the buffer.
@@ -1084,12 +1086,7 @@ impl Items {
             position += 1;
         }
         for run in runs {
-            if !run.is_file() {
-                return Err(SourceError {
-                    path: run.clone(),
-                    message: "trajectories: no such file".to_string(),
-                });
-            }
+            open_stream(run)?;
         }
         let file = text.reader(dataset)?;
         let all_runs = runs.to_vec();

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::config::position::Positions;
 use crate::config::pyyaml;
 use crate::config::suite::{CaseCodeSpec, SuiteError};
+use crate::fsio;
 use crate::input::dataset::check_case_turns;
 
 /// The grader that grades each case, as named in the suite and in the results.
@@ -104,7 +105,7 @@ impl Case {
 
 /// One case file as a row in the `turns:` shape.
 fn read_case(file: &Path) -> Result<Case, SuiteError> {
-    let text = std::fs::read_to_string(file)
+    let text = fsio::read_text(file, fsio::cap::TEXT)
         .map_err(|e| SuiteError::at(file, "", format!("cannot read the case file: {e}")))?;
     let value = pyyaml::load(file, &text)?;
     let Value::Object(mut case) = value else {
@@ -271,7 +272,7 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
             Err(e) => errors.push(e),
         }
     }
-    let text = std::fs::read_to_string(traces).map_err(|e| {
+    let text = fsio::read_text(traces, fsio::cap::DOCUMENT).map_err(|e| {
         errors.push(SuiteError::at(
             traces,
             "",
@@ -374,7 +375,7 @@ impl Project {
             rows.push('\n');
         }
         let dataset = dir.join(DATASET_FILE);
-        std::fs::write(&dataset, rows).map_err(|e| failed(&dataset, e))?;
+        fsio::write_output(&dataset, rows.as_bytes()).map_err(|e| failed(&dataset, e))?;
         let suite = dir.join(SUITE_FILE);
         let mut text = format!(
             "name: {}\ndataset: {DATASET_FILE}\ngraders:\n  {GRADER}:\n    kind: expectations\n",
@@ -390,7 +391,7 @@ impl Project {
                 text.push_str(&format!("      - {entry}\n"));
             }
         }
-        std::fs::write(&suite, text).map_err(|e| failed(&suite, e))?;
+        fsio::write_output(&suite, text.as_bytes()).map_err(|e| failed(&suite, e))?;
         Ok(suite)
     }
 }

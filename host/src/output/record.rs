@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::fsio;
 use crate::input::trajectory::Format;
 
 /// The file `gavel run` writes beside `results.jsonl`.
@@ -171,16 +172,28 @@ impl RunRecord {
             source: std::io::Error::other(e),
         })?;
         text.push('\n');
-        std::fs::write(&path, text).map_err(|source| RecordError::Write { path, source })
+        fsio::write_output(&path, text.as_bytes())
+            .map_err(|source| RecordError::Write { path, source })
     }
 
     /// The `run.json` of a results folder; `Ok(None)` when there is none.
     pub fn read(dir: &Path) -> Result<Option<RunRecord>, RecordError> {
         let path = dir.join(RUN_FILE);
-        match std::fs::read(&path) {
-            Ok(text) => RunRecord::parse(&text, path).map(Some),
+        match RunRecord::read_text(&path)? {
+            Some(text) => RunRecord::parse(&text, path).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The bytes of the `run.json` at `path`; `Ok(None)` when there is none.
+    pub fn read_text(path: &Path) -> Result<Option<Vec<u8>>, RecordError> {
+        match fsio::read_regular(path, fsio::cap::DOCUMENT) {
+            Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(RecordError::Read { path, source }),
+            Err(source) => Err(RecordError::Read {
+                path: path.to_path_buf(),
+                source,
+            }),
         }
     }
 
@@ -309,8 +322,7 @@ impl FileStamp {
     /// The stamp of the file at `path`.
     pub fn of(path: &Path) -> std::io::Result<FileStamp> {
         const END: u64 = 1 << 20;
-        let mut file = std::fs::File::open(path)?;
-        let bytes = file.metadata()?.len();
+        let (mut file, bytes) = fsio::open_regular(path, fsio::cap::STREAM)?;
         let mut hasher = Sha256::new();
         let mut buffer = Vec::with_capacity(END.min(bytes) as usize);
         (&mut file).take(END).read_to_end(&mut buffer)?;
@@ -333,11 +345,6 @@ impl std::fmt::Display for FileStamp {
         let short = self.ends_sha256.get(..12).unwrap_or(&self.ends_sha256);
         write!(f, "{} bytes, ends {short}", self.bytes)
     }
-}
-
-/// SHA-256 of a file's bytes, in lowercase hex.
-pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    Ok(format!("{:x}", Sha256::digest(std::fs::read(path)?)))
 }
 
 #[cfg(test)]

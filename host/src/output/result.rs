@@ -1,7 +1,7 @@
 //! One graded sample, as written to `results.jsonl`.
 
 use std::borrow::Cow;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsio;
 use crate::grade::{Grade, GradeKey, Metadata, Status};
 use crate::input::sample::SampleId;
 
@@ -535,17 +536,19 @@ impl ResultsFile {
     /// aside rather than truncating it, so that [`ResultsFile::discard`] can put it back.
     pub fn open(path: &Path, append: bool) -> std::io::Result<ResultsFile> {
         let mut replaced = None;
-        if !append && path.exists() {
-            let aside = path.with_extension("jsonl.replaced");
-            std::fs::rename(path, &aside)?;
-            replaced = Some(aside);
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(append)
-            .truncate(!append)
-            .open(path)?;
+        let exists = std::fs::symlink_metadata(path).is_ok();
+        let file = if append && exists {
+            fsio::append_output(path)?
+        } else {
+            if exists {
+                // Checked before it is moved: a planted link or a FIFO is refused, not kept.
+                drop(fsio::update_output(path)?);
+                let aside = path.with_extension("jsonl.replaced");
+                std::fs::rename(path, &aside)?;
+                replaced = Some(aside);
+            }
+            fsio::create_output(path)?
+        };
         Ok(ResultsFile {
             path: path.to_path_buf(),
             opened_len: file.metadata()?.len(),
@@ -625,8 +628,18 @@ pub(crate) fn leading_id(text: &str) -> Option<SampleId> {
 
 /// The complete lines of a results file.
 pub fn count_lines(path: &Path) -> std::io::Result<u64> {
-    let text = std::fs::read(path)?;
-    Ok(memchr::memchr_iter(b'\n', &text).count() as u64)
+    let (file, _) = fsio::open_regular(path, fsio::cap::STREAM)?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut lines = 0;
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(lines);
+        }
+        lines += memchr::memchr_iter(b'\n', buffer).count() as u64;
+        let read = buffer.len();
+        reader.consume(read);
+    }
 }
 
 /// Reads every result of a finished run's `results.jsonl`, in order, for a report or a
@@ -644,10 +657,11 @@ pub(crate) fn read_results_where(
     mut wanted: impl FnMut(&str) -> bool,
     mut each: impl FnMut(SampleResult),
 ) -> Result<(), ResultsError> {
-    let file = File::open(path).map_err(|source| ResultsError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let (file, _) =
+        fsio::open_regular(path, fsio::cap::STREAM).map_err(|source| ResultsError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let reader = BufReader::with_capacity(1 << 16, file);
     for (index, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| ResultsError::Read {
@@ -669,9 +683,13 @@ pub(crate) fn read_results_where(
 }
 
 /// Reads the complete results of an earlier run for `--resume`, dropping a final line cut
-/// short by a kill. Calls `each` for every complete result, in order.
-pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<u64, ResultsError> {
-    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
+/// short by a kill. Calls `each` for every complete result, in order, until it answers
+/// `false`, which leaves the file as it was.
+pub fn read_previous(
+    path: &Path,
+    mut each: impl FnMut(SampleResult) -> bool,
+) -> Result<u64, ResultsError> {
+    let mut file = match fsio::update_output(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(source) => {
@@ -702,7 +720,9 @@ pub fn read_previous(path: &Path, mut each: impl FnMut(SampleResult)) -> Result<
             source,
             advice: "; remove the file or choose another output folder",
         })?;
-        each(result);
+        if !each(result) {
+            return Ok(count);
+        }
         complete_bytes += n as u64;
         count += 1;
     }

@@ -146,19 +146,20 @@ impl Selected {
         }
     }
 
+    /// The id of the next selected item as results.jsonl writes it (`Some(None)` for an item
+    /// whose id cannot be read); `None` past the last.
+    pub fn next_id(&mut self) -> Option<Option<String>> {
+        Some(match self.next_item()? {
+            Ok(item) => id_of(&item).map(|(id, _)| id),
+            Err(_) => None,
+        })
+    }
+
     fn selected(&self, item: &Item) -> bool {
-        let source = item.run.as_ref().unwrap_or(&item.row);
-        let Ok(fields) = serde_json::from_str::<IdTags>(&source.text) else {
-            // An unreadable row is kept so that it is reported, not silently dropped.
+        // An unreadable row, or one whose id cannot be read, is kept so that it is reported,
+        // not silently dropped.
+        let Some((id, fields)) = id_of(item) else {
             return true;
-        };
-        // The id as results.jsonl writes it: parsed as the row's sample is, so that `id:café`
-        // matches `"caf\u00e9"` and `id:100` matches `100.0`.
-        let id = match fields.sample_id.or(fields.id).map(parse_id) {
-            Some(Ok(id)) => id.to_string(),
-            // A row whose id cannot be read is kept, to be reported.
-            Some(Err(_)) => return true,
-            None => item.seq.to_string(),
         };
         let row_tags = if item.run.is_some() {
             serde_json::from_str::<IdTags>(&item.row.text)
@@ -170,6 +171,20 @@ impl Selected {
         let tags = row_tags.unwrap_or_default();
         self.selection.filters.iter().any(|f| f.matches(&id, &tags))
     }
+}
+
+/// The id of `item` as results.jsonl writes it, parsed as the row's sample is (so that `id:café`
+/// matches `"caf\u00e9"` and `id:100` matches `100.0`), with the fields it was read from;
+/// `None` when the row or its id cannot be read.
+fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
+    let source = item.run.as_ref().unwrap_or(&item.row);
+    let fields = serde_json::from_str::<IdTags>(&source.text).ok()?;
+    let id = match fields.sample_id.or(fields.id).map(parse_id) {
+        Some(Ok(id)) => id.to_string(),
+        Some(Err(_)) => return None,
+        None => item.seq.to_string(),
+    };
+    Some((id, fields))
 }
 
 /// What the validation pass found.

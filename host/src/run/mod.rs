@@ -17,11 +17,12 @@ use std::sync::Arc;
 pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
+use crate::fsio;
 use crate::grade::GradeKey;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
-    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens, file_sha256,
+    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens,
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
@@ -245,7 +246,19 @@ pub fn run(
     let junit_path = options.junit.as_deref();
     let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
     let already = if options.resume {
-        read_back(&results_path, &mut aggregator, observer, junit.as_mut()).map_err(|e| vec![e])?
+        let mut same =
+            SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
+        let read = read_back(
+            &results_path,
+            &mut aggregator,
+            observer,
+            junit.as_mut(),
+            Some(&mut same),
+        )
+        .map_err(|e| vec![e])?;
+        same.finish(&out_dir, "resume", "--resume")
+            .map_err(|e| vec![e])?;
+        read
     } else {
         0
     };
@@ -445,7 +458,7 @@ type Junit = JunitWriter<BufWriter<std::fs::File>>;
 
 fn open_junit(prepared: &Prepared, path: Option<&Path>) -> Result<Option<Junit>, RunError> {
     let Some(path) = path else { return Ok(None) };
-    std::fs::File::create(path)
+    fsio::create_output(path)
         .and_then(|file| JunitWriter::new(BufWriter::new(file), &prepared.suite.file.name))
         .map(Some)
         .map_err(|source| write_error(path, source))
@@ -462,15 +475,22 @@ fn finish_junit(junit: Option<Junit>, path: Option<&Path>) -> Result<(), RunErro
 }
 
 /// Hands the results an earlier run wrote to `path` to the aggregates, the observer and the
-/// JUnit report, in order; how many there are.
+/// JUnit report, in order; how many there are. With `same`, each is first checked to be of
+/// this run's sample.
 fn read_back(
     path: &Path,
     aggregator: &mut Aggregator,
     observer: &mut dyn Observer,
     mut junit: Option<&mut Junit>,
+    mut same: Option<&mut SameSamples>,
 ) -> Result<u64, RunError> {
     let mut junit_error = None;
     let read = result::read_previous(path, |r| {
+        if let Some(same) = same.as_mut()
+            && !same.check(&r)
+        {
+            return false;
+        }
         aggregator.add(&r);
         observer.previous(&r);
         if let Some(writer) = junit.as_mut()
@@ -478,11 +498,74 @@ fn read_back(
         {
             junit_error.get_or_insert(e);
         }
+        true
     });
     if let Some(e) = junit_error {
         return Err(RunError::Junit(e));
     }
     Ok(read?)
+}
+
+/// Checks, line by line, that the results an earlier run wrote are of this run's selected
+/// samples, in their order: the results of another suite's or dataset's run would otherwise be
+/// continued or retried as this run's, and counted for samples they are not of.
+struct SameSamples {
+    selected: Selected,
+    path: PathBuf,
+    line: u64,
+    /// The first line that is not of this run, said as where and why.
+    foreign: Option<String>,
+}
+
+impl SameSamples {
+    fn new(
+        prepared: &Prepared,
+        selection: &Selection,
+        path: &Path,
+    ) -> Result<SameSamples, RunError> {
+        let items = Items::open(&prepared.dataset, &prepared.runs)?;
+        let selection = Selection {
+            skip: 0,
+            ..selection.clone()
+        };
+        Ok(SameSamples {
+            selected: Selected::new(items, selection),
+            path: path.to_path_buf(),
+            line: 0,
+            foreign: None,
+        })
+    }
+
+    /// Whether `result`, the next line's, is of the next selected sample.
+    fn check(&mut self, result: &SampleResult) -> bool {
+        self.line += 1;
+        let (file, line, held) = (self.path.display(), self.line, &result.sample_id);
+        self.foreign = match self.selected.next_id() {
+            None => Some(format!(
+                "{file}:{line}: one result more than the {} samples this run grades",
+                line - 1
+            )),
+            Some(Some(id)) if id != held.to_string() => Some(format!(
+                "{file}:{line}: the result of sample `{held}`, where this run's sample {line} \
+                 is `{id}`"
+            )),
+            _ => None,
+        };
+        self.foreign.is_none()
+    }
+
+    /// Refuses to `what` (asked by `flag`) the run in `dir` when a line was not of it.
+    fn finish(self, dir: &Path, what: &'static str, flag: &'static str) -> Result<(), RunError> {
+        match self.foreign {
+            None => Ok(()),
+            Some(line) => Err(RunError::ResumeMismatch {
+                dir: dir.to_path_buf(),
+                changes: vec![line],
+                what,
+                flag,
+            }),
+        }
+    }
 }
 
 /// The summary of the results file in `out_dir`, all of whose results `aggregator` has seen,
@@ -506,7 +589,7 @@ fn conclude(
     };
     let summary_path = out_dir.join("summary.json");
     let summary_json = serde_json::to_string_pretty(&summary).map_err(RunError::Render)?;
-    std::fs::write(&summary_path, format!("{summary_json}\n"))
+    fsio::write_output(&summary_path, format!("{summary_json}\n").as_bytes())
         .map_err(|source| write_error(&summary_path, source))?;
     Ok((summary, summary_json, gate_passed))
 }
@@ -610,11 +693,7 @@ struct PreviousRecord {
 impl PreviousRecord {
     fn read(dir: &Path) -> Result<PreviousRecord, RunError> {
         let path = dir.join(RUN_FILE);
-        let text = match std::fs::read(&path) {
-            Ok(text) => Some(text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(RecordError::Read { path, source }.into()),
-        };
+        let text = RunRecord::read_text(&path)?;
         let record = match &text {
             Some(text) => Some(RunRecord::parse(text, path.clone())?),
             None => None,
@@ -624,7 +703,7 @@ impl PreviousRecord {
 
     fn restore(&self) -> Option<RunError> {
         let restored = match &self.text {
-            Some(text) => std::fs::write(&self.path, text),
+            Some(text) => fsio::write_output(&self.path, text),
             None => std::fs::remove_file(&self.path).or_else(|e| {
                 if e.kind() == std::io::ErrorKind::NotFound {
                     Ok(())
@@ -653,7 +732,7 @@ fn record_of(
     let suite = &prepared.suite;
     let fingerprint = Fingerprint {
         gavel: env!("CARGO_PKG_VERSION").to_string(),
-        suite_sha256: file_sha256(&suite.path).map_err(read_error(&suite.path))?,
+        suite_sha256: suite.sha256.clone(),
         dataset: FileStamp::of(&prepared.dataset).map_err(read_error(&prepared.dataset))?,
         packs: prepared
             .packs

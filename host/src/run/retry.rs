@@ -12,10 +12,11 @@ use std::path::Path;
 
 use super::engine::{Pass, PassEnd, Selected};
 use super::{
-    Graded, Observer, Outcome, PreviousRecord, RunError, RunOptions, RunSink, Setting, aggregator,
-    check_rows, conclude, finish_junit, judge_down, open_junit, read_back, same_inputs,
+    Graded, Observer, Outcome, PreviousRecord, RunError, RunOptions, RunSink, SameSamples, Setting,
+    aggregator, check_rows, conclude, finish_junit, judge_down, open_junit, read_back, same_inputs,
     write_error,
 };
+use crate::fsio;
 use crate::grade::Status;
 use crate::input::dataset::{Items, RowCount};
 use crate::output::record::{Progress, RunRecord, State};
@@ -81,7 +82,11 @@ pub(super) fn run(
     let mut grades = 0u64;
     let mut line = 0u64;
     let metrics = prepared.plan.metrics.len() as u64;
+    let mut same = SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
     let total = result::read_previous(&results_path, |r| {
+        if !same.check(&r) {
+            return false;
+        }
         match r.retry() {
             Retry::Nothing => {}
             Retry::Grades => {
@@ -98,15 +103,25 @@ pub(super) fn run(
             }
         }
         line += 1;
+        true
     })
     .map_err(|e| vec![RunError::from(e)])?;
+    same.finish(&out_dir, "retry the errors of", "--retry-errors")
+        .map_err(|e| vec![e])?;
     observer.retrying(grades, retry.len() as u64);
     let mut aggregator = aggregator(prepared, move || total);
     let junit_path = options.junit.as_deref();
     let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
     if retry.is_empty() {
         // Nothing is graded: the summary and the gate are the run's as it is.
-        read_back(&results_path, &mut aggregator, observer, junit.as_mut()).map_err(|e| vec![e])?;
+        read_back(
+            &results_path,
+            &mut aggregator,
+            observer,
+            junit.as_mut(),
+            None,
+        )
+        .map_err(|e| vec![e])?;
         let (summary, summary_json, gate_passed) =
             conclude(prepared, aggregator, &out_dir, false).map_err(|e| vec![e])?;
         finish_junit(junit, junit_path).map_err(|e| vec![e])?;
@@ -126,7 +141,7 @@ pub(super) fn run(
     let _ = std::fs::remove_file(&temp_path);
     let mut temp = ResultsFile::open(&temp_path, false)
         .map_err(|source| vec![write_error(&temp_path, source)])?;
-    let old = std::fs::File::open(&results_path).map_err(|source| {
+    let (old, _) = fsio::open_regular(&results_path, fsio::cap::STREAM).map_err(|source| {
         vec![RunError::from(result::ResultsError::Open {
             path: results_path.clone(),
             source,
@@ -231,7 +246,7 @@ pub(super) fn run(
 /// Puts the new results in the place of the old, on disk first: the rename never leaves a
 /// file whose lines a power cut could take.
 fn replace(temp: &Path, results: &Path) -> std::io::Result<()> {
-    std::fs::File::open(temp)?.sync_all()?;
+    fsio::open_regular(temp, fsio::cap::STREAM)?.0.sync_all()?;
     std::fs::rename(temp, results)
 }
 

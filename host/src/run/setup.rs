@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::config::reward::RewardSpec;
 use crate::config::suite::{Suite, SuiteError};
+use crate::fsio;
 use crate::grade::judge::JudgeOptions;
 use crate::grade::pack::{Limits, Pack, PackError, PackHost, PackSpec};
 use crate::grade::program;
@@ -63,12 +64,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     let file = &suite.file;
 
     let dataset = suite.resolve(&file.dataset);
-    if !dataset.is_file() {
-        errors.push(SuiteError::at(
-            suite_path,
-            "dataset",
-            format!("no such file: {}", dataset.display()),
-        ));
+    if let Some(why) = unreadable(&dataset) {
+        errors.push(SuiteError::at(suite_path, "dataset", why));
     }
     let runs: Vec<PathBuf> = file
         .trajectories
@@ -76,12 +73,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         .map(|t| t.paths().into_iter().map(|p| suite.resolve(p)).collect())
         .unwrap_or_default();
     for run in &runs {
-        if !run.is_file() {
-            errors.push(SuiteError::at(
-                suite_path,
-                runs_field,
-                format!("no such file: {}", run.display()),
-            ));
+        if let Some(why) = unreadable(run) {
+            errors.push(SuiteError::at(suite_path, runs_field, why));
         }
     }
 
@@ -165,6 +158,17 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             })
         }
         _ => Err(errors.into_iter().map(|e| suite.locate(e)).collect()),
+    }
+}
+
+/// Why the data file at `path` cannot be read (missing, or not a regular file), if it cannot.
+fn unreadable(path: &Path) -> Option<String> {
+    match fsio::open_regular(path, fsio::cap::STREAM) {
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("no such file: {}", path.display()))
+        }
+        Err(e) => Some(format!("cannot read {}: {e}", path.display())),
     }
 }
 

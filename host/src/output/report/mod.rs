@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::fsio;
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, RowParser};
@@ -93,7 +94,7 @@ pub fn build(
     options: &Options,
 ) -> Result<Report, ReportError> {
     let results_path = dir.join("results.jsonl");
-    if !results_path.is_file() {
+    if !results_path.exists() {
         return Err(ReportError::NoResults(results_path));
     }
     let summary_file = read_summary(dir)?;
@@ -210,7 +211,7 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 
 fn read_summary(dir: &Path) -> Result<Option<Value>, ReportError> {
     let path = dir.join("summary.json");
-    match std::fs::read_to_string(&path) {
+    match fsio::read_text(&path, fsio::cap::DOCUMENT) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
             .map_err(|source| ReportError::SummaryNotJson { path, source }),
