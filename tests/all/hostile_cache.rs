@@ -187,6 +187,47 @@ fn a_shared_toolchain_others_may_write_is_never_run() {
 }
 
 #[test]
+fn a_toolchain_restored_with_the_cache_folder_is_never_run() {
+    // The default cache folder is `~/.cache/gavel`; the shared toolchains live elsewhere
+    // (`~/.local/share/gavel/toolchains`), so restoring the cache from a store others write
+    // cannot bring a toolchain gavel runs, however private its files look.
+    let ws = Workspace::new();
+    let marker = ws.path("marker");
+    let planted = "home/.cache/gavel/toolchains/componentize-py-0.25.1/bin/componentize-py";
+    script(
+        &ws,
+        planted,
+        &format!("#!/bin/sh\necho planted > '{}'\n", marker.display()),
+    );
+    let mut dir = Path::new(planted);
+    while let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        chmod(&ws.path(&parent.to_string_lossy()), 0o700);
+        dir = parent;
+    }
+    let built = Command::new(env!("CARGO_BIN_EXE_gavel"))
+        .arg("build-python")
+        .current_dir(ws.dir.path())
+        .env("HOME", ws.path("home"))
+        .env("PYTHON", "/nonexistent/python3")
+        .env("GAVEL_PYTHON_COMPONENT", "")
+        .env_remove("GAVEL_CACHE_DIR")
+        .env_remove("GAVEL_TOOLCHAINS")
+        .env_remove("COMPONENTIZE_PY")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .expect("gavel runs");
+    assert!(!marker.exists(), "{planted} ran: {}", stderr(&built));
+    assert_eq!(built.status.code(), Some(2), "{}", stderr(&built));
+    assert!(
+        stderr(&built).contains(gavel::grade::program::interpreter::TOOLCHAIN_MISSING),
+        "{}",
+        stderr(&built)
+    );
+}
+
+#[test]
 fn a_build_folder_linked_elsewhere_is_refused_and_what_it_points_to_untouched() {
     let ws = Workspace::new();
     let toolchain = stand_in_toolchain(&ws);

@@ -9,7 +9,7 @@
 #   1. $COMPONENTIZE_JS, a componentize-js command you installed yourself;
 #   2. else node_modules/.bin/componentize-js here, if you ran `npm install` in this folder;
 #   3. else the shared toolchain folder, $GAVEL_TOOLCHAINS (default:
-#      ${XDG_CACHE_HOME:-~/.cache}/gavel/toolchains), where the first build of any JavaScript
+#      ${XDG_DATA_HOME:-~/.local/share}/gavel/toolchains), where the first build of any JavaScript
 #      pack installs it into componentize-js-<hash of package-lock.json>/ and every later build
 #      of every pack with the same lockfile reuses it. GAVEL_TOOLCHAINS=.toolchains keeps it
 #      inside this folder instead.
@@ -95,7 +95,7 @@ if [ -n "${COMPONENTIZE_JS:-}" ]; then
 elif [ -x node_modules/.bin/componentize-js ]; then
     componentize_js=node_modules/.bin/componentize-js
 else
-    toolchains=${GAVEL_TOOLCHAINS:-${XDG_CACHE_HOME:-${HOME:?}/.cache}/gavel/toolchains}
+    toolchains=${GAVEL_TOOLCHAINS:-${XDG_DATA_HOME:-${HOME:?}/.local/share}/gavel/toolchains}
     # Named by what the lockfile pins, the pack's own name left out: packs that pin the same
     # versions share a folder, one that pins others gets its own.
     lockfile_hash=$(node -e '

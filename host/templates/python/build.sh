@@ -6,7 +6,7 @@
 # The toolchain is componentize-py from PyPI (one wheel, about 70 MB installed). It is found as:
 #   1. $COMPONENTIZE_PY, a componentize-py command you installed yourself;
 #   2. else the shared toolchain folder, $GAVEL_TOOLCHAINS (default:
-#      ${XDG_CACHE_HOME:-~/.cache}/gavel/toolchains), where the first build of any Python pack
+#      ${XDG_DATA_HOME:-~/.local/share}/gavel/toolchains), where the first build of any Python pack
 #      installs it into componentize-py-<version>/ and every later build of every pack reuses it.
 #      GAVEL_TOOLCHAINS=.toolchains keeps it inside this folder instead.
 # Running it again installs nothing and rebuilds only when a source changed.
@@ -93,7 +93,7 @@ if [ -n "${COMPONENTIZE_PY:-}" ]; then
     [ "$found" = "componentize-py $componentize_py_version" ] \
         || echo "warning: COMPONENTIZE_PY is $found; this pack is written for $componentize_py_version" >&2
 else
-    toolchains=${GAVEL_TOOLCHAINS:-${XDG_CACHE_HOME:-${HOME:?}/.cache}/gavel/toolchains}
+    toolchains=${GAVEL_TOOLCHAINS:-${XDG_DATA_HOME:-${HOME:?}/.local/share}/gavel/toolchains}
     venv=$toolchains/componentize-py-$componentize_py_version
     if [ ! -f "$venv/.installed" ]; then
         (umask 077 && mkdir -p "$toolchains") || toolchain_missing "cannot create $toolchains"

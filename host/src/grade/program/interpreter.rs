@@ -366,14 +366,18 @@ fn tag_toolchain(key: &Key, work: &Path) {
 }
 
 /// The folder of the componentize-py that `gavel new pack --lang python` packs install once per
-/// user (`componentize-py-0.25.1/` of the shared toolchain folder, `$GAVEL_TOOLCHAINS`), if it
-/// is there: the build then installs nothing.
+/// user (`componentize-py-0.25.1/` of the shared toolchain folder, `$GAVEL_TOOLCHAINS`, else
+/// `${XDG_DATA_HOME:-~/.local/share}/gavel/toolchains`), if it is there: the build then
+/// installs nothing.
 fn shared_toolchain() -> Option<PathBuf> {
     let toolchains = match std::env::var_os("GAVEL_TOOLCHAINS") {
         Some(dir) => PathBuf::from(dir),
-        None => std::env::var_os("XDG_CACHE_HOME")
+        // Outside the cache folder (`~/.cache/gavel`), which may be restored from a store
+        // others write: a toolchain is code gavel runs.
+        None => std::env::var_os("XDG_DATA_HOME")
+            .filter(|dir| Path::new(dir).is_absolute())
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cache")))?
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".local/share")))?
             .join("gavel")
             .join("toolchains"),
     };
