@@ -369,6 +369,7 @@ async fn a_planted_temporary_name_is_not_written_through() {
         .expect("spec");
         let options = JudgeOptions {
             cache_dir: Some(cache.to_path_buf()),
+            ..JudgeOptions::default()
         };
         Judge::with_env(spec, Path::new("."), options, env).expect("judge")
     };

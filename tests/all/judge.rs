@@ -28,6 +28,7 @@ fn judge_with(fields: Value, cache_dir: Option<&Path>) -> Judge {
         Path::new("."),
         JudgeOptions {
             cache_dir: cache_dir.map(Path::to_path_buf),
+            ..JudgeOptions::default()
         },
         env,
     )
@@ -340,6 +341,45 @@ async fn server_errors_are_retried_up_to_max_retries() {
         (grade.status, recovering.request_count()),
         (Status::Pass, 2)
     );
+}
+
+/// An endpoint that fails every other request, its failures never in a long row: each
+/// failure is retried until the run's retries to it are spent (twenty, and one a five
+/// requests sent), and past them a failure is the sample's error grade, not one more request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_retries_within_its_budget() {
+    let server = Server::start(|i, _| {
+        if i % 2 == 0 {
+            Reply::status(500, "flaky")
+        } else {
+            Reply::verdict(1.0, "fine")
+        }
+    })
+    .await;
+    let judge = judge_at(
+        &server.base_url(),
+        json!({"max_retries": 3, "concurrency": 1}),
+    );
+    let mut spent = 0;
+    for i in 0..60 {
+        let grade = judge.grade(&sample("q", "a"), &format!("answer {i}")).await;
+        if grade.status == Status::Error {
+            assert!(
+                grade.rationale.starts_with(
+                    "Error during grading: judge endpoint answered HTTP 500 Internal Server \
+                     Error: flaky (not retried: the run's "
+                ) && grade.rationale.ends_with(
+                    " retries to this endpoint are spent, a share of the requests sent)"
+                ),
+                "{}",
+                grade.rationale
+            );
+            spent += 1;
+        }
+    }
+    assert!(spent > 0, "every failure was retried");
+    let sent = server.request_count();
+    assert!(sent <= 60 + 20 + 60 / 5, "{sent} requests");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -760,7 +800,7 @@ async fn prompt_path_is_read_relative_to_the_suite() {
     assert_eq!(server.requests()[0].prompt(), "from file: sub {ok}");
 }
 
-const JUDGED_SUITE: &str = "name: judged
+pub(crate) const JUDGED_SUITE: &str = "name: judged
 dataset: data.jsonl
 graders:
   quality:
@@ -1060,7 +1100,7 @@ async fn rubric_mistakes_stop_the_binary_before_any_request() {
 }
 
 /// `n` judged rows with ids 0 to n-1.
-fn judged_rows(ws: &crate::common::Workspace, n: usize) {
+pub(crate) fn judged_rows(ws: &crate::common::Workspace, n: usize) {
     let rows: Vec<Value> = (0..n)
         .map(|i| judged_row(&i.to_string(), "It is Paris."))
         .collect();

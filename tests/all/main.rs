@@ -20,6 +20,7 @@ mod hostile_packs;
 mod hostile_python;
 mod interp_packs;
 mod judge;
+mod judge_failing;
 mod letta_examples;
 mod new_pack;
 mod openai_server;

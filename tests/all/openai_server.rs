@@ -1,6 +1,6 @@
 //! A scriptable chat-completions endpoint on loopback for tests: records every request, counts
 //! requests in flight, and answers as the script says (slowly, with an error status, with a
-//! broken body, or by hanging up).
+//! broken body, by hanging up, or never).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -57,6 +57,8 @@ pub enum Reply {
     Delay(Duration, Box<Reply>),
     /// Closes the connection without answering.
     HangUp,
+    /// Keeps the connection open and never answers.
+    Silent,
     /// A 200 whose body is `budget` bytes of spaces, written for as long as the client reads
     /// them, with `content-length: declared` when given (else ended by closing).
     Flood {
@@ -283,6 +285,10 @@ async fn serve(mut stream: TcpStream, state: Arc<State>) {
             left -= n;
         }
         let _ = stream.shutdown().await;
+    } else if let Reply::Silent = reply {
+        // Held until the client gives up and closes the connection.
+        let _ = stream.read(&mut [0u8; 1]).await;
+        state.in_flight.fetch_sub(1, Ordering::SeqCst);
     } else {
         state.in_flight.fetch_sub(1, Ordering::SeqCst);
     }

@@ -27,8 +27,9 @@ pub struct Args {
     /// Output folder [default: the suite's `output`, else results/<suite name>].
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Samples graded at once, 1 to 1024 [default: the suite's `concurrency`, else the number
-    /// of cores].
+    /// Samples graded at once, and judge requests in flight at once across all judges (a
+    /// grader's own `concurrency:` may lower it), 1 to 1024 [default: the suite's
+    /// `concurrency`, else the number of cores, and each judge's own `concurrency:`].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     concurrency: Option<u16>,
     /// Grade at most N samples (after --filter), N at least 1 [default: the suite's

@@ -16,7 +16,7 @@ use crate::grade::builtin::expectations::{CaseCode, TurnGraders};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
-use crate::grade::judge::{Judge, JudgeError, JudgeOptions, TurnJudges};
+use crate::grade::judge::{Judge, JudgeError, JudgeOptions, RequestBound, TurnJudges};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
@@ -26,6 +26,8 @@ pub struct Plan {
     pub metrics: Vec<Metric>,
     /// The suite's `reward: {kind: custom}` composer, once resolved.
     pub reward: Option<CustomReward>,
+    /// The bound on requests in flight that every judge of the plan shares.
+    pub requests: Arc<RequestBound>,
 }
 
 pub struct Metric {
@@ -131,6 +133,7 @@ impl Resolver<'_> {
             Ok(Plan {
                 metrics,
                 reward: None,
+                requests: self.judge_options.requests.clone(),
             })
         } else {
             Err(errors)

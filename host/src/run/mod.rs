@@ -33,7 +33,9 @@ use engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
 pub struct RunOptions {
     /// The output folder; the suite's `output`, else `results/<suite name>`, when `None`.
     pub output_dir: Option<PathBuf>,
-    /// Samples graded at once; the suite's `concurrency`, else the number of cores, when `None`.
+    /// Samples graded at once, and requests in flight to every judge at once; the suite's
+    /// `concurrency`, else the number of cores (and each judge's own `concurrency:` for its
+    /// requests), when `None`.
     pub concurrency: Option<usize>,
     /// Grade at most this many samples (after the filters); the suite's `max_samples` when `None`.
     pub max_samples: Option<u64>,
@@ -397,15 +399,20 @@ struct Setting {
 }
 
 impl Setting {
+    /// The run's setting; a concurrency given (by the command line or the suite) bounds the
+    /// requests in flight to the plan's judges too, which a grader's own `concurrency:` may
+    /// only lower.
     fn of(prepared: &Prepared, options: &RunOptions) -> Setting {
         let out_dir = output_dir(options, prepared);
+        let given = (options.concurrency)
+            .or(prepared.suite.concurrency())
+            .map(|n| n.clamp(1, MAX_WORKERS));
+        if let Some(n) = given {
+            prepared.plan.requests.set(n);
+        }
         Setting {
             reward: prepared.suite.file.reward.clone().map(Arc::new),
-            workers: options
-                .concurrency
-                .or(prepared.suite.concurrency())
-                .unwrap_or_else(default_workers)
-                .clamp(1, MAX_WORKERS),
+            workers: given.unwrap_or_else(|| default_workers().clamp(1, MAX_WORKERS)),
             selection: Selection {
                 max_samples: options.max_samples.or(prepared.suite.file.max_samples),
                 filters: options.filters.clone(),

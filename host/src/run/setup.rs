@@ -98,6 +98,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 .cache_dir
                 .clone()
                 .filter(|_| !options.no_judge_cache),
+            ..JudgeOptions::default()
         },
     };
     let plan = match resolver.plan(&file.graders) {

@@ -2,8 +2,8 @@
 //! honoured, a deadline per attempt, a reply read up to [`REPLY_LIMIT`], and redirects followed
 //! only within the endpoint's own scheme, host and port (the key goes nowhere else).
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
@@ -15,10 +15,18 @@ const BACKOFF_BASE: Duration = Duration::from_millis(500);
 const BACKOFF_CAP: Duration = Duration::from_secs(8);
 /// The longest wait a `Retry-After` header can impose, so a server cannot stall a run.
 const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
-/// Connections that failed one after another (no answer at all in between) before the
-/// endpoint is taken as unreachable: a wrong `base_url` or a server that is down would
+/// Requests, across samples, that failed the same way one after another (no good answer in
+/// between: connections refused, timeouts, the same 5xx status, resets) before the endpoint is
+/// taken as down: a wrong `base_url`, a server that is down, hangs or fails every request would
 /// otherwise cost every sample its full round of retries.
-const CONNECT_FAILURES_DOWN: u32 = 5;
+const FAILURES_DOWN: u32 = 5;
+/// A run's retries to one endpoint: this many, and one more for every [`RETRY_SHARE`] requests
+/// sent, so that an endpoint failing often, between good answers, cannot multiply the requests
+/// of a run by `max_retries`.
+const RETRY_BUDGET: u64 = 20;
+const RETRY_SHARE: u64 = 5;
+/// How much of a failing reply's body the message that stops the run quotes.
+const QUOTED_BODY: usize = 200;
 /// The largest judge reply read: a verdict takes a few KiB, and a reply is held whole while
 /// it is parsed, so an endpoint that sends more is cut off rather than trusted with memory.
 pub const REPLY_LIMIT: u64 = 8 << 20;
@@ -76,11 +84,56 @@ pub struct Transport {
     /// Why the endpoint cannot be used at all, once that is known (the key redacted): no
     /// request is sent after.
     pub down: OnceLock<String>,
-    /// Connections that failed since the endpoint last answered.
-    pub connect_failures: AtomicU32,
+    /// The failures since the endpoint last answered well.
+    pub streak: Mutex<Streak>,
+    /// Requests sent (first attempts), which the retry budget grows with.
+    pub sent: AtomicU64,
     /// Requests sent and not yet answered, and attempts repeated, for the progress line.
     pub in_flight: AtomicUsize,
     pub retries: AtomicU64,
+}
+
+/// How an attempt failed, as far as telling a dead endpoint from a bad moment goes.
+#[derive(Debug, Clone)]
+pub enum Failing {
+    /// No connection could be made.
+    Connect,
+    /// No answer within the timeout.
+    Timeout,
+    /// This status, with the start of the reply's body.
+    Status(StatusCode, String),
+    /// The connection broke (reset, closed mid-reply).
+    Broken,
+}
+
+impl Failing {
+    fn same_as(&self, other: &Failing) -> bool {
+        match (self, other) {
+            (Failing::Status(a, _), Failing::Status(b, _)) => a == b,
+            _ => std::mem::discriminant(self) == std::mem::discriminant(other),
+        }
+    }
+}
+
+/// The failures of one kind in a row, across samples, since the endpoint last answered well.
+#[derive(Debug, Default)]
+pub struct Streak {
+    failing: Option<Failing>,
+    count: u32,
+}
+
+impl Streak {
+    /// Counts `failing`; the count of failures alike in a row.
+    fn add(&mut self, failing: &Failing) -> u32 {
+        match &self.failing {
+            Some(last) if last.same_as(failing) => self.count += 1,
+            _ => {
+                self.failing = Some(failing.clone());
+                self.count = 1;
+            }
+        }
+        self.count
+    }
 }
 
 /// Why a request got no 2xx reply.
@@ -95,6 +148,12 @@ pub enum RequestError {
     /// Each attempt failed in a way worth retrying, up to the last.
     #[error("{reason} (gave up after {attempts} attempts)")]
     GaveUp { reason: String, attempts: u32 },
+    /// An attempt failed in a way worth retrying, but the run's retries are spent.
+    #[error(
+        "{reason} (not retried: the run's {spent} retries to this endpoint are spent, a share \
+         of the requests sent)"
+    )]
+    BudgetSpent { reason: String, spent: u64 },
 }
 
 enum Attempt {
@@ -102,6 +161,9 @@ enum Attempt {
     Retry {
         reason: String,
         after: Option<Duration>,
+        /// How it failed, when a run of such failures means the endpoint is down (a rate
+        /// limit does not).
+        failing: Option<Failing>,
     },
     Fatal(String),
     /// The endpoint refuses every request alike (a wrong key, URL or model), or cannot be
@@ -117,6 +179,7 @@ impl Transport {
                 self.down.get_or_init(|| reason.clone()).clone(),
             ));
         }
+        self.sent.fetch_add(1, Ordering::Relaxed);
         let mut retries = 0;
         loop {
             if let Some(reason) = self.down.get() {
@@ -138,20 +201,65 @@ impl Transport {
                         attempts: retries + 1,
                     });
                 }
-                Attempt::Retry { after, .. } => {
+                Attempt::Retry { reason, after, .. } => {
+                    if let Err(spent) = self.spend_retry() {
+                        return Err(RequestError::BudgetSpent { reason, spent });
+                    }
                     tokio::time::sleep(after.unwrap_or_else(|| backoff(retries))).await;
                     retries += 1;
-                    self.retries.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
+    }
+
+    /// Takes one retry from the run's budget, or says how many were taken when it is spent.
+    fn spend_retry(&self) -> Result<(), u64> {
+        let budget = RETRY_BUDGET + self.sent.load(Ordering::Relaxed) / RETRY_SHARE;
+        (self.retries)
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |taken| {
+                (taken < budget).then_some(taken + 1)
+            })
+            .map(drop)
     }
 
     async fn attempt(&self, body: &str) -> Attempt {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let attempt = self.send(body).await;
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let mut streak = self.streak.lock().unwrap_or_else(PoisonError::into_inner);
+        match &attempt {
+            Attempt::Done(_) => *streak = Streak::default(),
+            Attempt::Retry {
+                reason,
+                failing: Some(failing),
+                ..
+            } if streak.add(failing) >= FAILURES_DOWN => {
+                return Attempt::Down(self.down_after(failing, reason));
+            }
+            _ => {}
+        }
         attempt
+    }
+
+    /// Why the endpoint is taken as down after [`FAILURES_DOWN`] requests failed as `failing`
+    /// did, the last with `reason`.
+    fn down_after(&self, failing: &Failing, reason: &str) -> String {
+        let n = FAILURES_DOWN;
+        match failing {
+            Failing::Connect => format!("{reason} ({n} connections failed in a row)"),
+            Failing::Timeout => format!(
+                "judge endpoint did not answer {n} requests in a row within the timeout of {}s",
+                self.timeout.as_secs_f64()
+            ),
+            Failing::Status(status, body) if body.trim().is_empty() => {
+                format!("judge endpoint answered HTTP {status} to {n} requests in a row")
+            }
+            Failing::Status(status, body) => format!(
+                "judge endpoint answered HTTP {status} to {n} requests in a row: {}",
+                body.trim()
+            ),
+            Failing::Broken => format!("{reason} ({n} requests in a row)"),
+        }
     }
 
     async fn send(&self, body: &str) -> Attempt {
@@ -172,7 +280,6 @@ impl Transport {
             Ok(response) => response,
             Err(e) => return self.transport_failure(&e),
         };
-        self.connect_failures.store(0, Ordering::Relaxed);
         let status = response.status();
         if status.is_redirection()
             && let Some(to) = redirect_target(&response)
@@ -203,6 +310,8 @@ impl Transport {
             Attempt::Retry {
                 reason: http_failure(status, &text),
                 after,
+                failing: (status != StatusCode::TOO_MANY_REQUESTS)
+                    .then(|| Failing::Status(status, text.chars().take(QUOTED_BODY).collect())),
             }
         } else if is_endpoint_refusal(status) {
             Attempt::Down(http_failure(status, &text))
@@ -221,19 +330,20 @@ impl Transport {
             error_chain(error)
         };
         if error.is_builder() {
-            Attempt::Fatal(reason)
-        } else if error.is_connect()
-            && self.connect_failures.fetch_add(1, Ordering::Relaxed) + 1 >= CONNECT_FAILURES_DOWN
-        {
-            Attempt::Down(format!(
-                "{reason} ({CONNECT_FAILURES_DOWN} connections failed in a row)"
-            ))
+            return Attempt::Fatal(reason);
+        }
+        let failing = if error.is_timeout() {
+            Failing::Timeout
+        } else if error.is_connect() {
+            Failing::Connect
         } else {
-            // Refused or reset connections and timeouts are worth another try.
-            Attempt::Retry {
-                reason,
-                after: None,
-            }
+            Failing::Broken
+        };
+        // Refused or reset connections and timeouts are worth another try.
+        Attempt::Retry {
+            reason,
+            after: None,
+            failing: Some(failing),
         }
     }
 }

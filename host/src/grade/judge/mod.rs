@@ -21,8 +21,8 @@ pub mod template;
 pub mod turn;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::Url;
@@ -180,10 +180,24 @@ fn default_extractor() -> String {
 }
 
 /// Run-level settings for every judge.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct JudgeOptions {
     /// Where replies are cached; `None` (`--no-cache`) asks the endpoint every time.
     pub cache_dir: Option<PathBuf>,
+    /// The run's bound on requests in flight, shared by every judge made with these options.
+    pub requests: Arc<RequestBound>,
+}
+
+/// The run's bound on requests in flight to every judge at once (the run's concurrency), on top
+/// of each grader's own; none until [`RequestBound::set`].
+#[derive(Debug, Default)]
+pub struct RequestBound(OnceLock<Semaphore>);
+
+impl RequestBound {
+    /// Allows `n` requests in flight at once from now on; a bound set already stays.
+    pub fn set(&self, n: usize) {
+        let _ = self.0.set(Semaphore::new(n.max(1)));
+    }
 }
 
 /// Why a judge cannot be built.
@@ -223,6 +237,8 @@ pub struct Judge {
     base_url: String,
     transport: Transport,
     permits: Semaphore,
+    /// The run's bound, which this judge's requests share with every other judge's.
+    requests: Arc<RequestBound>,
     cache: Option<Cache>,
 }
 
@@ -347,12 +363,14 @@ impl Judge {
                 max_retries: spec.max_retries,
                 timeout: Duration::from_secs_f64(spec.timeout),
                 down: OnceLock::new(),
-                connect_failures: AtomicU32::new(0),
+                streak: Mutex::default(),
+                sent: AtomicU64::new(0),
                 in_flight: AtomicUsize::new(0),
                 retries: AtomicU64::new(0),
             },
             base_url,
             permits: Semaphore::new(spec.concurrency),
+            requests: options.requests,
             cache: match options.cache_dir.as_deref() {
                 Some(dir) => Cache::open(dir)?,
                 None => None,
@@ -540,6 +558,10 @@ impl Judge {
                 .acquire()
                 .await
                 .map_err(|_| Failure::ShuttingDown)?;
+            let _run_permit = match self.requests.0.get() {
+                Some(run) => Some(run.acquire().await.map_err(|_| Failure::ShuttingDown)?),
+                None => None,
+            };
             self.transport.post(body).await?
         };
         let read = read(&text)?;
