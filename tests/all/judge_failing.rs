@@ -125,3 +125,30 @@ async fn concurrency_bounds_the_requests_in_flight() {
         assert_eq!(server.max_in_flight(), n, "--concurrency {n}");
     }
 }
+
+/// An endpoint that answers every request, never with a verdict: every judge grade is an error,
+/// and a run without a gate (which would exit 0) exits 2 naming the judge and the first
+/// reason, its results kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_that_grades_nothing_fails_the_run() {
+    let server = Server::always(Reply::completion("I think it deserves a good score.")).await;
+    let gate = &JUDGED_SUITE[JUDGED_SUITE.find("gate:").expect("a gate")..];
+    let ws = workspace(&server, 4, &[(gate, "")]);
+    let failed = run(&ws, &[]).await;
+    let err = stderr(&failed);
+    assert_eq!(failed.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("judge `quality` answered none of the 4 gradings it was asked for"),
+        "{err}"
+    );
+    assert!(err.contains("the first: "), "{err}");
+    let results = ws.results("out");
+    assert_eq!(results.len(), 4);
+    assert!(
+        results
+            .iter()
+            .all(|r| r["grades"]["quality"]["status"] == "error"),
+        "{results:?}"
+    );
+    assert_eq!(server.request_count(), 4, "an answer is not retried");
+}

@@ -308,16 +308,20 @@ async fn ctrl_c_while_retrying_keeps_every_result() {
     let state = Arc::new(AtomicUsize::new(FAILING));
     let seen = Arc::clone(&state);
     let server = Server::start(move |_, request| match seen.load(Ordering::SeqCst) {
-        FAILING if asked(request).starts_with("quality") => {
-            Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
-        }
+        // An answer without a verdict: a run of 5xx would take the endpoint as down.
+        FAILING if asked(request).starts_with("quality") => Reply::completion("no verdict"),
         SLOW => Reply::verdict(1.0, "fine").after(Duration::from_millis(300)),
         _ => Reply::verdict(1.0, "fine"),
     })
     .await;
     let ws = judged_workspace(&server.base_url());
     let first = gavel(&ws, &["run", "suite.yaml", "-o", "out", "--no-cache", "-q"]).await;
-    assert!(first.status.success(), "{}", stderr(&first));
+    let err = stderr(&first);
+    assert_eq!(first.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("judge `quality` answered none of the"),
+        "{err}"
+    );
     let before = String::from_utf8(read(&ws, "out/results.jsonl")).unwrap();
     assert_eq!(
         before.matches("\"error\":{").count(),

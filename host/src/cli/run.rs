@@ -166,6 +166,9 @@ pub fn run(mut args: Args) -> u8 {
             return code;
         }
     }
+    if let Some(failed) = &graded.judge_failed {
+        return super::report_run_errors(std::slice::from_ref(failed));
+    }
     if graded.interrupted && args.retry_errors {
         eprintln!(
             "interrupted: what was not retried keeps its earlier result in {}; retry it with: \

@@ -638,6 +638,19 @@ impl Plan {
     /// The first judge whose endpoint cannot be used, by grader key, and why: a rubric
     /// grader's, or one a case's `llm` entry has asked.
     pub fn judge_down(&self) -> Option<(&str, String)> {
+        self.first_judge(Judge::down)
+    }
+
+    /// The first judge that failed every grading it was asked for, by grader key, with how
+    /// many and the first one's reason.
+    pub fn judge_never_answered(&self) -> Option<(&str, u64, String)> {
+        self.first_judge(Judge::never_answered)
+            .map(|(key, (failed, reason))| (key, failed, reason))
+    }
+
+    /// What `found` finds of the first judge, rubric graders' then those a case's `llm`
+    /// entries asked, where it finds anything, with the grader's key.
+    fn first_judge<T>(&self, found: impl Fn(&Judge) -> Option<T>) -> Option<(&str, T)> {
         let nodes = self.nodes();
         let turn_judges = nodes.iter().flat_map(|(key, node)| match node {
             Node::Expectations(graders) => graders.judges.asked().map(|j| (*key, j)).collect(),
@@ -646,7 +659,7 @@ impl Plan {
         self.judges()
             .into_iter()
             .chain(turn_judges)
-            .find_map(|(key, judge)| judge.down().map(|reason| (key, reason)))
+            .find_map(|(key, judge)| found(judge).map(|value| (key, value)))
     }
 
     /// Whether grading `sample` may ask a model though the plan has no rubric grader: a case

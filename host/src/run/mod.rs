@@ -83,6 +83,9 @@ pub struct Graded {
     pub gate_passed: bool,
     /// What was written to `run.json`.
     pub record: RunRecord,
+    /// A judge answered none of the gradings it was asked for: every grade it gave is an
+    /// error, and the run fails whatever its gate says.
+    pub judge_failed: Option<RunError>,
 }
 
 /// Why a run stopped without an outcome. Each is one line of the command line's report.
@@ -151,6 +154,18 @@ pub enum RunError {
         dir: PathBuf,
         /// How to go on once the judge works.
         next: &'static str,
+    },
+    #[error(
+        "judge `{key}` answered none of the {failed} gradings it was asked for, so every grade \
+         it gave is an error; the first: {reason}\nthe results are kept in {}; once the judge \
+         answers, --retry-errors grades them again",
+        .dir.display()
+    )]
+    JudgeNeverAnswered {
+        key: String,
+        failed: u64,
+        reason: String,
+        dir: PathBuf,
     },
     #[error("nothing to grade: {what}")]
     NothingSelected { what: String },
@@ -378,6 +393,7 @@ pub fn run(
         .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
         .write(&out_dir)
         .map_err(|e| vec![RunError::from(e)])?;
+    let judge_failed = judge_failed(prepared, &out_dir, interrupted);
     Ok(Outcome::Graded(Box::new(Graded {
         summary,
         summary_json,
@@ -386,7 +402,23 @@ pub fn run(
         interrupted,
         gate_passed,
         record,
+        judge_failed,
     })))
+}
+
+/// Why a run that was not interrupted failed though it graded every sample: a judge that
+/// answered none of its gradings.
+fn judge_failed(prepared: &Prepared, dir: &Path, interrupted: bool) -> Option<RunError> {
+    if interrupted {
+        return None;
+    }
+    let (key, failed, reason) = prepared.plan.judge_never_answered()?;
+    Some(RunError::JudgeNeverAnswered {
+        key: key.to_string(),
+        failed,
+        reason,
+        dir: dir.to_path_buf(),
+    })
 }
 
 /// How a run reads its options and the suite.

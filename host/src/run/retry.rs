@@ -13,8 +13,8 @@ use std::path::Path;
 use super::engine::{Pass, PassEnd, Selected};
 use super::{
     Graded, Observer, Outcome, PreviousRecord, RunError, RunOptions, RunSink, SameSamples, Setting,
-    aggregator, check_rows, conclude, finish_junit, judge_down, open_junit, read_back, same_inputs,
-    write_error,
+    aggregator, check_rows, conclude, finish_junit, judge_down, judge_failed, open_junit,
+    read_back, same_inputs, write_error,
 };
 use crate::fsio;
 use crate::grade::Status;
@@ -133,6 +133,7 @@ pub(super) fn run(
             interrupted: false,
             gate_passed,
             record: recorded.clone(),
+            judge_failed: None,
         })));
     }
 
@@ -232,6 +233,7 @@ pub(super) fn run(
             "--retry-errors retries what is still in error",
         )]);
     }
+    let judge_failed = judge_failed(prepared, &out_dir, end == PassEnd::Interrupted);
     Ok(Outcome::Graded(Box::new(Graded {
         summary,
         summary_json,
@@ -240,6 +242,7 @@ pub(super) fn run(
         interrupted: end == PassEnd::Interrupted,
         gate_passed,
         record,
+        judge_failed,
     })))
 }
 

@@ -240,6 +240,10 @@ pub struct Judge {
     /// The run's bound, which this judge's requests share with every other judge's.
     requests: Arc<RequestBound>,
     cache: Option<Cache>,
+    /// Verdicts (or texts) read, and failures, with the first failure's reason.
+    answered: AtomicU64,
+    failed: AtomicU64,
+    first_failure: OnceLock<String>,
 }
 
 impl Judge {
@@ -375,6 +379,9 @@ impl Judge {
                 Some(dir) => Cache::open(dir)?,
                 None => None,
             },
+            answered: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            first_failure: OnceLock::new(),
         })
     }
 
@@ -400,6 +407,30 @@ impl Judge {
             .down
             .get()
             .map(|reason| format!("{endpoint}: {reason}"))
+    }
+
+    /// How many gradings failed and the first one's reason, when none of this judge's
+    /// gradings so far had an answer: a run that ends so graded nothing with it.
+    pub fn never_answered(&self) -> Option<(u64, String)> {
+        let failed = self.failed.load(Ordering::Relaxed);
+        (failed > 0 && self.answered.load(Ordering::Relaxed) == 0).then(|| {
+            let reason = self.first_failure.get().cloned().unwrap_or_default();
+            (failed, reason)
+        })
+    }
+
+    /// Counts how a grading came out: `Err` with the reason it had no answer.
+    fn count<T>(&self, outcome: Result<T, String>) -> Result<T, String> {
+        match &outcome {
+            Ok(_) => {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(reason) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                let _ = self.first_failure.set(reason.clone());
+            }
+        }
+        outcome
     }
 
     /// Requests to the endpoint now in flight, and attempts repeated so far.
@@ -428,6 +459,8 @@ impl Judge {
             Ok(prompt) => self.ask(&prompt).await,
             Err(reason) => Err(Failure::Rubric(reason)),
         };
+        let outcome = self
+            .count(outcome.map_err(|failure| self.transport.api_key.redact(failure.to_string())));
         match outcome {
             Ok((verdict, usage)) => {
                 let status = if verdict.score >= self.pass_threshold {
@@ -444,7 +477,6 @@ impl Judge {
                 self.with_agent_file(grade)
             }
             Err(reason) => {
-                let reason = self.transport.api_key.redact(reason.to_string());
                 let during = match self.agent {
                     Some(_) => "agent judge grading",
                     None => "grading",
@@ -599,9 +631,9 @@ impl Judge {
             },
             Provider::Anthropic => Ok(reply::message(text)?.content),
         };
-        (self.exchange(model, &body.to_string(), read).await).map_err(|failure| Unanswered {
-            reason: self.transport.api_key.redact(failure.to_string()),
-        })
+        let outcome = (self.exchange(model, &body.to_string(), read).await)
+            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
+        self.count(outcome).map_err(|reason| Unanswered { reason })
     }
 }
 
