@@ -140,7 +140,7 @@ pub struct RubricSpec {
     /// Seconds per attempt.
     #[serde(default = "default_timeout")]
     pub timeout: f64,
-    /// Requests this grader keeps in flight at most.
+    /// Requests this grader keeps in flight at most, within the run's bound.
     #[serde(default = "default_concurrency")]
     pub concurrency: usize,
     /// `openai` (any OpenAI-compatible endpoint) or `anthropic` (the Messages API).
