@@ -463,13 +463,17 @@ impl<'a> Loader<'a> {
                 }
                 continue;
             }
+            let written = match &event {
+                Event::Scalar(text, ..) => join(path, text),
+                _ => path.to_string(),
+            };
             let key = match self.node(event, &span, path)? {
                 Value::String(key) => key,
                 other => {
                     return Err(self
                         .error(
                             &span,
-                            path,
+                            &written,
                             format!("PyYAML reads this key as {}, not text", kind_of(&other)),
                         )
                         .with_hint("quote the key to make it text"));
@@ -488,7 +492,7 @@ impl<'a> Loader<'a> {
 }
 
 /// `key` under `path`, dotted.
-fn join(path: &str, key: &str) -> String {
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::position::Positions;
+use crate::config::pyyaml::join;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
@@ -211,6 +212,17 @@ pub struct Suite {
     pub sha256: String,
 }
 
+/// A suite file read as far as its mistakes allow (see [`Suite::load_partly`]).
+#[derive(Debug)]
+pub struct Partial {
+    /// The suite without the fields and graders its mistakes are in.
+    pub suite: Suite,
+    /// Its mistakes of shape, located, sorted by line.
+    pub errors: Vec<SuiteError>,
+    /// The metric keys of the graders left out for a mistake of their own.
+    pub skipped: Vec<String>,
+}
+
 /// A mistake in a suite file, located.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuiteError {
@@ -286,9 +298,21 @@ impl Suite {
         error
     }
 
-    /// Reads and parses a suite file.
-    /// Reads and parses a suite file; every unknown key is reported, not only the first.
+    /// Reads and parses a suite file; every mistake of its shape is reported, not only the first.
     pub fn load(path: &Path) -> Result<Suite, Vec<SuiteError>> {
+        let read = Suite::load_partly(path)?;
+        if read.errors.is_empty() {
+            Ok(read.suite)
+        } else {
+            Err(read.errors)
+        }
+    }
+
+    /// Reads a suite file as far as its mistakes allow: what is well written, with every
+    /// mistake of shape found (each at its field, sorted by line) and the graders left out for
+    /// them, so that the checks after the shape look at the rest. `Err` when no suite can be
+    /// made of it (a syntax error, a required field wrong).
+    pub fn load_partly(path: &Path) -> Result<Partial, Vec<SuiteError>> {
         if path.is_dir() {
             return Err(vec![
                 SuiteError::at(path, "", folder_given(path)).with_hint(
@@ -303,14 +327,29 @@ impl Suite {
                 format!("cannot read the suite file: {e}"),
             )]
         })?;
-        let file = parse_all(&text, path).map_err(evaldeck_case_given)?;
+        let (file, errors, skipped) = match parse_all(&text, path) {
+            Ok(file) => (file, Vec::new(), Vec::new()),
+            Err(strict) => match gather(&text, path, &strict) {
+                Some(Gathered {
+                    file: Some(file),
+                    errors,
+                    skipped,
+                }) => (file, errors, skipped),
+                Some(Gathered { errors, .. }) => return Err(evaldeck_case_given(errors)),
+                None => return Err(evaldeck_case_given(strict)),
+            },
+        };
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Suite {
-            sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
-            positions: Positions::of(&text),
-            file,
-            path: path.to_path_buf(),
-            base_dir,
+        Ok(Partial {
+            suite: Suite {
+                sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
+                positions: Positions::of(&text),
+                file,
+                path: path.to_path_buf(),
+                base_dir,
+            },
+            errors: evaldeck_case_given(errors),
+            skipped,
         })
     }
 
@@ -460,6 +499,196 @@ fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
             }
         }
     }
+}
+
+/// What the second reading of a suite with mistakes found.
+struct Gathered {
+    file: Option<SuiteFile>,
+    errors: Vec<SuiteError>,
+    skipped: Vec<String>,
+}
+
+/// A suite with mistakes read again, as PyYAML reads it, to find each mistake at its own field
+/// in one pass: each grader on its own (one with a mistake is left out, the others kept), then
+/// the rest, each field with a mistake taken out and the suite read again. `None` when the
+/// text does not load, or this reading finds nothing the strict one found (its mistakes are
+/// then said as it says them). The duplicate keys the strict reading found, which PyYAML
+/// allows, are kept among the mistakes.
+fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
+    let Ok(Value::Object(mut top)) = super::pyyaml::load(file, text) else {
+        return None;
+    };
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    if let Some(Value::Object(graders)) = top.get_mut("graders") {
+        graders.retain(|key, spec| {
+            let reads = grader_reads(spec, &format!("graders.{key}"), &mut found);
+            if !reads {
+                skipped.push(key.clone());
+            }
+            reads
+        });
+    }
+    let read = read_pruned::<SuiteFile>(Value::Object(top), "", &mut found);
+    if found.is_empty() {
+        return None;
+    }
+    let positions = Positions::of(text);
+    let mut errors: Vec<SuiteError> = found
+        .into_iter()
+        .map(|(field, message)| located(file, &positions, field, &message))
+        .chain(
+            (strict.iter())
+                .filter(|e| e.message.contains("appears twice"))
+                .cloned(),
+        )
+        .collect();
+    errors.sort_by_key(|e| (e.line, e.column));
+    Some(Gathered {
+        file: read,
+        errors,
+        skipped,
+    })
+}
+
+/// A mistake found by reading a value, at the line of its key (an unknown key) or its value.
+fn located(file: &Path, positions: &Positions, field: String, message: &str) -> SuiteError {
+    let at = match unknown_key(message) {
+        Some(_) => positions.key(&field),
+        None => positions.value(&field),
+    };
+    // serde quotes the names it expects (`a`, `b`); the strict reading lists them bare.
+    let message = match message.split_once(", expected one of ") {
+        Some((given, expected)) => {
+            format!("{given}, expected one of {}", expected.replace('`', ""))
+        }
+        None => in_plain_words(message),
+    };
+    let hint = if field == "grader" {
+        Some(SINGLE_GRADER.to_string())
+    } else {
+        suggestion(&message)
+    };
+    SuiteError {
+        file: file.to_path_buf(),
+        line: at.map(|(line, _)| line),
+        column: at.map(|(_, column)| column),
+        field,
+        message,
+        hint,
+    }
+}
+
+/// Whether the grader `spec` at `field` reads without a mistake; each mistake found is added
+/// to `found`. Its fields are read by its `kind`, so that each mistake names its own field
+/// (serde reads an internally tagged enum's fields without their paths); a composite's
+/// sub-graders are each read the same way first.
+fn grader_reads(spec: &Value, field: &str, found: &mut Vec<(String, String)>) -> bool {
+    let before = found.len();
+    let mut rest = spec.clone();
+    let kind = rest
+        .as_object_mut()
+        .and_then(|map| map.shift_remove("kind"));
+    match kind.as_ref().and_then(Value::as_str) {
+        Some("tool") => drop(read_pruned::<ToolSpec>(rest, field, found)),
+        Some("expectations") => drop(read_pruned::<ExpectationsSpec>(rest, field, found)),
+        Some("rubric" | "model_judge") => drop(read_pruned::<RubricSpec>(rest, field, found)),
+        Some("code") => drop(read_pruned::<CodeSpec>(rest, field, found)),
+        Some("python") => drop(read_pruned::<PythonSpec>(rest, field, found)),
+        Some("all" | "any") => {
+            if let Some(Value::Object(graders)) = rest.get("graders") {
+                for (key, sub) in graders {
+                    grader_reads(sub, &format!("{field}.graders.{key}"), found);
+                }
+            }
+            if found.len() == before {
+                drop(read_pruned::<GraderSpec>(spec.clone(), field, found));
+            }
+        }
+        // A missing or unknown `kind`: serde's own word on it.
+        _ => {
+            drop(read_pruned::<GraderSpec>(spec.clone(), field, found));
+            if let Some((at, message)) = found.last_mut()
+                && at == field
+                && unknown_variant(message).is_some()
+            {
+                at.push_str(".kind");
+            }
+        }
+    }
+    found.len() == before
+}
+
+/// `T` read from `value`, every mistake added to `found` (at its path below `base`): each
+/// field with a mistake is taken out and the value read again, and a mapping that then lacks
+/// a required field it had goes too. `None` when what is left does not read.
+fn read_pruned<T: serde::de::DeserializeOwned>(
+    mut value: Value,
+    base: &str,
+    found: &mut Vec<(String, String)>,
+) -> Option<T> {
+    let mut broken: Vec<String> = Vec::new();
+    while broken.len() <= MAX_UNKNOWN_KEYS {
+        let error = match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(read) => return Some(read),
+            Err(error) => error,
+        };
+        let path = normalise_path(&error.path().to_string());
+        let message = error.into_inner().to_string();
+        let taken_out = missing_field(&message)
+            .map(|key| join(&path, key))
+            .is_some_and(|missing| broken.contains(&missing));
+        // A value's reader names the unknown key in the path already; a mapping's does not.
+        let field = match unknown_key(&message) {
+            Some(key) if path.rsplit('.').next() != Some(key) => join(&path, key),
+            _ => path,
+        };
+        if !taken_out {
+            found.push((join(base, &field), message));
+        }
+        if !take_out(&mut value, &field) {
+            return None;
+        }
+        broken.push(field);
+    }
+    None
+}
+
+/// The key serde's "missing field `x`" names.
+fn missing_field(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("missing field `")?
+        .split_once('`')
+        .map(|(key, _)| key)
+}
+
+/// Takes the entry at the dotted `path` (`a.b[2].c`) out of its mapping; `false` when there
+/// is none, or it is an item of a list (taking it out would renumber the items after it).
+fn take_out(value: &mut Value, path: &str) -> bool {
+    let mut node = value;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let (key, items) = part.split_once('[').unwrap_or((part, ""));
+        let Value::Object(map) = node else {
+            return false;
+        };
+        if parts.peek().is_none() && items.is_empty() {
+            return map.shift_remove(key).is_some();
+        }
+        let Some(next) = map.get_mut(key) else {
+            return false;
+        };
+        node = next;
+        for index in items.split('[').filter(|i| !i.is_empty()) {
+            let Some(item) =
+                (index.trim_end_matches(']').parse::<usize>().ok()).and_then(|i| node.get_mut(i))
+            else {
+                return false;
+            };
+            node = item;
+        }
+    }
+    false
 }
 
 /// How to fix a top-level `grader:`, the single grader of letta-evals' early suites, which
