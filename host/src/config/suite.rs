@@ -644,10 +644,25 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
             _ => path,
         };
         if !taken_out {
-            found.push((join(base, &field), message));
+            let at = if field.is_empty() {
+                base.to_string()
+            } else {
+                join(base, &field)
+            };
+            found.push((at, message.clone()));
         }
-        if !take_out(&mut value, &field) {
-            return None;
+        let (map, key, removed) = take_out(&mut value, &field)?;
+        // A misspelt key or value is read as its likely meaning, to find the mistakes after it.
+        let meant = suggestion(&message);
+        let meant = meant
+            .as_deref()
+            .and_then(|hint| hint.strip_prefix("did you mean `")?.strip_suffix("`?"));
+        if let Some(meant) = meant {
+            if unknown_variant(&message).is_some() {
+                map.insert(key, Value::String(meant.to_string()));
+            } else if !map.contains_key(meant) {
+                map.insert(meant.to_string(), removed);
+            }
         }
         broken.push(field);
     }
@@ -662,33 +677,30 @@ fn missing_field(message: &str) -> Option<&str> {
         .map(|(key, _)| key)
 }
 
-/// Takes the entry at the dotted `path` (`a.b[2].c`) out of its mapping; `false` when there
-/// is none, or it is an item of a list (taking it out would renumber the items after it).
-fn take_out(value: &mut Value, path: &str) -> bool {
+/// Takes the entry at the dotted `path` (`a.b[2].c`) out of its mapping: the mapping, the key
+/// and the value taken; `None` when there is none, or it is an item of a list (taking it out
+/// would renumber the items after it).
+fn take_out<'v>(
+    value: &'v mut Value,
+    path: &str,
+) -> Option<(&'v mut Map<String, Value>, String, Value)> {
     let mut node = value;
     let mut parts = path.split('.').peekable();
     while let Some(part) = parts.next() {
         let (key, items) = part.split_once('[').unwrap_or((part, ""));
         let Value::Object(map) = node else {
-            return false;
+            return None;
         };
         if parts.peek().is_none() && items.is_empty() {
-            return map.shift_remove(key).is_some();
+            let removed = map.shift_remove(key)?;
+            return Some((map, key.to_string(), removed));
         }
-        let Some(next) = map.get_mut(key) else {
-            return false;
-        };
-        node = next;
+        node = map.get_mut(key)?;
         for index in items.split('[').filter(|i| !i.is_empty()) {
-            let Some(item) =
-                (index.trim_end_matches(']').parse::<usize>().ok()).and_then(|i| node.get_mut(i))
-            else {
-                return false;
-            };
-            node = item;
+            node = node.get_mut(index.trim_end_matches(']').parse::<usize>().ok()?)?;
         }
     }
-    false
+    None
 }
 
 /// How to fix a top-level `grader:`, the single grader of letta-evals' early suites, which
