@@ -635,9 +635,17 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
         };
         let path = normalise_path(&error.path().to_string());
         let message = error.into_inner().to_string();
-        let taken_out = missing_field(&message)
-            .map(|key| join(&path, key))
-            .is_some_and(|missing| broken.contains(&missing));
+        // What a mapping says of a field taken out of it (it is missing, the mapping cannot be
+        // made without it) follows from that field's own mistake, said already.
+        let taken_out = match missing_field(&message) {
+            Some(key) => broken.contains(&join(&path, key)),
+            None => {
+                !path.is_empty()
+                    && unknown_key(&message).is_none()
+                    && unknown_variant(&message).is_none()
+                    && broken.iter().any(|b| b.starts_with(&format!("{path}.")))
+            }
+        };
         // A value's reader names the unknown key in the path already; a mapping's does not.
         let field = match unknown_key(&message) {
             Some(key) if path.rsplit('.').next() != Some(key) => join(&path, key),
@@ -970,4 +978,36 @@ pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_mistake_names_its_own_field_and_a_broken_grader_is_left_out() {
+        let text = "name: s\ndataset: d.jsonl\ngraders:\n  y:\n    kind: rubric\n    \
+                    prompt: p\n    model: m\n    max_retries: many\n    temperature: hot\n  \
+                    ok:\n    kind: tool\n    function: contains\ngate:\n  kind: simple\n  \
+                    metric_key: y\n  op: greater\n  value: 1\n";
+        let file = Path::new("s.yaml");
+        let strict = parse_all(text, file).expect_err("mistakes");
+        let found = gather(text, file, &strict).expect("read again");
+        let located: Vec<(Option<u64>, &str)> = (found.errors.iter())
+            .map(|e| (e.line, e.field.as_str()))
+            .collect();
+        assert_eq!(
+            located,
+            [
+                (Some(8), "graders.y.max_retries"),
+                (Some(9), "graders.y.temperature"),
+                (Some(16), "gate.op"),
+            ]
+        );
+        assert_eq!(found.skipped, ["y"]);
+        let file = found.file.expect("the rest reads");
+        assert_eq!(file.graders.keys().collect::<Vec<_>>(), ["ok"]);
+        // The gate needs its `op`: it goes with it, without a second error.
+        assert!(file.gate.is_none());
+    }
 }
