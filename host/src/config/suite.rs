@@ -279,6 +279,11 @@ impl SuiteError {
         }
     }
 
+    /// `errors` in the order of their lines; those without one (about the whole file) last.
+    pub fn sort(errors: &mut [SuiteError]) {
+        errors.sort_by_key(|e| (e.line.is_none(), e.line, e.column));
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> SuiteError {
         self.hint = Some(hint.into());
         self
@@ -515,7 +520,7 @@ struct Gathered {
 /// then said as it says them). The duplicate keys the strict reading found, which PyYAML
 /// allows, are kept among the mistakes.
 fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
-    let Ok(Value::Object(mut top)) = super::pyyaml::load(file, text) else {
+    let Ok((Value::Object(mut top), refused)) = super::pyyaml::load_all(file, text) else {
         return None;
     };
     let mut found = Vec::new();
@@ -530,20 +535,21 @@ fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
         });
     }
     let read = read_pruned::<SuiteFile>(Value::Object(top), "", &mut found);
-    if found.is_empty() {
+    if found.is_empty() && refused.is_empty() {
         return None;
     }
     let positions = Positions::of(text);
     let mut errors: Vec<SuiteError> = found
         .into_iter()
         .map(|(field, message)| located(file, &positions, field, &message))
+        .chain(refused)
         .chain(
             (strict.iter())
                 .filter(|e| e.message.contains("appears twice"))
                 .cloned(),
         )
         .collect();
-    errors.sort_by_key(|e| (e.line, e.column));
+    SuiteError::sort(&mut errors);
     Some(Gathered {
         file: read,
         errors,
@@ -564,11 +570,7 @@ fn located(file: &Path, positions: &Positions, field: String, message: &str) -> 
         }
         None => in_plain_words(message),
     };
-    let hint = if field == "grader" {
-        Some(SINGLE_GRADER.to_string())
-    } else {
-        suggestion(&message)
-    };
+    let hint = hint_for(&field, &message);
     SuiteError {
         file: file.to_path_buf(),
         line: at.map(|(line, _)| line),
@@ -576,6 +578,15 @@ fn located(file: &Path, positions: &Positions, field: String, message: &str) -> 
         field,
         message,
         hint,
+    }
+}
+
+/// How to fix the mistake `message` at `field`, where gavel can tell.
+fn hint_for(field: &str, message: &str) -> Option<String> {
+    if field == "grader" {
+        Some(SINGLE_GRADER.to_string())
+    } else {
+        suggestion(message)
     }
 }
 
@@ -661,7 +672,7 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
         }
         let (map, key, removed) = take_out(&mut value, &field)?;
         // A misspelt key or value is read as its likely meaning, to find the mistakes after it.
-        let meant = suggestion(&message);
+        let meant = hint_for(&join(base, &field), &message);
         let meant = meant
             .as_deref()
             .and_then(|hint| hint.strip_prefix("did you mean `")?.strip_suffix("`?"));
@@ -988,6 +999,7 @@ mod tests {
     fn each_mistake_names_its_own_field_and_a_broken_grader_is_left_out() {
         let text = "name: s\ndataset: d.jsonl\ngraders:\n  y:\n    kind: rubric\n    \
                     prompt: p\n    model: m\n    max_retries: many\n    temperature: hot\n  \
+                    on:\n    kind: tool\n    function: contains\n  \
                     ok:\n    kind: tool\n    function: contains\ngate:\n  kind: simple\n  \
                     metric_key: y\n  op: greater\n  value: 1\n";
         let file = Path::new("s.yaml");
@@ -1001,7 +1013,8 @@ mod tests {
             [
                 (Some(8), "graders.y.max_retries"),
                 (Some(9), "graders.y.temperature"),
-                (Some(16), "gate.op"),
+                (Some(10), "graders.on"),
+                (Some(19), "gate.op"),
             ]
         );
         assert_eq!(found.skipped, ["y"]);

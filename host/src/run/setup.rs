@@ -164,7 +164,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         }
         _ => {
             let mut errors: Vec<SuiteError> = errors.into_iter().map(|e| suite.locate(e)).collect();
-            errors.sort_by_key(|e| (e.line, e.column));
+            SuiteError::sort(&mut errors);
             Err(errors)
         }
     }
