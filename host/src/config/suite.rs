@@ -333,7 +333,10 @@ impl Suite {
             )]
         })?;
         let (file, errors, skipped) = match parse_all(&text, path) {
-            Ok(file) => (file, Vec::new(), Vec::new()),
+            Ok(()) => {
+                let file = as_pyyaml_reads(&text, path).map_err(|e| vec![e])?;
+                (file, Vec::new(), Vec::new())
+            }
             Err(strict) => match gather(&text, path, &strict) {
                 Some(Gathered {
                     file: Some(file),
@@ -468,15 +471,15 @@ fn folder_given(dir: &Path) -> String {
 /// Unknown keys reported at most in one pass.
 const MAX_UNKNOWN_KEYS: usize = 50;
 
-/// Parses suite YAML strictly, reporting every unknown key: each found is blanked out of the
+/// Checks suite YAML strictly, reporting every unknown key: each found is blanked out of the
 /// text (its lines emptied, so the lines after keep their numbers) and the text parsed again,
 /// until it parses or the mistake is of another kind, which ends the list.
-fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
+fn parse_all(text: &str, file: &Path) -> Result<(), Vec<SuiteError>> {
     let mut text = text.to_string();
     let mut errors = Vec::new();
     loop {
         match parse(&text, file) {
-            Ok(_) if errors.is_empty() => return as_pyyaml_reads(&text, file).map_err(|e| vec![e]),
+            Ok(_) if errors.is_empty() => return Ok(()),
             Ok(_) => return Err(errors),
             Err(mut error) => {
                 // serde names the mapping that holds the unknown key; the key is where to look.
