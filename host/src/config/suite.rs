@@ -468,7 +468,7 @@ fn folder_given(dir: &Path) -> String {
     }
 }
 
-/// Unknown keys reported at most in one pass.
+/// Unknown keys (and mistakes of one mapping, read again) reported at most in one pass.
 const MAX_UNKNOWN_KEYS: usize = 50;
 
 /// Checks suite YAML strictly, reporting every unknown key: each found is blanked out of the
