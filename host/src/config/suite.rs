@@ -642,6 +642,8 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
     found: &mut Vec<(String, String)>,
 ) -> Option<T> {
     let mut broken: Vec<String> = Vec::new();
+    // Misspelt keys read as their likely meaning: (the path read, the path written).
+    let mut renamed: Vec<(String, String)> = Vec::new();
     while broken.len() <= MAX_UNKNOWN_KEYS {
         let error = match serde_path_to_error::deserialize::<_, T>(&value) {
             Ok(read) => return Some(read),
@@ -666,10 +668,17 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
             _ => path,
         };
         if !taken_out {
-            let at = if field.is_empty() {
+            // A mistake in a renamed key's value is where that key is written.
+            let written = renamed.iter().find_map(|(read, written)| {
+                let rest = field.strip_prefix(read.as_str())?;
+                (rest.is_empty() || rest.starts_with(['.', '[']))
+                    .then(|| format!("{written}{rest}"))
+            });
+            let written = written.unwrap_or_else(|| field.clone());
+            let at = if written.is_empty() {
                 base.to_string()
             } else {
-                join(base, &field)
+                join(base, &written)
             };
             found.push((at, message.clone()));
         }
@@ -684,6 +693,8 @@ fn read_pruned<T: serde::de::DeserializeOwned>(
                 map.insert(key, Value::String(meant.to_string()));
             } else if !map.contains_key(meant) {
                 map.insert(meant.to_string(), removed);
+                let parent = field.rsplit_once('.').map_or("", |(parent, _)| parent);
+                renamed.push((join(parent, meant), field.clone()));
             }
         }
         broken.push(field);
@@ -1004,7 +1015,7 @@ mod tests {
                     prompt: p\n    model: m\n    max_retries: many\n    temperature: hot\n  \
                     on:\n    kind: tool\n    function: contains\n  \
                     ok:\n    kind: tool\n    function: contains\ngate:\n  kind: simple\n  \
-                    metric_key: y\n  op: greater\n  value: 1\n";
+                    metric_key: y\n  op: greater\n  value: 1\nlimits:\n  timeout: -5\n";
         let file = Path::new("s.yaml");
         let strict = parse_all(text, file).expect_err("mistakes");
         let found = gather(text, file, &strict).expect("read again");
@@ -1018,6 +1029,8 @@ mod tests {
                 (Some(9), "graders.y.temperature"),
                 (Some(10), "graders.on"),
                 (Some(19), "gate.op"),
+                (Some(22), "limits.timeout"),
+                (Some(22), "limits.timeout"),
             ]
         );
         assert_eq!(found.skipped, ["y"]);
