@@ -302,8 +302,7 @@ async fn agent_file_mistakes_stop_the_binary_before_any_request() {
             "kind: rubric",
             "kind: letta_judge",
             &[
-                "suite.yaml:5:5",
-                "unknown variant `letta_judge`",
+                "suite.yaml:5:11: graders.agent_judge.kind: unknown variant `letta_judge`",
                 "did you mean `rubric`?",
             ],
         ),

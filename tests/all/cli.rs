@@ -291,7 +291,87 @@ fn help_is_as_recorded() {
     }
 }
 
-/// Every mistake of a suite, found before grading, in the order the checks find them.
+/// Ten mistakes of different kinds in different places, all reported by one `gavel validate`,
+/// each at its own field and line, sorted by line: type errors inside a grader, unknown keys,
+/// a grader keyed `y` (a boolean in YAML 1.1 parsers other than PyYAML), an unknown function, a
+/// negative timeout, a bad gate aggregation and metric, a missing dataset.
+#[test]
+fn every_mistake_of_a_suite_is_reported_at_its_field_in_one_pass() {
+    let ws = capitals();
+    ws.write(
+        "suite.yaml",
+        "\
+name: capitals
+dataset: missing.jsonl
+concurency: 4
+graders:
+  judge:
+    kind: rubric
+    prompt: 'Is {{ submission }} right?'
+    model: gpt-4.1
+    max_retries: many
+    temperature: hot
+  y:
+    kind: tool
+    function: contains
+    extractr: last_assistant
+  n:
+    kind: tool
+    function: containz
+  exact:
+    kind: tool
+    function: exact_match
+    colour: red
+gate:
+  kind: simple
+  metric_key: corect
+  aggregation: mean
+  op: gte
+  value: 0.8
+limits:
+  timeout_ms: -5
+",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let found: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    let located: Vec<String> = (found["problems"].as_array().expect("problems").iter())
+        .map(|p| {
+            format!(
+                "{}:{}: {}",
+                p["file"].as_str().unwrap_or_default(),
+                p["line"],
+                p["field"]
+            )
+        })
+        .collect();
+    let expected: Vec<String> = [
+        (2, "dataset"),
+        (3, "concurency"),
+        (9, "graders.judge.max_retries"),
+        (10, "graders.judge.temperature"),
+        (14, "graders.y.extractr"),
+        (17, "graders.n.function"),
+        (21, "graders.exact.colour"),
+        (24, "gate.metric_key"),
+        (25, "gate.aggregation"),
+        (29, "limits.timeout_ms"),
+    ]
+    .iter()
+    .map(|(line, field)| format!("suite.yaml:{line}: \"{field}\""))
+    .collect();
+    assert_eq!(located, expected, "{}", stdout(&out));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert_eq!(
+        stderr(&run).matches("error: ").count(),
+        10,
+        "{}",
+        stderr(&run)
+    );
+}
+
+/// Every mistake of a suite, found before grading, sorted by line.
 #[test]
 fn suite_errors_are_as_recorded() {
     let ws = capitals();

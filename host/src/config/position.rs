@@ -146,7 +146,8 @@ struct Key(String);
 
 impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
-        deserializer.deserialize_any(KeyVisitor)
+        // As written: `y`, `on` and `1` are keys of these names (PyYAML reads `y` as text).
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 

@@ -244,6 +244,17 @@ fn float(text: &str) -> Result<Number, Refused> {
 /// Reads the one document of YAML `text` (of `file`) as `yaml.safe_load` does: an empty
 /// document is null. Errors name the file, line, column and the field's path.
 pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
+    let (value, mut refused) = load_all(file, text)?;
+    if refused.is_empty() {
+        Ok(value)
+    } else {
+        Err(refused.swap_remove(0))
+    }
+}
+
+/// [`load`], with each entry whose key is not text refused and left out rather than ending
+/// the reading: the value of the rest, and the entries refused.
+pub fn load_all(file: &Path, text: &str) -> Result<(Value, Vec<SuiteError>), SuiteError> {
     let mut options = Options::default();
     options.set_emit_comments(false);
     // `|` and `>` scalars that end the file without a line break end without one in PyYAML.
@@ -253,6 +264,7 @@ pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
         events: Parser::new_from_str_with_options(text, options),
         anchors: HashMap::new(),
         made: 0,
+        refused: Vec::new(),
     };
     let mut value = Value::Null;
     let mut documents = 0;
@@ -272,7 +284,7 @@ pub fn load(file: &Path, text: &str) -> Result<Value, SuiteError> {
             _ => return Err(loader.error(&span, "", "unexpected YAML content")),
         }
     }
-    Ok(value)
+    Ok((value, loader.refused))
 }
 
 /// Builds values from the parser's events.
@@ -283,6 +295,8 @@ struct Loader<'a> {
     anchors: HashMap<usize, (Value, usize)>,
     /// The values made so far, those repeated by aliases included (see [`MAX_NODES`]).
     made: usize,
+    /// The entries left out for a key that is not text.
+    refused: Vec<SuiteError>,
 }
 
 impl<'a> Loader<'a> {
@@ -463,20 +477,25 @@ impl<'a> Loader<'a> {
                 }
                 continue;
             }
-            let key = match self.node(event, &span, path)? {
-                Value::String(key) => key,
-                other => {
-                    return Err(self
-                        .error(
-                            &span,
-                            path,
-                            format!("PyYAML reads this key as {}, not text", kind_of(&other)),
-                        )
-                        .with_hint("quote the key to make it text"));
-                }
+            let written = match &event {
+                Event::Scalar(text, ..) => join(path, text),
+                _ => path.to_string(),
             };
-            let (event, span) = self.expect()?;
-            let value = self.node(event, &span, &join(path, &key))?;
+            let key = self.node(event, &span, path)?;
+            let (event, value_span) = self.expect()?;
+            let Value::String(key) = key else {
+                self.node(event, &value_span, &written)?;
+                let refused = self
+                    .error(
+                        &span,
+                        &written,
+                        format!("PyYAML reads this key as {}, not text", kind_of(&key)),
+                    )
+                    .with_hint("quote the key to make it text");
+                self.refused.push(refused);
+                continue;
+            };
+            let value = self.node(event, &value_span, &join(path, &key))?;
             own.push((key, value));
         }
         let mut map = Map::new();
@@ -488,7 +507,7 @@ impl<'a> Loader<'a> {
 }
 
 /// `key` under `path`, dotted.
-fn join(path: &str, key: &str) -> String {
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

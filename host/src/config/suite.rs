@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::position::Positions;
+use crate::config::pyyaml::join;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
@@ -211,6 +212,17 @@ pub struct Suite {
     pub sha256: String,
 }
 
+/// A suite file read as far as its mistakes allow (see [`Suite::load_partly`]).
+#[derive(Debug)]
+pub struct Partial {
+    /// The suite without the fields and graders its mistakes are in.
+    pub suite: Suite,
+    /// Its mistakes of shape, located, sorted by line.
+    pub errors: Vec<SuiteError>,
+    /// The metric keys of the graders left out for a mistake of their own.
+    pub skipped: Vec<String>,
+}
+
 /// A mistake in a suite file, located.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuiteError {
@@ -267,6 +279,11 @@ impl SuiteError {
         }
     }
 
+    /// `errors` in the order of their lines; those without one (about the whole file) last.
+    pub fn sort(errors: &mut [SuiteError]) {
+        errors.sort_by_key(|e| (e.line.is_none(), e.line, e.column));
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> SuiteError {
         self.hint = Some(hint.into());
         self
@@ -286,9 +303,21 @@ impl Suite {
         error
     }
 
-    /// Reads and parses a suite file.
-    /// Reads and parses a suite file; every unknown key is reported, not only the first.
+    /// Reads and parses a suite file; every mistake of its shape is reported, not only the first.
     pub fn load(path: &Path) -> Result<Suite, Vec<SuiteError>> {
+        let read = Suite::load_partly(path)?;
+        if read.errors.is_empty() {
+            Ok(read.suite)
+        } else {
+            Err(read.errors)
+        }
+    }
+
+    /// Reads a suite file as far as its mistakes allow: what is well written, with every
+    /// mistake of shape found (each at its field, sorted by line) and the graders left out for
+    /// them, so that the checks after the shape look at the rest. `Err` when no suite can be
+    /// made of it (a syntax error, a required field wrong).
+    pub fn load_partly(path: &Path) -> Result<Partial, Vec<SuiteError>> {
         if path.is_dir() {
             return Err(vec![
                 SuiteError::at(path, "", folder_given(path)).with_hint(
@@ -303,14 +332,32 @@ impl Suite {
                 format!("cannot read the suite file: {e}"),
             )]
         })?;
-        let file = parse_all(&text, path).map_err(evaldeck_case_given)?;
+        let (file, errors, skipped) = match parse_all(&text, path) {
+            Ok(()) => {
+                let file = as_pyyaml_reads(&text, path).map_err(|e| vec![e])?;
+                (file, Vec::new(), Vec::new())
+            }
+            Err(strict) => match gather(&text, path, &strict) {
+                Some(Gathered {
+                    file: Some(file),
+                    errors,
+                    skipped,
+                }) => (file, errors, skipped),
+                Some(Gathered { errors, .. }) => return Err(evaldeck_case_given(errors)),
+                None => return Err(evaldeck_case_given(strict)),
+            },
+        };
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Suite {
-            sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
-            positions: Positions::of(&text),
-            file,
-            path: path.to_path_buf(),
-            base_dir,
+        Ok(Partial {
+            suite: Suite {
+                sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
+                positions: Positions::of(&text),
+                file,
+                path: path.to_path_buf(),
+                base_dir,
+            },
+            errors: evaldeck_case_given(errors),
+            skipped,
         })
     }
 
@@ -421,18 +468,18 @@ fn folder_given(dir: &Path) -> String {
     }
 }
 
-/// Unknown keys reported at most in one pass.
+/// Unknown keys (and mistakes of one mapping, read again) reported at most in one pass.
 const MAX_UNKNOWN_KEYS: usize = 50;
 
-/// Parses suite YAML strictly, reporting every unknown key: each found is blanked out of the
+/// Checks suite YAML strictly, reporting every unknown key: each found is blanked out of the
 /// text (its lines emptied, so the lines after keep their numbers) and the text parsed again,
 /// until it parses or the mistake is of another kind, which ends the list.
-fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
+fn parse_all(text: &str, file: &Path) -> Result<(), Vec<SuiteError>> {
     let mut text = text.to_string();
     let mut errors = Vec::new();
     loop {
         match parse(&text, file) {
-            Ok(_) if errors.is_empty() => return as_pyyaml_reads(&text, file).map_err(|e| vec![e]),
+            Ok(_) if errors.is_empty() => return Ok(()),
             Ok(_) => return Err(errors),
             Err(mut error) => {
                 // serde names the mapping that holds the unknown key; the key is where to look.
@@ -460,6 +507,233 @@ fn parse_all(text: &str, file: &Path) -> Result<SuiteFile, Vec<SuiteError>> {
             }
         }
     }
+}
+
+/// What the second reading of a suite with mistakes found.
+struct Gathered {
+    file: Option<SuiteFile>,
+    errors: Vec<SuiteError>,
+    skipped: Vec<String>,
+}
+
+/// A suite with mistakes read again, as PyYAML reads it, to find each mistake at its own field
+/// in one pass: each grader on its own (one with a mistake is left out, the others kept), then
+/// the rest, each field with a mistake taken out and the suite read again. `None` when the
+/// text does not load, or this reading finds nothing the strict one found (its mistakes are
+/// then said as it says them). The duplicate keys the strict reading found, which PyYAML
+/// allows, are kept among the mistakes.
+fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
+    let Ok((Value::Object(mut top), refused)) = super::pyyaml::load_all(file, text) else {
+        return None;
+    };
+    let mut found = Vec::new();
+    let mut skipped = Vec::new();
+    if let Some(Value::Object(graders)) = top.get_mut("graders") {
+        graders.retain(|key, spec| {
+            let reads = grader_reads(spec, &format!("graders.{key}"), &mut found);
+            if !reads {
+                skipped.push(key.clone());
+            }
+            reads
+        });
+    }
+    let read = read_pruned::<SuiteFile>(Value::Object(top), "", &mut found);
+    if found.is_empty() && refused.is_empty() {
+        return None;
+    }
+    let positions = Positions::of(text);
+    let mut errors: Vec<SuiteError> = found
+        .into_iter()
+        .map(|(field, message)| located(file, &positions, field, &message))
+        .chain(refused)
+        .chain(
+            (strict.iter())
+                .filter(|e| e.message.contains("appears twice"))
+                .cloned(),
+        )
+        .collect();
+    SuiteError::sort(&mut errors);
+    Some(Gathered {
+        file: read,
+        errors,
+        skipped,
+    })
+}
+
+/// A mistake found by reading a value, at the line of its key (an unknown key) or its value.
+fn located(file: &Path, positions: &Positions, field: String, message: &str) -> SuiteError {
+    let at = match unknown_key(message) {
+        Some(_) => positions.key(&field),
+        None => positions.value(&field),
+    };
+    // serde quotes the names it expects (`a`, `b`); the strict reading lists them bare.
+    let message = match message.split_once(", expected one of ") {
+        Some((given, expected)) => {
+            format!("{given}, expected one of {}", expected.replace('`', ""))
+        }
+        None => in_plain_words(message),
+    };
+    let hint = hint_for(&field, &message);
+    SuiteError {
+        file: file.to_path_buf(),
+        line: at.map(|(line, _)| line),
+        column: at.map(|(_, column)| column),
+        field,
+        message,
+        hint,
+    }
+}
+
+/// How to fix the mistake `message` at `field`, where gavel can tell.
+fn hint_for(field: &str, message: &str) -> Option<String> {
+    if field == "grader" {
+        Some(SINGLE_GRADER.to_string())
+    } else {
+        suggestion(message)
+    }
+}
+
+/// Whether the grader `spec` at `field` reads without a mistake; each mistake found is added
+/// to `found`. Its fields are read by its `kind`, so that each mistake names its own field
+/// (serde reads an internally tagged enum's fields without their paths); a composite's
+/// sub-graders are each read the same way first.
+fn grader_reads(spec: &Value, field: &str, found: &mut Vec<(String, String)>) -> bool {
+    let before = found.len();
+    let mut rest = spec.clone();
+    let kind = rest
+        .as_object_mut()
+        .and_then(|map| map.shift_remove("kind"));
+    match kind.as_ref().and_then(Value::as_str) {
+        Some("tool") => drop(read_pruned::<ToolSpec>(rest, field, found)),
+        Some("expectations") => drop(read_pruned::<ExpectationsSpec>(rest, field, found)),
+        Some("rubric" | "model_judge") => drop(read_pruned::<RubricSpec>(rest, field, found)),
+        Some("code") => drop(read_pruned::<CodeSpec>(rest, field, found)),
+        Some("python") => drop(read_pruned::<PythonSpec>(rest, field, found)),
+        Some("all" | "any") => {
+            if let Some(Value::Object(graders)) = rest.get("graders") {
+                for (key, sub) in graders {
+                    grader_reads(sub, &format!("{field}.graders.{key}"), found);
+                }
+            }
+            if found.len() == before {
+                drop(read_pruned::<GraderSpec>(spec.clone(), field, found));
+            }
+        }
+        // A missing or unknown `kind`: serde's own word on it.
+        _ => {
+            drop(read_pruned::<GraderSpec>(spec.clone(), field, found));
+            if let Some((at, message)) = found.last_mut()
+                && at == field
+                && unknown_variant(message).is_some()
+            {
+                at.push_str(".kind");
+            }
+        }
+    }
+    found.len() == before
+}
+
+/// `T` read from `value`, every mistake added to `found` (at its path below `base`): each
+/// field with a mistake is taken out and the value read again, and a mapping that then lacks
+/// a required field it had goes too. `None` when what is left does not read.
+fn read_pruned<T: serde::de::DeserializeOwned>(
+    mut value: Value,
+    base: &str,
+    found: &mut Vec<(String, String)>,
+) -> Option<T> {
+    let mut broken: Vec<String> = Vec::new();
+    // Misspelt keys read as their likely meaning: (the path read, the path written).
+    let mut renamed: Vec<(String, String)> = Vec::new();
+    while broken.len() <= MAX_UNKNOWN_KEYS {
+        let error = match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(read) => return Some(read),
+            Err(error) => error,
+        };
+        let path = normalise_path(&error.path().to_string());
+        let message = error.into_inner().to_string();
+        // What a mapping says of a field taken out of it (it is missing, the mapping cannot be
+        // made without it) follows from that field's own mistake, said already.
+        let taken_out = match missing_field(&message) {
+            Some(key) => broken.contains(&join(&path, key)),
+            None => {
+                !path.is_empty()
+                    && unknown_key(&message).is_none()
+                    && unknown_variant(&message).is_none()
+                    && broken.iter().any(|b| b.starts_with(&format!("{path}.")))
+            }
+        };
+        // A value's reader names the unknown key in the path already; a mapping's does not.
+        let field = match unknown_key(&message) {
+            Some(key) if path.rsplit('.').next() != Some(key) => join(&path, key),
+            _ => path,
+        };
+        if !taken_out {
+            // A mistake in a renamed key's value is where that key is written.
+            let written = renamed.iter().find_map(|(read, written)| {
+                let rest = field.strip_prefix(read.as_str())?;
+                (rest.is_empty() || rest.starts_with(['.', '[']))
+                    .then(|| format!("{written}{rest}"))
+            });
+            let written = written.unwrap_or_else(|| field.clone());
+            let at = if written.is_empty() {
+                base.to_string()
+            } else {
+                join(base, &written)
+            };
+            found.push((at, message.clone()));
+        }
+        let (map, key, removed) = take_out(&mut value, &field)?;
+        // A misspelt key or value is read as its likely meaning, to find the mistakes after it.
+        let meant = hint_for(&join(base, &field), &message);
+        let meant = meant
+            .as_deref()
+            .and_then(|hint| hint.strip_prefix("did you mean `")?.strip_suffix("`?"));
+        if let Some(meant) = meant {
+            if unknown_variant(&message).is_some() {
+                map.insert(key, Value::String(meant.to_string()));
+            } else if !map.contains_key(meant) {
+                map.insert(meant.to_string(), removed);
+                let parent = field.rsplit_once('.').map_or("", |(parent, _)| parent);
+                renamed.push((join(parent, meant), field.clone()));
+            }
+        }
+        broken.push(field);
+    }
+    None
+}
+
+/// The key serde's "missing field `x`" names.
+fn missing_field(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("missing field `")?
+        .split_once('`')
+        .map(|(key, _)| key)
+}
+
+/// Takes the entry at the dotted `path` (`a.b[2].c`) out of its mapping: the mapping, the key
+/// and the value taken; `None` when there is none, or it is an item of a list (taking it out
+/// would renumber the items after it).
+fn take_out<'v>(
+    value: &'v mut Value,
+    path: &str,
+) -> Option<(&'v mut Map<String, Value>, String, Value)> {
+    let mut node = value;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        let (key, items) = part.split_once('[').unwrap_or((part, ""));
+        let Value::Object(map) = node else {
+            return None;
+        };
+        if parts.peek().is_none() && items.is_empty() {
+            let removed = map.shift_remove(key)?;
+            return Some((map, key.to_string(), removed));
+        }
+        node = map.get_mut(key)?;
+        for index in items.split('[').filter(|i| !i.is_empty()) {
+            node = node.get_mut(index.trim_end_matches(']').parse::<usize>().ok()?)?;
+        }
+    }
+    None
 }
 
 /// How to fix a top-level `grader:`, the single grader of letta-evals' early suites, which
@@ -729,4 +1003,40 @@ pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_mistake_names_its_own_field_and_a_broken_grader_is_left_out() {
+        let text = "name: s\ndataset: d.jsonl\ngraders:\n  y:\n    kind: rubric\n    \
+                    prompt: p\n    model: m\n    max_retries: many\n    temperature: hot\n  \
+                    on:\n    kind: tool\n    function: contains\n  \
+                    ok:\n    kind: tool\n    function: contains\ngate:\n  kind: simple\n  \
+                    metric_key: y\n  op: greater\n  value: 1\nlimits:\n  timeout: -5\n";
+        let file = Path::new("s.yaml");
+        let strict = parse_all(text, file).expect_err("mistakes");
+        let found = gather(text, file, &strict).expect("read again");
+        let located: Vec<(Option<u64>, &str)> = (found.errors.iter())
+            .map(|e| (e.line, e.field.as_str()))
+            .collect();
+        assert_eq!(
+            located,
+            [
+                (Some(8), "graders.y.max_retries"),
+                (Some(9), "graders.y.temperature"),
+                (Some(10), "graders.on"),
+                (Some(19), "gate.op"),
+                (Some(22), "limits.timeout"),
+                (Some(22), "limits.timeout"),
+            ]
+        );
+        assert_eq!(found.skipped, ["y"]);
+        let file = found.file.expect("the rest reads");
+        assert_eq!(file.graders.keys().collect::<Vec<_>>(), ["ok"]);
+        // The gate needs its `op`: it goes with it, without a second error.
+        assert!(file.gate.is_none());
+    }
 }

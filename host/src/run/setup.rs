@@ -53,8 +53,8 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 /// Loads a suite and checks everything that can be checked without grading. Every mistake
 /// found is returned, not just the first.
 pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<SuiteError>> {
-    let mut suite = Suite::load(suite_path)?;
-    let mut errors = Vec::new();
+    let read = Suite::load_partly(suite_path)?;
+    let (mut suite, mut errors) = (read.suite, read.errors);
     let runs_field = if options.trajectories.is_empty() {
         "trajectories"
     } else {
@@ -87,7 +87,10 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             None
         }
     };
-    let metric_keys: Vec<String> = file.graders.keys().cloned().collect();
+    // A grader left out for a mistake of its own is still a metric the gate and reward name.
+    let metric_keys: Vec<String> = (file.graders.keys().chain(&read.skipped))
+        .cloned()
+        .collect();
     let resolver = Resolver {
         suite_file: suite_path,
         base_dir: &suite.base_dir,
@@ -102,6 +105,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         },
     };
     let plan = match resolver.plan(&file.graders) {
+        // Every grader was left out for its own mistakes, said already.
+        Err(_) if file.graders.is_empty() && !read.skipped.is_empty() => None,
         Ok(mut plan) => {
             if let Some(RewardSpec::Custom { function }) = &file.reward {
                 match python.as_ref().map(|python| python.reward(function)) {
@@ -158,7 +163,11 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 suite,
             })
         }
-        _ => Err(errors.into_iter().map(|e| suite.locate(e)).collect()),
+        _ => {
+            let mut errors: Vec<SuiteError> = errors.into_iter().map(|e| suite.locate(e)).collect();
+            SuiteError::sort(&mut errors);
+            Err(errors)
+        }
     }
 }
 
