@@ -368,7 +368,8 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
             } else {
                 paint("FAILED", 31)
             },
-            printable(&gate.message)
+            // The message opens with the verdict this line says already.
+            printable(gavel::output::gate::reason(&gate.message))
         );
     }
     if !failing.samples.is_empty() {

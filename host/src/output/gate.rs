@@ -4,6 +4,18 @@
 use crate::config::gate::{Aggregation, GateSpec, LogicalOp};
 use crate::output::summary::{GateCheck, GateOutcome, Histogram, Summary};
 
+/// The verdicts a gate's message opens with, passed first.
+const VERDICTS: [&str; 2] = ["gate passed: ", "gate failed: "];
+
+/// A gate's message without the verdict it opens with, for a line or a page that says the
+/// verdict already (`gate: passed (<reason>)`).
+pub fn reason(message: &str) -> &str {
+    VERDICTS
+        .iter()
+        .find_map(|verdict| message.strip_prefix(verdict))
+        .unwrap_or(message)
+}
+
 impl GateSpec {
     /// Evaluates the gate on `summary` and records the outcome there; returns whether it passed.
     pub fn apply(&self, summary: &mut Summary) -> bool {
@@ -16,11 +28,11 @@ impl GateSpec {
     pub fn evaluate(&self, summary: &Summary) -> GateOutcome {
         let mut checks = Vec::new();
         let (passed, explanation) = self.evaluate_into(summary, &mut checks);
-        let verdict = if passed { "gate passed" } else { "gate failed" };
+        let verdict = VERDICTS[usize::from(!passed)];
         GateOutcome {
             passed,
             checks,
-            message: format!("{verdict}: {explanation}"),
+            message: format!("{verdict}{explanation}"),
         }
     }
 

@@ -507,10 +507,7 @@ fn summary_html(out: &mut String, summary: &Summary, gate: Option<&Value>, rows:
             let passed = gate.get("passed").and_then(Value::as_bool) == Some(true);
             let message = gate.get("message").and_then(Value::as_str).unwrap_or("");
             // The summary's message opens with the verdict the page says in bold already.
-            let reason = ["gate passed: ", "gate failed: "]
-                .iter()
-                .find_map(|verdict| message.strip_prefix(verdict))
-                .unwrap_or(message);
+            let reason = crate::output::gate::reason(message);
             let _ = write!(
                 out,
                 r#"<p id="gate" class="gate {}"><b>gate {}</b>: <bdi>{}</bdi></p>"#,
