@@ -18,6 +18,7 @@ from gavel_runtime import Run, Runtime, sandbox
 
 # Imported now so that they are in the snapshot, not read on every call.
 import gavel_runtime.stdlib  # noqa: F401
+import anthropic  # noqa: F401
 import evaldeck  # noqa: F401
 import evaldeck.graders  # noqa: F401
 import letta_client.types  # noqa: F401
@@ -25,6 +26,7 @@ import letta_evals.decorators  # noqa: F401
 import letta_evals.extractors  # noqa: F401
 import letta_evals.graders  # noqa: F401
 import letta_evals.rewards  # noqa: F401
+import openai  # noqa: F401
 
 # One instance serves one call (the host instantiates afresh), so one runtime per instance.
 _runtime = Runtime()

@@ -24,7 +24,7 @@ STDLIB_NOTE = (
 )
 
 # Modules the sandbox provides besides the standard library.
-PROVIDED = {"letta_evals", "letta_client", "evaldeck"}
+PROVIDED = {"letta_evals", "letta_client", "evaldeck", "anthropic", "openai"}
 
 
 class LoadFailure(Exception):

@@ -425,9 +425,22 @@ def g_sock(sample, item):
 def g_stdlib(sample, item):
     import colorsys
     return colorsys.rgb_to_hsv(0.2, 0.4, 0.4)[2]
+def g_anthropic(sample, item):
+    import anthropic
+    try:
+        anthropic.Anthropic(api_key="k").messages.count_tokens(model="m", messages=[])
+    except anthropic.APIConnectionError as e:
+        return 0.75 if type(e.__cause__).__name__ == "SandboxError" else 0.0
+def g_openai(sample, item):
+    import openai
+    openai.OpenAI(api_key="k").chat.completions.create(model="m", messages=[])
+def g_no_key(sample, item):
+    import openai
+    openai.OpenAI()
 ''', None)], ["h"])
 out = {}
-for name in ["g_open", "g_write", "g_env", "g_env_get", "g_env_all", "g_env_set", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib"]:
+for name in ["g_open", "g_write", "g_env", "g_env_get", "g_env_all", "g_env_set", "g_exists", "g_library", "g_sub", "g_sock", "g_stdlib",
+             "g_anthropic", "g_openai", "g_no_key"]:
     try:
         out[name] = runtime.grade("openai:h:" + name, {}, 0, Run(), "", "{}")["score"]
     except CallError as e:
@@ -488,6 +501,17 @@ class Sandbox(unittest.TestCase):
     def test_processes_and_network(self):
         self.assertEqual(self.seen["g_sub"], "SandboxError: gavel's sandbox cannot start processes (subprocess) (at h.py:24)")
         self.assertTrue(self.seen["g_sock"].startswith("SandboxError: gavel's sandbox has no network"), self.seen["g_sock"])
+
+    def test_api_clients_fail_as_on_a_machine_without_network(self):
+        # The clients' own connection error, which a grader can catch, caused by the sandbox.
+        self.assertEqual(self.seen["g_anthropic"], 0.75)
+        self.assertEqual(
+            self.seen["g_openai"],
+            "APIConnectionError: Connection error. (caused by SandboxError: gavel's sandbox has no network "
+            "(urllib.Request)) (at h.py:39)",
+        )
+        # The clients read their keys from the environment, which is empty to them.
+        self.assertTrue(self.seen["g_no_key"].startswith("OpenAIError: Missing credentials."), self.seen["g_no_key"])
 
     def test_standard_library_still_imports(self):
         self.assertTrue(math.isclose(self.seen["g_stdlib"], 0.4))
