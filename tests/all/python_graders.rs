@@ -561,3 +561,56 @@ fn suite_values_reach_python_as_pyyaml_reads_them() {
     );
     assert!(err.contains("quote it to make it text"), "{err}");
 }
+
+/// Graders that import `anthropic` and `openai` load; with nothing granted, a call fails with the
+/// client's own connection error, which one grader catches and the other lets through, its text
+/// naming the sandbox's refusal.
+#[test]
+fn graders_importing_the_api_clients_catch_their_connection_error() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "clients.py",
+        r#"import anthropic
+import openai
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+@grader
+def counted(sample, submission):
+    client = anthropic.Anthropic(api_key="sk-test")
+    try:
+        client.messages.count_tokens(model="claude-sonnet-4-5", messages=[{"role": "user", "content": submission}])
+    except anthropic.APIConnectionError as e:
+        return GradeResult(score=0.5, rationale=f"{type(e).__module__}.{type(e).__name__}: {e}")
+    return GradeResult(score=1.0, rationale="counted")
+
+
+@grader
+def judged(sample, submission):
+    reply = openai.OpenAI(api_key="sk-test").chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": submission}]
+    )
+    return GradeResult(score=1.0, rationale=reply.choices[0].message.content)
+"#,
+    );
+    ws.write(
+        "suite.yaml",
+        "name: clients\ndataset: data.jsonl\ngraders:\n  counted:\n    kind: tool\n    function: clients.py:counted\n  judged:\n    kind: tool\n    function: clients.py:judged\n",
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let results = graded(cache, &ws);
+    let grade = |name: &str| &results[0]["grades"][name];
+    assert_eq!(grade("counted")["score"], 0.5, "{}", grade("counted"));
+    assert_eq!(
+        grade("counted")["rationale"],
+        "anthropic.APIConnectionError: Connection error."
+    );
+    assert_eq!(grade("judged")["status"], "error", "{}", grade("judged"));
+    assert_eq!(
+        grade("judged")["rationale"],
+        "guest returned error: APIConnectionError: Connection error. (caused by SandboxError: \
+         gavel's sandbox has no network (urllib.Request)) (at clients.py:19)"
+    );
+}

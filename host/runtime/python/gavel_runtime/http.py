@@ -5,10 +5,6 @@ goes through CPython's `urllib.request`: in the sandbox, with no network granted
 refuses it (`SandboxError`), and a client turns that into its own connection error.
 """
 
-import urllib.error
-import urllib.request
-
-
 class Response:
     """What the server answered: `status`, `headers` as sent (name, value) pairs, `body`."""
 
@@ -25,6 +21,11 @@ def request(method, url, headers, body, timeout):
     """Sends `body` (bytes or None) to `url` with `headers` ((name, value) pairs) and returns
     the `Response`, whatever its status; `timeout` is in seconds (None: no limit). Raises
     `OSError` (`TimeoutError` when `timeout` passed) when no answer comes."""
+    # Imported here: a snapshot without them still imports the clients, whose calls then fail
+    # as connection errors.
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, data=body, method=method)
     for name, value in headers:
         req.add_header(name, value)
