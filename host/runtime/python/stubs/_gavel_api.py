@@ -324,18 +324,23 @@ def _seconds(timeout):
 
 class Client:
     """One API client: its base URL, credentials, default headers and retry budget.
-    A package's client sets `_errors` (from `error_classes`) and `_auth_headers`."""
+    A package's client sets `_errors` (from `error_classes`), `_auth_headers`, and `_attach`,
+    which gives the client (and each copy) its resources."""
 
     _errors = None
     _REQUEST_ID_HEADER = None
 
-    def __init__(self, *, base_url, timeout, max_retries, default_headers, default_query):
+    def __init__(self, base_url, timeout, max_retries, default_headers, default_query):
         self.base_url = str(base_url).rstrip("/") + "/"
         self.timeout = DEFAULT_TIMEOUT if not given(timeout) else timeout
         self._timeout_given = given(timeout)
         self.max_retries = max_retries
         self._custom_headers = dict(default_headers or {})
         self._custom_query = dict(default_query or {})
+        self._attach()
+
+    def _attach(self):
+        pass
 
     def _auth_headers(self):
         return {}
@@ -428,6 +433,7 @@ class Client:
         for name, value in changes.items():
             if value is not None and given(value):
                 setattr(new, name, value)
+        new._attach()
         return new
 
     with_options = copy

@@ -3,35 +3,15 @@
 must send the same requests and read back the same values, case by case (clients.py).
 `PEER_PYTHON` is the interpreter that has the real packages (run.sh makes it)."""
 
-import json
-import os
-import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def observe(python, mode):
-    done = subprocess.run(
-        [python, "-W", "ignore", os.path.join(HERE, "clients.py"), mode],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise AssertionError(f"clients.py {mode} failed:\n{done.stderr}")
-    return json.loads(done.stdout)
+from test_differential import both_sides
 
 
 class Clients(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        peer = os.environ.get("PEER_PYTHON")
-        if not peer:
-            raise unittest.SkipTest("PEER_PYTHON is not set: run tests/run.sh")
-        cls.real = observe(peer, "real")
-        cls.gavel = observe(sys.executable, "gavel")
+        cls.real, cls.gavel = both_sides("clients.py")
 
     def test_same_cases(self):
         self.assertEqual(sorted(self.real), sorted(self.gavel))

@@ -12,23 +12,29 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def observe(python, mode):
+def observe(script, python, mode):
+    """What `script` printed (JSON) when run by `python` in `mode` (real or gavel)."""
     done = subprocess.run(
-        [python, os.path.join(HERE, "observe.py"), mode], capture_output=True, text=True, check=False
+        [python, "-W", "ignore", os.path.join(HERE, script), mode], capture_output=True, text=True, check=False
     )
     if done.returncode != 0:
-        raise AssertionError(f"observe.py {mode} failed:\n{done.stderr}")
+        raise AssertionError(f"{script} {mode} failed:\n{done.stderr}")
     return json.loads(done.stdout)
+
+
+def both_sides(script):
+    """`script`'s observations (real, gavel): the real packages' under `PEER_PYTHON`, the
+    stand-ins' under this interpreter."""
+    peer = os.environ.get("PEER_PYTHON")
+    if not peer:
+        raise unittest.SkipTest("PEER_PYTHON is not set: run tests/run.sh")
+    return observe(script, peer, "real"), observe(script, sys.executable, "gavel")
 
 
 class Differential(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        peer = os.environ.get("PEER_PYTHON")
-        if not peer:
-            raise unittest.SkipTest("PEER_PYTHON is not set: run tests/run.sh")
-        cls.real = observe(peer, "real")
-        cls.gavel = observe(sys.executable, "gavel")
+        cls.real, cls.gavel = both_sides("observe.py")
 
     def test_no_side_crashed(self):
         for side, seen in (("real", self.real), ("gavel", self.gavel)):

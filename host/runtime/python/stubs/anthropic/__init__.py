@@ -171,21 +171,10 @@ class Anthropic(_gavel_api.Client):
         self.auth_token = auth_token
         if base_url is None:
             base_url = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
-        super().__init__(
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            default_query=default_query,
-        )
+        super().__init__(base_url, timeout, max_retries, default_headers, default_query)
+
+    def _attach(self):
         self.messages = self._messages(self)
-
-    def copy(self, **changes):
-        new = super().copy(**changes)
-        new.messages = new._messages(new)
-        return new
-
-    with_options = copy
 
     def _auth_headers(self):
         key = self.api_key if self.api_key is not None else self.auth_token

@@ -161,27 +161,13 @@ class OpenAI(_gavel_api.Client):
         self.project = project if project is not None else os.environ.get("OPENAI_PROJECT_ID")
         if base_url is None:
             base_url = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        super().__init__(
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            default_query=default_query,
-        )
-        self._attach()
+        super().__init__(base_url, timeout, max_retries, default_headers, default_query)
 
     def _attach(self):
         completions, responses, embeddings = self._resources
         self.chat = Chat(completions(self))
         self.responses = responses(self)
         self.embeddings = embeddings(self)
-
-    def copy(self, **changes):
-        new = super().copy(**changes)
-        new._attach()
-        return new
-
-    with_options = copy
 
     def _auth_headers(self):
         key = self.api_key() if callable(self.api_key) else self.api_key
