@@ -608,9 +608,11 @@ def judged(sample, submission):
         "anthropic.APIConnectionError: Connection error."
     );
     assert_eq!(grade("judged")["status"], "error", "{}", grade("judged"));
-    assert_eq!(
-        grade("judged")["rationale"],
-        "guest returned error: APIConnectionError: Connection error. (caused by SandboxError: \
-         gavel's sandbox has no network (urllib.Request)) (at clients.py:19)"
+    // What the refusal says is the HTTP layer's own; the client's error and the place are fixed.
+    let said = grade("judged")["rationale"].as_str().unwrap();
+    assert!(
+        said.starts_with("guest returned error: APIConnectionError: Connection error. ("),
+        "{said}"
     );
+    assert!(said.ends_with(") (at clients.py:19)"), "{said}");
 }
