@@ -233,6 +233,12 @@ def read_message(m):
         "tool": [m.content[1].name, m.content[1].input],
         "usage": [m.usage.input_tokens, m.usage.output_tokens, m.usage.cache_creation_input_tokens],
         "stop": m.stop_reason,
+        "classes": [
+            isinstance(m, anthropic.types.Message),
+            isinstance(m.content[0], anthropic.types.TextBlock),
+            isinstance(m.content[1], anthropic.types.ToolUseBlock),
+            isinstance(m.usage, anthropic.types.Usage),
+        ],
         **model_views(m),
         "blocks": [model_views(b) for b in m.content],
     }
@@ -249,6 +255,11 @@ def read_chat(c):
         "finish": c.choices[0].finish_reason,
         "tool": [call.id, call.function.name, call.function.arguments],
         "usage": [c.usage.prompt_tokens, c.usage.completion_tokens, c.usage.total_tokens],
+        "classes": [
+            isinstance(c, openai.types.chat.ChatCompletion),
+            isinstance(c.choices[0].message, openai.types.chat.ChatCompletionMessage),
+            isinstance(c.usage, openai.types.CompletionUsage),
+        ],
         **model_views(c),
         "choice": model_views(c.choices[0]),
         "message": model_views(c.choices[0].message),
@@ -270,6 +281,12 @@ def read_embeddings(e):
     return {"embedding": e.data[0].embedding, "usage": e.usage.total_tokens, **model_views(e)}
 
 
+def imported(module, names):
+    """The names importable from `module`, as a grader's `from module import ...` needs them."""
+    found = __import__(module, fromlist=names)
+    return [name for name in names if hasattr(found, name)]
+
+
 def anthropic_cases():
     def create(client, **extra):
         value = client.messages.create(
@@ -284,6 +301,8 @@ def anthropic_cases():
     def plain(**options):
         return anthropic.Anthropic(api_key="k", base_url=URL, **options)
 
+    names = "Message MessageParam MessageTokensCount TextBlock TextBlockParam ToolParam ToolUseBlock Usage".split()
+    yield "anthropic/type-imports", [], lambda: imported("anthropic.types", names)
     ok = [(200, {"request-id": "req_1"}, MESSAGE)]
     yield "anthropic/create", ok, lambda: create(anthropic.Anthropic(api_key="sk-ant", base_url=URL))
     yield "anthropic/create-async", ok, lambda: create(anthropic.AsyncAnthropic(api_key="sk-ant", base_url=URL + "/"))
@@ -357,6 +376,11 @@ def openai_cases():
     def plain(**options):
         return openai.OpenAI(api_key="k", base_url=URL, **options)
 
+    names = """ChatCompletion ChatCompletionMessage ChatCompletionMessageFunctionToolCall
+    ChatCompletionMessageParam ChatCompletionToolParam""".split()
+    yield "openai/chat-type-imports", [], lambda: imported("openai.types.chat", names)
+    names = "CompletionUsage CreateEmbeddingResponse Embedding".split()
+    yield "openai/type-imports", [], lambda: imported("openai.types", names)
     ok = [(200, {"x-request-id": "req_o"}, CHAT)]
     yield "openai/chat", ok, lambda: chat(openai.OpenAI(api_key="sk-oa", base_url=URL + "/v1"))
     yield "openai/chat-async", ok, lambda: chat(openai.AsyncOpenAI(api_key="sk-oa", base_url=URL + "/v1/"))

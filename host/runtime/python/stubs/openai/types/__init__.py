@@ -140,3 +140,6 @@ __all__ = [
     "ResponseOutputText",
     "ResponseUsage",
 ]
+
+# Imported with the package, so that the sandbox's snapshot holds it.
+from openai.types import chat  # noqa: E402
