@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +40,7 @@ IGNORED = {"host", "accept-encoding", "connection", "content-length", "user-agen
 # -- the loopback server -------------------------------------------------------------------
 
 script = []  # (status, headers, body) answers, taken in order
+STALL = "stall"  # an answer (STALL, {}, seconds): no answer for that long
 seen = []  # the requests of the current case
 
 
@@ -57,6 +59,9 @@ class Handler(BaseHTTPRequestHandler):
         }
         seen.append({"method": self.command, "path": self.path, "headers": headers, "body": body})
         status, answer_headers, answer = script.pop(0) if script else (599, {}, b"script ran out")
+        if status == STALL:
+            time.sleep(answer)  # past the client's timeout: it gives up first
+            return
         if not isinstance(answer, bytes):
             answer = json.dumps(answer).encode()
             answer_headers = {"content-type": "application/json", **answer_headers}
@@ -356,6 +361,7 @@ def anthropic_cases():
     fewer = [(500, QUICK, b"upstream failed")] * 2
     yield "anthropic/max-retries-1-text-body", fewer, lambda: create(plain(max_retries=1))
     yield "anthropic/with-options", [(500, QUICK, b"")], lambda: create(plain().with_options(max_retries=0))
+    yield "anthropic/timeout", [(STALL, {}, 2)], lambda: create(plain(max_retries=0), timeout=0.2)
     yield "anthropic/connection-refused", [], lambda: create(
         anthropic.Anthropic(api_key="k", base_url=CLOSED, max_retries=0)
     )
@@ -415,6 +421,7 @@ def openai_cases():
         yield f"openai/retried-{status}", answers, lambda: chat(plain())
     text = [(502, QUICK, b"<html>Bad Gateway</html>")] * 3
     yield "openai/text-error-body", text, lambda: respond(plain())
+    yield "openai/timeout", [(STALL, {}, 2)], lambda: chat(plain(max_retries=0, timeout=0.2))
     yield "openai/connection-refused", [], lambda: chat(openai.OpenAI(api_key="k", base_url=CLOSED, max_retries=0))
 
 

@@ -36,6 +36,8 @@ class Clients(unittest.TestCase):
         self.assertEqual(len(seen["anthropic/told-not-to-retry"]["requests"]), 1)
         self.assertEqual(seen["anthropic/connection-refused"]["error"]["type"], "APIConnectionError")
         self.assertEqual(seen["openai/status-404"]["error"]["type"], "NotFoundError")
+        self.assertEqual(seen["openai/timeout"]["error"]["type"], "APITimeoutError")
+        self.assertTrue(seen["openai/timeout"]["error"]["is APIConnectionError"])
         headers = seen["anthropic/create"]["requests"][0]["headers"]
         self.assertEqual(headers["authorization"], "Bearer sk-ant")
         self.assertIn("anthropic-version", headers)
