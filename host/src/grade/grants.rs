@@ -353,26 +353,32 @@ impl Grants {
 }
 
 impl Grants {
-    /// What one call may reach: the variables (each secret as its placeholder) and the
-    /// folders, with the folder `row` names for each row-chosen grant; without a row (a
-    /// program loaded before any sample) those are left out.
-    pub fn access(&self, row: Option<&str>) -> Result<Access, String> {
-        let mut folders = Vec::with_capacity(self.files.len());
+    /// What a call may reach before any row: the variables (each secret as its placeholder)
+    /// and the folders, without those a row chooses (a program loaded before any sample).
+    pub fn access(&self) -> Access {
+        let secrets = (self.secrets.iter()).map(|s| (s.name.clone(), s.placeholder.clone()));
+        Access {
+            env: self.env.iter().cloned().chain(secrets).collect(),
+            folders: (self.files.iter())
+                .filter_map(|mount| match mount {
+                    Mount::Folder(folder) => Some(folder.clone()),
+                    Mount::Row { .. } => None,
+                })
+                .collect(),
+            scratch: !self.files.is_empty(),
+        }
+    }
+
+    /// What a call grading `row` (its JSON text) may reach: [`Grants::access`] with the folder
+    /// the row names for each row-chosen grant; why not when a row names no folder inside it.
+    pub fn access_for(&self, row: &str) -> Result<Access, String> {
+        let mut access = self.access();
         for mount in &self.files {
-            match (mount, row) {
-                (Mount::Folder(folder), _) => folders.push(folder.clone()),
-                (Mount::Row { under, field }, Some(row)) => {
-                    folders.push(row_folder(row, under, field)?)
-                }
-                (Mount::Row { .. }, None) => {}
+            if let Mount::Row { under, field } = mount {
+                access.folders.push(row_folder(row, under, field)?);
             }
         }
-        let secrets = (self.secrets.iter()).map(|s| (s.name.clone(), s.placeholder.clone()));
-        Ok(Access {
-            env: self.env.iter().cloned().chain(secrets).collect(),
-            folders,
-            scratch: !self.files.is_empty(),
-        })
+        Ok(access)
     }
 }
 
@@ -385,6 +391,75 @@ pub struct Access {
     pub folders: Vec<PathBuf>,
     /// Whether the call gets an empty, writable `/tmp` of its own.
     pub scratch: bool,
+}
+
+/// What a grader may reach, as `gavel validate` prints it and `run.json` records it: names,
+/// hosts and folders, never a secret's value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Each secret's name, with the hosts its value may be sent to.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub secrets: IndexMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl From<&Grants> for Reach {
+    fn from(grants: &Grants) -> Reach {
+        let hosts = |hosts: &[HostPattern]| hosts.iter().map(ToString::to_string).collect();
+        Reach {
+            network: hosts(&grants.network),
+            env: grants.env.iter().map(|(name, _)| name.clone()).collect(),
+            secrets: (grants.secrets.iter())
+                .map(|s| (s.name.clone(), hosts(&s.hosts)))
+                .collect(),
+            files: (grants.files.iter())
+                .map(|mount| match mount {
+                    Mount::Folder(folder) => folder.display().to_string(),
+                    Mount::Row { under, field } => {
+                        format!(
+                            "the folder of the row's `{field}`, inside {}",
+                            under.display()
+                        )
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Display for Reach {
+    /// One line: `network a.com; env A, B; secrets K (to a.com); files /x`, or `nothing`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.network.is_empty() {
+            parts.push(format!("network {}", self.network.join(", ")));
+        }
+        if !self.env.is_empty() {
+            parts.push(format!("env {}", self.env.join(", ")));
+        }
+        if !self.secrets.is_empty() {
+            let secrets: Vec<String> = (self.secrets.iter())
+                .map(|(name, hosts)| match hosts.is_empty() {
+                    true => format!("{name} (sent nowhere)"),
+                    false => format!("{name} (sent to {})", hosts.join(", ")),
+                })
+                .collect();
+            parts.push(format!("secrets {}", secrets.join(", ")));
+        }
+        if !self.files.is_empty() {
+            parts.push(format!("files (read-only) {}", self.files.join(", ")));
+        }
+        if parts.is_empty() {
+            f.write_str("nothing")
+        } else {
+            f.write_str(&parts.join("; "))
+        }
+    }
 }
 
 /// A secret: inside the sandbox the variable `name` reads as `placeholder`; the network code
