@@ -288,3 +288,58 @@ fn a_built_in_grader_refuses_an_allow_of_its_own() {
         "{err}"
     );
 }
+
+/// A Python grader sees its granted variables and a secret's placeholder in `os.environ`, and
+/// the secret's value reaches none of the run's outputs.
+#[test]
+fn a_python_grader_sees_granted_variables_and_only_a_secrets_placeholder() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "g.py",
+        "import os\nfrom letta_evals.decorators import grader\n\
+         from letta_evals.models import GradeResult\n\n\
+         def seen(name):\n    try:\n        return os.environ[name]\n    except KeyError:\n        \
+         return None\n\n\
+         @grader\ndef dump(sample, submission):\n    \
+         env = {name: seen(name) for name in ('GRANTED_PLAIN', 'GRANTED_KEY', 'NOT_GRANTED')}\n    \
+         print(env)\n    return GradeResult(score=1.0, rationale=repr(env), metadata={'env': env})\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: py\ndataset: data.jsonl\nallow:\n  env: [GRANTED_PLAIN]\n  secrets:\n    \
+         GRANTED_KEY: [api.example.com]\ngraders:\n  dump:\n    kind: tool\n    \
+         function: g.py:dump\n",
+    );
+    ws.write_rows("data.jsonl", &[row(1, "anything", json!({}))]);
+    let cache = cache.to_string_lossy();
+    let out = gavel_with_env(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out"],
+        &[
+            ("GAVEL_CACHE_DIR", &cache),
+            ("GAVEL_PYTHON_COMPONENT", ""),
+            ("GRANTED_PLAIN", "plain-value"),
+            ("GRANTED_KEY", SECRET_VALUE),
+            ("NOT_GRANTED", "other-value"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = ws.results("out");
+    let env = &results[0]["grades"]["dump"]["metadata"]["env"];
+    assert_eq!(env["GRANTED_PLAIN"], "plain-value", "{env}");
+    assert_eq!(env["NOT_GRANTED"], Value::Null, "{env}");
+    let placeholder = env["GRANTED_KEY"].as_str().expect("the secret is set");
+    assert!(
+        placeholder.starts_with("gavel-secret-GRANTED_KEY-"),
+        "{placeholder}"
+    );
+    for text in [stdout(&out), stderr(&out)] {
+        assert!(!text.contains(SECRET_VALUE), "{text}");
+    }
+    for (path, text) in texts_under(&ws.path("out")) {
+        assert!(!text.contains(SECRET_VALUE), "{}", path.display());
+    }
+}
