@@ -8,6 +8,7 @@ use wasmtime_wasi::I32Exit;
 
 use super::engine::{CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
+use crate::grade::grants::Access;
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -58,9 +59,10 @@ pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
+    access: Option<&Access>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, f))
+    outside_async(|| run_here(engine, pre, limits, access, f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -100,11 +102,21 @@ fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
+    access: Option<&Access>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = Store::new(engine, CallState::new(limits));
+    let state = match CallState::new(limits, access) {
+        Ok(state) => state,
+        Err(e) => {
+            return Outcome {
+                result: Err(CallFailure::Host(format!("{e:#}"))),
+                usage: Usage::default(),
+            };
+        }
+    };
+    let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     store.set_epoch_deadline(limits.deadline_ticks);

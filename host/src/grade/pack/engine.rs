@@ -15,11 +15,12 @@ use wasmtime::{
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
-    Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
-    WasiView,
+    Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
+    WasiCtxView, WasiView,
 };
 
 use super::limits::{CallLimits, TICK};
+use crate::grade::grants::Access;
 
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
 /// grade the same way on every run.
@@ -371,14 +372,59 @@ struct Wasi {
     ctx: WasiCtx,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
+    /// The call's writable `/tmp`, removed when the call's store is dropped.
+    _scratch: Option<tempfile::TempDir>,
 }
+
+/// Where a call's scratch folder is mounted.
+const SCRATCH: &str = "/tmp";
 
 impl Wasi {
     fn new(stdout_bytes: usize) -> Wasi {
+        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        Wasi {
+            ctx: builder.build(),
+            stdout,
+            stderr,
+            _scratch: None,
+        }
+    }
+
+    /// A context with what `access` grants: its variables, its folders read-only at their own
+    /// path, and a fresh private scratch folder.
+    fn granted(stdout_bytes: usize, access: &Access) -> wasmtime::Result<Wasi> {
+        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        for (name, value) in &access.env {
+            builder.env(name, value);
+        }
+        for folder in &access.folders {
+            let guest = folder.to_str().ok_or_else(|| {
+                wasmtime::format_err!("`{}` is not a UTF-8 path", folder.display())
+            })?;
+            builder.preopened_dir(folder, guest, FsPerms::ReadOnly)?;
+        }
+        let scratch = match access.scratch {
+            true => {
+                let dir = tempfile::Builder::new().prefix("gavel-tmp-").tempdir()?;
+                builder.preopened_dir(dir.path(), SCRATCH, FsPerms::ReadWrite)?;
+                Some(dir)
+            }
+            false => None,
+        };
+        Ok(Wasi {
+            ctx: builder.build(),
+            stdout,
+            stderr,
+            _scratch: scratch,
+        })
+    }
+
+    fn builder(stdout_bytes: usize) -> (WasiCtxBuilder, MemoryOutputPipe, MemoryOutputPipe) {
         let stdout = MemoryOutputPipe::new(stdout_bytes);
         let stderr = MemoryOutputPipe::new(stdout_bytes);
         let random = random_stream();
-        let ctx = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .wall_clock(FixedWall)
@@ -392,22 +438,23 @@ impl Wasi {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .allow_blocking_current_thread(true)
-            .build();
-        Wasi {
-            ctx,
-            stdout,
-            stderr,
-        }
+            .allow_blocking_current_thread(true);
+        (builder, stdout, stderr)
     }
 }
 
 impl CallState {
-    pub(super) fn new(limits: &CallLimits) -> CallState {
+    /// The state of a call that may reach what `access` grants; its WASI context is built
+    /// now when something is granted (opening a folder can fail), else on first use.
+    pub(super) fn new(limits: &CallLimits, access: Option<&Access>) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
-        CallState {
-            wasi: None,
+        let wasi = match access {
+            Some(access) => Some(Wasi::granted(limits.stdout_bytes, access)?),
+            None => None,
+        };
+        Ok(CallState {
+            wasi,
             table,
             stdout_bytes: limits.stdout_bytes,
             limiter: Limiter {
@@ -417,7 +464,7 @@ impl CallState {
                 peak_memory: 0,
                 table_elements: 0,
             },
-        }
+        })
     }
 
     /// The last `keep` bytes the guest wrote to stderr, as text (empty if it never touched WASI).

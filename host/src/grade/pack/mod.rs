@@ -55,6 +55,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::grade::grants::{Access, Grants};
 use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
@@ -393,7 +394,7 @@ impl Pack {
         if !wit_version.starts_with("0.2.") {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, |instance, store| {
+        let Outcome { result, .. } = call::run(&engine, &pre, &limits, None, |instance, store| {
             Exports::describe(instance, store, &wit_version)
         });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
@@ -425,13 +426,13 @@ impl Pack {
 
     /// The grader `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
-        let function = self.function(None, name, FunctionKind::Grader, config)?;
+        let function = self.function(None, name, FunctionKind::Grader, config, None)?;
         Ok(PackGrader { function })
     }
 
     /// The extractor `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
-        let function = self.function(None, name, FunctionKind::Extractor, config)?;
+        let function = self.function(None, name, FunctionKind::Extractor, config, None)?;
         Ok(PackExtractor { function })
     }
 
@@ -445,10 +446,13 @@ impl Pack {
     /// why, at their place, as it would have.
     pub fn compile(&self, sources: &mut [Source]) {
         let pack = &self.inner;
-        let Outcome { result, .. } =
-            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                pack.exports.compile(instance, store, sources)
-            });
+        let Outcome { result, .. } = call::run(
+            &pack.engine,
+            &pack.pre,
+            &pack.limits,
+            None,
+            |instance, store| pack.exports.compile(instance, store, sources),
+        );
         if let Ok(Ok(codes)) = result
             && codes.len() == sources.len()
         {
@@ -465,8 +469,9 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<PackGrader, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Grader, config)?;
+        let function = self.function(Some(program), name, FunctionKind::Grader, config, grants)?;
         Ok(PackGrader { function })
     }
 
@@ -476,8 +481,10 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<PackExtractor, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Extractor, config)?;
+        let function =
+            self.function(Some(program), name, FunctionKind::Extractor, config, grants)?;
         Ok(PackExtractor { function })
     }
 
@@ -487,7 +494,13 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
     ) -> Result<PackReward, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Grader, &Value::Null)?;
+        let function = self.function(
+            Some(program),
+            name,
+            FunctionKind::Grader,
+            &Value::Null,
+            None,
+        )?;
         Ok(PackReward { function })
     }
 
@@ -497,13 +510,15 @@ impl Pack {
         name: &str,
         kind: FunctionKind,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<Function, PackError> {
-        let config = self.checked(program, name, kind, config)?;
+        let config = self.checked(program, name, kind, config, grants)?;
         Ok(Function {
             pack: self.inner.clone(),
             name: name.to_string(),
             config,
             program: program.cloned(),
+            grants: grants.cloned(),
         })
     }
 
@@ -515,10 +530,11 @@ impl Pack {
         name: &str,
         wanted: FunctionKind,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<String, PackError> {
         let pack = &self.inner;
         if let Some(program) = program {
-            return self.checked_program(program, name, config);
+            return self.checked_program(program, name, config, grants);
         }
         let function = pack
             .info
@@ -548,10 +564,13 @@ impl Pack {
             Value::Object(_) => config.to_string(),
             _ => return Err(rejected("the config must be a mapping".to_string())),
         };
-        let Outcome { result, .. } =
-            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                pack.exports.check_config(instance, store, name, &config)
-            });
+        let Outcome { result, .. } = call::run(
+            &pack.engine,
+            &pack.pre,
+            &pack.limits,
+            None,
+            |instance, store| pack.exports.check_config(instance, store, name, &config),
+        );
         match result {
             Ok(Ok(())) => Ok(config),
             Ok(Err(message)) => Err(rejected(message)),
@@ -564,16 +583,20 @@ impl Pack {
         program: &Program,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<String, PackError> {
         let pack = &self.inner;
         let config = match config {
             Value::Null => "{}".to_string(),
             _ => config.to_string(),
         };
+        // The program's top level runs here as before each call: with what its calls reach.
+        let access = grants.map(|grants| grants.access());
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
             &pack.limits,
+            access.as_ref(),
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -626,11 +649,22 @@ struct Function {
     config: String,
     /// Loaded into the instance before the function runs, for an interpreter.
     program: Option<Arc<Program>>,
+    /// What its calls may reach; nothing when `None`.
+    grants: Option<Arc<Grants>>,
 }
 
 impl Function {
+    /// What a call grading `sample` may reach, or why the row may not have it.
+    fn access(&self, sample: &Sample<'_>) -> Result<Option<Access>, String> {
+        self.grants
+            .as_ref()
+            .map(|grants| grants.access_for(sample.row))
+            .transpose()
+    }
+
     fn run<T: Send>(
         &self,
+        access: Option<&Access>,
         f: impl FnOnce(
             &Exports,
             &wasmtime::component::Instance,
@@ -643,6 +677,7 @@ impl Function {
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
+            access,
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?
@@ -666,6 +701,13 @@ pub struct PackGrader {
 }
 
 impl PackGrader {
+    /// This grader, its calls reaching what `grants` grants (a pack's functions reach
+    /// nothing before they grade).
+    pub fn granted(mut self, grants: Option<Arc<Grants>>) -> PackGrader {
+        self.function.grants = grants;
+        self
+    }
+
     /// Grades one sample in a fresh sandbox. Every failure is an `error` grade with a stable
     /// reason (see the module documentation).
     pub fn grade(
@@ -674,8 +716,12 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
+        let access = match self.function.access(sample) {
+            Ok(access) => access,
+            Err(why) => return Grade::error(why).with_submission(submission),
+        };
         let args = self.function.pack.exports.args(sample, trajectory);
-        self.grade_wit(&args, submission)
+        self.grade_wit(&args, submission, access.as_ref())
     }
 
     /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
@@ -686,15 +732,19 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
+        let access = match self.function.access(sample) {
+            Ok(access) => access,
+            Err(why) => return Grade::error(why).with_submission(submission),
+        };
         let grader = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
         let submission = submission.to_string();
-        call::off_worker(move || grader.grade_wit(&args, &submission)).await
+        call::off_worker(move || grader.grade_wit(&args, &submission, access.as_ref())).await
     }
 
-    fn grade_wit(&self, args: &wit::Args, submission: &str) -> Grade {
+    fn grade_wit(&self, args: &wit::Args, submission: &str, access: Option<&Access>) -> Grade {
         let f = &self.function;
-        let Outcome { result, usage } = f.run(|exports, instance, store| {
+        let Outcome { result, usage } = f.run(access, |exports, instance, store| {
             exports.grade(instance, store, (&f.name, args, submission, &f.config))
         });
         let grade = match result {
@@ -772,6 +822,9 @@ pub enum GuestError {
     OutputTooLarge,
     #[error("guest returned error: {0}")]
     Returned(String),
+    /// The row chose what its grants do not allow.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A pack's extractor, ready to extract from many threads at once.
@@ -781,6 +834,12 @@ pub struct PackExtractor {
 }
 
 impl PackExtractor {
+    /// This extractor, its calls reaching what `grants` grants.
+    pub fn granted(mut self, grants: Option<Arc<Grants>>) -> PackExtractor {
+        self.function.grants = grants;
+        self
+    }
+
     /// Extracts a submission in a fresh sandbox: `Ok(None)` when there is nothing to extract,
     /// `Err` with a stable reason (see the module documentation) when the call failed.
     pub fn extract(
@@ -788,7 +847,9 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
-        self.extract_wit(&self.function.pack.exports.args(sample, trajectory))
+        let access = self.function.access(sample).map_err(GuestError::Refused)?;
+        let args = self.function.pack.exports.args(sample, trajectory);
+        self.extract_wit(&args, access.as_ref())
     }
 
     /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
@@ -798,14 +859,19 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
+        let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let extractor = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
-        call::off_worker(move || extractor.extract_wit(&args)).await
+        call::off_worker(move || extractor.extract_wit(&args, access.as_ref())).await
     }
 
-    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, GuestError> {
+    fn extract_wit(
+        &self,
+        args: &wit::Args,
+        access: Option<&Access>,
+    ) -> Result<Option<String>, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } = f.run(|exports, instance, store| {
+        let Outcome { result, .. } = f.run(access, |exports, instance, store| {
             exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
@@ -835,8 +901,9 @@ impl PackReward {
 
     fn reward(&self, context: &str) -> Result<String, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } =
-            f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));
+        let Outcome { result, .. } = f.run(None, |exports, instance, store| {
+            exports.reward(instance, store, &f.name, context)
+        });
         match result? {
             Ok(text) | Err(text) if text.len() > f.output_limit() => {
                 Err(GuestError::OutputTooLarge)
