@@ -16,7 +16,7 @@ use crate::config::gate::GateSpec;
 use crate::config::reward::RewardSpec;
 use crate::fsio;
 use crate::grade::judge::RubricSpec;
-use crate::grade::pack::{Limits, PackSpec};
+use crate::grade::pack::{Isolation, Limits, PackSpec};
 use crate::input::trajectory::Format;
 
 /// A suite file as written.
@@ -48,6 +48,10 @@ pub struct SuiteFile {
     pub concurrency: Option<usize>,
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// Where users' Python graders run: a warm instance per grader and batch of samples
+    /// (`batch`, the default) or a fresh one per call (`sample`); a grader's own wins.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
     #[serde(default)]
     pub output: Option<String>,
     // letta-evals keys about running the agent rather than grading it: accepted so that a
@@ -107,6 +111,19 @@ pub enum GraderSpec {
     Python(PythonSpec),
 }
 
+impl GraderSpec {
+    /// Where its Python calls run, as its own `isolation` says (composites say nothing).
+    pub fn isolation(&self) -> Option<Isolation> {
+        match self {
+            GraderSpec::Tool(spec) => spec.isolation,
+            GraderSpec::Expectations(spec) => spec.isolation,
+            GraderSpec::Code(spec) => spec.isolation,
+            GraderSpec::Python(spec) => spec.isolation,
+            GraderSpec::Rubric(_) | GraderSpec::All(_) | GraderSpec::Any(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodeSpec {
@@ -123,6 +140,9 @@ pub struct CodeSpec {
     pub params: Map<String, Value>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +165,9 @@ pub struct PythonSpec {
     pub image_tag: Option<IgnoredAny>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +183,9 @@ pub struct ToolSpec {
     pub config: Map<String, Value>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -171,6 +197,9 @@ pub struct ExpectationsSpec {
     /// each function is run, in the sandbox, where an entry of the dataset's turns names it.
     #[serde(default)]
     pub code: Vec<CaseCodeSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 /// A `type: code` entry of an evaldeck case file, and where it is written.

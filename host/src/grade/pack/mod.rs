@@ -8,8 +8,10 @@
 //! and asks it what it provides, within bounds (`describe`).
 //! [`Pack::grader`] and [`Pack::extractor`] check a function's name, kind and config up front.
 //!
-//! Every call then runs in a fresh instance: nothing a call leaves behind is visible to the
-//! next. It sees deterministic WASI only: no files (no directory is granted), no environment, no
+//! Every call of a pack then runs in a fresh instance: nothing a call leaves behind is visible
+//! to the next. An interpreter's functions (users' Python graders) run by default in a warm
+//! instance per function and batch of consecutive samples (see `warm`), or fresh per call with
+//! [`Isolation::Sample`]. It sees deterministic WASI only: no files (no directory is granted), no environment, no
 //! arguments, no network (sockets are denied), a wall clock fixed at 2023-11-14T22:13:20Z, a
 //! monotonic clock that does not move (sleeping returns at once), and a fixed random stream, so
 //! the same pack on the same data grades the same way on every run.
@@ -46,6 +48,7 @@ mod describe;
 mod engine;
 mod limits;
 mod load;
+mod warm;
 mod wit;
 
 use std::fmt;
@@ -76,6 +79,8 @@ pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
     Limits,
 };
+use warm::Place;
+pub use warm::{BATCH_ROWS, Batch, Isolation, MAX_CALLS, MAX_GROWTH, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
 
@@ -501,9 +506,11 @@ impl Pack {
         let config = self.checked(program, name, kind, config)?;
         Ok(Function {
             pack: self.inner.clone(),
+            id: warm::next_function_id(),
             name: name.to_string(),
             config,
             program: program.cloned(),
+            isolation: Isolation::Batch,
         })
     }
 
@@ -622,15 +629,21 @@ impl Program {
 #[derive(Clone)]
 struct Function {
     pack: Arc<PackInner>,
+    /// Its own: a warm instance serves one function.
+    id: u64,
     name: String,
     config: String,
     /// Loaded into the instance before the function runs, for an interpreter.
     program: Option<Arc<Program>>,
+    /// Where an interpreter's function runs (see [`warm`]).
+    isolation: Isolation,
 }
 
 impl Function {
+    /// Runs `f` where `place` says: in a fresh instance, or in a warm one of the program.
     fn run<T: Send>(
         &self,
+        place: Place<'_>,
         f: impl FnOnce(
             &Exports,
             &wasmtime::component::Instance,
@@ -639,6 +652,9 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
+        if let (Some(slot), Some(program)) = (place, &self.program) {
+            return warm::call(&self.pack, program, slot, f);
+        }
         call::run(
             &self.pack.engine,
             &self.pack.pre,
@@ -652,6 +668,16 @@ impl Function {
                 f(exports, instance, store)
             },
         )
+    }
+
+    /// Its id when its calls run in a batch's warm instance: an interpreter's function in
+    /// batch isolation.
+    fn warm_id(&self) -> Option<u64> {
+        (self.program_isolation()? == (self.id, Isolation::Batch)).then_some(self.id)
+    }
+
+    fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.program.as_ref().map(|_| (self.id, self.isolation))
     }
 
     fn output_limit(&self) -> usize {
@@ -675,7 +701,7 @@ impl PackGrader {
         submission: &str,
     ) -> Grade {
         let args = self.function.pack.exports.args(sample, trajectory);
-        self.grade_wit(&args, submission)
+        self.grade_wit(&args, submission, None)
     }
 
     /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
@@ -689,12 +715,25 @@ impl PackGrader {
         let grader = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
         let submission = submission.to_string();
-        call::off_worker(move || grader.grade_wit(&args, &submission)).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            grader.grade_wit(&args, &submission, place)
+        })
+        .await
     }
 
-    fn grade_wit(&self, args: &wit::Args, submission: &str) -> Grade {
+    /// Runs its calls as `isolation` says (an interpreter's; a pack's calls are always fresh).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
+    }
+
+    fn grade_wit(&self, args: &wit::Args, submission: &str, place: Place<'_>) -> Grade {
         let f = &self.function;
-        let Outcome { result, usage } = f.run(|exports, instance, store| {
+        let Outcome { result, usage } = f.run(place, |exports, instance, store| {
             exports.grade(instance, store, (&f.name, args, submission, &f.config))
         });
         let grade = match result {
@@ -788,7 +827,7 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
-        self.extract_wit(&self.function.pack.exports.args(sample, trajectory))
+        self.extract_wit(&self.function.pack.exports.args(sample, trajectory), None)
     }
 
     /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
@@ -800,12 +839,29 @@ impl PackExtractor {
     ) -> Result<Option<String>, GuestError> {
         let extractor = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
-        call::off_worker(move || extractor.extract_wit(&args)).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            extractor.extract_wit(&args, place)
+        })
+        .await
     }
 
-    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, GuestError> {
+    /// Runs its calls as `isolation` says (see [`PackGrader::set_isolation`]).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
+    }
+
+    fn extract_wit(
+        &self,
+        args: &wit::Args,
+        place: Place<'_>,
+    ) -> Result<Option<String>, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } = f.run(|exports, instance, store| {
+        let Outcome { result, .. } = f.run(place, |exports, instance, store| {
             exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
@@ -830,13 +886,27 @@ impl PackReward {
     /// made for blocking work, as graders' do.
     pub async fn reward_off_worker(&self, context: String) -> Result<String, GuestError> {
         let reward = self.clone();
-        call::off_worker(move || reward.reward(&context)).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            reward.reward(&context, place)
+        })
+        .await
     }
 
-    fn reward(&self, context: &str) -> Result<String, GuestError> {
+    /// Runs its calls as `isolation` says (see [`PackGrader::set_isolation`]).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
+    }
+
+    fn reward(&self, context: &str, place: Place<'_>) -> Result<String, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } =
-            f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));
+        let Outcome { result, .. } = f.run(place, |exports, instance, store| {
+            exports.reward(instance, store, &f.name, context)
+        });
         match result? {
             Ok(text) | Err(text) if text.len() > f.output_limit() => {
                 Err(GuestError::OutputTooLarge)
