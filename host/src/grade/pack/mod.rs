@@ -80,7 +80,7 @@ pub use limits::{
     Limits,
 };
 use warm::Place;
-pub use warm::{BATCH_ROWS, Batch, Isolation, MAX_CALLS, MAX_GROWTH, peak_calls_in_flight, scope};
+pub use warm::{BATCH_ROWS, Batch, Isolation, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
 

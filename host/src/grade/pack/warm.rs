@@ -37,11 +37,11 @@ use super::{PackInner, Program};
 pub const BATCH_ROWS: usize = 64;
 
 /// Calls a warm instance makes before it is replaced.
-pub const MAX_CALLS: u32 = 256;
+const MAX_CALLS: u32 = 256;
 
 /// Bytes of linear memory a warm instance may gain over what it held after its first call
 /// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
-pub const MAX_GROWTH: usize = 16 << 20;
+const MAX_GROWTH: usize = 16 << 20;
 
 /// Pool slots that warm instances may hold at once in the process; fresh calls have the rest
 /// of [`CALL_SLOTS`].
@@ -58,15 +58,6 @@ pub enum Isolation {
     Batch,
     /// A fresh instance for every call.
     Sample,
-}
-
-impl Isolation {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Batch => "batch",
-            Isolation::Sample => "sample",
-        }
-    }
 }
 
 /// Tells functions apart: a warm instance belongs to one.
@@ -187,7 +178,15 @@ pub(super) async fn off_worker<T: Send + 'static>(
     let Some(id) = warm else {
         return call::off_worker(move || call(None)).await;
     };
-    let instance = batch.instances().remove(&id);
+    let (instance, room) = {
+        let mut instances = batch.instances();
+        // A batch grades its samples one after another, so every other instance is in the
+        // map: one more than the plan counted would outrun the slots reserved.
+        (instances.remove(&id), instances.len() < batch.warm_graders)
+    };
+    if instance.is_none() && !room {
+        return call::off_worker(move || call(None)).await;
+    }
     let (value, kept) = call::off_worker(move || {
         let mut instance = instance;
         let value = call(Some(&mut instance));
