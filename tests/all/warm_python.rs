@@ -90,6 +90,51 @@ fn resume_grades_the_unfinished_batch_again_from_its_first_sample() {
     assert_eq!(resumed, full);
 }
 
+/// Raises at every fifth call of an instance: the error grades of a batch depend on its state.
+const FAILING_FIFTH: &str = r#"from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+calls = 0
+
+
+@grader
+def counted(sample, submission):
+    global calls
+    calls += 1
+    if calls % 5 == 0:
+        raise ValueError(f"call {calls}")
+    return GradeResult(score=1.0, rationale=f"call {calls}")
+"#;
+
+#[test]
+fn retry_errors_grades_each_retried_sample_fresh_at_any_concurrency() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    counting_suite(&ws, "", 12);
+    ws.write("graders/counting.py", FAILING_FIFTH);
+    let first = run(cache, &ws, "first", &[]);
+    for out in ["one", "two"] {
+        std::fs::create_dir_all(ws.path(out)).expect("folder");
+        for file in ["results.jsonl", "run.json"] {
+            std::fs::copy(ws.path("first").join(file), ws.path(out).join(file)).expect("copy");
+        }
+    }
+    let one = run(cache, &ws, "one", &["--retry-errors", "--concurrency", "1"]);
+    let two = run(cache, &ws, "two", &["--retry-errors", "--concurrency", "2"]);
+    assert_eq!(one, two);
+    let before = rationales(&first);
+    let after = rationales(&one);
+    for (i, (before, after)) in before.iter().zip(&after).enumerate() {
+        if (i + 1) % 5 == 0 {
+            assert!(before.contains("ValueError"), "{before}");
+            // Graded again in an instance of its own: its first call.
+            assert_eq!(after, "call 1");
+        } else {
+            assert_eq!(after, before);
+        }
+    }
+}
+
 #[test]
 fn isolation_sample_gives_every_call_a_fresh_instance() {
     let Some(cache) = cache() else { return };
