@@ -90,28 +90,17 @@ fn resume_grades_the_unfinished_batch_again_from_its_first_sample() {
     assert_eq!(resumed, full);
 }
 
-/// Raises at every fifth call of an instance: the error grades of a batch depend on its state.
-const FAILING_FIFTH: &str = r#"from letta_evals.decorators import grader
-from letta_evals.models import GradeResult
-
-calls = 0
-
-
-@grader
-def counted(sample, submission):
-    global calls
-    calls += 1
-    if calls % 5 == 0:
-        raise ValueError(f"call {calls}")
-    return GradeResult(score=1.0, rationale=f"call {calls}")
-"#;
-
 #[test]
 fn retry_errors_grades_each_retried_sample_fresh_at_any_concurrency() {
     let Some(cache) = cache() else { return };
     let ws = Workspace::new();
     counting_suite(&ws, "", 12);
-    ws.write("graders/counting.py", FAILING_FIFTH);
+    // Raises at every fifth call of an instance: the errors of a batch depend on its state.
+    let failing = COUNTING.replace(
+        "    return GradeResult",
+        "    if calls % 5 == 0:\n        raise ValueError(f\"call {calls}\")\n    return GradeResult",
+    );
+    ws.write("graders/counting.py", &failing);
     let first = run(cache, &ws, "first", &[]);
     for out in ["one", "two"] {
         std::fs::create_dir_all(ws.path(out)).expect("folder");
