@@ -350,9 +350,10 @@ fn the_same_run_twice_writes_the_same_results() {
     assert!(fuel.as_u64().is_some_and(|fuel| fuel > 0), "{fuel}");
 }
 
-/// What a call leaves behind, in its module, in the interpreter's own modules and in memory it
-/// grew, is gone for the next: each call starts from the interpreter's snapshot, however its
-/// slot of the instance pool was used before (here also by calls that ran out of memory).
+/// With `isolation: sample`, what a call leaves behind, in its module, in the interpreter's own
+/// modules and in memory it grew, is gone for the next: each call starts from the interpreter's
+/// snapshot, however its slot of the instance pool was used before (here also by calls that ran
+/// out of memory).
 const REMEMBERS: &str = r#"import builtins
 import sys
 
@@ -394,7 +395,7 @@ fn no_call_sees_what_an_earlier_call_left() {
     ws.write("remembers.py", REMEMBERS);
     ws.write(
         "suite.yaml",
-        "name: fresh\ndataset: data.jsonl\ngraders:\n  remembers:\n    kind: tool\n    function: remembers.py:remembers\n  bomb:\n    kind: tool\n    function: remembers.py:memory_bomb\n",
+        "name: fresh\ndataset: data.jsonl\nisolation: sample\ngraders:\n  remembers:\n    kind: tool\n    function: remembers.py:remembers\n  bomb:\n    kind: tool\n    function: remembers.py:memory_bomb\n",
     );
     let rows: Vec<Value> = (1..=40).map(|id| paris_row(id, "Paris")).collect();
     ws.write_rows("data.jsonl", &rows);

@@ -17,7 +17,7 @@ use crate::config::reward::RewardSpec;
 use crate::fsio;
 use crate::grade::grants::AllowSpec;
 use crate::grade::judge::RubricSpec;
-use crate::grade::pack::{Limits, PackSpec};
+use crate::grade::pack::{Isolation, Limits, PackSpec};
 use crate::input::trajectory::Format;
 
 /// A suite file as written.
@@ -49,6 +49,10 @@ pub struct SuiteFile {
     pub concurrency: Option<usize>,
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// Where users' Python graders run: a warm instance per grader and batch of samples
+    /// (`batch`, the default) or a fresh one per call (`sample`); a grader's own wins.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
     #[serde(default)]
     pub output: Option<String>,
     /// What every Python and pack grader may reach, unless its own `allow:` says otherwise.
@@ -111,6 +115,19 @@ pub enum GraderSpec {
     Python(PythonSpec),
 }
 
+impl GraderSpec {
+    /// Where its Python calls run, as its own `isolation` says (composites say nothing).
+    pub fn isolation(&self) -> Option<Isolation> {
+        match self {
+            GraderSpec::Tool(spec) => spec.isolation,
+            GraderSpec::Expectations(spec) => spec.isolation,
+            GraderSpec::Code(spec) => spec.isolation,
+            GraderSpec::Python(spec) => spec.isolation,
+            GraderSpec::Rubric(_) | GraderSpec::All(_) | GraderSpec::Any(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CodeSpec {
@@ -130,6 +147,9 @@ pub struct CodeSpec {
     /// What this grader may reach, over the suite's `allow:`.
     #[serde(default)]
     pub allow: Option<AllowSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,6 +175,9 @@ pub struct PythonSpec {
     /// What this grader may reach, over the suite's `allow:`.
     #[serde(default)]
     pub allow: Option<AllowSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -173,6 +196,9 @@ pub struct ToolSpec {
     /// What this grader may reach, over the suite's `allow:`.
     #[serde(default)]
     pub allow: Option<AllowSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -184,6 +210,9 @@ pub struct ExpectationsSpec {
     /// each function is run, in the sandbox, where an entry of the dataset's turns names it.
     #[serde(default)]
     pub code: Vec<CaseCodeSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
 }
 
 /// A `type: code` entry of an evaldeck case file, and where it is written.

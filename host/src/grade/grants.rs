@@ -369,6 +369,11 @@ impl Grants {
         }
     }
 
+    /// Whether a call's folders depend on its row (a row-chosen `files:` grant).
+    pub fn varies_by_row(&self) -> bool {
+        (self.files.iter()).any(|mount| matches!(mount, Mount::Row { .. }))
+    }
+
     /// What a call grading `row` (its JSON text) may reach: [`Grants::access`] with the folder
     /// the row names for each row-chosen grant; why not when a row names no folder inside it.
     pub fn access_for(&self, row: &str) -> Result<Access, String> {

@@ -19,7 +19,7 @@ use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
 use crate::grade::grants::{AllowSpec, Grants};
 use crate::grade::judge::{Judge, JudgeError, JudgeOptions, RequestBound, TurnJudges};
-use crate::grade::pack::{Pack, PackExtractor, PackGrader};
+use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
 
@@ -107,6 +107,8 @@ pub struct Resolver<'a> {
     pub packs: &'a HashMap<String, Arc<Pack>>,
     /// The suite's Python code and its interpreter, when the suite names any.
     pub python: Option<&'a Python>,
+    /// Where Python graders run when their spec does not say: the suite's `isolation`.
+    pub isolation: Isolation,
     pub judge_options: JudgeOptions,
     /// The suite's `allow:`, whose keys a grader's own replace.
     pub allow: Option<&'a AllowSpec>,
@@ -207,8 +209,23 @@ impl Resolver<'_> {
     }
 
     fn node(&self, field: &str, spec: &GraderSpec) -> Result<Node, Vec<SuiteError>> {
+        let isolation = spec.isolation().unwrap_or(self.isolation);
         match spec {
-            GraderSpec::Tool(tool) => self.tool(field, tool),
+            GraderSpec::Tool(tool) => self.tool(field, tool).map(|mut node| {
+                if let Node::Tool {
+                    extraction,
+                    function,
+                } = &mut node
+                {
+                    if let Extraction::Pack(e) = extraction {
+                        e.set_isolation(isolation);
+                    }
+                    if let Function::Pack(g) = function {
+                        g.set_isolation(isolation);
+                    }
+                }
+                node
+            }),
             GraderSpec::Code(code) => {
                 let grants = self.grants(field, code.allow.as_ref())?;
                 self.code(field, code, grants.as_ref()).map_err(|e| vec![e])
@@ -220,7 +237,10 @@ impl Resolver<'_> {
             }
             GraderSpec::Expectations(spec) => {
                 let judges = TurnJudges::new(self.base_dir, self.judge_options.clone());
-                let code = self.case_code(field, &spec.code)?;
+                let mut code = self.case_code(field, &spec.code)?;
+                for entry in &mut code {
+                    entry.grader.set_isolation(isolation);
+                }
                 Ok(Node::Expectations(Arc::new(TurnGraders { judges, code })))
             }
             GraderSpec::All(c) | GraderSpec::Any(c) => {
@@ -513,9 +533,10 @@ impl Resolver<'_> {
             }
         };
         let python = self.python_for(field, "module")?;
-        let grader = python
+        let mut grader = python
             .grader(&name, &config, self.give(field, grants).as_ref())
             .map_err(|e| self.program_error(field, "module", e))?;
+        grader.set_isolation(spec.isolation.unwrap_or(self.isolation));
         Ok(Node::Program {
             grader,
             pass_threshold: None,
@@ -592,13 +613,14 @@ impl Resolver<'_> {
             ));
         }
         let python = self.python_for(field, "source")?;
-        let grader = python
+        let mut grader = python
             .grader(
                 &format!("openai:{module}:grade"),
                 &Value::Null,
                 self.give(field, grants).as_ref(),
             )
             .map_err(|e| self.program_error(field, "source", e))?;
+        grader.set_isolation(spec.isolation.unwrap_or(self.isolation));
         Ok(Node::Program {
             grader,
             pass_threshold: Some(spec.pass_threshold.unwrap_or(1.0)),
@@ -682,6 +704,45 @@ impl Plan {
         paths.sort();
         paths.dedup();
         paths
+    }
+
+    /// The interpreter's functions the plan calls (graders, extractors, case code entries and
+    /// the reward composer), each once, with where its calls run; empty without Python.
+    pub fn python_functions(&self) -> Vec<(u64, Isolation)> {
+        let mut found = Vec::new();
+        for (_, node) in self.nodes() {
+            match node {
+                Node::Tool {
+                    extraction,
+                    function,
+                } => {
+                    if let Extraction::Pack(e) = extraction {
+                        found.extend(e.program_isolation());
+                    }
+                    if let Function::Pack(g) = function {
+                        found.extend(g.program_isolation());
+                    }
+                }
+                Node::Judge {
+                    extraction: Extraction::Pack(e),
+                    ..
+                } => found.extend(e.program_isolation()),
+                Node::Program { grader, .. } => found.extend(grader.program_isolation()),
+                Node::Expectations(turns) => {
+                    found.extend(
+                        turns
+                            .code
+                            .iter()
+                            .filter_map(|c| c.grader.program_isolation()),
+                    );
+                }
+                _ => {}
+            }
+        }
+        found.extend(self.reward.as_ref().and_then(|r| r.program_isolation()));
+        found.sort_unstable_by_key(|(id, _)| *id);
+        found.dedup_by_key(|(id, _)| *id);
+        found
     }
 
     /// Whether any grader awaits the network (rubric graders).

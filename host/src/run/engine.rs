@@ -18,6 +18,7 @@ use std::thread::ThreadId;
 use serde::Deserialize;
 
 use crate::config::reward::RewardSpec;
+use crate::grade::pack::{self, Isolation};
 use crate::input::dataset::{
     Item, ItemError, Items, RowError, RowParser, SourceError, parse_id, peek_id,
 };
@@ -441,7 +442,44 @@ pub struct Pass<'a> {
     /// `--retry-errors`: only the items at these positions of the selection are graded, each
     /// keeping the grades of its earlier result that are not in error.
     pub retry: Option<BTreeMap<u64, SampleResult>>,
+    /// `--resume` of a plan with warm Python graders: the first items of the selection (after
+    /// its skip, which is then a whole number of batches) are graded again, so that the batch
+    /// the earlier run left unfinished starts from its first sample as it did, and not written.
+    pub replay: u64,
     pub sink: &'a mut dyn Sink,
+}
+
+/// How a pass grades in batches: the engine's own unit of work for a plan without Python, one
+/// sample at a time for a plan whose Python calls are each fresh (so that they run in
+/// parallel), and the warm instances' batch ([`pack::BATCH_ROWS`]) for a plan with warm ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batching {
+    pub size: usize,
+    /// Warm Python graders: a batch holds an instance of each.
+    pub warm_graders: usize,
+}
+
+impl Batching {
+    /// How `plan` is graded; `retrying` (`--retry-errors`) grades each retried sample's Python
+    /// calls in fresh instances, whichever samples are retried beside it.
+    pub fn of(plan: &Plan, retrying: bool) -> Batching {
+        let python = plan.python_functions();
+        let warm_graders = if retrying {
+            0
+        } else {
+            (python.iter())
+                .filter(|(_, isolation)| *isolation == Isolation::Batch)
+                .count()
+        };
+        let size = if warm_graders > 0 {
+            pack::BATCH_ROWS
+        } else if plan.has_judge() || !python.is_empty() {
+            1
+        } else {
+            BATCH
+        };
+        Batching { size, warm_graders }
+    }
 }
 
 /// How a pass ended.
@@ -459,7 +497,11 @@ impl Pass<'_> {
     /// Grades the selected items and hands each result to the sink in stream order.
     pub fn run(self, mut selected: Selected) -> Result<PassEnd, PassError> {
         let has_judge = self.plan.has_judge();
-        let batch_size = if has_judge { 1 } else { BATCH };
+        let batching = Batching::of(&self.plan, self.retry.is_some());
+        let batch_size = batching.size;
+        // Sandboxed calls in flight, across the pass: one a worker.
+        let calls = Arc::new(tokio::sync::Semaphore::new(self.workers.max(1)));
+        let replay = self.replay;
         // Batches read ahead of the writer. Without a judge, two a worker keep both busy; more
         // only held more rows in memory (four a worker made the steady state 6 MiB larger,
         // the same throughput).
@@ -568,7 +610,8 @@ impl Pass<'_> {
                     let tx = result_tx.clone();
                     let spent = spent_results.clone();
                     let halt = halt_tasks.clone();
-                    tokio::spawn(async move {
+                    let shared = pack::Batch::new(calls.clone(), batching.warm_graders);
+                    tokio::spawn(pack::scope(shared, async move {
                         spent.free();
                         let mut graded = Graded {
                             results: Vec::with_capacity(batch.len()),
@@ -610,10 +653,14 @@ impl Pass<'_> {
                                 graded.results.push(result);
                             }
                         }
+                        if index == 0 {
+                            let replayed = graded.results.len().min(replay as usize);
+                            graded.results.drain(..replayed);
+                        }
                         let lines = ResultLines::of(&graded.results);
                         let graded_on = std::thread::current().id();
                         let _ = tx.send((index, graded, lines, graded_on, permit));
-                    });
+                    }));
                 }
                 dispatched
             });

@@ -20,6 +20,7 @@ pub use setup::{Options, Prepared, default_cache_dir, prepare};
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
+use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
@@ -27,7 +28,7 @@ use crate::output::record::{
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
-use engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
+use engine::{Batching, Pass, PassEnd, PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]
@@ -285,10 +286,17 @@ pub fn run(
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let items =
         Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
+    // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
+    // is graded again from its first sample, its results already written not written again.
+    let replay = if Batching::of(&prepared.plan, false).warm_graders > 0 {
+        already % BATCH_ROWS as u64
+    } else {
+        0
+    };
     let selected = Selected::new(
         items,
         Selection {
-            skip: already,
+            skip: already - replay,
             ..selection.clone()
         },
     );
@@ -317,6 +325,7 @@ pub fn run(
         workers,
         refuse_invalid: !options.skip_invalid,
         retry: None,
+        replay,
         sink: &mut sink,
     };
     let end = pass.run(selected);

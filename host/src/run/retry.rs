@@ -175,6 +175,7 @@ pub(super) fn run(
         workers,
         refuse_invalid: !options.skip_invalid,
         retry: Some(retry),
+        replay: 0,
         sink: &mut sink,
     };
     let end = pass.run(Selected::new(items, selection.clone()));

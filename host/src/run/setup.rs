@@ -96,6 +96,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         base_dir: &suite.base_dir,
         packs: &packs,
         python: python.as_ref(),
+        isolation: file.isolation.unwrap_or_default(),
         judge_options: JudgeOptions {
             cache_dir: options
                 .cache_dir
@@ -112,7 +113,10 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         Ok(mut plan) => {
             if let Some(RewardSpec::Custom { function }) = &file.reward {
                 match python.as_ref().map(|python| python.reward(function)) {
-                    Some(Ok(reward)) => plan.reward = Some(reward),
+                    Some(Ok(mut reward)) => {
+                        reward.set_isolation(file.isolation.unwrap_or_default());
+                        plan.reward = Some(reward);
+                    }
                     Some(Err(e)) => {
                         errors.push(SuiteError::at(suite_path, "reward.function", e.to_string()))
                     }

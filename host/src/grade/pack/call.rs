@@ -54,6 +54,16 @@ pub(super) struct Outcome<T> {
     pub(super) usage: Usage,
 }
 
+impl<T> Outcome<T> {
+    /// A call that never started: the host could not make its store (`error` says why).
+    pub(super) fn host_failure(error: &wasmtime::Error) -> Outcome<T> {
+        Outcome {
+            result: Err(CallFailure::Host(format!("{error:#}"))),
+            usage: Usage::default(),
+        }
+    }
+}
+
 /// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance.
 pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
@@ -107,26 +117,45 @@ fn run_here<T>(
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let state = match CallState::new(limits, access) {
-        Ok(state) => state,
-        Err(e) => {
-            return Outcome {
-                result: Err(CallFailure::Host(format!("{e:#}"))),
-                usage: Usage::default(),
-            };
-        }
+    let mut store = match new_store(engine, limits, access) {
+        Ok(store) => store,
+        Err(e) => return Outcome::host_failure(&e),
     };
-    let mut store = Store::new(engine, state);
-    store.limiter(|state| &mut state.limiter);
-    store.epoch_deadline_trap();
-    store.set_epoch_deadline(limits.deadline_ticks);
-    // A grade holds at most four texts, each at most the whole memory: lifting a result never
-    // runs out of hostcall fuel, so an oversized result is reported as such by the size check.
-    store.set_hostcall_fuel(limits.memory_bytes.saturating_mul(4));
-    let result = store.set_fuel(limits.fuel).and_then(|()| {
+    let result = arm(&mut store, limits).and_then(|()| {
         let instance = pre.instantiate(&mut store)?;
         f(&instance, &mut store)
     });
+    outcome(&store, limits, result)
+}
+
+/// A store for calls under `limits` that may reach what `access` grants, with its memory
+/// limiter, no instance yet; why not when a granted folder cannot be opened.
+pub(super) fn new_store(
+    engine: &wasmtime::Engine,
+    limits: &CallLimits,
+    access: Option<&Access>,
+) -> wasmtime::Result<Store<CallState>> {
+    let mut store = Store::new(engine, CallState::new(limits, access)?);
+    store.limiter(|state| &mut state.limiter);
+    store.epoch_deadline_trap();
+    // A grade holds at most four texts, each at most the whole memory: lifting a result never
+    // runs out of hostcall fuel, so an oversized result is reported as such by the size check.
+    store.set_hostcall_fuel(limits.memory_bytes.saturating_mul(4));
+    Ok(store)
+}
+
+/// Gives the next call on `store` its own fuel and deadline.
+pub(super) fn arm(store: &mut Store<CallState>, limits: &CallLimits) -> wasmtime::Result<()> {
+    store.set_epoch_deadline(limits.deadline_ticks);
+    store.set_fuel(limits.fuel)
+}
+
+/// The outcome of the call just made on `store` (armed by [`arm`]).
+pub(super) fn outcome<T>(
+    store: &Store<CallState>,
+    limits: &CallLimits,
+    result: wasmtime::Result<T>,
+) -> Outcome<T> {
     let remaining = store.get_fuel().unwrap_or(0);
     let state = store.data();
     let mut usage = Usage {

@@ -477,6 +477,14 @@ impl CallState {
         String::from_utf8_lossy(&bytes[start..]).into_owned()
     }
 
+    /// Whether the guest has written anything to stdout or stderr: a warm instance that has
+    /// goes, so that every call starts with empty pipes and its own output caps.
+    pub(super) fn wrote_output(&self) -> bool {
+        self.wasi.as_ref().is_some_and(|wasi| {
+            !wasi.stdout.contents().is_empty() || !wasi.stderr.contents().is_empty()
+        })
+    }
+
     /// Whether stdout or stderr reached its cap.
     pub(super) fn output_full(&self) -> bool {
         self.wasi.as_ref().is_some_and(|wasi| {
@@ -604,8 +612,9 @@ impl ResourceLimiter for Limiter {
     }
 }
 
-/// The process's call slots: a call holds one from before it instantiates until its store is
-/// gone, and waits while all are taken.
+/// The process's call slots for fresh instances (warm ones have theirs: `warm::WARM_SLOTS`): a
+/// call holds one from before it instantiates until its store is gone, and waits while all are
+/// taken.
 pub(super) struct Slots {
     free: Mutex<u32>,
     freed: Condvar,
@@ -617,7 +626,7 @@ pub(super) struct Slot(&'static Slots);
 impl Slots {
     pub(super) fn take() -> Slot {
         static SLOTS: Slots = Slots {
-            free: Mutex::new(CALL_SLOTS),
+            free: Mutex::new(CALL_SLOTS - super::warm::WARM_SLOTS),
             freed: Condvar::new(),
         };
         let mut free = SLOTS.free.lock().unwrap_or_else(|e| e.into_inner());

@@ -8,8 +8,10 @@
 //! and asks it what it provides, within bounds (`describe`).
 //! [`Pack::grader`] and [`Pack::extractor`] check a function's name, kind and config up front.
 //!
-//! Every call then runs in a fresh instance: nothing a call leaves behind is visible to the
-//! next. It sees deterministic WASI only: no files (no directory is granted), no environment, no
+//! Every call of a pack then runs in a fresh instance: nothing a call leaves behind is visible
+//! to the next. An interpreter's functions (users' Python graders) run by default in a warm
+//! instance per function and batch of consecutive samples (see `warm`), or fresh per call with
+//! [`Isolation::Sample`]. It sees deterministic WASI only: no files (no directory is granted), no environment, no
 //! arguments, no network (sockets are denied), a wall clock fixed at 2023-11-14T22:13:20Z, a
 //! monotonic clock that does not move (sleeping returns at once), and a fixed random stream, so
 //! the same pack on the same data grades the same way on every run.
@@ -46,6 +48,7 @@ mod describe;
 mod engine;
 mod limits;
 mod load;
+mod warm;
 mod wit;
 
 use std::fmt;
@@ -77,6 +80,8 @@ pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
     Limits,
 };
+use warm::Place;
+pub use warm::{BATCH_ROWS, Batch, Isolation, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
 
@@ -515,10 +520,12 @@ impl Pack {
         let config = self.checked(program, name, kind, config, grants)?;
         Ok(Function {
             pack: self.inner.clone(),
+            id: warm::next_function_id(),
             name: name.to_string(),
             config,
             program: program.cloned(),
             grants: grants.cloned(),
+            isolation: Isolation::Batch,
         })
     }
 
@@ -645,12 +652,16 @@ impl Program {
 #[derive(Clone)]
 struct Function {
     pack: Arc<PackInner>,
+    /// Its own: a warm instance serves one function.
+    id: u64,
     name: String,
     config: String,
     /// Loaded into the instance before the function runs, for an interpreter.
     program: Option<Arc<Program>>,
     /// What its calls may reach; nothing when `None`.
     grants: Option<Arc<Grants>>,
+    /// Where an interpreter's function runs (see [`warm`]).
+    isolation: Isolation,
 }
 
 impl Function {
@@ -662,8 +673,11 @@ impl Function {
             .transpose()
     }
 
+    /// Runs `f` where `place` says, in a fresh instance or in a warm one of the program, with
+    /// what `access` grants.
     fn run<T: Send>(
         &self,
+        place: Place<'_>,
         access: Option<&Access>,
         f: impl FnOnce(
             &Exports,
@@ -673,6 +687,9 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
+        if let (Some(slot), Some(program)) = (place, &self.program) {
+            return warm::call(&self.pack, program, slot, access, f);
+        }
         call::run(
             &self.pack.engine,
             &self.pack.pre,
@@ -687,6 +704,18 @@ impl Function {
                 f(exports, instance, store)
             },
         )
+    }
+
+    /// Its id when its calls run in a batch's warm instance: an interpreter's function in
+    /// batch isolation.
+    /// A function whose grants depend on the row (a folder the row chooses) runs fresh.
+    fn warm_id(&self) -> Option<u64> {
+        let per_row = self.grants.as_ref().is_some_and(|grants| grants.varies_by_row());
+        (self.program_isolation()? == (self.id, Isolation::Batch) && !per_row).then_some(self.id)
+    }
+
+    fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.program.as_ref().map(|_| (self.id, self.isolation))
     }
 
     fn output_limit(&self) -> usize {
@@ -721,7 +750,7 @@ impl PackGrader {
             Err(why) => return Grade::error(why).with_submission(submission),
         };
         let args = self.function.pack.exports.args(sample, trajectory);
-        self.grade_wit(&args, submission, access.as_ref())
+        self.grade_wit(&args, submission, None, access.as_ref())
     }
 
     /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
@@ -739,12 +768,31 @@ impl PackGrader {
         let grader = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
         let submission = submission.to_string();
-        call::off_worker(move || grader.grade_wit(&args, &submission, access.as_ref())).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            grader.grade_wit(&args, &submission, place, access.as_ref())
+        })
+        .await
     }
 
-    fn grade_wit(&self, args: &wit::Args, submission: &str, access: Option<&Access>) -> Grade {
+    /// Runs its calls as `isolation` says (an interpreter's; a pack's calls are always fresh).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
+    }
+
+    fn grade_wit(
+        &self,
+        args: &wit::Args,
+        submission: &str,
+        place: Place<'_>,
+        access: Option<&Access>,
+    ) -> Grade {
         let f = &self.function;
-        let Outcome { result, usage } = f.run(access, |exports, instance, store| {
+        let Outcome { result, usage } = f.run(place, access, |exports, instance, store| {
             exports.grade(instance, store, (&f.name, args, submission, &f.config))
         });
         let grade = match result {
@@ -849,7 +897,7 @@ impl PackExtractor {
     ) -> Result<Option<String>, GuestError> {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let args = self.function.pack.exports.args(sample, trajectory);
-        self.extract_wit(&args, access.as_ref())
+        self.extract_wit(&args, None, access.as_ref())
     }
 
     /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
@@ -862,16 +910,30 @@ impl PackExtractor {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let extractor = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
-        call::off_worker(move || extractor.extract_wit(&args, access.as_ref())).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            extractor.extract_wit(&args, place, access.as_ref())
+        })
+        .await
+    }
+
+    /// Runs its calls as `isolation` says (see [`PackGrader::set_isolation`]).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
     }
 
     fn extract_wit(
         &self,
         args: &wit::Args,
+        place: Place<'_>,
         access: Option<&Access>,
     ) -> Result<Option<String>, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } = f.run(access, |exports, instance, store| {
+        let Outcome { result, .. } = f.run(place, access, |exports, instance, store| {
             exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
@@ -896,12 +958,25 @@ impl PackReward {
     /// made for blocking work, as graders' do.
     pub async fn reward_off_worker(&self, context: String) -> Result<String, GuestError> {
         let reward = self.clone();
-        call::off_worker(move || reward.reward(&context)).await
+        warm::off_worker(self.function.warm_id(), move |place| {
+            reward.reward(&context, place)
+        })
+        .await
     }
 
-    fn reward(&self, context: &str) -> Result<String, GuestError> {
+    /// Runs its calls as `isolation` says (see [`PackGrader::set_isolation`]).
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.function.isolation = isolation;
+    }
+
+    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.function.program_isolation()
+    }
+
+    fn reward(&self, context: &str, place: Place<'_>) -> Result<String, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } = f.run(None, |exports, instance, store| {
+        let Outcome { result, .. } = f.run(place, None, |exports, instance, store| {
             exports.reward(instance, store, &f.name, context)
         });
         match result? {

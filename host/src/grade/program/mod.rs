@@ -14,8 +14,9 @@
 //! The user's code is data: one interpreter component (see [`interpreter`]) runs every suite.
 //! Each entry module the suite names (a referenced file, an evaldeck module, an inline source)
 //! is a [`Program`] of its own: the entry, whose top level runs, and the `.py` files beside it
-//! (its folder and subfolders), so that its own imports work. A call loads only its grader's
-//! program into a fresh instance: one grader's code never runs in another's call. A grader file
+//! (its folder and subfolders), so that its own imports work. An instance loads only its
+//! grader's program (a fresh one per call, or a warm one per batch of samples: see
+//! [`crate::grade::pack::Isolation`]): one grader's code never runs in another's call. A grader file
 //! outside the suite's folder comes alone, without the files beside it, and the files beside a
 //! grader are read only from inside its folder ([`fsio::read_text_within`]).
 

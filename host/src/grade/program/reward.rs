@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::grade::Grade;
 use crate::grade::GradeKey;
-use crate::grade::pack::{GuestError, PackReward};
+use crate::grade::pack::{GuestError, Isolation, PackReward};
 use crate::input::sample::Sample;
 
 /// Why a reward composer gave no reward.
@@ -24,6 +24,16 @@ pub enum ComposerError {
 pub struct CustomReward(pub(super) PackReward);
 
 impl CustomReward {
+    /// Runs its calls as `isolation` says.
+    pub fn set_isolation(&mut self, isolation: Isolation) {
+        self.0.set_isolation(isolation);
+    }
+
+    /// The composer's id and where its calls run.
+    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
+        self.0.program_isolation()
+    }
+
     /// The sample's reward: the composer gets `{"sample": <row>, "grades": {key: {score,
     /// rationale, metadata}}, "submissions": {key: text}}` and answers a number or an object
     /// with a numeric `score` (letta-evals' `RewardOutput`) or `reward`.

@@ -1,0 +1,266 @@
+//! Warm instances: a Python grader's calls for a batch of consecutive samples made in one
+//! instance of the interpreter, its program imported once, instead of a fresh instance a call.
+//!
+//! The run grades its input in batches of [`BATCH_ROWS`] consecutive selected rows, each batch
+//! in one task ([`scope`]); a batch's first call of a grader starts an instance of the grader's
+//! program, and its later calls of that grader use it, in input order. Which samples share an
+//! instance therefore depends on the input and the batch size only, never on threads, timing or
+//! `--concurrency`. An instance serves one grader (one function of one program) of one batch:
+//! nothing crosses graders, batches, runs or suites. It is replaced, so that the next call
+//! starts afresh, after a call that trapped or hit a limit (fuel, deadline, memory, output), a
+//! call that wrote to stdout or stderr (each call has its own caps on them), [`MAX_CALLS`]
+//! calls, or once its memory has grown by [`MAX_GROWTH`] beyond what it held after its first
+//! call. Fuel and the deadline are each call's own; memory is the instance's.
+//!
+//! Pool slots: a batch reserves, before its first warm call, a slot for each warm grader of
+//! the plan at once ([`WARM_SLOTS`] in the process, apart from the slots of fresh calls), so
+//! that no batch ever holds slots while waiting for more; a plan with more warm graders than
+//! that runs them in fresh instances. The run's bound on calls in flight (its worker count) is
+//! taken for each call, after the reservation.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::Deserialize;
+use tokio::sync::{Semaphore, SemaphorePermit};
+use wasmtime::Store;
+use wasmtime::component::Instance;
+
+use super::call::{self, Outcome, ProgramFailed};
+use super::engine::{CALL_SLOTS, CallState};
+use super::wit::Exports;
+use super::{PackInner, Program};
+use crate::grade::grants::Access;
+
+/// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
+/// instance: the same for every run, so that a run's grades do not depend on how it was run.
+pub const BATCH_ROWS: usize = 64;
+
+/// Calls a warm instance makes before it is replaced.
+const MAX_CALLS: u32 = 256;
+
+/// Bytes of linear memory a warm instance may gain over what it held after its first call
+/// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
+const MAX_GROWTH: usize = 16 << 20;
+
+/// Pool slots that warm instances may hold at once in the process; fresh calls have the rest
+/// of [`CALL_SLOTS`].
+pub(super) const WARM_SLOTS: u32 = CALL_SLOTS / 2;
+
+static RESERVED: Semaphore = Semaphore::const_new(WARM_SLOTS as usize);
+
+/// Where a Python grader's calls run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// One instance per grader and batch of consecutive samples ([`BATCH_ROWS`]).
+    #[default]
+    Batch,
+    /// A fresh instance for every call.
+    Sample,
+}
+
+/// Tells functions apart: a warm instance belongs to one.
+pub(super) fn next_function_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+tokio::task_local! {
+    static BATCH: Arc<Batch>;
+}
+
+/// What the grading of one batch of samples shares: the run's bound on calls in flight and,
+/// where its graders are warm, their instances.
+pub struct Batch {
+    calls: Arc<Semaphore>,
+    /// Warm graders of the plan (0: every call is fresh).
+    warm_graders: usize,
+    /// Each function's instance, by function id. Declared before the reservation, so that
+    /// the instances (and their pool slots) go first.
+    instances: Mutex<HashMap<u64, Warm>>,
+    reserved: Mutex<Option<SemaphorePermit<'static>>>,
+}
+
+impl Batch {
+    /// A batch under the run's bound `calls`, for a plan with `warm_graders` warm graders.
+    pub fn new(calls: Arc<Semaphore>, warm_graders: usize) -> Batch {
+        let warm_graders = if warm_graders > WARM_SLOTS as usize {
+            0
+        } else {
+            warm_graders
+        };
+        Batch {
+            calls,
+            warm_graders,
+            instances: Mutex::new(HashMap::new()),
+            reserved: Mutex::new(None),
+        }
+    }
+
+    /// Whether this batch's slots are reserved, reserving them if not.
+    async fn reserve(&self) -> bool {
+        if self.warm_graders == 0 {
+            return false;
+        }
+        if self.lock_reserved().is_some() {
+            return true;
+        }
+        let Ok(permit) = RESERVED.acquire_many(self.warm_graders as u32).await else {
+            return false;
+        };
+        *self.lock_reserved() = Some(permit);
+        true
+    }
+
+    fn lock_reserved(&self) -> std::sync::MutexGuard<'_, Option<SemaphorePermit<'static>>> {
+        self.reserved.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn instances(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Warm>> {
+        self.instances
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Grades `batch` (a future grading consecutive samples in order) within `shared`.
+pub async fn scope<F: Future>(shared: Batch, batch: F) -> F::Output {
+    BATCH.scope(Arc::new(shared), batch).await
+}
+
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The most sandboxed calls of graders, extractors and reward composers that have run at once
+/// in this process, as the host counted them.
+pub fn peak_calls_in_flight() -> usize {
+    PEAK.load(Ordering::SeqCst)
+}
+
+/// One call counted in flight while it lives.
+struct Counted;
+
+impl Counted {
+    fn new() -> Counted {
+        let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+        PEAK.fetch_max(now, Ordering::SeqCst);
+        Counted
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How a call runs: `None` in a fresh instance, else in the warm instance the slot holds (none
+/// yet: one is started), which the call leaves there to keep.
+pub(super) type Place<'a> = Option<&'a mut Option<Warm>>;
+
+/// Runs `call` on a thread for blocking work, under the batch's bound on calls in flight, in
+/// the batch's warm instance of function `warm` (its id) when it is given and the batch keeps
+/// warm instances; in a fresh instance otherwise.
+pub(super) async fn off_worker<T: Send + 'static>(
+    warm: Option<u64>,
+    call: impl FnOnce(Place<'_>) -> T + Send + 'static,
+) -> T {
+    let Ok(batch) = BATCH.try_with(Arc::clone) else {
+        return call::off_worker(move || call(None)).await;
+    };
+    let warm = match warm {
+        Some(id) if batch.reserve().await => Some(id),
+        _ => None,
+    };
+    let _permit = batch.calls.acquire().await;
+    let _counted = Counted::new();
+    let Some(id) = warm else {
+        return call::off_worker(move || call(None)).await;
+    };
+    let (instance, room) = {
+        let mut instances = batch.instances();
+        // A batch grades its samples one after another, so every other instance is in the
+        // map: one more than the plan counted would outrun the slots reserved.
+        (instances.remove(&id), instances.len() < batch.warm_graders)
+    };
+    if instance.is_none() && !room {
+        return call::off_worker(move || call(None)).await;
+    }
+    let (value, kept) = call::off_worker(move || {
+        let mut instance = instance;
+        let value = call(Some(&mut instance));
+        (value, instance)
+    })
+    .await;
+    if let Some(kept) = kept {
+        batch.instances().insert(id, kept);
+    }
+    value
+}
+
+/// An instance of one function's program, kept between the calls of a batch.
+pub(super) struct Warm {
+    store: Store<CallState>,
+    /// Started, with the program loaded, by the first call.
+    instance: Option<Instance>,
+    calls: u32,
+    /// Memory held after the first call.
+    settled: usize,
+}
+
+/// Runs `f` in `slot`'s warm instance of `program`, started (and the program loaded, on the
+/// first call's fuel) when there is none, reaching what `access` grants (the same for every
+/// call of a warm function: one whose row chooses a folder runs fresh); leaves it in `slot`
+/// unless it must be replaced.
+pub(super) fn call<T>(
+    pack: &PackInner,
+    program: &Program,
+    slot: &mut Option<Warm>,
+    access: Option<&Access>,
+    f: impl FnOnce(&Exports, &Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
+) -> Outcome<T> {
+    let mut warm = match slot.take() {
+        Some(warm) => warm,
+        None => match call::new_store(&pack.engine, &pack.limits, access) {
+            Ok(store) => Warm {
+                store,
+                instance: None,
+                calls: 0,
+                settled: 0,
+            },
+            Err(e) => return Outcome::host_failure(&e),
+        },
+    };
+    let store = &mut warm.store;
+    let result = call::arm(store, &pack.limits).and_then(|()| {
+        let instance = match warm.instance {
+            Some(instance) => instance,
+            None => {
+                let instance = pack.pre.instantiate(&mut *store)?;
+                if let Err(message) = program.load(&pack.exports, &instance, store)? {
+                    return Err(wasmtime::Error::new(ProgramFailed(message)));
+                }
+                warm.instance = Some(instance);
+                instance
+            }
+        };
+        f(&pack.exports, &instance, store)
+    });
+    let outcome = call::outcome(&warm.store, &pack.limits, result);
+    warm.calls += 1;
+    let state = warm.store.data();
+    let memory = state.limiter.peak_memory;
+    if warm.calls == 1 {
+        warm.settled = memory;
+    }
+    let keep = outcome.result.is_ok()
+        && warm.calls < MAX_CALLS
+        && memory <= warm.settled.saturating_add(MAX_GROWTH)
+        && !state.wrote_output();
+    if keep {
+        *slot = Some(warm);
+    }
+    outcome
+}

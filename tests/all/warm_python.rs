@@ -1,0 +1,210 @@
+//! Python graders in warm instances: a grader's samples share an instance per batch of
+//! consecutive rows, deterministically (the same bytes at any `--concurrency`, run after run,
+//! and after `--resume`), `isolation: sample` keeps a fresh instance per call, and fresh calls
+//! run in parallel up to the run's concurrency.
+
+use std::path::Path;
+
+use crate::common::{Workspace, stderr};
+use crate::python_graders::{cache, gavel, paris_row};
+use gavel::grade::pack::{BATCH_ROWS, peak_calls_in_flight};
+use gavel::run::{Observer, RunOptions};
+use serde_json::Value;
+
+/// A letta-evals `@grader` that counts its calls in a module global and says the count.
+const COUNTING: &str = r#"from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+calls = 0
+
+
+@grader
+def counted(sample, submission):
+    global calls
+    calls += 1
+    return GradeResult(score=1.0, rationale=f"call {calls}")
+"#;
+
+fn counting_suite(ws: &Workspace, isolation: &str, rows: i64) {
+    ws.write("graders/counting.py", COUNTING);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: counting\ndataset: data.jsonl\n{isolation}graders:\n  counted:\n    kind: tool\n    \
+             function: graders/counting.py:counted\n"
+        ),
+    );
+    let rows: Vec<Value> = (0..rows).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+}
+
+fn run(cache: &Path, ws: &Workspace, out: &str, extra: &[&str]) -> String {
+    let mut args = vec!["run", "suite.yaml", "-o", out, "-q"];
+    args.extend_from_slice(extra);
+    let output = gavel(cache, ws.dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    std::fs::read_to_string(ws.path(out).join("results.jsonl")).expect("results.jsonl")
+}
+
+fn rationales(results: &str) -> Vec<String> {
+    results
+        .lines()
+        .map(|line| {
+            let result: Value = serde_json::from_str(line).expect("a result is JSON");
+            result["grades"]["counted"]["rationale"]
+                .as_str()
+                .expect("a rationale")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_graders_state_lasts_one_batch_and_the_bytes_do_not_depend_on_concurrency() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    let rows = 2 * BATCH_ROWS as i64 + 10;
+    counting_suite(&ws, "", rows);
+    let one = run(cache, &ws, "one", &["--concurrency", "1"]);
+    // The module is imported once per batch, and its calls are the batch's samples in order.
+    let expected: Vec<String> = (0..rows as usize)
+        .map(|i| format!("call {}", i % BATCH_ROWS + 1))
+        .collect();
+    assert_eq!(rationales(&one), expected);
+    let two = run(cache, &ws, "two", &["--concurrency", "2"]);
+    assert_eq!(one, two, "--concurrency 1 and 2 write the same bytes");
+    let again = run(cache, &ws, "again", &["--concurrency", "2"]);
+    assert_eq!(two, again, "the same run twice writes the same bytes");
+}
+
+#[test]
+fn resume_grades_the_unfinished_batch_again_from_its_first_sample() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    counting_suite(&ws, "", BATCH_ROWS as i64 + 20);
+    let full = run(cache, &ws, "clean", &[]);
+    // Interrupted after the first batch and 6 samples of the second.
+    let lines: Vec<&str> = full.split_inclusive('\n').collect();
+    ws.write("part/results.jsonl", &lines[..BATCH_ROWS + 6].concat());
+    let resumed = run(cache, &ws, "part", &["--resume", "--concurrency", "2"]);
+    assert_eq!(resumed, full);
+}
+
+#[test]
+fn retry_errors_grades_each_retried_sample_fresh_at_any_concurrency() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    counting_suite(&ws, "", 12);
+    // Raises at every fifth call of an instance: the errors of a batch depend on its state.
+    let failing = COUNTING.replace(
+        "    return GradeResult",
+        "    if calls % 5 == 0:\n        raise ValueError(f\"call {calls}\")\n    return GradeResult",
+    );
+    ws.write("graders/counting.py", &failing);
+    let first = run(cache, &ws, "first", &[]);
+    for out in ["one", "two"] {
+        std::fs::create_dir_all(ws.path(out)).expect("folder");
+        for file in ["results.jsonl", "run.json"] {
+            std::fs::copy(ws.path("first").join(file), ws.path(out).join(file)).expect("copy");
+        }
+    }
+    let one = run(cache, &ws, "one", &["--retry-errors", "--concurrency", "1"]);
+    let two = run(cache, &ws, "two", &["--retry-errors", "--concurrency", "2"]);
+    assert_eq!(one, two);
+    let before = rationales(&first);
+    let after = rationales(&one);
+    for (i, (before, after)) in before.iter().zip(&after).enumerate() {
+        if (i + 1) % 5 == 0 {
+            assert!(before.contains("ValueError"), "{before}");
+            // Graded again in an instance of its own: its first call.
+            assert_eq!(after, "call 1");
+        } else {
+            assert_eq!(after, before);
+        }
+    }
+}
+
+#[test]
+fn isolation_sample_gives_every_call_a_fresh_instance() {
+    let Some(cache) = cache() else { return };
+    for (isolation, at) in [("isolation: sample\n", "the suite"), ("", "the grader")] {
+        let ws = Workspace::new();
+        counting_suite(&ws, isolation, 5);
+        if isolation.is_empty() {
+            let suite = std::fs::read_to_string(ws.path("suite.yaml")).expect("suite");
+            ws.write("suite.yaml", &format!("{suite}    isolation: sample\n"));
+        }
+        let results = run(cache, &ws, "out", &[]);
+        assert_eq!(rationales(&results), vec!["call 1"; 5], "set by {at}");
+    }
+}
+
+#[test]
+fn an_unknown_isolation_is_refused_naming_its_field() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    counting_suite(&ws, "isolation: fresh\n", 1);
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("isolation"), "{err}");
+    assert!(err.contains("`batch`") && err.contains("`sample`"), "{err}");
+}
+
+/// Quiet: the test reads the results file.
+struct Unobserved;
+
+impl Observer for Unobserved {
+    fn previous(&mut self, _: &gavel::output::result::SampleResult) {}
+    fn retrying(&mut self, _: u64, _: u64) {}
+    fn start(&mut self, _: gavel::input::dataset::RowCount, _: u64) {}
+    fn graded(&mut self, _: &gavel::output::result::SampleResult) {}
+    fn stopping(&mut self) {}
+    fn finish(&mut self, _: bool) {}
+}
+
+/// Fresh Python calls that each run to their deadline overlap, as many at once as the run's
+/// concurrency allows and no more: the host counts the calls in flight. (Before, a run graded
+/// its first 128 rows one after another in one task, whatever its concurrency.) The only run
+/// of this test binary made in its own process, so the count is this run's.
+#[test]
+fn fresh_python_calls_run_in_parallel_up_to_the_concurrency() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "spin.py",
+        "def grade(sample, item):\n    while True:\n        pass\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: spin\ndataset: data.jsonl\nisolation: sample\nlimits:\n  timeout_ms: 200\n  \
+         fuel: 1000000000000\ngraders:\n  spin:\n    kind: python\n    source_path: spin.py\n",
+    );
+    let rows: Vec<Value> = (0..12).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let prepared = gavel::run::prepare(
+        &ws.path("suite.yaml"),
+        &gavel::run::Options {
+            cache_dir: Some(cache.to_path_buf()),
+            no_judge_cache: false,
+            trajectories: Vec::new(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let options = RunOptions {
+        output_dir: Some(ws.path("out")),
+        concurrency: Some(4),
+        ..RunOptions::default()
+    };
+    gavel::run::run(&prepared, &options, &mut Unobserved).unwrap_or_else(|e| panic!("{e:?}"));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 12);
+    for result in &results {
+        assert_eq!(
+            result["grades"]["spin"]["rationale"], "deadline exceeded",
+            "{result}"
+        );
+    }
+    let peak = peak_calls_in_flight();
+    assert!((2..=4).contains(&peak), "{peak} calls at once");
+}
