@@ -12,13 +12,13 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     StoreContextMut,
 };
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
     Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
     WasiView,
 };
 
+use super::capture::Capture;
 use super::limits::{CallLimits, TICK};
 
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
@@ -369,14 +369,14 @@ pub(super) struct CallState {
 /// A call's WASI context and the host's ends of its output pipes.
 struct Wasi {
     ctx: WasiCtx,
-    stdout: MemoryOutputPipe,
-    stderr: MemoryOutputPipe,
+    stdout: Capture,
+    stderr: Capture,
 }
 
 impl Wasi {
     fn new(stdout_bytes: usize) -> Wasi {
-        let stdout = MemoryOutputPipe::new(stdout_bytes);
-        let stderr = MemoryOutputPipe::new(stdout_bytes);
+        let stdout = Capture::new(stdout_bytes);
+        let stderr = Capture::new(stdout_bytes);
         let random = random_stream();
         let ctx = WasiCtxBuilder::new()
             .stdout(stdout.clone())
@@ -420,21 +420,18 @@ impl CallState {
         }
     }
 
-    /// The last `keep` bytes the guest wrote to stderr, as text (empty if it never touched WASI).
+    /// The last `keep` bytes of stderr the host kept, as text (empty if the guest never
+    /// touched WASI).
     pub(super) fn stderr_tail(&self, keep: usize) -> String {
-        let Some(wasi) = &self.wasi else {
-            return String::new();
-        };
-        let bytes = wasi.stderr.contents();
-        let start = bytes.len().saturating_sub(keep);
-        String::from_utf8_lossy(&bytes[start..]).into_owned()
+        self.wasi
+            .as_ref()
+            .map_or_else(String::new, |wasi| wasi.stderr.tail(keep))
     }
 
-    /// Whether stdout or stderr reached its cap.
-    pub(super) fn output_full(&self) -> bool {
-        self.wasi.as_ref().is_some_and(|wasi| {
-            wasi.stdout.contents().len() >= self.stdout_bytes
-                || wasi.stderr.contents().len() >= self.stdout_bytes
+    /// Whether stdout, and whether stderr, went past its limit and was cut.
+    pub(super) fn output_cut(&self) -> (bool, bool) {
+        self.wasi.as_ref().map_or((false, false), |wasi| {
+            (wasi.stdout.cut(), wasi.stderr.cut())
         })
     }
 }
