@@ -849,6 +849,7 @@ fn packs_that_write_to_stdout_or_stderr_grade_through_the_binary() {
         &format!(
             "name: printing
 dataset: data.jsonl
+limits: {{timeout_ms: 600000}}
 packs:
   adv:
     path: {adversary}
@@ -872,7 +873,9 @@ graders:
             .as_str()
             .unwrap_or_default();
         assert!(panic_stderr.contains("grader bug on"), "{result}");
-        assert_eq!(grades["flood"]["rationale"], "stdout limit exceeded");
+        // Cut past its limit, the flood prints on until its fuel is gone.
+        assert_eq!(grades["flood"]["rationale"], "fuel exhausted");
+        assert_eq!(grades["flood"]["metadata"]["sandbox"]["stdout_cut"], true);
     }
 }
 

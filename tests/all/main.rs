@@ -28,6 +28,7 @@ mod new_pack;
 mod openai_server;
 mod outputs;
 mod packs;
+mod python_bare;
 mod python_graders;
 mod python_host;
 mod readme;

@@ -218,7 +218,7 @@ def passwd(sample: Sample, submission: str) -> GradeResult:
 
 @grader
 def environ(sample: Sample, submission: str) -> GradeResult:
-    return GradeResult(score=1.0, rationale=repr(dict(os.environ)))
+    return GradeResult(score=1.0, rationale=os.environ["HOME"])
 
 
 @grader
@@ -284,19 +284,19 @@ fn hostile_graders_are_contained_and_every_other_grade_stands() {
         ("loop", "fuel exhausted"),
         ("memory_bomb", "memory limit exceeded"),
         ("huge_message", "memory limit exceeded"),
-        ("stdout_flood", "guest returned error: BrokenPipeError"),
+        ("stdout_flood", "fuel exhausted"),
         (
             "passwd",
-            "guest returned error: SandboxError: gavel's sandbox has no files",
+            "guest returned error: FileNotFoundError: [Errno 44] No such file or directory: '/etc/passwd'",
         ),
-        ("environ", "guest returned error: EnvironmentUnavailable"),
+        ("environ", "guest returned error: KeyError: 'HOME'"),
         (
             "network",
-            "guest returned error: SandboxError: gavel's sandbox has no network",
+            "guest returned error: gaierror: [Errno -4] Non-recoverable error",
         ),
         (
             "process",
-            "guest returned error: SandboxError: gavel's sandbox cannot start processes",
+            "guest returned error: OSError: [Errno 58] wasi does not support processes.",
         ),
         (
             "numpy",
@@ -322,11 +322,11 @@ fn hostile_graders_are_contained_and_every_other_grade_stands() {
             100_000_000
         );
         let said = |name: &str| grade(name)["rationale"].as_str().unwrap().to_string();
-        assert!(
-            said("stdout_flood")
-                .ends_with("the grader printed more than the sandbox's stdout limit")
+        assert_eq!(
+            grade("stdout_flood")["metadata"]["sandbox"]["stdout_cut"],
+            true
         );
-        assert!(said("passwd").contains("cannot open '/etc/passwd' (at hostile.py:"));
+        assert!(said("passwd").ends_with("'/etc/passwd' (at hostile.py:40)"));
         assert!(said("numpy").ends_with("No module named 'numpy' (at hostile.py:57)"));
     }
 }

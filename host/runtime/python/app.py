@@ -14,7 +14,7 @@ from wit_world.exports import program as wit_program
 from wit_world.imports import types
 
 import gavel_runtime
-from gavel_runtime import Run, Runtime, sandbox
+from gavel_runtime import Run, Runtime
 
 # Imported now so that they are in the snapshot, not read on every call.
 import gavel_runtime.stdlib  # noqa: F401
@@ -204,7 +204,6 @@ def _warm_up(rounds=8):
         warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
         warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
     warm.load([], [])
-    sandbox._user_paths.clear()
 
 
 _warm_up()

@@ -55,11 +55,6 @@ const LETTA_UNREAD_TYPES: &[&str] = &[
     "ping",
 ];
 
-/// What a grader of Python code says when the suite's Python code did not load, which an
-/// error of its own has said already.
-pub const PYTHON_NOT_LOADED: &str =
-    "the suite's Python code could not be loaded (see the error above)";
-
 pub enum Node {
     /// letta-evals' tool-grader path: guard, extractor, function.
     Tool {
@@ -631,7 +626,11 @@ impl Resolver<'_> {
         // Every Python reference was gathered into the program before planning; a suite whose
         // program could not be built was reported then.
         self.python.ok_or_else(|| {
-            SuiteError::at(self.suite_file, format!("{field}.{key}"), PYTHON_NOT_LOADED)
+            SuiteError::at(
+                self.suite_file,
+                format!("{field}.{key}"),
+                program::PYTHON_NOT_LOADED,
+            )
         })
     }
 

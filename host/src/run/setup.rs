@@ -79,14 +79,9 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     }
 
     let packs = load_packs(&suite, options, &mut errors);
-    let python = match program::prepare(&suite, || pack_host(options), options.cache_dir.as_deref())
-    {
-        Ok(python) => python,
-        Err(mut e) => {
-            errors.append(&mut e);
-            None
-        }
-    };
+    let (python, mut python_errors) =
+        program::prepare(&suite, || pack_host(options), options.cache_dir.as_deref());
+    errors.append(&mut python_errors);
     // A grader left out for a mistake of its own is still a metric the gate and reward name.
     let metric_keys: Vec<String> = (file.graders.keys().chain(&read.skipped))
         .cloned()
@@ -117,6 +112,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                         reward.set_isolation(file.isolation.unwrap_or_default());
                         plan.reward = Some(reward);
                     }
+                    // A file that could not be read has said why at this field already.
+                    Some(Err(e)) if e.to_string() == program::PYTHON_NOT_LOADED => {}
                     Some(Err(e)) => {
                         errors.push(SuiteError::at(suite_path, "reward.function", e.to_string()))
                     }
@@ -136,7 +133,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             // A pack or the Python code that did not load has said why once; its functions are
             // not unknown.
             let unloaded = |e: &SuiteError| {
-                e.message == crate::plan::PYTHON_NOT_LOADED
+                e.message == program::PYTHON_NOT_LOADED
                     || file.packs.keys().any(|name| {
                         !packs.contains_key(name)
                             && e.message.starts_with(&format!("unknown pack `{name}`"))

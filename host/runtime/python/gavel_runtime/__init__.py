@@ -44,9 +44,9 @@ def run_coroutine(value):
             return done.value
         if waited is not None:
             coroutine.close()
-            raise sandbox.SandboxError(
-                "gavel's sandbox cannot wait on I/O (network, processes, timers): "
-                f"the coroutine awaited {type(waited).__name__}"
+            raise RuntimeError(
+                "gavel's sandbox runs no event loop: a coroutine cannot wait on I/O or timers "
+                f"there (it awaited {type(waited).__name__})"
             )
 
 
@@ -60,9 +60,8 @@ def _user_error(error, finder):
     path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
     if path:
         text = f"{text} (at {path}:{line})"
-    if isinstance(error, BrokenPipeError):
-        # The sandbox's only pipes are stdout and stderr; the host closes them at their limit.
-        text += ": the grader printed more than the sandbox's stdout limit"
+    for note in getattr(error, "__notes__", ()):
+        text = f"{text}; {note}"
     return text
 
 
@@ -103,7 +102,7 @@ class Runtime:
             return
         self._loaded = (sources, list(entries))
         if self.sandboxed:
-            sandbox.install(path for _, path, _, _ in sources)
+            sandbox.install()
         self.finder = loader.install(sources)
         # Names registered by sources loaded before these are gone with their modules.
         for registry in (GRADER_REGISTRY, EXTRACTOR_REGISTRY):

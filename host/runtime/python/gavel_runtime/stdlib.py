@@ -4,7 +4,8 @@ componentize-py's interpreter reads standard modules from files at build time on
 the sandbox has no files, so a module is importable there only if the build imported it into
 the snapshot. These are the pure-Python and built-in modules grading code reaches for (text,
 numbers, data formats, dates, hashing); modules that need processes, sockets or files are
-imported too, so that using them fails with the sandbox's reason instead of a missing module.
+imported too, so that using them fails as it would on a machine without those, not as a
+missing module.
 Codecs are looked up by importing `encodings.<name>` on first use, so the common ones are here.
 """
 

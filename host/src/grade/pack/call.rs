@@ -29,6 +29,8 @@ pub(super) struct Usage {
     pub(super) stderr_tail: String,
     /// `exit` was called with this code.
     pub(super) exit_code: Option<i32>,
+    /// Whether stdout, and whether stderr, went past its limit and was cut.
+    pub(super) output_cut: (bool, bool),
 }
 
 impl Usage {
@@ -43,6 +45,14 @@ impl Usage {
         }
         if let Some(code) = self.exit_code {
             map.insert("exit_code".to_string(), json!(code));
+        }
+        for (stream, cut) in [
+            ("stdout_cut", self.output_cut.0),
+            ("stderr_cut", self.output_cut.1),
+        ] {
+            if cut {
+                map.insert(stream.to_string(), json!(true));
+            }
         }
         Value::Object(map)
     }
@@ -163,9 +173,10 @@ pub(super) fn outcome<T>(
         peak_memory: state.limiter.peak_memory,
         stderr_tail: state.stderr_tail(STDERR_TAIL),
         exit_code: None,
+        output_cut: state.output_cut(),
     };
     let result = result.map_err(|error| {
-        let failure = classify(&error, state.output_full());
+        let failure = classify(&error);
         match failure {
             CallFailure::Deadline => usage.fuel_used = None,
             CallFailure::Exited(code) => usage.exit_code = Some(code),
@@ -188,9 +199,6 @@ pub enum CallFailure {
     Memory,
     #[error("table limit exceeded")]
     Table,
-    /// The call failed once its stdout or stderr had filled up.
-    #[error("stdout limit exceeded")]
-    OutputStreamFull,
     #[error("guest trapped: {0}")]
     Trap(&'static str),
     #[error("guest exited")]
@@ -201,12 +209,12 @@ pub enum CallFailure {
     /// An interpreter could not load the user's program.
     #[error("cannot load the program: {0}")]
     Program(String),
-    /// Anything else the host refused: a malformed result, a write past a stream's end.
+    /// Anything else the host refused: a malformed result.
     #[error("host refused the call: {0}")]
     Host(String),
 }
 
-fn classify(error: &wasmtime::Error, output_stream_full: bool) -> CallFailure {
+fn classify(error: &wasmtime::Error) -> CallFailure {
     if let Some(hit) = error.downcast_ref::<LimitHit>() {
         return match hit {
             LimitHit::Memory { .. } => CallFailure::Memory,
@@ -222,18 +230,9 @@ fn classify(error: &wasmtime::Error, output_stream_full: bool) -> CallFailure {
     if let Some(ProgramFailed(message)) = error.downcast_ref::<ProgramFailed>() {
         return CallFailure::Program(message.clone());
     }
-    let trap = error.downcast_ref::<Trap>();
-    match trap {
-        Some(Trap::OutOfFuel) => return CallFailure::Fuel,
-        Some(Trap::Interrupt) => return CallFailure::Deadline,
-        _ => {}
-    }
-    // A write past the cap fails in the host, or the guest aborts when its write fails (Rust's
-    // `println!` panics): either way the cap is the cause.
-    if output_stream_full {
-        return CallFailure::OutputStreamFull;
-    }
-    match trap {
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => CallFailure::Fuel,
+        Some(Trap::Interrupt) => CallFailure::Deadline,
         Some(trap) => CallFailure::Trap(trap_kind(trap)),
         None => CallFailure::Host(error.root_cause().to_string()),
     }

@@ -12,13 +12,13 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     StoreContextMut,
 };
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
     Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
     WasiCtxView, WasiView,
 };
 
+use super::capture::Capture;
 use super::limits::{CallLimits, TICK};
 use crate::grade::grants::Access;
 
@@ -370,8 +370,8 @@ pub(super) struct CallState {
 /// A call's WASI context and the host's ends of its output pipes.
 struct Wasi {
     ctx: WasiCtx,
-    stdout: MemoryOutputPipe,
-    stderr: MemoryOutputPipe,
+    stdout: Capture,
+    stderr: Capture,
     /// The call's writable `/tmp`, removed when the call's store is dropped.
     _scratch: Option<tempfile::TempDir>,
 }
@@ -419,9 +419,9 @@ impl Wasi {
         })
     }
 
-    fn builder(stdout_bytes: usize) -> (WasiCtxBuilder, MemoryOutputPipe, MemoryOutputPipe) {
-        let stdout = MemoryOutputPipe::new(stdout_bytes);
-        let stderr = MemoryOutputPipe::new(stdout_bytes);
+    fn builder(stdout_bytes: usize) -> (WasiCtxBuilder, Capture, Capture) {
+        let stdout = Capture::new(stdout_bytes);
+        let stderr = Capture::new(stdout_bytes);
         let random = random_stream();
         let mut builder = WasiCtxBuilder::new();
         builder
@@ -467,29 +467,26 @@ impl CallState {
         })
     }
 
-    /// The last `keep` bytes the guest wrote to stderr, as text (empty if it never touched WASI).
+    /// The last `keep` bytes of stderr the host kept, as text (empty if the guest never
+    /// touched WASI).
     pub(super) fn stderr_tail(&self, keep: usize) -> String {
-        let Some(wasi) = &self.wasi else {
-            return String::new();
-        };
-        let bytes = wasi.stderr.contents();
-        let start = bytes.len().saturating_sub(keep);
-        String::from_utf8_lossy(&bytes[start..]).into_owned()
+        self.wasi
+            .as_ref()
+            .map_or_else(String::new, |wasi| wasi.stderr.tail(keep))
     }
 
-    /// Whether the guest has written anything to stdout or stderr: a warm instance that has
-    /// goes, so that every call starts with empty pipes and its own output caps.
-    pub(super) fn wrote_output(&self) -> bool {
-        self.wasi.as_ref().is_some_and(|wasi| {
-            !wasi.stdout.contents().is_empty() || !wasi.stderr.contents().is_empty()
-        })
+    /// Empties stdout and stderr, so that the next call on a warm instance has its own caps.
+    pub(super) fn clear_output(&self) {
+        if let Some(wasi) = &self.wasi {
+            wasi.stdout.clear();
+            wasi.stderr.clear();
+        }
     }
 
-    /// Whether stdout or stderr reached its cap.
-    pub(super) fn output_full(&self) -> bool {
-        self.wasi.as_ref().is_some_and(|wasi| {
-            wasi.stdout.contents().len() >= self.stdout_bytes
-                || wasi.stderr.contents().len() >= self.stdout_bytes
+    /// Whether stdout, and whether stderr, went past its limit and was cut.
+    pub(super) fn output_cut(&self) -> (bool, bool) {
+        self.wasi.as_ref().map_or((false, false), |wasi| {
+            (wasi.stdout.cut(), wasi.stderr.cut())
         })
     }
 }

@@ -24,15 +24,16 @@
 //! | `memory_mb` | 64 MiB of linear memory, all memories of the instance together ([`DEFAULT_MEMORY_MB`]) | `memory limit exceeded` |
 //! | `timeout_ms` | 2,000 ms wall clock ([`DEFAULT_TIMEOUT_MS`]) | `deadline exceeded` |
 //! | `output_kb` | 1,024 KiB returned ([`DEFAULT_OUTPUT_KB`]) | `output too large` |
-//! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | writes fail; a guest that aborts on it: `stdout limit exceeded` |
+//! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | the rest is cut, unseen by the guest; the grade stands |
 //!
 //! Any other failure is an `error` grade with a stable reason as well: `guest trapped: <kind>`
 //! (`unreachable` for a Rust panic, `stack overflow`, `out-of-bounds memory access` for a stack
 //! kept in linear memory that overflowed, ...), `guest returned error: <message>`,
 //! `guest exited`, `not granted: <import>` (the guest called an import the host does not
 //! grant), `invalid score: NaN`, `invalid score: 1.5 is out of range [0, 1]`,
-//! `invalid metadata: ...`. The grade's metadata `sandbox` holds the fuel used, the peak memory
-//! and the end of what the guest wrote to stderr. A call never panics the host and never
+//! `invalid metadata: ...`. The grade's metadata `sandbox` holds the fuel used, the peak memory,
+//! the end of what the guest wrote to stderr, and `stdout_cut`/`stderr_cut` when a stream went
+//! past its limit. A call never panics the host and never
 //! disturbs another call.
 //!
 //! At most `engine::CALL_SLOTS` calls run at once in the process; a call waits for a slot, and
@@ -43,6 +44,7 @@
 
 mod cache;
 mod call;
+mod capture;
 mod compile;
 mod describe;
 mod engine;

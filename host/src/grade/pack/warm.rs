@@ -7,8 +7,7 @@
 //! instance therefore depends on the input and the batch size only, never on threads, timing or
 //! `--concurrency`. An instance serves one grader (one function of one program) of one batch:
 //! nothing crosses graders, batches, runs or suites. It is replaced, so that the next call
-//! starts afresh, after a call that trapped or hit a limit (fuel, deadline, memory, output), a
-//! call that wrote to stdout or stderr (each call has its own caps on them), [`MAX_CALLS`]
+//! starts afresh, after a call that trapped or hit a limit (fuel, deadline, memory, output), [`MAX_CALLS`]
 //! calls, or once its memory has grown by [`MAX_GROWTH`] beyond what it held after its first
 //! call. Fuel and the deadline are each call's own; memory is the instance's.
 //!
@@ -257,9 +256,10 @@ pub(super) fn call<T>(
     }
     let keep = outcome.result.is_ok()
         && warm.calls < MAX_CALLS
-        && memory <= warm.settled.saturating_add(MAX_GROWTH)
-        && !state.wrote_output();
+        && memory <= warm.settled.saturating_add(MAX_GROWTH);
     if keep {
+        // The next call's stdout and stderr start empty, with their whole caps.
+        state.clear_output();
         *slot = Some(warm);
     }
     outcome

@@ -133,24 +133,23 @@ impl Python {
         let mut parts = name.splitn(3, ':').skip(1);
         let (module, attribute) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         if !module.is_empty() {
+            // A module not gathered was reported where the suite names it.
             return match self.programs.get(module) {
                 Some(program) => function(program),
                 None => Err(PackError::ProgramNotLoaded {
-                    message: format!("no Python module `{module}` was gathered from the suite"),
+                    message: PYTHON_NOT_LOADED.to_string(),
                 }),
             };
         }
+        // A program that does not load is reported at the graders that name its file; here it
+        // is one that cannot say whether it registers the name.
         let mut registers = Vec::new();
-        let (mut not_loaded, mut rejected) = (None, None);
+        let mut unloaded = Vec::new();
         for program in self.programs.values() {
             match function(program) {
                 Ok(found) => registers.push((program, found)),
-                Err(e @ PackError::ProgramNotLoaded { .. }) => {
-                    not_loaded.get_or_insert(e);
-                }
-                Err(e) => {
-                    rejected.get_or_insert(e);
-                }
+                Err(PackError::ProgramNotLoaded { .. }) => unloaded.push(entry_path(program)),
+                Err(_) => {}
             }
         }
         match (registers.pop(), registers.pop()) {
@@ -165,11 +164,16 @@ impl Python {
                     entry_path(first)
                 ),
             }),
-            (None, _) => Err(not_loaded
-                .or(rejected)
-                .unwrap_or_else(|| PackError::Program {
-                    message: format!("no Python file of the suite registers `{attribute}`"),
-                })),
+            (None, _) => {
+                let mut message = format!("no Python file of the suite registers `{attribute}`");
+                if !unloaded.is_empty() {
+                    message.push_str(&format!(
+                        " ({} could not be loaded: see the errors of the graders that name it)",
+                        unloaded.join(", ")
+                    ));
+                }
+                Err(PackError::Program { message })
+            }
         }
     }
 }
@@ -196,13 +200,21 @@ fn sha256(sources: &[Source]) -> String {
     format!("{:x}", hasher.finalize())
 }
 
-/// The suite's Python code and its interpreter, or `None` when the suite names no Python file
-/// or module. Every reference that cannot be used is an error naming its field.
+/// What a grader of Python code says when its code did not load, which an error of its own
+/// (at the grader, or at the suite's `graders` when the interpreter is missing) has said already.
+pub const PYTHON_NOT_LOADED: &str =
+    "the grader's Python code could not be loaded (see the error above)";
+
+/// The suite's Python code and its interpreter (`None` when the suite names no Python file or
+/// module that can be read, or the interpreter cannot be loaded), with an error for every
+/// reference that cannot be used, at its field. A file or module that cannot be read leaves
+/// out only the graders that name it: the others are still loaded, so that their own mistakes
+/// are found too.
 pub fn prepare(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
-) -> Result<Option<Python>, Vec<SuiteError>> {
+) -> (Option<Python>, Vec<SuiteError>) {
     let mut builder = ProgramBuilder::new(&suite.path, &suite.base_dir);
     let mut errors = Vec::new();
     gather(
@@ -221,14 +233,26 @@ pub fn prepare(
             e.to_string(),
         ));
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
     if builder.is_empty() {
-        return Ok(None);
+        return (None, errors);
     }
-    let failed = |e: String| vec![SuiteError::at(&suite.path, "graders", e)];
-    let component = interpreter::component(cache_dir).map_err(|e| failed(e.to_string()))?;
+    match load(suite, host, cache_dir, builder) {
+        Ok(python) => (Some(python), errors),
+        Err(e) => {
+            errors.push(SuiteError::at(&suite.path, "graders", e));
+            (None, errors)
+        }
+    }
+}
+
+/// The interpreter, with the programs of `builder`.
+fn load(
+    suite: &Suite,
+    host: impl FnOnce() -> Result<PackHost, PackError>,
+    cache_dir: Option<&Path>,
+    builder: ProgramBuilder,
+) -> Result<Python, String> {
+    let component = interpreter::component(cache_dir).map_err(|e| e.to_string())?;
     // The cached component is loaded only as the file whose tag was checked.
     let spec = PackSpec {
         path: component.path,
@@ -240,14 +264,14 @@ pub fn prepare(
         .and_then(|host| {
             host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits)
         })
-        .map_err(|e| failed(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     if !pack.is_interpreter() {
-        return Err(failed(format!(
+        return Err(format!(
             "{} is not a Python interpreter component (it exports no gavel:grader/program)",
             spec.path.display()
-        )));
+        ));
     }
-    Ok(Some(Python::new(pack, builder.build())))
+    Ok(Python::new(pack, builder.build()))
 }
 
 /// Adds to `errors` a mistake in the module or function of `entry`, one of the `type: code`

@@ -1,0 +1,510 @@
+//! Python graders, through the real interpreter component and the `gavel` binary, on a sandbox
+//! that grants nothing: it behaves as Python on a bare machine (an empty environment, files that
+//! are not there, a closed network, no processes, no native code), so the graders' own error
+//! handling works; output past its limit is cut, not an error; and a module that does not load
+//! is reported at the graders that use it alone.
+
+use crate::common::{Workspace, stderr};
+use crate::python_graders::{cache, gavel, graded, paris_row};
+use serde_json::Value;
+
+/// The start of every grader file here.
+const HEAD: &str = "import os\n\nfrom letta_evals.decorators import grader\nfrom letta_evals.models import GradeResult\n\n";
+
+/// The grades of `grader`, one per row, of a suite naming `file.py:name` for each of `names`,
+/// graded over a row that answers Paris and one that answers Lyon.
+fn graded_names(file: &str, body: &str, names: &[&str], limits: &str) -> (Workspace, Vec<Value>) {
+    let Some(cache) = cache() else {
+        return (Workspace::new(), Vec::new());
+    };
+    let ws = Workspace::new();
+    ws.write(file, &format!("{HEAD}{body}"));
+    let mut suite = format!("name: bare\ndataset: data.jsonl\n{limits}graders:\n");
+    for name in names {
+        suite.push_str(&format!(
+            "  {name}:\n    kind: tool\n    function: {file}:{name}\n"
+        ));
+    }
+    ws.write("suite.yaml", &suite);
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris"), paris_row(2, "Lyon")]);
+    let results = graded(cache, &ws);
+    (ws, results)
+}
+
+/// The rationale of `name`'s grade in every result, which must have passed.
+fn passed_saying(results: &[Value], name: &str) -> Vec<String> {
+    results
+        .iter()
+        .map(|result| {
+            let grade = &result["grades"][name];
+            assert_eq!(grade["status"], "pass", "{name}: {grade}");
+            grade["rationale"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn the_environment_is_empty_and_reads_as_an_empty_one() {
+    let (_ws, results) = graded_names(
+        "env_grader.py",
+        r#"KEY = os.environ.get("OPENAI_API_KEY", "none")
+
+
+@grader
+def reads(sample, submission):
+    seen = [KEY, os.getenv("HOME", "no home"), repr(dict(os.environ)), str(len(os.environ))]
+    seen += [repr(list(os.environ)), str("PATH" in os.environ)]
+    seen += [os.path.expanduser("~"), os.path.expanduser("~/notes.txt")]
+    try:
+        os.environ["OPENAI_API_KEY"]
+    except KeyError as e:
+        seen.append(f"KeyError {e.args[0]}")
+    return GradeResult(score=1.0, rationale=" | ".join(seen))
+
+
+@grader
+def requires(sample, submission):
+    return GradeResult(score=1.0, rationale=os.environ["OPENAI_API_KEY"])
+"#,
+        &["reads", "requires"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "reads") {
+        assert_eq!(
+            said,
+            "none | no home | {} | 0 | [] | False | ~ | ~/notes.txt | KeyError OPENAI_API_KEY"
+        );
+    }
+    for result in &results {
+        let grade = &result["grades"]["requires"];
+        assert_eq!(grade["status"], "error", "{grade}");
+        let rationale = grade["rationale"].as_str().unwrap();
+        assert!(
+            rationale.starts_with(
+                "guest returned error: KeyError: 'OPENAI_API_KEY' (at env_grader.py:23); "
+            ),
+            "{rationale}"
+        );
+        assert!(
+            rationale.ends_with("(`allow: {env: [OPENAI_API_KEY]}`)"),
+            "{rationale}"
+        );
+    }
+}
+
+#[test]
+fn files_out_of_reach_are_not_there_and_nothing_is_written() {
+    let (ws, results) = graded_names(
+        "files.py",
+        r#"import pathlib
+
+
+@grader
+def probes(sample, submission):
+    seen = []
+    for label, attempt in [
+        ("open", lambda: open("/etc/passwd").read()),
+        ("open beside", lambda: open("data.jsonl").read()),
+        ("stat", lambda: os.stat("/etc/passwd")),
+        ("listdir", lambda: os.listdir("/")),
+        ("scandir", lambda: list(os.scandir("/etc"))),
+        ("read_text", lambda: pathlib.Path("/etc/passwd").read_text()),
+    ]:
+        try:
+            seen.append(f"{label}: read {attempt()!r}")
+        except FileNotFoundError as e:
+            seen.append(f"{label}: FileNotFoundError {e.filename}")
+    seen.append(f"walk: {list(os.walk('/'))}")
+    seen.append(f"exists: {pathlib.Path('/etc/passwd').exists()} {os.path.isfile('suite.yaml')}")
+    for label, path in [("write", "out.txt"), ("write absolute", "/tmp/out.txt")]:
+        try:
+            with open(path, "w") as f:
+                f.write("x")
+            seen.append(f"{label}: written")
+        except OSError as e:
+            seen.append(f"{label}: OSError {e.filename}")
+    return GradeResult(score=1.0, rationale="\n".join(seen))
+"#,
+        &["probes"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "probes") {
+        assert_eq!(
+            said,
+            "open: FileNotFoundError /etc/passwd\n\
+             open beside: FileNotFoundError data.jsonl\n\
+             stat: FileNotFoundError /etc/passwd\n\
+             listdir: FileNotFoundError /\n\
+             scandir: FileNotFoundError /etc\n\
+             read_text: FileNotFoundError /etc/passwd\n\
+             walk: []\n\
+             exists: False False\n\
+             write: OSError out.txt\n\
+             write absolute: OSError /tmp/out.txt"
+        );
+    }
+    assert!(!ws.path("out.txt").exists());
+}
+
+#[test]
+fn a_closed_network_raises_what_each_library_raises() {
+    let (_ws, results) = graded_names(
+        "network.py",
+        r#"import http.client
+import socket
+import urllib.error
+import urllib.request
+
+
+@grader
+def connects(sample, submission):
+    seen = []
+    try:
+        socket.create_connection(("127.0.0.1", 80), timeout=1)
+    except OSError:
+        seen.append("socket: OSError")
+    try:
+        socket.getaddrinfo("example.com", 443)
+    except socket.gaierror:
+        seen.append("getaddrinfo: gaierror")
+    try:
+        urllib.request.urlopen("http://example.com/", timeout=1)
+    except urllib.error.URLError:
+        seen.append("urlopen: URLError")
+    try:
+        http.client.HTTPConnection("example.com", timeout=1).request("GET", "/")
+    except OSError:
+        seen.append("http.client: OSError")
+    return GradeResult(score=1.0, rationale=", ".join(seen))
+"#,
+        &["connects"],
+        "",
+    );
+    for said in passed_saying(&results, "connects") {
+        assert_eq!(
+            said,
+            "socket: OSError, getaddrinfo: gaierror, urlopen: URLError, http.client: OSError"
+        );
+    }
+}
+
+#[test]
+fn processes_and_native_code_fail_as_on_a_system_without_them() {
+    let (_ws, results) = graded_names(
+        "processes.py",
+        r#"import subprocess
+
+
+@grader
+def spawns(sample, submission):
+    seen = []
+    for label, attempt in [
+        ("run", lambda: subprocess.run(["id"], capture_output=True)),
+        ("Popen", lambda: subprocess.Popen(["id"])),
+        ("system", lambda: os.system("id")),
+        ("fork", lambda: os.fork()),
+    ]:
+        try:
+            attempt()
+            seen.append(f"{label}: ran")
+        except OSError:
+            seen.append(f"{label}: OSError")
+    try:
+        import ctypes
+
+        ctypes.CDLL(None)
+        seen.append("ctypes: loaded")
+    except (ImportError, OSError):
+        seen.append("ctypes: refused")
+    return GradeResult(score=1.0, rationale=", ".join(seen))
+"#,
+        &["spawns"],
+        "",
+    );
+    for said in passed_saying(&results, "spawns") {
+        assert_eq!(
+            said,
+            "run: OSError, Popen: OSError, system: OSError, fork: OSError, ctypes: refused"
+        );
+    }
+}
+
+#[test]
+fn output_past_its_limit_is_cut_and_the_grade_stands() {
+    let (_ws, results) = graded_names(
+        "prints.py",
+        r#"import sys
+
+
+def verdict(sample, submission):
+    ok = submission == sample.ground_truth
+    return GradeResult(score=1.0 if ok else 0.0, rationale="match" if ok else "differs")
+
+
+@grader
+def quiet(sample, submission):
+    return verdict(sample, submission)
+
+
+@grader
+def chatty(sample, submission):
+    for i in range(200_000):
+        print("line", i)
+    for i in range(2_000):
+        print("warning", i, file=sys.stderr)
+    return verdict(sample, submission)
+"#,
+        &["quiet", "chatty"],
+        "limits: {fuel: 20000000000, timeout_ms: 600000}\n",
+    );
+    for result in &results {
+        let [quiet, chatty] = ["quiet", "chatty"].map(|name| &result["grades"][name]);
+        for field in ["score", "status", "rationale", "submission"] {
+            assert_eq!(chatty[field], quiet[field], "{field}: {chatty}");
+        }
+        let sandbox = &chatty["metadata"]["sandbox"];
+        assert_eq!(sandbox["stdout_cut"], true, "{chatty}");
+        assert_eq!(sandbox["stderr_cut"], true, "{chatty}");
+        assert!(
+            sandbox["stderr"]
+                .as_str()
+                .is_some_and(|tail| tail.contains("warning")),
+            "{chatty}"
+        );
+        let quiet = &quiet["metadata"]["sandbox"];
+        assert!(quiet.get("stdout_cut").is_none(), "{quiet}");
+        assert!(quiet.get("stderr_cut").is_none(), "{quiet}");
+    }
+}
+
+/// Every form a suite can name Python code in, each reading the environment at its top level and
+/// looking for a file as graders do, grades: letta-evals' `@grader` and `@extractor` by file, a
+/// `@grader` by the name it registered (the README's `same_ticket`), and a `@reward_composer`;
+/// evaldeck's function and `BaseGrader` class; OpenAI's inline `source` and `source_path`.
+#[test]
+fn every_python_form_grades_on_a_bare_machine() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "graders/custom_evaluators.py",
+        r#"import os
+
+from letta_evals.decorators import extractor, grader, reward_composer
+from letta_evals.extractors.utils import get_assistant_messages
+from letta_evals.models import GradeResult, RewardOutput
+
+HOME = os.environ.get("HOME", "nowhere")
+
+
+def config():
+    try:
+        with open(os.path.expanduser("~/.config/tickets.json")) as f:
+            return f.read()
+    except FileNotFoundError:
+        return "defaults"
+
+
+@grader
+def ticket_classification_grader(sample, submission):
+    ok = submission == sample.ground_truth
+    return GradeResult(score=1.0 if ok else 0.0, rationale=f"{HOME}, {config()}")
+
+
+@extractor
+def last_words(trajectory, config):
+    messages = get_assistant_messages(trajectory)
+    return messages[-1].content if messages else ""
+
+
+@reward_composer
+def combine(ctx):
+    return RewardOutput(score=0.5 * ctx.grades["ticket"].score + 0.25)
+"#,
+    );
+    ws.write(
+        "my_graders.py",
+        r#"import os
+
+from evaldeck.graders import BaseGrader
+from evaldeck.results import GradeResult
+
+TOKEN = os.getenv("EVALDECK_TOKEN")
+
+
+def booked(trace, test_case):
+    if TOKEN is None:
+        return GradeResult.passed_result("booked", "no token")
+    return GradeResult.failed_result("booked", TOKEN)
+
+
+class Said(BaseGrader):
+    name = "said"
+
+    def __init__(self, word):
+        self.word = word
+        self.seen = sorted(os.environ)
+
+    def grade(self, trace, test_case):
+        if not self.seen:
+            return GradeResult.passed_result(self.name, f"{self.word}: no variables")
+        return GradeResult.failed_result(self.name, f"{self.word}: {self.seen}")
+"#,
+    );
+    ws.write(
+        "graders/openai_said.py",
+        "import os\n\nPREFIX = os.environ.get('PREFIX', '')\n\n\
+         def grade(sample, item):\n\
+         \x20   return 1.0 if sample['output_text'] == PREFIX + item['ground_truth'] else 0.0\n",
+    );
+    ws.write(
+        "suite.yaml",
+        r#"name: forms
+dataset: data.jsonl
+graders:
+  ticket:
+    kind: tool
+    function: graders/custom_evaluators.py:ticket_classification_grader
+    extractor: graders/custom_evaluators.py:last_words
+  same_ticket:
+    kind: tool
+    function: ticket_classification_grader
+  booking:
+    kind: code
+    module: my_graders
+    function: booked
+  said:
+    kind: code
+    module: my_graders
+    class: Said
+    params: {word: Paris}
+  length:
+    kind: python
+    source: |
+      import os
+      LIMIT = int(os.environ.get("LIMIT", "80"))
+      def grade(sample, item) -> float:
+          return 1.0 if len(sample["output_text"]) <= LIMIT else 0.0
+  by_file:
+    kind: python
+    source_path: graders/openai_said.py
+reward:
+  kind: custom
+  function: graders/custom_evaluators.py:combine
+"#,
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris"), paris_row(2, "Lyon")]);
+    let results = graded(cache, &ws);
+    let summary: Vec<Vec<String>> = results
+        .iter()
+        .map(|result| {
+            let mut row: Vec<String> = [
+                "ticket",
+                "same_ticket",
+                "booking",
+                "said",
+                "length",
+                "by_file",
+            ]
+            .iter()
+            .map(|key| {
+                let grade = &result["grades"][key];
+                format!(
+                    "{key} {} {} {}",
+                    grade["status"], grade["score"], grade["rationale"]
+                )
+            })
+            .collect();
+            row.push(format!("reward {}", result["reward"]));
+            row
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            [
+                r#"ticket "pass" 1.0 "nowhere, defaults""#,
+                r#"same_ticket "pass" 1.0 "nowhere, defaults""#,
+                r#"booking "pass" 1.0 "no token""#,
+                r#"said "pass" 1.0 "Paris: no variables""#,
+                r#"length "pass" 1.0 "grade returned 1.0""#,
+                r#"by_file "pass" 1.0 "grade returned 1.0""#,
+                "reward 0.75",
+            ],
+            [
+                r#"ticket "fail" 0.0 "nowhere, defaults""#,
+                r#"same_ticket "fail" 0.0 "nowhere, defaults""#,
+                r#"booking "pass" 1.0 "no token""#,
+                r#"said "pass" 1.0 "Paris: no variables""#,
+                r#"length "pass" 1.0 "grade returned 1.0""#,
+                r#"by_file "fail" 0.0 "grade returned 0.0""#,
+                "reward 0.25",
+            ],
+        ]
+    );
+}
+
+/// A module that does not load, a file that is not there and a name no file registers are each
+/// reported at the grader that names them, and the other graders are still checked: `validate`
+/// finds the mistake of a grader whose file loads, and `run` refuses the suite naming the same.
+#[test]
+fn a_module_that_does_not_load_is_reported_at_its_graders_alone() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "broken.py",
+        &format!("{HEAD}import numpy\n\n\n@grader\ndef check(sample, submission):\n    return GradeResult(score=1.0, rationale='broken')\n"),
+    );
+    ws.write(
+        "good.py",
+        &format!("{HEAD}@grader\ndef check(sample, submission):\n    return GradeResult(score=1.0, rationale='good')\n"),
+    );
+    ws.write(
+        "suite.yaml",
+        "name: partial\ndataset: data.jsonl\ngraders:\n\
+         \x20 broken:\n    kind: tool\n    function: broken.py:check\n\
+         \x20 registered:\n    kind: tool\n    function: same_ticket\n\
+         \x20 missing:\n    kind: tool\n    function: missing.py:check\n\
+         \x20 typo:\n    kind: tool\n    function: good.py:chekc\n\
+         \x20 good:\n    kind: tool\n    function: good.py:check\n",
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    for command in [
+        &["validate", "suite.yaml"][..],
+        &["run", "suite.yaml", "-o", "out"],
+    ] {
+        let out = gavel(cache, ws.dir.path(), command);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        let problems: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+        let at = |key: &str| {
+            problems
+                .iter()
+                .find(|l| l.contains(&format!(" graders.{key}.function: ")))
+                .unwrap_or_else(|| panic!("nothing said at graders.{key}: {err}"))
+        };
+        assert!(
+            at("broken").contains("broken.py:6: ModuleNotFoundError: No module named 'numpy'"),
+            "{err}"
+        );
+        let registered = at("registered");
+        assert!(
+            registered.contains("no Python file of the suite registers `same_ticket`"),
+            "{err}"
+        );
+        assert!(!registered.contains("numpy"), "{err}");
+        assert!(at("missing").contains("no such file: "), "{err}");
+        assert!(
+            at("typo").contains("module 'good' has no attribute 'chekc'"),
+            "{err}"
+        );
+        assert_eq!(problems.len(), 4, "{err}");
+        assert!(err.contains("4 problems found"), "{err}");
+        assert!(!ws.path("out").exists());
+    }
+}
