@@ -5,6 +5,7 @@ pub mod builtin;
 pub mod config;
 pub mod extract;
 pub mod judge;
+pub mod net;
 pub mod pack;
 pub mod program;
 pub mod python;

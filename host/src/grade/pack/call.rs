@@ -1,6 +1,8 @@
 //! One sandboxed call: a fresh store and instance, the limits applied, and every way it can fail
 //! turned into one short, stable reason.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
@@ -8,6 +10,7 @@ use wasmtime_wasi::I32Exit;
 
 use super::engine::{CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
+use crate::grade::net::Reach;
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -53,14 +56,16 @@ pub(super) struct Outcome<T> {
     pub(super) usage: Usage,
 }
 
-/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance.
+/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance, whose
+/// requests may reach what `reach` grants (nothing when none).
 pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
+    reach: Option<&Arc<Reach>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, f))
+    outside_async(|| run_here(engine, pre, limits, reach, f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -100,11 +105,12 @@ fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
+    reach: Option<&Arc<Reach>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = Store::new(engine, CallState::new(limits));
+    let mut store = Store::new(engine, CallState::new(limits, reach.cloned()));
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     store.set_epoch_deadline(limits.deadline_ticks);

@@ -1,8 +1,8 @@
 //! The process-wide engine, the linker per WIT version, and the state of one sandboxed call.
 
 use std::num::NonZeroUsize;
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{
@@ -18,8 +18,10 @@ use wasmtime_wasi::{
     Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
     WasiView,
 };
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::limits::{CallLimits, TICK};
+use crate::grade::net::{CallNet, Reach};
 
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
 /// grade the same way on every run.
@@ -189,6 +191,8 @@ const GRANTED_WASI: &[&str] = &[
     "wasi:clocks/wall-clock",
     "wasi:filesystem/preopens",
     "wasi:filesystem/types",
+    "wasi:http/outgoing-handler",
+    "wasi:http/types",
     "wasi:io/error",
     "wasi:io/poll",
     "wasi:io/streams",
@@ -323,11 +327,13 @@ fn scattered_pool() -> PoolingAllocationConfig {
 }
 
 /// WASI as a grader sees it: the CLI, clock, random, I/O and filesystem interfaces (with no
-/// directory granted) and sockets (every use denied). Sleeping returns at once: the clocks are
+/// directory granted), sockets (every use denied) and HTTP (each request checked against the
+/// grader's grant: `grade::net`). Sleeping returns at once: the clocks are
 /// fixed, and a guest must not be able to park the host thread where no deadline reaches it.
 fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     linker.allow_shadowing(true);
     let mut clock = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
     clock.func_wrap(
@@ -338,6 +344,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
         "subscribe-instant",
         |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
     )?;
+    super::waits::bound(&mut linker)?;
     linker.allow_shadowing(false);
     Ok(linker)
 }
@@ -361,9 +368,20 @@ pub(super) struct CallState {
     /// (two output pipes, two random streams, clocks) would cost them as much as instantiation.
     /// A context built late is the same as one built up front: nothing in it depends on when.
     wasi: Option<Wasi>,
+    /// Built on the guest's first `wasi:http` call, as `wasi` is.
+    http: Option<Http>,
+    /// What the call's requests may reach (nothing unless granted), and the call's deadline.
+    reach: Option<Arc<Reach>>,
+    deadline: Instant,
     table: ResourceTable,
     stdout_bytes: usize,
     pub(super) limiter: Limiter,
+}
+
+/// A call's `wasi:http` context and its network.
+struct Http {
+    ctx: WasiHttpCtx,
+    net: CallNet,
 }
 
 /// A call's WASI context and the host's ends of its output pipes.
@@ -403,11 +421,14 @@ impl Wasi {
 }
 
 impl CallState {
-    pub(super) fn new(limits: &CallLimits) -> CallState {
+    pub(super) fn new(limits: &CallLimits, reach: Option<Arc<Reach>>) -> CallState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
         CallState {
             wasi: None,
+            http: None,
+            reach,
+            deadline: Instant::now() + limits.timeout,
             table,
             stdout_bytes: limits.stdout_bytes,
             limiter: Limiter {
@@ -439,6 +460,13 @@ impl CallState {
     }
 }
 
+impl CallState {
+    /// The call's deadline and its resource table, for a wait bounded by it.
+    pub(super) fn waits(&mut self) -> (Instant, &mut ResourceTable) {
+        (self.deadline, &mut self.table)
+    }
+}
+
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let stdout_bytes = self.stdout_bytes;
@@ -446,6 +474,21 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut wasi.ctx,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        let (reach, deadline) = (&self.reach, self.deadline);
+        let http = self.http.get_or_insert_with(|| Http {
+            ctx: WasiHttpCtx::new(),
+            net: CallNet::new(reach.clone().unwrap_or_default(), deadline),
+        });
+        WasiHttpCtxView {
+            ctx: &mut http.ctx,
+            table: &mut self.table,
+            hooks: &mut http.net,
         }
     }
 }

@@ -46,6 +46,7 @@ mod describe;
 mod engine;
 mod limits;
 mod load;
+mod waits;
 mod wit;
 
 use std::fmt;
@@ -60,6 +61,7 @@ use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
 use crate::cache::CacheDir;
+use crate::grade::net::Reach;
 use cache::Cache;
 pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
@@ -393,7 +395,7 @@ impl Pack {
         if !wit_version.starts_with("0.2.") {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, |instance, store| {
+        let Outcome { result, .. } = call::run(&engine, &pre, &limits, None, |instance, store| {
             Exports::describe(instance, store, &wit_version)
         });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
@@ -445,10 +447,13 @@ impl Pack {
     /// why, at their place, as it would have.
     pub fn compile(&self, sources: &mut [Source]) {
         let pack = &self.inner;
-        let Outcome { result, .. } =
-            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                pack.exports.compile(instance, store, sources)
-            });
+        let Outcome { result, .. } = call::run(
+            &pack.engine,
+            &pack.pre,
+            &pack.limits,
+            None,
+            |instance, store| pack.exports.compile(instance, store, sources),
+        );
         if let Ok(Ok(codes)) = result
             && codes.len() == sources.len()
         {
@@ -504,6 +509,7 @@ impl Pack {
             name: name.to_string(),
             config,
             program: program.cloned(),
+            reach: None,
         })
     }
 
@@ -548,10 +554,13 @@ impl Pack {
             Value::Object(_) => config.to_string(),
             _ => return Err(rejected("the config must be a mapping".to_string())),
         };
-        let Outcome { result, .. } =
-            call::run(&pack.engine, &pack.pre, &pack.limits, |instance, store| {
-                pack.exports.check_config(instance, store, name, &config)
-            });
+        let Outcome { result, .. } = call::run(
+            &pack.engine,
+            &pack.pre,
+            &pack.limits,
+            None,
+            |instance, store| pack.exports.check_config(instance, store, name, &config),
+        );
         match result {
             Ok(Ok(())) => Ok(config),
             Ok(Err(message)) => Err(rejected(message)),
@@ -574,6 +583,7 @@ impl Pack {
             &pack.engine,
             &pack.pre,
             &pack.limits,
+            None,
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -626,6 +636,8 @@ struct Function {
     config: String,
     /// Loaded into the instance before the function runs, for an interpreter.
     program: Option<Arc<Program>>,
+    /// What the function's requests may reach; nothing when none.
+    reach: Option<Arc<Reach>>,
 }
 
 impl Function {
@@ -643,6 +655,7 @@ impl Function {
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
+            self.reach.as_ref(),
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?
@@ -666,6 +679,12 @@ pub struct PackGrader {
 }
 
 impl PackGrader {
+    /// This grader with its requests reaching what `reach` grants.
+    pub fn reaching(mut self, reach: Arc<Reach>) -> PackGrader {
+        self.function.reach = Some(reach);
+        self
+    }
+
     /// Grades one sample in a fresh sandbox. Every failure is an `error` grade with a stable
     /// reason (see the module documentation).
     pub fn grade(
@@ -781,6 +800,12 @@ pub struct PackExtractor {
 }
 
 impl PackExtractor {
+    /// This extractor with its requests reaching what `reach` grants.
+    pub fn reaching(mut self, reach: Arc<Reach>) -> PackExtractor {
+        self.function.reach = Some(reach);
+        self
+    }
+
     /// Extracts a submission in a fresh sandbox: `Ok(None)` when there is nothing to extract,
     /// `Err` with a stable reason (see the module documentation) when the call failed.
     pub fn extract(
