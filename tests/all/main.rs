@@ -12,6 +12,7 @@ mod evaldeck_project;
 mod evaldeck_turn_llm;
 mod evaldeck_turns;
 mod golden;
+mod grants;
 mod hostile;
 mod hostile_cache;
 mod hostile_files;

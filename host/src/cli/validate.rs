@@ -4,10 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use gavel::config::suite::SuiteError;
+use gavel::grade::grants::Reach;
 use gavel::input::dataset::RowError;
 use gavel::run::engine::Selection;
 use gavel::run::{Filter, Options, check_rows, default_workers, prepare};
 use gavel::terminal::{printable, printable_lines};
+use indexmap::IndexMap;
 use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
@@ -49,6 +51,9 @@ struct Found {
     #[serde(skip_serializing_if = "Option::is_none")]
     samples_in_all: Option<u64>,
     notices: Vec<String>,
+    /// What each sandboxed grader may reach, by its field; absent when the suite grants nothing.
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    grants: IndexMap<String, Reach>,
 }
 
 #[derive(Debug, Serialize)]
@@ -170,6 +175,9 @@ fn validate(args: &Args, suite: &Path) -> Found {
     let mut found = Found {
         metrics: prepared.plan.metrics.len(),
         notices: prepared.suite.notices(),
+        grants: (prepared.plan.grants.iter())
+            .map(|(field, grants)| (field.clone(), Reach::from(&**grants)))
+            .collect(),
         ..Found::default()
     };
     let selection = Selection {
@@ -256,4 +264,7 @@ fn print_text(args: &Args, found: &Found) {
         found.samples,
         super::plural(found.samples),
     );
+    for (field, reach) in &found.grants {
+        println!("  {field} may reach: {}", printable(&reach.to_string()));
+    }
 }

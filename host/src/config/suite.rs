@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::config::gate::GateSpec;
 use crate::config::reward::RewardSpec;
 use crate::fsio;
+use crate::grade::grants::AllowSpec;
 use crate::grade::judge::RubricSpec;
 use crate::grade::pack::{Limits, PackSpec};
 use crate::input::trajectory::Format;
@@ -50,6 +51,9 @@ pub struct SuiteFile {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub output: Option<String>,
+    /// What every Python and pack grader may reach, unless its own `allow:` says otherwise.
+    #[serde(default)]
+    pub allow: Option<AllowSpec>,
     // letta-evals keys about running the agent rather than grading it: accepted so that a
     // letta-evals suite loads unchanged, each with a notice of what gavel does with it.
     #[serde(default)]
@@ -123,6 +127,9 @@ pub struct CodeSpec {
     pub params: Map<String, Value>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// What this grader may reach, over the suite's `allow:`.
+    #[serde(default)]
+    pub allow: Option<AllowSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +152,9 @@ pub struct PythonSpec {
     pub image_tag: Option<IgnoredAny>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// What this grader may reach, over the suite's `allow:`.
+    #[serde(default)]
+    pub allow: Option<AllowSpec>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +170,9 @@ pub struct ToolSpec {
     pub config: Map<String, Value>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// What this grader may reach, over the suite's `allow:`.
+    #[serde(default)]
+    pub allow: Option<AllowSpec>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -4,6 +4,7 @@
 pub mod builtin;
 pub mod config;
 pub mod extract;
+pub mod grants;
 pub mod judge;
 pub mod net;
 pub mod pack;

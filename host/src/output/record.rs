@@ -11,10 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::fsio;
+use crate::grade::grants::Reach;
 use crate::input::trajectory::Format;
 
 /// The file `gavel run` writes beside `results.jsonl`.
@@ -36,6 +38,10 @@ pub struct RunRecord {
     pub filters: Vec<String>,
     #[serde(default)]
     pub max_samples: Option<u64>,
+    /// What each sandboxed grader may reach (names and hosts, never a secret's value), by its
+    /// field; absent when the suite grants nothing.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub grants: IndexMap<String, Reach>,
     /// What the grades depend on; `--resume` compares it. Absent when the record was made for
     /// a report from a suite alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,6 +234,7 @@ impl RunRecord {
             format: suite.file.format,
             filters: Vec::new(),
             max_samples: suite.file.max_samples,
+            grants: IndexMap::new(),
             fingerprint: None,
             progress: None,
         }

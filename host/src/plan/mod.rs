@@ -1,6 +1,7 @@
 //! A suite's graders resolved into something that can grade: names looked up among the
 //! built-ins and the packs, configs checked, before any sample runs.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::grade::builtin::expectations::{CaseCode, TurnGraders};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
+use crate::grade::grants::{AllowSpec, Grants};
 use crate::grade::judge::{Judge, JudgeError, JudgeOptions, RequestBound, TurnJudges};
 use crate::grade::pack::{Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
@@ -28,6 +30,9 @@ pub struct Plan {
     pub reward: Option<CustomReward>,
     /// The bound on requests in flight that every judge of the plan shares.
     pub requests: Arc<RequestBound>,
+    /// What each sandboxed grader may reach, by its field (`graders.KEY`), in YAML order;
+    /// empty when the suite writes no `allow:`.
+    pub grants: Vec<(String, Arc<Grants>)>,
 }
 
 pub struct Metric {
@@ -103,6 +108,10 @@ pub struct Resolver<'a> {
     /// The suite's Python code and its interpreter, when the suite names any.
     pub python: Option<&'a Python>,
     pub judge_options: JudgeOptions,
+    /// The suite's `allow:`, whose keys a grader's own replace.
+    pub allow: Option<&'a AllowSpec>,
+    /// What each sandboxed grader was given, recorded as the plan is made.
+    pub granted: RefCell<Vec<(String, Arc<Grants>)>>,
 }
 
 const DEFAULT_EXTRACTOR: &str = "last_assistant";
@@ -134,17 +143,81 @@ impl Resolver<'_> {
                 metrics,
                 reward: None,
                 requests: self.judge_options.requests.clone(),
+                grants: self.granted.take(),
             })
         } else {
-            Err(errors)
+            // A mistake in the suite's `allow:` is found once per grader it reaches: said once.
+            let mut said: Vec<SuiteError> = Vec::with_capacity(errors.len());
+            for error in errors {
+                if !said.contains(&error) {
+                    said.push(error);
+                }
+            }
+            Err(said)
         }
+    }
+
+    /// What the grader at `field` may reach: its `allow:` over the suite's; `None` when
+    /// neither writes one.
+    fn grants(
+        &self,
+        field: &str,
+        allow: Option<&AllowSpec>,
+    ) -> Result<Option<Arc<Grants>>, Vec<SuiteError>> {
+        if allow.is_none() && self.allow.is_none() {
+            return Ok(None);
+        }
+        let merged = AllowSpec::over(allow, self.allow);
+        match merged.resolve(self.base_dir) {
+            Ok(grants) => Ok(Some(Arc::new(grants))),
+            Err(errors) => Err(errors
+                .into_iter()
+                .map(|e| {
+                    // Located where the key is written: the grader's, else the suite's.
+                    let own = allow.is_some_and(|a| a.files.is_some());
+                    let at = if own {
+                        format!("{field}.allow.{}", e.field)
+                    } else {
+                        format!("allow.{}", e.field)
+                    };
+                    SuiteError::at(self.suite_file, at, e.message).with_hint(e.hint)
+                })
+                .collect()),
+        }
+    }
+
+    /// `grants`, recorded as given to the grader at `field`.
+    fn give(&self, field: &str, grants: Option<&Arc<Grants>>) -> Option<Arc<Grants>> {
+        let grants = grants?;
+        let mut granted = self.granted.borrow_mut();
+        if !granted.iter().any(|(f, _)| f == field) {
+            granted.push((field.to_string(), grants.clone()));
+        }
+        Some(grants.clone())
+    }
+
+    /// A grader that runs nothing in the sandbox, which an `allow:` of its own cannot reach.
+    fn nothing_to_allow(&self, field: &str, name: &str) -> SuiteError {
+        SuiteError::at(
+            self.suite_file,
+            format!("{field}.allow"),
+            format!("`{name}` is built into gavel and reaches nothing; `allow:` grants Python and pack graders"),
+        )
+        .with_hint("remove `allow:` from this grader")
     }
 
     fn node(&self, field: &str, spec: &GraderSpec) -> Result<Node, Vec<SuiteError>> {
         match spec {
             GraderSpec::Tool(tool) => self.tool(field, tool),
-            GraderSpec::Code(code) => self.code(field, code).map_err(|e| vec![e]),
-            GraderSpec::Python(python) => self.python(field, python).map_err(|e| vec![e]),
+            GraderSpec::Code(code) => {
+                let grants = self.grants(field, code.allow.as_ref())?;
+                self.code(field, code, grants.as_ref()).map_err(|e| vec![e])
+            }
+            GraderSpec::Python(python) => {
+                let grants = self.grants(field, python.allow.as_ref())?;
+                self.python(field, python, grants.as_ref())
+                    .map_err(|e| vec![e])
+            }
             GraderSpec::Expectations(spec) => {
                 let judges = TurnJudges::new(self.base_dir, self.judge_options.clone());
                 let code = self.case_code(field, &spec.code)?;
@@ -167,8 +240,15 @@ impl Resolver<'_> {
                 }
             }
             GraderSpec::Rubric(rubric) => {
+                // A judge's extractor in the sandbox reaches what the suite's `allow:` grants.
+                let grants = self.grants(field, None)?;
                 let extraction = self
-                    .extraction(field, Some(&rubric.extractor), &rubric.extractor_config)
+                    .extraction(
+                        field,
+                        Some(&rubric.extractor),
+                        &rubric.extractor_config,
+                        grants.as_ref(),
+                    )
                     .map_err(|e| vec![e])?;
                 let judge = Judge::new(
                     (**rubric).clone(),
@@ -210,6 +290,9 @@ impl Resolver<'_> {
         if let Some(check) = Check::new(name, &spec.config)
             .map_err(|e| vec![self.config_error(&format!("{field}.config"), e)])?
         {
+            if spec.allow.is_some() {
+                return Err(vec![self.nothing_to_allow(field, name)]);
+            }
             if spec.extractor.is_some() || !spec.extractor_config.is_empty() {
                 return Err(vec![
                     SuiteError::at(
@@ -222,10 +305,20 @@ impl Resolver<'_> {
             }
             return Ok(Node::Check(check));
         }
+        let grants = self.grants(field, spec.allow.as_ref())?;
+        let grants = grants.as_ref();
         // Both halves are resolved so that one run of `gavel validate` reports both mistakes.
-        let extraction = self.extraction(field, spec.extractor.as_deref(), &spec.extractor_config);
-        let function = self.function(field, spec);
+        let extraction = self.extraction(
+            field,
+            spec.extractor.as_deref(),
+            &spec.extractor_config,
+            grants,
+        );
+        let function = self.function(field, spec, grants);
         match (extraction, function) {
+            (Ok(Extraction::Builtin(_)), Ok(Function::Letta(_))) if spec.allow.is_some() => {
+                Err(vec![self.nothing_to_allow(field, name)])
+            }
             (Ok(extraction), Ok(function)) => Ok(Node::Tool {
                 extraction,
                 function,
@@ -236,10 +329,15 @@ impl Resolver<'_> {
         }
     }
 
-    fn function(&self, field: &str, spec: &ToolSpec) -> Result<Function, SuiteError> {
+    fn function(
+        &self,
+        field: &str,
+        spec: &ToolSpec,
+        grants: Option<&Arc<Grants>>,
+    ) -> Result<Function, SuiteError> {
         let name = spec.function.as_str();
         let config = Value::Object(spec.config.clone());
-        if let Some(function) = self.python_function(field, "function", name, &config)? {
+        if let Some(function) = self.python_function(field, "function", name, &config, grants)? {
             return Ok(Function::Pack(function));
         }
         if let Some(function) = letta::Function::from_name(name) {
@@ -254,13 +352,17 @@ impl Resolver<'_> {
         }
         if let Some(python) = self.bare_python(name) {
             return python
-                .grader(&format!("letta-grader::{name}"), &config)
+                .grader(
+                    &format!("letta-grader::{name}"),
+                    &config,
+                    self.give(field, grants).as_ref(),
+                )
                 .map(Function::Pack)
                 .map_err(|e| self.program_error(field, "function", e));
         }
         let (pack, function) = self.pack_function(field, "function", name)?;
         pack.grader(function, &config)
-            .map(Function::Pack)
+            .map(|grader| Function::Pack(grader.granted(self.give(field, grants))))
             .map_err(|e| {
                 SuiteError::at(self.suite_file, format!("{field}.function"), e.to_string())
             })
@@ -271,6 +373,7 @@ impl Resolver<'_> {
         field: &str,
         name: Option<&str>,
         config: &Map<String, Value>,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<Extraction, SuiteError> {
         let name = name.unwrap_or(DEFAULT_EXTRACTOR);
         if let Some(extractor) = Extractor::new(name, config)
@@ -283,13 +386,21 @@ impl Resolver<'_> {
             let python = self.python_for(field, "extractor")?;
             let module = program::file_module(path.0);
             return python
-                .extractor(&format!("letta-extractor:{module}:{}", path.1), &config)
+                .extractor(
+                    &format!("letta-extractor:{module}:{}", path.1),
+                    &config,
+                    self.give(field, grants).as_ref(),
+                )
                 .map(Extraction::Pack)
                 .map_err(|e| self.program_error(field, "extractor", e));
         }
         if let Some(python) = self.bare_python(name) {
             return python
-                .extractor(&format!("letta-extractor::{name}"), &config)
+                .extractor(
+                    &format!("letta-extractor::{name}"),
+                    &config,
+                    self.give(field, grants).as_ref(),
+                )
                 .map(Extraction::Pack)
                 .map_err(|e| self.program_error(field, "extractor", e));
         }
@@ -297,7 +408,9 @@ impl Resolver<'_> {
         let extractor = pack.extractor(function, &config).map_err(|e| {
             SuiteError::at(self.suite_file, format!("{field}.extractor"), e.to_string())
         })?;
-        Ok(Extraction::Pack(extractor))
+        Ok(Extraction::Pack(
+            extractor.granted(self.give(field, grants)),
+        ))
     }
 
     /// `pack.name`, or letta-evals' `path/to/pack.wasm:name`.
@@ -350,6 +463,7 @@ impl Resolver<'_> {
         key: &str,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<Option<PackGrader>, SuiteError> {
         let Some((path, function)) = program::file_reference(name) else {
             return Ok(None);
@@ -357,13 +471,22 @@ impl Resolver<'_> {
         let python = self.python_for(field, key)?;
         let module = program::file_module(path);
         python
-            .grader(&format!("letta-grader:{module}:{function}"), config)
+            .grader(
+                &format!("letta-grader:{module}:{function}"),
+                config,
+                self.give(field, grants).as_ref(),
+            )
             .map(Some)
             .map_err(|e| self.program_error(field, key, e))
     }
 
     /// evaldeck's `kind: code`.
-    fn code(&self, field: &str, spec: &CodeSpec) -> Result<Node, SuiteError> {
+    fn code(
+        &self,
+        field: &str,
+        spec: &CodeSpec,
+        grants: Option<&Arc<Grants>>,
+    ) -> Result<Node, SuiteError> {
         let (name, config) = match (&spec.function, &spec.class) {
             (Some(function), None) if spec.params.is_empty() => (
                 format!("evaldeck-function:{}:{function}", spec.module),
@@ -391,7 +514,7 @@ impl Resolver<'_> {
         };
         let python = self.python_for(field, "module")?;
         let grader = python
-            .grader(&name, &config)
+            .grader(&name, &config, self.give(field, grants).as_ref())
             .map_err(|e| self.program_error(field, "module", e))?;
         Ok(Node::Program {
             grader,
@@ -410,6 +533,8 @@ impl Resolver<'_> {
             return Ok(Vec::new());
         }
         let python = self.python_for(field, "code").map_err(|e| vec![e])?;
+        // The functions a case names run with what the suite's `allow:` grants.
+        let grants = self.grants(field, None)?;
         let mut code: Vec<CaseCode> = Vec::new();
         let mut errors = Vec::new();
         for entry in entries {
@@ -418,7 +543,11 @@ impl Resolver<'_> {
                 continue;
             }
             let name = format!("evaldeck-function:{}:{}", entry.module, entry.function);
-            match python.grader(&name, &Value::Null) {
+            match python.grader(
+                &name,
+                &Value::Null,
+                self.give(field, grants.as_ref()).as_ref(),
+            ) {
                 Ok(grader) => code.push(CaseCode {
                     module: entry.module.clone(),
                     function: entry.function.clone(),
@@ -435,7 +564,12 @@ impl Resolver<'_> {
     }
 
     /// OpenAI's `kind: python`.
-    fn python(&self, field: &str, spec: &PythonSpec) -> Result<Node, SuiteError> {
+    fn python(
+        &self,
+        field: &str,
+        spec: &PythonSpec,
+        grants: Option<&Arc<Grants>>,
+    ) -> Result<Node, SuiteError> {
         let key = field.rsplit('.').next().unwrap_or(field);
         let module = match (&spec.source, &spec.source_path) {
             (Some(_), None) => program::inline_module(key),
@@ -459,7 +593,11 @@ impl Resolver<'_> {
         }
         let python = self.python_for(field, "source")?;
         let grader = python
-            .grader(&format!("openai:{module}:grade"), &Value::Null)
+            .grader(
+                &format!("openai:{module}:grade"),
+                &Value::Null,
+                self.give(field, grants).as_ref(),
+            )
             .map_err(|e| self.program_error(field, "source", e))?;
         Ok(Node::Program {
             grader,

@@ -19,6 +19,7 @@ pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
 use crate::fsio;
 use crate::grade::GradeKey;
+use crate::grade::grants::Reach;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
@@ -789,6 +790,9 @@ fn record_of(
     Ok(RunRecord {
         filters: options.filters.iter().map(ToString::to_string).collect(),
         max_samples: selection.max_samples,
+        grants: (prepared.plan.grants.iter())
+            .map(|(field, grants)| (field.clone(), Reach::from(&**grants)))
+            .collect(),
         fingerprint: Some(fingerprint),
         ..RunRecord::of_suite(suite)
     })

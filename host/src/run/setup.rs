@@ -103,6 +103,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 .filter(|_| !options.no_judge_cache),
             ..JudgeOptions::default()
         },
+        allow: file.allow.as_ref(),
+        granted: Default::default(),
     };
     let plan = match resolver.plan(&file.graders) {
         // Every grader was left out for its own mistakes, said already.

@@ -3,7 +3,13 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::pattern::canonical;
+/// An IPv4-mapped IPv6 address as the IPv4 address it is.
+pub(super) fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
+        IpAddr::V4(_) => address,
+    }
+}
 
 /// Loopback, private, link-local, shared (carrier-grade NAT), unique-local, multicast,
 /// broadcast and unspecified addresses, and IPv6 addresses that embed an IPv4 one of these.

@@ -18,7 +18,6 @@
 //! host that echoes the header back hands it over: the grant trusts that host.
 
 mod address;
-mod pattern;
 mod send;
 
 use std::future::Future;
@@ -30,29 +29,12 @@ use std::time::Instant;
 use http::{HeaderMap, HeaderValue};
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
-pub use pattern::{HostPattern, PatternError};
+use crate::grade::grants::{Grants, Host, HostPattern};
 
 /// Requests one call may send.
 pub const MAX_REQUESTS: u32 = 32;
 /// Bytes of response bodies one call may receive, all its requests together.
 pub const MAX_RECEIVED: u64 = 16 << 20;
-
-/// What one grader may reach over the network.
-#[derive(Debug, Default)]
-pub struct Reach {
-    /// The hosts requests may go to.
-    pub network: Vec<HostPattern>,
-    pub secrets: Vec<Secret>,
-}
-
-/// A value the grader sees only as its placeholder.
-#[derive(Debug)]
-pub struct Secret {
-    pub placeholder: String,
-    pub value: String,
-    /// The hosts whose requests' headers get the value in place of the placeholder.
-    pub hosts: Vec<HostPattern>,
-}
 
 /// Where a request goes: its URL's host (an address, or a name as written) and port.
 #[derive(Debug)]
@@ -63,30 +45,44 @@ struct Target {
 }
 
 impl Target {
+    /// Whether one of `patterns` grants the target: an address by an address pattern, a name
+    /// by a name or suffix pattern.
     fn granted_by(&self, patterns: &[HostPattern]) -> bool {
-        patterns.iter().any(|pattern| match self.address {
-            Some(address) => pattern.matches_address(address, self.port),
-            None => pattern.matches_name(&self.host, self.port),
-        })
+        match self.address {
+            Some(address) => address_granted(patterns, address, self.port),
+            None => patterns
+                .iter()
+                .any(|p| !matches!(p.host, Host::Ip(_)) && p.matches(&self.host, self.port)),
+        }
     }
 }
 
-impl Reach {
-    /// Replaces, in `headers`, the placeholder of each secret granted for `target` with its
-    /// value. A value that cannot be a header's leaves the placeholder in place.
-    fn substitute_secrets(&self, headers: &mut HeaderMap, target: &Target) {
-        for secret in self.secrets.iter().filter(|s| target.granted_by(&s.hosts)) {
-            let placeholder = secret.placeholder.as_bytes();
-            for value in headers.values_mut() {
-                let bytes = value.as_bytes();
-                if memchr::memmem::find(bytes, placeholder).is_none() {
-                    continue;
-                }
-                let replaced = replace_all(bytes, placeholder, secret.value.as_bytes());
-                if let Ok(mut substituted) = HeaderValue::from_bytes(&replaced) {
-                    substituted.set_sensitive(true);
-                    *value = substituted;
-                }
+/// Whether an address pattern of `patterns` grants `address` on `port`.
+fn address_granted(patterns: &[HostPattern], address: IpAddr, port: u16) -> bool {
+    let address = address::canonical(address).to_string();
+    patterns
+        .iter()
+        .any(|p| matches!(p.host, Host::Ip(_)) && p.matches(&address, port))
+}
+
+/// Replaces, in `headers`, the placeholder of each secret of `grants` granted for `target`
+/// with its value. A value that cannot be a header's leaves the placeholder in place.
+fn substitute_secrets(grants: &Grants, headers: &mut HeaderMap, target: &Target) {
+    for secret in grants
+        .secrets
+        .iter()
+        .filter(|s| target.granted_by(&s.hosts))
+    {
+        let placeholder = secret.placeholder.as_bytes();
+        for value in headers.values_mut() {
+            let bytes = value.as_bytes();
+            if memchr::memmem::find(bytes, placeholder).is_none() {
+                continue;
+            }
+            let replaced = replace_all(bytes, placeholder, secret.value.as_bytes());
+            if let Ok(mut substituted) = HeaderValue::from_bytes(&replaced) {
+                substituted.set_sensitive(true);
+                *value = substituted;
             }
         }
     }
@@ -109,16 +105,16 @@ fn replace_all(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 
 /// One call's network: its grant, deadline and what it has used. `wasi:http`'s hooks.
 pub(crate) struct CallNet {
-    reach: Arc<Reach>,
+    grants: Arc<Grants>,
     deadline: Instant,
     requests: u32,
     received: Arc<AtomicU64>,
 }
 
 impl CallNet {
-    pub(crate) fn new(reach: Arc<Reach>, deadline: Instant) -> CallNet {
+    pub(crate) fn new(grants: Arc<Grants>, deadline: Instant) -> CallNet {
         CallNet {
-            reach,
+            grants,
             deadline,
             requests: 0,
             received: Arc::new(AtomicU64::new(0)),
@@ -154,8 +150,7 @@ impl WasiHttpHooks for CallNet {
             options: options.unwrap_or_default(),
             received: self.received.clone(),
         };
-        let reach = self.reach.clone();
-        Box::new(send::send(request, reach, limits))
+        Box::new(send::send(request, self.grants.clone(), limits))
     }
 }
 

@@ -21,7 +21,8 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 use super::address::inward;
-use super::{MAX_RECEIVED, Reach, Target};
+use super::{MAX_RECEIVED, Target, address_granted, substitute_secrets};
+use crate::grade::grants::Grants;
 
 /// What bounds one request.
 pub(super) struct Limits {
@@ -51,7 +52,7 @@ type Sent = (
 
 pub(super) async fn send(
     mut request: http::Request<WasiBody>,
-    reach: Arc<Reach>,
+    grants: Arc<Grants>,
     limits: Limits,
 ) -> Result<Sent, Error> {
     let uri = request.uri().clone();
@@ -66,13 +67,13 @@ pub(super) async fn send(
         address: host.parse().ok(),
         port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }),
     };
-    reach.substitute_secrets(request.headers_mut(), &target);
+    substitute_secrets(&grants, request.headers_mut(), &target);
     // Sent as a server expects it: the path alone (the host is in the Host header).
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     *request.uri_mut() = http::Uri::try_from(path).map_err(|_| Error::HttpRequestUriInvalid)?;
 
     let connect_by = limits.within(limits.options.connect_timeout);
-    let address = timeout_at(connect_by, destination(&reach, &target))
+    let address = timeout_at(connect_by, destination(&grants, &target))
         .await
         .map_err(|_| Error::DnsTimeout)??;
     let stream = timeout_at(connect_by, TcpStream::connect(address))
@@ -143,13 +144,8 @@ pub(super) async fn send(
 /// The address to connect to for `target`, checked against the grant: an address URL's
 /// address when an address pattern grants it; for a name a pattern grants, the first of its
 /// addresses that is not inward or that an address pattern grants.
-async fn destination(reach: &Reach, target: &Target) -> Result<SocketAddr, Error> {
-    let granted_address = |address: IpAddr| {
-        reach
-            .network
-            .iter()
-            .any(|pattern| pattern.matches_address(address, target.port))
-    };
+async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Error> {
+    let granted_address = |address: IpAddr| address_granted(&grants.network, address, target.port);
     if let Some(address) = target.address {
         return match granted_address(address) {
             true => Ok(SocketAddr::new(address, target.port)),
@@ -160,7 +156,7 @@ async fn destination(reach: &Reach, target: &Target) -> Result<SocketAddr, Error
         rcode: Some("NXDOMAIN".to_string()),
         info_code: None,
     };
-    if !target.granted_by(&reach.network) {
+    if !target.granted_by(&grants.network) {
         return Err(not_found());
     }
     let mut addresses = tokio::net::lookup_host((target.host.as_str(), target.port))

@@ -8,6 +8,7 @@ use std::time::Duration;
 use http_body_util::{BodyExt, Empty};
 
 use super::*;
+use crate::grade::grants::Secret;
 
 /// A server on 127.0.0.1 answering each connection with `reply(request head)`; the heads it
 /// saw arrive on the receiver.
@@ -32,10 +33,14 @@ fn ok(_: &str, stream: &mut TcpStream) {
         stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello");
 }
 
-fn reach(network: &[&str]) -> Arc<Reach> {
-    Arc::new(Reach {
-        network: network.iter().map(|p| p.parse().unwrap()).collect(),
-        secrets: Vec::new(),
+fn pattern(text: &str) -> HostPattern {
+    HostPattern::try_from(text.to_string()).unwrap()
+}
+
+fn reach(network: &[&str]) -> Arc<Grants> {
+    Arc::new(Grants {
+        network: network.iter().map(|p| pattern(p)).collect(),
+        ..Grants::default()
     })
 }
 
@@ -70,7 +75,7 @@ fn fetch(net: &mut CallNet, url: &str, headers: &[(&str, &str)]) -> Result<Vec<u
 
 use std::pin::Pin;
 
-fn call(reach: Arc<Reach>, timeout: Duration) -> CallNet {
+fn call(reach: Arc<Grants>, timeout: Duration) -> CallNet {
     CallNet::new(reach, Instant::now() + timeout)
 }
 
@@ -122,16 +127,18 @@ fn secrets_are_substituted_only_toward_their_hosts() {
     let (granted_port, granted_heads) = server(ok);
     let (other_port, other_heads) = server(ok);
     let placeholder = "gavel-secret-KEY-0123456789abcdef0123456789abcdef";
-    let reach = Arc::new(Reach {
+    let reach = Arc::new(Grants {
         network: vec![
-            format!("127.0.0.1:{granted_port}").parse().unwrap(),
-            format!("127.0.0.1:{other_port}").parse().unwrap(),
+            pattern(&format!("127.0.0.1:{granted_port}")),
+            pattern(&format!("127.0.0.1:{other_port}")),
         ],
         secrets: vec![Secret {
+            name: "KEY".to_string(),
             placeholder: placeholder.to_string(),
             value: "s3cr3t".to_string(),
-            hosts: vec![format!("127.0.0.1:{granted_port}").parse().unwrap()],
+            hosts: vec![pattern(&format!("127.0.0.1:{granted_port}"))],
         }],
+        ..Grants::default()
     });
     let header = format!("Bearer {placeholder}");
     for port in [granted_port, other_port] {
@@ -215,4 +222,22 @@ fn a_call_sends_a_bounded_number_of_requests() {
         matches!(refused, Err(Error::ConnectionLimitReached)),
         "{refused:?}"
     );
+}
+
+#[test]
+fn addresses_are_granted_by_address_patterns_alone() {
+    let mapped = Target {
+        host: "::ffff:127.0.0.1".to_string(),
+        address: Some("::ffff:127.0.0.1".parse().unwrap()),
+        port: 8080,
+    };
+    assert!(mapped.granted_by(&[pattern("127.0.0.1:8080")]));
+    assert!(!mapped.granted_by(&[pattern("127.0.0.1:80")]));
+    let name = Target {
+        host: "localhost".to_string(),
+        address: None,
+        port: 80,
+    };
+    assert!(name.granted_by(&[pattern("localhost")]));
+    assert!(!name.granted_by(&[pattern("127.0.0.1:80")]));
 }

@@ -10,7 +10,7 @@ use wasmtime_wasi::I32Exit;
 
 use super::engine::{CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
-use crate::grade::net::Reach;
+use crate::grade::grants::{Access, Grants};
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -56,16 +56,16 @@ pub(super) struct Outcome<T> {
     pub(super) usage: Usage,
 }
 
-/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance, whose
-/// requests may reach what `reach` grants (nothing when none).
+/// Instantiates `pre` in a fresh store with `limits` and runs `f` against the instance.
 pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    reach: Option<&Arc<Reach>>,
+    access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, reach, f))
+    outside_async(|| run_here(engine, pre, limits, access, network, f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -105,12 +105,22 @@ fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    reach: Option<&Arc<Reach>>,
+    access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = Store::new(engine, CallState::new(limits, reach.cloned()));
+    let state = match CallState::new(limits, access, network.cloned()) {
+        Ok(state) => state,
+        Err(e) => {
+            return Outcome {
+                result: Err(CallFailure::Host(format!("{e:#}"))),
+                usage: Usage::default(),
+            };
+        }
+    };
+    let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     store.set_epoch_deadline(limits.deadline_ticks);

@@ -15,13 +15,15 @@ use wasmtime::{
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
-    Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
-    WasiView,
+    Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
+    WasiCtxView, WasiView,
 };
+
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::limits::{CallLimits, TICK};
-use crate::grade::net::{CallNet, Reach};
+use crate::grade::grants::{Access, Grants};
+use crate::grade::net::CallNet;
 
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
 /// grade the same way on every run.
@@ -370,8 +372,9 @@ pub(super) struct CallState {
     wasi: Option<Wasi>,
     /// Built on the guest's first `wasi:http` call, as `wasi` is.
     http: Option<Http>,
-    /// What the call's requests may reach (nothing unless granted), and the call's deadline.
-    reach: Option<Arc<Reach>>,
+    /// The grant the call's requests are checked against (nothing when none), and the call's
+    /// deadline.
+    network: Option<Arc<Grants>>,
     deadline: Instant,
     table: ResourceTable,
     stdout_bytes: usize,
@@ -389,14 +392,59 @@ struct Wasi {
     ctx: WasiCtx,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
+    /// The call's writable `/tmp`, removed when the call's store is dropped.
+    _scratch: Option<tempfile::TempDir>,
 }
+
+/// Where a call's scratch folder is mounted.
+const SCRATCH: &str = "/tmp";
 
 impl Wasi {
     fn new(stdout_bytes: usize) -> Wasi {
+        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        Wasi {
+            ctx: builder.build(),
+            stdout,
+            stderr,
+            _scratch: None,
+        }
+    }
+
+    /// A context with what `access` grants: its variables, its folders read-only at their own
+    /// path, and a fresh private scratch folder.
+    fn granted(stdout_bytes: usize, access: &Access) -> wasmtime::Result<Wasi> {
+        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        for (name, value) in &access.env {
+            builder.env(name, value);
+        }
+        for folder in &access.folders {
+            let guest = folder.to_str().ok_or_else(|| {
+                wasmtime::format_err!("`{}` is not a UTF-8 path", folder.display())
+            })?;
+            builder.preopened_dir(folder, guest, FsPerms::ReadOnly)?;
+        }
+        let scratch = match access.scratch {
+            true => {
+                let dir = tempfile::Builder::new().prefix("gavel-tmp-").tempdir()?;
+                builder.preopened_dir(dir.path(), SCRATCH, FsPerms::ReadWrite)?;
+                Some(dir)
+            }
+            false => None,
+        };
+        Ok(Wasi {
+            ctx: builder.build(),
+            stdout,
+            stderr,
+            _scratch: scratch,
+        })
+    }
+
+    fn builder(stdout_bytes: usize) -> (WasiCtxBuilder, MemoryOutputPipe, MemoryOutputPipe) {
         let stdout = MemoryOutputPipe::new(stdout_bytes);
         let stderr = MemoryOutputPipe::new(stdout_bytes);
         let random = random_stream();
-        let ctx = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .wall_clock(FixedWall)
@@ -410,24 +458,30 @@ impl Wasi {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .allow_blocking_current_thread(true)
-            .build();
-        Wasi {
-            ctx,
-            stdout,
-            stderr,
-        }
+            .allow_blocking_current_thread(true);
+        (builder, stdout, stderr)
     }
 }
 
 impl CallState {
-    pub(super) fn new(limits: &CallLimits, reach: Option<Arc<Reach>>) -> CallState {
+    /// The state of a call that may reach what `access` grants, and over the network what
+    /// `network` grants; its WASI context is built now when something is granted (opening a
+    /// folder can fail), else on first use.
+    pub(super) fn new(
+        limits: &CallLimits,
+        access: Option<&Access>,
+        network: Option<Arc<Grants>>,
+    ) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
-        CallState {
-            wasi: None,
+        let wasi = match access {
+            Some(access) => Some(Wasi::granted(limits.stdout_bytes, access)?),
+            None => None,
+        };
+        Ok(CallState {
+            wasi,
             http: None,
-            reach,
+            network,
             deadline: Instant::now() + limits.timeout,
             table,
             stdout_bytes: limits.stdout_bytes,
@@ -438,7 +492,7 @@ impl CallState {
                 peak_memory: 0,
                 table_elements: 0,
             },
-        }
+        })
     }
 
     /// The last `keep` bytes the guest wrote to stderr, as text (empty if it never touched WASI).
@@ -480,10 +534,10 @@ impl WasiView for CallState {
 
 impl WasiHttpView for CallState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        let (reach, deadline) = (&self.reach, self.deadline);
+        let (network, deadline) = (&self.network, self.deadline);
         let http = self.http.get_or_insert_with(|| Http {
             ctx: WasiHttpCtx::new(),
-            net: CallNet::new(reach.clone().unwrap_or_default(), deadline),
+            net: CallNet::new(network.clone().unwrap_or_default(), deadline),
         });
         WasiHttpCtxView {
             ctx: &mut http.ctx,

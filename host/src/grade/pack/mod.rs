@@ -56,12 +56,12 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::grade::grants::{Access, Grants};
 use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
 use crate::cache::CacheDir;
-use crate::grade::net::Reach;
 use cache::Cache;
 pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
@@ -395,9 +395,10 @@ impl Pack {
         if !wit_version.starts_with("0.2.") {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, None, |instance, store| {
-            Exports::describe(instance, store, &wit_version)
-        });
+        let Outcome { result, .. } =
+            call::run(&engine, &pre, &limits, None, None, |instance, store| {
+                Exports::describe(instance, store, &wit_version)
+            });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
             reason: reason.to_string(),
@@ -427,13 +428,13 @@ impl Pack {
 
     /// The grader `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
-        let function = self.function(None, name, FunctionKind::Grader, config)?;
+        let function = self.function(None, name, FunctionKind::Grader, config, None)?;
         Ok(PackGrader { function })
     }
 
     /// The extractor `name` with `config` (a JSON object, or null for none), checked by the pack.
     pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
-        let function = self.function(None, name, FunctionKind::Extractor, config)?;
+        let function = self.function(None, name, FunctionKind::Extractor, config, None)?;
         Ok(PackExtractor { function })
     }
 
@@ -451,6 +452,7 @@ impl Pack {
             &pack.engine,
             &pack.pre,
             &pack.limits,
+            None,
             None,
             |instance, store| pack.exports.compile(instance, store, sources),
         );
@@ -470,8 +472,9 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<PackGrader, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Grader, config)?;
+        let function = self.function(Some(program), name, FunctionKind::Grader, config, grants)?;
         Ok(PackGrader { function })
     }
 
@@ -481,8 +484,10 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<PackExtractor, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Extractor, config)?;
+        let function =
+            self.function(Some(program), name, FunctionKind::Extractor, config, grants)?;
         Ok(PackExtractor { function })
     }
 
@@ -492,7 +497,13 @@ impl Pack {
         program: &Arc<Program>,
         name: &str,
     ) -> Result<PackReward, PackError> {
-        let function = self.function(Some(program), name, FunctionKind::Grader, &Value::Null)?;
+        let function = self.function(
+            Some(program),
+            name,
+            FunctionKind::Grader,
+            &Value::Null,
+            None,
+        )?;
         Ok(PackReward { function })
     }
 
@@ -502,14 +513,15 @@ impl Pack {
         name: &str,
         kind: FunctionKind,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<Function, PackError> {
-        let config = self.checked(program, name, kind, config)?;
+        let config = self.checked(program, name, kind, config, grants)?;
         Ok(Function {
             pack: self.inner.clone(),
             name: name.to_string(),
             config,
             program: program.cloned(),
-            reach: None,
+            grants: grants.cloned(),
         })
     }
 
@@ -521,10 +533,11 @@ impl Pack {
         name: &str,
         wanted: FunctionKind,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<String, PackError> {
         let pack = &self.inner;
         if let Some(program) = program {
-            return self.checked_program(program, name, config);
+            return self.checked_program(program, name, config, grants);
         }
         let function = pack
             .info
@@ -559,6 +572,7 @@ impl Pack {
             &pack.pre,
             &pack.limits,
             None,
+            None,
             |instance, store| pack.exports.check_config(instance, store, name, &config),
         );
         match result {
@@ -573,17 +587,21 @@ impl Pack {
         program: &Program,
         name: &str,
         config: &Value,
+        grants: Option<&Arc<Grants>>,
     ) -> Result<String, PackError> {
         let pack = &self.inner;
         let config = match config {
             Value::Null => "{}".to_string(),
             _ => config.to_string(),
         };
+        // The program's top level runs here as before each call: with what its calls reach.
+        let access = grants.map(|grants| grants.access());
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
             &pack.limits,
-            None,
+            access.as_ref(),
+            grants,
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -636,13 +654,22 @@ struct Function {
     config: String,
     /// Loaded into the instance before the function runs, for an interpreter.
     program: Option<Arc<Program>>,
-    /// What the function's requests may reach; nothing when none.
-    reach: Option<Arc<Reach>>,
+    /// What its calls may reach; nothing when `None`.
+    grants: Option<Arc<Grants>>,
 }
 
 impl Function {
+    /// What a call grading `sample` may reach, or why the row may not have it.
+    fn access(&self, sample: &Sample<'_>) -> Result<Option<Access>, String> {
+        self.grants
+            .as_ref()
+            .map(|grants| grants.access_for(sample.row))
+            .transpose()
+    }
+
     fn run<T: Send>(
         &self,
+        access: Option<&Access>,
         f: impl FnOnce(
             &Exports,
             &wasmtime::component::Instance,
@@ -655,7 +682,8 @@ impl Function {
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
-            self.reach.as_ref(),
+            access,
+            self.grants.as_ref(),
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?
@@ -679,9 +707,10 @@ pub struct PackGrader {
 }
 
 impl PackGrader {
-    /// This grader with its requests reaching what `reach` grants.
-    pub fn reaching(mut self, reach: Arc<Reach>) -> PackGrader {
-        self.function.reach = Some(reach);
+    /// This grader, its calls reaching what `grants` grants (a pack's functions reach
+    /// nothing before they grade).
+    pub fn granted(mut self, grants: Option<Arc<Grants>>) -> PackGrader {
+        self.function.grants = grants;
         self
     }
 
@@ -693,8 +722,12 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
+        let access = match self.function.access(sample) {
+            Ok(access) => access,
+            Err(why) => return Grade::error(why).with_submission(submission),
+        };
         let args = self.function.pack.exports.args(sample, trajectory);
-        self.grade_wit(&args, submission)
+        self.grade_wit(&args, submission, access.as_ref())
     }
 
     /// [`PackGrader::grade`] for an async caller: the call runs on a thread made for blocking
@@ -705,15 +738,19 @@ impl PackGrader {
         trajectory: &Trajectory<'_>,
         submission: &str,
     ) -> Grade {
+        let access = match self.function.access(sample) {
+            Ok(access) => access,
+            Err(why) => return Grade::error(why).with_submission(submission),
+        };
         let grader = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
         let submission = submission.to_string();
-        call::off_worker(move || grader.grade_wit(&args, &submission)).await
+        call::off_worker(move || grader.grade_wit(&args, &submission, access.as_ref())).await
     }
 
-    fn grade_wit(&self, args: &wit::Args, submission: &str) -> Grade {
+    fn grade_wit(&self, args: &wit::Args, submission: &str, access: Option<&Access>) -> Grade {
         let f = &self.function;
-        let Outcome { result, usage } = f.run(|exports, instance, store| {
+        let Outcome { result, usage } = f.run(access, |exports, instance, store| {
             exports.grade(instance, store, (&f.name, args, submission, &f.config))
         });
         let grade = match result {
@@ -791,6 +828,9 @@ pub enum GuestError {
     OutputTooLarge,
     #[error("guest returned error: {0}")]
     Returned(String),
+    /// The row chose what its grants do not allow.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A pack's extractor, ready to extract from many threads at once.
@@ -800,9 +840,9 @@ pub struct PackExtractor {
 }
 
 impl PackExtractor {
-    /// This extractor with its requests reaching what `reach` grants.
-    pub fn reaching(mut self, reach: Arc<Reach>) -> PackExtractor {
-        self.function.reach = Some(reach);
+    /// This extractor, its calls reaching what `grants` grants.
+    pub fn granted(mut self, grants: Option<Arc<Grants>>) -> PackExtractor {
+        self.function.grants = grants;
         self
     }
 
@@ -813,7 +853,9 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
-        self.extract_wit(&self.function.pack.exports.args(sample, trajectory))
+        let access = self.function.access(sample).map_err(GuestError::Refused)?;
+        let args = self.function.pack.exports.args(sample, trajectory);
+        self.extract_wit(&args, access.as_ref())
     }
 
     /// [`PackExtractor::extract`] for an async caller: the call runs on a thread made for
@@ -823,14 +865,19 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
+        let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let extractor = self.clone();
         let args = self.function.pack.exports.args(sample, trajectory);
-        call::off_worker(move || extractor.extract_wit(&args)).await
+        call::off_worker(move || extractor.extract_wit(&args, access.as_ref())).await
     }
 
-    fn extract_wit(&self, args: &wit::Args) -> Result<Option<String>, GuestError> {
+    fn extract_wit(
+        &self,
+        args: &wit::Args,
+        access: Option<&Access>,
+    ) -> Result<Option<String>, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } = f.run(|exports, instance, store| {
+        let Outcome { result, .. } = f.run(access, |exports, instance, store| {
             exports.extract(instance, store, (&f.name, args, &f.config))
         });
         match result? {
@@ -860,8 +907,9 @@ impl PackReward {
 
     fn reward(&self, context: &str) -> Result<String, GuestError> {
         let f = &self.function;
-        let Outcome { result, .. } =
-            f.run(|exports, instance, store| exports.reward(instance, store, &f.name, context));
+        let Outcome { result, .. } = f.run(None, |exports, instance, store| {
+            exports.reward(instance, store, &f.name, context)
+        });
         match result? {
             Ok(text) | Err(text) if text.len() > f.output_limit() => {
                 Err(GuestError::OutputTooLarge)

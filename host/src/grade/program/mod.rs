@@ -31,6 +31,7 @@ use serde_json::Value;
 use crate::config::reward::RewardSpec;
 use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::fsio;
+use crate::grade::grants::Grants;
 use crate::grade::pack::{
     Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source, Writes,
 };
@@ -84,17 +85,28 @@ impl Python {
         self.sources_sha256.clone()
     }
 
-    /// The interpreter's grader `name` (see the table above), checked in its program.
-    pub fn grader(&self, name: &str, config: &Value) -> Result<PackGrader, PackError> {
+    /// The interpreter's grader `name` (see the table above), checked in its program, its
+    /// calls reaching what `grants` grants.
+    pub fn grader(
+        &self,
+        name: &str,
+        config: &Value,
+        grants: Option<&Arc<Grants>>,
+    ) -> Result<PackGrader, PackError> {
         self.in_program(name, |program| {
-            self.pack.program_grader(program, name, config)
+            self.pack.program_grader(program, name, config, grants)
         })
     }
 
     /// The interpreter's extractor `name`, checked in its program.
-    pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
+    pub fn extractor(
+        &self,
+        name: &str,
+        config: &Value,
+        grants: Option<&Arc<Grants>>,
+    ) -> Result<PackExtractor, PackError> {
         self.in_program(name, |program| {
-            self.pack.program_extractor(program, name, config)
+            self.pack.program_extractor(program, name, config, grants)
         })
     }
 

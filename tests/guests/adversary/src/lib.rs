@@ -35,6 +35,10 @@ const GRADERS: &[(&str, &str)] = &[
     ("find-secret", "looks for what `leak-secret` left behind"),
     ("leak-and-find", "leaves the submission in memory and finds it again in the same call"),
     ("describe-sample", "reports the sample and trajectory it received"),
+    (
+        "reach",
+        "reports its environment and what it can read, list and write at the submission's path",
+    ),
 ];
 
 const EXTRACTORS: &[(&str, &str)] = &[
@@ -118,6 +122,14 @@ impl Guest for Adversary {
                 Ok(scored(1.0, find_secret(&submission)))
             }
             "describe-sample" => Ok(scored(1.0, describe_sample(&sample, &trajectory))),
+            "reach" => {
+                let reached = reach(&submission);
+                println!("{reached}");
+                Ok(Grade {
+                    metadata: Some(reached.clone()),
+                    ..scored(1.0, reached)
+                })
+            }
             other => Err(format!("no grader named {other}")),
         }
     }
@@ -166,6 +178,56 @@ fn native(depth: u64) -> u64 {
         return 0;
     }
     native(depth - 1).wrapping_mul(3).wrapping_add(depth)
+}
+
+/// Everything the guest can reach from `path` (a file, or a folder when it ends in `/`), as a
+/// JSON object: its whole environment, the file's text or the folder's entries, and whether it
+/// could write beside it and in `/tmp` (and what `/tmp` held before).
+fn reach(path: &str) -> String {
+    let text = |r: std::io::Result<String>| match r {
+        Ok(text) => text,
+        Err(e) => format!("error: {e}"),
+    };
+    let env: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+    let read = match path.strip_suffix('/') {
+        Some(dir) => text(std::fs::read_dir(dir).map(|entries| {
+            let mut names: Vec<String> = entries
+                .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+                .collect();
+            names.sort();
+            names.join(",")
+        })),
+        None => text(std::fs::read_to_string(path)),
+    };
+    let beside = format!("{}.written", path.trim_end_matches('/'));
+    let write = text(std::fs::write(&beside, "x").map(|()| "written".to_string()));
+    let tmp_before = text(std::fs::read_dir("/tmp").map(|entries| entries.count().to_string()));
+    let tmp = text(
+        std::fs::write("/tmp/scratch.txt", "scratch")
+            .and_then(|()| std::fs::read_to_string("/tmp/scratch.txt")),
+    );
+    let quoted = |s: &str| {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let env: Vec<String> = env.iter().map(|e| quoted(e)).collect();
+    format!(
+        "{{\"env\":[{}],\"read\":{},\"write\":{},\"tmp_before\":{},\"tmp\":{}}}",
+        env.join(","),
+        quoted(&read),
+        quoted(&write),
+        quoted(&tmp_before),
+        quoted(&tmp)
+    )
 }
 
 fn probe() -> String {

@@ -1,0 +1,606 @@
+//! What a sandboxed grader may reach: the `allow:` block as written (at the suite's top level
+//! and per grader), and its resolution into the [`Grants`] of one grader.
+//!
+//! Nothing is granted by default. A grader's `allow:` key replaces the suite's value of that
+//! key; the keys it does not name are the suite's.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use indexmap::IndexMap;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An `allow:` block as written.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowSpec {
+    /// Hosts the grader may connect to over `wasi:http`.
+    #[serde(default)]
+    pub network: Option<Vec<HostPattern>>,
+    /// Variables of gavel's environment passed in by name.
+    #[serde(default)]
+    pub env: Option<Vec<VarName>>,
+    /// Variables the grader sees as a placeholder, each with the hosts its value may be sent
+    /// to in headers.
+    #[serde(default)]
+    pub secrets: Option<IndexMap<VarName, Vec<HostPattern>>>,
+    /// Folders mounted read-only at their own absolute path.
+    #[serde(default)]
+    pub files: Option<Vec<FileGrant>>,
+}
+
+impl AllowSpec {
+    /// The grader's block over the suite's: each key the grader names replaces the suite's.
+    pub fn over(grader: Option<&AllowSpec>, suite: Option<&AllowSpec>) -> AllowSpec {
+        let empty = AllowSpec::default();
+        let (grader, suite) = (grader.unwrap_or(&empty), suite.unwrap_or(&empty));
+        AllowSpec {
+            network: grader.network.clone().or_else(|| suite.network.clone()),
+            env: grader.env.clone().or_else(|| suite.env.clone()),
+            secrets: grader.secrets.clone().or_else(|| suite.secrets.clone()),
+            files: grader.files.clone().or_else(|| suite.files.clone()),
+        }
+    }
+
+    /// Resolves the block for one grader: folders against `base_dir` (each must be a folder),
+    /// variables from gavel's environment. A mistake is `(field below allow, message, hint)`.
+    pub fn resolve(&self, base_dir: &Path) -> Result<Grants, Vec<GrantError>> {
+        let mut errors = Vec::new();
+        let mut files = Vec::new();
+        for (index, grant) in self.files.iter().flatten().enumerate() {
+            let (field, written) = match grant {
+                FileGrant::Folder(folder) => (format!("files[{index}]"), folder),
+                FileGrant::Row { under, .. } => (format!("files[{index}].under"), under),
+            };
+            match folder(base_dir, written) {
+                Ok(path) => files.push(match grant {
+                    FileGrant::Folder(_) => Mount::Folder(path),
+                    FileGrant::Row { row, .. } => Mount::Row {
+                        under: path,
+                        field: row.clone(),
+                    },
+                }),
+                Err(message) => errors.push(GrantError {
+                    field,
+                    message,
+                    hint: "write an existing folder, relative to the suite's folder or absolute",
+                }),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let env = (self.env.iter().flatten())
+            .filter_map(|name| Some((name.0.clone(), std::env::var(&name.0).ok()?)))
+            .collect();
+        let secrets = (self.secrets.iter().flatten())
+            .filter_map(|(name, hosts)| {
+                Some(Secret {
+                    placeholder: placeholder(&name.0),
+                    value: std::env::var(&name.0).ok()?,
+                    name: name.0.clone(),
+                    hosts: hosts.clone(),
+                })
+            })
+            .collect();
+        Ok(Grants {
+            network: self.network.clone().unwrap_or_default(),
+            env,
+            secrets,
+            files,
+        })
+    }
+}
+
+/// A mistake in an `allow:` block found when resolving it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrantError {
+    /// The field below `allow`, e.g. `files[0]`.
+    pub field: String,
+    pub message: String,
+    pub hint: &'static str,
+}
+
+/// `written` (relative to `base_dir`, or absolute) as an absolute folder with its symlinks
+/// resolved, or why it is not one.
+fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, String> {
+    let path = base_dir.join(written);
+    let resolved = path
+        .canonicalize()
+        .map_err(|e| format!("cannot use folder `{}`: {e}", path.display()))?;
+    if resolved.is_dir() {
+        Ok(resolved)
+    } else {
+        Err(format!("`{}` is not a folder", path.display()))
+    }
+}
+
+/// One entry of `files:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileGrant {
+    /// A folder, relative to the suite's folder or absolute.
+    Folder(String),
+    /// The folder a row names at the dotted path `row`, when it is inside `under`.
+    Row { under: String, row: String },
+}
+
+impl<'de> Deserialize<'de> for FileGrant {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entry;
+        const KEYS: &[&str] = &["under", "row"];
+        impl<'de> Visitor<'de> for Entry {
+            type Value = FileGrant;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a folder, or a mapping `{under: FOLDER, row: FIELD}`")
+            }
+            fn visit_str<E: de::Error>(self, folder: &str) -> Result<FileGrant, E> {
+                if folder.is_empty() {
+                    return Err(E::custom(
+                        "the folder is empty; write `.` for the suite's own",
+                    ));
+                }
+                Ok(FileGrant::Folder(folder.to_string()))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<FileGrant, M::Error> {
+                let (mut under, mut row) = (None::<String>, None::<String>);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "under" => under = Some(map.next_value()?),
+                        "row" => row = Some(map.next_value()?),
+                        _ => return Err(de::Error::unknown_field(&key, KEYS)),
+                    }
+                }
+                let under = under.ok_or_else(|| de::Error::missing_field("under"))?;
+                let row = row.ok_or_else(|| de::Error::missing_field("row"))?;
+                if row.is_empty() || row.split('.').any(str::is_empty) {
+                    return Err(de::Error::custom(format!(
+                        "`row: {row}` is not a dotted path of the row's keys, e.g. `extra_vars.workspace`"
+                    )));
+                }
+                Ok(FileGrant::Row { under, row })
+            }
+        }
+        deserializer.deserialize_any(Entry)
+    }
+}
+
+/// The name of an environment variable: a letter or `_`, then letters, digits and `_`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(try_from = "String")]
+pub struct VarName(pub String);
+
+impl TryFrom<String> for VarName {
+    type Error = String;
+    fn try_from(name: String) -> Result<VarName, String> {
+        let mut chars = name.chars();
+        let valid = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid {
+            Ok(VarName(name))
+        } else {
+            Err(format!(
+                "`{name}` is not a variable name: write letters, digits and `_`, not starting with a digit (e.g. `OPENAI_BASE_URL`)"
+            ))
+        }
+    }
+}
+
+/// A host a grader may connect to: `name`, `*.suffix` (one or more labels before the suffix)
+/// or an IP address (v6 in brackets), each with an optional `:port`; without one, 80 and 443.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(try_from = "String")]
+pub struct HostPattern {
+    pub host: Host,
+    pub port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Host {
+    /// A name, in lowercase.
+    Name(String),
+    /// `*.suffix`: any name ending in `.suffix`; holds the suffix, in lowercase.
+    Suffix(String),
+    Ip(IpAddr),
+}
+
+impl HostPattern {
+    /// Whether a connection to `host` (a name or an address, IPv6 without brackets) on `port`
+    /// is granted.
+    pub fn matches(&self, host: &str, port: u16) -> bool {
+        let port_ok = match self.port {
+            Some(granted) => granted == port,
+            None => port == 80 || port == 443,
+        };
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        port_ok
+            && match &self.host {
+                Host::Name(name) => *name == host,
+                Host::Suffix(suffix) => host
+                    .strip_suffix(suffix.as_str())
+                    .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.')),
+                Host::Ip(ip) => host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<IpAddr>()
+                    .is_ok_and(|h| h == *ip),
+            }
+    }
+}
+
+impl fmt::Display for HostPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.host {
+            Host::Name(name) => f.write_str(name)?,
+            Host::Suffix(suffix) => write!(f, "*.{suffix}")?,
+            Host::Ip(IpAddr::V4(ip)) => write!(f, "{ip}")?,
+            Host::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]")?,
+        }
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for HostPattern {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl TryFrom<String> for HostPattern {
+    type Error = String;
+    fn try_from(written: String) -> Result<HostPattern, String> {
+        let bad = |why: &str| {
+            format!(
+                "`{written}` is not a host pattern: {why}; write `api.example.com`, `*.example.com`, `127.0.0.1:8080` or `[::1]:8080`"
+            )
+        };
+        let (host, port) = if let Some(rest) = written.strip_prefix('[') {
+            let (ip, after) = rest
+                .split_once(']')
+                .ok_or_else(|| bad("the `[` of an IPv6 address is not closed"))?;
+            let port = match after {
+                "" => None,
+                _ => Some(
+                    after
+                        .strip_prefix(':')
+                        .ok_or_else(|| bad("only `:PORT` may follow `]`"))?,
+                ),
+            };
+            let ip = ip
+                .parse::<std::net::Ipv6Addr>()
+                .map_err(|_| bad("not an IPv6 address between the brackets"))?;
+            (Host::Ip(IpAddr::V6(ip)), port)
+        } else {
+            if written.matches(':').count() > 1 {
+                return Err(bad("an IPv6 address goes in brackets"));
+            }
+            let (host, port) = match written.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (written.as_str(), None),
+            };
+            let host = host.to_ascii_lowercase();
+            let host = if let Ok(ip) = host.parse::<std::net::Ipv4Addr>() {
+                Host::Ip(IpAddr::V4(ip))
+            } else if let Some(suffix) = host.strip_prefix("*.") {
+                check_name(suffix).map_err(|why| bad(&why))?;
+                Host::Suffix(suffix.to_string())
+            } else {
+                check_name(&host).map_err(|why| bad(&why))?;
+                Host::Name(host)
+            };
+            (host, port)
+        };
+        let port = match port {
+            None => None,
+            Some(port) => match port.parse::<u16>() {
+                Ok(port) if port > 0 => Some(port),
+                _ => return Err(bad("the port is not a number from 1 to 65535")),
+            },
+        };
+        Ok(HostPattern { host, port })
+    }
+}
+
+/// Why `name` is not a DNS name of letters, digits and `-` labels.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 253 {
+        return Err("the name is empty or longer than 253 characters".to_string());
+    }
+    if name.contains('*') {
+        return Err("`*` is allowed only as a whole first label, `*.example.com`".to_string());
+    }
+    for label in name.split('.') {
+        let valid = (1..=63).contains(&label.len())
+            && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-');
+        if !valid {
+            return Err(format!(
+                "`{label}` is not a label of a host name (letters, digits and `-`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What one grader may reach, resolved from its `allow:` over the suite's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Grants {
+    pub network: Vec<HostPattern>,
+    /// Variables passed in, with their values; those unset in gavel's environment are absent.
+    pub env: Vec<(String, String)>,
+    /// Secrets set in gavel's environment; those unset are absent.
+    pub secrets: Vec<Secret>,
+    pub files: Vec<Mount>,
+}
+
+impl Grants {
+    /// Whether nothing is granted.
+    pub fn is_empty(&self) -> bool {
+        self.network.is_empty()
+            && self.env.is_empty()
+            && self.secrets.is_empty()
+            && self.files.is_empty()
+    }
+}
+
+impl Grants {
+    /// What a call may reach before any row: the variables (each secret as its placeholder)
+    /// and the folders, without those a row chooses (a program loaded before any sample).
+    pub fn access(&self) -> Access {
+        let secrets = (self.secrets.iter()).map(|s| (s.name.clone(), s.placeholder.clone()));
+        Access {
+            env: self.env.iter().cloned().chain(secrets).collect(),
+            folders: (self.files.iter())
+                .filter_map(|mount| match mount {
+                    Mount::Folder(folder) => Some(folder.clone()),
+                    Mount::Row { .. } => None,
+                })
+                .collect(),
+            scratch: !self.files.is_empty(),
+        }
+    }
+
+    /// What a call grading `row` (its JSON text) may reach: [`Grants::access`] with the folder
+    /// the row names for each row-chosen grant; why not when a row names no folder inside it.
+    pub fn access_for(&self, row: &str) -> Result<Access, String> {
+        let mut access = self.access();
+        for mount in &self.files {
+            if let Mount::Row { under, field } = mount {
+                access.folders.push(row_folder(row, under, field)?);
+            }
+        }
+        Ok(access)
+    }
+}
+
+/// What one sandboxed call may reach.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Access {
+    /// The call's environment: granted variables with their values, secrets as placeholders.
+    pub env: Vec<(String, String)>,
+    /// Folders mounted read-only at their own absolute path.
+    pub folders: Vec<PathBuf>,
+    /// Whether the call gets an empty, writable `/tmp` of its own.
+    pub scratch: bool,
+}
+
+/// What a grader may reach, as `gavel validate` prints it and `run.json` records it: names,
+/// hosts and folders, never a secret's value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
+    /// Each secret's name, with the hosts its value may be sent to.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub secrets: IndexMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+}
+
+impl From<&Grants> for Reach {
+    fn from(grants: &Grants) -> Reach {
+        let hosts = |hosts: &[HostPattern]| hosts.iter().map(ToString::to_string).collect();
+        Reach {
+            network: hosts(&grants.network),
+            env: grants.env.iter().map(|(name, _)| name.clone()).collect(),
+            secrets: (grants.secrets.iter())
+                .map(|s| (s.name.clone(), hosts(&s.hosts)))
+                .collect(),
+            files: (grants.files.iter())
+                .map(|mount| match mount {
+                    Mount::Folder(folder) => folder.display().to_string(),
+                    Mount::Row { under, field } => {
+                        format!(
+                            "the folder of the row's `{field}`, inside {}",
+                            under.display()
+                        )
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl fmt::Display for Reach {
+    /// One line: `network a.com; env A, B; secrets K (to a.com); files /x`, or `nothing`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.network.is_empty() {
+            parts.push(format!("network {}", self.network.join(", ")));
+        }
+        if !self.env.is_empty() {
+            parts.push(format!("env {}", self.env.join(", ")));
+        }
+        if !self.secrets.is_empty() {
+            let secrets: Vec<String> = (self.secrets.iter())
+                .map(|(name, hosts)| match hosts.is_empty() {
+                    true => format!("{name} (sent nowhere)"),
+                    false => format!("{name} (sent to {})", hosts.join(", ")),
+                })
+                .collect();
+            parts.push(format!("secrets {}", secrets.join(", ")));
+        }
+        if !self.files.is_empty() {
+            parts.push(format!("files (read-only) {}", self.files.join(", ")));
+        }
+        if parts.is_empty() {
+            f.write_str("nothing")
+        } else {
+            f.write_str(&parts.join("; "))
+        }
+    }
+}
+
+/// A secret: inside the sandbox the variable `name` reads as `placeholder`; the network code
+/// substitutes `value` in headers of requests to `hosts` only.
+#[derive(Clone, PartialEq)]
+pub struct Secret {
+    pub name: String,
+    pub placeholder: String,
+    pub value: String,
+    pub hosts: Vec<HostPattern>,
+}
+
+impl fmt::Debug for Secret {
+    /// Without the value, which no text of gavel's shows.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secret")
+            .field("name", &self.name)
+            .field("placeholder", &self.placeholder)
+            .field("hosts", &self.hosts)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A folder mounted read-only at its own absolute path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mount {
+    /// A folder, absolute, its symlinks resolved.
+    Folder(PathBuf),
+    /// The folder a row names at the dotted path `field`, mounted when it is inside `under`
+    /// (absolute, its symlinks resolved).
+    Row { under: PathBuf, field: String },
+}
+
+/// The text a secret's variable reads as inside the sandbox:
+/// `gavel-secret-<NAME>-<32 hex chars, random per run>`.
+fn placeholder(name: &str) -> String {
+    static RUN: OnceLock<String> = OnceLock::new();
+    // fastrand's generator is seeded from the standard library's per-process random keys.
+    let run = RUN.get_or_init(|| format!("{:032x}", fastrand::u128(..)));
+    format!("gavel-secret-{name}-{run}")
+}
+
+/// The folder the row names at the dotted `field`, when it is inside `under` once its
+/// symlinks are resolved; else why not, in words naming the field.
+pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, String> {
+    let value: Value = serde_json::from_str(row)
+        .map_err(|e| format!("allow.files: the row is not JSON to read `{field}` from: {e}"))?;
+    let named = field
+        .split('.')
+        .try_fold(&value, |node, key| node.get(key))
+        .ok_or_else(|| format!("allow.files: the row has no `{field}` naming a folder"))?;
+    let Value::String(named) = named else {
+        return Err(format!(
+            "allow.files: the row's `{field}` is not text naming a folder"
+        ));
+    };
+    let resolved = Path::new(named).canonicalize().map_err(|e| {
+        format!("allow.files: the row's `{field}` names `{named}`, which cannot be used: {e}")
+    })?;
+    if !resolved.starts_with(under) {
+        return Err(format!(
+            "allow.files: the row's `{field}` names `{named}`, which is not inside `{}`; a row cannot widen a grant",
+            under.display()
+        ));
+    }
+    if !resolved.is_dir() {
+        return Err(format!(
+            "allow.files: the row's `{field}` names `{named}`, which is not a folder"
+        ));
+    }
+    Ok(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(text: &str) -> Result<HostPattern, String> {
+        HostPattern::try_from(text.to_string())
+    }
+
+    #[test]
+    fn host_patterns_match_their_hosts_and_ports_only() {
+        let exact = pattern("API.example.com").unwrap();
+        assert!(exact.matches("api.example.com", 443));
+        assert!(exact.matches("api.example.com", 80));
+        assert!(!exact.matches("api.example.com", 8080));
+        assert!(!exact.matches("evil.api.example.com", 443));
+        let wild = pattern("*.example.com").unwrap();
+        assert!(wild.matches("a.b.example.com", 443));
+        assert!(!wild.matches("example.com", 443));
+        assert!(!wild.matches("badexample.com", 443));
+        let ip = pattern("127.0.0.1:8080").unwrap();
+        assert!(ip.matches("127.0.0.1", 8080));
+        assert!(!ip.matches("127.0.0.1", 443));
+        let v6 = pattern("[::1]:9").unwrap();
+        assert!(v6.matches("::1", 9));
+        assert_eq!(v6.to_string(), "[::1]:9");
+        assert_eq!(wild.to_string(), "*.example.com");
+        for bad in [
+            "", "*", "*.", "a*.b", "::1", "[::1", "a..b", "-a.b", "a:0", "a:70000", "a b",
+        ] {
+            assert!(pattern(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn variable_names_are_checked() {
+        assert!(VarName::try_from("OPENAI_BASE_URL".to_string()).is_ok());
+        assert!(VarName::try_from("_x1".to_string()).is_ok());
+        for bad in ["", "1X", "A-B", "A=B", "A B"] {
+            assert!(VarName::try_from(bad.to_string()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_grader_key_replaces_the_suites_and_the_rest_is_inherited() {
+        let suite = AllowSpec {
+            network: Some(vec![pattern("a.com").unwrap()]),
+            env: Some(vec![VarName("HOME".to_string())]),
+            ..AllowSpec::default()
+        };
+        let grader = AllowSpec {
+            network: Some(Vec::new()),
+            ..AllowSpec::default()
+        };
+        let merged = AllowSpec::over(Some(&grader), Some(&suite));
+        assert_eq!(merged.network, Some(Vec::new()));
+        assert_eq!(merged.env, suite.env);
+    }
+
+    #[test]
+    fn a_secrets_debug_text_has_no_value() {
+        let secret = Secret {
+            name: "K".to_string(),
+            placeholder: placeholder("K"),
+            value: "hunter2".to_string(),
+            hosts: Vec::new(),
+        };
+        assert!(!format!("{secret:?}").contains("hunter2"));
+        assert!(secret.placeholder.starts_with("gavel-secret-K-"));
+        assert_eq!(secret.placeholder.len(), "gavel-secret-K-".len() + 32);
+    }
+}
