@@ -1,7 +1,8 @@
 """What the user's code meets when it reaches outside the sandbox.
 
-The host grants no files, network, environment or processes. In the sandbox, an answer that
-pretends otherwise (a file that "does not exist", an unset variable) would make a grader score
+The host grants no files, environment, processes or sockets (HTTP goes to the host over
+wasi:http: `gavel_runtime.http`, which sends only what the grader's grant allows). In the
+sandbox, an answer that pretends otherwise (a file that "does not exist", an unset variable) would make a grader score
 differently from its own tool without saying so; so when the user's code itself (directly or
 through pathlib/os.path) reaches for one of them it gets `SandboxError`, which is not an
 `OSError` and so is not swallowed by `except OSError` or `Path.exists()`, and the grade becomes
@@ -66,7 +67,7 @@ def _refuse(what, os_error):
 
 
 _PROCESSES = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill"}
-_NETWORK = {"socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "urllib.Request"}
+_NETWORK = {"socket.__new__", "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname"}
 _FILES = {"os.listdir", "os.scandir", "os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chdir", "shutil.copyfile", "shutil.rmtree"}
 
 

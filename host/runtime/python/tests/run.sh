@@ -20,4 +20,4 @@ then
 fi
 
 cd "$here"
-PEER_PYTHON="$venv/bin/python" python3 -m unittest -v test_runtime test_differential
+PEER_PYTHON="$venv/bin/python" python3 -m unittest -v test_runtime test_http test_differential

@@ -1,0 +1,249 @@
+"""HTTP for graders: each request is sent by the host over `wasi:http`, where the grader's
+`allow: network:` grants it (nothing by default: then every request fails as on a machine with
+no network, and the grader's own `except` runs).
+
+`request()` is the one function the rest builds on: `urllib.request.urlopen` goes over it (see
+`install`), and so do the stand-in API clients. Under plain CPython (the runtime's own tests)
+it sends with urllib instead, with the same results and errors.
+
+Errors are raised as CPython raises them: `urllib.error.URLError` whose `reason` is the
+`OSError` a socket would have given (`ConnectionRefusedError`, `socket.gaierror`,
+`TimeoutError`), so code written for a real network handles them unchanged.
+"""
+
+import errno
+import io
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+import urllib.response
+from email.message import Message
+
+__all__ = ["Response", "request", "install"]
+
+# Headers the host sets itself; a request naming them would be refused.
+_HOST_HEADERS = {
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "proxy-authenticate",
+    "transfer-encoding",
+    "upgrade",
+    "http2-settings",
+}
+
+# What one write to a request body's stream may hold.
+_WRITE_CHUNK = 4096
+_READ_CHUNK = 65536
+
+
+class Response:
+    """A response: `status`, `headers` as (name, value) pairs in order, and the whole `body`."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def header(self, name, default=None):
+        """The first value of header `name` (any case), or `default`."""
+        name = name.lower()
+        return next((v for k, v in self.headers if k.lower() == name), default)
+
+    @property
+    def text(self):
+        return self.body.decode("utf-8", "replace")
+
+    def json(self):
+        import json
+
+        return json.loads(self.body)
+
+    def __repr__(self):
+        return f"<Response {self.status}, {len(self.body)} bytes>"
+
+
+def request(method, url, headers=(), body=None, timeout=None):
+    """Sends one request and returns its `Response`, whatever its status; a redirect is
+    returned, not followed. `headers` is a mapping or (name, value) pairs; `body` bytes or
+    text; `timeout` seconds (the call's deadline bounds it anyway)."""
+    pairs = list(headers.items()) if hasattr(headers, "items") else list(headers)
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise urllib.error.URLError(f"unknown url type or no host: {url!r}")
+    if _wasi is None:
+        return _urllib_request(method.upper(), url, pairs, body, timeout)
+    return _wasi_request(method.upper(), parts, pairs, body, timeout)
+
+
+try:
+    from componentize_py_types import Err
+    from wit_world.imports import outgoing_handler, streams
+    from wit_world.imports import wasi_http_types as _wasi
+except ImportError:  # plain CPython
+    _wasi = None
+
+
+def _wasi_request(method, parts, pairs, body, timeout):
+    t = _wasi
+    fields = t.Fields.from_list(
+        [(k, str(v).encode("latin-1")) for k, v in pairs if k.lower() not in _HOST_HEADERS]
+    )
+    outgoing = t.OutgoingRequest(fields)
+    known = {
+        "GET": t.Method_Get(),
+        "HEAD": t.Method_Head(),
+        "POST": t.Method_Post(),
+        "PUT": t.Method_Put(),
+        "DELETE": t.Method_Delete(),
+        "OPTIONS": t.Method_Options(),
+        "PATCH": t.Method_Patch(),
+    }
+    outgoing.set_method(known.get(method) or t.Method_Other(method))
+    outgoing.set_scheme(t.Scheme_Https() if parts.scheme == "https" else t.Scheme_Http())
+    authority = parts.netloc.rsplit("@", 1)[-1]
+    outgoing.set_authority(authority)
+    path = parts.path or "/"
+    outgoing.set_path_with_query(path + (f"?{parts.query}" if parts.query else ""))
+    options = t.RequestOptions()
+    if timeout is not None:
+        nanos = max(1, int(timeout * 1e9))
+        options.set_connect_timeout(nanos)
+        options.set_first_byte_timeout(nanos)
+        options.set_between_bytes_timeout(nanos)
+    outgoing_body = outgoing.body()
+    try:
+        future = outgoing_handler.handle(outgoing, options)
+    except Err as e:
+        raise _error(e.value, parts) from None
+    if body:
+        with outgoing_body.write() as stream:
+            for start in range(0, len(body), _WRITE_CHUNK):
+                try:
+                    stream.blocking_write_and_flush(body[start : start + _WRITE_CHUNK])
+                except Err:
+                    break  # the host ended the request: its future says why
+    t.OutgoingBody.finish(outgoing_body, None)
+    with future:
+        with future.subscribe() as ready:
+            ready.block()
+        answer = future.get()
+    if answer is None or isinstance(answer, Err):
+        raise _error(None, parts)
+    if isinstance(answer.value, Err):
+        raise _error(answer.value.value, parts)
+    with answer.value.value as response:
+        status = response.status()
+        with response.headers() as fields:
+            headers = [(k, v.decode("latin-1")) for k, v in fields.entries()]
+        incoming = response.consume()
+        chunks = []
+        with incoming.stream() as stream:
+            while True:
+                try:
+                    chunks.append(stream.blocking_read(_READ_CHUNK))
+                except Err as e:
+                    if isinstance(e.value, streams.StreamError_Closed):
+                        break
+                    raise _error(t.http_error_code(e.value.value), parts) from None
+        t.IncomingBody.finish(incoming).__exit__(None, None, None)
+    return Response(status, headers, b"".join(chunks))
+
+
+def _error(code, parts):
+    """The `URLError` CPython raises for what the host answered, `code` a wasi:http
+    error-code (or none)."""
+    t = _wasi
+    where = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+    if isinstance(code, (t.ErrorCode_DnsError, t.ErrorCode_DnsTimeout)):
+        reason = socket.gaierror(
+            socket.EAI_NONAME,
+            f"cannot resolve {parts.hostname!r}: a grader reaches only the hosts its "
+            "allow: network: grants",
+        )
+    elif isinstance(code, t.ErrorCode_DestinationIpProhibited):
+        reason = ConnectionRefusedError(
+            errno.ECONNREFUSED,
+            f"connection to {where} refused: the address is not granted by allow: network: "
+            "(this machine's and private networks' addresses need an address grant such as "
+            "127.0.0.1:8080)",
+        )
+    elif isinstance(code, t.ErrorCode_ConnectionRefused):
+        reason = ConnectionRefusedError(errno.ECONNREFUSED, f"connection to {where} refused")
+    elif isinstance(
+        code,
+        (
+            t.ErrorCode_ConnectionTimeout,
+            t.ErrorCode_ConnectionReadTimeout,
+            t.ErrorCode_HttpResponseTimeout,
+        ),
+    ):
+        reason = TimeoutError(errno.ETIMEDOUT, f"{where} timed out")
+    elif isinstance(code, t.ErrorCode_ConnectionLimitReached):
+        reason = ConnectionError("gavel sends at most 32 requests per call")
+    elif isinstance(code, t.ErrorCode_HttpResponseBodySize):
+        reason = ConnectionError("responses past 16 MiB per call are cut off by gavel")
+    else:
+        name = type(code).__name__.replace("ErrorCode_", "") if code is not None else "no answer"
+        reason = ConnectionError(f"request to {where} failed: {name}")
+    return urllib.error.URLError(reason)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def _urllib_request(method, url, pairs, body, timeout):
+    opener = urllib.request.build_opener(_NoRedirect)
+    req = urllib.request.Request(url, data=body, headers=dict(pairs), method=method)
+    try:
+        with opener.open(req, timeout=timeout) as answer:
+            return Response(answer.status, list(answer.headers.items()), answer.read())
+    except urllib.error.HTTPError as answer:
+        return Response(answer.code, list(answer.headers.items()), answer.read())
+
+
+class _Handler(urllib.request.AbstractHTTPHandler):
+    """urllib's http and https, over `request` (the base class adds Content-Length and
+    Content-Type as urllib's own handlers do)."""
+
+    http_request = urllib.request.AbstractHTTPHandler.do_request_
+    https_request = urllib.request.AbstractHTTPHandler.do_request_
+
+    def http_open(self, req):
+        answer = request(
+            req.get_method(),
+            req.full_url,
+            req.header_items(),
+            req.data,
+            getattr(req, "timeout", None),
+        )
+        headers = Message()
+        for name, value in answer.headers:
+            headers[name] = value
+        response = urllib.response.addinfourl(io.BytesIO(answer.body), headers, req.full_url, answer.status)
+        response.msg = ""
+        return response
+
+    https_open = http_open
+
+
+def install():
+    """Makes `urllib.request.urlopen` (and the default opener) send over `request`."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (
+        urllib.request.UnknownHandler(),
+        _Handler(),
+        urllib.request.HTTPDefaultErrorHandler(),
+        urllib.request.HTTPRedirectHandler(),
+        urllib.request.HTTPErrorProcessor(),
+        urllib.request.DataHandler(),
+    ):
+        opener.add_handler(handler)
+    urllib.request.install_opener(opener)
