@@ -128,7 +128,10 @@ def _wasi_request(method, parts, pairs, body, timeout):
                     stream.blocking_write_and_flush(body[start : start + _WRITE_CHUNK])
                 except Err:
                     break  # the host ended the request: its future says why
-    t.OutgoingBody.finish(outgoing_body, None)
+    try:
+        t.OutgoingBody.finish(outgoing_body, None)
+    except Err:
+        pass  # the host ended the request before its body: its future says why
     with future:
         with future.subscribe() as ready:
             ready.block()
@@ -150,7 +153,16 @@ def _wasi_request(method, parts, pairs, body, timeout):
                 except Err as e:
                     if isinstance(e.value, streams.StreamError_Closed):
                         break
-                    raise _error(t.http_error_code(e.value.value), parts) from None
+                    code = t.http_error_code(e.value.value)
+                    if code is None:  # the host's own reasons do not travel with the stream
+                        raise urllib.error.URLError(
+                            ConnectionError(
+                                f"reading the response of {parts.hostname} failed: the "
+                                "connection ended, or the responses passed gavel's 16 MiB per "
+                                "call, or the call's deadline came"
+                            )
+                        ) from None
+                    raise _error(code, parts) from None
         t.IncomingBody.finish(incoming).__exit__(None, None, None)
     return Response(status, headers, b"".join(chunks))
 
