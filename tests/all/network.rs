@@ -81,9 +81,14 @@ def grade(sample, item):
 /// Runs the grader over one row asking for `url`, under `allow` (YAML lines of the grader's
 /// `allow:` block) with `vars` in gavel's environment; kills gavel if it has not ended in 60 s.
 fn grade(url: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
+    run_grader(&GRADER.replace("__URL__", url), allow, vars)
+}
+
+/// Runs the grader `source` over one row, as [`grade`] does.
+fn run_grader(source: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
     let cache = cache()?;
     let ws = Workspace::new();
-    ws.write("g.py", &GRADER.replace("__URL__", url));
+    ws.write("g.py", source);
     ws.write(
         "suite.yaml",
         &format!(
@@ -257,4 +262,25 @@ fn a_secret_reaches_only_the_host_it_is_granted_for() {
         seen.contains("authorization: Bearer gavel-secret-API_KEY-"),
         "{seen}"
     );
+}
+
+/// A request body the grader writes and never sends would wait for room forever: a wait in the
+/// host, which epochs do not interrupt. It ends at the deadline.
+#[test]
+fn a_request_body_written_and_never_sent_ends_at_the_deadline() {
+    let source = r#"
+from wit_world.imports import wasi_http_types as t
+
+def grade(sample, item):
+    request = t.OutgoingRequest(t.Fields())
+    body = request.body()
+    stream = body.write()
+    while True:
+        stream.blocking_write_and_flush(b"x" * 4096)
+"#;
+    let Some(g) = run_grader(source, "", &[]) else {
+        return;
+    };
+    assert_eq!(g["status"], "error", "{g}");
+    assert_eq!(rationale(&g), "deadline exceeded", "{g}");
 }

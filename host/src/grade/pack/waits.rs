@@ -96,8 +96,11 @@ type Store<'a> = StoreContextMut<'a, CallState>;
 
 /// `wait`'s result, or the deadline's trap when it has not come by then.
 fn within<T>(deadline: Instant, wait: impl Future<Output = T>) -> wasmtime::Result<T> {
-    wasmtime_wasi::runtime::in_tokio(tokio::time::timeout_at(deadline.into(), wait))
-        .map_err(|_| wasmtime::Error::new(Trap::Interrupt))
+    // The timer is made inside the runtime: made outside (on a thread of no runtime) it panics.
+    wasmtime_wasi::runtime::in_tokio(
+        async move { tokio::time::timeout_at(deadline.into(), wait).await },
+    )
+    .map_err(|_| wasmtime::Error::new(Trap::Interrupt))
 }
 
 /// A stream operation's result as the guest receives it.
