@@ -246,8 +246,73 @@ class _Handler(urllib.request.AbstractHTTPHandler):
     https_open = http_open
 
 
+def _adapt_requests(adapters):
+    """Makes `requests` (its `HTTPAdapter`, which every session mounts) send over `request`;
+    a request that fails raises `requests.ConnectionError`. Each redirect is a new call here."""
+    import http.client
+
+    from requests import exceptions, models, utils
+    from requests.structures import CaseInsensitiveDict
+
+    def send(self, req, stream=False, timeout=None, verify=True, cert=None, proxies=None):
+        if isinstance(timeout, tuple):
+            timeout = max((t for t in timeout if t is not None), default=None)
+        body = req.body
+        if body is not None and not isinstance(body, (bytes, str)):
+            body = b"".join(c if isinstance(c, bytes) else c.encode() for c in body)
+        try:
+            answer = request(req.method, req.url, list(req.headers.items()), body, timeout)
+        except urllib.error.URLError as e:
+            raise exceptions.ConnectionError(e.reason, request=req) from None
+        response = models.Response()
+        response.status_code = answer.status
+        response.headers = CaseInsensitiveDict(answer.headers)
+        response._content = answer.body
+        response.url = req.url
+        response.request = req
+        response.reason = http.client.responses.get(answer.status, "")
+        response.encoding = utils.get_encoding_from_headers(response.headers)
+        response.connection = self
+        return response
+
+    adapters.HTTPAdapter.send = send
+
+
+# Modules adapted to send over `request` when they are imported.
+_ADAPTERS = {"requests.adapters": _adapt_requests}
+
+
+class _AdaptOnImport:
+    """A meta path finder that runs a module's adapter once the module has loaded."""
+
+    def find_spec(self, name, path, target=None):
+        adapt = _ADAPTERS.get(name)
+        if adapt is None:
+            return None
+        import sys
+
+        # The module as the other finders (the sandbox's among them) would find it.
+        finders = (f for f in sys.meta_path if f is not self and hasattr(f, "find_spec"))
+        spec = next((s for s in (f.find_spec(name, path, target) for f in finders) if s), None)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_adapt(module):
+            exec_module(module)
+            adapt(module)
+
+        spec.loader.exec_module = exec_and_adapt
+        return spec
+
+
 def install():
-    """Makes `urllib.request.urlopen` (and the default opener) send over `request`."""
+    """Makes `urllib.request.urlopen` (and the default opener) send over `request`, and
+    `requests` when it is imported."""
+    import sys
+
+    if not any(isinstance(f, _AdaptOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AdaptOnImport())
     opener = urllib.request.OpenerDirector()
     for handler in (
         urllib.request.UnknownHandler(),

@@ -86,6 +86,21 @@ class HttpTest(unittest.TestCase):
             http.request("GET", f"http://127.0.0.1:{port}/")
         self.assertIsInstance(raised.exception.reason, ConnectionRefusedError)
 
+    def test_requests_sends_over_request_and_raises_its_connection_error(self):
+        import requests
+
+        self.assertEqual(requests.adapters.HTTPAdapter.send.__module__, "gavel_runtime.http")
+        answer = requests.post(self.base + "/grade", json={"answer": 42}, headers={"X-Key": "k"}, timeout=10)
+        self.assertEqual(answer.status_code, 201)
+        self.assertEqual(answer.headers["x-reply"], "yes")
+        self.assertEqual(answer.json()["body"], {"answer": 42})
+        self.assertEqual(requests.get(self.base + "/moved", timeout=10).json(), {"path": "/seen"})
+        closed = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+        port = closed.server_address[1]
+        closed.server_close()
+        with self.assertRaises(requests.ConnectionError):
+            requests.get(f"http://127.0.0.1:{port}/")
+
     def test_other_schemes_are_refused(self):
         with self.assertRaises(urllib.error.URLError):
             http.request("GET", "ftp://example.com/")
