@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::common::{Workspace, gavel_command, stderr};
-use crate::python_graders::cache;
+use crate::python_graders::{cache, paris_row};
 use serde_json::{Value, json};
 
 /// A server on 127.0.0.1 answering every connection with `reply`, given the request (head and
@@ -283,4 +283,46 @@ def grade(sample, item):
     };
     assert_eq!(g["status"], "error", "{g}");
     assert_eq!(rationale(&g), "deadline exceeded", "{g}");
+}
+
+/// A pack written in Rust, GETting its config's `url` over wasi:http under `allow`.
+fn fetch(url: &str, allow: &str) -> Value {
+    let fetcher = gavel_test_artifacts::guests::FETCHER;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\ngraders:\n  \
+             get:\n    kind: tool\n    function: f.get\n    config:\n      url: \"{url}\"\n{allow}"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    ws.results("out")[0]["grades"]["get"].clone()
+}
+
+#[test]
+fn a_rust_pack_reaches_a_granted_server_over_wasi_http_and_nothing_else() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://127.0.0.1:{port}/");
+    let g = fetch(&url, &granted(&format!("127.0.0.1:{port}")));
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(1.0), "{\"verdict\":\"bad\"}"),
+        "{g}"
+    );
+    assert!(
+        requests
+            .try_recv()
+            .expect("asked")
+            .starts_with("GET / HTTP/1.1\r\n")
+    );
+    let g = fetch(&url, "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err());
 }
