@@ -278,8 +278,34 @@ def _adapt_requests(adapters):
     adapters.HTTPAdapter.send = send
 
 
+def _adapt_httpx(transports):
+    """Makes httpx's default transports (`httpx.Client`, `httpx.post`, `httpx.AsyncClient`)
+    send over `request`; a request that fails raises `httpx.ConnectError`."""
+    import httpx
+
+    def sent(req):
+        timeout = req.extensions.get("timeout", {})
+        seconds = max((t for t in timeout.values() if t is not None), default=None)
+        try:
+            answer = request(req.method, str(req.url), req.headers.multi_items(), req.content, seconds)
+        except urllib.error.URLError as e:
+            raise httpx.ConnectError(str(e.reason), request=req) from None
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.body, request=req)
+
+    def handle_request(self, req):
+        req.read()
+        return sent(req)
+
+    async def handle_async_request(self, req):
+        await req.aread()
+        return sent(req)
+
+    transports.HTTPTransport.handle_request = handle_request
+    transports.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
 # Modules adapted to send over `request` when they are imported.
-_ADAPTERS = {"requests.adapters": _adapt_requests}
+_ADAPTERS = {"requests.adapters": _adapt_requests, "httpx._transports.default": _adapt_httpx}
 
 
 class _AdaptOnImport:
@@ -308,7 +334,7 @@ class _AdaptOnImport:
 
 def install():
     """Makes `urllib.request.urlopen` (and the default opener) send over `request`, and
-    `requests` when it is imported."""
+    `requests` and `httpx` when they are imported."""
     import sys
 
     if not any(isinstance(f, _AdaptOnImport) for f in sys.meta_path):

@@ -1,5 +1,6 @@
 """gavel_runtime.http under plain CPython, against a server on this machine: the function the
-stand-in clients call, and urllib over it."""
+stand-in clients call, and urllib, requests and httpx over it (run.sh runs it with a Python that
+has httpx and requests)."""
 
 import json
 import os
@@ -100,6 +101,29 @@ class HttpTest(unittest.TestCase):
         closed.server_close()
         with self.assertRaises(requests.ConnectionError):
             requests.get(f"http://127.0.0.1:{port}/")
+
+    def test_httpx_sends_over_request_and_raises_its_connect_error(self):
+        import httpx
+
+        self.assertEqual(httpx.HTTPTransport.handle_request.__module__, "gavel_runtime.http")
+        answer = httpx.post(self.base + "/grade", json={"answer": 42}, headers={"X-Key": "k"})
+        self.assertEqual((answer.status_code, answer.headers["x-reply"]), (201, "yes"))
+        self.assertEqual(answer.json()["body"], {"answer": 42})
+        with httpx.Client(follow_redirects=True) as client:
+            self.assertEqual(client.get(self.base + "/moved").json(), {"path": "/seen"})
+
+        async def post():
+            async with httpx.AsyncClient() as client:
+                return await client.post(self.base + "/grade", json={"answer": 1}, headers={"X-Key": "a"})
+
+        import asyncio
+
+        self.assertEqual(asyncio.run(post()).json()["body"], {"answer": 1})
+        closed = ThreadingHTTPServer(("127.0.0.1", 0), _Server)
+        port = closed.server_address[1]
+        closed.server_close()
+        with self.assertRaises(httpx.ConnectError):
+            httpx.get(f"http://127.0.0.1:{port}/")
 
     def test_other_schemes_are_refused(self):
         with self.assertRaises(urllib.error.URLError):
