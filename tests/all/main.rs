@@ -24,6 +24,7 @@ mod interp_packs;
 mod judge;
 mod judge_failing;
 mod letta_examples;
+mod network;
 mod new_pack;
 mod openai_server;
 mod outputs;

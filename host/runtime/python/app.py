@@ -11,7 +11,7 @@ import json
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import program as wit_program
-from wit_world.imports import types
+from wit_world.imports import gavel_grader_types as types
 
 import gavel_runtime
 from gavel_runtime import Run, Runtime
@@ -19,6 +19,7 @@ from gavel_runtime import Run, Runtime
 # Imported now so that they are in the snapshot, not read on every call.
 import gavel_runtime.stdlib  # noqa: F401
 import anthropic  # noqa: F401
+import gavel_runtime.http
 import evaldeck  # noqa: F401
 import evaldeck.graders  # noqa: F401
 import letta_client.types  # noqa: F401
@@ -27,6 +28,9 @@ import letta_evals.extractors  # noqa: F401
 import letta_evals.graders  # noqa: F401
 import letta_evals.rewards  # noqa: F401
 import openai  # noqa: F401
+
+# urllib's requests go to the host over wasi:http, checked against the grader's grant.
+gavel_runtime.http.install()
 
 # One instance serves one call (the host instantiates afresh), so one runtime per instance.
 _runtime = Runtime()

@@ -6,6 +6,7 @@ pub mod config;
 pub mod extract;
 pub mod grants;
 pub mod judge;
+pub mod net;
 pub mod pack;
 pub mod program;
 pub mod python;

@@ -1,6 +1,8 @@
 //! One sandboxed call: a fresh store and instance, the limits applied, and every way it can fail
 //! turned into one short, stable reason.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
@@ -8,7 +10,7 @@ use wasmtime_wasi::I32Exit;
 
 use super::engine::{CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
-use crate::grade::grants::Access;
+use crate::grade::grants::{Access, Grants};
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -80,9 +82,10 @@ pub(super) fn run<T: Send>(
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
     access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, access, f))
+    outside_async(|| run_here(engine, pre, limits, access, network, f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -123,11 +126,12 @@ fn run_here<T>(
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
     access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = match new_store(engine, limits, access) {
+    let mut store = match new_store(engine, limits, access, network) {
         Ok(store) => store,
         Err(e) => return Outcome::host_failure(&e),
     };
@@ -144,8 +148,9 @@ pub(super) fn new_store(
     engine: &wasmtime::Engine,
     limits: &CallLimits,
     access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
 ) -> wasmtime::Result<Store<CallState>> {
-    let mut store = Store::new(engine, CallState::new(limits, access)?);
+    let mut store = Store::new(engine, CallState::new(limits, access, network.cloned())?);
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     // A grade holds at most four texts, each at most the whole memory: lifting a result never
@@ -156,6 +161,7 @@ pub(super) fn new_store(
 
 /// Gives the next call on `store` its own fuel and deadline.
 pub(super) fn arm(store: &mut Store<CallState>, limits: &CallLimits) -> wasmtime::Result<()> {
+    store.data_mut().start_call(limits);
     store.set_epoch_deadline(limits.deadline_ticks);
     store.set_fuel(limits.fuel)
 }

@@ -1,8 +1,8 @@
 //! The process-wide engine, the linker per WIT version, and the state of one sandboxed call.
 
 use std::num::NonZeroUsize;
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{
@@ -19,8 +19,11 @@ use wasmtime_wasi::{
 };
 
 use super::capture::Capture;
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
 use super::limits::{CallLimits, TICK};
-use crate::grade::grants::Access;
+use crate::grade::grants::{Access, Grants};
+use crate::grade::net::CallNet;
 
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
 /// grade the same way on every run.
@@ -190,6 +193,8 @@ const GRANTED_WASI: &[&str] = &[
     "wasi:clocks/wall-clock",
     "wasi:filesystem/preopens",
     "wasi:filesystem/types",
+    "wasi:http/outgoing-handler",
+    "wasi:http/types",
     "wasi:io/error",
     "wasi:io/poll",
     "wasi:io/streams",
@@ -324,11 +329,13 @@ fn scattered_pool() -> PoolingAllocationConfig {
 }
 
 /// WASI as a grader sees it: the CLI, clock, random, I/O and filesystem interfaces (with no
-/// directory granted) and sockets (every use denied). Sleeping returns at once: the clocks are
+/// directory granted), sockets (every use denied) and HTTP (each request checked against the
+/// grader's grant: `grade::net`). Sleeping returns at once: the clocks are
 /// fixed, and a guest must not be able to park the host thread where no deadline reaches it.
 fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     linker.allow_shadowing(true);
     let mut clock = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
     clock.func_wrap(
@@ -339,6 +346,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
         "subscribe-instant",
         |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
     )?;
+    super::waits::bound(&mut linker)?;
     linker.allow_shadowing(false);
     Ok(linker)
 }
@@ -362,9 +370,21 @@ pub(super) struct CallState {
     /// (two output pipes, two random streams, clocks) would cost them as much as instantiation.
     /// A context built late is the same as one built up front: nothing in it depends on when.
     wasi: Option<Wasi>,
+    /// Built on the guest's first `wasi:http` call, as `wasi` is.
+    http: Option<Http>,
+    /// The grant the call's requests are checked against (nothing when none), and the call's
+    /// deadline.
+    network: Option<Arc<Grants>>,
+    deadline: Instant,
     table: ResourceTable,
     stdout_bytes: usize,
     pub(super) limiter: Limiter,
+}
+
+/// A call's `wasi:http` context and its network.
+struct Http {
+    ctx: WasiHttpCtx,
+    net: CallNet,
 }
 
 /// A call's WASI context and the host's ends of its output pipes.
@@ -444,9 +464,14 @@ impl Wasi {
 }
 
 impl CallState {
-    /// The state of a call that may reach what `access` grants; its WASI context is built
-    /// now when something is granted (opening a folder can fail), else on first use.
-    pub(super) fn new(limits: &CallLimits, access: Option<&Access>) -> wasmtime::Result<CallState> {
+    /// The state of a call that may reach what `access` grants, and over the network what
+    /// `network` grants; its WASI context is built now when something is granted (opening a
+    /// folder can fail), else on first use.
+    pub(super) fn new(
+        limits: &CallLimits,
+        access: Option<&Access>,
+        network: Option<Arc<Grants>>,
+    ) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
         let wasi = match access {
@@ -455,6 +480,9 @@ impl CallState {
         };
         Ok(CallState {
             wasi,
+            http: None,
+            network,
+            deadline: Instant::now() + limits.timeout,
             table,
             stdout_bytes: limits.stdout_bytes,
             limiter: Limiter {
@@ -491,6 +519,20 @@ impl CallState {
     }
 }
 
+impl CallState {
+    /// Starts a call on this state (a warm instance makes many): its deadline counted from
+    /// now, and its network budget (requests, bytes) afresh.
+    pub(super) fn start_call(&mut self, limits: &CallLimits) {
+        self.deadline = Instant::now() + limits.timeout;
+        self.http = None;
+    }
+
+    /// The call's deadline and its resource table, for a wait bounded by it.
+    pub(super) fn waits(&mut self) -> (Instant, &mut ResourceTable) {
+        (self.deadline, &mut self.table)
+    }
+}
+
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         let stdout_bytes = self.stdout_bytes;
@@ -498,6 +540,21 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut wasi.ctx,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        let (network, deadline) = (&self.network, self.deadline);
+        let http = self.http.get_or_insert_with(|| Http {
+            ctx: WasiHttpCtx::new(),
+            net: CallNet::new(network.clone().unwrap_or_default(), deadline),
+        });
+        WasiHttpCtxView {
+            ctx: &mut http.ctx,
+            table: &mut self.table,
+            hooks: &mut http.net,
         }
     }
 }

@@ -48,6 +48,8 @@ pub(super) struct CallLimits {
     pub(super) fuel: u64,
     pub(super) memory_bytes: usize,
     pub(super) deadline_ticks: u64,
+    /// The deadline as a duration from the call's start, for waits the epoch does not reach.
+    pub(super) timeout: Duration,
     pub(super) output_bytes: usize,
     pub(super) stdout_bytes: usize,
 }
@@ -106,6 +108,7 @@ impl CallLimits {
             memory_bytes: (memory_mb << 20) as usize,
             // One extra tick: the tick in progress when the call starts may be nearly over.
             deadline_ticks: timeout_ms.div_ceil(tick_ms) + 1,
+            timeout: Duration::from_millis(timeout_ms),
             output_bytes: (output_kb << 10) as usize,
             stdout_bytes: (stdout_kb << 10) as usize,
         })

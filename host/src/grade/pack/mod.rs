@@ -51,6 +51,7 @@ mod engine;
 mod limits;
 mod load;
 mod warm;
+mod waits;
 mod wit;
 
 use std::fmt;
@@ -401,9 +402,10 @@ impl Pack {
         if !wit_version.starts_with("0.2.") {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
-        let Outcome { result, .. } = call::run(&engine, &pre, &limits, None, |instance, store| {
-            Exports::describe(instance, store, &wit_version)
-        });
+        let Outcome { result, .. } =
+            call::run(&engine, &pre, &limits, None, None, |instance, store| {
+                Exports::describe(instance, store, &wit_version)
+            });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
             reason: reason.to_string(),
@@ -457,6 +459,7 @@ impl Pack {
             &pack.engine,
             &pack.pre,
             &pack.limits,
+            None,
             None,
             |instance, store| pack.exports.compile(instance, store, sources),
         );
@@ -578,6 +581,7 @@ impl Pack {
             &pack.pre,
             &pack.limits,
             None,
+            None,
             |instance, store| pack.exports.check_config(instance, store, name, &config),
         );
         match result {
@@ -606,6 +610,7 @@ impl Pack {
             &pack.pre,
             &pack.limits,
             access.as_ref(),
+            grants,
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -690,13 +695,14 @@ impl Function {
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
         if let (Some(slot), Some(program)) = (place, &self.program) {
-            return warm::call(&self.pack, program, slot, access, f);
+            return warm::call(&self.pack, program, slot, access, self.grants.as_ref(), f);
         }
         call::run(
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
             access,
+            self.grants.as_ref(),
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?
@@ -709,8 +715,8 @@ impl Function {
     }
 
     /// Its id when its calls run in a batch's warm instance: an interpreter's function in
-    /// batch isolation.
-    /// A function whose grants depend on the row (a folder the row chooses) runs fresh.
+    /// batch isolation. A function whose grants depend on the row (a folder the row chooses)
+    /// runs fresh.
     fn warm_id(&self) -> Option<u64> {
         let per_row = self.grants.as_ref().is_some_and(|grants| grants.varies_by_row());
         (self.program_isolation()? == (self.id, Isolation::Batch) && !per_row).then_some(self.id)

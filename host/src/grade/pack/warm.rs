@@ -30,7 +30,7 @@ use super::call::{self, Outcome, ProgramFailed};
 use super::engine::{CALL_SLOTS, CallState};
 use super::wit::Exports;
 use super::{PackInner, Program};
-use crate::grade::grants::Access;
+use crate::grade::grants::{Access, Grants};
 
 /// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
@@ -218,11 +218,12 @@ pub(super) fn call<T>(
     program: &Program,
     slot: &mut Option<Warm>,
     access: Option<&Access>,
+    network: Option<&Arc<Grants>>,
     f: impl FnOnce(&Exports, &Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     let mut warm = match slot.take() {
         Some(warm) => warm,
-        None => match call::new_store(&pack.engine, &pack.limits, access) {
+        None => match call::new_store(&pack.engine, &pack.limits, access, network) {
             Ok(store) => Warm {
                 store,
                 instance: None,

@@ -1,0 +1,91 @@
+//! Which addresses are inside: those of this machine and its networks, refused unless an
+//! address pattern grants them, whatever name led to them.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it is.
+pub(super) fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
+        IpAddr::V4(_) => address,
+    }
+}
+
+/// Loopback, private, link-local, shared (carrier-grade NAT), unique-local, multicast,
+/// broadcast and unspecified addresses, and IPv6 addresses that embed an IPv4 one of these.
+pub(super) fn inward(address: IpAddr) -> bool {
+    match canonical(address) {
+        IpAddr::V4(v4) => inward_v4(v4),
+        IpAddr::V6(v6) => inward_v6(v6),
+    }
+}
+
+fn inward_v4(v4: Ipv4Addr) -> bool {
+    let [a, b, ..] = v4.octets();
+    v4.is_loopback()
+        || v4.is_private()
+        || v4.is_link_local()
+        || v4.is_unspecified()
+        || v4.is_broadcast()
+        || v4.is_multicast()
+        // "This network" (0/8) and shared address space (100.64/10).
+        || a == 0
+        || (a == 100 && b & 0xc0 == 64)
+}
+
+fn inward_v6(v6: Ipv6Addr) -> bool {
+    let [first, ..] = v6.segments();
+    let embedded = |v6: Ipv6Addr| {
+        let o = v6.octets();
+        Ipv4Addr::new(o[12], o[13], o[14], o[15])
+    };
+    v6.is_loopback()
+        || v6.is_unspecified()
+        || v6.is_multicast()
+        // Unique-local fc00::/7, link-local fe80::/10, site-local fec0::/10.
+        || first & 0xfe00 == 0xfc00
+        || first & 0xffc0 == 0xfe80
+        || first & 0xffc0 == 0xfec0
+        // IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 reach the IPv4 address they hold.
+        || (v6.segments()[..6] == [0; 6] && inward_v4(embedded(v6)))
+        || (v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] && inward_v4(embedded(v6)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_and_network_addresses_are_inward_public_ones_are_not() {
+        for inside in [
+            "127.0.0.1",
+            "127.8.9.10",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::10.0.0.1",
+        ] {
+            assert!(inward(inside.parse().unwrap()), "{inside}");
+        }
+        for outside in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:2800:220:1::1",
+            "64:ff9b::8.8.8.8",
+        ] {
+            assert!(!inward(outside.parse().unwrap()), "{outside}");
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! One request: checked, resolved, connected to the checked address, sent, and its response
+//! body counted and bounded by the call's deadline.
+
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::uri::Scheme;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
+use tokio_rustls::TlsConnector;
+use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, pki_types::ServerName};
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
+
+use super::address::inward;
+use super::{MAX_RECEIVED, Target, address_granted, substitute_secrets};
+use crate::grade::grants::Grants;
+
+/// What bounds one request.
+pub(super) struct Limits {
+    /// The call's deadline: no wait goes beyond it.
+    pub(super) deadline: Instant,
+    /// The guest's own timeouts, honoured within the deadline.
+    pub(super) options: RequestOptions,
+    /// Response body bytes the call has received, all its requests together.
+    pub(super) received: Arc<AtomicU64>,
+}
+
+impl Limits {
+    fn within(&self, timeout: Option<Duration>) -> Instant {
+        timeout.map_or(self.deadline, |timeout| {
+            self.deadline.min(Instant::now() + timeout)
+        })
+    }
+}
+
+trait Stream: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
+type Sent = (
+    http::Response<WasiBody>,
+    Box<dyn Future<Output = Result<(), Error>> + Send>,
+);
+
+pub(super) async fn send(
+    mut request: http::Request<WasiBody>,
+    grants: Arc<Grants>,
+    limits: Limits,
+) -> Result<Sent, Error> {
+    let uri = request.uri().clone();
+    let tls = uri.scheme() == Some(&Scheme::HTTPS);
+    let host = uri.host().ok_or(Error::HttpRequestUriInvalid)?;
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    let target = Target {
+        host: host.to_string(),
+        address: host.parse().ok(),
+        port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }),
+    };
+    substitute_secrets(&grants, request.headers_mut(), &target);
+    // Sent as a server expects it: the path alone (the host is in the Host header).
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    *request.uri_mut() = http::Uri::try_from(path).map_err(|_| Error::HttpRequestUriInvalid)?;
+
+    let connect_by = limits.within(limits.options.connect_timeout);
+    let address = timeout_at(connect_by, destination(&grants, &target))
+        .await
+        .map_err(|_| Error::DnsTimeout)??;
+    let stream = timeout_at(connect_by, TcpStream::connect(address))
+        .await
+        .map_err(|_| Error::ConnectionTimeout)?
+        .map_err(Error::Connect)?;
+    let stream: Box<dyn Stream> = if tls {
+        let name = match target.address {
+            Some(address) => ServerName::from(address),
+            None => ServerName::try_from(target.host.clone()).map_err(|_| Error::DnsError {
+                rcode: Some("not a DNS name".to_string()),
+                info_code: None,
+            })?,
+        };
+        let connector = connector().ok_or(Error::TlsProtocolError)?;
+        let tls = timeout_at(connect_by, connector.connect(name, stream))
+            .await
+            .map_err(|_| Error::ConnectionTimeout)?
+            .map_err(Error::Tls)?;
+        Box::new(tls)
+    } else {
+        Box::new(stream)
+    };
+    let (mut sender, connection) = timeout_at(
+        connect_by,
+        hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+    )
+    .await
+    .map_err(|_| Error::ConnectionTimeout)??;
+
+    // The connection is driven while the response is awaited, and after it (by the future
+    // returned beside the response) until the body is read: never beyond the deadline.
+    let mut connection = Box::pin(timeout_at(limits.deadline, connection));
+    let response = sender.send_request(request);
+    tokio::pin!(response);
+    let first_byte = sleep_until(limits.within(limits.options.first_byte_timeout));
+    tokio::pin!(first_byte);
+    let mut connected = true;
+    let response = loop {
+        tokio::select! {
+            response = &mut response => break response?,
+            ended = &mut connection, if connected => {
+                connected = false;
+                ended.map_err(|_| Error::ConnectionReadTimeout)??;
+            }
+            () = &mut first_byte => return Err(Error::ConnectionReadTimeout),
+        }
+    };
+    let between = limits.options.between_bytes_timeout;
+    let (head, incoming) = response.into_parts();
+    let body = Counted {
+        incoming,
+        idle: Box::pin(sleep_until(limits.within(between))),
+        received: limits.received,
+        deadline: limits.deadline,
+        between,
+    };
+    let response = http::Response::from_parts(head, body.boxed_unsync());
+    let io: Box<dyn Future<Output = Result<(), Error>> + Send> = Box::new(async move {
+        if connected {
+            connection.await.map_err(|_| Error::HttpResponseTimeout)??;
+        }
+        Ok(())
+    });
+    Ok((response, io))
+}
+
+/// The address to connect to for `target`, checked against the grant: an address URL's
+/// address when an address pattern grants it; for a name a pattern grants, the first of its
+/// addresses that is not inward or that an address pattern grants.
+async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Error> {
+    let granted_address = |address: IpAddr| address_granted(&grants.network, address, target.port);
+    if let Some(address) = target.address {
+        return match granted_address(address) {
+            true => Ok(SocketAddr::new(address, target.port)),
+            false => Err(Error::DestinationIpProhibited),
+        };
+    }
+    let not_found = || Error::DnsError {
+        rcode: Some("NXDOMAIN".to_string()),
+        info_code: None,
+    };
+    if !target.granted_by(&grants.network) {
+        return Err(not_found());
+    }
+    let mut addresses = tokio::net::lookup_host((target.host.as_str(), target.port))
+        .await
+        .map_err(|_| not_found())?
+        .peekable();
+    if addresses.peek().is_none() {
+        return Err(not_found());
+    }
+    addresses
+        .find(|address| !inward(address.ip()) || granted_address(address.ip()))
+        .ok_or(Error::DestinationIpProhibited)
+}
+
+/// The TLS client: the webpki roots, ring's cryptography; none if rustls refuses the setup.
+fn connector() -> Option<&'static TlsConnector> {
+    static CONNECTOR: OnceLock<Option<TlsConnector>> = OnceLock::new();
+    CONNECTOR
+        .get_or_init(|| {
+            let mut roots = RootCertStore::empty();
+            roots.add_parsable_certificates(
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
+            );
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let config = ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .ok()?
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            Some(TlsConnector::from(Arc::new(config)))
+        })
+        .as_ref()
+}
+
+/// A response body that counts what it yields against the call's byte budget and fails at the
+/// deadline (or the guest's between-bytes timeout) rather than wait past it.
+struct Counted {
+    incoming: hyper::body::Incoming,
+    received: Arc<AtomicU64>,
+    deadline: Instant,
+    between: Option<Duration>,
+    idle: Pin<Box<Sleep>>,
+}
+
+impl Body for Counted {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.incoming).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let size = frame.data_ref().map_or(0, |data| data.len() as u64);
+                let total = this.received.fetch_add(size, Ordering::Relaxed) + size;
+                if total > MAX_RECEIVED {
+                    return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(MAX_RECEIVED)))));
+                }
+                let next = match this.between {
+                    Some(between) => this.deadline.min(Instant::now() + between),
+                    None => this.deadline,
+                };
+                this.idle.as_mut().reset(next);
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Error::from(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => {
+                ready!(this.idle.as_mut().poll(cx));
+                Poll::Ready(Some(Err(Error::ConnectionReadTimeout)))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming.size_hint()
+    }
+}

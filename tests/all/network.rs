@@ -1,0 +1,328 @@
+//! Python graders' requests through the `gavel` binary, against servers the tests start on
+//! 127.0.0.1: what a grant lets through, and what stays closed (no grant, a redirect to a host
+//! not granted, a granted name resolving to this machine, a response bomb, a server that never
+//! answers, a secret toward a host it is not granted for).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::common::{Workspace, gavel_command, stderr};
+use crate::python_graders::{cache, paris_row};
+use serde_json::{Value, json};
+
+/// A server on 127.0.0.1 answering every connection with `reply`, given the request (head and
+/// body); each request it read arrives on the receiver.
+fn server(reply: fn(&str, &mut TcpStream)) -> (u16, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let (seen, requests) = mpsc::channel();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut request = String::new();
+            while reader.read_line(&mut request).is_ok_and(|n| n > 2) {}
+            let length = request
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(str::to_string)
+                })
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            request.push_str(&String::from_utf8_lossy(&body));
+            let _ = seen.send(request.clone());
+            reply(&request, &mut stream);
+        }
+    });
+    (port, requests)
+}
+
+fn json_reply(request: &str, stream: &mut TcpStream) {
+    let verdict = if request.contains("\"answer\": \"Paris\"") {
+        "good"
+    } else {
+        "bad"
+    };
+    let body = json!({"verdict": verdict}).to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// The grader: POSTs an answer as JSON to `__URL__` and
+/// scores the reply; a request that fails is scored 0.25 with its reason's type in the
+/// rationale, as a grader's own `except` would.
+const GRADER: &str = r#"
+import json, os, urllib.error, urllib.request
+
+def grade(sample, item):
+    url = "__URL__"
+    headers = {"Content-Type": "application/json"}
+    try:
+        headers["Authorization"] = "Bearer " + os.environ["API_KEY"]
+    except KeyError:  # not granted
+        pass
+    body = json.dumps({"answer": "Paris"}).encode()
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, headers=headers), timeout=30) as reply:
+            return 1.0 if json.loads(reply.read())["verdict"] == "good" else 0.0
+    except urllib.error.URLError as e:
+        raise RuntimeError(f"refused: {type(e.reason).__name__}: {e.reason}")
+"#;
+
+/// Runs the grader over one row asking for `url`, under `allow` (YAML lines of the grader's
+/// `allow:` block) with `vars` in gavel's environment; kills gavel if it has not ended in 60 s.
+fn grade(url: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
+    run_grader(&GRADER.replace("__URL__", url), allow, vars)
+}
+
+/// Runs the grader `source` over one row, as [`grade`] does.
+fn run_grader(source: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
+    let cache = cache()?;
+    let ws = Workspace::new();
+    ws.write("g.py", source);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: net\ndataset: data.jsonl\nlimits:\n  timeout_ms: 3000\n  fuel: 10000000000\n\
+             graders:\n  g:\n    kind: python\n    source_path: g.py\n{allow}"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[json!({"id": 1, "input": "q"})]);
+    let mut vars = vars.to_vec();
+    let cache = cache.to_string_lossy();
+    vars.extend([("GAVEL_CACHE_DIR", &*cache), ("GAVEL_PYTHON_COMPONENT", "")]);
+    let mut child = gavel_command(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+        &vars,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("gavel starts");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("gavel still running after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("gavel ends");
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    Some(results[0]["grades"]["g"].clone())
+}
+
+fn granted(host: &str) -> String {
+    format!("    allow:\n      network: [\"{host}\"]\n")
+}
+
+fn rationale(grade: &Value) -> &str {
+    grade["rationale"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn a_granted_server_is_posted_to_and_its_reply_graded() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://127.0.0.1:{port}/grade");
+    let Some(g) = grade(&url, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = requests.try_recv().expect("the server was asked");
+    assert!(seen.starts_with("POST /grade HTTP/1.1\r\n"), "{seen}");
+    assert!(seen.ends_with("{\"answer\": \"Paris\"}"), "{seen}");
+}
+
+#[test]
+fn without_a_grant_the_request_fails_as_on_a_closed_network() {
+    let (port, requests) = server(json_reply);
+    let Some(g) = grade(&format!("http://127.0.0.1:{port}/"), "", &[]) else {
+        return;
+    };
+    assert!(
+        rationale(&g).contains("refused: ConnectionRefusedError:")
+            && rationale(&g).contains("not granted by allow: network:"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err());
+}
+
+#[test]
+fn a_redirect_to_a_host_not_granted_is_refused() {
+    let (other, other_requests) = server(json_reply);
+    /// Redirects `/to/PORT` to that port on 127.0.0.1.
+    fn redirect(request: &str, stream: &mut TcpStream) {
+        let port = request
+            .split_whitespace()
+            .nth(1)
+            .and_then(|path| path.strip_prefix("/to/"))
+            .unwrap_or_default();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:{port}/\r\ncontent-length: 0\r\n\
+             connection: close\r\n\r\n"
+        );
+    }
+    let (port, requests) = server(redirect);
+    let url = format!("http://127.0.0.1:{port}/to/{other}");
+    let Some(g) = grade(&url, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert!(
+        rationale(&g).contains("refused: ConnectionRefusedError:"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_ok(), "the granted server was asked");
+    assert!(
+        other_requests.try_recv().is_err(),
+        "the redirect reached a host not granted"
+    );
+}
+
+#[test]
+fn a_granted_name_that_resolves_to_this_machine_is_refused() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://localhost:{port}/");
+    let Some(g) = grade(&url, &granted(&format!("localhost:{port}")), &[]) else {
+        return;
+    };
+    assert!(
+        rationale(&g).contains("refused: ConnectionRefusedError:"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err());
+}
+
+#[test]
+fn a_response_bomb_is_cut_at_the_byte_cap() {
+    fn bomb(_: &str, stream: &mut TcpStream) {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n");
+        let chunk = vec![b'x'; 1 << 20];
+        while stream.write_all(&chunk).is_ok() {}
+    }
+    let (port, _) = server(bomb);
+    let url = format!("http://127.0.0.1:{port}/");
+    let Some(g) = grade(&url, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert!(rationale(&g).contains("16 MiB"), "{g}");
+}
+
+#[test]
+fn a_server_that_never_answers_ends_at_the_deadline() {
+    fn silent(_: &str, stream: &mut TcpStream) {
+        let _ = stream.read(&mut [0; 1]);
+    }
+    let (port, _) = server(silent);
+    let url = format!("http://127.0.0.1:{port}/");
+    let Some(g) = grade(&url, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert_eq!(g["status"], "error", "{g}");
+    assert!(
+        rationale(&g).contains("deadline exceeded") || rationale(&g).contains("TimeoutError"),
+        "{g}"
+    );
+}
+
+#[test]
+fn a_secret_reaches_only_the_host_it_is_granted_for() {
+    let (granted_port, granted_requests) = server(json_reply);
+    let (other_port, other_requests) = server(json_reply);
+    let allow = format!(
+        "    allow:\n      network: [\"127.0.0.1:{granted_port}\", \"127.0.0.1:{other_port}\"]\n      \
+         secrets:\n        API_KEY: [\"127.0.0.1:{granted_port}\"]\n"
+    );
+    let vars = [("API_KEY", "the-secret-value")];
+    let Some(g) = grade(&format!("http://127.0.0.1:{granted_port}/"), &allow, &vars) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = granted_requests.try_recv().expect("asked");
+    assert!(
+        seen.contains("authorization: Bearer the-secret-value\r\n"),
+        "{seen}"
+    );
+    let g = grade(&format!("http://127.0.0.1:{other_port}/"), &allow, &vars).expect("built");
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = other_requests.try_recv().expect("asked");
+    assert!(!seen.contains("the-secret-value"), "{seen}");
+    assert!(
+        seen.contains("authorization: Bearer gavel-secret-API_KEY-"),
+        "{seen}"
+    );
+}
+
+/// A request body the grader writes and never sends would wait for room forever: a wait in the
+/// host, which epochs do not interrupt. It ends at the deadline.
+#[test]
+fn a_request_body_written_and_never_sent_ends_at_the_deadline() {
+    let source = r#"
+from wit_world.imports import wasi_http_types as t
+
+def grade(sample, item):
+    request = t.OutgoingRequest(t.Fields())
+    body = request.body()
+    stream = body.write()
+    while True:
+        stream.blocking_write_and_flush(b"x" * 4096)
+"#;
+    let Some(g) = run_grader(source, "", &[]) else {
+        return;
+    };
+    assert_eq!(g["status"], "error", "{g}");
+    assert_eq!(rationale(&g), "deadline exceeded", "{g}");
+}
+
+/// A pack written in Rust, GETting its config's `url` over wasi:http under `allow`.
+fn fetch(url: &str, allow: &str) -> Value {
+    let fetcher = gavel_test_artifacts::guests::FETCHER;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\ngraders:\n  \
+             get:\n    kind: tool\n    function: f.get\n    config:\n      url: \"{url}\"\n{allow}"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    ws.results("out")[0]["grades"]["get"].clone()
+}
+
+#[test]
+fn a_rust_pack_reaches_a_granted_server_over_wasi_http_and_nothing_else() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://127.0.0.1:{port}/");
+    let g = fetch(&url, &granted(&format!("127.0.0.1:{port}")));
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(1.0), "{\"verdict\":\"bad\"}"),
+        "{g}"
+    );
+    assert!(
+        requests
+            .try_recv()
+            .expect("asked")
+            .starts_with("GET / HTTP/1.1\r\n")
+    );
+    let g = fetch(&url, "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err());
+}
