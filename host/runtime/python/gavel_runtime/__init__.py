@@ -53,10 +53,10 @@ def run_coroutine(value):
 def _user_error(error, finder):
     """`Type: message`, with the user's file and line when the error arose in their code."""
     text = f"{type(error).__name__}: {error}"
-    if isinstance(error.__cause__, sandbox.SandboxError):
-        # A library's own error for what the sandbox refused (an API client's connection
-        # error): the refusal is the reason to show.
-        text += f" (caused by SandboxError: {error.__cause__})"
+    if isinstance(error.__cause__, OSError) and not isinstance(error, OSError):
+        # A library's own error for a connection that failed (an API client's connection
+        # error): the refusal it wraps is the reason to show.
+        text += f" (caused by {type(error.__cause__).__name__}: {error.__cause__})"
     path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
     if path:
         text = f"{text} (at {path}:{line})"
