@@ -25,6 +25,7 @@ mod letta_examples;
 mod new_pack;
 mod openai_server;
 mod outputs;
+mod packages;
 mod packs;
 mod python_graders;
 mod python_host;

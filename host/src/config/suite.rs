@@ -50,6 +50,10 @@ pub struct SuiteFile {
     pub limits: Option<Limits>,
     #[serde(default)]
     pub output: Option<String>,
+    /// Python packages every Python grader of the suite imports (PEP 508 lines), resolved into
+    /// `pylock.gavel.toml` beside the suite.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     // letta-evals keys about running the agent rather than grading it: accepted so that a
     // letta-evals suite loads unchanged, each with a notice of what gavel does with it.
     #[serde(default)]
@@ -121,6 +125,9 @@ pub struct CodeSpec {
     /// Keyword arguments of the class's constructor.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
 }
@@ -143,6 +150,9 @@ pub struct PythonSpec {
     /// OpenAI's container image: the code runs in gavel's sandbox instead.
     #[serde(default)]
     pub image_tag: Option<IgnoredAny>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
 }
@@ -158,6 +168,9 @@ pub struct ToolSpec {
     /// Parameters of an evaldeck check or a pack function.
     #[serde(default)]
     pub config: Map<String, Value>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
 }

@@ -60,7 +60,20 @@ pub(super) fn run<T: Send>(
     limits: &CallLimits,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, f))
+    run_with(engine, pre, limits, None, f)
+}
+
+/// [`run`] in an instance that sees the folder `packages` read-only at
+/// [`super::engine::PACKAGES_MOUNT`].
+pub(super) fn run_with<T: Send>(
+    engine: &wasmtime::Engine,
+    pre: &InstancePre<CallState>,
+    limits: &CallLimits,
+    packages: Option<&std::path::Path>,
+    f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
+) -> Outcome<T> {
+    let state = || CallState::with_packages(limits, packages.map(Into::into));
+    outside_async(|| run_here(engine, pre, limits, state(), f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -100,11 +113,12 @@ fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
+    state: CallState,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = Store::new(engine, CallState::new(limits));
+    let mut store = Store::new(engine, state);
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     store.set_epoch_deadline(limits.deadline_ticks);

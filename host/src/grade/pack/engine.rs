@@ -15,8 +15,8 @@ use wasmtime::{
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
-    Deterministic, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView,
-    WasiView,
+    Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
+    WasiCtxView, WasiView,
 };
 
 use super::limits::{CallLimits, TICK};
@@ -24,6 +24,9 @@ use super::limits::{CallLimits, TICK};
 /// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
 /// grade the same way on every run.
 const FIXED_WALL_SECONDS: u64 = 1_700_000_000;
+
+/// Where a Python grader's packages (`requirements:`) are mounted, read-only, in its calls.
+pub const PACKAGES_MOUNT: &str = "/gavel/packages";
 
 /// Native wasm stack per call; deep recursion beyond it is a `stack overflow` trap.
 const MAX_WASM_STACK: usize = 512 << 10;
@@ -363,6 +366,8 @@ pub(super) struct CallState {
     wasi: Option<Wasi>,
     table: ResourceTable,
     stdout_bytes: usize,
+    /// The host folder mounted read-only at [`PACKAGES_MOUNT`], for a program that has one.
+    packages: Option<std::path::PathBuf>,
     pub(super) limiter: Limiter,
 }
 
@@ -374,11 +379,17 @@ struct Wasi {
 }
 
 impl Wasi {
-    fn new(stdout_bytes: usize) -> Wasi {
+    fn new(stdout_bytes: usize, packages: Option<&std::path::Path>) -> Wasi {
         let stdout = MemoryOutputPipe::new(stdout_bytes);
         let stderr = MemoryOutputPipe::new(stdout_bytes);
         let random = random_stream();
-        let ctx = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        if let Some(packages) = packages {
+            // A folder that cannot be opened is not mounted: the import then fails in the
+            // grader's call, naming the module.
+            let _ = builder.preopened_dir(packages, PACKAGES_MOUNT, FsPerms::ReadOnly);
+        }
+        let ctx = builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .wall_clock(FixedWall)
@@ -403,6 +414,17 @@ impl Wasi {
 }
 
 impl CallState {
+    /// The state of a call whose guest sees `packages` at [`PACKAGES_MOUNT`].
+    pub(super) fn with_packages(
+        limits: &CallLimits,
+        packages: Option<std::path::PathBuf>,
+    ) -> CallState {
+        CallState {
+            packages,
+            ..CallState::new(limits)
+        }
+    }
+
     pub(super) fn new(limits: &CallLimits) -> CallState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
@@ -410,6 +432,7 @@ impl CallState {
             wasi: None,
             table,
             stdout_bytes: limits.stdout_bytes,
+            packages: None,
             limiter: Limiter {
                 memory_limit: limits.memory_bytes,
                 memory: 0,
@@ -441,8 +464,10 @@ impl CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let stdout_bytes = self.stdout_bytes;
-        let wasi = self.wasi.get_or_insert_with(|| Wasi::new(stdout_bytes));
+        let (stdout_bytes, packages) = (self.stdout_bytes, self.packages.as_deref());
+        let wasi = self
+            .wasi
+            .get_or_insert_with(|| Wasi::new(stdout_bytes, packages));
         WasiCtxView {
             ctx: &mut wasi.ctx,
             table: &mut self.table,

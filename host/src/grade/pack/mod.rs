@@ -570,10 +570,11 @@ impl Pack {
             Value::Null => "{}".to_string(),
             _ => config.to_string(),
         };
-        let Outcome { result, .. } = call::run(
+        let Outcome { result, .. } = call::run_with(
             &pack.engine,
             &pack.pre,
             &pack.limits,
+            program.packages.as_deref(),
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -600,6 +601,9 @@ pub struct Program {
     /// Shared by the programs whose entries are in one folder.
     pub sources: Arc<[Source]>,
     pub entry: String,
+    /// The folder of the program's Python packages (`requirements:`), mounted read-only in
+    /// its calls; none for a program without requirements, whose calls see no files.
+    pub packages: Option<std::path::PathBuf>,
 }
 
 impl Program {
@@ -639,10 +643,12 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
-        call::run(
+        let packages = self.program.as_ref().and_then(|p| p.packages.as_deref());
+        call::run_with(
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
+            packages,
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?
