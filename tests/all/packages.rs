@@ -16,6 +16,9 @@ use crate::python_graders::{cache, gavel};
 
 const LOCK: &str = "pylock.gavel.toml";
 
+/// Limits for graders that import large packages from their files in every call.
+const FUEL: &str = "limits: {fuel: 5000000000, timeout_ms: 60000, memory_mb: 256}\n";
+
 /// A suite whose one grader, `g.py` (with `code`), scores the row; `requirements` at the top.
 fn suite(requirements: &str, code: &str) -> Workspace {
     let ws = Workspace::new();
@@ -50,7 +53,8 @@ fn scores(ws: &Workspace, cache: &Path) -> Vec<f64> {
 fn a_grader_importing_pathspec_grades_and_the_lock_is_written_once() {
     let Some(cache) = cache() else { return };
     let ws = suite(
-        "requirements:\n  - pathspec\n",
+        // Importing pathspec from its files costs about 340 million fuel a call.
+        &format!("requirements:\n  - pathspec\n{FUEL}"),
         "import pathspec\n\ndef grade(sample, item):\n    spec = pathspec.PathSpec.from_lines('gitwildmatch', ['src/*.py'])\n    return 1.0 if spec.match_file(item['input']) else 0.0\n",
     );
     let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
@@ -116,7 +120,7 @@ fn a_grader_without_requirements_sees_no_packages() {
 fn httpx_and_requests_import() {
     let Some(cache) = cache() else { return };
     let ws = suite(
-        "",
+        FUEL,
         "import httpx\nimport requests\n\ndef grade(sample, item):\n    return 1.0 if httpx.URL('https://a/b').host == 'a' and requests.__version__ else 0.0\n",
     );
     ws.write("requirements.txt", "# beside the grader\nhttpx\nrequests\n");
