@@ -99,24 +99,6 @@ fn a_grader_importing_pathspec_grades_and_the_lock_is_written_once() {
 }
 
 #[test]
-fn a_grader_without_requirements_sees_no_packages() {
-    let Some(cache) = cache() else { return };
-    let ws = suite(
-        "",
-        "def grade(sample, item):\n    import pathspec\n    return 1.0\n",
-    );
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    let result = &ws.results("out")[0]["grades"]["g"];
-    assert_eq!(result["status"], "error", "{result}");
-    assert!(!ws.path(LOCK).exists());
-}
-
-#[test]
 fn httpx_and_requests_import() {
     let Some(cache) = cache() else { return };
     let ws = suite(
@@ -278,4 +260,28 @@ fn a_wheel_that_does_not_match_its_lock_is_refused_naming_its_url() {
         "{err}"
     );
     assert!(err.contains("the download was altered"), "{err}");
+}
+
+#[test]
+fn only_the_grader_that_requires_a_package_sees_it() {
+    let Some(cache) = cache() else { return };
+    let (ws, _) = locked_suite(&[("pkg/__init__.py", "VALUE = 1.0\n"), WHEEL_FILE]);
+    ws.write(
+        "other.py",
+        "import pkg\n\ndef grade(sample, item):\n    return 1.0\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: packages\ndataset: data.jsonl\ngraders:\n  g:\n    kind: python\n    source_path: g.py\n    requirements: [pkg]\n  other:\n    kind: python\n    source_path: other.py\n",
+    );
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "graders.other.source: other.py:1: ModuleNotFoundError: No module named 'pkg'"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("graders.g."), "{err}");
 }
