@@ -57,11 +57,13 @@ impl Python {
         } = gathered;
         let mut sources_sha256 = sha256(&sources);
         if let Some(packages) = &packages {
-            // The packages decide grades as much as the sources do.
+            // The packages decide grades as much as the sources do; the tree's name is a hash
+            // of their wheels, the same in every cache folder.
+            let name = packages.tree.file_name().unwrap_or_default();
             sources_sha256 = sha256(&[Source {
                 module: sources_sha256,
                 path: String::new(),
-                text: packages.tree.to_string_lossy().into_owned(),
+                text: name.to_string_lossy().into_owned(),
                 code: None,
             }]);
         }
