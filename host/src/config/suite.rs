@@ -168,9 +168,6 @@ pub struct ToolSpec {
     /// Parameters of an evaldeck check or a pack function.
     #[serde(default)]
     pub config: Map<String, Value>,
-    /// Python packages this grader's code imports, besides the suite's `requirements:`.
-    #[serde(default)]
-    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
 }

@@ -448,7 +448,7 @@ fn python_of<'a>(spec: &'a GraderSpec, key: &str) -> (Vec<String>, Vec<&'a str>,
         GraderSpec::Tool(tool) => (
             Vec::new(),
             files(&[Some(&tool.function), tool.extractor.as_deref()]),
-            tool.requirements.as_slice(),
+            &[][..],
         ),
         GraderSpec::Rubric(rubric) => (Vec::new(), files(&[Some(&rubric.extractor)]), &[][..]),
         GraderSpec::Code(code) => (
