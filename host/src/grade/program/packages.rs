@@ -398,16 +398,8 @@ pub fn tree(cache: &CacheDir, lock: &Lock) -> Result<PathBuf, PackagesError> {
     match std::fs::symlink_metadata(&tree) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         _ => {
-            let checked = fsio::check_private_tree(&tree).map_err(|e| e.to_string());
-            let why = match checked {
-                Ok(digest) => match fsio::read_regular(&tag_file, TAG_BYTES as u64) {
-                    Ok(tag) if cache.key().verify(DOMAIN, &[id.as_bytes(), &digest], &tag) => {
-                        return Ok(tree);
-                    }
-                    Ok(_) => "its authentication tag does not match its content".to_string(),
-                    Err(e) => format!("its authentication tag: {e}"),
-                },
-                Err(why) => why,
+            let Err(why) = tree_checks_out(cache, &tree, &tag_file, &id) else {
+                return Ok(tree);
             };
             eprintln!(
                 "warning: the Python packages {} were not mounted ({why}); unpacking them again",
@@ -437,12 +429,27 @@ pub fn tree(cache: &CacheDir, lock: &Lock) -> Result<PathBuf, PackagesError> {
     let unpacked = work.keep();
     if let Err(e) = std::fs::rename(&unpacked, &tree) {
         let _ = std::fs::remove_dir_all(&unpacked);
-        return Err(cache_error(&e));
+        // Another run put the same wheels in place first: theirs serves once it checks out.
+        return match tree_checks_out(cache, &tree, &tag_file, &id) {
+            Ok(()) => Ok(tree),
+            Err(_) => Err(cache_error(&e)),
+        };
     }
     let digest = fsio::check_private_tree(&tree).map_err(|e| cache_error(&e))?;
     let tag = cache.key().tag(DOMAIN, &[id.as_bytes(), &digest]);
     fsio::write_atomic(&tag_file, &tag).map_err(|e| cache_error(&e))?;
     Ok(tree)
+}
+
+/// Whether the unpacked `tree` is the one gavel made: owner-only throughout, with the tag in
+/// `tag_file` over its name `id` and its content; why not, otherwise.
+fn tree_checks_out(cache: &CacheDir, tree: &Path, tag_file: &Path, id: &str) -> Result<(), String> {
+    let digest = fsio::check_private_tree(tree).map_err(|e| e.to_string())?;
+    match fsio::read_regular(tag_file, TAG_BYTES as u64) {
+        Ok(tag) if cache.key().verify(DOMAIN, &[id.as_bytes(), &digest], &tag) => Ok(()),
+        Ok(_) => Err("its authentication tag does not match its content".to_string()),
+        Err(e) => Err(format!("its authentication tag: {e}")),
+    }
 }
 
 /// A name for the tree of `lock`'s wheels: a hash of their SHA-256s and the Python version.
