@@ -33,6 +33,13 @@ fn suite(requirements: &str, code: &str) -> Workspace {
     ws
 }
 
+/// What `gavel validate` says of the suite in `ws`, which it must refuse.
+fn refused(ws: &Workspace, cache: &Path) -> String {
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
+
 fn scores(ws: &Workspace, cache: &Path) -> Vec<f64> {
     let out = gavel(
         cache,
@@ -88,9 +95,7 @@ fn a_grader_importing_pathspec_grades_and_the_lock_is_written_once() {
             .unwrap()
             .replace("  - pathspec\n", "  - pathspec\n  - idna\n"),
     );
-    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = refused(&ws, cache);
     assert!(
         err.contains("was locked for other requirements (pathspec for CPython"),
         "{err}"
@@ -116,9 +121,7 @@ fn a_native_package_is_refused_by_validate_naming_it() {
         "requirements:\n  - numpy\n",
         "def grade(sample, item):\n    return 1.0\n",
     );
-    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = refused(&ws, cache);
     assert!(
         err.contains("requirements: numpy ships no pure-Python wheel"),
         "{err}"
@@ -233,9 +236,7 @@ fn a_wheel_with_a_member_outside_its_folder_is_refused() {
         ("../../escaped.py", "X = 1\n"),
         WHEEL_FILE,
     ]);
-    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = refused(&ws, cache);
     assert!(
         err.contains("cannot unpack pkg (pkg-1.0-py3-none-any.whl): member \"../../escaped.py\" would be written outside the package folder"),
         "{err}"
@@ -252,9 +253,7 @@ fn a_wheel_that_does_not_match_its_lock_is_refused_naming_its_url() {
     let lock = std::fs::read_to_string(ws.path(LOCK)).unwrap();
     let sha = lock.split("sha256 = \"").nth(1).unwrap()[..64].to_string();
     ws.write(LOCK, &lock.replace(&sha, &"0".repeat(64)));
-    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = refused(&ws, cache);
     assert!(
         err.contains("cannot download pkg from http://127.0.0.1:"),
         "{err}"
@@ -274,9 +273,7 @@ fn only_the_grader_that_requires_a_package_sees_it() {
         "suite.yaml",
         "name: packages\ndataset: data.jsonl\ngraders:\n  g:\n    kind: python\n    source_path: g.py\n    requirements: [pkg]\n  other:\n    kind: python\n    source_path: other.py\n",
     );
-    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = refused(&ws, cache);
     assert!(
         err.contains(
             "graders.other.source: other.py:1: ModuleNotFoundError: No module named 'pkg'"
