@@ -477,9 +477,8 @@ fn suites_letta_evals_refuses_are_refused_at_their_mistake() {
         format!(
             "error: {}:12:1: grader: unknown field `grader`, expected one of name, description, \
                  dataset, trajectories, format, packs, graders, gate, reward, max_samples, \
-                 concurrency, limits, isolation, output, allow, target, setup_script, num_runs, \
-                 sandbox, \
-                 cleanup, max_concurrent, sample_tags",
+                 concurrency, limits, isolation, output, allow, requirements, target, \
+                 setup_script, num_runs, sandbox, cleanup, max_concurrent, sample_tags",
             REFUSED[0]
         )
     );

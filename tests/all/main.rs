@@ -28,6 +28,7 @@ mod network;
 mod new_pack;
 mod openai_server;
 mod outputs;
+mod packages;
 mod packs;
 mod python_bare;
 mod python_graders;

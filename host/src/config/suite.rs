@@ -58,6 +58,10 @@ pub struct SuiteFile {
     /// What every Python and pack grader may reach, unless its own `allow:` says otherwise.
     #[serde(default)]
     pub allow: Option<AllowSpec>,
+    /// Python packages every Python grader of the suite imports (PEP 508 lines), resolved into
+    /// `pylock.gavel.toml` beside the suite.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     // letta-evals keys about running the agent rather than grading it: accepted so that a
     // letta-evals suite loads unchanged, each with a notice of what gavel does with it.
     #[serde(default)]
@@ -142,6 +146,9 @@ pub struct CodeSpec {
     /// Keyword arguments of the class's constructor.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
     /// What this grader may reach, over the suite's `allow:`.
@@ -170,6 +177,9 @@ pub struct PythonSpec {
     /// OpenAI's container image: the code runs in gavel's sandbox instead.
     #[serde(default)]
     pub image_tag: Option<IgnoredAny>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
     #[serde(default)]
     pub display_name: Option<String>,
     /// What this grader may reach, over the suite's `allow:`.

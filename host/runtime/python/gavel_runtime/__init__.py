@@ -9,6 +9,7 @@ with the text the host reports.
 import inspect
 import json
 import math
+import os
 import sys
 
 from gavel_runtime import convert, loader, sandbox
@@ -25,6 +26,26 @@ FORMS = (
     "evaldeck-class",
     "openai",
 )
+
+
+# Where the host mounts, read-only, the packages of the grader's `requirements:` (the folder of
+# `PACKAGES_MOUNT` in host/src/grade/pack/engine.rs); graders without requirements have none.
+PACKAGES = "/gavel/packages"
+
+
+def mount_packages():
+    """Makes the mounted packages importable from their files, when the host mounted them."""
+    if PACKAGES in sys.path:
+        return
+    # On `sys.path`, the folder is the interpreter's library as far as the sandbox's guards go.
+    sys.path.append(PACKAGES)
+    try:
+        os.stat(PACKAGES)
+    except OSError:
+        sys.path.remove(PACKAGES)
+        return
+    # The folder is read-only: no bytecode is written beside its sources.
+    sys.dont_write_bytecode = True
 
 
 class CallError(Exception):
@@ -109,6 +130,7 @@ class Runtime:
             for key in [k for k, f in registry.items() if f.__module__ not in sys.modules]:
                 del registry[key]
         self.entries = list(entries)
+        mount_packages()
         loader.import_entries(self.finder, self.entries)
 
     # -- resolving names -----------------------------------------------------------------

@@ -15,7 +15,7 @@ import traceback
 SANDBOX_NOTE = (
     "(gavel's sandbox has the standard library and the .py files beside your grader, in its "
     "folder, when that is in the suite's folder; a grader file outside the suite's folder comes "
-    "alone; packages such as numpy or httpx cannot be installed there)"
+    "alone; pure-Python packages such as httpx come from `requirements:`, native ones such as numpy cannot load there)"
 )
 
 STDLIB_NOTE = (

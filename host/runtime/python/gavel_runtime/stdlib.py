@@ -15,9 +15,12 @@ MODULES = """
 abc argparse array ast asyncio base64 binascii bisect calendar cmath codecs collections
 collections.abc colorsys contextlib contextvars copy csv dataclasses datetime decimal difflib
 dis email email.message email.utils enum errno fnmatch fractions functools gettext glob graphlib
-gzip hashlib heapq hmac html html.entities html.parser http http.client io ipaddress itertools
+gzip hashlib heapq hmac html html.entities html.parser http http.client http.cookiejar http.cookies
+importlib.metadata importlib.readers importlib.resources importlib.resources._adapters
+importlib.resources._common importlib.resources._itertools importlib.resources.abc
+importlib.resources.readers io ipaddress itertools
 json keyword linecache locale logging math mimetypes numbers operator os pathlib pickle
-platform pprint queue quopri random re reprlib secrets select shlex shutil signal socket
+platform pprint queue quopri random re reprlib secrets select shlex shutil signal socket ssl
 statistics string stringprep struct subprocess sys tempfile textwrap threading time timeit
 token tokenize traceback types typing unicodedata urllib urllib.error urllib.parse
 urllib.request uuid warnings weakref xml xml.dom xml.dom.minidom xml.etree.ElementTree zlib

@@ -71,7 +71,8 @@ class Loading(unittest.TestCase):
             e.message,
             "ModuleNotFoundError: No module named 'numpy' (gavel's sandbox has the standard library and the "
             ".py files beside your grader, in its folder, when that is in the suite's folder; a grader file "
-            "outside the suite's folder comes alone; packages such as numpy or httpx cannot be installed there)",
+            "outside the suite's folder comes alone; pure-Python packages such as httpx come from `requirements:`, "
+            "native ones such as numpy cannot load there)",
         )
 
     def test_exception_in_an_imported_module_points_at_it(self):

@@ -464,7 +464,7 @@ fn http_failure(status: StatusCode, body: &str) -> String {
 }
 
 /// An error with its causes, which say what actually failed (refused, reset, DNS, TLS).
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -15,7 +15,7 @@
 pub mod agent_file;
 mod cache;
 mod format;
-mod http;
+pub(crate) mod http;
 pub mod reply;
 pub mod template;
 pub mod turn;

@@ -1,16 +1,13 @@
 //! One sandboxed call: a fresh store and instance, the limits applied, and every way it can fail
 //! turned into one short, stable reason.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value, json};
 use wasmtime::component::{Instance, InstancePre};
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::I32Exit;
 
-use super::engine::{CallState, LimitHit, NotGranted, Slots};
+use super::engine::{CallGrants, CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
-use crate::grade::grants::{Access, Grants};
 
 /// How much of a guest's stderr an error grade keeps.
 const STDERR_TAIL: usize = 1_024;
@@ -81,11 +78,10 @@ pub(super) fn run<T: Send>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    access: Option<&Access>,
-    network: Option<&Arc<Grants>>,
+    grants: CallGrants<'_>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T> + Send,
 ) -> Outcome<T> {
-    outside_async(|| run_here(engine, pre, limits, access, network, f))
+    outside_async(|| run_here(engine, pre, limits, grants, f))
 }
 
 /// Runs `call` on a thread where WASI's blocking host functions work. They (a write to stdout
@@ -125,13 +121,12 @@ fn run_here<T>(
     engine: &wasmtime::Engine,
     pre: &InstancePre<CallState>,
     limits: &CallLimits,
-    access: Option<&Access>,
-    network: Option<&Arc<Grants>>,
+    grants: CallGrants<'_>,
     f: impl FnOnce(&Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     // Taken before the store and so given back after it is dropped, with its pool slot.
     let _slot = Slots::take();
-    let mut store = match new_store(engine, limits, access, network) {
+    let mut store = match new_store(engine, limits, grants) {
         Ok(store) => store,
         Err(e) => return Outcome::host_failure(&e),
     };
@@ -142,15 +137,14 @@ fn run_here<T>(
     outcome(&store, limits, result)
 }
 
-/// A store for calls under `limits` that may reach what `access` grants, with its memory
+/// A store for calls under `limits` that may reach what `grants` grants, with its memory
 /// limiter, no instance yet; why not when a granted folder cannot be opened.
 pub(super) fn new_store(
     engine: &wasmtime::Engine,
     limits: &CallLimits,
-    access: Option<&Access>,
-    network: Option<&Arc<Grants>>,
+    grants: CallGrants<'_>,
 ) -> wasmtime::Result<Store<CallState>> {
-    let mut store = Store::new(engine, CallState::new(limits, access, network.cloned())?);
+    let mut store = Store::new(engine, CallState::new(limits, grants)?);
     store.limiter(|state| &mut state.limiter);
     store.epoch_deadline_trap();
     // A grade holds at most four texts, each at most the whole memory: lifting a result never

@@ -364,6 +364,20 @@ fn ready(mut store: StoreContextMut<'_, CallState>) -> wasmtime::Result<Resource
     subscribe(table, ready)
 }
 
+/// Where a Python grader's packages (`requirements:`) are mounted, read-only, in its calls.
+pub const PACKAGES_MOUNT: &str = "/gavel/packages";
+
+/// What one call may reach beyond its own memory: nothing, by default.
+#[derive(Clone, Copy, Default)]
+pub(super) struct CallGrants<'a> {
+    /// Its variables and folders (`allow:`).
+    pub(super) access: Option<&'a Access>,
+    /// What its HTTP requests are checked against (`allow:`'s `network` and `secrets`).
+    pub(super) network: Option<&'a Arc<Grants>>,
+    /// Its program's packages (`requirements:`), mounted read-only at [`PACKAGES_MOUNT`].
+    pub(super) packages: Option<&'a std::path::Path>,
+}
+
 /// The store data of one call.
 pub(super) struct CallState {
     /// Built on the guest's first WASI call: most graders make none, and building a context
@@ -410,10 +424,21 @@ impl Wasi {
         }
     }
 
-    /// A context with what `access` grants: its variables, its folders read-only at their own
-    /// path, and a fresh private scratch folder.
-    fn granted(stdout_bytes: usize, access: &Access) -> wasmtime::Result<Wasi> {
+    /// A context with what `grants` grants: its variables, its folders read-only at their own
+    /// path, a fresh private scratch folder, and its program's packages.
+    fn granted(stdout_bytes: usize, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
         let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        if let Some(packages) = grants.packages {
+            builder.preopened_dir(packages, PACKAGES_MOUNT, FsPerms::ReadOnly)?;
+        }
+        let Some(access) = grants.access else {
+            return Ok(Wasi {
+                ctx: builder.build(),
+                stdout,
+                stderr,
+                _scratch: None,
+            });
+        };
         for (name, value) in &access.env {
             builder.env(name, value);
         }
@@ -464,24 +489,19 @@ impl Wasi {
 }
 
 impl CallState {
-    /// The state of a call that may reach what `access` grants, and over the network what
-    /// `network` grants; its WASI context is built now when something is granted (opening a
-    /// folder can fail), else on first use.
-    pub(super) fn new(
-        limits: &CallLimits,
-        access: Option<&Access>,
-        network: Option<Arc<Grants>>,
-    ) -> wasmtime::Result<CallState> {
+    /// The state of a call that may reach what `grants` grants; its WASI context is built now
+    /// when a variable or folder is granted (opening a folder can fail), else on first use.
+    pub(super) fn new(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
-        let wasi = match access {
-            Some(access) => Some(Wasi::granted(limits.stdout_bytes, access)?),
-            None => None,
+        let wasi = match grants.access.is_some() || grants.packages.is_some() {
+            true => Some(Wasi::granted(limits.stdout_bytes, grants)?),
+            false => None,
         };
         Ok(CallState {
             wasi,
             http: None,
-            network,
+            network: grants.network.cloned(),
             deadline: Instant::now() + limits.timeout,
             table,
             stdout_bytes: limits.stdout_bytes,

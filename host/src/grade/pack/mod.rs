@@ -76,7 +76,7 @@ pub use compile::{
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
-use engine::CallState;
+use engine::{CallGrants, CallState};
 pub use engine::Writes;
 use limits::CallLimits;
 pub use limits::{
@@ -403,7 +403,7 @@ impl Pack {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
         let Outcome { result, .. } =
-            call::run(&engine, &pre, &limits, None, None, |instance, store| {
+            call::run(&engine, &pre, &limits, CallGrants::default(), |instance, store| {
                 Exports::describe(instance, store, &wit_version)
             });
         let (exports, described) = result.map_err(|reason| PackError::Describe {
@@ -459,8 +459,7 @@ impl Pack {
             &pack.engine,
             &pack.pre,
             &pack.limits,
-            None,
-            None,
+            CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
         if let Ok(Ok(codes)) = result
@@ -580,8 +579,7 @@ impl Pack {
             &pack.engine,
             &pack.pre,
             &pack.limits,
-            None,
-            None,
+            CallGrants::default(),
             |instance, store| pack.exports.check_config(instance, store, name, &config),
         );
         match result {
@@ -605,12 +603,16 @@ impl Pack {
         };
         // The program's top level runs here as before each call: with what its calls reach.
         let access = grants.map(|grants| grants.access());
+        let reach = CallGrants {
+            access: access.as_ref(),
+            network: grants,
+            packages: program.packages.as_deref(),
+        };
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
             &pack.limits,
-            access.as_ref(),
-            grants,
+            reach,
             |instance, store| match program.load(&pack.exports, instance, store)? {
                 Ok(()) => Ok(pack
                     .exports
@@ -637,6 +639,9 @@ pub struct Program {
     /// Shared by the programs whose entries are in one folder.
     pub sources: Arc<[Source]>,
     pub entry: String,
+    /// The folder of the program's Python packages (`requirements:`), mounted read-only in
+    /// its calls; none for a program without requirements, whose calls see no files.
+    pub packages: Option<std::path::PathBuf>,
 }
 
 impl Program {
@@ -694,15 +699,19 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
+        let reach = CallGrants {
+            access,
+            network: self.grants.as_ref(),
+            packages: self.program.as_ref().and_then(|p| p.packages.as_deref()),
+        };
         if let (Some(slot), Some(program)) = (place, &self.program) {
-            return warm::call(&self.pack, program, slot, access, self.grants.as_ref(), f);
+            return warm::call(&self.pack, program, slot, reach, f);
         }
         call::run(
             &self.pack.engine,
             &self.pack.pre,
             &self.pack.limits,
-            access,
-            self.grants.as_ref(),
+            reach,
             |instance, store| {
                 if let Some(program) = &self.program
                     && let Err(message) = program.load(exports, instance, store)?

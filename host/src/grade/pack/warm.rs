@@ -27,10 +27,9 @@ use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use super::call::{self, Outcome, ProgramFailed};
-use super::engine::{CALL_SLOTS, CallState};
+use super::engine::{CALL_SLOTS, CallGrants, CallState};
 use super::wit::Exports;
 use super::{PackInner, Program};
-use crate::grade::grants::{Access, Grants};
 
 /// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
@@ -210,20 +209,19 @@ pub(super) struct Warm {
 }
 
 /// Runs `f` in `slot`'s warm instance of `program`, started (and the program loaded, on the
-/// first call's fuel) when there is none, reaching what `access` grants (the same for every
+/// first call's fuel) when there is none, reaching what `grants` grants (the same for every
 /// call of a warm function: one whose row chooses a folder runs fresh); leaves it in `slot`
 /// unless it must be replaced.
 pub(super) fn call<T>(
     pack: &PackInner,
     program: &Program,
     slot: &mut Option<Warm>,
-    access: Option<&Access>,
-    network: Option<&Arc<Grants>>,
+    grants: CallGrants<'_>,
     f: impl FnOnce(&Exports, &Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
     let mut warm = match slot.take() {
         Some(warm) => warm,
-        None => match call::new_store(&pack.engine, &pack.limits, access, network) {
+        None => match call::new_store(&pack.engine, &pack.limits, grants) {
             Ok(store) => Warm {
                 store,
                 instance: None,

@@ -21,14 +21,17 @@
 //! grader are read only from inside its folder ([`fsio::read_text_within`]).
 
 pub mod interpreter;
+pub mod packages;
 pub mod reward;
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::cache::CacheDir;
 use crate::config::reward::RewardSpec;
 use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::fsio;
@@ -47,13 +50,25 @@ pub struct Python {
 }
 
 impl Python {
-    /// The programs of `gathered`, compiled once by `pack`.
-    fn new(pack: Pack, gathered: Gathered) -> Python {
+    /// The programs of `gathered`, compiled once by `pack`; the programs of `packages`' entries
+    /// see its folder.
+    fn new(pack: Pack, gathered: Gathered, packages: Option<Packages>) -> Python {
         let Gathered {
             mut sources,
             entries,
         } = gathered;
-        let sources_sha256 = sha256(&sources);
+        let mut sources_sha256 = sha256(&sources);
+        if let Some(packages) = &packages {
+            // The packages decide grades as much as the sources do; the tree's name is a hash
+            // of their wheels, the same in every cache folder.
+            let name = packages.tree.file_name().unwrap_or_default();
+            sources_sha256 = sha256(&[Source {
+                module: sources_sha256,
+                path: String::new(),
+                text: name.to_string_lossy().into_owned(),
+                code: None,
+            }]);
+        }
         pack.compile(&mut sources);
         // Programs whose entries share a folder share its files.
         let mut shared: Vec<(Vec<usize>, Arc<[Source]>)> = Vec::new();
@@ -69,6 +84,10 @@ impl Python {
             };
             let program = Program {
                 sources: files,
+                packages: packages
+                    .as_ref()
+                    .filter(|p| p.all || p.entries.contains(&entry))
+                    .map(|p| p.tree.clone()),
                 entry: entry.clone(),
             };
             programs.insert(entry, Arc::new(program));
@@ -217,10 +236,12 @@ pub fn prepare(
 ) -> (Option<Python>, Vec<SuiteError>) {
     let mut builder = ProgramBuilder::new(&suite.path, &suite.base_dir);
     let mut errors = Vec::new();
+    let mut wants = Wants::default();
     gather(
         &suite.file.graders,
         "graders",
         &mut builder,
+        &mut wants,
         &suite.path,
         &mut errors,
     );
@@ -236,7 +257,24 @@ pub fn prepare(
     if builder.is_empty() {
         return (None, errors);
     }
-    match load(suite, host, cache_dir, builder) {
+    wants.all = !suite.file.requirements.is_empty();
+    wants.lines.extend(suite.file.requirements.iter().cloned());
+    let packages = if wants.lines.is_empty() {
+        None
+    } else {
+        match packages_tree(&suite.base_dir, &wants.lines, cache_dir) {
+            Ok(tree) => Some(Packages {
+                tree,
+                entries: wants.entries,
+                all: wants.all,
+            }),
+            Err(e) => {
+                errors.push(SuiteError::at(&suite.path, "requirements", e.to_string()));
+                return (None, errors);
+            }
+        }
+    };
+    match load(suite, host, cache_dir, builder, packages) {
         Ok(python) => (Some(python), errors),
         Err(e) => {
             errors.push(SuiteError::at(&suite.path, "graders", e));
@@ -245,12 +283,13 @@ pub fn prepare(
     }
 }
 
-/// The interpreter, with the programs of `builder`.
+/// The interpreter, with the programs of `builder` and the packages they import.
 fn load(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
     builder: ProgramBuilder,
+    packages: Option<Packages>,
 ) -> Result<Python, String> {
     let component = interpreter::component(cache_dir).map_err(|e| e.to_string())?;
     // The cached component is loaded only as the file whose tag was checked.
@@ -271,7 +310,69 @@ fn load(
             spec.path.display()
         ));
     }
-    Ok(Python::new(pack, builder.build()))
+    Ok(Python::new(pack, builder.build(), packages))
+}
+
+/// The packages of a suite's `requirements:` (see [`packages`]), unpacked and mounted for the
+/// programs that want them.
+struct Packages {
+    tree: PathBuf,
+    /// The entry modules of the graders whose own requirements (or `requirements.txt`) name
+    /// packages.
+    entries: HashSet<String>,
+    /// Whether every program sees them (the suite's own `requirements:`).
+    all: bool,
+}
+
+/// What the graders of a suite want installed, gathered with their code.
+#[derive(Default)]
+struct Wants {
+    lines: BTreeSet<String>,
+    entries: HashSet<String>,
+    all: bool,
+}
+
+impl Wants {
+    /// The requirements of the grader whose entry modules are `entries`: its own `lines` and
+    /// those of a `requirements.txt` in one of `folders` (its files' folders).
+    fn add(
+        &mut self,
+        entries: Vec<String>,
+        folders: Vec<PathBuf>,
+        lines: &[String],
+    ) -> Result<(), String> {
+        let mut wanted: Vec<String> = lines.to_vec();
+        for folder in folders {
+            let file = folder.join("requirements.txt");
+            match fsio::read_text(&file, fsio::cap::TEXT) {
+                Ok(text) => wanted.extend(packages::requirements_file(&text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+            }
+        }
+        if !wanted.is_empty() {
+            self.lines.extend(wanted);
+            self.entries.extend(entries);
+        }
+        Ok(())
+    }
+}
+
+/// The folder of `lines`' packages: locked beside the suite (in `folder`), unpacked into the
+/// cache.
+fn packages_tree(
+    folder: &Path,
+    lines: &BTreeSet<String>,
+    cache_dir: Option<&Path>,
+) -> Result<PathBuf, packages::PackagesError> {
+    let lock = packages::lock(folder, lines)?;
+    let cache = cache_dir
+        .map(CacheDir::open)
+        .transpose()
+        .map_err(|e| packages::PackagesError::Cache(e.to_string()))?
+        .flatten()
+        .ok_or(packages::PackagesError::NoCache)?;
+    packages::tree(&cache, &lock)
 }
 
 /// Adds to `errors` a mistake in the module or function of `entry`, one of the `type: code`
@@ -307,11 +408,23 @@ fn gather(
     graders: &IndexMap<String, GraderSpec>,
     prefix: &str,
     builder: &mut ProgramBuilder,
+    wants: &mut Wants,
     suite: &Path,
     errors: &mut Vec<SuiteError>,
 ) {
     for (key, spec) in graders {
         let field = format!("{prefix}.{key}");
+        let (entries, files, lines) = python_of(spec, key);
+        let mut folders: Vec<PathBuf> = files
+            .iter()
+            .filter_map(|file| builder.suite_dir.join(file).parent().map(Path::to_path_buf))
+            .collect();
+        if let GraderSpec::Code(_) = spec {
+            folders.push(builder.suite_dir.clone());
+        }
+        if let Err(e) = wants.add(entries, folders, lines) {
+            errors.push(SuiteError::at(suite, field.clone(), e));
+        }
         let added: Vec<(&str, Result<(), ProgramError>)> = match spec {
             GraderSpec::Tool(tool) => vec![
                 ("function", add_file(builder, Some(&tool.function))),
@@ -336,6 +449,7 @@ fn gather(
                     &c.graders,
                     &format!("{field}.graders"),
                     builder,
+                    wants,
                     suite,
                     errors,
                 );
@@ -360,6 +474,49 @@ fn gather(
             }
         }
     }
+}
+
+/// The Python code of the grader `spec` (of key `key`): its entry modules, the files it names
+/// (relative to the suite) and its own `requirements:`.
+fn python_of<'a>(spec: &'a GraderSpec, key: &str) -> (Vec<String>, Vec<&'a str>, &'a [String]) {
+    let files = |names: &[Option<&'a str>]| -> Vec<&'a str> {
+        names
+            .iter()
+            .filter_map(|name| name.and_then(file_reference))
+            .map(|(file, _)| file)
+            .collect()
+    };
+    let (entries, files, lines) = match spec {
+        GraderSpec::Tool(tool) => (
+            Vec::new(),
+            files(&[Some(&tool.function), tool.extractor.as_deref()]),
+            &[][..],
+        ),
+        GraderSpec::Rubric(rubric) => (Vec::new(), files(&[Some(&rubric.extractor)]), &[][..]),
+        GraderSpec::Code(code) => (
+            vec![code.module.clone()],
+            Vec::new(),
+            code.requirements.as_slice(),
+        ),
+        GraderSpec::Python(python) => match &python.source_path {
+            Some(path) => (
+                Vec::new(),
+                vec![path.as_str()],
+                python.requirements.as_slice(),
+            ),
+            None => (
+                vec![inline_module(key)],
+                Vec::new(),
+                python.requirements.as_slice(),
+            ),
+        },
+        _ => (Vec::new(), Vec::new(), &[][..]),
+    };
+    let entries = entries
+        .into_iter()
+        .chain(files.iter().map(|file| file_module(file)))
+        .collect();
+    (entries, files, lines)
 }
 
 /// Adds the file of a `path/file.py:name` reference; any other name adds nothing.

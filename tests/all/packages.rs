@@ -1,0 +1,284 @@
+//! `requirements:`: pure-Python packages resolved once into `pylock.gavel.toml`, unpacked into
+//! the cache and importable, read-only, by the graders that asked for them. Resolution uses the
+//! host's pip and PyPI; wheels of the tests' own making are served from a server on loopback.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::common::{Workspace, stderr};
+use crate::python_graders::{cache, gavel};
+
+const LOCK: &str = "pylock.gavel.toml";
+
+/// Limits for graders that import large packages from their files in every call.
+const FUEL: &str = "limits: {fuel: 5000000000, timeout_ms: 60000, memory_mb: 256}\n";
+
+/// A suite whose one grader, `g.py` (with `code`), scores the row; `requirements` at the top.
+fn suite(requirements: &str, code: &str) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("g.py", code);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: packages\ndataset: data.jsonl\n{requirements}graders:\n  g:\n    kind: python\n    source_path: g.py\n"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[json!({"id": 1, "input": "src/a.py"})]);
+    ws
+}
+
+/// What `gavel validate` says of the suite in `ws`, which it must refuse.
+fn refused(ws: &Workspace, cache: &Path) -> String {
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
+
+fn scores(ws: &Workspace, cache: &Path) -> Vec<f64> {
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    ws.results("out")
+        .iter()
+        .map(|r| {
+            let grade = &r["grades"]["g"];
+            grade["score"].as_f64().unwrap_or_else(|| panic!("{r}"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_grader_importing_pathspec_grades_and_the_lock_is_written_once() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        // Importing pathspec from its files costs about 340 million fuel a call.
+        &format!("requirements:\n  - pathspec\n{FUEL}"),
+        "import pathspec\n\ndef grade(sample, item):\n    spec = pathspec.PathSpec.from_lines('gitwildmatch', ['src/*.py'])\n    return 1.0 if spec.match_file(item['input']) else 0.0\n",
+    );
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("note: resolving"), "{}", stderr(&out));
+    let lock = std::fs::read_to_string(ws.path(LOCK)).expect("the lock is written");
+    assert!(lock.contains("name = \"pathspec\""), "{lock}");
+    assert!(lock.contains("-py3-none-any.whl"), "{lock}");
+
+    // Later runs read the lock: no resolver runs, and none could (no python3 on PATH).
+    let empty = Workspace::new();
+    let cache_var = cache.to_string_lossy();
+    let out = crate::common::gavel_with_env(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+        &[
+            ("GAVEL_CACHE_DIR", &cache_var),
+            ("GAVEL_PYTHON_COMPONENT", ""),
+            ("PATH", &empty.dir.path().to_string_lossy()),
+        ],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("resolving"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(ws.path(LOCK)).unwrap(), lock);
+    assert_eq!(ws.results("out")[0]["grades"]["g"]["score"], 1.0);
+
+    // A lock for other requirements is an error naming the fix.
+    ws.write(
+        "suite.yaml",
+        &std::fs::read_to_string(ws.path("suite.yaml"))
+            .unwrap()
+            .replace("  - pathspec\n", "  - pathspec\n  - idna\n"),
+    );
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("was locked for other requirements (pathspec for CPython"),
+        "{err}"
+    );
+    assert!(err.contains("delete it"), "{err}");
+}
+
+#[test]
+fn httpx_and_requests_import() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        FUEL,
+        "import httpx\nimport requests\n\ndef grade(sample, item):\n    return 1.0 if httpx.URL('https://a/b').host == 'a' and requests.__version__ else 0.0\n",
+    );
+    ws.write("requirements.txt", "# beside the grader\nhttpx\nrequests\n");
+    assert_eq!(scores(&ws, cache), [1.0]);
+}
+
+#[test]
+fn a_native_package_is_refused_by_validate_naming_it() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        "requirements:\n  - numpy\n",
+        "def grade(sample, item):\n    return 1.0\n",
+    );
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("requirements: numpy ships no pure-Python wheel"),
+        "{err}"
+    );
+    assert!(err.contains("cannot load native code"), "{err}");
+    assert!(!ws.path(LOCK).exists());
+}
+
+/// A wheel of `members` (stored), and its SHA-256.
+fn wheel(members: &[(&str, &str)]) -> (Vec<u8>, String) {
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, content) in members {
+        writer.start_file(*name, options).unwrap();
+        writer.write_all(content.as_bytes()).unwrap();
+    }
+    let bytes = writer.finish().unwrap().into_inner();
+    let sha256 = format!("{:x}", Sha256::digest(&bytes));
+    (bytes, sha256)
+}
+
+/// Serves `body` to every GET on loopback until the test ends; its URL and a request count.
+fn serve(body: Vec<u8>) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/w/pkg-1.0-py3-none-any.whl",
+        listener.local_addr().unwrap()
+    );
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            counted.fetch_add(1, Ordering::SeqCst);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    (url, count)
+}
+
+/// A suite requiring `pkg`, locked to the wheel of `members` served on loopback.
+fn locked_suite(members: &[(&str, &str)]) -> (Workspace, Arc<AtomicUsize>) {
+    let (bytes, sha256) = wheel(members);
+    let (url, count) = serve(bytes);
+    let ws = suite(
+        "requirements:\n  - pkg\n",
+        "import pkg\n\ndef grade(sample, item):\n    return pkg.VALUE\n",
+    );
+    ws.write(
+        LOCK,
+        &format!(
+            "lock-version = \"1.0\"\ncreated-by = \"gavel\"\n\n[[packages]]\nname = \"pkg\"\nversion = \"1.0\"\nwheels = [{{ name = \"pkg-1.0-py3-none-any.whl\", url = \"{url}\", hashes = {{ sha256 = \"{sha256}\" }} }}]\n\n[tool.gavel]\npython = \"3.14\"\nrequirements = [\"pkg\"]\n"
+        ),
+    );
+    (ws, count)
+}
+
+const WHEEL_FILE: (&str, &str) = ("pkg-1.0.dist-info/WHEEL", "Root-Is-Purelib: true\n");
+
+#[test]
+fn a_tampered_package_tree_is_not_mounted() {
+    let Some(cache) = cache() else { return };
+    // A value of this test's own, so that its tree is its alone in the shared cache.
+    let value = format!("0.{}", std::process::id());
+    let module = format!("VALUE = {value}\n");
+    let (ws, count) = locked_suite(&[("pkg/__init__.py", &module), WHEEL_FILE]);
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    // A warm cache needs no download.
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+
+    let trees = cache.join("python/packages");
+    let tree = std::fs::read_dir(&trees)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("pkg/__init__.py")).is_ok_and(|text| text == module)
+        })
+        .expect("the unpacked tree");
+    std::fs::write(tree.join("pkg/__init__.py"), "VALUE = 0.5\n").unwrap();
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(
+        stderr(&out).contains("were not mounted (its authentication tag does not match"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ws.results("out")[0]["grades"]["g"]["score"],
+        value.parse::<f64>().unwrap()
+    );
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_wheel_with_a_member_outside_its_folder_is_refused() {
+    let Some(cache) = cache() else { return };
+    let (ws, _) = locked_suite(&[
+        ("pkg/__init__.py", "VALUE = 1.0\n"),
+        ("../../escaped.py", "X = 1\n"),
+        WHEEL_FILE,
+    ]);
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("cannot unpack pkg (pkg-1.0-py3-none-any.whl): member \"../../escaped.py\" would be written outside the package folder"),
+        "{err}"
+    );
+    let packages = cache.join("python/packages");
+    assert!(!packages.join("escaped.py").exists());
+    assert!(!cache.join("python/escaped.py").exists());
+}
+
+#[test]
+fn a_wheel_that_does_not_match_its_lock_is_refused_naming_its_url() {
+    let Some(cache) = cache() else { return };
+    let (ws, _) = locked_suite(&[("pkg/__init__.py", "VALUE = 1.0\n"), WHEEL_FILE]);
+    let lock = std::fs::read_to_string(ws.path(LOCK)).unwrap();
+    let sha = lock.split("sha256 = \"").nth(1).unwrap()[..64].to_string();
+    ws.write(LOCK, &lock.replace(&sha, &"0".repeat(64)));
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("cannot download pkg from http://127.0.0.1:"),
+        "{err}"
+    );
+    assert!(err.contains("the download was altered"), "{err}");
+}
+
+#[test]
+fn only_the_grader_that_requires_a_package_sees_it() {
+    let Some(cache) = cache() else { return };
+    let (ws, _) = locked_suite(&[("pkg/__init__.py", "VALUE = 1.0\n"), WHEEL_FILE]);
+    ws.write(
+        "other.py",
+        "import pkg\n\ndef grade(sample, item):\n    return 1.0\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: packages\ndataset: data.jsonl\ngraders:\n  g:\n    kind: python\n    source_path: g.py\n    requirements: [pkg]\n  other:\n    kind: python\n    source_path: other.py\n",
+    );
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains(
+            "graders.other.source: other.py:1: ModuleNotFoundError: No module named 'pkg'"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("graders.g."), "{err}");
+}
