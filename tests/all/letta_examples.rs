@@ -386,8 +386,9 @@ async fn a_grader_that_runs_the_agents_file_finds_it_missing_as_letta_evals_does
     assert_eq!(graded.summary["counts"]["errored"], 2);
 }
 
-/// The skills suites' extractors import `anthropic` and `pathspec` and read the agent's files
-/// from disk: gavel refuses them before grading, at each extractor's line, naming the package.
+/// The skills suites' extractors import `anthropic` (gavel's stand-in imports) and `pathspec`,
+/// which the suites do not require: gavel refuses them before grading, at each extractor's
+/// line, naming the package and where packages come from.
 #[test]
 fn the_skills_suites_are_refused_naming_the_package_their_extractor_imports() {
     let Some(cache) = crate::python_graders::cache() else {
@@ -409,12 +410,17 @@ fn the_skills_suites_are_refused_naming_the_package_their_extractor_imports() {
         assert_eq!(lines.clone().count(), keys.len(), "{suite}");
         for (line, key) in lines.zip(keys) {
             let want = format!(
-                "error: {suite}:{line}:16: graders.{key}.extractor: custom_extractor.py:7: \
-                 ModuleNotFoundError: No module named 'anthropic' (gavel's sandbox has the \
+                "error: {suite}:{line}:16: graders.{key}.extractor: custom_extractor.py:8: \
+                 ModuleNotFoundError: No module named 'pathspec' (gavel's sandbox has the \
                  standard library and the .py files beside your grader, in its folder"
             );
             assert!(err.contains(&want), "{suite}: {err}");
         }
+        // `anthropic` (line 7) imports: the stand-in; `pathspec` is the suite's to require.
+        assert!(
+            err.contains("pure-Python packages such as httpx come from `requirements:`"),
+            "{err}"
+        );
         assert!(
             err.ends_with("2 problems found; nothing was graded\n"),
             "{err}"
