@@ -50,8 +50,8 @@ mod describe;
 mod engine;
 mod limits;
 mod load;
-mod warm;
 mod waits;
+mod warm;
 mod wit;
 
 use std::fmt;
@@ -76,8 +76,8 @@ pub use compile::{
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
-use engine::{CallGrants, CallState};
 pub use engine::Writes;
+use engine::{CallGrants, CallState};
 use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
@@ -402,10 +402,13 @@ impl Pack {
         if !wit_version.starts_with("0.2.") {
             PackV0Pre::new(pre.clone()).map_err(link_error)?;
         }
-        let Outcome { result, .. } =
-            call::run(&engine, &pre, &limits, CallGrants::default(), |instance, store| {
-                Exports::describe(instance, store, &wit_version)
-            });
+        let Outcome { result, .. } = call::run(
+            &engine,
+            &pre,
+            &limits,
+            CallGrants::default(),
+            |instance, store| Exports::describe(instance, store, &wit_version),
+        );
         let (exports, described) = result.map_err(|reason| PackError::Describe {
             pack: name.to_string(),
             reason: reason.to_string(),
@@ -727,7 +730,10 @@ impl Function {
     /// batch isolation. A function whose grants depend on the row (a folder the row chooses)
     /// runs fresh.
     fn warm_id(&self) -> Option<u64> {
-        let per_row = self.grants.as_ref().is_some_and(|grants| grants.varies_by_row());
+        let per_row = self
+            .grants
+            .as_ref()
+            .is_some_and(|grants| grants.varies_by_row());
         (self.program_isolation()? == (self.id, Isolation::Batch) && !per_row).then_some(self.id)
     }
 
