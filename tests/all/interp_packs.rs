@@ -77,10 +77,16 @@ fn cache_dir() -> PathBuf {
 }
 
 fn gavel(dir: &Path, args: &[&str]) -> Output {
+    gavel_caching_in(dir, &cache_dir(), args)
+}
+
+/// gavel with its own pack cache: a test that compiles a pack [`run_twice`] runs must not
+/// write its artifact between that test's two runs.
+fn gavel_caching_in(dir: &Path, cache: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args(args)
         .current_dir(dir)
-        .env("GAVEL_CACHE_DIR", cache_dir())
+        .env("GAVEL_CACHE_DIR", cache)
         .output()
         .expect("gavel runs")
 }
@@ -376,7 +382,8 @@ fn interpreter_pack_configs_are_checked_before_grading() {
             std::fs::create_dir_all(to.parent().expect("a parent")).expect("mkdir");
             std::fs::copy(dir.join(file), to).expect("copy");
         }
-        let output = gavel(work.path(), &["validate", "suite.yaml"]);
+        let cache = work.path().join("cache");
+        let output = gavel_caching_in(work.path(), &cache, &["validate", "suite.yaml"]);
         let err = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{err}");
         assert!(err.contains(message), "{err}");
