@@ -33,6 +33,7 @@ mod packs;
 mod python_bare;
 mod python_graders;
 mod python_host;
+mod reach_together;
 mod readme;
 mod report;
 mod resume;
