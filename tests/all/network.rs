@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 /// A server on 127.0.0.1 answering every connection with `reply`, given the request (head and
 /// body); each request it read arrives on the receiver.
-fn server(reply: fn(&str, &mut TcpStream)) -> (u16, mpsc::Receiver<String>) {
+pub(crate) fn server(reply: fn(&str, &mut TcpStream)) -> (u16, mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
     let (seen, requests) = mpsc::channel();

@@ -282,3 +282,125 @@ fn only_the_grader_that_requires_a_package_sees_it() {
     );
     assert!(!err.contains("graders.g."), "{err}");
 }
+
+/// The external-API grader of evaldeck's documentation, verbatim but for its imports gathered
+/// at the top.
+const SEED_API_GRADER: &str = r#"import httpx
+from evaldeck import Trace, EvalCase
+from evaldeck.results import GradeResult
+
+
+def validate_with_api(trace: Trace, test_case: EvalCase) -> GradeResult:
+    """Validate output against external API."""
+
+    try:
+        response = httpx.post(
+            "https://api.example.com/validate",
+            json={"output": trace.output},
+            timeout=10
+        )
+        result = response.json()
+
+        if result["valid"]:
+            return GradeResult.passed_result(
+                "validate_with_api",
+                f"API validation passed: {result['message']}"
+            )
+        else:
+            return GradeResult.failed_result(
+                "validate_with_api",
+                f"API validation failed: {result['message']}"
+            )
+
+    except Exception as e:
+        return GradeResult.error_result(
+            "validate_with_api",
+            f"API call failed: {str(e)}"
+        )
+"#;
+
+/// With `httpx` required and no network granted, the grader runs and reaches its own `except`,
+/// as evaldeck grades it on a machine with no network: an `error` result of its own words, for
+/// every sample, and the suite's other graders grade beside it.
+#[test]
+fn the_seeds_api_grader_without_a_grant_grades_its_own_error_result() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("api_graders.py", SEED_API_GRADER);
+    let rows = std::fs::read_to_string(crate::common::data("python/evaldeck-seed/data.jsonl"))
+        .expect("the seed's rows");
+    ws.write("data.jsonl", &rows);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: api\ndataset: data.jsonl\nformat: evaldeck\n{FUEL}requirements: [httpx==0.28.1]\n\
+             graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n\
+             \x20 steps:\n    kind: tool\n    function: max_steps\n    config: {{max_steps: 10}}\n"
+        ),
+    );
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 4);
+    for result in &results {
+        let grade = &result["grades"]["api"];
+        assert_eq!(grade["status"], "error", "{result}");
+        let message = grade["rationale"].as_str().unwrap_or_default();
+        assert!(message.starts_with("API call failed: "), "{message}");
+        assert!(message.contains("api.example.com"), "{message}");
+        assert!(result["grades"]["steps"]["status"] != "error", "{result}");
+    }
+}
+
+/// The same grader, its URL an API standing in on 127.0.0.1 that the suite grants: `httpx`
+/// sends over the host's HTTP, and the reply is graded as the API gave it.
+#[test]
+fn the_seeds_api_grader_granted_its_api_grades_the_reply() {
+    let Some(cache) = cache() else { return };
+    fn valid(_: &str, stream: &mut std::net::TcpStream) {
+        let body = json!({"valid": true, "message": "looks right"}).to_string();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{body}",
+            body.len()
+        );
+    }
+    let (port, requests) = crate::network::server(valid);
+    let ws = Workspace::new();
+    let url = format!("http://127.0.0.1:{port}/validate");
+    ws.write(
+        "api_graders.py",
+        &SEED_API_GRADER.replace("https://api.example.com/validate", &url),
+    );
+    let rows = std::fs::read_to_string(crate::common::data("python/evaldeck-seed/data.jsonl"))
+        .expect("the seed's rows");
+    ws.write("data.jsonl", &rows);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: api\ndataset: data.jsonl\nformat: evaldeck\n{FUEL}requirements: [httpx==0.28.1]\n\
+             allow:\n  network: [\"127.0.0.1:{port}\"]\n\
+             graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n"
+        ),
+    );
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    for result in ws.results("out") {
+        let grade = &result["grades"]["api"];
+        assert_eq!(grade["status"], "pass", "{result}");
+        assert_eq!(grade["rationale"], "API validation passed: looks right");
+    }
+    let posted: Vec<String> = requests.try_iter().collect();
+    assert_eq!(posted.len(), 4, "{posted:?}");
+    assert!(posted[0].starts_with("POST /validate"), "{}", posted[0]);
+    assert!(posted[0].contains("\"output\""), "{}", posted[0]);
+}

@@ -300,6 +300,32 @@ def _adapt_httpx(transports):
         await req.aread()
         return sent(req)
 
+    # httpx's own transports make an SSL context and a connection pool, and close the pool
+    # under httpcore's error mapping (httpcore imports `ssl`, which the sandbox lacks: TLS is
+    # the host's); a request here uses none of them.
+    def no_pool(self, *args, **kwargs):
+        pass
+
+    def enter(self):
+        return self
+
+    def leave(self, *args, **kwargs):
+        return None
+
+    async def aenter(self):
+        return self
+
+    async def aleave(self, *args, **kwargs):
+        return None
+
+    for transport in (transports.HTTPTransport, transports.AsyncHTTPTransport):
+        transport.__init__ = no_pool
+    transports.HTTPTransport.__enter__ = enter
+    transports.HTTPTransport.__exit__ = leave
+    transports.HTTPTransport.close = leave
+    transports.AsyncHTTPTransport.__aenter__ = aenter
+    transports.AsyncHTTPTransport.__aexit__ = aleave
+    transports.AsyncHTTPTransport.aclose = aleave
     transports.HTTPTransport.handle_request = handle_request
     transports.AsyncHTTPTransport.handle_async_request = handle_async_request
 
