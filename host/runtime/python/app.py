@@ -32,7 +32,7 @@ import openai  # noqa: F401
 # urllib's requests go to the host over wasi:http, checked against the grader's grant.
 gavel_runtime.http.install()
 
-# One instance serves one call (the host instantiates afresh), so one runtime per instance.
+# One runtime per instance: an instance serves one grader, for one call or a batch of them.
 _runtime = Runtime()
 
 _STATUS = {
