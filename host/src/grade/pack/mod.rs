@@ -11,10 +11,11 @@
 //! Every call of a pack then runs in a fresh instance: nothing a call leaves behind is visible
 //! to the next. An interpreter's functions (users' Python graders) run by default in a warm
 //! instance per function and batch of consecutive samples (see `warm`), or fresh per call with
-//! [`Isolation::Sample`]. It sees deterministic WASI only: no files (no directory is granted), no environment, no
-//! arguments, no network (sockets are denied), a wall clock fixed at 2023-11-14T22:13:20Z, a
-//! monotonic clock that does not move (sleeping returns at once), and a fixed random stream, so
-//! the same pack on the same data grades the same way on every run.
+//! [`Isolation::Sample`]. It sees deterministic WASI only: no files, environment or HTTP unless
+//! its grader's `allow:` grants them (`crate::grade::grants`), no arguments, no sockets, a wall
+//! clock fixed at 2023-11-14T22:13:20Z, a monotonic clock that does not move (sleeping returns
+//! at once), and a fixed random stream, so the same pack on the same data grades the same way on
+//! every run.
 //!
 //! Each call is bounded by [`Limits`], set per suite and per pack:
 //!
