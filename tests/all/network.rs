@@ -14,7 +14,7 @@ use crate::python_graders::{cache, paris_row};
 use serde_json::{Value, json};
 
 /// A server on 127.0.0.1 answering every connection with `reply`, given the request (head and
-/// body); each request it read arrives on the receiver.
+/// body, a chunked one joined); each request it read arrives on the receiver.
 pub(crate) fn server(reply: fn(&str, &mut TcpStream)) -> (u16, mpsc::Receiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("address").port();
@@ -35,12 +35,35 @@ pub(crate) fn server(reply: fn(&str, &mut TcpStream)) -> (u16, mpsc::Receiver<St
                 .unwrap_or(0);
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
+            if request
+                .to_ascii_lowercase()
+                .contains("transfer-encoding: chunked")
+            {
+                body = chunked(&mut reader);
+            }
             request.push_str(&String::from_utf8_lossy(&body));
             let _ = seen.send(request.clone());
             reply(&request, &mut stream);
         }
     });
     (port, requests)
+}
+
+/// A body sent in chunks, read to its last.
+fn chunked(reader: &mut impl BufRead) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        if reader.read_line(&mut size).unwrap_or(0) == 0 {
+            return body;
+        }
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        let mut chunk = vec![0; size + 2];
+        if size == 0 || reader.read_exact(&mut chunk).is_err() {
+            return body;
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
 }
 
 fn json_reply(request: &str, stream: &mut TcpStream) {

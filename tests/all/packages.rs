@@ -319,14 +319,17 @@ def validate_with_api(trace: Trace, test_case: EvalCase) -> GradeResult:
         )
 "#;
 
-/// With `httpx` required and no network granted, the grader runs and reaches its own `except`,
-/// as evaldeck grades it on a machine with no network: an `error` result of its own words, for
-/// every sample, and the suite's other graders grade beside it.
-#[test]
-fn the_seeds_api_grader_without_a_grant_grades_its_own_error_result() {
-    let Some(cache) = cache() else { return };
+/// Grades the seed's rows with the evaldeck module `code` (with `httpx` required) as grader
+/// `api`, the suite's top level ending with `allow` and `graders:` with `more` graders; its
+/// results.
+fn run_seed_api_grader(
+    cache: &Path,
+    code: &str,
+    allow: &str,
+    more: &str,
+) -> Vec<serde_json::Value> {
     let ws = Workspace::new();
-    ws.write("api_graders.py", SEED_API_GRADER);
+    ws.write("api_graders.py", code);
     let rows = std::fs::read_to_string(crate::common::data("python/evaldeck-seed/data.jsonl"))
         .expect("the seed's rows");
     ws.write("data.jsonl", &rows);
@@ -334,8 +337,7 @@ fn the_seeds_api_grader_without_a_grant_grades_its_own_error_result() {
         "suite.yaml",
         &format!(
             "name: api\ndataset: data.jsonl\nformat: evaldeck\n{FUEL}requirements: [httpx==0.28.1]\n\
-             graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n\
-             \x20 steps:\n    kind: tool\n    function: max_steps\n    config: {{max_steps: 10}}\n"
+             {allow}graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n{more}"
         ),
     );
     let out = gavel(
@@ -344,7 +346,21 @@ fn the_seeds_api_grader_without_a_grant_grades_its_own_error_result() {
         &["run", "suite.yaml", "-o", "out", "-q"],
     );
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    let results = ws.results("out");
+    ws.results("out")
+}
+
+/// With `httpx` required and no network granted, the grader runs and reaches its own `except`,
+/// as evaldeck grades it on a machine with no network: an `error` result of its own words, for
+/// every sample, and the suite's other graders grade beside it.
+#[test]
+fn the_seeds_api_grader_without_a_grant_grades_its_own_error_result() {
+    let Some(cache) = cache() else { return };
+    let results = run_seed_api_grader(
+        cache,
+        SEED_API_GRADER,
+        "",
+        "  steps:\n    kind: tool\n    function: max_steps\n    config: {max_steps: 10}\n",
+    );
     assert_eq!(results.len(), 4);
     for result in &results {
         let grade = &result["grades"]["api"];
@@ -371,30 +387,14 @@ fn the_seeds_api_grader_granted_its_api_grades_the_reply() {
         );
     }
     let (port, requests) = crate::network::server(valid);
-    let ws = Workspace::new();
     let url = format!("http://127.0.0.1:{port}/validate");
-    ws.write(
-        "api_graders.py",
-        &SEED_API_GRADER.replace("https://api.example.com/validate", &url),
-    );
-    let rows = std::fs::read_to_string(crate::common::data("python/evaldeck-seed/data.jsonl"))
-        .expect("the seed's rows");
-    ws.write("data.jsonl", &rows);
-    ws.write(
-        "suite.yaml",
-        &format!(
-            "name: api\ndataset: data.jsonl\nformat: evaldeck\n{FUEL}requirements: [httpx==0.28.1]\n\
-             allow:\n  network: [\"127.0.0.1:{port}\"]\n\
-             graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n"
-        ),
-    );
-    let out = gavel(
+    let results = run_seed_api_grader(
         cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
+        &SEED_API_GRADER.replace("https://api.example.com/validate", &url),
+        &format!("allow:\n  network: [\"127.0.0.1:{port}\"]\n"),
+        "",
     );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    for result in ws.results("out") {
+    for result in results {
         let grade = &result["grades"]["api"];
         assert_eq!(grade["status"], "pass", "{result}");
         assert_eq!(grade["rationale"], "API validation passed: looks right");

@@ -4,13 +4,13 @@
 //! standing in on 127.0.0.1 (granted by address), its key a `secrets:` grant that the grader
 //! never sees.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::sync::mpsc;
+use std::io::Write;
+use std::net::TcpStream;
 
 use serde_json::{Value, json};
 
 use crate::common::{Workspace, gavel_with_env, stderr, texts_under};
+use crate::network::server;
 use crate::python_graders::{cache, paris_row};
 
 /// The grader, in the skills suites' shape (this file's own code): the agent's files that the
@@ -50,71 +50,27 @@ def skill_use(sample, submission):
 
 const SECRET: &str = "sk-ant-test-0123456789abcdef";
 
-/// A stand-in of the Messages API's token counting on 127.0.0.1: the words of the first
-/// message, as `input_tokens`; each request's head arrives on the receiver.
-fn token_counter() -> (u16, mpsc::Receiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("address").port();
-    let (seen, heads) = mpsc::channel();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().map_while(Result::ok) {
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut head = String::new();
-            while reader.read_line(&mut head).is_ok_and(|n| n > 2) {}
-            let length = (head.lines())
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length: ")
-                        .map(str::to_string)
-                })
-                .and_then(|n| n.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            if head
-                .to_ascii_lowercase()
-                .contains("transfer-encoding: chunked")
-            {
-                body = chunked(&mut reader);
-            }
-            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let words = request["messages"][0]["content"]
-                .as_str()
-                .map_or(0, |text| text.split_whitespace().count());
-            let _ = seen.send(head);
-            let reply = json!({"input_tokens": words}).to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-                 connection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
-    });
-    (port, heads)
-}
-
-/// A body sent in chunks, read to its last.
-fn chunked(reader: &mut impl BufRead) -> Vec<u8> {
-    let mut body = Vec::new();
-    loop {
-        let mut size = String::new();
-        if reader.read_line(&mut size).unwrap_or(0) == 0 {
-            return body;
-        }
-        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        let mut chunk = vec![0; size + 2];
-        if size == 0 || reader.read_exact(&mut chunk).is_err() {
-            return body;
-        }
-        body.extend_from_slice(&chunk[..size]);
-    }
+/// A stand-in of the Messages API's token counting: the words of the first message, as
+/// `input_tokens`.
+fn count_tokens(request: &str, stream: &mut TcpStream) {
+    let body = request.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let words = request["messages"][0]["content"]
+        .as_str()
+        .map_or(0, |text| text.split_whitespace().count());
+    let reply = json!({"input_tokens": words}).to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{reply}",
+        reply.len()
+    );
 }
 
 #[test]
 fn a_skills_shaped_grader_reaches_its_packages_folder_and_api_and_nothing_else() {
     let Some(cache) = cache() else { return };
-    let (port, heads) = token_counter();
+    let (port, heads) = server(count_tokens);
     let ws = Workspace::new();
     // Two agents' folders: one wrote a short file (and a log and a build the patterns ignore),
     // the other two files of many words.
