@@ -4,6 +4,7 @@ mod build_python;
 mod diff;
 mod inspect;
 mod list;
+mod merge;
 mod new;
 mod progress;
 mod report;
@@ -40,6 +41,8 @@ pub struct Cli {
 pub enum Command {
     /// Grade a suite's dataset and write results.jsonl and summary.json.
     Run(run::Args),
+    /// Join the folders of a run's shards (`gavel run --shard I/N`) into the run's folder.
+    Merge(merge::Args),
     /// Check a suite without grading: schema, files, names, configs, packs, regexes, rows.
     Validate(validate::Args),
     /// List the built-in graders or extractors, or those of a pack.
@@ -87,6 +90,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Validate(args) => validate::run(args),
         Command::List(args) => list::run(args),
         Command::Inspect(args) => inspect::run(args),

@@ -77,6 +77,23 @@ pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunReco
 }
 
 /// Builds the report and writes it to `output`; prints where, and any notice, unless `quiet`.
+/// Writes the report of a run just graded (or merged) to its folder's `report.html`.
+pub fn write_run(graded: &gavel::run::Graded, quiet: bool) -> u8 {
+    let options = gavel::output::report::Options {
+        limit: gavel::output::report::DEFAULT_LIMIT,
+        title: None,
+    };
+    let path = graded.out_dir.join("report.html");
+    write(
+        &graded.out_dir,
+        Some(&graded.record),
+        None,
+        &options,
+        &path,
+        quiet,
+    )
+}
+
 pub fn write(
     results_dir: &Path,
     inputs: Option<&RunRecord>,

@@ -6,6 +6,7 @@ use gavel::grade::Status;
 use gavel::input::dataset::RowCount;
 use gavel::output::result::SampleResult;
 use gavel::output::summary::Summary;
+use gavel::run::shard::Shard;
 use gavel::run::{Filter, Observer, Outcome, Prepared, RunOptions, Validation};
 use gavel::terminal::{printable, printable_lines};
 
@@ -40,6 +41,10 @@ pub struct Args {
     /// Repeatable; a sample matching any filter is graded.
     #[arg(long, value_name = "FILTER")]
     filter: Vec<String>,
+    /// Grade only shard I of N (I from 0): the samples whose id hashes to it. `gavel merge`
+    /// joins the N shards' folders into the run one process would have made.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    shard: Option<Shard>,
     /// Continue an interrupted run: keep results.jsonl and grade only what is missing.
     #[arg(long, conflicts_with = "overwrite")]
     resume: bool,
@@ -121,6 +126,7 @@ pub fn run(mut args: Args) -> u8 {
         retry_errors: args.retry_errors,
         skip_invalid: args.skip_invalid,
         junit: args.junit.clone(),
+        shard: args.shard,
     };
     let mut shown = Shown {
         failing: Failing::default(),
@@ -146,22 +152,12 @@ pub fn run(mut args: Args) -> u8 {
     } else if !args.quiet {
         print_summary(&prepared, &graded.summary, &shown.failing);
         println!("results: {}", shown_path(&graded.results_path));
+        if let (Some(shard), Some(_)) = (args.shard, &prepared.suite.file.gate) {
+            println!("shard {shard}: the gate is applied to the whole run by gavel merge");
+        }
     }
     if args.report {
-        let options = gavel::output::report::Options {
-            limit: gavel::output::report::DEFAULT_LIMIT,
-            title: None,
-        };
-        let path = graded.out_dir.join("report.html");
-        let quiet = args.quiet || args.json;
-        let code = super::report::write(
-            &graded.out_dir,
-            Some(&graded.record),
-            None,
-            &options,
-            &path,
-            quiet,
-        );
+        let code = super::report::write_run(&graded, args.quiet || args.json);
         if code != super::EXIT_OK {
             return code;
         }
@@ -251,13 +247,13 @@ const FAILING_LISTED: usize = 5;
 
 /// The first failing or errored samples, for the end-of-run report.
 #[derive(Default)]
-struct Failing {
+pub(super) struct Failing {
     samples: Vec<String>,
     more: u64,
 }
 
 impl Failing {
-    fn note(&mut self, result: &SampleResult) {
+    pub(super) fn note(&mut self, result: &SampleResult) {
         if self.samples.len() >= FAILING_LISTED {
             self.more += u64::from(result.status() != Status::Pass);
             return;
@@ -308,7 +304,7 @@ pub fn one_line(text: &str, width: usize) -> String {
     }
 }
 
-fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
+pub(super) fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     let c = &summary.counts;
     let red_if_any = |n: u64| {
         if n > 0 {

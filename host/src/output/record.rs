@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::fsio;
 use crate::grade::grants::Reach;
 use crate::input::trajectory::Format;
+use crate::run::shard::Shard;
 
 /// The file `gavel run` writes beside `results.jsonl`.
 pub const RUN_FILE: &str = "run.json";
@@ -38,6 +39,12 @@ pub struct RunRecord {
     pub filters: Vec<String>,
     #[serde(default)]
     pub max_samples: Option<u64>,
+    /// `--shard`: this folder holds the results of one shard of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// `gavel merge`: the shards' folders this run was joined from, in shard order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<PathBuf>,
     /// What each sandboxed grader may reach (names and hosts, never a secret's value), by its
     /// field; absent when the suite grants nothing.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
@@ -116,6 +123,14 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// Adds the counts of `other` (another part of the same run).
+    pub fn absorb(&mut self, other: &Tokens) {
+        self.grades += other.grades;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+
     /// Adds a grade's `metadata.usage`.
     pub fn add(&mut self, usage: &serde_json::Value) {
         let count = |key: &str| {
@@ -234,6 +249,8 @@ impl RunRecord {
             format: suite.file.format,
             filters: Vec::new(),
             max_samples: suite.file.max_samples,
+            shard: None,
+            merged: Vec::new(),
             grants: IndexMap::new(),
             fingerprint: None,
             progress: None,
@@ -289,6 +306,8 @@ impl RunRecord {
             listed(&self.max_samples),
             listed(&now.max_samples),
         );
+        let shard = |s: &Option<Shard>| s.map_or_else(|| "none".to_string(), |s| s.to_string());
+        differs("--shard", shard(&self.shard), shard(&now.shard));
         if let (Some(was), Some(is)) = (&self.fingerprint, &now.fingerprint) {
             differs("gavel version", was.gavel.clone(), is.gavel.clone());
             differs(

@@ -26,6 +26,7 @@ use crate::input::sample::{RawId, Sample, SampleId};
 use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
 use crate::plan::Plan;
 use crate::run::grading::grade_sample;
+use crate::run::shard::{Shard, shard_of};
 
 /// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -40,6 +41,9 @@ pub struct Selection {
     pub filters: Vec<Filter>,
     /// Skip this many selected items (they are in `results.jsonl` already).
     pub skip: u64,
+    /// `--shard`: of the items selected by the filters and `max_samples`, only those whose id
+    /// hashes to this shard.
+    pub shard: Option<Shard>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +97,9 @@ struct IdTags<'a> {
 pub struct Selected {
     items: Items,
     selection: Selection,
+    /// Items selected by the filters, whichever shard holds them: `max_samples` counts them.
+    seen: u64,
+    /// Items selected, of this shard.
     taken: u64,
 }
 
@@ -101,6 +108,7 @@ impl Selected {
         Selected {
             items,
             selection,
+            seen: 0,
             taken: 0,
         }
     }
@@ -113,7 +121,7 @@ impl Selected {
 
     fn limit_reached(&self) -> bool {
         match self.selection.max_samples {
-            Some(max) if max > 0 => self.taken >= max,
+            Some(max) if max > 0 => self.seen >= max,
             _ => false,
         }
     }
@@ -121,21 +129,10 @@ impl Selected {
     /// The next selected item not to be skipped; `Err` for an item that cannot be read.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         loop {
-            if self.limit_reached() {
-                return None;
-            }
-            let item = match self.items.next_item()? {
-                Ok(item) => item,
-                Err(e) => {
-                    self.taken += 1;
-                    if self.selection.skip > 0 {
-                        self.selection.skip -= 1;
-                        continue;
-                    }
-                    return Some(Err(e));
-                }
-            };
-            if !self.selection.filters.is_empty() && !self.selected(&item) {
+            let next = self.next_of_any_shard()?;
+            let held = (self.selection.shard)
+                .is_none_or(|shard| shard_of_next(&next, shard.count) == shard.index);
+            if !held {
                 continue;
             }
             self.taken += 1;
@@ -143,7 +140,25 @@ impl Selected {
                 self.selection.skip -= 1;
                 continue;
             }
-            return Some(Ok(item));
+            return Some(next);
+        }
+    }
+
+    /// The next item the filters and `max_samples` select, whichever shard holds it.
+    pub fn next_of_any_shard(&mut self) -> Option<Result<Item, ItemError>> {
+        loop {
+            if self.limit_reached() {
+                return None;
+            }
+            let next = self.items.next_item()?;
+            if let Ok(item) = &next
+                && !self.selection.filters.is_empty()
+                && !self.selected(item)
+            {
+                continue;
+            }
+            self.seen += 1;
+            return Some(next);
         }
     }
 
@@ -151,7 +166,7 @@ impl Selected {
     /// whose id cannot be read); `None` past the last.
     pub fn next_id(&mut self) -> Option<Option<String>> {
         Some(match self.next_item()? {
-            Ok(item) => id_of(&item).map(|(id, _)| id),
+            Ok(item) => result_id(&item),
             Err(_) => None,
         })
     }
@@ -172,6 +187,24 @@ impl Selected {
         let tags = row_tags.unwrap_or_default();
         self.selection.filters.iter().any(|f| f.matches(&id, &tags))
     }
+}
+
+/// The shard of `count` that grades `next`: the one its id hashes to, or, when its id cannot be
+/// read, its position in the stream (from 0) as text; an item that cannot be read at all is
+/// the first shard's, which reports it.
+pub fn shard_of_next(next: &Result<Item, ItemError>, count: u32) -> u32 {
+    match next {
+        Ok(item) => shard_of(
+            &result_id(item).unwrap_or_else(|| item.seq.to_string()),
+            count,
+        ),
+        Err(_) => 0,
+    }
+}
+
+/// The id of `item` as results.jsonl writes it; `None` when the row or its id cannot be read.
+pub fn result_id(item: &Item) -> Option<String> {
+    id_of(item).map(|(id, _)| id)
 }
 
 /// The id of `item` as results.jsonl writes it, parsed as the row's sample is (so that `id:café`

@@ -6,8 +6,10 @@
 
 pub mod engine;
 pub mod grading;
+mod merge;
 mod retry;
 pub mod setup;
+pub mod shard;
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
+pub use merge::{MergeError, Shards, merge};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
 use crate::fsio;
@@ -29,6 +32,7 @@ use crate::output::record::{
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{Batching, Pass, PassEnd, PassError, Selected, Selection, Sink};
+use shard::Shard;
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]
@@ -54,6 +58,8 @@ pub struct RunOptions {
     pub skip_invalid: bool,
     /// Also write a JUnit report here.
     pub junit: Option<PathBuf>,
+    /// Grade only the samples of this shard (`gavel merge` joins the shards' folders).
+    pub shard: Option<Shard>,
 }
 
 /// How a run ended, short of an error.
@@ -177,6 +183,8 @@ pub enum RunError {
     Pass(#[from] PassError),
     #[error(transparent)]
     Results(#[from] ResultsError),
+    #[error(transparent)]
+    Merge(#[from] MergeError),
 }
 
 /// Sees a run's results as they are written, in input order.
@@ -380,7 +388,8 @@ pub fn run(
         // Every selected item has its result: the count is in without reading them again.
         settled.settle(already + written);
     }
-    if already + written == 0 && end == PassEnd::Complete {
+    // A shard may hold none of a small dataset's samples; merged, the run has them all.
+    if already + written == 0 && end == PassEnd::Complete && selection.shard.is_none() {
         let mut errors = vec![RunError::NothingSelected {
             what: nothing_selected(prepared, &selection),
         }];
@@ -392,7 +401,8 @@ pub fn run(
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let interrupted = end == PassEnd::Interrupted;
     let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, interrupted).map_err(|e| vec![e])?;
+        conclude(prepared, aggregator, &out_dir, interrupted, selection.shard)
+            .map_err(|e| vec![e])?;
     finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     let state = if interrupted {
         State::Interrupted
@@ -459,6 +469,7 @@ impl Setting {
                 max_samples: options.max_samples.or(prepared.suite.file.max_samples),
                 filters: options.filters.clone(),
                 skip: 0,
+                shard: options.shard,
             },
             results_path: out_dir.join(RESULTS_FILE),
             out_dir,
@@ -625,14 +636,17 @@ fn conclude(
     mut aggregator: Aggregator,
     out_dir: &Path,
     partial: bool,
+    shard: Option<Shard>,
 ) -> Result<(Summary, String, bool), RunError> {
     aggregator.regroup_file(&out_dir.join(RESULTS_FILE))?;
     let mut summary = aggregator.finish();
     // A gate applied to part of the data says nothing about the whole: an interrupted run's
-    // summary has none, and says it is partial.
+    // summary has none, and says it is partial; a shard's has none either, and `gavel merge`
+    // applies it to the whole.
     summary.interrupted = partial;
     let gate_passed = match &prepared.suite.file.gate {
         Some(_) if partial => false,
+        Some(_) if shard.is_some() => true,
         Some(gate) => gate.apply(&mut summary),
         None => true,
     };
@@ -799,6 +813,7 @@ fn record_of(
     Ok(RunRecord {
         filters: options.filters.iter().map(ToString::to_string).collect(),
         max_samples: selection.max_samples,
+        shard: selection.shard,
         grants: (prepared.plan.grants.iter())
             .map(|(field, grants)| (field.clone(), Reach::from(&**grants)))
             .collect(),
@@ -827,7 +842,7 @@ fn nothing_selected(prepared: &Prepared, selection: &Selection) -> String {
 /// How many items the run will grade, counted only if something asks (see [`RowCount`]) before
 /// the pass has read them all; a file that cannot be counted fails when the pass reads it.
 fn count(prepared: &Prepared, selection: Selection) -> RowCount {
-    if selection.filters.is_empty() && prepared.runs.is_empty() {
+    if selection.filters.is_empty() && selection.shard.is_none() && prepared.runs.is_empty() {
         let max = selection.max_samples.filter(|max| *max > 0);
         return RowCount::of(&prepared.dataset, max);
     }

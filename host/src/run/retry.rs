@@ -37,6 +37,22 @@ pub(super) struct KeptLines {
 }
 
 impl KeptLines {
+    /// The lines of the results file at `path`; `retried`, the lines graded again, in order.
+    pub(super) fn open(path: &Path, retried: Vec<u64>) -> Result<KeptLines, RunError> {
+        let (old, _) = fsio::open_regular(path, fsio::cap::STREAM).map_err(|source| {
+            RunError::from(result::ResultsError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+        })?;
+        Ok(KeptLines {
+            old: BufReader::new(old),
+            line: 0,
+            text: Vec::new(),
+            retried: retried.into_iter(),
+        })
+    }
+
     /// The next line, with its newline; `None` at the end.
     pub(super) fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
         self.text.clear();
@@ -123,7 +139,8 @@ pub(super) fn run(
         )
         .map_err(|e| vec![e])?;
         let (summary, summary_json, gate_passed) =
-            conclude(prepared, aggregator, &out_dir, false).map_err(|e| vec![e])?;
+            conclude(prepared, aggregator, &out_dir, false, selection.shard)
+                .map_err(|e| vec![e])?;
         finish_junit(junit, junit_path).map_err(|e| vec![e])?;
         return Ok(Outcome::Graded(Box::new(Graded {
             summary,
@@ -142,12 +159,8 @@ pub(super) fn run(
     let _ = std::fs::remove_file(&temp_path);
     let mut temp = ResultsFile::open(&temp_path, false)
         .map_err(|source| vec![write_error(&temp_path, source)])?;
-    let (old, _) = fsio::open_regular(&results_path, fsio::cap::STREAM).map_err(|source| {
-        vec![RunError::from(result::ResultsError::Open {
-            path: results_path.clone(),
-            source,
-        })]
-    })?;
+    let kept =
+        KeptLines::open(&results_path, retry.keys().copied().collect()).map_err(|e| vec![e])?;
     let items =
         Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
     let started = std::time::Instant::now();
@@ -161,12 +174,7 @@ pub(super) fn run(
         flush_each: false,
         written: 0,
         judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
-        kept: Some(KeptLines {
-            old: BufReader::new(old),
-            line: 0,
-            text: Vec::new(),
-            retried: retry.keys().copied().collect::<Vec<_>>().into_iter(),
-        }),
+        kept: Some(kept),
     };
     let pass = Pass {
         plan: prepared.plan.clone(),
@@ -213,7 +221,7 @@ pub(super) fn run(
         .and_then(|()| replace(&temp_path, &results_path))
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, false).map_err(|e| vec![e])?;
+        conclude(prepared, aggregator, &out_dir, false, selection.shard).map_err(|e| vec![e])?;
     finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     // Every sample has its result, retried or not: the run is still a finished one, whose
     // errors a next --retry-errors retries.

@@ -291,6 +291,7 @@ fn read_samples(
             max_samples: inputs.max_samples,
             filters: inputs.filters.iter().map(|f| Filter::parse(f)).collect(),
             skip: 0,
+            shard: inputs.shard,
         },
     );
     let mut mismatched = 0u64;

@@ -1,0 +1,94 @@
+//! `gavel merge DIR... -o OUT`: the folders of a run's shards joined into the run one process
+//! would have made; printed, gated and exited as `gavel run` does.
+
+use std::path::PathBuf;
+
+use gavel::run::{Observer, Shards};
+
+use super::run::{Failing, print_summary, shown_path};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The output folders of `gavel run SUITE --shard I/N`, one for each I from 0 to N - 1, in
+    /// any order.
+    #[arg(required = true, value_name = "DIR")]
+    shards: Vec<PathBuf>,
+    /// The folder to write the merged run to.
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    output_dir: PathBuf,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Also write a JUnit XML report (one testcase per sample) to FILE.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Also write OUTPUT_DIR/report.html: the run as one self-contained HTML file.
+    #[arg(long)]
+    report: bool,
+    #[command(flatten)]
+    cache: super::CacheArgs,
+}
+
+pub fn run(args: Args) -> u8 {
+    let shards = match Shards::read(&args.shards) {
+        Ok(shards) => shards,
+        Err(errors) => return super::report_run_errors(&errors),
+    };
+    let record = shards.record();
+    let options = gavel::run::Options {
+        cache_dir: args.cache.dir(),
+        no_judge_cache: false,
+        trajectories: record.trajectories.clone(),
+    };
+    let prepared = match gavel::run::prepare(&record.suite, &options) {
+        Ok(prepared) => prepared,
+        Err(errors) => return super::report_suite_errors(&errors),
+    };
+    let mut failing = Noted(Failing::default());
+    let graded = match gavel::run::merge(
+        &prepared,
+        &shards,
+        &args.output_dir,
+        args.junit.as_deref(),
+        &mut failing,
+    ) {
+        Ok(graded) => graded,
+        Err(errors) => return super::report_run_errors(&errors),
+    };
+    if args.json {
+        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
+    } else if !args.quiet {
+        print_summary(&prepared, &graded.summary, &failing.0);
+        println!("results: {}", shown_path(&graded.results_path));
+    }
+    if args.report {
+        let code = super::report::write_run(&graded, args.quiet || args.json);
+        if code != super::EXIT_OK {
+            return code;
+        }
+    }
+    if graded.gate_passed {
+        super::EXIT_OK
+    } else {
+        super::EXIT_GATE_FAILED
+    }
+}
+
+/// The failing samples of the merged results, for the summary.
+struct Noted(Failing);
+
+impl Observer for Noted {
+    fn previous(&mut self, result: &gavel::output::result::SampleResult) {
+        self.0.note(result);
+    }
+    fn retrying(&mut self, _: u64, _: u64) {}
+    fn start(&mut self, _: gavel::input::dataset::RowCount, _: u64) {}
+    fn graded(&mut self, result: &gavel::output::result::SampleResult) {
+        self.0.note(result);
+    }
+    fn stopping(&mut self) {}
+    fn finish(&mut self, _: bool) {}
+}

@@ -1,0 +1,435 @@
+//! `gavel merge DIR... -o OUT`: the folders of a run's shards (`gavel run --shard I/N`) joined
+//! into the folder one process grading every sample would have written. The shards' records
+//! are checked to be of one run and to cover it once; the dataset is read again, in order, and
+//! each sample's line taken from the shard its id hashes to, so `results.jsonl` is the
+//! unsharded run's byte for byte; the summary, the gate and the JUnit report are then made from
+//! those lines by the code a run makes them with.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::engine::{Selected, Selection, result_id, shard_of_next};
+use super::retry::{KeptLines, parse_line};
+use super::shard::Shard;
+use super::{
+    Graded, Observer, Prepared, RESULTS_FILE, RunError, RunOptions, aggregator, conclude,
+    finish_junit, open_junit, record_of, write_error,
+};
+use crate::input::dataset::Items;
+use crate::output::record::{Progress, RunRecord, State, Tokens};
+use crate::output::result::ResultsFile;
+use crate::run::Filter;
+
+/// Why shards cannot be merged; each names the folder (and file and field) at fault and what
+/// to do.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error(
+        "{}: no run.json, so not the folder of a shard; give the folders `gavel run SUITE \
+         --shard I/N -o DIR` wrote",
+        .dir.display()
+    )]
+    NoRecord { dir: PathBuf },
+    #[error(
+        "{}: field `shard` is absent: the folder holds a whole run, not a shard; give only the \
+         folders of `gavel run SUITE --shard I/N`",
+        .path.display()
+    )]
+    NotAShard { path: PathBuf },
+    #[error(
+        "{}: shard {shard} is unfinished; finish it with `gavel run {} --shard {shard} --resume \
+         -o {}`, then merge",
+        .path.display(), .suite.display(), .dir.display()
+    )]
+    Unfinished {
+        path: PathBuf,
+        dir: PathBuf,
+        suite: PathBuf,
+        shard: Shard,
+    },
+    #[error(
+        "{}: field `shard` is {shard}, a split into {}, where {} is {first}; merge the shards \
+         of one split, all graded with the same N",
+        .path.display(), .shard.count, .first_path.display()
+    )]
+    Split {
+        path: PathBuf,
+        shard: Shard,
+        first_path: PathBuf,
+        first: Shard,
+    },
+    #[error(
+        "{}: not a shard of the same run as {}:\n  {}\nmerge only the shards of one run: the \
+         same suite file, dataset, filters and gavel",
+        .path.display(), .first_path.display(), .changes.join("\n  ")
+    )]
+    OtherRun {
+        path: PathBuf,
+        first_path: PathBuf,
+        changes: Vec<String>,
+    },
+    #[error(
+        "{} and {} are both shard {shard}; give each shard's folder once",
+        .first.display(), .second.display()
+    )]
+    Overlap {
+        shard: Shard,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error(
+        "missing shard{} {} of {count}: grade {} with `gavel run {} --shard I/{count} -o DIR` \
+         and give {} folder{} too",
+        if .missing.len() == 1 { "" } else { "s" },
+        .missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+        if .missing.len() == 1 { "it" } else { "each" },
+        .suite.display(),
+        if .missing.len() == 1 { "its" } else { "their" },
+        if .missing.len() == 1 { "" } else { "s" }
+    )]
+    Missing {
+        missing: Vec<u32>,
+        count: u32,
+        suite: PathBuf,
+    },
+    #[error(
+        "the inputs changed since the shards were graded ({} records them):\n  {}\nput back \
+         what changed, or grade the shards again",
+        .path.display(), .changes.join("\n  ")
+    )]
+    Changed { path: PathBuf, changes: Vec<String> },
+    #[error("{}:{line}: {what}; grade shard {shard} again (without --resume)", .path.display())]
+    Results {
+        path: PathBuf,
+        line: u64,
+        shard: Shard,
+        what: String,
+    },
+    #[error(
+        "{} is one of the shards' folders; write the merged run to a folder of its own",
+        .dir.display()
+    )]
+    IntoAShard { dir: PathBuf },
+}
+
+/// The records of a run's shards, checked to be of one run and to cover it once.
+pub struct Shards {
+    /// Each shard's folder and record, in shard order.
+    shards: Vec<(PathBuf, RunRecord)>,
+}
+
+impl Shards {
+    /// Reads and checks the records in `dirs`; every problem found, in the order of `dirs`.
+    pub fn read(dirs: &[PathBuf]) -> Result<Shards, Vec<RunError>> {
+        let mut errors = Vec::new();
+        let mut found: Vec<(PathBuf, RunRecord, Shard)> = Vec::new();
+        for dir in dirs {
+            let path = dir.join(crate::output::record::RUN_FILE);
+            let record = match RunRecord::read(dir) {
+                Ok(Some(record)) => record,
+                Ok(None) => {
+                    errors.push(MergeError::NoRecord { dir: dir.clone() }.into());
+                    continue;
+                }
+                Err(e) => {
+                    errors.push(e.into());
+                    continue;
+                }
+            };
+            let Some(shard) = record.shard else {
+                errors.push(MergeError::NotAShard { path }.into());
+                continue;
+            };
+            if record.unfinished() {
+                errors.push(
+                    MergeError::Unfinished {
+                        path: path.clone(),
+                        dir: dir.clone(),
+                        suite: record.suite.clone(),
+                        shard,
+                    }
+                    .into(),
+                );
+            }
+            if let Some((first_dir, first_record, first)) = found.first() {
+                let first_path = first_dir.join(crate::output::record::RUN_FILE);
+                if first.count != shard.count {
+                    errors.push(
+                        MergeError::Split {
+                            path: path.clone(),
+                            shard,
+                            first_path: first_path.clone(),
+                            first: *first,
+                        }
+                        .into(),
+                    );
+                }
+                let changes = first_record.changes(&RunRecord {
+                    shard: first_record.shard,
+                    ..record.clone()
+                });
+                if !changes.is_empty() {
+                    errors.push(
+                        MergeError::OtherRun {
+                            path: path.clone(),
+                            first_path,
+                            changes,
+                        }
+                        .into(),
+                    );
+                }
+            }
+            if let Some((other, ..)) = found.iter().find(|(.., s)| *s == shard) {
+                errors.push(
+                    MergeError::Overlap {
+                        shard,
+                        first: other.clone(),
+                        second: dir.clone(),
+                    }
+                    .into(),
+                );
+                continue;
+            }
+            found.push((dir.clone(), record, shard));
+        }
+        if let Some((_, record, first)) = found.first()
+            && errors.is_empty()
+        {
+            let missing: Vec<u32> = (0..first.count)
+                .filter(|index| !found.iter().any(|(.., s)| s.index == *index))
+                .collect();
+            if !missing.is_empty() {
+                errors.push(
+                    MergeError::Missing {
+                        missing,
+                        count: first.count,
+                        suite: record.suite.clone(),
+                    }
+                    .into(),
+                );
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        found.sort_by_key(|(.., shard)| shard.index);
+        Ok(Shards {
+            shards: found
+                .into_iter()
+                .map(|(dir, record, _)| (dir, record))
+                .collect(),
+        })
+    }
+
+    /// The record of the first shard, which every other's matches.
+    pub fn record(&self) -> &RunRecord {
+        &self.shards[0].1
+    }
+}
+
+/// Joins `shards` into `out_dir` (and the JUnit report at `junit`), for the suite they graded,
+/// prepared again here; `observer` sees each result, as an earlier run's.
+pub fn merge(
+    prepared: &Prepared,
+    shards: &Shards,
+    out_dir: &Path,
+    junit_path: Option<&Path>,
+    observer: &mut dyn Observer,
+) -> Result<Graded, Vec<RunError>> {
+    let started = std::time::Instant::now();
+    let first = shards.record();
+    let fingerprint = first.fingerprint.as_ref();
+    let options = RunOptions {
+        filters: first.filters.iter().map(|f| Filter::parse(f)).collect(),
+        skip_invalid: fingerprint.is_some_and(|f| f.skip_invalid),
+        ..RunOptions::default()
+    };
+    let selection = Selection {
+        max_samples: first.max_samples,
+        filters: options.filters.clone(),
+        skip: 0,
+        shard: None,
+    };
+    let mut record = record_of(prepared, &options, &selection).map_err(|e| vec![e])?;
+    let changes = RunRecord {
+        shard: None,
+        ..first.clone()
+    }
+    .changes(&record);
+    let first_path = shards.shards[0].0.join(crate::output::record::RUN_FILE);
+    if !changes.is_empty() {
+        return Err(vec![
+            MergeError::Changed {
+                path: first_path,
+                changes,
+            }
+            .into(),
+        ]);
+    }
+    std::fs::create_dir_all(out_dir).map_err(|source| {
+        vec![RunError::OutputDir {
+            dir: out_dir.to_path_buf(),
+            source,
+        }]
+    })?;
+    if let Some((dir, _)) = shards.shards.iter().find(|(dir, _)| same_dir(dir, out_dir)) {
+        return Err(vec![MergeError::IntoAShard { dir: dir.clone() }.into()]);
+    }
+    let total = shards
+        .shards
+        .iter()
+        .filter_map(|(_, r)| r.progress.as_ref()?.results)
+        .sum::<u64>();
+    let mut aggregator = aggregator(prepared, move || total);
+    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
+    let results_path = out_dir.join(RESULTS_FILE);
+    let mut results = ResultsFile::open(&results_path, false)
+        .map_err(|source| vec![write_error(&results_path, source)])?;
+    let mut lines = Vec::new();
+    for (dir, record) in &shards.shards {
+        let path = dir.join(RESULTS_FILE);
+        let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
+        lines.push((
+            KeptLines::open(&path, Vec::new()).map_err(|e| vec![e])?,
+            path,
+            shard,
+        ));
+    }
+    let count = lines.len() as u32;
+    let joined = (|| -> Result<(), RunError> {
+        let items = Items::open(&prepared.dataset, &prepared.runs)?;
+        let mut selected = Selected::new(items, selection);
+        let mut junit_error = None;
+        while let Some(next) = selected.next_of_any_shard() {
+            let (kept, path, shard) = &mut lines[shard_of_next(&next, count) as usize];
+            let id = next.as_ref().ok().and_then(result_id);
+            let at = |line: u64, what: String| MergeError::Results {
+                path: path.clone(),
+                line,
+                shard: *shard,
+                what,
+            };
+            let line = kept.line + 1;
+            let text = kept
+                .next_line()
+                .map_err(|source| write_error(path, source))?
+                .ok_or_else(|| {
+                    let sample = id.as_deref().unwrap_or("(unreadable)");
+                    at(line, format!("the file ends before sample `{sample}`"))
+                })?;
+            let result = parse_line(text).map_err(|e| at(line, e.to_string()))?;
+            let held = result.sample_id.to_string();
+            if let Some(id) = id.filter(|id| *id != held) {
+                return Err(at(
+                    line,
+                    format!("the result of sample `{held}`, where the shard's next is `{id}`"),
+                )
+                .into());
+            }
+            results
+                .append(text)
+                .map_err(|source| write_error(&results_path, source))?;
+            aggregator.add(&result);
+            if let Some(writer) = junit.as_mut()
+                && let Err(e) = writer.add(&result)
+            {
+                junit_error.get_or_insert(e);
+            }
+            observer.previous(&result);
+        }
+        if let Some(e) = junit_error {
+            return Err(RunError::Junit(e));
+        }
+        for (kept, path, shard) in &mut lines {
+            let line = kept.line + 1;
+            if let Some(text) = kept
+                .next_line()
+                .map_err(|source| write_error(path, source))?
+            {
+                let what = match parse_line(text) {
+                    Ok(r) => format!("sample `{}` is not among the run's samples", r.sample_id),
+                    Err(_) => "a line more than the run's samples of this shard".to_string(),
+                };
+                return Err(MergeError::Results {
+                    path: path.clone(),
+                    line,
+                    shard: *shard,
+                    what,
+                }
+                .into());
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = joined {
+        let mut errors = vec![e];
+        if let Err(source) = results.discard() {
+            errors.push(RunError::Restore {
+                path: results_path,
+                source,
+            });
+        }
+        return Err(errors);
+    }
+    results
+        .finish()
+        .map_err(|source| vec![write_error(&results_path, source)])?;
+    let (summary, summary_json, gate_passed) =
+        conclude(prepared, aggregator, out_dir, false, None).map_err(|e| vec![e])?;
+    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
+    record.progress = Some(merged_progress(shards, summary.counts.total, started));
+    record.merged = (shards.shards.iter())
+        .map(|(dir, _)| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
+        .collect();
+    record.write(out_dir).map_err(|e| vec![RunError::from(e)])?;
+    Ok(Graded {
+        summary,
+        summary_json,
+        out_dir: out_dir.to_path_buf(),
+        results_path,
+        interrupted: false,
+        gate_passed,
+        record,
+        judge_failed: None,
+    })
+}
+
+/// The merged run's progress: from the first shard's start to the last shard's end (the merge
+/// not counted), with the judges' tokens of every shard.
+fn merged_progress(shards: &Shards, results: u64, merging: std::time::Instant) -> Progress {
+    let mut progress = Progress::running();
+    let mut span: Option<(std::time::SystemTime, std::time::SystemTime)> = None;
+    let mut tokens: BTreeMap<String, Tokens> = BTreeMap::new();
+    for (_, record) in &shards.shards {
+        let Some(shard) = &record.progress else {
+            continue;
+        };
+        if let Ok(start) = httpdate::parse_http_date(&shard.started) {
+            let end = start + std::time::Duration::from_secs_f64(shard.seconds.unwrap_or(0.0));
+            span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+        }
+        for (model, counted) in &shard.judge_tokens {
+            tokens.entry(model.clone()).or_default().absorb(counted);
+        }
+    }
+    let seconds = match span {
+        Some((start, end)) => {
+            progress.started = httpdate::fmt_http_date(start);
+            end.duration_since(start).unwrap_or_default()
+        }
+        None => merging.elapsed(),
+    };
+    progress.state = State::Complete;
+    progress.seconds = Some(seconds.as_secs_f64());
+    progress.results = Some(results);
+    progress.judge_tokens = tokens;
+    progress
+}
+
+/// Whether `a` and `b` name the same existing folder.
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,87 @@
+//! `gavel run --shard I/N`: which samples a shard grades. A sample belongs to the shard its id
+//! hashes to, so that the shards of a dataset part it whatever order or machine grades them,
+//! and `gavel merge` (`run/merge.rs`) finds each sample's result in its shard's folder.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Shard `index` (from 0) of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Shard {
+    /// `I/N`, `I` from 0 to N - 1 (as Kubernetes' `JOB_COMPLETION_INDEX` counts).
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let (index, count) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not I/N; write e.g. 0/4 for the first of 4"))?;
+        let number = |part: &str, what: &str| {
+            part.trim()
+                .parse::<u32>()
+                .map_err(|e| format!("{what} `{part}` of `{text}` is not a whole number ({e})"))
+        };
+        let (index, count) = (number(index, "I")?, number(count, "N")?);
+        if count == 0 {
+            return Err(format!("`{text}`: N must be at least 1"));
+        }
+        if index >= count {
+            return Err(format!(
+                "`{text}`: I counts from 0, so it must be below N (0 to {})",
+                count - 1
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The shard of `count` the sample whose id is `key` belongs to: the first 8 bytes of the
+/// SHA-256 of the id's UTF-8 text, read as a big-endian unsigned integer, modulo `count`.
+pub fn shard_of(key: &str, count: u32) -> u32 {
+    let digest = Sha256::digest(key.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    (u64::from_be_bytes(first) % u64::from(count)) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_the_documented_one() {
+        // sha256("0") = 5feceb66ffc86f38..., sha256("a") = ca978112ca1bbdca...
+        assert_eq!(
+            shard_of("0", 1000),
+            (0x5fec_eb66_ffc8_6f38_u64 % 1000) as u32
+        );
+        assert_eq!(shard_of("a", 7), (0xca97_8112_ca1b_bdca_u64 % 7) as u32);
+        assert_eq!(shard_of("anything", 1), 0);
+    }
+
+    #[test]
+    fn ids_spread_over_every_shard() {
+        let mut sizes = [0u32; 5];
+        for id in 0..1000 {
+            sizes[shard_of(&id.to_string(), 5) as usize] += 1;
+        }
+        assert!(sizes.iter().all(|&n| n > 150), "{sizes:?}");
+    }
+
+    #[test]
+    fn bad_shards_are_refused_with_how_to_write_them() {
+        assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
+        assert!(Shard::parse("3/3").unwrap_err().contains("below N"));
+        assert!(Shard::parse("0/0").unwrap_err().contains("at least 1"));
+        assert!(Shard::parse("1").unwrap_err().contains("I/N"));
+        assert!(Shard::parse("a/3").unwrap_err().contains("whole number"));
+    }
+}
