@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use crate::common::{Workspace, gavel_command, stderr};
 use crate::python_graders::{cache, paris_row};
+use crate::warm_python::COUNTING;
 use gavel::grade::pack::BATCH_ROWS;
 use serde_json::Value;
 
@@ -226,20 +227,6 @@ fn shards_with_a_python_grader_merge_into_the_whole_run() {
     );
 }
 
-/// A letta-evals grader that counts its calls: its instance's state shows.
-const COUNTING: &str = r#"from letta_evals.decorators import grader
-from letta_evals.models import GradeResult
-
-calls = 0
-
-
-@grader
-def counted(sample, submission):
-    global calls
-    calls += 1
-    return GradeResult(score=1.0, rationale=f"call {calls}")
-"#;
-
 #[test]
 fn a_shards_warm_batches_are_made_of_its_own_rows() {
     let Some(cache) = cache() else { return };
@@ -451,4 +438,70 @@ fn an_unfinished_shard_resumes_to_its_whole_results_and_only_as_itself() {
     );
     let merged = ws.gavel(&["merge", "shard0", "part", "shard2", "-o", "merged", "-q"]);
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+}
+
+#[test]
+fn filters_and_max_samples_select_before_the_shards_part() {
+    let ws = three_shards();
+    let selecting = ["--filter", "tag:even", "--max-samples", "7"];
+    let rows: Vec<Value> = (0..30)
+        .map(|i| {
+            let mut row = paris_row(i, if i % 4 == 0 { "Lyon" } else { "Paris" });
+            row["tags"] = serde_json::json!([if i % 2 == 0 { "even" } else { "odd" }]);
+            row
+        })
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let mut whole = vec!["run", "suite.yaml", "-o", "whole", "-q"];
+    whole.extend_from_slice(&selecting);
+    assert_eq!(ws.gavel(&whole).status.code(), Some(0));
+    for i in 0..3 {
+        let (shard, out) = (format!("{i}/3"), format!("part{i}"));
+        let mut args = vec!["run", "suite.yaml", "--shard", &shard, "-o", &out, "-q"];
+        args.extend_from_slice(&selecting);
+        let output = ws.gavel(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    }
+    let merged = ws.gavel(&["merge", "part0", "part1", "part2", "-o", "merged", "-q"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    let results = read(&ws, "merged/results.jsonl");
+    assert_eq!(results.lines().count(), 7);
+    assert!(results == read(&ws, "whole/results.jsonl"));
+    assert!(read(&ws, "merged/summary.json") == read(&ws, "whole/summary.json"));
+}
+
+#[test]
+fn the_readmes_shell_loop_shards_and_merges() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .expect("the README");
+    let section = readme
+        .split_once("## Across machines")
+        .expect("the README's section")
+        .1;
+    let script = section
+        .split_once("```sh\n")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .expect("a shell block")
+        .0;
+    let ws = three_shards();
+    let bin = Path::new(env!("CARGO_BIN_EXE_gavel"))
+        .parent()
+        .expect("a folder");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(ws.dir.path())
+        .env("PATH", &path)
+        .env("GAVEL_CACHE_DIR", ws.path(".cache"))
+        .output()
+        .expect("sh runs");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let whole = ws.gavel(&["run", "suite.yaml", "-o", "one", "-q"]);
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+    assert!(read(&ws, "results/whole/results.jsonl") == read(&ws, "one/results.jsonl"));
 }
