@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use gavel::run::{Observer, Shards};
 
-use super::run::{Failing, print_summary, shown_path};
+use super::run::{Failing, show};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -16,18 +16,8 @@ pub struct Args {
     /// The folder to write the merged run to.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: PathBuf,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Also write a JUnit XML report (one testcase per sample) to FILE.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-    /// Also write OUTPUT_DIR/report.html: the run as one self-contained HTML file.
-    #[arg(long)]
-    report: bool,
+    #[command(flatten)]
+    output: super::OutputArgs,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -52,23 +42,15 @@ pub fn run(args: Args) -> u8 {
         &prepared,
         &shards,
         &args.output_dir,
-        args.junit.as_deref(),
+        args.output.junit.as_deref(),
         &mut failing,
     ) {
         Ok(graded) => graded,
         Err(errors) => return super::report_run_errors(&errors),
     };
-    if args.json {
-        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
-    } else if !args.quiet {
-        print_summary(&prepared, &graded.summary, &failing.0);
-        println!("results: {}", shown_path(&graded.results_path));
-    }
-    if args.report {
-        let code = super::report::write_run(&graded, args.quiet || args.json);
-        if code != super::EXIT_OK {
-            return code;
-        }
+    let code = show(&prepared, &graded, &failing.0, &args.output);
+    if code != super::EXIT_OK {
+        return code;
     }
     if graded.gate_passed {
         super::EXIT_OK

@@ -59,6 +59,23 @@ pub enum Command {
     BuildPython(build_python::Args),
 }
 
+/// How a command that grades shows its run, and the reports it also writes.
+#[derive(Debug, clap::Args)]
+pub struct OutputArgs {
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Also write a JUnit XML report (one testcase per sample) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Also write OUTPUT_DIR/report.html: the run as one self-contained HTML file.
+    #[arg(long)]
+    pub report: bool,
+}
+
 /// Flags shared by commands that load a suite.
 #[derive(Debug, clap::Args)]
 pub struct CacheArgs {

@@ -7,7 +7,7 @@ use gavel::input::dataset::RowCount;
 use gavel::output::result::SampleResult;
 use gavel::output::summary::Summary;
 use gavel::run::shard::Shard;
-use gavel::run::{Filter, Observer, Outcome, Prepared, RunOptions, Validation};
+use gavel::run::{Filter, Graded, Observer, Outcome, Prepared, RunOptions, Validation};
 use gavel::terminal::{printable, printable_lines};
 
 use super::progress::{Progress, paint};
@@ -61,18 +61,8 @@ pub struct Args {
     /// Do not read or write cached judge replies.
     #[arg(long)]
     no_cache: bool,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    json: bool,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    quiet: bool,
-    /// Also write a JUnit XML report (one testcase per sample) to FILE.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-    /// Also write OUTPUT_DIR/report.html: the run as one self-contained HTML file.
-    #[arg(long)]
-    report: bool,
+    #[command(flatten)]
+    output: super::OutputArgs,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -111,7 +101,7 @@ pub fn run(mut args: Args) -> u8 {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };
-    if !args.quiet {
+    if !args.output.quiet {
         for notice in prepared.suite.notices() {
             eprintln!("{}", printable_lines(&notice));
         }
@@ -125,14 +115,14 @@ pub fn run(mut args: Args) -> u8 {
         overwrite: args.overwrite,
         retry_errors: args.retry_errors,
         skip_invalid: args.skip_invalid,
-        junit: args.junit.clone(),
+        junit: args.output.junit.clone(),
         shard: args.shard,
     };
     let mut shown = Shown {
         failing: Failing::default(),
         progress: None,
         plan: prepared.plan.clone(),
-        quiet: args.quiet || args.json,
+        quiet: args.output.quiet || args.output.json,
     };
     let graded = match gavel::run::run(&prepared, &options, &mut shown) {
         Ok(Outcome::Graded(graded)) => graded,
@@ -147,20 +137,12 @@ pub fn run(mut args: Args) -> u8 {
         }
         Err(errors) => return super::report_run_errors(&errors),
     };
-    if args.json {
-        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
-    } else if !args.quiet {
-        print_summary(&prepared, &graded.summary, &shown.failing);
-        println!("results: {}", shown_path(&graded.results_path));
-        if let (Some(shard), Some(_)) = (args.shard, &prepared.suite.file.gate) {
-            println!("shard {shard}: the gate is applied to the whole run by gavel merge");
-        }
+    let code = show(&prepared, &graded, &shown.failing, &args.output);
+    if code != super::EXIT_OK {
+        return code;
     }
-    if args.report {
-        let code = super::report::write_run(&graded, args.quiet || args.json);
-        if code != super::EXIT_OK {
-            return code;
-        }
+    if let (Some(shard), Some(_), false) = (args.shard, &prepared.suite.file.gate, shown.quiet) {
+        println!("shard {shard}: the gate is applied to the whole run by gavel merge");
     }
     if let Some(failed) = &graded.judge_failed {
         return super::report_run_errors(std::slice::from_ref(failed));
@@ -187,6 +169,26 @@ pub fn run(mut args: Args) -> u8 {
     } else {
         super::EXIT_GATE_FAILED
     }
+}
+
+/// Prints a run's summary (or its JSON) and writes its HTML report, as `output` asks; the exit
+/// code of a report that could not be written, else [`super::EXIT_OK`].
+pub(super) fn show(
+    prepared: &Prepared,
+    graded: &Graded,
+    failing: &Failing,
+    output: &super::OutputArgs,
+) -> u8 {
+    if output.json {
+        println!("{}", gavel::terminal::printable_json(&graded.summary_json));
+    } else if !output.quiet {
+        print_summary(prepared, &graded.summary, failing);
+        println!("results: {}", shown_path(&graded.results_path));
+    }
+    if output.report {
+        return super::report::write_run(graded, output.quiet || output.json);
+    }
+    super::EXIT_OK
 }
 
 /// What the command line shows while a run grades: progress, and the failing samples it lists
