@@ -164,8 +164,19 @@ impl Shards {
                         .into(),
                     );
                 }
+                // Machines may hold the suite and dataset at other paths: with fingerprints,
+                // their contents are compared.
+                let fingerprinted =
+                    first_record.fingerprint.is_some() && record.fingerprint.is_some();
+                let (suite, dataset) = if fingerprinted {
+                    (first_record.suite.clone(), first_record.dataset.clone())
+                } else {
+                    (record.suite.clone(), record.dataset.clone())
+                };
                 let changes = first_record.changes(&RunRecord {
                     shard: first_record.shard,
+                    suite,
+                    dataset,
                     ..record.clone()
                 });
                 if !changes.is_empty() {
