@@ -557,3 +557,47 @@ fn the_readmes_shell_loop_shards_and_merges() {
     assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
     assert!(read(&ws, "results/whole/results.jsonl") == read(&ws, "one/results.jsonl"));
 }
+
+#[test]
+fn a_shards_errors_are_retried_as_that_shard() {
+    let ws = three_shards();
+    let full = read(&ws, "shard1/results.jsonl");
+    // The answer of the shard's second sample, as if its grader had failed.
+    let mut lines: Vec<Value> = full
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    lines[1]["grades"]["answer"]["status"] = "error".into();
+    lines[1]["grades"]["answer"]["score"] = 0.0.into();
+    ws.write_rows("shard1/results.jsonl", &lines);
+    let other = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "--shard",
+        "0/3",
+        "--retry-errors",
+        "-o",
+        "shard1",
+    ]);
+    assert_eq!(other.status.code(), Some(2));
+    assert!(
+        stderr(&other).contains("--shard: was 1/3, now 0/3"),
+        "{}",
+        stderr(&other)
+    );
+    let retried = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "--shard",
+        "1/3",
+        "--retry-errors",
+        "-o",
+        "shard1",
+        "-q",
+    ]);
+    assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
+    assert!(
+        read(&ws, "shard1/results.jsonl") == full,
+        "the error is graded again"
+    );
+}
