@@ -458,31 +458,8 @@ fn an_unfinished_shard_resumes_to_its_whole_results_and_only_as_itself() {
     assert!(err.contains("shard 1/3 is unfinished"), "{err}");
     assert!(err.contains("--shard 1/3 --resume -o part"), "{err}");
 
-    let other = ws.gavel(&[
-        "run",
-        "suite.yaml",
-        "--shard",
-        "2/3",
-        "--resume",
-        "-o",
-        "part",
-    ]);
-    assert_eq!(other.status.code(), Some(2));
-    assert!(
-        stderr(&other).contains("--shard: was 1/3, now 2/3"),
-        "{}",
-        stderr(&other)
-    );
-    let resumed = ws.gavel(&[
-        "run",
-        "suite.yaml",
-        "--shard",
-        "1/3",
-        "--resume",
-        "-o",
-        "part",
-        "-q",
-    ]);
+    refused_as_another_shard(&ws, "--resume", "part", "2/3");
+    let resumed = continued(&ws, "--resume", "part", "1/3");
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert!(
         read(&ws, "part/results.jsonl") == full,
@@ -570,34 +547,27 @@ fn a_shards_errors_are_retried_as_that_shard() {
     lines[1]["grades"]["answer"]["status"] = "error".into();
     lines[1]["grades"]["answer"]["score"] = 0.0.into();
     ws.write_rows("shard1/results.jsonl", &lines);
-    let other = ws.gavel(&[
-        "run",
-        "suite.yaml",
-        "--shard",
-        "0/3",
-        "--retry-errors",
-        "-o",
-        "shard1",
-    ]);
-    assert_eq!(other.status.code(), Some(2));
-    assert!(
-        stderr(&other).contains("--shard: was 1/3, now 0/3"),
-        "{}",
-        stderr(&other)
-    );
-    let retried = ws.gavel(&[
-        "run",
-        "suite.yaml",
-        "--shard",
-        "1/3",
-        "--retry-errors",
-        "-o",
-        "shard1",
-        "-q",
-    ]);
+    refused_as_another_shard(&ws, "--retry-errors", "shard1", "0/3");
+    let retried = continued(&ws, "--retry-errors", "shard1", "1/3");
     assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
     assert!(
         read(&ws, "shard1/results.jsonl") == full,
         "the error is graded again"
+    );
+}
+
+/// `gavel run` of shard `shard` with `flag` (`--resume` or `--retry-errors`) into `out`.
+fn continued(ws: &Workspace, flag: &str, out: &str, shard: &str) -> Output {
+    ws.gavel(&["run", "suite.yaml", "--shard", shard, flag, "-o", out, "-q"])
+}
+
+/// `flag` of shard 1/3's folder `out` as shard `now`, refused.
+fn refused_as_another_shard(ws: &Workspace, flag: &str, out: &str, now: &str) {
+    let output = continued(ws, flag, out, now);
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(
+        err.contains(&format!("--shard: was 1/3, now {now}")),
+        "{err}"
     );
 }
