@@ -545,3 +545,67 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
         "{metrics}"
     );
 }
+
+/// Past the requests graded at once and those queued, a request is turned away with `429` and
+/// `Retry-After` at once, while the one grading (a Python grader spinning to its timeout)
+/// finishes.
+#[test]
+fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    ws.write(
+        "suite.yaml",
+        "name: busy\ndataset: data.jsonl\nlimits: {timeout_ms: 1000}\ngraders:\n  spin:\n    kind: tool\n    function: hostile.py:spin\n",
+    );
+    let rows: Vec<Value> = (1..=4).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let cache = cache.to_string_lossy();
+    let server = Server::start(
+        &ws,
+        &[
+            "--suite",
+            "b=suite.yaml",
+            "--concurrency",
+            "1",
+            "--queue",
+            "0",
+        ],
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    );
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let first = std::thread::spawn({
+        let mut stream = server.connect();
+        let jsonl = jsonl.clone();
+        move || {
+            send_head(
+                &mut stream,
+                "POST",
+                "/v1/suites/b/grade",
+                &[],
+                Some(jsonl.len()),
+            );
+            stream.write_all(&jsonl).expect("body sent");
+            read_reply(stream)
+        }
+    });
+    // The first request holds the one place once the server says it is grading.
+    while !server
+        .get("/metrics")
+        .text()
+        .lines()
+        .any(|l| l == "gavel_serve_requests_grading 1")
+    {
+        assert!(
+            !first.is_finished(),
+            "the first request ended before it was seen grading"
+        );
+        std::thread::yield_now();
+    }
+    let turned_away = server.post("/v1/suites/b/grade", &jsonl);
+    assert_eq!(turned_away.status, 429, "{}", turned_away.text());
+    assert_eq!(turned_away.header("retry-after").as_deref(), Some("1"));
+    let first = first.join().expect("the first request is answered");
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.text().lines().count(), 4);
+}

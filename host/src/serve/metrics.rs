@@ -66,10 +66,29 @@ impl Metrics {
         }
     }
 
-    /// Everything counted, in Prometheus' text format.
-    pub fn render(&self) -> String {
+    /// Everything counted, in Prometheus' text format, with the requests being graded and
+    /// waiting now.
+    pub fn render(&self, grading: usize, queued: usize) -> String {
         let counters = self.counters();
         let mut out = String::new();
+        let gauges = [
+            (
+                "gavel_serve_requests_grading",
+                "Requests being graded now.",
+                grading,
+            ),
+            (
+                "gavel_serve_requests_queued",
+                "Requests waiting for a place to grade.",
+                queued,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            );
+        }
         let requests = (counters.requests.iter())
             .map(|((route, code), n)| (format!("route=\"{route}\",code=\"{code}\""), *n));
         counter(

@@ -276,7 +276,10 @@ impl Service {
             Route::Ready => Answer::ok("text/plain", "ready\n"),
             Route::Metrics => Answer::ok(
                 "text/plain; version=0.0.4; charset=utf-8",
-                self.metrics.render(),
+                self.metrics.render(
+                    self.limits.concurrency.max(1) - self.slots.available_permits(),
+                    self.waiting.load(Ordering::SeqCst),
+                ),
             ),
             Route::Suites => {
                 let names: Vec<&String> = self.suites.keys().collect();
