@@ -359,10 +359,12 @@ fn deeply_nested_rows_are_error_results_and_the_server_stays_up() {
     assert_eq!(results.len(), 2);
     assert_eq!(results[0]["error"]["category"], "invalid", "{}", results[0]);
     assert_eq!(results[1]["grades"]["answer"]["status"], "pass");
-    // As an array element too.
+    // As an array element too: read whole, an invalid row.
     let array = format!("[{}1{}]", "[".repeat(depth), "]".repeat(depth));
     let reply = server.post("/v1/suites/caps/grade", array.as_bytes());
-    assert!(matches!(reply.status, 200 | 400), "{}", reply.text());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let result: Value = serde_json::from_slice(&reply.body).expect("one result");
+    assert_eq!(result["error"]["category"], "invalid", "{result}");
     assert_eq!(server.get("/healthz").status, 200);
 }
 
@@ -608,4 +610,51 @@ fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
     let first = first.join().expect("the first request is answered");
     assert_eq!(first.status, 200, "{}", first.text());
     assert_eq!(first.text().lines().count(), 4);
+}
+
+/// Rows still grading at the request's deadline: `504`, and the pass is halted (the place it
+/// held is free again for the next request, answered in full).
+#[test]
+fn rows_still_grading_at_the_deadline_are_answered_504() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    ws.write(
+        "suite.yaml",
+        "name: slow\ndataset: data.jsonl\nlimits: {timeout_ms: 1000, fuel: 100000000000}\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n  spin:\n    kind: tool\n    function: hostile.py:spin\n",
+    );
+    // Each row spins for a second: graded whole, they would hold the one place for half a
+    // minute, and the next request would pass its own deadline waiting.
+    let rows: Vec<Value> = (1..=30).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    ws.write("fair.yaml", "name: fair\ndataset: data.jsonl\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n");
+    let cache = cache.to_string_lossy();
+    let server = Server::start(
+        &ws,
+        &[
+            "--suite",
+            "slow=suite.yaml",
+            "--suite",
+            "fair=fair.yaml",
+            "--deadline",
+            "5",
+            "--concurrency",
+            "1",
+        ],
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    );
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let late = server.post("/v1/suites/slow/grade", &jsonl);
+    assert_eq!(late.status, 504, "{}", late.text());
+    assert!(late.text().contains("deadline"), "{}", late.text());
+    let one = serde_json::to_vec(&rows[0]).expect("a row");
+    let fair = server.post("/v1/suites/fair/grade", &one);
+    assert_eq!(fair.status, 200, "{}", fair.text());
+    let metrics = server.get("/metrics").text();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "gavel_serve_requests_total{route=\"grade\",code=\"504\"} 1"),
+        "{metrics}"
+    );
 }

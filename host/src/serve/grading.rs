@@ -66,7 +66,8 @@ pub enum GradingError {
     Failed(String),
 }
 
-/// Collects a pass's lines; past the deadline it refuses them, which halts the pass.
+/// Collects a pass's lines until the deadline, which halts the pass; lines that come after it
+/// are refused.
 struct Collect {
     graded: Graded,
     deadline: Instant,
@@ -89,6 +90,10 @@ impl Sink for Collect {
 
     fn stopping(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Some(self.deadline)
     }
 }
 
@@ -118,7 +123,8 @@ pub fn grade(
     };
     let end = pass.run(Selected::new(items, Selection::default()));
     match end {
-        _ if sink.late => Err(GradingError::Deadline),
+        // Halted at the deadline, the pass ends as if complete, short of rows.
+        _ if sink.late || Instant::now() >= deadline => Err(GradingError::Deadline),
         Ok(PassEnd::Complete) => Ok(sink.graded),
         Ok(PassEnd::JudgeDown) => Err(match prepared.plan.judge_down() {
             Some((key, reason)) => GradingError::JudgeDown {
