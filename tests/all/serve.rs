@@ -658,3 +658,65 @@ fn rows_still_grading_at_the_deadline_are_answered_504() {
         "{metrics}"
     );
 }
+
+/// A client that sends its headers a byte at a time has its connection closed at the header
+/// timeout, while other clients are answered.
+#[test]
+fn a_client_that_trickles_its_headers_is_closed_at_the_header_timeout() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &[
+            "--suite",
+            "caps=suite.yaml",
+            "--header-timeout",
+            "1",
+            "--deadline",
+            "600",
+        ],
+        &[],
+    );
+    let mut slow = server.connect();
+    let trickle = {
+        let mut slow = slow.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            slow.write_all(b"POST /v1/suites/caps/grade HTTP/1.1\r\n")
+                .expect("request line");
+            for _ in 0..10_000 {
+                if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    assert_eq!(server.get("/healthz").status, 200);
+    let mut rest = Vec::new();
+    let end = slow.read_to_end(&mut rest);
+    assert!(
+        end.is_ok(),
+        "closed by the server, not by the client's timeout: {end:?}"
+    );
+    trickle.join().expect("the trickle ends");
+}
+
+#[test]
+fn a_folder_of_suites_is_served_each_by_its_file_stem() {
+    let (ws, _) = capitals();
+    ws.write(
+        "suites/capitals.yaml",
+        &SUITE.replace("data.jsonl", "../data.jsonl"),
+    );
+    ws.write(
+        "suites/again.yml",
+        &SUITE.replace("data.jsonl", "../data.jsonl"),
+    );
+    ws.write("suites/notes.txt", "not a suite");
+    let server = Server::start(&ws, &["--suites", "suites"], &[]);
+    assert_eq!(
+        server.get("/v1/suites").json(),
+        json!({"suites": ["again", "capitals"]})
+    );
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    assert_eq!(server.post("/v1/suites/again/grade", &jsonl).status, 200);
+}

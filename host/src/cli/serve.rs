@@ -40,6 +40,9 @@ pub struct Args {
     /// Seconds from a request's arrival to its answer: its body read, its wait and its grading.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     deadline: f64,
+    /// Seconds a connection may take to send a request's headers; past them it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    header_timeout: f64,
     /// A file holding the bearer token every request but /healthz and /readyz must send
     /// [default: $GAVEL_SERVE_TOKEN; none: no token is asked for].
     #[arg(long, value_name = "FILE")]
@@ -59,11 +62,15 @@ pub fn run(args: Args) -> u8 {
 }
 
 fn serve(args: Args) -> Result<u8, String> {
-    if !(args.deadline.is_finite() && args.deadline > 0.0) {
-        return Err(format!(
-            "--deadline {} is not a positive number of seconds",
-            args.deadline
-        ));
+    for (flag, seconds) in [
+        ("--deadline", args.deadline),
+        ("--header-timeout", args.header_timeout),
+    ] {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
+            return Err(format!(
+                "{flag} {seconds} is not a positive number of seconds"
+            ));
+        }
     }
     let token = token(args.token_file.as_deref())?;
     let paths = suite_paths(&args.suite, args.suites.as_deref())?;
@@ -95,7 +102,7 @@ fn serve(args: Args) -> Result<u8, String> {
         queue: args.queue,
         max_body: args.max_body,
         deadline: Duration::from_secs_f64(args.deadline),
-        header_timeout: Duration::from_secs(10),
+        header_timeout: Duration::from_secs_f64(args.header_timeout),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
