@@ -281,6 +281,7 @@ fn help_is_as_recorded() {
         "inspect",
         "new",
         "build-python",
+        "serve",
     ] {
         let mut args: Vec<&str> = command.split_whitespace().collect();
         args.push("--help");
