@@ -289,6 +289,24 @@ fn openrlhf_reward_requests_get_a_reward_per_query() {
     assert_eq!(answer["extra_logs"]["answer"], json!([1.0, 0.0]));
     assert_eq!(answer["extra_logs"]["gavel_error"], json!([0.0, 0.0]));
 
+    ws.write(
+        "plain.yaml",
+        &SUITE.replace("reward:\n  kind: metric\n  metric_key: answer\n", ""),
+    );
+    drop(server);
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--suite", "plain=plain.yaml"],
+        &[],
+    );
+    let no_reward = server.post("/v1/suites/plain/openrlhf", payload.to_string().as_bytes());
+    assert_eq!(no_reward.status, 409, "{}", no_reward.text());
+    assert!(
+        no_reward.text().contains("has no `reward:`"),
+        "{}",
+        no_reward.text()
+    );
+
     let uneven = json!({"query": ["a", "b"], "prompts": ["a"], "labels": ["x", "y"]});
     let reply = server.post("/v1/suites/caps/openrlhf", uneven.to_string().as_bytes());
     assert_eq!(reply.status, 400);

@@ -4,8 +4,9 @@
 //! trickles bytes spends its own), its headers by a read timeout, its grading by the deadline
 //! (the pass is halted once it passes, and each sandboxed call by its own limits). Requests
 //! graded at once are bounded, and so is the queue before them: past it, `429` with
-//! `Retry-After`. On SIGTERM (or Ctrl-C) the server stops accepting, answers `503` to new
-//! requests on open connections, lets the requests in flight finish, and returns.
+//! `Retry-After`. On SIGTERM the server stops accepting, answers `503` to new requests on open
+//! connections, lets the requests in flight finish, and returns (Ctrl-C also stops the passes
+//! in flight, as it stops `gavel run`'s).
 //!
 //! Routes are matched in [`Route::of`]: a new endpoint is a variant there and an arm in
 //! [`Service::answer`].
