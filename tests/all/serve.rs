@@ -520,24 +520,65 @@ def flood(sample, submission):
         print('x' * 4096)
 ";
 
+/// A server of the suite `name` in a workspace holding [`HOSTILE`], `rows` Paris rows and a
+/// suite per entry of `suites` (`NAME: YAML after the dataset line`), started with `args`;
+/// `None` when the interpreter cannot be built here.
+fn hostile_server(
+    suites: &[(&str, &str)],
+    rows: i64,
+    args: &[&str],
+) -> Option<(Workspace, Server)> {
+    let cache = cache()?.to_string_lossy();
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for (name, yaml) in suites {
+        ws.write(
+            &format!("{name}.yaml"),
+            &format!("name: {name}\ndataset: data.jsonl\n{yaml}"),
+        );
+        all.extend(["--suite".to_string(), format!("{name}={name}.yaml")]);
+    }
+    let rows: Vec<Value> = (1..=rows)
+        .map(|i| paris_row(i, if i == 2 { "Lyon" } else { "Paris" }))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let server = Server::start(
+        &ws,
+        &all,
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    );
+    Some((ws, server))
+}
+
+/// The suite lines of [`HOSTILE`]'s graders named.
+fn graders(names: &[&str]) -> String {
+    let mut yaml = String::from("graders:\n");
+    for name in names {
+        yaml.push_str(&format!(
+            "  {name}:\n    kind: tool\n    function: hostile.py:{name}\n"
+        ));
+    }
+    yaml
+}
+
+/// Whether `/metrics` has the line `line` now.
+fn metric(server: &Server, line: &str) -> bool {
+    server.get("/metrics").text().lines().any(|l| l == line)
+}
+
 /// A Python grader that spins or floods stdout costs its own calls' limits: its grades are
 /// errors with the limit's reason, every other grade stands, and the server answers others.
 #[test]
 fn python_graders_that_spin_or_flood_cost_their_own_limits() {
-    let Some(cache) = cache() else { return };
-    let ws = Workspace::new();
-    ws.write("hostile.py", HOSTILE);
-    ws.write(
-        "suite.yaml",
-        "name: hostile\ndataset: data.jsonl\nlimits: {timeout_ms: 1000}\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n  spin:\n    kind: tool\n    function: hostile.py:spin\n  flood:\n    kind: tool\n    function: hostile.py:flood\n",
+    let suite = format!(
+        "limits: {{timeout_ms: 1000}}\n{}",
+        graders(&["fair", "spin", "flood"])
     );
-    ws.write_rows("data.jsonl", &[paris_row(1, "Paris"), paris_row(2, "Lyon")]);
-    let cache = cache.to_string_lossy();
-    let server = Server::start(
-        &ws,
-        &["--suite", "h=suite.yaml", "--deadline", "120"],
-        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
-    );
+    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"]) else {
+        return;
+    };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     let reply = server.post("/v1/suites/h/grade", &jsonl);
     assert_eq!(reply.status, 200, "{}", reply.text());
@@ -557,13 +598,10 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
         }
     }
     assert_eq!(server.get("/healthz").status, 200);
-    let metrics = server.get("/metrics").text();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == "gavel_serve_grading_failures_total{suite=\"h\"} 4"),
-        "{metrics}"
-    );
+    assert!(metric(
+        &server,
+        "gavel_serve_grading_failures_total{suite=\"h\"} 4"
+    ));
 }
 
 /// Past the requests graded at once and those queued, a request is turned away with `429` and
@@ -571,28 +609,11 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
 /// finishes.
 #[test]
 fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
-    let Some(cache) = cache() else { return };
-    let ws = Workspace::new();
-    ws.write("hostile.py", HOSTILE);
-    ws.write(
-        "suite.yaml",
-        "name: busy\ndataset: data.jsonl\nlimits: {timeout_ms: 1000}\ngraders:\n  spin:\n    kind: tool\n    function: hostile.py:spin\n",
-    );
-    let rows: Vec<Value> = (1..=4).map(|i| paris_row(i, "Paris")).collect();
-    ws.write_rows("data.jsonl", &rows);
-    let cache = cache.to_string_lossy();
-    let server = Server::start(
-        &ws,
-        &[
-            "--suite",
-            "b=suite.yaml",
-            "--concurrency",
-            "1",
-            "--queue",
-            "0",
-        ],
-        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
-    );
+    let suite = format!("limits: {{timeout_ms: 1000}}\n{}", graders(&["spin"]));
+    let args = ["--concurrency", "1", "--queue", "0"];
+    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args) else {
+        return;
+    };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     let first = std::thread::spawn({
         let mut stream = server.connect();
@@ -610,12 +631,7 @@ fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
         }
     });
     // The first request holds the one place once the server says it is grading.
-    while !server
-        .get("/metrics")
-        .text()
-        .lines()
-        .any(|l| l == "gavel_serve_requests_grading 1")
-    {
+    while !metric(&server, "gavel_serve_requests_grading 1") {
         assert!(
             !first.is_finished(),
             "the first request ended before it was seen grading"
@@ -634,47 +650,28 @@ fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
 /// held is free again for the next request, answered in full).
 #[test]
 fn rows_still_grading_at_the_deadline_are_answered_504() {
-    let Some(cache) = cache() else { return };
-    let ws = Workspace::new();
-    ws.write("hostile.py", HOSTILE);
-    ws.write(
-        "suite.yaml",
-        "name: slow\ndataset: data.jsonl\nlimits: {timeout_ms: 1000, fuel: 100000000000}\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n  spin:\n    kind: tool\n    function: hostile.py:spin\n",
-    );
     // Each row spins for a second: graded whole, they would hold the one place for half a
     // minute, and the next request would pass its own deadline waiting.
-    let rows: Vec<Value> = (1..=30).map(|i| paris_row(i, "Paris")).collect();
-    ws.write_rows("data.jsonl", &rows);
-    ws.write("fair.yaml", "name: fair\ndataset: data.jsonl\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n");
-    let cache = cache.to_string_lossy();
-    let server = Server::start(
-        &ws,
-        &[
-            "--suite",
-            "slow=suite.yaml",
-            "--suite",
-            "fair=fair.yaml",
-            "--deadline",
-            "5",
-            "--concurrency",
-            "1",
-        ],
-        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    let slow = format!(
+        "limits: {{timeout_ms: 1000, fuel: 100000000000}}\n{}",
+        graders(&["fair", "spin"])
     );
+    let suites = [("slow", slow.as_str()), ("fair", &graders(&["fair"]))];
+    let args = ["--deadline", "5", "--concurrency", "1"];
+    let Some((ws, server)) = hostile_server(&suites, 30, &args) else {
+        return;
+    };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     let late = server.post("/v1/suites/slow/grade", &jsonl);
     assert_eq!(late.status, 504, "{}", late.text());
     assert!(late.text().contains("deadline"), "{}", late.text());
-    let one = serde_json::to_vec(&rows[0]).expect("a row");
-    let fair = server.post("/v1/suites/fair/grade", &one);
+    let one = jsonl.split(|&b| b == b'\n').next().expect("a row");
+    let fair = server.post("/v1/suites/fair/grade", one);
     assert_eq!(fair.status, 200, "{}", fair.text());
-    let metrics = server.get("/metrics").text();
-    assert!(
-        metrics
-            .lines()
-            .any(|l| l == "gavel_serve_requests_total{route=\"grade\",code=\"504\"} 1"),
-        "{metrics}"
-    );
+    assert!(metric(
+        &server,
+        "gavel_serve_requests_total{route=\"grade\",code=\"504\"} 1"
+    ));
 }
 
 /// A client that sends its headers a byte at a time has its connection closed at the header
