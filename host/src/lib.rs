@@ -17,4 +17,5 @@ pub mod output;
 pub mod plan;
 pub mod run;
 pub mod scaffold;
+pub mod serve;
 pub mod terminal;

@@ -282,6 +282,7 @@ fn help_is_as_recorded() {
         "new",
         "build-python",
         "merge",
+        "serve",
     ] {
         let mut args: Vec<&str> = command.split_whitespace().collect();
         args.push("--help");

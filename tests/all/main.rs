@@ -40,4 +40,5 @@ mod resume;
 mod retry;
 mod sandbox;
 mod shard;
+mod serve;
 mod warm_python;

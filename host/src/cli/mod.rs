@@ -9,6 +9,7 @@ mod new;
 mod progress;
 mod report;
 mod run;
+mod serve;
 mod table;
 mod validate;
 
@@ -55,6 +56,9 @@ pub enum Command {
     Report(report::Args),
     /// Compare two runs: per-metric changes with paired tests, and the samples that flipped.
     Diff(diff::Args),
+    /// Grade over HTTP: suites loaded once, rows posted, results answered (see README, "Serve
+    /// grades").
+    Serve(serve::Args),
     /// Build the Python graders' interpreter into the cache now, not on first need; print its path.
     BuildPython(build_python::Args),
 }
@@ -115,6 +119,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Diff(args) => diff::run(args),
         Command::BuildPython(args) => build_python::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     ExitCode::from(code)
 }

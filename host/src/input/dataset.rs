@@ -1067,6 +1067,16 @@ impl Items {
         }
     }
 
+    /// Rows held in memory (JSON Lines), each item's file named `name`: rows sent to
+    /// `gavel serve`, which carry their own trajectories.
+    pub fn in_memory(name: &Path, text: Vec<u8>) -> Items {
+        let source = Box::new(std::io::Cursor::new(text));
+        Items::Inline {
+            rows: Lines::new(name.into(), source, BLOCK_SIZE),
+            seq: 0,
+        }
+    }
+
     /// Opens the dataset, and the run files when the suite has `trajectories:`.
     pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
         let text = DatasetText::open(dataset)?;

@@ -378,6 +378,11 @@ pub trait Sink: Send {
     /// Ctrl-C: grading stops; what is written so far must reach the disk now, and each write
     /// after this as it is made.
     fn stopping(&mut self) -> std::io::Result<()>;
+    /// When the pass must stop, if ever (a served request's deadline): no sample starts after
+    /// it, and those started finish, each sandboxed call within its own limits.
+    fn deadline(&self) -> Option<std::time::Instant> {
+        None
+    }
 }
 
 /// The `results.jsonl` lines of a batch of results, serialized on the worker that graded them so
@@ -555,7 +560,15 @@ impl Pass<'_> {
         let refuse_invalid = self.refuse_invalid;
         let mut retry = self.retry;
         let sink = self.sink;
+        let deadline = sink.deadline();
         runtime.block_on(async move {
+            if let Some(deadline) = deadline {
+                let halt = halt.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep_until(deadline.into()).await;
+                    halt.raise();
+                });
+            }
             let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(2);
             // A batch's permit travels with its results and is released once they are written,
             // so a slow writer holds back grading instead of letting results pile up.

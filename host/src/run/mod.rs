@@ -214,6 +214,19 @@ pub fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Samples graded at once: `given` (the command line's), else the suite's `concurrency`, else
+/// one per core. A concurrency given also bounds the requests in flight to the plan's judges,
+/// which a grader's own `concurrency:` may only lower.
+pub fn workers(prepared: &Prepared, given: Option<usize>) -> usize {
+    let given = given
+        .or(prepared.suite.concurrency())
+        .map(|n| n.clamp(1, MAX_WORKERS));
+    if let Some(n) = given {
+        prepared.plan.requests.set(n);
+    }
+    given.unwrap_or_else(|| default_workers().clamp(1, MAX_WORKERS))
+}
+
 /// Grades a prepared suite. `Err` lists what stopped the run, in the order it happened.
 pub fn run(
     prepared: &Prepared,
@@ -451,20 +464,12 @@ struct Setting {
 }
 
 impl Setting {
-    /// The run's setting; a concurrency given (by the command line or the suite) bounds the
-    /// requests in flight to the plan's judges too, which a grader's own `concurrency:` may
-    /// only lower.
+    /// The run's setting.
     fn of(prepared: &Prepared, options: &RunOptions) -> Setting {
         let out_dir = output_dir(options, prepared);
-        let given = (options.concurrency)
-            .or(prepared.suite.concurrency())
-            .map(|n| n.clamp(1, MAX_WORKERS));
-        if let Some(n) = given {
-            prepared.plan.requests.set(n);
-        }
         Setting {
             reward: prepared.suite.file.reward.clone().map(Arc::new),
-            workers: given.unwrap_or_else(|| default_workers().clamp(1, MAX_WORKERS)),
+            workers: workers(prepared, options.concurrency),
             selection: Selection {
                 max_samples: options.max_samples.or(prepared.suite.file.max_samples),
                 filters: options.filters.clone(),

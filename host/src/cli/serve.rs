@@ -1,0 +1,236 @@
+//! `gavel serve`: suites loaded once and graded over HTTP until SIGTERM or Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use gavel::fsio;
+use gavel::run::{Options, default_workers, prepare, workers};
+use gavel::serve::{Limits, ServedSuite, Service};
+
+use super::{EXIT_INVALID, EXIT_OK, report_suite_errors};
+
+/// The variable the bearer token may be read from (never a flag: command lines are visible
+/// to every user of the machine).
+const TOKEN_VARIABLE: &str = "GAVEL_SERVE_TOKEN";
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address and port to listen on (port 0: any free one; the address is printed on stdout).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// A suite to serve as NAME, at /v1/suites/NAME/...: `NAME=PATH`. Repeatable.
+    #[arg(long = "suite", value_name = "NAME=PATH")]
+    suite: Vec<String>,
+    /// Serve every suite file (`.yaml`, `.yml`) of this folder, each named by its file stem.
+    #[arg(long, value_name = "DIR")]
+    suites: Option<PathBuf>,
+    /// Requests graded at once [default: the number of cores].
+    #[arg(long, value_name = "N")]
+    concurrency: Option<usize>,
+    /// Requests that may wait for a place; past them, 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    queue: usize,
+    /// The largest request body accepted, in bytes; past it, 413.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_body: usize,
+    /// Seconds from a request's arrival to its answer: its body read, its wait and its grading.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
+    deadline: f64,
+    /// Seconds a connection may take to send a request's headers; past them it is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    header_timeout: f64,
+    /// A file holding the bearer token every request but /healthz and /readyz must send
+    /// [default: $GAVEL_SERVE_TOKEN; none: no token is asked for].
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    #[command(flatten)]
+    cache: super::CacheArgs,
+}
+
+pub fn run(args: Args) -> u8 {
+    match serve(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            EXIT_INVALID
+        }
+    }
+}
+
+fn serve(args: Args) -> Result<u8, String> {
+    for (flag, seconds) in [
+        ("--deadline", args.deadline),
+        ("--header-timeout", args.header_timeout),
+    ] {
+        if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
+            return Err(format!(
+                "{flag} {seconds} is not a positive number of seconds"
+            ));
+        }
+    }
+    let token = token(args.token_file.as_deref())?;
+    let paths = suite_paths(&args.suite, args.suites.as_deref())?;
+    let options = Options {
+        cache_dir: args.cache.dir(),
+        no_judge_cache: false,
+        trajectories: Vec::new(),
+    };
+    let mut suites = BTreeMap::new();
+    for (name, path) in paths {
+        let prepared = match prepare(&path, &options) {
+            Ok(prepared) => prepared,
+            Err(errors) => {
+                eprintln!(
+                    "error: suite `{name}` ({}) cannot be served:",
+                    path.display()
+                );
+                return Ok(report_suite_errors(&errors));
+            }
+        };
+        let workers = workers(&prepared, None);
+        suites.insert(name, ServedSuite { prepared, workers });
+    }
+    let limits = Limits {
+        concurrency: args
+            .concurrency
+            .unwrap_or_else(default_workers)
+            .clamp(1, gavel::run::MAX_WORKERS),
+        queue: args.queue,
+        max_body: args.max_body,
+        deadline: Duration::from_secs_f64(args.deadline),
+        header_timeout: Duration::from_secs_f64(args.header_timeout),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server's threads: {e}"))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| format!("cannot read the address listened on: {e}"))?;
+        let names: Vec<&str> = suites.keys().map(String::as_str).collect();
+        println!("listening on http://{bound} (suites: {})", names.join(", "));
+        let _ = std::io::stdout().flush();
+        let service = Arc::new(Service::new(suites, limits, token));
+        gavel::serve::serve(listener, service, stop_signal())
+            .await
+            .map_err(|e| format!("the server stopped: {e}"))
+    })?;
+    eprintln!("stopped: every request in flight was answered");
+    Ok(EXIT_OK)
+}
+
+/// Resolves on SIGTERM (how Kubernetes and systemd stop a process) or Ctrl-C.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match terminate.as_mut() {
+            Some(terminate) => {
+                terminate.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = terminated => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+/// The bearer token, from `--token-file` or the environment; none when neither has one.
+fn token(file: Option<&Path>) -> Result<Option<String>, String> {
+    let (text, source) = match file {
+        Some(path) => (
+            fsio::read_text(path, 64 << 10)
+                .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
+            format!("the token file {}", path.display()),
+        ),
+        None => match std::env::var(TOKEN_VARIABLE) {
+            Ok(text) => (text, format!("${TOKEN_VARIABLE}")),
+            Err(_) => return Ok(None),
+        },
+    };
+    let token = text.trim();
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "{source} holds no usable token: write one line of printable characters without \
+             spaces"
+        ));
+    }
+    Ok(Some(token.to_string()))
+}
+
+/// The suites to serve, by name: `--suite NAME=PATH`s and the suite files of `--suites`.
+fn suite_paths(
+    given: &[String],
+    folder: Option<&Path>,
+) -> Result<BTreeMap<String, PathBuf>, String> {
+    let mut paths = BTreeMap::new();
+    let mut add = |name: String, path: PathBuf, from: &str| {
+        if name.is_empty()
+            || !(name.bytes()).all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        {
+            return Err(format!(
+                "{from}: `{name}` cannot name a suite in a URL: use letters, digits, `-`, `_` \
+                 and `.`"
+            ));
+        }
+        match paths.insert(name.clone(), path) {
+            Some(_) => Err(format!("{from}: a suite is already served as `{name}`")),
+            None => Ok(()),
+        }
+    };
+    for spec in given {
+        let Some((name, path)) = spec.split_once('=') else {
+            return Err(format!(
+                "--suite {spec}: write it as NAME=PATH, e.g. --suite math=suites/math.yaml"
+            ));
+        };
+        add(
+            name.to_string(),
+            PathBuf::from(path),
+            &format!("--suite {spec}"),
+        )?;
+    }
+    if let Some(folder) = folder {
+        let entries =
+            std::fs::read_dir(folder).map_err(|e| format!("--suites {}: {e}", folder.display()))?;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .filter(|path| {
+                path.is_file()
+                    && matches!(
+                        path.extension().and_then(|e| e.to_str()),
+                        Some("yaml" | "yml")
+                    )
+            })
+            .collect();
+        files.sort();
+        for path in files {
+            let name = (path.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            add(
+                name,
+                path.clone(),
+                &format!("--suites {}", folder.display()),
+            )?;
+        }
+    }
+    if paths.is_empty() {
+        return Err(
+            "no suite to serve: name one with --suite NAME=PATH, or a folder of them with \
+             --suites DIR"
+                .to_string(),
+        );
+    }
+    Ok(paths)
+}

@@ -1,0 +1,528 @@
+//! `gavel serve`: loaded suites graded over HTTP, one request's rows at a time.
+//!
+//! Every request is bounded: its body by size and by the request's deadline (a client that
+//! trickles bytes spends its own), its headers by a read timeout, its grading by the deadline
+//! (the pass is halted once it passes, and each sandboxed call by its own limits). Requests
+//! graded at once are bounded, and so is the queue before them: past it, `429` with
+//! `Retry-After`. On SIGTERM the server stops accepting, answers `503` to new requests on open
+//! connections, lets the requests in flight finish, and returns (Ctrl-C also stops the passes
+//! in flight, as it stops `gavel run`'s).
+//!
+//! Routes are matched in [`Route::of`]: a new endpoint is a variant there and an arm in
+//! [`Service::answer`].
+
+pub mod grading;
+pub mod metrics;
+pub mod openrlhf;
+pub mod rows;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use crate::run::Prepared;
+use grading::{Graded, GradingError};
+
+/// A suite the server grades with, loaded once.
+pub struct ServedSuite {
+    pub prepared: Prepared,
+    /// Samples of one request graded at once.
+    pub workers: usize,
+}
+
+/// What bounds each request and the server's work.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Requests graded at once.
+    pub concurrency: usize,
+    /// Requests waiting for one of those places; past them, `429`.
+    pub queue: usize,
+    /// The largest body accepted, in bytes; past it, `413`.
+    pub max_body: usize,
+    /// From a request's first byte to its answer; past it, `408` while the body is read, `504`
+    /// while it is graded or queued.
+    pub deadline: Duration,
+    /// How long a connection may take to send a request's headers.
+    pub header_timeout: Duration,
+}
+
+/// What `Retry-After` says to a client turned away because the server is busy, in seconds.
+const RETRY_BUSY: &str = "1";
+/// What `Retry-After` says while the server drains: another replica should take the request.
+const RETRY_DRAINING: &str = "5";
+
+/// The server's state, shared by every connection.
+pub struct Service {
+    suites: BTreeMap<String, Arc<ServedSuite>>,
+    limits: Limits,
+    token: Option<String>,
+    metrics: metrics::Metrics,
+    slots: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    draining: AtomicBool,
+}
+
+/// The endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route<'a> {
+    Health,
+    Ready,
+    Metrics,
+    Suites,
+    /// Rows in, their `results.jsonl` lines out.
+    Grade(&'a str),
+    /// OpenRLHF's remote reward request in, rewards out.
+    OpenRlhf(&'a str),
+}
+
+impl<'a> Route<'a> {
+    /// The route of `path`, and whether `method` is the one it answers.
+    fn of(method: &Method, path: &'a str) -> Option<(Route<'a>, bool)> {
+        let get = method == Method::GET;
+        let post = method == Method::POST;
+        Some(match path {
+            "/healthz" => (Route::Health, get),
+            "/readyz" => (Route::Ready, get),
+            "/metrics" => (Route::Metrics, get),
+            "/v1/suites" => (Route::Suites, get),
+            _ => {
+                let rest = path.strip_prefix("/v1/suites/")?;
+                let (name, action) = rest.split_once('/')?;
+                match action {
+                    "grade" => (Route::Grade(name), post),
+                    "openrlhf" => (Route::OpenRlhf(name), post),
+                    _ => return None,
+                }
+            }
+        })
+    }
+
+    /// The route's name in metrics and logs (without the suite's name, kept apart).
+    fn label(self) -> &'static str {
+        match self {
+            Route::Health => "healthz",
+            Route::Ready => "readyz",
+            Route::Metrics => "metrics",
+            Route::Suites => "suites",
+            Route::Grade(_) => "grade",
+            Route::OpenRlhf(_) => "openrlhf",
+        }
+    }
+
+    fn suite(self) -> Option<&'a str> {
+        match self {
+            Route::Grade(name) | Route::OpenRlhf(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Whether the route needs the bearer token when the server has one (probes do not).
+    fn guarded(self) -> bool {
+        !matches!(self, Route::Health | Route::Ready)
+    }
+}
+
+/// An answer, before it becomes a response.
+struct Answer {
+    status: StatusCode,
+    content_type: &'static str,
+    body: Bytes,
+    retry_after: Option<&'static str>,
+    /// Rows graded, for the log.
+    rows: usize,
+}
+
+impl Answer {
+    fn ok(content_type: &'static str, body: impl Into<Bytes>) -> Answer {
+        Answer {
+            status: StatusCode::OK,
+            content_type,
+            body: body.into(),
+            retry_after: None,
+            rows: 0,
+        }
+    }
+
+    /// `{"error": message}` with `status`.
+    fn error(status: StatusCode, message: impl std::fmt::Display) -> Answer {
+        let body = json!({"error": message.to_string()}).to_string() + "\n";
+        Answer {
+            status,
+            content_type: "application/json",
+            body: body.into(),
+            retry_after: None,
+            rows: 0,
+        }
+    }
+
+    fn retry_after(mut self, seconds: &'static str) -> Answer {
+        self.retry_after = Some(seconds);
+        self
+    }
+}
+
+impl Service {
+    pub fn new(
+        suites: BTreeMap<String, ServedSuite>,
+        limits: Limits,
+        token: Option<String>,
+    ) -> Service {
+        Service {
+            slots: Arc::new(Semaphore::new(limits.concurrency.max(1))),
+            suites: (suites.into_iter())
+                .map(|(name, suite)| (name, Arc::new(suite)))
+                .collect(),
+            limits,
+            token,
+            metrics: metrics::Metrics::default(),
+            waiting: AtomicUsize::new(0),
+            draining: AtomicBool::new(false),
+        }
+    }
+
+    /// Answers `request`, logs it (one JSON line on stderr) and counts it.
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        let arrived = Instant::now();
+        let deadline = arrived + self.limits.deadline;
+        let method = request.method().clone();
+        let path = request.uri().path().to_string();
+        let route = Route::of(&method, &path);
+        let answer = match route {
+            None => Answer::error(
+                StatusCode::NOT_FOUND,
+                format!("no endpoint at {path}: see GET /v1/suites for the suites served"),
+            ),
+            Some((_, false)) => Answer::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} is not answered at {path}"),
+            ),
+            Some((route, true)) if route.guarded() && !self.authorized(&request) => Answer::error(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is required: send `Authorization: Bearer TOKEN`",
+            ),
+            Some((route, true)) => self.answer(route, request, deadline).await,
+        };
+        let took = arrived.elapsed();
+        let label = route.map_or("none", |(route, _)| route.label());
+        self.metrics.request(label, answer.status.as_u16(), took);
+        log(
+            &method,
+            label,
+            route.and_then(|(r, _)| r.suite()),
+            &answer,
+            took,
+        );
+        let mut response = Response::new(Full::new(answer.body));
+        *response.status_mut() = answer.status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(answer.content_type),
+        );
+        if let Some(seconds) = answer.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
+        }
+        if answer.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if answer.status == StatusCode::REQUEST_TIMEOUT
+            || answer.status == StatusCode::PAYLOAD_TOO_LARGE
+        {
+            // The body was not read to its end: the connection cannot carry another request.
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+
+    /// Whether `request` carries the server's token (always, when it has none); compared in
+    /// time that does not depend on where the two first differ.
+    fn authorized(&self, request: &Request<Incoming>) -> bool {
+        let Some(token) = &self.token else {
+            return true;
+        };
+        let given = (request.headers().get(header::AUTHORIZATION))
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .unwrap_or_default();
+        given.len() == token.len()
+            && given
+                .iter()
+                .zip(token.as_bytes())
+                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                == 0
+    }
+
+    async fn answer(
+        &self,
+        route: Route<'_>,
+        request: Request<Incoming>,
+        deadline: Instant,
+    ) -> Answer {
+        match route {
+            Route::Health => Answer::ok("text/plain", "ok\n"),
+            Route::Ready if self.draining.load(Ordering::SeqCst) => {
+                Answer::error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping")
+            }
+            Route::Ready => Answer::ok("text/plain", "ready\n"),
+            Route::Metrics => Answer::ok(
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.metrics.render(
+                    self.limits.concurrency.max(1) - self.slots.available_permits(),
+                    self.waiting.load(Ordering::SeqCst),
+                ),
+            ),
+            Route::Suites => {
+                let names: Vec<&String> = self.suites.keys().collect();
+                Answer::ok(
+                    "application/json",
+                    json!({"suites": names}).to_string() + "\n",
+                )
+            }
+            Route::Grade(name) | Route::OpenRlhf(name) => {
+                match self.grade(route, name, request, deadline).await {
+                    Ok(answer) | Err(answer) => answer,
+                }
+            }
+        }
+    }
+
+    /// Reads the body of a grading request, waits for a place, grades its rows and answers.
+    async fn grade(
+        &self,
+        route: Route<'_>,
+        name: &str,
+        request: Request<Incoming>,
+        deadline: Instant,
+    ) -> Result<Answer, Answer> {
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(Answer::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is stopping: send the request to another replica",
+            )
+            .retry_after(RETRY_DRAINING));
+        }
+        let Some(suite) = self.suites.get(name) else {
+            return Err(Answer::error(
+                StatusCode::NOT_FOUND,
+                format!("no suite named `{name}` is served: see GET /v1/suites"),
+            ));
+        };
+        if matches!(route, Route::OpenRlhf(_)) && suite.prepared.suite.file.reward.is_none() {
+            return Err(Answer::error(
+                StatusCode::CONFLICT,
+                format!(
+                    "suite `{name}` has no `reward:`, which OpenRLHF's rewards are: add one to \
+                     its suite file"
+                ),
+            ));
+        }
+        let body = self.body(request, deadline).await?;
+        let rows = match route {
+            Route::OpenRlhf(_) => openrlhf::RewardRequest::parse(&body)
+                .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, e))?
+                .rows(),
+            _ => rows::json_lines(body.to_vec())
+                .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, e))?,
+        };
+        let graded = self.graded(name, suite, rows, deadline).await?;
+        let rows = graded.scored.len();
+        let mut answer = match route {
+            Route::OpenRlhf(_) => Answer::ok(
+                "application/json",
+                openrlhf::answer(&graded.scored).to_string() + "\n",
+            ),
+            _ => Answer::ok("application/x-ndjson", graded.lines),
+        };
+        answer.rows = rows;
+        Ok(answer)
+    }
+
+    /// The request's body, refused past [`Limits::max_body`] or the deadline.
+    async fn body(&self, request: Request<Incoming>, deadline: Instant) -> Result<Bytes, Answer> {
+        let max = self.limits.max_body;
+        let too_large = || {
+            Answer::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body is larger than {max} bytes: send the rows in smaller requests"),
+            )
+        };
+        let declared = (request.headers().get(header::CONTENT_LENGTH))
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max as u64) {
+            return Err(too_large());
+        }
+        let reading = Limited::new(request.into_body(), max).collect();
+        match tokio::time::timeout_at(deadline.into(), reading).await {
+            Err(_) => Err(Answer::error(
+                StatusCode::REQUEST_TIMEOUT,
+                "the body did not arrive before the request's deadline",
+            )),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+            Ok(Err(e)) => Err(Answer::error(
+                StatusCode::BAD_REQUEST,
+                format!("cannot read the body: {e}"),
+            )),
+            Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        }
+    }
+
+    /// `rows` graded by `suite` once a place is free, within the deadline.
+    async fn graded(
+        &self,
+        name: &str,
+        suite: &Arc<ServedSuite>,
+        rows: Vec<u8>,
+        deadline: Instant,
+    ) -> Result<Graded, Answer> {
+        let late = || {
+            Answer::error(
+                StatusCode::GATEWAY_TIMEOUT,
+                GradingError::Deadline.to_string() + ": send fewer rows a request",
+            )
+        };
+        let permit = match self.slots.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
+                let _left = Left(&self.waiting);
+                if queued >= self.limits.queue {
+                    return Err(Answer::error(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "every place to grade and wait is taken: retry later",
+                    )
+                    .retry_after(RETRY_BUSY));
+                }
+                let waiting = self.slots.clone().acquire_owned();
+                match tokio::time::timeout_at(deadline.into(), waiting).await {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(_)) => {
+                        return Err(Answer::error(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "the server is stopping",
+                        )
+                        .retry_after(RETRY_DRAINING));
+                    }
+                    Err(_) => return Err(late()),
+                }
+            }
+        };
+        let suite = suite.clone();
+        // The pass runs on threads of its own; the place is held until it ends, not until the
+        // answer leaves, so that a request past its deadline still counts until it stops.
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            grading::grade(&suite.prepared, suite.workers, rows, deadline)
+        });
+        let graded = match tokio::time::timeout_at(deadline.into(), task).await {
+            Err(_) => return Err(late()),
+            Ok(Err(e)) => Err(GradingError::Failed(e.to_string())),
+            Ok(Ok(graded)) => graded,
+        };
+        let graded = graded.map_err(|e| match e {
+            GradingError::Deadline => late(),
+            GradingError::JudgeDown { .. } => Answer::error(StatusCode::BAD_GATEWAY, e),
+            GradingError::Stopped => {
+                Answer::error(StatusCode::SERVICE_UNAVAILABLE, e).retry_after(RETRY_DRAINING)
+            }
+            GradingError::Failed(_) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, e),
+        })?;
+        self.metrics.graded(name, &graded.scored);
+        Ok(graded)
+    }
+}
+
+/// Counts a request out of the queue when it leaves it, however it leaves.
+struct Left<'a>(&'a AtomicUsize);
+
+impl Drop for Left<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// One JSON line on stderr for an answered request: what was asked and how it ended, never
+/// its headers or body (where a token or a row's data would be).
+fn log(method: &Method, route: &str, suite: Option<&str>, answer: &Answer, took: Duration) {
+    let time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let mut line = json!({
+        "time": time,
+        "method": method.as_str(),
+        "route": route,
+        "status": answer.status.as_u16(),
+        "ms": took.as_secs_f64() * 1000.0,
+    });
+    if let Some(suite) = suite {
+        line["suite"] = json!(suite);
+    }
+    if answer.rows > 0 {
+        line["rows"] = json!(answer.rows);
+    }
+    if !answer.status.is_success() {
+        line["error"] = serde_json::from_slice::<serde_json::Value>(&answer.body)
+            .ok()
+            .and_then(|body| body.get("error").cloned())
+            .unwrap_or_default();
+    }
+    eprintln!("{line}");
+}
+
+/// Answers connections on `listener` until `stop` resolves, then drains: no new connection is
+/// accepted, new requests are answered `503`, and the requests in flight finish before this
+/// returns.
+pub async fn serve(
+    listener: TcpListener,
+    service: Arc<Service>,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let (draining_tx, draining_rx) = watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (stream, _peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // A connection reset before it was accepted, or too many open files: the
+                // next accept may succeed.
+                Err(_) => continue,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let service = service.clone();
+        let mut draining = draining_rx.clone();
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(service.limits.header_timeout);
+        connections.spawn(async move {
+            let handler = hyper::service::service_fn(move |request| {
+                let service = service.clone();
+                async move { Ok::<_, Infallible>(service.handle(request).await) }
+            });
+            let connection = http.serve_connection(TokioIo::new(stream), handler);
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                _ = draining.wait_for(|d| *d) => connection.as_mut().graceful_shutdown(),
+            }
+            let _ = connection.await;
+        });
+    }
+    drop(listener);
+    service.draining.store(true, Ordering::SeqCst);
+    let _ = draining_tx.send(true);
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}

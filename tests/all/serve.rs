@@ -1,0 +1,737 @@
+//! `gavel serve` through the real binary and a plain HTTP client on a socket: the grade endpoint
+//! answers the lines `gavel run` writes, byte for byte; OpenRLHF's reward client gets its
+//! rewards; and hostile requests (huge bodies, deep JSON, clients that trickle bytes, requests
+//! without the token, a Python grader that spins or floods) cost their own deadline and leave
+//! every other request answered.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use crate::common::{Workspace, gavel_command};
+use crate::python_graders::{cache, paris_row};
+use serde_json::{Value, json};
+
+const SUITE: &str = "name: capitals
+dataset: data.jsonl
+graders:
+  answer:
+    kind: tool
+    function: contains
+reward:
+  kind: metric
+  metric_key: answer
+";
+
+/// A `gavel serve` started on a free port of 127.0.0.1, stopped when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    stderr: Option<std::process::ChildStderr>,
+}
+
+impl Server {
+    fn start(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Server {
+        let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let mut child = gavel_command(ws.dir.path(), &all, vars)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gavel serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the address is printed");
+        let stderr = child.stderr.take();
+        let Some(addr) = (line.strip_prefix("listening on http://"))
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|addr| addr.parse().ok())
+        else {
+            let mut err = String::new();
+            let _ = stderr.expect("stderr").read_to_string(&mut err);
+            panic!("no address printed: {line:?}; stderr: {err}");
+        };
+        Server {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let stream = TcpStream::connect(self.addr).expect("connects");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(120)))
+            .expect("read timeout");
+        stream
+    }
+
+    /// Sends one request and reads its answer.
+    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Reply {
+        let mut stream = self.connect();
+        send_head(&mut stream, method, path, headers, Some(body.len()));
+        stream.write_all(body).expect("body sent");
+        read_reply(stream)
+    }
+
+    fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, &[], b"")
+    }
+
+    fn post(&self, path: &str, body: &[u8]) -> Reply {
+        self.request("POST", path, &[], body)
+    }
+
+    /// Sends SIGTERM, and returns the exit code and what the server wrote on stderr.
+    fn terminate(mut self) -> (Option<i32>, String) {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let code = self.child.wait().expect("the server exits").code();
+        let mut err = String::new();
+        let _ = self.stderr.take().expect("stderr").read_to_string(&mut err);
+        (code, err)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn send_head(
+    stream: &mut TcpStream,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    length: Option<usize>,
+) {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    if let Some(length) = length {
+        head.push_str(&format!("Content-Length: {length}\r\n"));
+    }
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("head sent");
+}
+
+struct Reply {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", self.status, self.text()))
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
+        })
+    }
+}
+
+fn read_reply(mut stream: TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP answer: {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    Reply {
+        status,
+        head,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+/// A letta-evals row whose run answers `answer` (no `id`: its index is its id).
+fn row(answer: &str) -> Value {
+    json!({"input": "What is the capital of France?", "ground_truth": "Paris", "trajectory": [[
+        {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
+    ]]})
+}
+
+fn capitals() -> (Workspace, Vec<Value>) {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    let rows = vec![
+        row("It is Paris."),
+        row("Lyon"),
+        json!({"id": "silent", "input": "q", "ground_truth": "Paris", "trajectory": [[]]}),
+        json!({"id": "bad", "input": 3}),
+    ];
+    ws.write_rows("data.jsonl", &rows);
+    (ws, rows)
+}
+
+#[test]
+fn the_grade_endpoint_answers_the_lines_gavel_run_writes() {
+    let (ws, rows) = capitals();
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--skip-invalid"]);
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+    let written = std::fs::read(ws.path("out/results.jsonl")).expect("results.jsonl");
+
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let reply = server.post("/v1/suites/caps/grade", &jsonl);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(
+        reply.header("content-type").as_deref(),
+        Some("application/x-ndjson")
+    );
+    // Byte for byte, but for where an invalid row is: the request's body, not a file.
+    let written = String::from_utf8_lossy(&written).replace("data.jsonl:4:", "request body:4:");
+    assert_eq!(reply.text(), written);
+
+    let array = serde_json::to_vec_pretty(&rows).expect("rows");
+    let reply = server.post("/v1/suites/caps/grade", &array);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.text(), written);
+
+    assert_eq!(server.get("/healthz").status, 200);
+    assert_eq!(server.get("/readyz").status, 200);
+    assert_eq!(server.get("/v1/suites").json(), json!({"suites": ["caps"]}));
+    let metrics = server.get("/metrics").text();
+    for line in [
+        "gavel_serve_requests_total{route=\"grade\",code=\"200\"} 2",
+        "gavel_serve_samples_total{suite=\"caps\",status=\"pass\"} 2",
+        "gavel_serve_samples_total{suite=\"caps\",status=\"error\"} 4",
+        "gavel_serve_request_duration_seconds_count{route=\"grade\"} 2",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in:\n{metrics}");
+    }
+    let missing = server.post("/v1/suites/nope/grade", &jsonl);
+    assert_eq!(missing.status, 404);
+    assert!(missing.json()["error"].as_str().unwrap().contains("`nope`"));
+    let (code, log) = server.terminate();
+    assert_eq!(code, Some(0), "{log}");
+    let logged: Vec<Value> = (log.lines())
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(
+        logged
+            .iter()
+            .any(|l| l["route"] == "grade" && l["status"] == 200 && l["rows"] == 4),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_suite_that_does_not_load_stops_the_server_with_its_located_error() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", "name: x\ndataset: data.jsonl\ngraders:\n  a:\n    kind: tool\n    function: no_such_grader\n");
+    ws.write_rows("data.jsonl", &[row("Paris")]);
+    let out = gavel_command(
+        ws.dir.path(),
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--suite",
+            "x=suite.yaml",
+        ],
+        &[],
+    )
+    .output()
+    .expect("gavel runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("suite.yaml:6"), "{err}");
+    assert!(err.contains("no_such_grader"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing listened");
+}
+
+/// What OpenRLHF's `SingleTurnAgentExecutor._fetch_rewards_via_http` posts with aiohttp's
+/// `session.post(url, json=payload)`: the decoded prompt and response as one query.
+#[test]
+fn openrlhf_reward_requests_get_a_reward_per_query() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let payload = json!({
+        "query": ["<|user|>Capital of France?<|assistant|>Paris, of course.", "<|user|>Capital of France?<|assistant|>Lyon"],
+        "prompts": ["<|user|>Capital of France?<|assistant|>", "<|user|>Capital of France?<|assistant|>"],
+        "labels": ["Paris", "Paris"],
+    });
+    let reply = server.request(
+        "POST",
+        "/v1/suites/caps/openrlhf",
+        &[("Content-Type", "application/json")],
+        payload.to_string().as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answer = reply.json();
+    assert_eq!(answer["rewards"], json!([1.0, 0.0]));
+    assert_eq!(answer["scores"], json!([1.0, 0.0]));
+    assert_eq!(answer["extra_logs"]["answer"], json!([1.0, 0.0]));
+    assert_eq!(answer["extra_logs"]["gavel_error"], json!([0.0, 0.0]));
+
+    ws.write(
+        "plain.yaml",
+        &SUITE.replace("reward:\n  kind: metric\n  metric_key: answer\n", ""),
+    );
+    drop(server);
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--suite", "plain=plain.yaml"],
+        &[],
+    );
+    let no_reward = server.post("/v1/suites/plain/openrlhf", payload.to_string().as_bytes());
+    assert_eq!(no_reward.status, 409, "{}", no_reward.text());
+    assert!(
+        no_reward.text().contains("has no `reward:`"),
+        "{}",
+        no_reward.text()
+    );
+
+    let uneven = json!({"query": ["a", "b"], "prompts": ["a"], "labels": ["x", "y"]});
+    let reply = server.post("/v1/suites/caps/openrlhf", uneven.to_string().as_bytes());
+    assert_eq!(reply.status, 400);
+    assert!(
+        reply
+            .text()
+            .contains("`prompts` has 1 entries for 2 queries")
+    );
+}
+
+#[test]
+fn a_body_past_the_limit_is_refused_whole_or_streamed() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--max-body", "1000"],
+        &[],
+    );
+    // Declared too large: refused before any of it is read.
+    let mut stream = server.connect();
+    send_head(
+        &mut stream,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(1 << 30),
+    );
+    let reply = read_reply(stream);
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    // Chunked, with no length: refused once past the limit.
+    let mut stream = server.connect();
+    send_head(
+        &mut stream,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[("Transfer-Encoding", "chunked")],
+        None,
+    );
+    let chunk = format!("{:x}\r\n{}\r\n", 600, "x".repeat(600));
+    for _ in 0..4 {
+        if stream.write_all(chunk.as_bytes()).is_err() {
+            break;
+        }
+    }
+    let reply = read_reply(stream);
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+#[test]
+fn deeply_nested_rows_are_error_results_and_the_server_stays_up() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let depth = 200_000;
+    let deep = format!(
+        "{{\"input\": {}1{}}}\n{}\n",
+        "[".repeat(depth),
+        "]".repeat(depth),
+        row("Paris")
+    );
+    let reply = server.post("/v1/suites/caps/grade", deep.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let results: Vec<Value> = reply
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a result"))
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["error"]["category"], "invalid", "{}", results[0]);
+    assert_eq!(results[1]["grades"]["answer"]["status"], "pass");
+    // As an array element too: read whole, an invalid row.
+    let array = format!("[{}1{}]", "[".repeat(depth), "]".repeat(depth));
+    let reply = server.post("/v1/suites/caps/grade", array.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let result: Value = serde_json::from_slice(&reply.body).expect("one result");
+    assert_eq!(result["error"]["category"], "invalid", "{result}");
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
+/// A client that sends its body a byte at a time is answered `408` at its deadline, while
+/// another client is answered meanwhile.
+#[test]
+fn a_client_that_trickles_its_body_spends_its_own_deadline() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml", "--deadline", "2"], &[]);
+    let mut slow = server.connect();
+    send_head(
+        &mut slow,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(10_000),
+    );
+    let trickle = {
+        let mut slow = slow.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            for _ in 0..10_000 {
+                if slow.write_all(b" ").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    assert_eq!(server.post("/v1/suites/caps/grade", &jsonl).status, 200);
+    let reply = read_reply(slow);
+    assert_eq!(reply.status, 408, "{}", reply.text());
+    assert_eq!(reply.header("connection").as_deref(), Some("close"));
+    trickle.join().expect("the trickle ends");
+}
+
+#[test]
+fn the_bearer_token_is_asked_for_and_never_shown() {
+    let (ws, _) = capitals();
+    let token = "s3cret-t0ken-for-the-test";
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml"],
+        &[("GAVEL_SERVE_TOKEN", token)],
+    );
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let path = "/v1/suites/caps/grade";
+    let none = server.post(path, &jsonl);
+    assert_eq!(none.status, 401);
+    assert_eq!(none.header("www-authenticate").as_deref(), Some("Bearer"));
+    let wrong = server.request(
+        "POST",
+        path,
+        &[("Authorization", "Bearer s3cret-t0ken-for-the-tesT")],
+        &jsonl,
+    );
+    assert_eq!(wrong.status, 401);
+    assert_eq!(server.get("/metrics").status, 401);
+    assert_eq!(server.get("/healthz").status, 200);
+    let bearer = format!("Bearer {token}");
+    let right = server.request("POST", path, &[("Authorization", &bearer)], &jsonl);
+    assert_eq!(right.status, 200, "{}", right.text());
+    let metrics = server.request("GET", "/metrics", &[("Authorization", &bearer)], b"");
+    assert_eq!(metrics.status, 200);
+    for reply in [&none, &wrong, &right, &metrics] {
+        assert!(!reply.text().contains(token) && !reply.head.contains(token));
+    }
+    let (code, log) = server.terminate();
+    assert_eq!(code, Some(0));
+    assert!(!log.contains(token), "{log}");
+    assert!(log.contains("\"status\":401"), "{log}");
+}
+
+/// SIGTERM: the request in flight (its body still arriving) is answered, no new connection is
+/// taken, and the server exits 0.
+#[test]
+fn sigterm_drains_the_requests_in_flight() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let addr = server.addr;
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let mut in_flight = server.connect();
+    send_head(
+        &mut in_flight,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[("Expect", "100-continue")],
+        Some(jsonl.len()),
+    );
+    // `100 Continue` comes once the request is being answered: it is in flight.
+    let mut interim = Vec::new();
+    let mut byte = [0u8];
+    while !interim.ends_with(b"\r\n\r\n") {
+        in_flight.read_exact(&mut byte).expect("an interim answer");
+        interim.push(byte[0]);
+    }
+    assert!(interim.starts_with(b"HTTP/1.1 100"), "{interim:?}");
+    in_flight.write_all(&jsonl[..10]).expect("first bytes");
+    let finish = std::thread::spawn({
+        let mut in_flight = in_flight.try_clone().expect("clone");
+        let rest = jsonl[10..].to_vec();
+        move || {
+            std::thread::sleep(Duration::from_millis(500));
+            in_flight.write_all(&rest).expect("the rest is taken");
+        }
+    });
+    let (code, log) = server.terminate();
+    finish.join().expect("sent");
+    let reply = read_reply(in_flight);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.text().lines().count(), 4);
+    assert_eq!(code, Some(0), "{log}");
+    assert!(TcpStream::connect(addr).is_err(), "no longer listening");
+}
+
+const HOSTILE: &str = "from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+@grader
+def fair(sample, submission):
+    ok = 'Paris' in submission
+    return GradeResult(score=1.0 if ok else 0.0, rationale='fair')
+
+
+@grader
+def spin(sample, submission):
+    while True:
+        pass
+
+
+@grader
+def flood(sample, submission):
+    while True:
+        print('x' * 4096)
+";
+
+/// A server of the suite `name` in a workspace holding [`HOSTILE`], `rows` Paris rows and a
+/// suite per entry of `suites` (`NAME: YAML after the dataset line`), started with `args`;
+/// `None` when the interpreter cannot be built here.
+fn hostile_server(
+    suites: &[(&str, &str)],
+    rows: i64,
+    args: &[&str],
+) -> Option<(Workspace, Server)> {
+    let cache = cache()?.to_string_lossy();
+    let ws = Workspace::new();
+    ws.write("hostile.py", HOSTILE);
+    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for (name, yaml) in suites {
+        ws.write(
+            &format!("{name}.yaml"),
+            &format!("name: {name}\ndataset: data.jsonl\n{yaml}"),
+        );
+        all.extend(["--suite".to_string(), format!("{name}={name}.yaml")]);
+    }
+    let rows: Vec<Value> = (1..=rows)
+        .map(|i| paris_row(i, if i == 2 { "Lyon" } else { "Paris" }))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let server = Server::start(
+        &ws,
+        &all,
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    );
+    Some((ws, server))
+}
+
+/// The suite lines of [`HOSTILE`]'s graders named.
+fn graders(names: &[&str]) -> String {
+    let mut yaml = String::from("graders:\n");
+    for name in names {
+        yaml.push_str(&format!(
+            "  {name}:\n    kind: tool\n    function: hostile.py:{name}\n"
+        ));
+    }
+    yaml
+}
+
+/// Whether `/metrics` has the line `line` now.
+fn metric(server: &Server, line: &str) -> bool {
+    server.get("/metrics").text().lines().any(|l| l == line)
+}
+
+/// A Python grader that spins or floods stdout costs its own calls' limits: its grades are
+/// errors with the limit's reason, every other grade stands, and the server answers others.
+#[test]
+fn python_graders_that_spin_or_flood_cost_their_own_limits() {
+    let suite = format!(
+        "limits: {{timeout_ms: 1000}}\n{}",
+        graders(&["fair", "spin", "flood"])
+    );
+    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"]) else {
+        return;
+    };
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let reply = server.post("/v1/suites/h/grade", &jsonl);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let results: Vec<Value> = reply
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a result"))
+        .collect();
+    let fair: Vec<&Value> = results
+        .iter()
+        .map(|r| &r["grades"]["fair"]["score"])
+        .collect();
+    assert_eq!(fair, [&json!(1.0), &json!(0.0)]);
+    for result in &results {
+        for name in ["spin", "flood"] {
+            assert_eq!(result["grades"][name]["status"], "error", "{result}");
+        }
+    }
+    assert_eq!(server.get("/healthz").status, 200);
+    assert!(metric(
+        &server,
+        "gavel_serve_grading_failures_total{suite=\"h\"} 4"
+    ));
+}
+
+/// Past the requests graded at once and those queued, a request is turned away with `429` and
+/// `Retry-After` at once, while the one grading (a Python grader spinning to its timeout)
+/// finishes.
+#[test]
+fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
+    let suite = format!("limits: {{timeout_ms: 1000}}\n{}", graders(&["spin"]));
+    let args = ["--concurrency", "1", "--queue", "0"];
+    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args) else {
+        return;
+    };
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let first = std::thread::spawn({
+        let mut stream = server.connect();
+        let jsonl = jsonl.clone();
+        move || {
+            send_head(
+                &mut stream,
+                "POST",
+                "/v1/suites/b/grade",
+                &[],
+                Some(jsonl.len()),
+            );
+            stream.write_all(&jsonl).expect("body sent");
+            read_reply(stream)
+        }
+    });
+    // The first request holds the one place once the server says it is grading.
+    while !metric(&server, "gavel_serve_requests_grading 1") {
+        assert!(
+            !first.is_finished(),
+            "the first request ended before it was seen grading"
+        );
+        std::thread::yield_now();
+    }
+    let turned_away = server.post("/v1/suites/b/grade", &jsonl);
+    assert_eq!(turned_away.status, 429, "{}", turned_away.text());
+    assert_eq!(turned_away.header("retry-after").as_deref(), Some("1"));
+    let first = first.join().expect("the first request is answered");
+    assert_eq!(first.status, 200, "{}", first.text());
+    assert_eq!(first.text().lines().count(), 4);
+}
+
+/// Rows still grading at the request's deadline: `504`, and the pass is halted (the place it
+/// held is free again for the next request, answered in full).
+#[test]
+fn rows_still_grading_at_the_deadline_are_answered_504() {
+    // Each row spins for a second: graded whole, they would hold the one place for half a
+    // minute, and the next request would pass its own deadline waiting.
+    let slow = format!(
+        "limits: {{timeout_ms: 1000, fuel: 100000000000}}\n{}",
+        graders(&["fair", "spin"])
+    );
+    let suites = [("slow", slow.as_str()), ("fair", &graders(&["fair"]))];
+    let args = ["--deadline", "5", "--concurrency", "1"];
+    let Some((ws, server)) = hostile_server(&suites, 30, &args) else {
+        return;
+    };
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let late = server.post("/v1/suites/slow/grade", &jsonl);
+    assert_eq!(late.status, 504, "{}", late.text());
+    assert!(late.text().contains("deadline"), "{}", late.text());
+    let one = jsonl.split(|&b| b == b'\n').next().expect("a row");
+    let fair = server.post("/v1/suites/fair/grade", one);
+    assert_eq!(fair.status, 200, "{}", fair.text());
+    assert!(metric(
+        &server,
+        "gavel_serve_requests_total{route=\"grade\",code=\"504\"} 1"
+    ));
+}
+
+/// A client that sends its headers a byte at a time has its connection closed at the header
+/// timeout, while other clients are answered.
+#[test]
+fn a_client_that_trickles_its_headers_is_closed_at_the_header_timeout() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &[
+            "--suite",
+            "caps=suite.yaml",
+            "--header-timeout",
+            "1",
+            "--deadline",
+            "600",
+        ],
+        &[],
+    );
+    let mut slow = server.connect();
+    let trickle = {
+        let mut slow = slow.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            slow.write_all(b"POST /v1/suites/caps/grade HTTP/1.1\r\n")
+                .expect("request line");
+            for _ in 0..10_000 {
+                if slow.write_all(b"X-Slow: 1\r\n").is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    assert_eq!(server.get("/healthz").status, 200);
+    let mut rest = Vec::new();
+    let end = slow.read_to_end(&mut rest);
+    assert!(
+        end.is_ok(),
+        "closed by the server, not by the client's timeout: {end:?}"
+    );
+    trickle.join().expect("the trickle ends");
+}
+
+#[test]
+fn a_folder_of_suites_is_served_each_by_its_file_stem() {
+    let (ws, _) = capitals();
+    ws.write(
+        "suites/capitals.yaml",
+        &SUITE.replace("data.jsonl", "../data.jsonl"),
+    );
+    ws.write(
+        "suites/again.yml",
+        &SUITE.replace("data.jsonl", "../data.jsonl"),
+    );
+    ws.write("suites/notes.txt", "not a suite");
+    let server = Server::start(&ws, &["--suites", "suites"], &[]);
+    assert_eq!(
+        server.get("/v1/suites").json(),
+        json!({"suites": ["again", "capitals"]})
+    );
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    assert_eq!(server.post("/v1/suites/again/grade", &jsonl).status, 200);
+}
