@@ -1,13 +1,11 @@
 #!/usr/bin/env sh
-# Validates the manifests of this folder against the Kubernetes schemas: with kubeconform when
-# it is installed, else with check.py (Python's jsonschema and PyYAML), both on the strict
-# schemas of the Kubernetes version they name, fetched from GitHub.
+# Validates every manifest of this folder against the strict schemas of Kubernetes 1.30, with
+# kubernetes-validate from PyPI (it carries the schemas, so nothing is fetched at check time),
+# installed once into deploy/k8s/.venv.
 set -eu
 cd "$(dirname "$0")"
-if command -v kubeconform >/dev/null 2>&1; then
-  exec kubeconform -strict -summary -kubernetes-version 1.30.0 deployment.yaml service.yaml hpa.yaml
+if [ ! -x .venv/bin/kubernetes-validate ]; then
+  python3 -m venv .venv
+  .venv/bin/pip install --quiet kubernetes-validate==1.37.0
 fi
-if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
-  python3 -m pip install --quiet jsonschema pyyaml
-fi
-exec python3 check.py
+exec .venv/bin/kubernetes-validate --strict --quiet --kubernetes-version 1.30.0 ./*.yaml
