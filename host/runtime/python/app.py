@@ -119,30 +119,18 @@ class Pack(exports.Pack):
         _call(_runtime.check_config, name, config)
 
     def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
-        return _grade(name, _row(sample), sample.id.value, _run(trajectory), submission, config)
+        grade = _call(_runtime.grade, name, _row(sample), sample.id.value, _run(trajectory), submission, config)
+        return types.Grade(
+            score=grade["score"],
+            status=None if grade["status"] is None else _STATUS[grade["status"]],
+            rationale=grade["rationale"],
+            metadata=grade["metadata"],
+            expected=grade["expected"],
+            actual=grade["actual"],
+        )
 
     def extract(self, name, sample, trajectory, config):
         return _call(_runtime.extract, name, _row(sample), sample.id.value, _run(trajectory), config)
-
-
-def _grade(name, row, sample_id, run, submission, config):
-    grade = _call(_runtime.grade, name, row, sample_id, run, submission, config)
-    return types.Grade(
-        score=grade["score"],
-        status=None if grade["status"] is None else _STATUS[grade["status"]],
-        rationale=grade["rationale"],
-        metadata=grade["metadata"],
-        expected=grade["expected"],
-        actual=grade["actual"],
-    )
-
-
-def _sample(text):
-    """The row, the sample's id and the run of `grade-json`'s sample: one JSON text parsed at
-    once by the interpreter's C code, its events arrays in `Run`'s order."""
-    sample = json.loads(text)
-    row = sample["row"]
-    return (row if isinstance(row, dict) else {}), sample["id"], Run(**sample["run"])
 
 
 def _load_error(e):
@@ -164,12 +152,6 @@ class Program(exports.Program):
 
     def reward(self, name: str, context: str) -> str:
         return _call(_runtime.reward, name, context)
-
-    def grade_json(self, name, sample, submission, config) -> types.Grade:
-        return _grade(name, *_sample(sample), submission, config)
-
-    def extract_json(self, name, sample, config):
-        return _call(_runtime.extract, name, *_sample(sample), config)
 
 
 _WARM_UP_SOURCE = """
@@ -203,38 +185,28 @@ def _warm_up(rounds=8):
     and writing fewer pages. Nothing of the warm-up program stays loaded."""
     module = "_gavel_warm_up"
     path = "<gavel warm-up>"
-    sample = json.dumps(
-        {
-            "id": 0,
-            "row": {"input": "Book NYC", "expected": {"tools_called": ["search"]}, "ground_truth": "Booked"},
-            "run": {
-                "turns": [
-                    [
-                        ["user", "Book NYC"],
-                        ["tool_call", "c1", "search", '{"to": "NYC"}', False],
-                        ["tool_return", "c1", "[1]", "success"],
-                        ["assistant", "Booked."],
-                    ]
-                ],
-                "output": "Booked.",
-                "status": "success",
-                "input": "Book NYC",
-                "duration_ms": None,
-                "usage": None,
-                "recorded_format": None,
-                "recorded_value": None,
-            },
-        }
+    run = Run(
+        turns=[
+            [
+                ("user", "Book NYC"),
+                ("tool_call", "c1", "search", '{"to": "NYC"}', False),
+                ("tool_return", "c1", "[1]", "success"),
+                ("assistant", "Booked."),
+            ]
+        ],
+        output="Booked.",
+        input="Book NYC",
     )
+    row = {"input": "Book NYC", "expected": {"tools_called": ["search"]}, "ground_truth": "Booked"}
     warm = Runtime()
     for _ in range(rounds):
         code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
         warm = Runtime()
         warm.load([(module, path, _WARM_UP_SOURCE, code)], [module])
-        warm.grade(f"openai:{module}:openai", *_sample(sample), "Booked.", "{}")
-        warm.grade(f"evaldeck-function:{module}:evaldeck_function", *_sample(sample), "Booked.", "{}")
-        warm.grade(f"letta-grader:{module}:letta_grader", *_sample(sample), "Booked.", "{}")
-        warm.extract(f"letta-extractor:{module}:letta_extractor", *_sample(sample), "{}")
+        warm.grade(f"openai:{module}:openai", row, 0, run, "Booked.", "{}")
+        warm.grade(f"evaldeck-function:{module}:evaldeck_function", row, 0, run, "Booked.", "{}")
+        warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
+        warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
     warm.load([], [])
 
 

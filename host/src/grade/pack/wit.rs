@@ -106,8 +106,6 @@ impl LoadError {
 pub(super) enum Args {
     V1(v0::Sample, v0::Trajectory),
     V2(Sample2, Trajectory2),
-    /// An interpreter's: the sample as one JSON text (see [`interpreter_sample`]).
-    Json(String),
 }
 
 /// The `gavel:grader` line a pack was built against.
@@ -136,15 +134,6 @@ struct ProgramExports {
     compile: ComponentExportIndex,
     load: ComponentExportIndex,
     reward: ComponentExportIndex,
-    /// `grade-json` and `extract-json`, which gavel's own interpreter exports beside the
-    /// released `program` interface; an interpreter without them is called through `pack`.
-    json: Option<JsonExports>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct JsonExports {
-    grade: ComponentExportIndex,
-    extract: ComponentExportIndex,
 }
 
 impl Exports {
@@ -198,7 +187,6 @@ impl Exports {
                 reward: checked::<(&str, &str), (Result<String, String>,)>(
                     instance, store, &program, "reward",
                 )?,
-                json: json_exports(instance, store, &program)?,
             }),
         };
         let func = export(instance, store, describe)?;
@@ -223,9 +211,6 @@ impl Exports {
 
     /// The arguments of a call for this pack's WIT version.
     pub(super) fn args(&self, sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Args {
-        if self.program.is_some_and(|p| p.json.is_some()) {
-            return Args::Json(interpreter_sample(sample, trajectory));
-        }
         let (v1_sample, v1_trajectory) = (self::sample(sample), self::trajectory(trajectory));
         if self.line == Line::V0_1 {
             return Args::V1(v1_sample, v1_trajectory);
@@ -314,12 +299,6 @@ impl Exports {
                     (Result<v0::Grade, String>,),
                 >(&mut *store, self.grade)?
                 .call(store, (name, sample, trajectory, submission, config))?,
-            Args::Json(sample) => instance
-                .get_typed_func::<(&str, &str, &str, &str), (Result<v0::Grade, String>,)>(
-                    &mut *store,
-                    self.json_exports()?.grade,
-                )?
-                .call(store, (name, sample, submission, config))?,
         };
         Ok(result.0)
     }
@@ -344,12 +323,6 @@ impl Exports {
                     (Result<Option<String>, String>,),
                 >(&mut *store, self.extract)?
                 .call(store, (name, sample, trajectory, config))?,
-            Args::Json(sample) => instance
-                .get_typed_func::<(&str, &str, &str), (Result<Option<String>, String>,)>(
-                    &mut *store,
-                    self.json_exports()?.extract,
-                )?
-                .call(store, (name, sample, config))?,
         };
         Ok(result.0)
     }
@@ -403,52 +376,13 @@ impl Exports {
         name: &str,
         context: &str,
     ) -> wasmtime::Result<Result<String, String>> {
-        let reward = self.program_exports()?.reward;
+        let Some(ProgramExports { reward, .. }) = self.program else {
+            return Err(wasmtime::format_err!("the pack is not an interpreter"));
+        };
         let func = instance
             .get_typed_func::<(&str, &str), (Result<String, String>,)>(&mut *store, reward)?;
         Ok(func.call(store, (name, context))?.0)
     }
-
-    fn program_exports(&self) -> wasmtime::Result<ProgramExports> {
-        self.program
-            .ok_or_else(|| wasmtime::format_err!("the pack is not an interpreter"))
-    }
-
-    fn json_exports(&self) -> wasmtime::Result<JsonExports> {
-        self.program_exports()?
-            .json
-            .ok_or_else(|| wasmtime::format_err!("the interpreter takes no JSON sample"))
-    }
-}
-
-/// `grade-json` and `extract-json` of `interface`, their signatures checked, when it exports
-/// `grade-json`.
-fn json_exports(
-    instance: &Instance,
-    store: &mut Store<CallState>,
-    interface: &str,
-) -> wasmtime::Result<Option<JsonExports>> {
-    let parent = instance.get_export_index(&mut *store, None, interface);
-    if instance
-        .get_export_index(&mut *store, parent.as_ref(), "grade-json")
-        .is_none()
-    {
-        return Ok(None);
-    }
-    Ok(Some(JsonExports {
-        grade: checked::<(&str, &str, &str, &str), (Result<v0::Grade, String>,)>(
-            instance,
-            store,
-            interface,
-            "grade-json",
-        )?,
-        extract: checked::<(&str, &str, &str), (Result<Option<String>, String>,)>(
-            instance,
-            store,
-            interface,
-            "extract-json",
-        )?,
-    }))
 }
 
 /// The function `name` of the exported interface `interface`, its signature checked against
@@ -589,92 +523,6 @@ fn tokens(tokens: Tokens) -> v0::Tokens {
         prompt_tokens: tokens.prompt_tokens,
         completion_tokens: tokens.completion_tokens,
         total_tokens: tokens.total_tokens,
-    }
-}
-
-/// The sample as an interpreter's `grade-json` and `extract-json` take it: one JSON object
-/// that the guest parses at once (`json.loads`, the interpreter's C code) instead of lifting
-/// records one field at a time. `id`: the sample's id; `row`: the row as written; `run`: the
-/// fields of the runtime's `Run` (gavel_runtime/convert.py), each event an array in the order
-/// of `Run`'s tuples.
-pub(super) fn interpreter_sample(sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> String {
-    #[derive(serde::Serialize)]
-    struct Json<'s, 'a> {
-        id: SampleId,
-        row: Option<&'s serde_json::value::RawValue>,
-        run: RunJson<'s, 'a>,
-    }
-    #[derive(serde::Serialize)]
-    struct RunJson<'s, 'a> {
-        turns: Vec<Vec<EventJson<'s, 'a>>>,
-        output: Option<&'s str>,
-        status: RunStatus,
-        input: Option<&'s str>,
-        duration_ms: Option<f64>,
-        usage: Option<Tokens>,
-        recorded_format: Option<String>,
-        recorded_value: Option<String>,
-    }
-    let (recorded_format, recorded_value) = match recorded(sample, trajectory) {
-        Some(RecordedRun { format, value }) => (Some(format), Some(value)),
-        None => (None, None),
-    };
-    let json = Json {
-        id: sample.id(),
-        // The row was read as JSON; one that is not (an empty one) goes as `null`, which the
-        // runtime takes for an empty row, as it takes any row that is not an object.
-        row: serde_json::from_str(sample.row).ok(),
-        run: RunJson {
-            turns: trajectory
-                .turns
-                .iter()
-                .map(|turn| turn.iter().map(EventJson).collect())
-                .collect(),
-            output: trajectory.output.as_deref(),
-            status: trajectory.status,
-            input: trajectory.input.as_deref(),
-            duration_ms: trajectory.duration_ms,
-            usage: trajectory.usage,
-            recorded_format,
-            recorded_value,
-        },
-    };
-    // Strings, numbers and a row that parsed: it always serializes.
-    serde_json::to_string(&json).unwrap_or_default()
-}
-
-/// One event as an array: its kind, then its fields in the order of `Run`'s tuples.
-struct EventJson<'s, 'a>(&'s Event<'a>);
-
-impl serde::Serialize for EventJson<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Event::System { text } => ("system", text).serialize(s),
-            Event::User { content } => ("user", content).serialize(s),
-            Event::Assistant { content } => ("assistant", content).serialize(s),
-            Event::Reasoning { text } => ("reasoning", text).serialize(s),
-            Event::ToolCall(call) => (
-                "tool_call",
-                &call.id,
-                &call.name,
-                &call.arguments,
-                call.failed,
-            )
-                .serialize(s),
-            Event::ToolReturn(ret) => {
-                ("tool_return", &ret.call_id, &ret.content, ret.status).serialize(s)
-            }
-            Event::LlmCall(call) => (
-                "llm_call",
-                &call.model,
-                &call.input,
-                &call.output,
-                call.tokens,
-            )
-                .serialize(s),
-            Event::HumanInput { text } => ("human_input", text).serialize(s),
-            Event::Other { kind } => ("other", kind).serialize(s),
-        }
     }
 }
 
