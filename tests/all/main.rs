@@ -39,4 +39,5 @@ mod report;
 mod resume;
 mod retry;
 mod sandbox;
+mod verify_isolation;
 mod warm_python;

@@ -12,7 +12,7 @@ use gavel::run::{Observer, RunOptions};
 use serde_json::Value;
 
 /// A letta-evals `@grader` that counts its calls in a module global and says the count.
-const COUNTING: &str = r#"from letta_evals.decorators import grader
+pub(crate) const COUNTING: &str = r#"from letta_evals.decorators import grader
 from letta_evals.models import GradeResult
 
 calls = 0
