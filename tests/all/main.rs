@@ -39,6 +39,7 @@ mod report;
 mod resume;
 mod retry;
 mod sandbox;
-mod shard;
 mod serve;
+mod shard;
+mod verify_isolation;
 mod warm_python;

@@ -7,7 +7,10 @@ use gavel::input::dataset::RowCount;
 use gavel::output::result::SampleResult;
 use gavel::output::summary::Summary;
 use gavel::run::shard::Shard;
-use gavel::run::{Filter, Graded, Observer, Outcome, Prepared, RunOptions, Validation};
+use gavel::run::{
+    Filter, Graded, IsolationCheck, Observer, Outcome, Prepared, RunOptions, Validation,
+    VerifyIsolation,
+};
 use gavel::terminal::{printable, printable_lines};
 
 use super::progress::{Progress, paint};
@@ -63,6 +66,14 @@ pub struct Args {
     no_cache: bool,
     #[command(flatten)]
     output: super::OutputArgs,
+    /// After the run, grade N of its samples (chosen by --verify-seed) again with every Python
+    /// call in a fresh instance, and report each grade that differs from the run's; any
+    /// difference makes the run fail (exit code 1).
+    #[arg(long, value_name = "N", value_parser = at_least_one, conflicts_with = "retry_errors")]
+    verify_isolation: Option<u64>,
+    /// The seed that chooses --verify-isolation's samples.
+    #[arg(long, value_name = "SEED", default_value_t = gavel::run::DEFAULT_SEED, requires = "verify_isolation")]
+    verify_seed: u64,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -117,6 +128,10 @@ pub fn run(mut args: Args) -> u8 {
         skip_invalid: args.skip_invalid,
         junit: args.output.junit.clone(),
         shard: args.shard,
+        verify_isolation: args.verify_isolation.map(|samples| VerifyIsolation {
+            samples,
+            seed: args.verify_seed,
+        }),
     };
     let mut shown = Shown {
         failing: Failing::default(),
@@ -147,6 +162,10 @@ pub fn run(mut args: Args) -> u8 {
     if let Some(failed) = &graded.judge_failed {
         return super::report_run_errors(std::slice::from_ref(failed));
     }
+    let isolation_passed = graded
+        .isolation
+        .as_ref()
+        .is_none_or(|check| report_isolation(check, args.output.quiet));
     if graded.interrupted && args.retry_errors {
         eprintln!(
             "interrupted: what was not retried keeps its earlier result in {}; retry it with: \
@@ -164,7 +183,7 @@ pub fn run(mut args: Args) -> u8 {
             shown_path(&graded.out_dir)
         );
         super::EXIT_INTERRUPTED
-    } else if graded.gate_passed {
+    } else if graded.gate_passed && isolation_passed {
         super::EXIT_OK
     } else {
         super::EXIT_GATE_FAILED
@@ -189,6 +208,39 @@ pub(super) fn show(
         return super::report::write_run(graded, output.quiet || output.json);
     }
     super::EXIT_OK
+}
+
+/// Prints what `--verify-isolation` found on stderr (each difference even when `quiet`);
+/// whether no grade differed.
+fn report_isolation(check: &IsolationCheck, quiet: bool) -> bool {
+    let samples = check.samples.len();
+    if check.passed() {
+        if !quiet {
+            eprintln!(
+                "isolation verified: {samples} samples (seed {}) graded again in fresh instances \
+                 gave the run's grades",
+                check.seed
+            );
+        }
+        return true;
+    }
+    eprintln!(
+        "isolation differs: {} grades of {samples} samples (seed {}) graded again in fresh \
+         instances differ from the run's (a grader keeps state from sample to sample; \
+         `isolation: sample` grades each sample alone):",
+        check.differences.len(),
+        check.seed
+    );
+    for difference in &check.differences {
+        eprintln!(
+            "  grader `{}`, sample {}: batch {}, fresh {}",
+            printable(&difference.grader),
+            printable(&difference.sample_id.to_string()),
+            printable(&difference.batch.to_string()),
+            printable(&difference.fresh.to_string())
+        );
+    }
+    false
 }
 
 /// What the command line shows while a run grades: progress, and the failing samples it lists

@@ -386,7 +386,7 @@ pub fn merge(
         .finish()
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, out_dir, false, None).map_err(|e| vec![e])?;
+        conclude(prepared, aggregator, out_dir, false, None, None).map_err(|e| vec![e])?;
     finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     record.progress = Some(merged_progress(shards, summary.counts.total, started));
     record.merged = (shards.shards.iter())

@@ -10,6 +10,7 @@ mod merge;
 mod retry;
 pub mod setup;
 pub mod shard;
+mod verify;
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -19,6 +20,7 @@ use std::sync::Arc;
 pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
 pub use merge::{MergeError, Shards, merge};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
+pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 
 use crate::fsio;
 use crate::grade::GradeKey;
@@ -60,6 +62,9 @@ pub struct RunOptions {
     pub junit: Option<PathBuf>,
     /// Grade only the samples of this shard (`gavel merge` joins the shards' folders).
     pub shard: Option<Shard>,
+    /// After the run, grade some of its samples again in fresh instances and report each
+    /// grade that differs (see `run/verify.rs`).
+    pub verify_isolation: Option<VerifyIsolation>,
 }
 
 /// How a run ended, short of an error.
@@ -94,6 +99,8 @@ pub struct Graded {
     /// A judge answered none of the gradings it was asked for: every grade it gave is an
     /// error, and the run fails whatever its gate says.
     pub judge_failed: Option<RunError>,
+    /// What `--verify-isolation` found (also in the summary, as `isolation_check`).
+    pub isolation: Option<IsolationCheck>,
 }
 
 /// Why a run stopped without an outcome. Each is one line of the command line's report.
@@ -177,6 +184,11 @@ pub enum RunError {
     },
     #[error("nothing to grade: {what}")]
     NothingSelected { what: String },
+    #[error(
+        "cannot verify isolation: grading the chosen samples again in fresh instances failed: \
+         {0}; the run's results are kept"
+    )]
+    IsolationCheck(String),
     #[error(transparent)]
     Source(#[from] SourceError),
     #[error(transparent)]
@@ -413,9 +425,22 @@ pub fn run(
         .finish()
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let interrupted = end == PassEnd::Interrupted;
-    let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, interrupted, selection.shard)
-            .map_err(|e| vec![e])?;
+    let isolation = match options.verify_isolation {
+        Some(verify) if !interrupted => Some(
+            verify::check(prepared, verify, &selection, workers, &results_path)
+                .map_err(|e| vec![e])?,
+        ),
+        _ => None,
+    };
+    let (summary, summary_json, gate_passed) = conclude(
+        prepared,
+        aggregator,
+        &out_dir,
+        interrupted,
+        selection.shard,
+        isolation.as_ref(),
+    )
+    .map_err(|e| vec![e])?;
     finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     let state = if interrupted {
         State::Interrupted
@@ -436,6 +461,7 @@ pub fn run(
         gate_passed,
         record,
         judge_failed,
+        isolation,
     })))
 }
 
@@ -635,13 +661,14 @@ impl SameSamples {
 
 /// The summary of the results file in `out_dir`, all of whose results `aggregator` has seen,
 /// with the gate applied, written to `summary.json`: the summary, its text, and whether the
-/// gate passed.
+/// gate passed. `summary.json` has `isolation_check` too when `--verify-isolation` made one.
 fn conclude(
     prepared: &Prepared,
     mut aggregator: Aggregator,
     out_dir: &Path,
     partial: bool,
     shard: Option<Shard>,
+    isolation: Option<&IsolationCheck>,
 ) -> Result<(Summary, String, bool), RunError> {
     aggregator.regroup_file(&out_dir.join(RESULTS_FILE))?;
     let mut summary = aggregator.finish();
@@ -656,7 +683,18 @@ fn conclude(
         None => true,
     };
     let summary_path = out_dir.join("summary.json");
-    let summary_json = serde_json::to_string_pretty(&summary).map_err(RunError::Render)?;
+    #[derive(serde::Serialize)]
+    struct Written<'s> {
+        #[serde(flatten)]
+        summary: &'s Summary,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        isolation_check: Option<&'s IsolationCheck>,
+    }
+    let written = Written {
+        summary: &summary,
+        isolation_check: isolation,
+    };
+    let summary_json = serde_json::to_string_pretty(&written).map_err(RunError::Render)?;
     fsio::write_output(&summary_path, format!("{summary_json}\n").as_bytes())
         .map_err(|source| write_error(&summary_path, source))?;
     Ok((summary, summary_json, gate_passed))

@@ -139,7 +139,7 @@ pub(super) fn run(
         )
         .map_err(|e| vec![e])?;
         let (summary, summary_json, gate_passed) =
-            conclude(prepared, aggregator, &out_dir, false, selection.shard)
+            conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
                 .map_err(|e| vec![e])?;
         finish_junit(junit, junit_path).map_err(|e| vec![e])?;
         return Ok(Outcome::Graded(Box::new(Graded {
@@ -151,6 +151,7 @@ pub(super) fn run(
             gate_passed,
             record: recorded.clone(),
             judge_failed: None,
+            isolation: None,
         })));
     }
 
@@ -221,7 +222,8 @@ pub(super) fn run(
         .and_then(|()| replace(&temp_path, &results_path))
         .map_err(|source| vec![write_error(&results_path, source)])?;
     let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, false, selection.shard).map_err(|e| vec![e])?;
+        conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
+            .map_err(|e| vec![e])?;
     finish_junit(junit, junit_path).map_err(|e| vec![e])?;
     // Every sample has its result, retried or not: the run is still a finished one, whose
     // errors a next --retry-errors retries.
@@ -252,6 +254,7 @@ pub(super) fn run(
         gate_passed,
         record,
         judge_failed,
+        isolation: None,
     })))
 }
 
