@@ -191,3 +191,157 @@ fn a_python_grader_object_runs_as_gavels_python_grader() {
         vec![(0.25, "fail".to_string())]
     );
 }
+
+const MODEL_GRADERS: &str = "\
+name: s
+dataset: data.jsonl
+graders:
+  score:
+    kind: openai
+    base_url: BASE
+    max_retries: 0
+    grader:
+      type: score_model
+      name: score
+      model: gpt-4o-mini
+      input:
+        - role: system
+          content: Score the answer from 0 to 10.
+        - role: user
+          content: \"Question: {{item.question}} Answer: {{sample.output_text}}\"
+      range: [0, 10]
+      pass_threshold: 5
+      sampling_params: {temperature: 0.2, seed: 7, max_completions_tokens: 300}
+  label:
+    kind: openai
+    base_url: BASE
+    max_retries: 0
+    grader:
+      type: label_model
+      name: label
+      model: gpt-4o-mini
+      input:
+        - {role: user, content: {type: input_text, text: \"Is {{sample.output_text}} right?\"}}
+      labels: [correct, incorrect]
+      passing_labels: [correct]
+";
+
+/// The stand-in model's answer to a request of either grader: a score of 8 or 2, a label
+/// `correct` or `incorrect`, as the answer names Paris or not; a 400 for an answer of `boom`.
+fn answer(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
+    use crate::openai_server::Reply;
+    let body = request.json();
+    let text = body["messages"].to_string();
+    if text.contains("boom") {
+        return Reply::status(400, r#"{"error": {"message": "bad request"}}"#);
+    }
+    let right = text.contains("Paris");
+    let result =
+        match body["response_format"]["json_schema"]["schema"]["properties"]["result"]["type"]
+            .as_str()
+        {
+            Some("string") => json!(if right { "correct" } else { "incorrect" }),
+            _ => json!(if right { 8 } else { 2 }),
+        };
+    Reply::completion(&json!({"steps": [], "result": result}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_graders_ask_the_model_in_their_schema_and_read_its_result() {
+    let server = crate::openai_server::Server::start(|_, request| answer(request)).await;
+    let ws = Workspace::new();
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"Paris\"}}\n\
+         {\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"Rome\"}}\n\
+         {\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"boom\"}}\n",
+    );
+    ws.write(
+        "suite.yaml",
+        &MODEL_GRADERS.replace("BASE", &server.base_url()),
+    );
+    let out = crate::judge::gavel(
+        &ws,
+        &["run", "suite.yaml", "-o", "out", "--no-cache"],
+        &[("OPENAI_API_KEY", crate::judge::KEY)],
+    )
+    .await;
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    let keys = ["score", "label"];
+    let pass = |score: f64| (score, "pass".to_string());
+    let fail = |score: f64| (score, "fail".to_string());
+    assert_eq!(grades(&results[0], &keys), vec![pass(0.8), pass(1.0)]);
+    assert_eq!(grades(&results[1], &keys), vec![fail(0.2), fail(0.0)]);
+    let failed = &results[2]["grades"]["score"];
+    assert_eq!(failed["status"], json!("error"));
+    assert!(
+        failed["rationale"]
+            .as_str()
+            .unwrap()
+            .contains("bad request"),
+        "{failed}"
+    );
+
+    let requests = server.requests();
+    let score = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b["messages"].to_string().contains("Paris") && b.get("seed").is_some())
+        .expect("the score grader asked about Paris");
+    assert_eq!(score["model"], json!("gpt-4o-mini"));
+    assert_eq!(
+        score["messages"],
+        json!([
+            {"role": "system", "content": "Score the answer from 0 to 10."},
+            {"role": "user", "content": "Question: Capital? Answer: Paris"},
+        ])
+    );
+    assert_eq!(
+        (
+            &score["temperature"],
+            &score["seed"],
+            &score["max_completion_tokens"]
+        ),
+        (&json!(0.2), &json!(7), &json!(300))
+    );
+    assert_eq!(
+        score["response_format"]["json_schema"]["strict"],
+        json!(true)
+    );
+    let label = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b.get("seed").is_none() && b["messages"].to_string().contains("Paris"))
+        .expect("the label grader asked about Paris");
+    assert_eq!(
+        label["response_format"]["json_schema"]["schema"]["properties"]["result"],
+        json!({"type": "string", "enum": ["correct", "incorrect"]})
+    );
+    assert_eq!(
+        label["messages"],
+        json!([{"role": "user", "content": "Is Paris right?"}])
+    );
+}
+
+#[test]
+fn a_label_model_whose_passing_labels_are_not_labels_is_refused() {
+    let ws = Workspace::new();
+    ws.write("data.jsonl", "{\"item\": {}}\n");
+    ws.write(
+        "suite.yaml",
+        &MODEL_GRADERS
+            .replace("BASE", "http://127.0.0.1:9")
+            .replace("passing_labels: [correct]", "passing_labels: [right]"),
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "suite.yaml:31:23: graders.label.grader.passing_labels: `right` is not one of the \
+             labels (correct, incorrect)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}

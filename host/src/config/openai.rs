@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::config::position::Positions;
 use crate::config::suite::{GraderSpec, PythonSpec, SuiteError};
 use crate::fsio;
 use crate::grade::grants::AllowSpec;
+use crate::grade::judge::RubricSpec;
 use crate::grade::openai::GraderError;
 use crate::grade::pack::Isolation;
 
@@ -26,6 +27,18 @@ pub struct OpenAiSpec {
     pub grader_path: Option<String>,
     #[serde(default)]
     pub display_name: Option<String>,
+    /// For `score_model` and `label_model`: the judge's transport settings (`kind: rubric`'s
+    /// `base_url`, `api_key_env`, `max_retries`, `timeout`, `concurrency`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    #[serde(default)]
+    pub concurrency: Option<usize>,
     /// For a `python` grader: the Python packages its code imports.
     #[serde(default)]
     pub requirements: Vec<String>,
@@ -44,6 +57,24 @@ pub struct OpenAiSpec {
 const PYTHON_KEYS: &[&str] = &["type", "name", "source", "image_tag", "pass_threshold"];
 
 impl OpenAiSpec {
+    /// The judge settings its model graders ask through: its transport settings, the judge's
+    /// defaults for the rest.
+    pub fn transport(&self) -> RubricSpec {
+        let mut settings = Map::new();
+        let mut set = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                settings.insert(key.to_string(), value);
+            }
+        };
+        set("base_url", self.base_url.clone().map(Value::from));
+        set("api_key_env", self.api_key_env.clone().map(Value::from));
+        set("max_retries", self.max_retries.map(Value::from));
+        set("timeout", self.timeout.map(Value::from));
+        set("concurrency", self.concurrency.map(Value::from));
+        serde_json::from_value(Value::Object(settings))
+            .expect("the settings are RubricSpec's fields, of its types")
+    }
+
     /// A mistake `error` of the grader object of the grader at `field`, located in the suite
     /// (`suite`) or in the JSON file that holds the object.
     pub fn mistake(&self, suite: &Path, field: &str, error: GraderError) -> SuiteError {

@@ -236,7 +236,23 @@ impl Resolver<'_> {
             GraderSpec::Openai(spec) => {
                 let object = spec.grader.as_ref().unwrap_or(&Value::Null);
                 let name = field.rsplit('.').next().unwrap_or(field);
-                match openai::Grader::parse(object, name) {
+                let judge = match openai::asks_model(object) {
+                    true => Some(Arc::new(
+                        Judge::new(spec.transport(), self.base_dir, self.judge_options.clone())
+                            .map_err(|e| {
+                                vec![match e {
+                                    JudgeError::Config(e) => SuiteError::at(
+                                        self.suite_file,
+                                        format!("{field}.{}", e.field),
+                                        e.message,
+                                    ),
+                                    e => SuiteError::at(self.suite_file, field, e.to_string()),
+                                }]
+                            })?,
+                    )),
+                    false => None,
+                };
+                match openai::Grader::parse(object, name, judge.as_ref()) {
                     Ok(grader) => Ok(Node::OpenAi(Arc::new(grader))),
                     Err(errors) => Err(errors
                         .into_iter()

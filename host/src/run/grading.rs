@@ -89,7 +89,7 @@ async fn grade_node<'p>(
             graded_submission(extraction, Scorer::Judge(judge), sample, extracted).await
         }
         Node::Check(check) => with_output(check.grade(sample), sample),
-        Node::OpenAi(grader) => openai_grade(grader, sample),
+        Node::OpenAi(grader) => Box::pin(openai_grade(grader, sample)).await,
         Node::Program {
             grader,
             pass_threshold,
@@ -124,9 +124,9 @@ async fn grade_node<'p>(
 /// An OpenAI grader object's grade of the row's item and sample: its reward (within [0, 1]),
 /// pass or fail as the grader decides, an error grade where it had none, the sub-graders'
 /// rewards in `metadata.sub_rewards`; the submission is the sample's `output_text`.
-fn openai_grade(grader: &openai::Grader, sample: &Sample<'_>) -> Grade {
+async fn openai_grade(grader: &openai::Grader, sample: &Sample<'_>) -> Grade {
     let (item, given) = openai::row::item_and_sample(sample);
-    let outcome = grader.run(&item, &given);
+    let outcome = grader.run(&item, &given).await;
     let submission = given
         .get("output_text")
         .and_then(Value::as_str)
@@ -135,7 +135,7 @@ fn openai_grade(grader: &openai::Grader, sample: &Sample<'_>) -> Grade {
     let grade = match outcome.error {
         Some(error) => Grade::error(error),
         None => Grade::new(
-            outcome.reward.clamp(0.0, 1.0),
+            outcome.score,
             if outcome.passed {
                 Status::Pass
             } else {

@@ -637,6 +637,21 @@ impl Judge {
     }
 }
 
+impl Judge {
+    /// The reply's text and token usage for the chat-completions request `body` (which names
+    /// its `model`), sent as this judge sends its own: bounded, retried, cached.
+    pub async fn chat(&self, body: &Value) -> Result<(String, Option<Value>), Unanswered> {
+        let model = body["model"].as_str().unwrap_or(&self.model).to_string();
+        let read = |text: &str| {
+            let completion = self.provider.completion(text)?;
+            Ok((completion.content, completion.usage))
+        };
+        let outcome = (self.exchange(&model, &body.to_string(), read).await)
+            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
+        self.count(outcome).map_err(|reason| Unanswered { reason })
+    }
+}
+
 /// Why [`Judge::complete`] has no text: the request, the endpoint or the reply failed. The
 /// reason is the failure's message with the API key redacted, fit to show.
 #[derive(Debug, thiserror::Error)]

@@ -4,18 +4,22 @@
 //! the sub-rewards and the metadata.
 
 pub mod formula;
+pub mod model;
 pub mod row;
 pub mod similarity;
 pub mod template;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::suite::closest;
+use crate::grade::judge::Judge;
 use formula::Formula;
+use model::ModelGrader;
 use similarity::Metric;
 use template::Template;
 
@@ -44,6 +48,7 @@ enum Kind {
         graders: Vec<(String, Grader)>,
         formula: Formula,
     },
+    Model(ModelGrader),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,6 +97,9 @@ pub struct Outcome {
     /// Whether the grade passes: the grader's threshold, or a string check that holds.
     #[serde(skip)]
     pub passed: bool,
+    /// The reward as a grade's score, within [0, 1] (a `score_model`'s over its range).
+    #[serde(skip)]
+    pub score: f64,
     /// What went wrong, where something did (the flag in `metadata.errors` says which kind).
     #[serde(skip)]
     pub error: Option<String>,
@@ -143,11 +151,16 @@ impl Errors {
 }
 
 impl Grader {
-    /// Reads the grader object `value`; `name` is what it is called where it has no `name`.
-    /// Every mistake is reported, each at its field.
-    pub fn parse(value: &Value, name: &str) -> Result<Grader, Vec<GraderError>> {
+    /// Reads the grader object `value`; `name` is what it is called where it has no `name`,
+    /// and `judge` the transport its model graders ask through. Every mistake is reported,
+    /// each at its field.
+    pub fn parse(
+        value: &Value,
+        name: &str,
+        judge: Option<&Arc<Judge>>,
+    ) -> Result<Grader, Vec<GraderError>> {
         let mut errors = Vec::new();
-        let grader = read(value, "", name, &mut errors);
+        let grader = read(value, "", name, judge, &mut errors);
         match grader {
             Some(grader) if errors.is_empty() => Ok(grader),
             _ => Err(errors),
@@ -156,18 +169,19 @@ impl Grader {
 
     /// OpenAI's type name of this grader.
     pub fn kind(&self) -> &'static str {
-        match self.kind {
+        match &self.kind {
             Kind::StringCheck { .. } => "string_check",
             Kind::TextSimilarity { .. } => "text_similarity",
             Kind::Multi { .. } => "multi",
+            Kind::Model(model) => model.kind(),
         }
     }
 
     /// Grades `sample` (OpenAI's `{output_text, output_json, output_tools, choices}`) of
     /// `item` (the dataset row).
-    pub fn run(&self, item: &Value, sample: &Value) -> Outcome {
+    pub async fn run(&self, item: &Value, sample: &Value) -> Outcome {
         let started = Instant::now();
-        let mut outcome = self.grade(item, sample);
+        let mut outcome = self.grade(item, sample).await;
         outcome.metadata.execution_time = started.elapsed().as_secs_f64();
         outcome
     }
@@ -187,6 +201,7 @@ impl Grader {
             sub_rewards: Map::new(),
             model_grader_token_usage_per_model: Map::new(),
             passed,
+            score: reward.clamp(0.0, 1.0),
             error: None,
         }
     }
@@ -198,7 +213,7 @@ impl Grader {
         outcome
     }
 
-    fn grade(&self, item: &Value, sample: &Value) -> Outcome {
+    async fn grade(&self, item: &Value, sample: &Value) -> Outcome {
         let texts = |input: &Template, reference: &Template| {
             Ok::<_, template::MissingVariable>((
                 input.render(item, sample)?,
@@ -240,7 +255,7 @@ impl Grader {
                 let mut scores = HashMap::new();
                 let mut subs = Map::new();
                 for (key, grader) in graders {
-                    let sub = grader.grade(item, sample);
+                    let sub = Box::pin(grader.grade(item, sample)).await;
                     if let Some(error) = sub.error {
                         let mut outcome = self.outcome(0.0, false);
                         outcome.metadata.errors = sub.metadata.errors;
@@ -266,12 +281,47 @@ impl Grader {
                     }),
                 }
             }
+            Kind::Model(model) => {
+                let mut errors = Errors::default();
+                match model.ask(item, sample, &mut errors).await {
+                    Ok(answer) => {
+                        let mut outcome = self.outcome(answer.reward, answer.passed);
+                        outcome.score = answer.score;
+                        if let Some(usage) = answer.usage {
+                            outcome
+                                .model_grader_token_usage_per_model
+                                .insert(answer.model.clone(), usage.clone());
+                            outcome.metadata.token_usage = Some(usage);
+                        }
+                        outcome.metadata.sampled_model_name = Some(answer.model);
+                        outcome
+                    }
+                    Err(error) => self.failed(error, |flags| *flags = errors),
+                }
+            }
         }
     }
 }
 
+/// Whether the grader object `value`, or one of its sub-graders, asks a model.
+pub fn asks_model(value: &Value) -> bool {
+    matches!(
+        value.get("type").and_then(Value::as_str),
+        Some("score_model" | "label_model")
+    ) || value
+        .get("graders")
+        .and_then(Value::as_object)
+        .is_some_and(|graders| graders.values().any(asks_model))
+}
+
 /// The grader object at `at` (`""` for the top), each mistake added to `errors`.
-fn read(value: &Value, at: &str, name: &str, errors: &mut Vec<GraderError>) -> Option<Grader> {
+fn read(
+    value: &Value,
+    at: &str,
+    name: &str,
+    judge: Option<&Arc<Judge>>,
+    errors: &mut Vec<GraderError>,
+) -> Option<Grader> {
     let Some(object) = value.as_object() else {
         errors.push(error(
             at,
@@ -314,7 +364,7 @@ fn read(value: &Value, at: &str, name: &str, errors: &mut Vec<GraderError>) -> O
             }
         }
         "multi" => {
-            let graders = fields.graders();
+            let graders = fields.graders(judge);
             let formula = fields.string("calculate_output", true);
             fields.finish();
             let graders = graders?;
@@ -350,14 +400,11 @@ fn read(value: &Value, at: &str, name: &str, errors: &mut Vec<GraderError>) -> O
             ));
             return None;
         }
-        "score_model" | "label_model" => {
-            errors.push(error(
-                &join(at, "type"),
-                format!("`{kind}` graders are not supported yet"),
-                Some("grade with a model through `kind: rubric` meanwhile"),
-            ));
-            return None;
-        }
+        "score_model" | "label_model" => Kind::Model(ModelGrader::read(
+            &mut fields,
+            kind == "label_model",
+            judge,
+        )?),
         other => {
             let hint = closest(other, TYPES.iter().copied())
                 .map(|c| format!("did you mean `{c}`?"))
@@ -462,7 +509,7 @@ impl<'a> Fields<'a, '_> {
         }
     }
 
-    fn graders(&mut self) -> Option<Vec<(String, Grader)>> {
+    fn graders(&mut self, judge: Option<&Arc<Judge>>) -> Option<Vec<(String, Grader)>> {
         self.read.push("graders");
         let at = join(self.at, "graders");
         match self.object.get("graders") {
@@ -471,7 +518,8 @@ impl<'a> Fields<'a, '_> {
                 let graders: Vec<(String, Grader)> = map
                     .iter()
                     .filter_map(|(key, value)| {
-                        read(value, &join(&at, key), key, self.errors).map(|g| (key.clone(), g))
+                        read(value, &join(&at, key), key, judge, self.errors)
+                            .map(|g| (key.clone(), g))
                     })
                     .collect();
                 (self.errors.len() == before).then_some(graders)

@@ -1,12 +1,20 @@
 use super::*;
 use serde_json::json;
 
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(future)
+}
+
 fn grader(value: Value) -> Grader {
-    Grader::parse(&value, "g").unwrap_or_else(|e| panic!("{e:?}"))
+    Grader::parse(&value, "g", None).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 fn mistakes(value: Value) -> Vec<(String, String, Option<String>)> {
-    Grader::parse(&value, "g")
+    Grader::parse(&value, "g", None)
         .unwrap_err()
         .into_iter()
         .map(|e| (e.field, e.message, e.hint))
@@ -18,10 +26,10 @@ fn check(operation: &str, input: &str, reference: &str) -> (f64, bool) {
         json!({"type": "string_check", "name": "c", "input": "{{sample.output_text}}",
         "reference": "{{item.answer}}", "operation": operation}),
     );
-    let outcome = g.run(
+    let outcome = block_on(g.run(
         &json!({"answer": reference}),
         &json!({"output_text": input}),
-    );
+    ));
     (outcome.reward, outcome.passed)
 }
 
@@ -43,7 +51,7 @@ fn a_variable_missing_from_the_row_is_an_invalid_variable_error() {
         json!({"type": "string_check", "name": "c", "input": "{{sample.output_text}}",
         "reference": "{{item.answer}}", "operation": "eq"}),
     );
-    let outcome = g.run(&json!({"question": "?"}), &json!({"output_text": "x"}));
+    let outcome = block_on(g.run(&json!({"question": "?"}), &json!({"output_text": "x"})));
     assert_eq!((outcome.reward, outcome.passed), (0.0, false));
     assert!(outcome.metadata.errors.invalid_variable_error);
     assert_eq!(
@@ -65,10 +73,10 @@ fn a_multi_grader_combines_its_sub_graders_by_its_formula() {
         },
         "calculate_output": "0.5 * exact + 0.5 * close"
     }));
-    let outcome = g.run(
+    let outcome = block_on(g.run(
         &json!({"answer": "the cat is on the mat"}),
         &json!({"output_text": "the cat sat on the mat"}),
-    );
+    ));
     assert!((outcome.reward - 5.0 / 12.0).abs() < 1e-12);
     assert_eq!(outcome.sub_rewards["exact"], json!(0.0));
     assert_eq!(outcome.metadata.scores, outcome.sub_rewards);
