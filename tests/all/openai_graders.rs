@@ -345,3 +345,66 @@ fn a_label_model_whose_passing_labels_are_not_labels_is_refused() {
         stderr(&out)
     );
 }
+
+/// A stand-in embeddings endpoint: `a` is [1, 0], `b` [0, 1], anything else [1, 1].
+fn embeddings(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
+    let body = request.json();
+    let data: Vec<Value> = (body["input"].as_array().unwrap().iter().enumerate())
+        .map(|(index, text)| {
+            let vector = match text.as_str() {
+                Some("a") => json!([1.0, 0.0]),
+                Some("b") => json!([0.0, 1.0]),
+                _ => json!([1.0, 1.0]),
+            };
+            json!({"object": "embedding", "index": index, "embedding": vector})
+        })
+        .collect();
+    crate::openai_server::Reply::status(200, &json!({"object": "list", "data": data}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cosine_compares_the_embeddings_endpoints_vectors() {
+    let server = crate::openai_server::Server::start(|_, request| embeddings(request)).await;
+    let ws = Workspace::new();
+    let rows: Vec<Value> = [("a", "a"), ("a", "b"), ("a", "c")]
+        .iter()
+        .map(|(output, reference)| {
+            json!({"item": {"reference": reference}, "sample": {"output_text": output}})
+        })
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: s\ndataset: data.jsonl\ngraders:\n  near:\n    kind: openai\n    \
+             base_url: {}\n    grader:\n      type: text_similarity\n      \
+             input: \"{{{{sample.output_text}}}}\"\n      reference: \"{{{{item.reference}}}}\"\n      \
+             evaluation_metric: cosine\n      pass_threshold: 0.7\n",
+            server.base_url()
+        ),
+    );
+    let out = crate::judge::gavel(
+        &ws,
+        &["run", "suite.yaml", "-o", "out", "--no-cache"],
+        &[("OPENAI_API_KEY", crate::judge::KEY)],
+    )
+    .await;
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    let near: Vec<(f64, String)> = results.iter().flat_map(|r| grades(r, &["near"])).collect();
+    assert_eq!(
+        near,
+        vec![
+            (1.0, "pass".to_string()),
+            (0.0, "fail".to_string()),
+            (
+                (std::f64::consts::FRAC_1_SQRT_2 * 1e6).round() / 1e6,
+                "pass".to_string()
+            )
+        ]
+    );
+    let requests = server.requests();
+    assert!(requests.iter().all(|r| r.path.ends_with("/embeddings")));
+    assert_eq!(requests[0].json()["model"], json!("text-embedding-3-large"));
+    assert_eq!(requests[0].json()["input"], json!(["a", "a"]));
+}

@@ -236,23 +236,30 @@ impl Resolver<'_> {
             GraderSpec::Openai(spec) => {
                 let object = spec.grader.as_ref().unwrap_or(&Value::Null);
                 let name = field.rsplit('.').next().unwrap_or(field);
-                let judge = match openai::asks_model(object) {
-                    true => Some(Arc::new(
-                        Judge::new(spec.transport(), self.base_dir, self.judge_options.clone())
-                            .map_err(|e| {
-                                vec![match e {
-                                    JudgeError::Config(e) => SuiteError::at(
-                                        self.suite_file,
-                                        format!("{field}.{}", e.field),
-                                        e.message,
-                                    ),
-                                    e => SuiteError::at(self.suite_file, field, e.to_string()),
-                                }]
-                            })?,
-                    )),
-                    false => None,
+                let endpoint = |asked: bool| -> Result<Option<Judge>, Vec<SuiteError>> {
+                    if !asked {
+                        return Ok(None);
+                    }
+                    let options = self.judge_options.clone();
+                    Judge::new(spec.transport(), self.base_dir, options)
+                        .map(Some)
+                        .map_err(|e| {
+                            vec![match e {
+                                JudgeError::Config(e) => SuiteError::at(
+                                    self.suite_file,
+                                    format!("{field}.{}", e.field),
+                                    e.message,
+                                ),
+                                e => SuiteError::at(self.suite_file, field, e.to_string()),
+                            }]
+                        })
                 };
-                match openai::Grader::parse(object, name, judge.as_ref()) {
+                let endpoints = openai::Endpoints {
+                    chat: endpoint(openai::asks_model(object))?.map(Arc::new),
+                    embeddings: (endpoint(openai::asks_embeddings(object))?)
+                        .map(|judge| Arc::new(judge.for_embeddings())),
+                };
+                match openai::Grader::parse(object, name, &endpoints) {
                     Ok(grader) => Ok(Node::OpenAi(Arc::new(grader))),
                     Err(errors) => Err(errors
                         .into_iter()

@@ -638,6 +638,24 @@ impl Judge {
 }
 
 impl Judge {
+    /// This judge asking OpenAI's embeddings endpoint (`{base_url}/embeddings`) instead of
+    /// chat completions, with the same settings.
+    pub fn for_embeddings(mut self) -> Judge {
+        let path = self.transport.endpoint.path();
+        let path = format!("{}/embeddings", path.trim_end_matches("/chat/completions"));
+        self.transport.endpoint.set_path(&path);
+        self
+    }
+
+    /// The embedding of each of `texts` by `model`, sent as every request of this judge is.
+    pub async fn embed(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f64>>, Unanswered> {
+        let body = json!({"model": model, "input": texts}).to_string();
+        let read = |text: &str| Ok(reply::embeddings(text, texts.len())?);
+        let outcome = (self.exchange(model, &body, read).await)
+            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
+        self.count(outcome).map_err(|reason| Unanswered { reason })
+    }
+
     /// The reply's text and token usage for the chat-completions request `body` (which names
     /// its `model`), sent as this judge sends its own: bounded, retried, cached.
     pub async fn chat(&self, body: &Value) -> Result<(String, Option<Value>), Unanswered> {

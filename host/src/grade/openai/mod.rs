@@ -41,7 +41,7 @@ enum Kind {
     TextSimilarity {
         input: Template,
         reference: Template,
-        metric: Metric,
+        metric: Similarity,
         pass_threshold: Option<f64>,
     },
     Multi {
@@ -49,6 +49,34 @@ enum Kind {
         formula: Formula,
     },
     Model(ModelGrader),
+}
+
+/// A `text_similarity` metric: one gavel computes, or `cosine` of two embeddings.
+#[derive(Debug, Clone)]
+enum Similarity {
+    Local(Metric),
+    Cosine(Arc<Judge>),
+}
+
+impl PartialEq for Similarity {
+    fn eq(&self, other: &Similarity) -> bool {
+        match (self, other) {
+            (Similarity::Local(a), Similarity::Local(b)) => a == b,
+            (Similarity::Cosine(_), Similarity::Cosine(_)) => true,
+            _ => false,
+        }
+    }
+}
+
+/// The model whose embeddings `cosine` compares, as OpenAI's grader does.
+const EMBEDDING_MODEL: &str = "text-embedding-3-large";
+
+/// Where a grader object's model graders and `cosine` metrics ask: the judge's transport, at
+/// the chat-completions endpoint and at the embeddings endpoint.
+#[derive(Debug, Clone, Default)]
+pub struct Endpoints {
+    pub chat: Option<Arc<Judge>>,
+    pub embeddings: Option<Arc<Judge>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,15 +180,15 @@ impl Errors {
 
 impl Grader {
     /// Reads the grader object `value`; `name` is what it is called where it has no `name`,
-    /// and `judge` the transport its model graders ask through. Every mistake is reported,
+    /// and `endpoints` where its model graders and `cosine` metrics ask. Every mistake is reported,
     /// each at its field.
     pub fn parse(
         value: &Value,
         name: &str,
-        judge: Option<&Arc<Judge>>,
+        endpoints: &Endpoints,
     ) -> Result<Grader, Vec<GraderError>> {
         let mut errors = Vec::new();
-        let grader = read(value, "", name, judge, &mut errors);
+        let grader = read(value, "", name, endpoints, &mut errors);
         match grader {
             Some(grader) if errors.is_empty() => Ok(grader),
             _ => Err(errors),
@@ -246,7 +274,20 @@ impl Grader {
                 pass_threshold,
             } => match texts(input, reference) {
                 Ok((input, reference)) => {
-                    let score = metric.score(&input, &reference);
+                    let score = match metric {
+                        Similarity::Local(metric) => metric.score(&input, &reference),
+                        Similarity::Cosine(judge) => {
+                            match judge.embed(EMBEDDING_MODEL, &[&input, &reference]).await {
+                                Ok(vectors) => cosine(&vectors[0], &vectors[1]),
+                                Err(e) => {
+                                    return self.failed(e.to_string(), |f| {
+                                        f.model_grader_server_error = true;
+                                        f.model_grader_server_error_details = Some(e.to_string());
+                                    });
+                                }
+                            }
+                        }
+                    };
                     self.outcome(score, score >= pass_threshold.unwrap_or(1.0))
                 }
                 Err(e) => self.failed(e.to_string(), |f| f.invalid_variable_error = true),
@@ -305,13 +346,33 @@ impl Grader {
 
 /// Whether the grader object `value`, or one of its sub-graders, asks a model.
 pub fn asks_model(value: &Value) -> bool {
-    matches!(
-        value.get("type").and_then(Value::as_str),
-        Some("score_model" | "label_model")
-    ) || value
-        .get("graders")
-        .and_then(Value::as_object)
-        .is_some_and(|graders| graders.values().any(asks_model))
+    any_grader(value, &|grader| {
+        matches!(
+            grader.get("type").and_then(Value::as_str),
+            Some("score_model" | "label_model")
+        )
+    })
+}
+
+/// Whether the grader object `value`, or one of its sub-graders, compares embeddings.
+pub fn asks_embeddings(value: &Value) -> bool {
+    any_grader(value, &|grader| {
+        grader.get("evaluation_metric").and_then(Value::as_str) == Some("cosine")
+    })
+}
+
+fn any_grader(value: &Value, found: &dyn Fn(&Value) -> bool) -> bool {
+    found(value)
+        || (value.get("graders").and_then(Value::as_object))
+            .is_some_and(|graders| graders.values().any(|g| any_grader(g, found)))
+}
+
+/// The cosine of the angle between `a` and `b`; 0 where either is all zeros.
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let norms = norm(a) * norm(b);
+    if norms == 0.0 { 0.0 } else { dot / norms }
 }
 
 /// The grader object at `at` (`""` for the top), each mistake added to `errors`.
@@ -319,7 +380,7 @@ fn read(
     value: &Value,
     at: &str,
     name: &str,
-    judge: Option<&Arc<Judge>>,
+    endpoints: &Endpoints,
     errors: &mut Vec<GraderError>,
 ) -> Option<Grader> {
     let Some(object) = value.as_object() else {
@@ -353,7 +414,7 @@ fn read(
         "text_similarity" => {
             let input = fields.template("input");
             let reference = fields.template("reference");
-            let metric = fields.metric();
+            let metric = fields.metric(endpoints);
             let pass_threshold = fields.number("pass_threshold");
             fields.finish();
             Kind::TextSimilarity {
@@ -364,7 +425,7 @@ fn read(
             }
         }
         "multi" => {
-            let graders = fields.graders(judge);
+            let graders = fields.graders(endpoints);
             let formula = fields.string("calculate_output", true);
             fields.finish();
             let graders = graders?;
@@ -403,7 +464,7 @@ fn read(
         "score_model" | "label_model" => Kind::Model(ModelGrader::read(
             &mut fields,
             kind == "label_model",
-            judge,
+            endpoints.chat.as_ref(),
         )?),
         other => {
             let hint = closest(other, TYPES.iter().copied())
@@ -478,18 +539,29 @@ impl<'a> Fields<'a, '_> {
         None
     }
 
-    fn metric(&mut self) -> Option<Metric> {
+    fn metric(&mut self, endpoints: &Endpoints) -> Option<Similarity> {
         let names: Vec<(&str, Option<Metric>)> = Metric::NAMES.to_vec();
-        match self.choice("evaluation_metric", &names)? {
-            Some(metric) => Some(metric),
-            None => {
-                let given = self.object["evaluation_metric"]
-                    .as_str()
-                    .unwrap_or_default();
+        if let Some(metric) = self.choice("evaluation_metric", &names)? {
+            return Some(Similarity::Local(metric));
+        }
+        let given = self.object["evaluation_metric"]
+            .as_str()
+            .unwrap_or_default();
+        match (given, &endpoints.embeddings) {
+            ("cosine", Some(judge)) => Some(Similarity::Cosine(judge.clone())),
+            ("cosine", None) => {
+                self.push(
+                    "evaluation_metric",
+                    "`cosine` needs an embeddings endpoint".into(),
+                    Some("grade it in a suite, whose `kind: openai` grader sets base_url and api_key_env"),
+                );
+                None
+            }
+            _ => {
                 self.push(
                     "evaluation_metric",
                     format!("`{given}` is not supported by gavel yet"),
-                    Some("choose another metric: fuzzy_match, bleu, gleu, rouge_1 .. rouge_5, rouge_l"),
+                    Some("choose another metric: fuzzy_match, bleu, gleu, rouge_1 .. rouge_5, rouge_l, cosine"),
                 );
                 None
             }
@@ -509,7 +581,7 @@ impl<'a> Fields<'a, '_> {
         }
     }
 
-    fn graders(&mut self, judge: Option<&Arc<Judge>>) -> Option<Vec<(String, Grader)>> {
+    fn graders(&mut self, endpoints: &Endpoints) -> Option<Vec<(String, Grader)>> {
         self.read.push("graders");
         let at = join(self.at, "graders");
         match self.object.get("graders") {
@@ -518,7 +590,7 @@ impl<'a> Fields<'a, '_> {
                 let graders: Vec<(String, Grader)> = map
                     .iter()
                     .filter_map(|(key, value)| {
-                        read(value, &join(&at, key), key, judge, self.errors)
+                        read(value, &join(&at, key), key, endpoints, self.errors)
                             .map(|g| (key.clone(), g))
                     })
                     .collect();

@@ -10,11 +10,11 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 }
 
 fn grader(value: Value) -> Grader {
-    Grader::parse(&value, "g", None).unwrap_or_else(|e| panic!("{e:?}"))
+    Grader::parse(&value, "g", &Endpoints::default()).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 fn mistakes(value: Value) -> Vec<(String, String, Option<String>)> {
-    Grader::parse(&value, "g", None)
+    Grader::parse(&value, "g", &Endpoints::default())
         .unwrap_err()
         .into_iter()
         .map(|e| (e.field, e.message, e.hint))
