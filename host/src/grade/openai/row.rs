@@ -74,3 +74,50 @@ pub fn of_run(run: &Trajectory<'_>) -> Value {
         }],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::trajectory::convert;
+    use serde_json::value::RawValue;
+
+    fn run_of(json: &str) -> Value {
+        let raw: Box<RawValue> = serde_json::from_str(json).expect("JSON");
+        of_run(&convert(&raw, None).expect("a recorded run"))
+    }
+
+    #[test]
+    fn a_recorded_runs_sample_is_the_one_pythons_graders_receive() {
+        let booked = run_of(
+            r#"[{"role": "user", "content": "Book"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                 "function": {"name": "book", "arguments": "{\"to\": \"LAX\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                {"role": "assistant", "content": "{\"booked\": true}"}]"#,
+        );
+        let tools = json!([{"id": "c1", "type": "function",
+            "function": {"name": "book", "arguments": "{\"to\": \"LAX\"}"}}]);
+        assert_eq!(
+            booked,
+            json!({
+                "output_text": "{\"booked\": true}",
+                "output_json": {"booked": true},
+                "output_tools": tools,
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                    "content": "{\"booked\": true}", "tool_calls": tools}}],
+            })
+        );
+        let calling = run_of(
+            r#"[{"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                 "type": "function", "function": {"name": "book", "arguments": "[1]"}}]}]"#,
+        );
+        assert_eq!(calling["output_text"], json!(""));
+        assert_eq!(calling["output_json"], Value::Null);
+        assert_eq!(calling["choices"][0]["finish_reason"], json!("tool_calls"));
+        let row = |text: &str| serde_json::from_str::<Map<String, Value>>(text).unwrap();
+        assert!(is_eval_shaped(&row(r#"{"item": {"a": 1}, "sample": {}}"#)));
+        assert!(is_eval_shaped(&row(r#"{"item": {}}"#)));
+        assert!(!is_eval_shaped(&row(r#"{"item": {}, "id": 1}"#)));
+        assert!(!is_eval_shaped(&row(r#"{"item": "x"}"#)));
+    }
+}
