@@ -166,18 +166,6 @@ pub struct Errors {
     pub model_grader_server_error_details: Option<String>,
 }
 
-impl Errors {
-    pub fn any(&self) -> bool {
-        self.formula_parse_error
-            || self.sample_parse_error
-            || self.invalid_variable_error
-            || self.other_error
-            || self.python_grader_runtime_error
-            || self.model_grader_server_error
-            || self.model_grader_parse_error
-    }
-}
-
 impl Grader {
     /// Reads the grader object `value`; `name` is what it is called where it has no `name`,
     /// and `endpoints` where its model graders and `cosine` metrics ask. Every mistake is reported,

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 /// The variables of the `sample` namespace, as OpenAI's graders see a model's output.
-pub const SAMPLE_FIELDS: &[&str] = &["output_text", "output_json", "output_tools", "choices"];
+const SAMPLE_FIELDS: &[&str] = &["output_text", "output_json", "output_tools", "choices"];
 
 /// A text with its `{{ }}` variables found.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,21 +22,21 @@ enum Part {
 
 /// `item.a.b[0]` or `sample.output_json.x`: a namespace and a path in it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Variable {
-    pub namespace: Namespace,
-    pub path: Vec<Step>,
+struct Variable {
+    namespace: Namespace,
+    path: Vec<Step>,
     /// As written between the braces, trimmed, for messages.
-    pub written: String,
+    written: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Namespace {
+enum Namespace {
     Item,
     Sample,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+enum Step {
     Key(String),
     Index(usize),
 }
