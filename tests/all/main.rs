@@ -39,4 +39,5 @@ mod report;
 mod resume;
 mod retry;
 mod sandbox;
+mod traces;
 mod warm_python;

@@ -6,11 +6,15 @@
 //! returns and status, final output, run status, LLM calls with model and token counts, step
 //! count and duration.
 
+pub(crate) mod anthropic;
+pub(crate) mod claude_code;
 pub(crate) mod evaldeck;
 pub mod inline;
 pub(crate) mod json;
 pub(crate) mod letta;
 pub(crate) mod openai;
+pub(crate) mod responses;
+pub(crate) mod shape;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,9 +22,12 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub use anthropic::AnthropicConverter;
+pub use claude_code::ClaudeCodeConverter;
 pub use evaldeck::EvaldeckConverter;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
+pub use responses::ResponsesConverter;
 
 use crate::input::fast::scan::{self, Scanned};
 
@@ -234,16 +241,33 @@ pub enum Format {
     Evaldeck,
     #[serde(rename = "openai")]
     OpenAi,
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses,
+    Anthropic,
+    ClaudeCode,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Letta, Format::Evaldeck, Format::OpenAi];
+    /// Every format, in the order detection tries them: each format's shape excludes those
+    /// tried before it (a response object has `output` as a trace does, and Anthropic and
+    /// Responses lists have `role` as chat messages do).
+    pub const ALL: [Format; 6] = [
+        Format::Letta,
+        Format::ClaudeCode,
+        Format::OpenAiResponses,
+        Format::Evaldeck,
+        Format::Anthropic,
+        Format::OpenAi,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Letta => "letta",
             Format::Evaldeck => "evaldeck",
             Format::OpenAi => "openai",
+            Format::OpenAiResponses => "openai_responses",
+            Format::Anthropic => "anthropic",
+            Format::ClaudeCode => "claude_code",
         }
     }
 
@@ -252,6 +276,9 @@ impl Format {
             Format::Letta => &LettaConverter,
             Format::Evaldeck => &EvaldeckConverter,
             Format::OpenAi => &OpenAiConverter,
+            Format::OpenAiResponses => &ResponsesConverter,
+            Format::Anthropic => &AnthropicConverter,
+            Format::ClaudeCode => &ClaudeCodeConverter,
         }
     }
 }
@@ -279,12 +306,23 @@ pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory<'_>,
             ConvertError(
                 "trajectory: not a known format (letta: a list of turns, each a list of messages \
                  with `message_type`; evaldeck: an object with `steps` or `output`; openai: a list \
-                 of messages with `role`); set `format:` in the suite to force one"
+                 of messages with `role`; openai_responses: a response object or a list of \
+                 Responses items; anthropic: a message object, `{messages, response}` or a list \
+                 of messages with Anthropic content blocks; claude_code: a list of session \
+                 records with `sessionId`); set `format:` in the suite to force one"
                     .to_string(),
             )
         })?,
     };
     format.converter().convert(raw)
+}
+
+/// A recording of `host/tests/data/traces/`, which `tests/traces/make.py` writes with the
+/// model APIs' own SDKs.
+#[cfg(test)]
+pub(crate) fn recorded_file(name: &str) -> String {
+    let path = format!("{}/tests/data/traces/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).unwrap()
 }
 
 /// The format whose shape `raw` has, if any.
