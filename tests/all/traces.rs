@@ -1,6 +1,7 @@
-//! Recorded runs in the formats the model APIs' SDKs write (OpenAI Responses, Anthropic
-//! Messages), read from the files `tests/traces/make.py` made with those SDKs: one agent run
-//! recorded in each format grades the same, and a malformed recording is refused at its line.
+//! Recorded runs in the formats the model APIs' SDKs and tracers write (OpenAI Responses,
+//! Anthropic Messages, OpenInference spans in OTLP JSON), read from the files
+//! `tests/traces/make.py` made with them: one agent run recorded in each format grades the same,
+//! and a malformed recording is refused at its line.
 
 use serde_json::Value;
 
@@ -54,7 +55,7 @@ fn rows() -> Vec<Value> {
 fn one_run_recorded_in_each_format_grades_the_same() {
     let ws = Workspace::new();
     let rows = rows();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     ws.write_rows("same-run.jsonl", &rows);
     ws.write("suite.yaml", SUITE);
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -64,7 +65,7 @@ fn one_run_recorded_in_each_format_grades_the_same() {
         .iter()
         .map(|r| r["sample_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["chat", "responses", "anthropic"]);
+    assert_eq!(ids, ["chat", "responses", "anthropic", "otel"]);
     let grades: Vec<&Value> = results.iter().map(|r| &r["grades"]).collect();
     for name in ["answer", "tools", "calls", "steps", "output"] {
         assert_eq!(grades[0][name]["score"], 1.0, "{name}: {}", grades[0][name]);
@@ -72,6 +73,7 @@ fn one_run_recorded_in_each_format_grades_the_same() {
     assert_eq!(grades[0]["weather"]["submission"], "18C, sunny");
     assert_eq!(grades[1], grades[0], "responses against chat");
     assert_eq!(grades[2], grades[0], "anthropic against chat");
+    assert_eq!(grades[3], grades[0], "OpenInference spans against chat");
 }
 
 #[test]
@@ -86,6 +88,8 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
         .as_object_mut()
         .unwrap()
         .remove("call_id");
+    rows[3]["trajectory"]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] =
+        "ff".repeat(16).into();
     ws.write_rows("same-run.jsonl", &rows);
     ws.write("suite.yaml", SUITE);
     let run = ws.gavel(&["validate", "suite.yaml"]);
@@ -101,6 +105,14 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
         err.contains(
             "same-run.jsonl:3: trajectory.messages[1].content[0].name: missing; a tool_use \
              block requires it"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "same-run.jsonl:4: trajectory.resourceSpans[0].scopeSpans[0].spans[1] (span \
+             0000000000000004): trace 00000000000000000000000000000001 where the recording's \
+             first span is of trace ffffffffffffffffffffffffffffffff"
         ),
         "{err}"
     );

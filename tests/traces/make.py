@@ -6,7 +6,10 @@ the SDKs dump them (`model_dump(mode="json")`). The stand-in's replies carry fix
 writes the same bytes.
 
 One run of a weather agent (asked for the weather in Paris, it calls `get_weather` and answers)
-is recorded in each format, plus single responses with reasoning and built-in tool calls.
+is recorded in each format, plus single responses with reasoning and built-in tool calls. The
+OpenTelemetry recording is the chat completions run traced by openinference-instrumentation-openai
+0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
+collector's file exporter writes JSON.
 
     python tests/traces/make.py OUT_DIR
 """
@@ -17,8 +20,17 @@ import sys
 import threading
 from pathlib import Path
 
+import base64
+
 import anthropic
 import openai
+from google.protobuf.json_format import MessageToDict
+from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 QUESTION = "What is the weather in Paris?"
 ARGS = '{"city": "Paris"}'
@@ -88,8 +100,24 @@ THINKING = [
     {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="},
 ]
 
+CHAT_REPLIES = [
+    {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764000000,
+     "model": "gpt-4.1-2025-04-14",
+     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+         "role": "assistant", "content": None, "tool_calls": [
+             {"id": "call_1", "type": "function",
+              "function": {"name": "get_weather", "arguments": ARGS}}]}}],
+     "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62}},
+    {"id": "chatcmpl-2", "object": "chat.completion", "created": 1764000001,
+     "model": "gpt-4.1-2025-04-14",
+     "choices": [{"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": ANSWER}}],
+     "usage": {"prompt_tokens": 80, "completion_tokens": 9, "total_tokens": 89}},
+]
+
 # What the stand-in answers, in order, per endpoint.
 REPLIES = {
+    "/v1/chat/completions": CHAT_REPLIES,
     "/v1/responses": [
         response("resp_1", [CALL], USAGE_1),
         response("resp_2", [MESSAGE], USAGE_2),
@@ -120,6 +148,50 @@ class StandIn(http.server.BaseHTTPRequestHandler):
 
 def dump(model):
     return model.model_dump(mode="json")
+
+
+def otlp_json(spans):
+    """The spans as the collector's file exporter writes a line: OTLP JSON with hex ids. Ids,
+    times and the SDK's instance id, which differ every run, become fixed ones in order."""
+    export = MessageToDict(encode_spans(spans))
+    ids = {}
+
+    def fixed(value, width):
+        raw = base64.b64decode(value).hex()
+        return ids.setdefault(raw, format(len(ids) + 1, f"0{width}x"))
+
+    spans = [span for resource in export["resourceSpans"]
+             for scope in resource["scopeSpans"] for span in scope["spans"]]
+    for rank, span in enumerate(sorted(spans, key=lambda s: int(s["startTimeUnixNano"]))):
+        span["startTimeUnixNano"] = str(1764000000000000000 + rank * 1000000)
+        span["endTimeUnixNano"] = str(1764000000000000000 + rank * 1000000 + 500000)
+    for span in spans:
+        span["traceId"] = fixed(span["traceId"], 32)
+        span["spanId"] = fixed(span["spanId"], 16)
+        if "parentSpanId" in span:
+            span["parentSpanId"] = fixed(span["parentSpanId"], 16)
+    return export
+
+
+def openinference_run(base):
+    """The weather run through the chat completions API, traced by OpenInference's
+    instrumentation of the openai client, under an agent span of the application's."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    client = openai.OpenAI(api_key="test", base_url=base + "/v1", max_retries=0)
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+    with provider.get_tracer("weather-agent").start_as_current_span("agent"):
+        first = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+        messages.append(first.choices[0].message.model_dump(exclude_none=True))
+        messages.append({"role": "tool", "tool_call_id": "call_1", "content": RESULT})
+        client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+    OpenAIInstrumentor().uninstrument()
+    return otlp_json(exporter.get_finished_spans())
 
 
 def main(out):
@@ -160,6 +232,7 @@ def main(out):
                                    messages=[{"role": "user", "content": QUESTION}],
                                    thinking={"type": "enabled", "budget_tokens": 1024},
                                    tools=a_tools)
+    otel = openinference_run(base)
     server.shutdown()
 
     chat = [
@@ -177,6 +250,7 @@ def main(out):
         "anthropic-message.json": dump(thinking),
         "anthropic-conversation.json": {"model": "claude-sonnet-4-5", "system": SYSTEM,
                                         "messages": messages, "response": dump(a_second)},
+        "otel-openinference.json": otel,
     }
     out.mkdir(parents=True, exist_ok=True)
     for name, value in files.items():
@@ -186,6 +260,7 @@ def main(out):
         {"id": "chat", "input": QUESTION, "trajectory": chat},
         {"id": "responses", "input": QUESTION, "trajectory": responses_run},
         {"id": "anthropic", "input": QUESTION, "trajectory": files["anthropic-conversation.json"]},
+        {"id": "otel", "input": QUESTION, "trajectory": otel},
     ]
     (out / "same-run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 

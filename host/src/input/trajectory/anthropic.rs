@@ -238,10 +238,7 @@ impl<'a> Conversion<'a> {
                 }
             });
             if let Some(tokens) = tokens {
-                let run = self.usage.get_or_insert_with(Tokens::default);
-                run.prompt_tokens += tokens.prompt_tokens;
-                run.completion_tokens += tokens.completion_tokens;
-                run.total_tokens += tokens.total_tokens;
+                tokens.add_to(&mut self.usage);
             }
             self.events.push(Event::LlmCall(LlmCall {
                 model: message.model.map(|m| m.0),
@@ -418,19 +415,12 @@ fn required<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::trajectory::{convert, detect, recorded_file as data};
+    use crate::input::trajectory::detect;
+    use crate::input::trajectory::testing::recorded_file as data;
+    use crate::input::trajectory::testing::{convert_as, tokens};
 
     fn anthropic(text: &str) -> Result<Trajectory<'_>, ConvertError> {
-        let raw: &RawValue = serde_json::from_str(text).unwrap();
-        convert(raw, Some(Format::Anthropic))
-    }
-
-    fn tokens(prompt: u64, completion: u64) -> Tokens {
-        Tokens {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            total_tokens: prompt + completion,
-        }
+        convert_as(text, Format::Anthropic)
     }
 
     fn arguments(event: &Event) -> serde_json::Value {

@@ -67,13 +67,11 @@ impl Converter for ClaudeCodeConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::trajectory::{
-        Content, Event, LlmCall, Tokens, ToolReturn, ToolStatus, convert, detect,
-    };
+    use crate::input::trajectory::testing::{call as tool_call, convert_as, returned, tokens};
+    use crate::input::trajectory::{Content, Event, LlmCall, Tokens, detect};
 
     fn claude_code(text: &str) -> Result<Trajectory<'_>, ConvertError> {
-        let raw: &RawValue = serde_json::from_str(text).unwrap();
-        convert(raw, Some(Format::ClaudeCode))
+        convert_as(text, Format::ClaudeCode)
     }
 
     /// A session as Claude Code writes it: a response's text and tool call in two records
@@ -116,11 +114,6 @@ mod tests {
                 ..LlmCall::default()
             })
         };
-        let tokens = |prompt: u64, completion: u64| Tokens {
-            prompt_tokens: prompt,
-            completion_tokens: completion,
-            total_tokens: prompt + completion,
-        };
         assert_eq!(trajectory.format, Format::ClaudeCode);
         assert_eq!(trajectory.usage, Some(tokens(40, 10)));
         assert_eq!(
@@ -133,18 +126,8 @@ mod tests {
                 Event::Assistant {
                     content: Content::Parts(vec!["Reading it.".into()])
                 },
-                Event::ToolCall(crate::input::trajectory::ToolCall {
-                    id: "toolu_1".into(),
-                    name: "Read".into(),
-                    arguments: r#"{"file_path": "/w/notes.txt"}"#.into(),
-                    failed: false,
-                }),
-                Event::ToolReturn(ToolReturn {
-                    call_id: "toolu_1".into(),
-                    content: "buy milk".into(),
-                    status: ToolStatus::Success,
-                    json: false,
-                }),
+                tool_call("toolu_1", "Read", r#"{"file_path": "/w/notes.txt"}"#),
+                returned("toolu_1", "buy milk", false),
                 call(tokens(30, 6)),
                 Event::Assistant {
                     content: Content::Parts(vec!["It says: buy milk.".into()])

@@ -468,29 +468,12 @@ fn is_set(value: Option<&RawValue>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::input::trajectory::{convert, detect, recorded_file as data};
+    use crate::input::trajectory::detect;
+    use crate::input::trajectory::testing::recorded_file as data;
+    use crate::input::trajectory::testing::{call, convert_as, returned as tool_return, tokens};
 
     fn responses(text: &str) -> Result<Trajectory<'_>, ConvertError> {
-        let raw: &RawValue = serde_json::from_str(text).unwrap();
-        convert(raw, Some(Format::OpenAiResponses))
-    }
-
-    fn call<'a>(id: &'a str, name: &'a str, arguments: &'a str) -> Event<'a> {
-        Event::ToolCall(ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-            failed: false,
-        })
-    }
-
-    fn tool_return<'a>(call_id: &'a str, content: &'a str, json: bool) -> Event<'a> {
-        Event::ToolReturn(ToolReturn {
-            call_id: call_id.into(),
-            content: content.into(),
-            status: ToolStatus::Success,
-            json,
-        })
+        convert_as(text, Format::OpenAiResponses)
     }
 
     /// The request's input items and the output items of its two responses, as the openai
@@ -533,11 +516,7 @@ mod tests {
     fn converts_a_response_object() {
         let text = data("responses-object.json");
         let trajectory = responses(&text).unwrap();
-        let tokens = Tokens {
-            prompt_tokens: 400,
-            completion_tokens: 120,
-            total_tokens: 520,
-        };
+        let tokens = tokens(400, 120);
         assert_eq!(trajectory.status, RunStatus::Success);
         assert_eq!(trajectory.usage, Some(tokens));
         assert_eq!(trajectory.total_tokens(), 520);
