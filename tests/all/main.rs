@@ -43,4 +43,5 @@ mod sandbox;
 mod serve;
 mod shard;
 mod verify_isolation;
+mod traces;
 mod warm_python;

@@ -49,6 +49,14 @@ impl<'a> Inline<'a> {
         if format.is_some_and(|forced| forced != self.format()) {
             return None;
         }
+        // Anthropic messages and Responses items have `role` too: their block and item types,
+        // which a chat message never has, leave them to detection.
+        if let Structure::OpenAi(messages) = &self.0
+            && format.is_none()
+            && openai::shape(messages) != Format::OpenAi
+        {
+            return None;
+        }
         Some(match self.0 {
             Structure::Letta(turns) => letta::from_turns(turns),
             Structure::LettaConverted(converted) => converted,
@@ -259,6 +267,34 @@ mod tests {
             r#"{"id": "t", "status": "success", "outp\u0075t": "yo", "messages": 1}"#,
             None
         ));
+    }
+
+    #[test]
+    fn role_lists_of_other_formats_are_left_to_detection() {
+        let anthropic = r#"[{"role": "user", "content": "hi"}, {"role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]"#;
+        let responses = r#"[{"role": "user", "content": "hi"}, {"type": "message",
+            "role": "assistant", "content": [{"type": "output_text", "text": "yo"}]}]"#;
+        for (text, format) in [
+            (anthropic, Format::Anthropic),
+            (responses, Format::OpenAiResponses),
+        ] {
+            assert!(!same_as_general(text, None), "{text}");
+            let raw = serde_json::from_str::<&RawValue>(text).unwrap();
+            assert_eq!(convert(raw, None).unwrap().format, format);
+            // Read as chat messages in place only when the suite names that format.
+            assert!(same_as_general(text, Some(Format::OpenAi)), "{text}");
+        }
+        // Objects of theirs are no trace: the scanner leaves them to serde, and serde to
+        // detection.
+        for text in [
+            r#"{"id": "r", "object": "response", "status": "completed", "output": [
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "yo"}]}]}"#,
+            r#"{"id": "m", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "yo"}]}"#,
+        ] {
+            assert!(Inline::scan(&mut Scanner::new(text)).is_none(), "{text}");
+            assert!(!same_as_general(text, None), "{text}");
+        }
     }
 
     #[test]

@@ -104,6 +104,36 @@ pub(crate) fn missing(at: &str, field: &str, needed_by: &str) -> ConvertError {
     ConvertError(format!("{at}.{field}: missing; {needed_by} requires it"))
 }
 
+/// A field `needed_by` must carry, or the error that says so.
+pub(crate) fn required<'a>(
+    field: Option<Text<'a>>,
+    at: &str,
+    name: &str,
+    needed_by: &str,
+) -> Result<Cow<'a, str>, ConvertError> {
+    field
+        .map(|t| t.0)
+        .ok_or_else(|| missing(at, name, needed_by))
+}
+
+/// A value recorded as a string or as something else (a list of parts or blocks, ...).
+pub(crate) enum TextOr<'a, T> {
+    Text(Cow<'a, str>),
+    Other(T),
+}
+
+/// `raw` (at `at`) read as a string or as `T`.
+pub(crate) fn text_or<'a, T: Deserialize<'a>>(
+    raw: &'a RawValue,
+    at: &str,
+) -> Result<TextOr<'a, T>, ConvertError> {
+    if first_byte(raw) == Some(b'"') {
+        parse(raw.get(), || at.to_string()).map(|Text(text)| TextOr::Text(text))
+    } else {
+        parse(raw.get(), || at.to_string()).map(TextOr::Other)
+    }
+}
+
 /// The first byte of a JSON value: `[`, `{`, `"`, a digit, ...
 pub(crate) fn first_byte(raw: &RawValue) -> Option<u8> {
     raw.get().trim_start().bytes().next()
@@ -135,22 +165,48 @@ pub(crate) fn first_element(raw: &RawValue) -> Option<&RawValue> {
 /// The first top-level key of a JSON object that is one of `keys`. Keys are read in order and
 /// the scan stops there, so a decisive key early in the object costs nothing further.
 pub(crate) fn first_key_among<'k>(raw: &RawValue, keys: &[&'k str]) -> Option<&'k str> {
-    struct Keys<'k, 'l> {
+    scan_keys(raw, keys, None).map(|(key, _)| key)
+}
+
+/// The value of `key` in the object `raw`, as written, if it comes before all of `before`.
+pub(crate) fn value_before<'r>(
+    raw: &'r RawValue,
+    key: &str,
+    before: &[&str],
+) -> Option<&'r RawValue> {
+    let keys: Vec<&str> = std::iter::once(key).chain(before.iter().copied()).collect();
+    scan_keys(raw, &keys, Some(key)).and_then(|(_, value)| value)
+}
+
+/// The first of `keys` in the object `raw`, with its value if it is `value_of` (reading a value
+/// costs a scan of it).
+fn scan_keys<'r, 'k>(
+    raw: &'r RawValue,
+    keys: &[&'k str],
+    value_of: Option<&str>,
+) -> Option<(&'k str, Option<&'r RawValue>)> {
+    struct Keys<'k, 'l, 'v, 'r> {
         keys: &'l [&'k str],
-        found: Option<&'k str>,
+        value_of: Option<&'v str>,
+        found: Option<(&'k str, Option<&'r RawValue>)>,
     }
 
-    impl<'de> Visitor<'de> for &mut Keys<'_, '_> {
+    impl<'r> Visitor<'r> for &mut Keys<'_, '_, '_, 'r> {
         type Value = ();
 
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
             f.write_str("an object")
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        fn visit_map<A: MapAccess<'r>>(self, mut map: A) -> Result<(), A::Error> {
             while let Some(Text(key)) = map.next_key()? {
                 if let Some(&hit) = self.keys.iter().find(|k| **k == key) {
-                    self.found = Some(hit);
+                    let value = if self.value_of == Some(hit) {
+                        Some(map.next_value()?)
+                    } else {
+                        None
+                    };
+                    self.found = Some((hit, value));
                     return Err(de::Error::custom(STOP));
                 }
                 map.next_value::<IgnoredAny>()?;
@@ -159,7 +215,11 @@ pub(crate) fn first_key_among<'k>(raw: &RawValue, keys: &[&'k str]) -> Option<&'
         }
     }
 
-    let mut scan = Keys { keys, found: None };
+    let mut scan = Keys {
+        keys,
+        value_of,
+        found: None,
+    };
     let _ = serde_json::Deserializer::from_str(raw.get()).deserialize_map(&mut scan);
     scan.found
 }
@@ -331,6 +391,17 @@ impl<'a> RawContent<'a> {
         } else {
             scanner.text().map(RawContent::Text)
         }
+    }
+
+    /// The types its parts name (none for a string).
+    pub(crate) fn part_types(&self) -> impl Iterator<Item = &str> {
+        let parts = match self {
+            RawContent::Text(_) => &[][..],
+            RawContent::Parts(parts) => &parts[..],
+        };
+        parts
+            .iter()
+            .filter_map(|Object(part)| part.kind.as_ref().map(|k| &*k.0))
     }
 
     /// The canonical content. `at` names where this content sits, for the error of a text part

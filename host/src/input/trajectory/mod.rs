@@ -6,11 +6,16 @@
 //! returns and status, final output, run status, LLM calls with model and token counts, step
 //! count and duration.
 
+pub(crate) mod anthropic;
+pub(crate) mod claude_code;
 pub(crate) mod evaldeck;
 pub mod inline;
 pub(crate) mod json;
 pub(crate) mod letta;
 pub(crate) mod openai;
+pub(crate) mod otel;
+pub(crate) mod responses;
+pub(crate) mod shape;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -18,9 +23,13 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub use anthropic::AnthropicConverter;
+pub use claude_code::ClaudeCodeConverter;
 pub use evaldeck::EvaldeckConverter;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
+pub use otel::OtelConverter;
+pub use responses::ResponsesConverter;
 
 use crate::input::fast::scan::{self, Scanned};
 
@@ -205,6 +214,16 @@ pub struct Tokens {
     pub total_tokens: u64,
 }
 
+impl Tokens {
+    /// `tokens` added to the run's `usage`, which starts at zero.
+    pub(crate) fn add_to(self, usage: &mut Option<Tokens>) {
+        let run = usage.get_or_insert_with(Tokens::default);
+        run.prompt_tokens += self.prompt_tokens;
+        run.completion_tokens += self.completion_tokens;
+        run.total_tokens += self.total_tokens;
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -234,16 +253,36 @@ pub enum Format {
     Evaldeck,
     #[serde(rename = "openai")]
     OpenAi,
+    #[serde(rename = "openai_responses")]
+    OpenAiResponses,
+    Anthropic,
+    ClaudeCode,
+    Otel,
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::Letta, Format::Evaldeck, Format::OpenAi];
+    /// Every format, in the order detection tries them: each format's shape excludes those
+    /// tried before it (a response object has `output` as a trace does, and Anthropic and
+    /// Responses lists have `role` as chat messages do).
+    pub const ALL: [Format; 7] = [
+        Format::Letta,
+        Format::ClaudeCode,
+        Format::OpenAiResponses,
+        Format::Evaldeck,
+        Format::Anthropic,
+        Format::OpenAi,
+        Format::Otel,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::Letta => "letta",
             Format::Evaldeck => "evaldeck",
             Format::OpenAi => "openai",
+            Format::OpenAiResponses => "openai_responses",
+            Format::Anthropic => "anthropic",
+            Format::ClaudeCode => "claude_code",
+            Format::Otel => "otel",
         }
     }
 
@@ -252,6 +291,10 @@ impl Format {
             Format::Letta => &LettaConverter,
             Format::Evaldeck => &EvaldeckConverter,
             Format::OpenAi => &OpenAiConverter,
+            Format::OpenAiResponses => &ResponsesConverter,
+            Format::Anthropic => &AnthropicConverter,
+            Format::ClaudeCode => &ClaudeCodeConverter,
+            Format::Otel => &OtelConverter,
         }
     }
 }
@@ -279,7 +322,11 @@ pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory<'_>,
             ConvertError(
                 "trajectory: not a known format (letta: a list of turns, each a list of messages \
                  with `message_type`; evaldeck: an object with `steps` or `output`; openai: a list \
-                 of messages with `role`); set `format:` in the suite to force one"
+                 of messages with `role`; openai_responses: a response object or a list of \
+                 Responses items; anthropic: a message object, `{messages, response}` or a list \
+                 of messages with Anthropic content blocks; claude_code: a list of session \
+                 records with `sessionId`; otel: an OTLP JSON object with `resourceSpans`, or a \
+                 list of them); set `format:` in the suite to force one"
                     .to_string(),
             )
         })?,
@@ -407,6 +454,54 @@ impl<'a> Trajectory<'a> {
         match &self.output {
             Some(output) => Some(Cow::Borrowed(output)),
             None => self.assistant_messages().next_back().map(Content::flatten),
+        }
+    }
+}
+
+/// Helpers of the converters' tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// `text` converted as `format`.
+    pub(crate) fn convert_as(text: &str, format: Format) -> Result<Trajectory<'_>, ConvertError> {
+        let raw: &RawValue = serde_json::from_str(text).unwrap();
+        convert(raw, Some(format))
+    }
+
+    /// A tool call that did not fail.
+    pub(crate) fn call<'a>(id: &'a str, name: &'a str, arguments: &'a str) -> Event<'a> {
+        Event::ToolCall(ToolCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+            failed: false,
+        })
+    }
+
+    /// A successful tool return, of text (or, if `json`, of a value's JSON text).
+    pub(crate) fn returned<'a>(call_id: &'a str, content: &'a str, json: bool) -> Event<'a> {
+        Event::ToolReturn(ToolReturn {
+            call_id: call_id.into(),
+            content: content.into(),
+            status: ToolStatus::Success,
+            json,
+        })
+    }
+
+    /// A recording of `host/tests/data/traces/`, which `tests/traces/make.py` writes with the
+    /// model APIs' own SDKs and tracers.
+    pub(crate) fn recorded_file(name: &str) -> String {
+        let path = format!("{}/tests/data/traces/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// Token counts whose total is their sum.
+    pub(crate) fn tokens(prompt: u64, completion: u64) -> Tokens {
+        Tokens {
+            prompt_tokens: prompt,
+            completion_tokens: completion,
+            total_tokens: prompt + completion,
         }
     }
 }

@@ -35,6 +35,9 @@ impl Expecting for ChatLog<'_> {
 pub(crate) struct Message<'a> {
     #[serde(borrow)]
     role: Text<'a>,
+    /// Never in a chat message: a Responses item's.
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Text<'a>>,
     #[serde(borrow, default)]
     content: Option<RawContent<'a>>,
     #[serde(borrow, default)]
@@ -92,6 +95,17 @@ impl Converter for OpenAiConverter {
         };
         from_messages(messages, base)
     }
+}
+
+/// Which of the formats whose messages have `role` these messages are, by their item and part
+/// types (the rule of [`shape`](super::shape)).
+pub(crate) fn shape(messages: &[Object<Message<'_>>]) -> Format {
+    super::shape::classify(messages.iter().map(|Object(message)| {
+        (
+            message.kind.as_ref().map(|k| &*k.0),
+            message.content.iter().flat_map(RawContent::part_types),
+        )
+    }))
 }
 
 /// Converts the recorded messages; `base` is where they sit in the trajectory.

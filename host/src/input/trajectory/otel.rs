@@ -1,0 +1,768 @@
+//! OpenTelemetry traces in OTLP JSON, as the collector's file exporter writes them: an export
+//! object `{"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]}`, or a list of them (the lines
+//! of such a file). A row holds one trace: spans of more than one trace are refused.
+//!
+//! Spans are read in the order they started. Two conventions are read from their attributes:
+//! - OpenInference (`openinference.span.kind`): an `LLM` span is one model call (`llm.model_name`,
+//!   `llm.token_count.prompt`/`completion`/`total`) with its `llm.input_messages.N.message.*` and
+//!   `llm.output_messages.N.message.*` (`role`, `content`, `tool_call_id`,
+//!   `tool_calls.M.tool_call.id`/`function.name`/`function.arguments`); a `TOOL` span a tool's
+//!   return (`tool_call.id`, else the span id; `output.value`);
+//! - OpenTelemetry GenAI (`gen_ai.operation.name`): `chat`, `text_completion` and
+//!   `generate_content` spans are model calls (`gen_ai.response.model`, else
+//!   `gen_ai.request.model`; `gen_ai.usage.input_tokens`/`output_tokens`) with
+//!   `gen_ai.input.messages` and `gen_ai.output.messages` (JSON: `[{role, parts: [{type: text,
+//!   content} | {type: tool_call, id, name, arguments} | {type: tool_call_response, id,
+//!   response}]}]`); an `execute_tool` span a tool's return (`gen_ai.tool.call.id`,
+//!   `gen_ai.tool.call.result`).
+//!
+//! A model call's input messages repeat the conversation so far: only those past what earlier
+//! calls held are events (the system prompt and the task, then each tool's return), then an
+//! [`Event::LlmCall`], then its output (assistant text, tool calls). A tool's return recorded
+//! both by a tool span and in a later call's input is one event. A span with status
+//! `STATUS_CODE_ERROR` makes the run an error. Spans of neither convention (agent, chain, HTTP
+//! spans) are no events.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::json::{self, Expecting, Object, Text, first_byte, first_element, first_key_among};
+use super::{
+    Content, ConvertError, Converter, Event, Format, LlmCall, RunStatus, Tokens, ToolCall,
+    ToolReturn, ToolStatus, Trajectory,
+};
+
+pub struct OtelConverter;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Export<'a> {
+    #[serde(borrow)]
+    resource_spans: Vec<Object<ResourceSpans<'a>>>,
+}
+
+impl Expecting for Export<'_> {
+    const WHAT: &'static str = "an OTLP export object {resourceSpans: [...]}";
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceSpans<'a> {
+    #[serde(borrow, default)]
+    scope_spans: Vec<Object<ScopeSpans<'a>>>,
+}
+
+impl Expecting for ResourceSpans<'_> {
+    const WHAT: &'static str = "a resourceSpans object {resource, scopeSpans}";
+}
+
+#[derive(Deserialize)]
+struct ScopeSpans<'a> {
+    #[serde(borrow, default)]
+    spans: Vec<Object<Span<'a>>>,
+}
+
+impl Expecting for ScopeSpans<'_> {
+    const WHAT: &'static str = "a scopeSpans object {scope, spans}";
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Span<'a> {
+    #[serde(borrow)]
+    trace_id: Text<'a>,
+    #[serde(borrow)]
+    span_id: Text<'a>,
+    #[serde(borrow, default)]
+    start_time_unix_nano: Option<Nanos<'a>>,
+    #[serde(borrow, default)]
+    attributes: Vec<Object<KeyValue<'a>>>,
+    #[serde(borrow, default)]
+    status: Option<Object<Status<'a>>>,
+}
+
+impl Expecting for Span<'_> {
+    const WHAT: &'static str = "a span object {traceId, spanId, name, attributes, ...}";
+}
+
+/// A time in nanoseconds: OTLP JSON writes it as a string of digits, some writers as a number.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Nanos<'a> {
+    Number(u64),
+    #[serde(borrow)]
+    Text(Cow<'a, str>),
+}
+
+#[derive(Deserialize)]
+struct Status<'a> {
+    #[serde(borrow, default)]
+    code: Option<Text<'a>>,
+}
+
+impl Expecting for Status<'_> {
+    const WHAT: &'static str = "a status object {code, message}";
+}
+
+#[derive(Deserialize)]
+struct KeyValue<'a> {
+    #[serde(borrow)]
+    key: Text<'a>,
+    #[serde(borrow)]
+    value: Object<AnyValue<'a>>,
+}
+
+impl Expecting for KeyValue<'_> {
+    const WHAT: &'static str = "an attribute {key, value: {stringValue | intValue | ...}}";
+}
+
+/// An attribute value; arrays, maps and bytes are kept as their JSON text.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AnyValue<'a> {
+    #[serde(borrow, default)]
+    string_value: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    int_value: Option<&'a RawValue>,
+}
+
+impl Expecting for AnyValue<'_> {
+    const WHAT: &'static str = "an attribute value {stringValue | intValue | ...}";
+}
+
+/// A span's attributes by key, with where the span sits for errors.
+struct Attributes<'a> {
+    at: String,
+    values: BTreeMap<Cow<'a, str>, AnyValue<'a>>,
+}
+
+impl<'a> Attributes<'a> {
+    fn text(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.values
+            .get(key)?
+            .string_value
+            .as_ref()
+            .map(|t| t.0.clone())
+    }
+
+    /// An integer attribute: OTLP JSON writes `intValue` as a string, some writers as a number.
+    fn int(&self, key: &str) -> Result<Option<u64>, ConvertError> {
+        let Some(raw) = self.values.get(key).and_then(|v| v.int_value) else {
+            return Ok(None);
+        };
+        raw.get().trim_matches('"').parse().map(Some).map_err(|_| {
+            ConvertError(format!(
+                "{}: attribute `{key}`: intValue {} is not a whole number of tokens",
+                self.at,
+                raw.get()
+            ))
+        })
+    }
+}
+
+/// The key an OTLP export object holds its spans under.
+const SPAN_KEYS: [&str; 1] = ["resourceSpans"];
+
+impl Converter for OtelConverter {
+    fn detect(&self, raw: &RawValue) -> bool {
+        match first_byte(raw) {
+            Some(b'{') => first_key_among(raw, &SPAN_KEYS).is_some(),
+            Some(b'[') => first_element(raw).is_some_and(|first| {
+                first_byte(first) == Some(b'{') && first_key_among(first, &SPAN_KEYS).is_some()
+            }),
+            _ => false,
+        }
+    }
+
+    fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
+        let exports: Vec<(String, Export)> = if first_byte(raw) == Some(b'[') {
+            let list: Vec<Object<Export>> = json::parse(raw.get(), || "trajectory".to_string())?;
+            list.into_iter()
+                .enumerate()
+                .map(|(i, Object(e))| (format!("trajectory[{i}]"), e))
+                .collect()
+        } else {
+            let Object(export) = json::parse(raw.get(), || "trajectory".to_string())?;
+            vec![("trajectory".to_string(), export)]
+        };
+        let mut spans = Vec::new();
+        for (base, export) in exports {
+            for (r, Object(resource)) in export.resource_spans.into_iter().enumerate() {
+                for (s, Object(scope)) in resource.scope_spans.into_iter().enumerate() {
+                    for (i, Object(span)) in scope.spans.into_iter().enumerate() {
+                        let at = format!(
+                            "{base}.resourceSpans[{r}].scopeSpans[{s}].spans[{i}] (span {})",
+                            span.span_id.0
+                        );
+                        spans.push((at, span));
+                    }
+                }
+            }
+        }
+        if let Some((at, other)) = spans
+            .iter()
+            .find(|(_, span)| span.trace_id.0 != spans[0].1.trace_id.0)
+        {
+            return Err(ConvertError(format!(
+                "{at}: trace {} where the recording's first span is of trace {}; a recorded run \
+                 is one trace (split the spans by traceId, one row each)",
+                other.trace_id.0, spans[0].1.trace_id.0
+            )));
+        }
+        let mut timed = Vec::with_capacity(spans.len());
+        for (at, span) in spans {
+            let start = match &span.start_time_unix_nano {
+                None => 0,
+                Some(Nanos::Number(n)) => u128::from(*n),
+                Some(Nanos::Text(text)) => text.parse().map_err(|_| {
+                    ConvertError(format!(
+                        "{at}.startTimeUnixNano: `{text}` is not a time in nanoseconds"
+                    ))
+                })?,
+            };
+            timed.push((start, at, span));
+        }
+        // Stable: spans that started at the same time keep the order written.
+        timed.sort_by_key(|(start, _, _)| *start);
+        let mut conversion = Conversion::default();
+        for (_, at, span) in timed {
+            conversion.span(at, span)?;
+        }
+        Ok(Trajectory {
+            format: Format::Otel,
+            turns: vec![conversion.events],
+            status: conversion.status,
+            usage: conversion.usage,
+            ..Trajectory::default()
+        })
+    }
+}
+
+#[derive(Default)]
+struct Conversion<'a> {
+    events: Vec<Event<'a>>,
+    status: RunStatus,
+    usage: Option<Tokens>,
+    /// How many messages of the conversation earlier model calls held.
+    seen: usize,
+    /// The calls whose return is an event already.
+    returned: HashSet<String>,
+}
+
+/// One message of a model call's input or output, in either convention.
+struct Message<'a> {
+    role: Cow<'a, str>,
+    text: Option<Cow<'a, str>>,
+    calls: Vec<(Cow<'a, str>, Cow<'a, str>, Cow<'a, str>)>,
+    /// A tool message's call id and, in GenAI parts, its response.
+    returns: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+}
+
+impl<'a> Conversion<'a> {
+    fn span(&mut self, at: String, span: Span<'a>) -> Result<(), ConvertError> {
+        if span
+            .status
+            .as_ref()
+            .and_then(|Object(s)| s.code.as_ref())
+            .is_some_and(|c| c.0 == "STATUS_CODE_ERROR")
+        {
+            self.status = RunStatus::Error;
+        }
+        let span_id = span.span_id.0;
+        let attributes = Attributes {
+            values: span
+                .attributes
+                .into_iter()
+                .map(|Object(kv)| (kv.key.0, kv.value.0))
+                .collect(),
+            at,
+        };
+        let kind = attributes.text("openinference.span.kind");
+        let operation = attributes.text("gen_ai.operation.name");
+        match (kind.as_deref(), operation.as_deref()) {
+            (Some("LLM"), _) => self.model_call(&attributes, openinference_messages)?,
+            (_, Some("chat" | "text_completion" | "generate_content")) => {
+                self.model_call(&attributes, genai_messages)?;
+            }
+            (Some("TOOL"), _) => self.tool_span(
+                attributes.text("tool_call.id").unwrap_or(span_id),
+                attributes.text("output.value"),
+            ),
+            (_, Some("execute_tool")) => self.tool_span(
+                attributes.text("gen_ai.tool.call.id").unwrap_or(span_id),
+                attributes.text("gen_ai.tool.call.result"),
+            ),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn model_call(
+        &mut self,
+        attributes: &Attributes<'a>,
+        messages: fn(&Attributes<'a>, &str) -> Result<Vec<Message<'a>>, ConvertError>,
+    ) -> Result<(), ConvertError> {
+        let (input, output) = (
+            messages(attributes, "input")?,
+            messages(attributes, "output")?,
+        );
+        let held = input.len() + output.len();
+        for message in input.into_iter().skip(self.seen) {
+            self.message(message, attributes)?;
+        }
+        self.seen = held;
+        let prompt = attributes
+            .int("llm.token_count.prompt")?
+            .or(attributes.int("gen_ai.usage.input_tokens")?);
+        let completion = attributes
+            .int("llm.token_count.completion")?
+            .or(attributes.int("gen_ai.usage.output_tokens")?);
+        let tokens = match (prompt, completion) {
+            (None, None) => None,
+            (prompt, completion) => {
+                let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+                let total = attributes
+                    .int("llm.token_count.total")?
+                    .unwrap_or(prompt + completion);
+                Some(Tokens {
+                    prompt_tokens: prompt,
+                    completion_tokens: completion,
+                    total_tokens: total,
+                })
+            }
+        };
+        if let Some(tokens) = tokens {
+            tokens.add_to(&mut self.usage);
+        }
+        let model = attributes
+            .text("llm.model_name")
+            .or_else(|| attributes.text("gen_ai.response.model"))
+            .or_else(|| attributes.text("gen_ai.request.model"));
+        self.events.push(Event::LlmCall(LlmCall {
+            model,
+            tokens,
+            ..LlmCall::default()
+        }));
+        for message in output {
+            self.message(message, attributes)?;
+        }
+        Ok(())
+    }
+
+    fn message(
+        &mut self,
+        message: Message<'a>,
+        attributes: &Attributes<'a>,
+    ) -> Result<(), ConvertError> {
+        let text = message.text.unwrap_or_default();
+        match &*message.role {
+            "system" | "developer" => self.events.push(Event::System { text }),
+            "user" => self.events.push(Event::User {
+                content: Content::Text(text),
+            }),
+            "assistant" | "model" => {
+                if !text.is_empty() {
+                    self.events.push(Event::Assistant {
+                        content: Content::Text(text),
+                    });
+                }
+                for (id, name, arguments) in message.calls {
+                    self.events.push(Event::ToolCall(ToolCall {
+                        id,
+                        name,
+                        arguments: arguments.into(),
+                        failed: false,
+                    }));
+                }
+            }
+            "tool" => {
+                let mut returns = message.returns;
+                if returns.len() == 1 && returns[0].1.is_empty() {
+                    returns[0].1 = text;
+                }
+                for (call_id, content) in returns {
+                    self.tool_span(call_id, Some(content));
+                }
+            }
+            other => {
+                return Err(ConvertError(format!(
+                    "{}: a message of role `{other}` (expected system, user, assistant or tool)",
+                    attributes.at
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A tool's return, unless the call's return is an event already.
+    fn tool_span(&mut self, call_id: Cow<'a, str>, content: Option<Cow<'a, str>>) {
+        let Some(content) = content else {
+            return;
+        };
+        if self.returned.insert(call_id.to_string()) {
+            self.events.push(Event::ToolReturn(ToolReturn {
+                call_id,
+                content: content.into(),
+                status: ToolStatus::Success,
+                json: false,
+            }));
+        }
+    }
+}
+
+/// OpenInference's flattened messages: `llm.{input,output}_messages.N.message.*`.
+fn openinference_messages<'a>(
+    attributes: &Attributes<'a>,
+    side: &str,
+) -> Result<Vec<Message<'a>>, ConvertError> {
+    let mut messages = Vec::new();
+    loop {
+        let prefix = format!("llm.{side}_messages.{}.message.", messages.len());
+        let Some(role) = attributes.text(&format!("{prefix}role")) else {
+            break;
+        };
+        let mut calls = Vec::new();
+        loop {
+            let call = format!("{prefix}tool_calls.{}.tool_call.", calls.len());
+            let Some(name) = attributes.text(&format!("{call}function.name")) else {
+                break;
+            };
+            calls.push((
+                attributes.text(&format!("{call}id")).unwrap_or_default(),
+                name,
+                attributes
+                    .text(&format!("{call}function.arguments"))
+                    .unwrap_or(Cow::Borrowed("{}")),
+            ));
+        }
+        let returns = attributes
+            .text(&format!("{prefix}tool_call_id"))
+            .map(|id| vec![(id, Cow::Borrowed(""))])
+            .unwrap_or_default();
+        messages.push(Message {
+            role,
+            text: attributes.text(&format!("{prefix}content")),
+            calls,
+            returns,
+        });
+    }
+    Ok(messages)
+}
+
+#[derive(Deserialize)]
+struct GenAiMessage {
+    role: String,
+    #[serde(default)]
+    parts: Vec<GenAiPart>,
+}
+
+#[derive(Deserialize)]
+struct GenAiPart {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Box<RawValue>>,
+    #[serde(default)]
+    response: Option<Box<RawValue>>,
+}
+
+/// GenAI's `gen_ai.{input,output}.messages`, JSON text of a list of messages with parts.
+fn genai_messages<'a>(
+    attributes: &Attributes<'a>,
+    side: &str,
+) -> Result<Vec<Message<'a>>, ConvertError> {
+    let key = format!("gen_ai.{side}.messages");
+    let Some(text) = attributes.text(&key) else {
+        return Ok(Vec::new());
+    };
+    let messages: Vec<GenAiMessage> =
+        json::parse(&text, || format!("{}: attribute `{key}`", attributes.at))?;
+    Ok(messages
+        .into_iter()
+        .map(|message| {
+            let mut texts = Vec::new();
+            let mut calls = Vec::new();
+            let mut returns = Vec::new();
+            for part in message.parts {
+                match &*part.kind {
+                    "text" => texts.push(part.content.unwrap_or_default()),
+                    "tool_call" => calls.push((
+                        Cow::Owned(part.id.unwrap_or_default()),
+                        Cow::Owned(part.name.unwrap_or_default()),
+                        Cow::Owned(raw_text(part.arguments)),
+                    )),
+                    "tool_call_response" => returns.push((
+                        Cow::Owned(part.id.unwrap_or_default()),
+                        Cow::Owned(raw_text(part.response)),
+                    )),
+                    _ => {}
+                }
+            }
+            Message {
+                role: Cow::Owned(message.role),
+                text: (!texts.is_empty()).then(|| Cow::Owned(texts.join("\n"))),
+                calls,
+                returns,
+            }
+        })
+        .collect())
+}
+
+/// A JSON value's text: a string's own text, anything else as written; `{}` when absent.
+fn raw_text(raw: Option<Box<RawValue>>) -> String {
+    match raw {
+        None => "{}".to_string(),
+        Some(raw) => {
+            serde_json::from_str::<String>(raw.get()).unwrap_or_else(|_| raw.get().to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::trajectory::detect;
+    use crate::input::trajectory::testing::recorded_file;
+    use crate::input::trajectory::testing::{call as tool_call, convert_as, returned, tokens};
+
+    fn otel(text: &str) -> Result<Trajectory<'_>, ConvertError> {
+        convert_as(text, Format::Otel)
+    }
+
+    /// Two chat completions under an agent span, as openinference-instrumentation-openai
+    /// traced them.
+    #[test]
+    fn converts_openinference_spans() {
+        let text = recorded_file("otel-openinference.json");
+        let trajectory = otel(&text).unwrap();
+        let call = |tokens: Tokens| {
+            Event::LlmCall(LlmCall {
+                model: Some("gpt-4.1-2025-04-14".into()),
+                tokens: Some(tokens),
+                ..LlmCall::default()
+            })
+        };
+        assert_eq!(trajectory.format, Format::Otel);
+        assert_eq!(trajectory.status, RunStatus::Success);
+        assert_eq!(trajectory.usage, Some(tokens(130, 21)));
+        assert_eq!(
+            trajectory.turns,
+            vec![vec![
+                Event::System {
+                    text: "You are a weather bot.".into()
+                },
+                Event::User {
+                    content: Content::Text("What is the weather in Paris?".into())
+                },
+                call(tokens(50, 12)),
+                tool_call("call_1", "get_weather", r#"{"city": "Paris"}"#),
+                returned("call_1", "18C, sunny", false),
+                call(tokens(80, 9)),
+                Event::Assistant {
+                    content: Content::Text("Paris: 18C and sunny.".into())
+                },
+            ]]
+        );
+        assert_eq!(
+            detect(serde_json::from_str(&text).unwrap()),
+            Some(Format::Otel)
+        );
+        // The lines of a file exporter's file, as a list, read the same.
+        let lines = format!("[{text}]");
+        assert_eq!(otel(&lines).unwrap().turns, trajectory.turns);
+        assert_eq!(
+            detect(serde_json::from_str(&lines).unwrap()),
+            Some(Format::Otel)
+        );
+    }
+
+    fn span(id: &str, start: &str, attributes: &str) -> String {
+        format!(
+            r#"{{"traceId": "t1", "spanId": "{id}", "startTimeUnixNano": "{start}",
+                "attributes": [{attributes}]}}"#
+        )
+    }
+
+    fn export(spans: &[String]) -> String {
+        format!(
+            r#"{{"resourceSpans": [{{"resource": {{}}, "scopeSpans": [{{"spans": [{}]}}]}}]}}"#,
+            spans.join(",")
+        )
+    }
+
+    fn text_attribute(key: &str, value: &str) -> String {
+        format!(
+            r#"{{"key": "{key}", "value": {{"stringValue": {}}}}}"#,
+            serde_json::to_string(value).unwrap()
+        )
+    }
+
+    /// GenAI spans, written here from the semantic conventions: a chat span whose messages are
+    /// JSON attributes, an `execute_tool` span, and a second chat span that repeats the tool's
+    /// return in its input; spans are read by start time, not as written.
+    #[test]
+    fn converts_genai_spans() {
+        let chat = |input: &str, output: &str, usage: (u64, u64)| {
+            [
+                text_attribute("gen_ai.operation.name", "chat"),
+                text_attribute("gen_ai.request.model", "m"),
+                text_attribute("gen_ai.input.messages", input),
+                text_attribute("gen_ai.output.messages", output),
+                format!(
+                    r#"{{"key": "gen_ai.usage.input_tokens", "value": {{"intValue": "{}"}}}},
+                       {{"key": "gen_ai.usage.output_tokens", "value": {{"intValue": {}}}}}"#,
+                    usage.0, usage.1
+                ),
+            ]
+            .join(",")
+        };
+        let user = r#"{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}"#;
+        let called = r#"{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1",
+            "name": "get_weather", "arguments": {"city": "Paris"}}]}"#;
+        let tool_message = r#"{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+            "response": "sunny"}]}"#;
+        let answer = r#"{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}]}"#;
+        let text = export(&[
+            span(
+                "s3",
+                "3",
+                &chat(
+                    &format!("[{user}, {called}, {tool_message}]"),
+                    &format!("[{answer}]"),
+                    (9, 2),
+                ),
+            ),
+            span(
+                "s1",
+                "1",
+                &chat(&format!("[{user}]"), &format!("[{called}]"), (5, 3)),
+            ),
+            span(
+                "s2",
+                "2",
+                &[
+                    text_attribute("gen_ai.operation.name", "execute_tool"),
+                    text_attribute("gen_ai.tool.call.id", "c1"),
+                    text_attribute("gen_ai.tool.call.result", "sunny"),
+                ]
+                .join(","),
+            ),
+        ]);
+        let trajectory = otel(&text).unwrap();
+        let call = |tokens: Tokens| {
+            Event::LlmCall(LlmCall {
+                model: Some("m".into()),
+                tokens: Some(tokens),
+                ..LlmCall::default()
+            })
+        };
+        assert_eq!(
+            trajectory.turns[0],
+            vec![
+                Event::User {
+                    content: Content::Text("Weather?".into())
+                },
+                call(tokens(5, 3)),
+                tool_call("c1", "get_weather", r#"{"city": "Paris"}"#),
+                returned("c1", "sunny", false),
+                call(tokens(9, 2)),
+                Event::Assistant {
+                    content: Content::Text("Sunny.".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_status_makes_the_run_an_error() {
+        let text = export(&[
+            r#"{"traceId": "t", "spanId": "s", "status": {"code": "STATUS_CODE_ERROR"}}"#
+                .to_string(),
+        ]);
+        assert_eq!(otel(&text).unwrap().status, RunStatus::Error);
+    }
+
+    #[test]
+    fn malformed_spans_are_refused_at_the_span() {
+        let at = "trajectory.resourceSpans[0].scopeSpans[0].spans";
+        let cases = [
+            (
+                export(&[
+                    span("a", "1", ""),
+                    span("b", "2", "").replace("\"t1\"", "\"t2\""),
+                ]),
+                format!(
+                    "{at}[1] (span b): trace t2 where the recording's first span is of trace \
+                     t1; a recorded run is one trace (split the spans by traceId, one row each)"
+                ),
+            ),
+            (
+                export(&[span(
+                    "a",
+                    "1",
+                    r#"{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+                       {"key": "llm.token_count.prompt", "value": {"intValue": "many"}}"#,
+                )]),
+                format!(
+                    "{at}[0] (span a): attribute `llm.token_count.prompt`: intValue \"many\" is \
+                     not a whole number of tokens"
+                ),
+            ),
+            (
+                export(&[span("a", "soon", "")]),
+                format!("{at}[0] (span a).startTimeUnixNano: `soon` is not a time in nanoseconds"),
+            ),
+            (
+                export(&[span(
+                    "a",
+                    "1",
+                    &[
+                        text_attribute("gen_ai.operation.name", "chat"),
+                        text_attribute("gen_ai.input.messages", "[{\"parts\": []}]"),
+                    ]
+                    .join(","),
+                )]),
+                format!(
+                    "{at}[0] (span a): attribute `gen_ai.input.messages`[0]: missing field `role`"
+                ),
+            ),
+            (
+                export(&[span(
+                    "a",
+                    "1",
+                    &[
+                        text_attribute("openinference.span.kind", "LLM"),
+                        text_attribute("llm.input_messages.0.message.role", "critic"),
+                    ]
+                    .join(","),
+                )]),
+                format!(
+                    "{at}[0] (span a): a message of role `critic` (expected system, user, \
+                     assistant or tool)"
+                ),
+            ),
+            (
+                r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "a"}]}]}]}"#
+                    .to_string(),
+                format!("{at}[0]: missing field `traceId`"),
+            ),
+            (
+                r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "spanId": "a", "attributes": [{"key": "k"}]}]}]}]}"#
+                    .to_string(),
+                format!("{at}[0].attributes[0]: missing field `value`"),
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(otel(&input).unwrap_err().0, expected, "for {input}");
+        }
+    }
+}

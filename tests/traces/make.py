@@ -1,0 +1,269 @@
+"""Writes the recorded runs gavel's trajectory tests read (host/tests/data/traces/), with the
+real SDKs, openai 3.57.0 and anthropic 2.14.0 (the pins of the venv that
+host/runtime/python/tests/run.sh makes and .ci/run runs this in): the clients call a stand-in API
+on a loopback port, parse its replies into their own types, and the files are those objects as
+the SDKs dump them (`model_dump(mode="json")`). The stand-in's replies carry fixed ids and times, so a second run
+writes the same bytes.
+
+One run of a weather agent (asked for the weather in Paris, it calls `get_weather` and answers)
+is recorded in each format, plus single responses with reasoning and built-in tool calls. The
+OpenTelemetry recording is the chat completions run traced by openinference-instrumentation-openai
+0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
+collector's file exporter writes JSON.
+
+    python tests/traces/make.py OUT_DIR
+"""
+
+import http.server
+import json
+import sys
+import threading
+from pathlib import Path
+
+import base64
+
+import anthropic
+import openai
+from google.protobuf.json_format import MessageToDict
+from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+QUESTION = "What is the weather in Paris?"
+ARGS = '{"city": "Paris"}'
+RESULT = "18C, sunny"
+ANSWER = "Paris: 18C and sunny."
+SYSTEM = "You are a weather bot."
+
+USAGE_1 = {"input_tokens": 50, "output_tokens": 12, "total_tokens": 62,
+           "input_tokens_details": {"cached_tokens": 0},
+           "output_tokens_details": {"reasoning_tokens": 0}}
+USAGE_2 = {"input_tokens": 80, "output_tokens": 9, "total_tokens": 89,
+           "input_tokens_details": {"cached_tokens": 0},
+           "output_tokens_details": {"reasoning_tokens": 0}}
+
+
+def response(rid, output, usage, status="completed", instructions=SYSTEM):
+    return {
+        "id": rid, "object": "response", "created_at": 1764000000, "status": status,
+        "error": None, "incomplete_details": None, "instructions": instructions,
+        "model": "gpt-4.1-2025-04-14", "output": output, "parallel_tool_calls": True,
+        "temperature": 1.0, "tool_choice": "auto", "tools": [], "top_p": 1.0,
+        "usage": usage, "metadata": {},
+    }
+
+
+CALL = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+        "arguments": ARGS, "status": "completed"}
+MESSAGE = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+           "content": [{"type": "output_text", "text": ANSWER, "annotations": []}]}
+RESEARCH = [
+    {"type": "reasoning", "id": "rs_1", "summary": [
+        {"type": "summary_text", "text": "Search the web first."},
+        {"type": "summary_text", "text": "Then read the files."}]},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed",
+     "action": {"type": "search", "query": "Paris weather today"}},
+    {"type": "file_search_call", "id": "fs_1", "status": "completed",
+     "queries": ["paris climate"],
+     "results": [{"file_id": "file_1", "filename": "climate.md", "score": 0.9,
+                  "text": "Paris is mild.", "attributes": {}}]},
+    {"type": "code_interpreter_call", "id": "ci_1", "status": "completed",
+     "code": "print(18 * 9 / 5 + 32)", "container_id": "cntr_1",
+     "outputs": [{"type": "logs", "logs": "64.4"}]},
+    {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "18C (64.4F) and sunny.", "annotations": []}]},
+]
+RESEARCH_USAGE = {"input_tokens": 400, "output_tokens": 120, "total_tokens": 520,
+                  "input_tokens_details": {"cached_tokens": 100},
+                  "output_tokens_details": {"reasoning_tokens": 64}}
+
+ANTHROPIC_USAGE_1 = {"input_tokens": 50, "output_tokens": 12,
+                     "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+ANTHROPIC_USAGE_2 = {"input_tokens": 80, "output_tokens": 9,
+                     "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def message(mid, content, stop_reason, usage):
+    return {"id": mid, "type": "message", "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929", "content": content,
+            "stop_reason": stop_reason, "stop_sequence": None, "usage": usage}
+
+
+TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+            "input": {"city": "Paris"}}
+THINKING = [
+    {"type": "thinking", "thinking": "The user wants Paris; call the tool.",
+     "signature": "sig-1"},
+    {"type": "redacted_thinking", "data": "cmVkYWN0ZWQ="},
+]
+
+CHAT_REPLIES = [
+    {"id": "chatcmpl-1", "object": "chat.completion", "created": 1764000000,
+     "model": "gpt-4.1-2025-04-14",
+     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+         "role": "assistant", "content": None, "tool_calls": [
+             {"id": "call_1", "type": "function",
+              "function": {"name": "get_weather", "arguments": ARGS}}]}}],
+     "usage": {"prompt_tokens": 50, "completion_tokens": 12, "total_tokens": 62}},
+    {"id": "chatcmpl-2", "object": "chat.completion", "created": 1764000001,
+     "model": "gpt-4.1-2025-04-14",
+     "choices": [{"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": ANSWER}}],
+     "usage": {"prompt_tokens": 80, "completion_tokens": 9, "total_tokens": 89}},
+]
+
+# What the stand-in answers, in order, per endpoint.
+REPLIES = {
+    "/v1/chat/completions": CHAT_REPLIES,
+    "/v1/responses": [
+        response("resp_1", [CALL], USAGE_1),
+        response("resp_2", [MESSAGE], USAGE_2),
+        response("resp_3", RESEARCH, RESEARCH_USAGE, instructions=None),
+    ],
+    "/v1/messages": [
+        message("msg_a1", [TOOL_USE], "tool_use", ANTHROPIC_USAGE_1),
+        message("msg_a2", [{"type": "text", "text": ANSWER}], "end_turn", ANTHROPIC_USAGE_2),
+        message("msg_a3", THINKING + [{"type": "text", "text": "Let me look."}, TOOL_USE],
+                "tool_use", ANTHROPIC_USAGE_1),
+    ],
+}
+
+
+class StandIn(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = json.dumps(REPLIES[self.path].pop(0)).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def dump(model):
+    return model.model_dump(mode="json")
+
+
+def otlp_json(spans):
+    """The spans as the collector's file exporter writes a line: OTLP JSON with hex ids. Ids,
+    times and the SDK's instance id, which differ every run, become fixed ones in order."""
+    export = MessageToDict(encode_spans(spans))
+    ids = {}
+
+    def fixed(value, width):
+        raw = base64.b64decode(value).hex()
+        return ids.setdefault(raw, format(len(ids) + 1, f"0{width}x"))
+
+    spans = [span for resource in export["resourceSpans"]
+             for scope in resource["scopeSpans"] for span in scope["spans"]]
+    for rank, span in enumerate(sorted(spans, key=lambda s: int(s["startTimeUnixNano"]))):
+        span["startTimeUnixNano"] = str(1764000000000000000 + rank * 1000000)
+        span["endTimeUnixNano"] = str(1764000000000000000 + rank * 1000000 + 500000)
+    for span in spans:
+        span["traceId"] = fixed(span["traceId"], 32)
+        span["spanId"] = fixed(span["spanId"], 16)
+        if "parentSpanId" in span:
+            span["parentSpanId"] = fixed(span["parentSpanId"], 16)
+    return export
+
+
+def openinference_run(base):
+    """The weather run through the chat completions API, traced by OpenInference's
+    instrumentation of the openai client, under an agent span of the application's."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+    client = openai.OpenAI(api_key="test", base_url=base + "/v1", max_retries=0)
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
+    with provider.get_tracer("weather-agent").start_as_current_span("agent"):
+        first = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+        messages.append(first.choices[0].message.model_dump(exclude_none=True))
+        messages.append({"role": "tool", "tool_call_id": "call_1", "content": RESULT})
+        client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+    OpenAIInstrumentor().uninstrument()
+    return otlp_json(exporter.get_finished_spans())
+
+
+def main(out):
+    server = http.server.HTTPServer(("127.0.0.1", 0), StandIn)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+
+    oai = openai.OpenAI(api_key="test", base_url=base + "/v1", max_retries=0)
+    tools = [{"type": "function", "name": "get_weather", "description": "Weather in a city",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]
+    inputs = [{"role": "user", "content": QUESTION}]
+    first = oai.responses.create(model="gpt-4.1", instructions=SYSTEM, input=inputs, tools=tools)
+    call = first.output[0]
+    returned = {"type": "function_call_output", "call_id": call.call_id, "output": RESULT}
+    second = oai.responses.create(model="gpt-4.1", instructions=SYSTEM, tools=tools,
+                                  input=inputs + [dump(call), returned])
+    responses_run = ([{"role": "system", "content": SYSTEM}] + inputs
+                     + [dump(item) for item in first.output] + [returned]
+                     + [dump(item) for item in second.output])
+    research = oai.responses.create(model="gpt-4.1", input="Weather in Paris, in F?",
+                                    tools=[{"type": "web_search"}])
+
+    ant = anthropic.Anthropic(api_key="test", base_url=base, max_retries=0)
+    a_tools = [{"name": "get_weather", "description": "Weather in a city",
+                "input_schema": {"type": "object",
+                                 "properties": {"city": {"type": "string"}}}}]
+    messages = [{"role": "user", "content": QUESTION}]
+    a_first = ant.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                                  messages=messages, tools=a_tools)
+    messages += [
+        {"role": "assistant", "content": [dump(block) for block in a_first.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": TOOL_USE["id"],
+                                      "content": RESULT}]},
+    ]
+    a_second = ant.messages.create(model="claude-sonnet-4-5", max_tokens=1024, system=SYSTEM,
+                                   messages=messages, tools=a_tools)
+    thinking = ant.messages.create(model="claude-sonnet-4-5", max_tokens=2048,
+                                   messages=[{"role": "user", "content": QUESTION}],
+                                   thinking={"type": "enabled", "budget_tokens": 1024},
+                                   tools=a_tools)
+    otel = openinference_run(base)
+    server.shutdown()
+
+    chat = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": ARGS}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": RESULT},
+        {"role": "assistant", "content": ANSWER},
+    ]
+    files = {
+        "responses-object.json": dump(research),
+        "responses-items.json": responses_run,
+        "anthropic-message.json": dump(thinking),
+        "anthropic-conversation.json": {"model": "claude-sonnet-4-5", "system": SYSTEM,
+                                        "messages": messages, "response": dump(a_second)},
+        "otel-openinference.json": otel,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for name, value in files.items():
+        (out / name).write_text(json.dumps(value) + "\n")
+    # The same run in every format, as dataset rows that one suite grades.
+    rows = [
+        {"id": "chat", "input": QUESTION, "trajectory": chat},
+        {"id": "responses", "input": QUESTION, "trajectory": responses_run},
+        {"id": "anthropic", "input": QUESTION, "trajectory": files["anthropic-conversation.json"]},
+        {"id": "otel", "input": QUESTION, "trajectory": otel},
+    ]
+    (out / "same-run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
