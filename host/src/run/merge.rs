@@ -402,6 +402,7 @@ pub fn merge(
         gate_passed,
         record,
         judge_failed: None,
+        isolation: None,
     })
 }
 
