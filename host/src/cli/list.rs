@@ -23,7 +23,7 @@ enum What {
     Extractors,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     if let Some(path) = args.pack {
         return super::inspect::list_pack(&path, matches!(args.what, What::Graders), &args.cache);
     }
@@ -65,5 +65,5 @@ pub fn run(args: Args) -> u8 {
         println!("{title}:");
         super::table::print_table(items.iter().map(|d| (d.name, d.description)));
     }
-    super::EXIT_OK
+    super::Status::Ok
 }

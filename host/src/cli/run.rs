@@ -81,7 +81,7 @@ fn at_least_one(text: &str) -> Result<u64, String> {
     }
 }
 
-pub fn run(mut args: Args) -> u8 {
+pub fn run(mut args: Args) -> super::Status {
     if let Some(traces) = &args.traces {
         let project = match gavel::input::evaldeck_cases::load(&args.suite, traces) {
             Ok(project) => project,
@@ -162,7 +162,7 @@ pub fn run(mut args: Args) -> u8 {
             &path,
             quiet,
         );
-        if code != super::EXIT_OK {
+        if code != super::Status::Ok {
             return code;
         }
     }
@@ -177,7 +177,7 @@ pub fn run(mut args: Args) -> u8 {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
-        super::EXIT_INTERRUPTED
+        super::Status::Interrupted
     } else if graded.interrupted {
         eprintln!(
             "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
@@ -185,11 +185,11 @@ pub fn run(mut args: Args) -> u8 {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
-        super::EXIT_INTERRUPTED
+        super::Status::Interrupted
     } else if graded.gate_passed {
-        super::EXIT_OK
+        super::Status::Ok
     } else {
-        super::EXIT_GATE_FAILED
+        super::Status::GateFailed
     }
 }
 
@@ -383,7 +383,7 @@ fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
     }
 }
 
-pub fn report_invalid_rows(validation: &Validation) -> u8 {
+pub fn report_invalid_rows(validation: &Validation) -> super::Status {
     for error in &validation.errors {
         eprintln!("error: {}", printable_lines(&error.to_string()));
     }
@@ -397,5 +397,5 @@ pub fn report_invalid_rows(validation: &Validation) -> u8 {
         "{} of {} rows are invalid; nothing was graded (fix them, or grade the valid rows with --skip-invalid)",
         validation.invalid, validation.total
     );
-    super::EXIT_INVALID
+    super::Status::Invalid
 }

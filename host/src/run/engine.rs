@@ -27,8 +27,13 @@ use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult
 use crate::plan::Plan;
 use crate::run::grading::grade_sample;
 
-/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-pub const EXIT_INTERRUPTED: u8 = 130;
+static ON_SECOND_CTRL_C: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// What a second Ctrl-C does once what finished is flushed (the command line exits): the first
+/// stops starting samples, and without this hook the second does no more.
+pub fn on_second_ctrl_c(hook: fn()) {
+    let _ = ON_SECOND_CTRL_C.set(hook);
+}
 
 /// Which items of the stream to grade.
 #[derive(Debug, Clone, Default)]
@@ -579,14 +584,16 @@ impl Pass<'_> {
                     // Whoever presses it twice means now. The writer flushes what finished as
                     // soon as it sees the first; the second waits for that, briefly, so that no
                     // finished line is lost.
-                    if tokio::signal::ctrl_c().await.is_ok() {
+                    if let Some(hook) = ON_SECOND_CTRL_C.get()
+                        && tokio::signal::ctrl_c().await.is_ok()
+                    {
                         for _ in 0..50 {
                             if interrupt.flushed.load(Ordering::SeqCst) {
                                 break;
                             }
                             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                         }
-                        std::process::exit(EXIT_INTERRUPTED.into());
+                        hook();
                     }
                 }
             });

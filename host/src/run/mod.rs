@@ -14,7 +14,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
+pub use engine::{Filter, Validation, on_second_ctrl_c};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 
 use crate::fsio;

@@ -96,7 +96,7 @@ pub(super) fn sandbox() -> Result<&'static Sandbox, SandboxUnavailable> {
 }
 
 /// An engine that compiles exactly as the sandbox's do, without reserving an instance pool:
-/// for a process that only compiles (`compile::child_main`). The pool does not change compiled
+/// for a process that only compiles (`compile::child_compile`). The pool does not change compiled
 /// code (a test checks the engines' compatibility hashes agree), so one artifact serves both.
 pub(super) fn compiler() -> wasmtime::Result<Engine> {
     Engine::new(&config(None))

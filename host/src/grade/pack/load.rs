@@ -273,12 +273,12 @@ pub(super) fn compiled(
             Err(Stale::Rejected(why)) => why,
         };
         if !why.is_empty() {
-            eprintln!(
-                "warning: pack `{}`: the compiled artifact {} was not used ({why}); compiling \
+            crate::notice::warn(format!(
+                "pack `{}`: the compiled artifact {} was not used ({why}); compiling \
                  the pack again",
                 printable(pack),
                 artifact.display()
-            );
+            ));
         }
     }
     let compiled = compile::compile(engine, pack, file)?;

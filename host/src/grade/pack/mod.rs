@@ -72,8 +72,8 @@ use cache::Cache;
 pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
 pub use compile::{
-    COMPILE_SUBCOMMAND, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S, child_main,
-    compile_in_child_processes,
+    COMPILE_SUBCOMMAND, ChildFailure, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S,
+    child_compile, compile_in_child_processes,
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
