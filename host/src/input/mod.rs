@@ -6,4 +6,5 @@ pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
 pub mod sample;
+pub mod source;
 pub mod trajectory;
