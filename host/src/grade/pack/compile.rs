@@ -20,7 +20,18 @@ use std::time::{Duration, Instant};
 use wasmtime::Engine;
 
 use super::PackError;
-use super::load::{MAX_PACK_BYTES, PackFile};
+
+/// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
+/// about 20 MiB.
+pub(super) const MAX_PACK_BYTES: u64 = 256 << 20;
+
+/// A pack file that passed the checks that need no compilation.
+pub(super) struct PackFile {
+    pub(super) path: PathBuf,
+    pub(super) bytes: Vec<u8>,
+    /// Lowercase hex SHA-256 of the file.
+    pub(super) sha256: String,
+}
 
 /// The hidden subcommand that runs [`child_compile`].
 pub const COMPILE_SUBCOMMAND: &str = "__compile-pack";
