@@ -27,7 +27,7 @@ use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use super::call::{self, Outcome, ProgramFailed};
-use super::engine::{CALL_SLOTS, CallGrants, CallState};
+use super::engine::{CallGrants, CallState, WARM_SLOTS};
 use super::wit::Exports;
 use super::{PackInner, Program};
 
@@ -41,10 +41,6 @@ const MAX_CALLS: u32 = 256;
 /// Bytes of linear memory a warm instance may gain over what it held after its first call
 /// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
 const MAX_GROWTH: usize = 16 << 20;
-
-/// Pool slots that warm instances may hold at once in the process; fresh calls have the rest
-/// of [`CALL_SLOTS`].
-pub(super) const WARM_SLOTS: u32 = CALL_SLOTS / 2;
 
 static RESERVED: Semaphore = Semaphore::const_new(WARM_SLOTS as usize);
 
