@@ -254,7 +254,7 @@ fn list(metric: &str, title: &str, total: u64, flips: &[Flip], show: usize) {
         println!(
             "  {}{run}  {}",
             printable(&flip.sample_id.to_string()),
-            super::run::one_line(&flip.rationale, 100)
+            super::one_line(&flip.rationale, 100)
         );
     }
     if total as usize > show.min(flips.len()) {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gavel::terminal::printable_lines;
+use gavel::terminal::{printable, printable_lines};
 
 /// How a command ended, and the one place each ending gets its exit code (SPEC section 8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +122,28 @@ pub fn main() -> ExitCode {
 /// The `s` of a plural count.
 fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// `text` on one line of at most `width` characters (then `...`): line breaks and tabs as
+/// spaces, other characters that steer a terminal [`printable`].
+pub fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c.is_whitespace() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let flat = printable(&flat);
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let cut: String = flat.chars().take(width).collect();
+        format!("{cut}...")
+    }
 }
 
 /// Prints what stopped a run, in the order it happened, and returns the exit code for it.

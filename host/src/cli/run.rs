@@ -276,7 +276,7 @@ impl Failing {
         self.samples.push(format!(
             "{}  {}",
             printable(&result.sample_id.to_string()),
-            one_line(&why, 100)
+            super::one_line(&why, 100)
         ));
     }
 }
@@ -284,28 +284,6 @@ impl Failing {
 /// A path as it may be shown: a suite's name or a folder's can hold anything.
 pub fn shown_path(path: &std::path::Path) -> String {
     printable(&path.display().to_string())
-}
-
-/// `text` on one line of at most `width` characters (then `...`): line breaks and tabs as
-/// spaces, other characters that steer a terminal [`printable`].
-pub fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() && c.is_whitespace() {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let flat = printable(&flat);
-    if flat.chars().count() <= width {
-        flat
-    } else {
-        let cut: String = flat.chars().take(width).collect();
-        format!("{cut}...")
-    }
 }
 
 fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
