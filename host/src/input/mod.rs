@@ -6,5 +6,6 @@ pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
 pub mod sample;
+pub mod select;
 pub mod source;
 pub mod trajectory;

@@ -15,14 +15,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::thread::ThreadId;
 
-use serde::Deserialize;
-
 use crate::config::reward::RewardSpec;
 use crate::grade::pack::{self, Isolation};
-use crate::input::dataset::{
-    Item, ItemError, Items, RowError, RowParser, SourceError, parse_id, peek_id,
-};
-use crate::input::sample::{RawId, Sample, SampleId};
+use crate::input::dataset::{Item, ItemError, RowError, RowParser, SourceError, peek_id};
+use crate::input::sample::{Sample, SampleId};
+pub use crate::input::select::{Filter, Selected, Selection};
 use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
 use crate::plan::Plan;
 use crate::run::grading::grade_sample;
@@ -33,164 +30,6 @@ static ON_SECOND_CTRL_C: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 /// stops starting samples, and without this hook the second does no more.
 pub fn on_second_ctrl_c(hook: fn()) {
     let _ = ON_SECOND_CTRL_C.set(hook);
-}
-
-/// Which items of the stream to grade.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Grade at most this many (after filtering); letta-evals' `max_samples` (0 = no limit).
-    pub max_samples: Option<u64>,
-    /// Keep items whose id or tags match any filter (`id:X`, `tag:Y`, or a bare value for
-    /// either).
-    pub filters: Vec<Filter>,
-    /// Skip this many selected items (they are in `results.jsonl` already).
-    pub skip: u64,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Filter {
-    Id(String),
-    Tag(String),
-    Either(String),
-}
-
-impl std::fmt::Display for Filter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Filter::Id(id) => write!(f, "id:{id}"),
-            Filter::Tag(tag) => write!(f, "tag:{tag}"),
-            Filter::Either(value) => f.write_str(value),
-        }
-    }
-}
-
-impl Filter {
-    pub fn parse(text: &str) -> Filter {
-        if let Some(id) = text.strip_prefix("id:") {
-            Filter::Id(id.to_string())
-        } else if let Some(tag) = text.strip_prefix("tag:") {
-            Filter::Tag(tag.to_string())
-        } else {
-            Filter::Either(text.to_string())
-        }
-    }
-
-    fn matches(&self, id: &str, tags: &[String]) -> bool {
-        match self {
-            Filter::Id(want) => want == id,
-            Filter::Tag(want) => tags.iter().any(|t| t == want),
-            Filter::Either(want) => want == id || tags.iter().any(|t| t == want),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct IdTags<'a> {
-    #[serde(default, borrow)]
-    sample_id: Option<RawId<'a>>,
-    #[serde(default, borrow)]
-    id: Option<RawId<'a>>,
-    #[serde(default)]
-    tags: Option<Vec<String>>,
-}
-
-/// The selected items of a stream, in order.
-pub struct Selected {
-    items: Items,
-    selection: Selection,
-    taken: u64,
-}
-
-impl Selected {
-    pub fn new(items: Items, selection: Selection) -> Selected {
-        Selected {
-            items,
-            selection,
-            taken: 0,
-        }
-    }
-
-    /// The place among the selected items (its line in `results.jsonl`) of the item
-    /// [`Selected::next_item`] returned last.
-    pub fn position(&self) -> u64 {
-        self.taken.saturating_sub(1)
-    }
-
-    fn limit_reached(&self) -> bool {
-        match self.selection.max_samples {
-            Some(max) if max > 0 => self.taken >= max,
-            _ => false,
-        }
-    }
-
-    /// The next selected item not to be skipped; `Err` for an item that cannot be read.
-    pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
-        loop {
-            if self.limit_reached() {
-                return None;
-            }
-            let item = match self.items.next_item()? {
-                Ok(item) => item,
-                Err(e) => {
-                    self.taken += 1;
-                    if self.selection.skip > 0 {
-                        self.selection.skip -= 1;
-                        continue;
-                    }
-                    return Some(Err(e));
-                }
-            };
-            if !self.selection.filters.is_empty() && !self.selected(&item) {
-                continue;
-            }
-            self.taken += 1;
-            if self.selection.skip > 0 {
-                self.selection.skip -= 1;
-                continue;
-            }
-            return Some(Ok(item));
-        }
-    }
-
-    /// The id of the next selected item as results.jsonl writes it (`Some(None)` for an item
-    /// whose id cannot be read); `None` past the last.
-    pub fn next_id(&mut self) -> Option<Option<String>> {
-        Some(match self.next_item()? {
-            Ok(item) => id_of(&item).map(|(id, _)| id),
-            Err(_) => None,
-        })
-    }
-
-    fn selected(&self, item: &Item) -> bool {
-        // An unreadable row, or one whose id cannot be read, is kept so that it is reported,
-        // not silently dropped.
-        let Some((id, fields)) = id_of(item) else {
-            return true;
-        };
-        let row_tags = if item.run.is_some() {
-            serde_json::from_str::<IdTags>(&item.row.text)
-                .ok()
-                .and_then(|f| f.tags)
-        } else {
-            fields.tags
-        };
-        let tags = row_tags.unwrap_or_default();
-        self.selection.filters.iter().any(|f| f.matches(&id, &tags))
-    }
-}
-
-/// The id of `item` as results.jsonl writes it, parsed as the row's sample is (so that `id:café`
-/// matches `"caf\u00e9"` and `id:100` matches `100.0`), with the fields it was read from;
-/// `None` when the row or its id cannot be read.
-fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
-    let source = item.run.as_ref().unwrap_or(&item.row);
-    let fields = serde_json::from_str::<IdTags>(&source.text).ok()?;
-    let id = match fields.sample_id.or(fields.id).map(parse_id) {
-        Some(Ok(id)) => id.to_string(),
-        Some(Err(_)) => return None,
-        None => item.seq.to_string(),
-    };
-    Some((id, fields))
 }
 
 /// What the validation pass found.
