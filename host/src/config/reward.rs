@@ -184,7 +184,7 @@ impl RewardSpec {
 
 /// "`where`: `key` is not a metric of this suite" with the closest key, for static checks.
 pub(crate) fn unknown_metric(place: &str, key: &str, metric_keys: &[String]) -> FieldProblem {
-    let closest = crate::config::suite::closest(key, metric_keys.iter().map(String::as_str))
+    let closest = crate::config::error::closest(key, metric_keys.iter().map(String::as_str))
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     let known = if metric_keys.is_empty() {
