@@ -5,6 +5,7 @@ pub mod gate;
 pub mod position;
 pub mod pyyaml;
 pub mod reward;
+pub mod spec;
 pub mod suite;
 
 /// A mistake in one field of a suite found after parsing (a metric key the gate names but no

@@ -14,11 +14,9 @@ use serde_json::{Map, Value};
 pub use crate::config::error::{SuiteError, closest};
 use crate::config::gate::GateSpec;
 use crate::config::reward::RewardSpec;
+use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec};
 use crate::fsio;
 use crate::grade::grants::AllowSpec;
-use crate::grade::judge::RubricSpec;
-use crate::grade::pack::{Isolation, Limits, PackSpec};
-use crate::input::trajectory::Format;
 
 /// A suite file as written.
 #[derive(Debug, Deserialize)]

@@ -10,6 +10,7 @@ pub mod net;
 pub mod pack;
 pub mod program;
 pub mod python;
+pub mod reward;
 
 use std::borrow::Cow;
 

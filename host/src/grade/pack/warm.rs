@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Deserialize;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
 use wasmtime::component::Instance;
@@ -43,17 +42,6 @@ const MAX_CALLS: u32 = 256;
 const MAX_GROWTH: usize = 16 << 20;
 
 static RESERVED: Semaphore = Semaphore::const_new(WARM_SLOTS as usize);
-
-/// Where a Python grader's calls run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Isolation {
-    /// One instance per grader and batch of consecutive samples ([`BATCH_ROWS`]).
-    #[default]
-    Batch,
-    /// A fresh instance for every call.
-    Sample,
-}
 
 /// Tells functions apart: a warm instance belongs to one.
 pub(super) fn next_function_id() -> u64 {

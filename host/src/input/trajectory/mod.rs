@@ -18,6 +18,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub use crate::config::spec::Format;
 pub use evaldeck::EvaldeckConverter;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
@@ -224,16 +225,6 @@ impl RunStatus {
             RunStatus::Error => "error",
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    #[default]
-    Letta,
-    Evaldeck,
-    #[serde(rename = "openai")]
-    OpenAi,
 }
 
 impl Format {
