@@ -1,5 +1,6 @@
 //! What a suite asks for, read from its file: the suite, its gate and its reward.
 
+pub mod allow;
 pub mod error;
 pub mod gate;
 pub mod position;

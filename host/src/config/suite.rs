@@ -11,12 +11,12 @@ use crate::config::pyyaml::join;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
+use crate::config::allow::AllowSpec;
 pub use crate::config::error::{SuiteError, closest};
 use crate::config::gate::GateSpec;
 use crate::config::reward::RewardSpec;
 use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec};
 use crate::fsio;
-use crate::grade::grants::AllowSpec;
 
 /// A suite file as written.
 #[derive(Debug, Deserialize)]
