@@ -23,6 +23,7 @@ mod hostile_warm_python;
 mod interp_packs;
 mod judge;
 mod judge_failing;
+mod layers;
 mod letta_examples;
 mod network;
 mod new_pack;
