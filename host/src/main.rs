@@ -33,12 +33,26 @@ fn main() -> ExitCode {
     if args.next().as_deref() == Some(std::ffi::OsStr::new(gavel::grade::pack::COMPILE_SUBCOMMAND))
     {
         let memory_mb = args.next().unwrap_or_default();
-        return gavel::grade::pack::child_main(&memory_mb.to_string_lossy());
+        return compile_pack(&memory_mb.to_string_lossy());
     }
     if let Ok(executable) = std::env::current_exe() {
         gavel::grade::pack::compile_in_child_processes(executable);
     }
     cli::main()
+}
+
+/// `gavel __compile-pack MEMORY_MB`: a component on stdin compiled to stdout, its failure said on
+/// stderr and in the exit code its parent reads.
+fn compile_pack(memory_mb: &str) -> ExitCode {
+    match gavel::grade::pack::child_compile(memory_mb, std::io::stdin(), std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            if let Some(message) = failure.message {
+                eprintln!("{message}");
+            }
+            ExitCode::from(failure.code)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,21 +10,21 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     let Some(dir) = args.cache.dir() else {
-        return super::EXIT_INVALID;
+        return super::Status::Invalid;
     };
     match interpreter::cached(&dir) {
         Ok(component) => {
             println!("{}", component.path.display());
-            super::EXIT_OK
+            super::Status::Ok
         }
         Err(e) => {
             eprintln!(
                 "error: {}",
                 gavel::terminal::printable_lines(&e.to_string())
             );
-            super::EXIT_INVALID
+            super::Status::Invalid
         }
     }
 }

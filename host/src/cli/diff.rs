@@ -60,14 +60,14 @@ fn run_dir(path: &Path) -> PathBuf {
 
 /// Whether the runs are worth comparing: prints why not, and returns the exit code when they
 /// are refused.
-fn check_pairing(args: &Args, diff: &Diff) -> Result<(), u8> {
+fn check_pairing(args: &Args, diff: &Diff) -> Result<(), super::Status> {
     let mut records = Vec::new();
     for run in [&args.base, &args.candidate] {
         match RunRecord::read(&run_dir(run)) {
             Ok(record) => records.push(record),
             Err(message) => {
                 eprintln!("error: {message}");
-                return Err(super::EXIT_INVALID);
+                return Err(super::Status::Invalid);
             }
         }
     }
@@ -92,16 +92,16 @@ fn check_pairing(args: &Args, diff: &Diff) -> Result<(), u8> {
         "error: {said}\n  compare two runs of one suite over one dataset, or give \
          --allow-unpaired to compare these anyway"
     );
-    Err(super::EXIT_INVALID)
+    Err(super::Status::Invalid)
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     if !(args.alpha > 0.0 && args.alpha < 0.5) {
         eprintln!(
             "error: --alpha {}: give a significance level between 0 and 0.5, such as 0.05",
             args.alpha
         );
-        return super::EXIT_INVALID;
+        return super::Status::Invalid;
     }
     let diff = match diff::compare(
         &results_file(&args.base),
@@ -111,11 +111,11 @@ pub fn run(args: Args) -> u8 {
         Ok(diff) => diff,
         Err(message) => {
             eprintln!("error: {}", printable_lines(&message.to_string()));
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     };
-    if let Err(code) = check_pairing(&args, &diff) {
-        return code;
+    if let Err(status) = check_pairing(&args, &diff) {
+        return status;
     }
     for metric in &args.fail_on {
         if diff.metric(metric).is_none() {
@@ -125,7 +125,7 @@ pub fn run(args: Args) -> u8 {
                 printable(metric),
                 printable(&known.join(", "))
             );
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     }
     if args.json {
@@ -133,7 +133,7 @@ pub fn run(args: Args) -> u8 {
             Ok(text) => println!("{}", gavel::terminal::printable_json(&text)),
             Err(e) => {
                 eprintln!("error: cannot render the comparison: {e}");
-                return super::EXIT_INVALID;
+                return super::Status::Invalid;
             }
         }
     } else {
@@ -145,7 +145,7 @@ pub fn run(args: Args) -> u8 {
             Ok(inputs) => inputs,
             Err(message) => {
                 eprintln!("error: {}", printable_lines(&message.to_string()));
-                return super::EXIT_INVALID;
+                return super::Status::Invalid;
             }
         };
         let options = Options {
@@ -153,7 +153,7 @@ pub fn run(args: Args) -> u8 {
             title: None,
         };
         let code = super::report::write(&dir, inputs.as_ref(), Some(&diff), &options, html, false);
-        if code != super::EXIT_OK {
+        if code != super::Status::Ok {
             return code;
         }
     }
@@ -164,10 +164,10 @@ pub fn run(args: Args) -> u8 {
         .map(String::as_str)
         .collect();
     if regressed.is_empty() {
-        super::EXIT_OK
+        super::Status::Ok
     } else {
         eprintln!("regressed: {}", printable(&regressed.join(", ")));
-        super::EXIT_GATE_FAILED
+        super::Status::GateFailed
     }
 }
 
@@ -254,7 +254,7 @@ fn list(metric: &str, title: &str, total: u64, flips: &[Flip], show: usize) {
         println!(
             "  {}{run}  {}",
             printable(&flip.sample_id.to_string()),
-            super::run::one_line(&flip.rationale, 100)
+            super::one_line(&flip.rationale, 100)
         );
     }
     if total as usize > show.min(flips.len()) {

@@ -13,26 +13,26 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     match inspect(&args.pack, &args.cache) {
         Ok(info) => {
             print!("{}", printable_lines(&info.to_string()));
-            super::EXIT_OK
+            super::Status::Ok
         }
         Err(e) => {
             eprintln!("error: {}", printable_lines(&e.to_string()));
-            super::EXIT_INVALID
+            super::Status::Invalid
         }
     }
 }
 
 /// `gavel list graders|extractors --pack FILE`: the pack's functions of that kind.
-pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
+pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> super::Status {
     let info = match inspect(path, cache) {
         Ok(info) => info,
         Err(e) => {
             eprintln!("error: {}", printable_lines(&e.to_string()));
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     };
     let wanted = if graders {
@@ -51,7 +51,7 @@ pub fn list_pack(path: &Path, graders: bool, cache: &super::CacheArgs) -> u8 {
         .map(|f| (f.name.as_str(), f.description.as_str()))
         .collect();
     super::table::print_table(rows.into_iter());
-    super::EXIT_OK
+    super::Status::Ok
 }
 
 /// Through the compiled-pack cache when its folder can be used, else compiled in memory (with

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gavel::grade::builtin::{Described, evaldeck, letta::Function};
+use gavel::grade::builtin::{Described, OTHER_KINDS, evaldeck, letta::Function};
 use gavel::grade::extract::Extractor;
 
 #[derive(Debug, clap::Args)]
@@ -23,7 +23,7 @@ enum What {
     Extractors,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     if let Some(path) = args.pack {
         return super::inspect::list_pack(&path, matches!(args.what, What::Graders), &args.cache);
     }
@@ -37,27 +37,7 @@ pub fn run(args: Args) -> u8 {
                 "kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)",
                 evaldeck::CHECKS.iter().map(|c| c.described).collect(),
             ),
-            (
-                "other kinds",
-                vec![
-                    Described {
-                        name: "expectations",
-                        description: "the sample's `expected:` block, every key AND-combined as evaldeck does",
-                    },
-                    Described {
-                        name: "rubric",
-                        description: "LLM as judge over an OpenAI-compatible endpoint or Anthropic, or a Letta agent file's judge (`agent_file`) calling its grading tool (alias: model_judge)",
-                    },
-                    Described {
-                        name: "all",
-                        description: "passes when every sub-grader passes",
-                    },
-                    Described {
-                        name: "any",
-                        description: "passes when at least one sub-grader passes",
-                    },
-                ],
-            ),
+            ("other kinds", OTHER_KINDS.to_vec()),
         ],
         What::Extractors => vec![("extractors", Extractor::BUILTINS.to_vec())],
     };
@@ -65,5 +45,5 @@ pub fn run(args: Args) -> u8 {
         println!("{title}:");
         super::table::print_table(items.iter().map(|d| (d.name, d.description)));
     }
-    super::EXIT_OK
+    super::Status::Ok
 }

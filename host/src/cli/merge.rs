@@ -22,7 +22,7 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     let shards = match Shards::read(&args.shards) {
         Ok(shards) => shards,
         Err(errors) => return super::report_run_errors(&errors),
@@ -49,13 +49,13 @@ pub fn run(args: Args) -> u8 {
         Err(errors) => return super::report_run_errors(&errors),
     };
     let code = show(&prepared, &graded, &failing.0, &args.output);
-    if code != super::EXIT_OK {
+    if code != super::Status::Ok {
         return code;
     }
     if graded.gate_passed {
-        super::EXIT_OK
+        super::Status::Ok
     } else {
-        super::EXIT_GATE_FAILED
+        super::Status::GateFailed
     }
 }
 

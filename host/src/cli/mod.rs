@@ -17,14 +17,32 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gavel::terminal::printable_lines;
+use gavel::terminal::{printable, printable_lines};
 
-/// Exit codes (SPEC section 8).
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_GATE_FAILED: u8 = 1;
-pub const EXIT_INVALID: u8 = 2;
-/// Interrupted by Ctrl-C; what finished is written and `--resume` continues.
-pub const EXIT_INTERRUPTED: u8 = gavel::run::EXIT_INTERRUPTED;
+/// How a command ended, and the one place each ending gets its exit code (SPEC section 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Done, and the gate (if any) passed.
+    Ok,
+    /// The run finished and the gate failed.
+    GateFailed,
+    /// Nothing could be done as asked: an invalid suite, dataset or argument, a failed write.
+    Invalid,
+    /// Stopped by Ctrl-C; what finished is written and `--resume` continues.
+    Interrupted,
+}
+
+impl Status {
+    pub fn code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::GateFailed => 1,
+            Status::Invalid => 2,
+            // 128 + SIGINT, as shells report it.
+            Status::Interrupted => 130,
+        }
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -109,7 +127,10 @@ impl CacheArgs {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let code = match cli.command {
+    gavel::notice::set_receiver(|notice| eprintln!("{notice}"));
+    // A second Ctrl-C ends the run at once, once what finished is written.
+    gavel::run::on_second_ctrl_c(|| std::process::exit(Status::Interrupted.code().into()));
+    let status = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Validate(args) => validate::run(args),
@@ -121,7 +142,7 @@ pub fn main() -> ExitCode {
         Command::BuildPython(args) => build_python::run(args),
         Command::Serve(args) => serve::run(args),
     };
-    ExitCode::from(code)
+    ExitCode::from(status.code())
 }
 
 /// The `s` of a plural count.
@@ -129,22 +150,44 @@ fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// `text` on one line of at most `width` characters (then `...`): line breaks and tabs as
+/// spaces, other characters that steer a terminal [`printable`].
+pub fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c.is_whitespace() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let flat = printable(&flat);
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let cut: String = flat.chars().take(width).collect();
+        format!("{cut}...")
+    }
+}
+
 /// Prints what stopped a run, in the order it happened, and returns the exit code for it.
-pub fn report_run_errors(errors: &[gavel::run::RunError]) -> u8 {
+pub fn report_run_errors(errors: &[gavel::run::RunError]) -> Status {
     for error in errors {
         eprintln!("error: {}", printable_lines(&error.to_string()));
     }
-    EXIT_INVALID
+    Status::Invalid
 }
 
 /// Prints every suite error and returns the exit code for an invalid suite.
-pub fn report_suite_errors(errors: &[gavel::config::suite::SuiteError]) -> u8 {
+pub fn report_suite_errors(errors: &[gavel::config::suite::SuiteError]) -> Status {
     for error in errors {
         eprintln!("error: {}", printable_lines(&error.to_string()));
     }
     let n = errors.len();
     eprintln!("{n} problem{} found; nothing was graded", plural(n as u64));
-    EXIT_INVALID
+    Status::Invalid
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ struct PackArgs {
     sdk: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     let What::Pack(args) = args.what;
     let request = NewPack {
         name: &args.name,
@@ -51,7 +51,7 @@ pub fn run(args: Args) -> u8 {
         Ok(created) => created,
         Err(e) => {
             eprintln!("error: {e}");
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     };
     let ident = args.name.replace('-', "_");
@@ -70,5 +70,5 @@ pub fn run(args: Args) -> u8 {
     println!("  ./build.sh              # builds build/{ident}.wasm (README.md: what it needs)");
     println!("  gavel run suite.yaml    # grades dataset.jsonl; exits 0 when the gate passes");
     println!("Then change the graders, the dataset and the suite: README.md walks through it.");
-    super::EXIT_OK
+    super::Status::Ok
 }

@@ -189,7 +189,7 @@ impl Progress {
             self.done,
             self.rates()
         );
-        super::run::one_line(line.trim_end(), PLAIN_WIDTH - "...".len())
+        super::one_line(line.trim_end(), PLAIN_WIDTH - "...".len())
     }
 
     /// Ctrl-C was pressed: says so on its own line, even with `--quiet`, since the run may

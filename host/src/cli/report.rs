@@ -24,12 +24,12 @@ pub struct Args {
     limit: usize,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     let inputs = match inputs(&args.results_dir, args.suite.as_deref()) {
         Ok(inputs) => inputs,
         Err(message) => {
             eprintln!("error: {}", printable_lines(&message.to_string()));
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     };
     let output = args
@@ -78,7 +78,7 @@ pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunReco
 
 /// Builds the report and writes it to `output`; prints where, and any notice, unless `quiet`.
 /// Writes the report of a run just graded (or merged) to its folder's `report.html`.
-pub fn write_run(graded: &gavel::run::Graded, quiet: bool) -> u8 {
+pub fn write_run(graded: &gavel::run::Graded, quiet: bool) -> super::Status {
     let options = gavel::output::report::Options {
         limit: gavel::output::report::DEFAULT_LIMIT,
         title: None,
@@ -101,20 +101,20 @@ pub fn write(
     options: &Options,
     output: &Path,
     quiet: bool,
-) -> u8 {
+) -> super::Status {
     let report = match report::build(results_dir, inputs, diff, options) {
         Ok(report) => report,
         Err(message) => {
             eprintln!("error: {}", printable_lines(&message.to_string()));
-            return super::EXIT_INVALID;
+            return super::Status::Invalid;
         }
     };
     if let Err(e) = gavel::fsio::write_output(output, report.html.as_bytes()) {
         eprintln!("error: cannot write {}: {e}", output.display());
-        return super::EXIT_INVALID;
+        return super::Status::Invalid;
     }
     if quiet {
-        return super::EXIT_OK;
+        return super::Status::Ok;
     }
     for notice in &report.notices {
         eprintln!("notice: {}", printable_lines(notice));
@@ -126,5 +126,5 @@ pub fn write(
         report.shown,
         report.html.len().div_ceil(1024)
     );
-    super::EXIT_OK
+    super::Status::Ok
 }

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use gavel::grade::Status;
 use gavel::input::dataset::RowCount;
+use gavel::input::shard::Shard;
 use gavel::output::result::SampleResult;
 use gavel::output::summary::Summary;
-use gavel::run::shard::Shard;
 use gavel::run::{
     Filter, Graded, IsolationCheck, Observer, Outcome, Prepared, RunOptions, Validation,
     VerifyIsolation,
@@ -87,7 +87,7 @@ fn at_least_one(text: &str) -> Result<u64, String> {
     }
 }
 
-pub fn run(mut args: Args) -> u8 {
+pub fn run(mut args: Args) -> super::Status {
     if let Some(traces) = &args.traces {
         let project = match gavel::input::evaldeck_cases::load(&args.suite, traces) {
             Ok(project) => project,
@@ -153,7 +153,7 @@ pub fn run(mut args: Args) -> u8 {
         Err(errors) => return super::report_run_errors(&errors),
     };
     let code = show(&prepared, &graded, &shown.failing, &args.output);
-    if code != super::EXIT_OK {
+    if code != super::Status::Ok {
         return code;
     }
     if let (Some(shard), Some(_), false) = (args.shard, &prepared.suite.file.gate, shown.quiet) {
@@ -174,7 +174,7 @@ pub fn run(mut args: Args) -> u8 {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
-        super::EXIT_INTERRUPTED
+        super::Status::Interrupted
     } else if graded.interrupted {
         eprintln!(
             "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
@@ -182,22 +182,22 @@ pub fn run(mut args: Args) -> u8 {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
-        super::EXIT_INTERRUPTED
+        super::Status::Interrupted
     } else if graded.gate_passed && isolation_passed {
-        super::EXIT_OK
+        super::Status::Ok
     } else {
-        super::EXIT_GATE_FAILED
+        super::Status::GateFailed
     }
 }
 
 /// Prints a run's summary (or its JSON) and writes its HTML report, as `output` asks; the exit
-/// code of a report that could not be written, else [`super::EXIT_OK`].
+/// code of a report that could not be written, else [`super::Status::Ok`].
 pub(super) fn show(
     prepared: &Prepared,
     graded: &Graded,
     failing: &Failing,
     output: &super::OutputArgs,
-) -> u8 {
+) -> super::Status {
     if output.json {
         println!("{}", gavel::terminal::printable_json(&graded.summary_json));
     } else if !output.quiet {
@@ -207,7 +207,7 @@ pub(super) fn show(
     if output.report {
         return super::report::write_run(graded, output.quiet || output.json);
     }
-    super::EXIT_OK
+    super::Status::Ok
 }
 
 /// Prints what `--verify-isolation` found on stderr (each difference even when `quiet`);
@@ -326,7 +326,7 @@ impl Failing {
         self.samples.push(format!(
             "{}  {}",
             printable(&result.sample_id.to_string()),
-            one_line(&why, 100)
+            super::one_line(&why, 100)
         ));
     }
 }
@@ -334,28 +334,6 @@ impl Failing {
 /// A path as it may be shown: a suite's name or a folder's can hold anything.
 pub fn shown_path(path: &std::path::Path) -> String {
     printable(&path.display().to_string())
-}
-
-/// `text` on one line of at most `width` characters (then `...`): line breaks and tabs as
-/// spaces, other characters that steer a terminal [`printable`].
-pub fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() && c.is_whitespace() {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    let flat = printable(&flat);
-    if flat.chars().count() <= width {
-        flat
-    } else {
-        let cut: String = flat.chars().take(width).collect();
-        format!("{cut}...")
-    }
 }
 
 pub(super) fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Failing) {
@@ -433,7 +411,7 @@ pub(super) fn print_summary(prepared: &Prepared, summary: &Summary, failing: &Fa
     }
 }
 
-pub fn report_invalid_rows(validation: &Validation) -> u8 {
+pub fn report_invalid_rows(validation: &Validation) -> super::Status {
     for error in &validation.errors {
         eprintln!("error: {}", printable_lines(&error.to_string()));
     }
@@ -447,5 +425,5 @@ pub fn report_invalid_rows(validation: &Validation) -> u8 {
         "{} of {} rows are invalid; nothing was graded (fix them, or grade the valid rows with --skip-invalid)",
         validation.invalid, validation.total
     );
-    super::EXIT_INVALID
+    super::Status::Invalid
 }

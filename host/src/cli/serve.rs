@@ -11,7 +11,7 @@ use gavel::fsio;
 use gavel::run::{Options, default_workers, prepare, workers};
 use gavel::serve::{Limits, ServedSuite, Service};
 
-use super::{EXIT_INVALID, EXIT_OK, report_suite_errors};
+use super::{Status, report_suite_errors};
 
 /// The variable the bearer token may be read from (never a flag: command lines are visible
 /// to every user of the machine).
@@ -51,17 +51,17 @@ pub struct Args {
     cache: super::CacheArgs,
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> Status {
     match serve(args) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
-            EXIT_INVALID
+            Status::Invalid
         }
     }
 }
 
-fn serve(args: Args) -> Result<u8, String> {
+fn serve(args: Args) -> Result<Status, String> {
     for (flag, seconds) in [
         ("--deadline", args.deadline),
         ("--header-timeout", args.header_timeout),
@@ -118,13 +118,15 @@ fn serve(args: Args) -> Result<u8, String> {
         let names: Vec<&str> = suites.keys().map(String::as_str).collect();
         println!("listening on http://{bound} (suites: {})", names.join(", "));
         let _ = std::io::stdout().flush();
-        let service = Arc::new(Service::new(suites, limits, token));
+        let service = Arc::new(Service::new(suites, limits, token, |line| {
+            eprintln!("{line}")
+        }));
         gavel::serve::serve(listener, service, stop_signal())
             .await
             .map_err(|e| format!("the server stopped: {e}"))
     })?;
     eprintln!("stopped: every request in flight was answered");
-    Ok(EXIT_OK)
+    Ok(Status::Ok)
 }
 
 /// Resolves on SIGTERM (how Kubernetes and systemd stop a process) or Ctrl-C.

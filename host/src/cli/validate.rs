@@ -110,7 +110,7 @@ impl Problem {
     }
 }
 
-pub fn run(args: Args) -> u8 {
+pub fn run(args: Args) -> super::Status {
     let found = match &args.traces {
         Some(traces) => validate_cases(&args, traces),
         None => validate(&args, &args.suite),
@@ -127,9 +127,9 @@ pub fn run(args: Args) -> u8 {
         print_text(&args, &found);
     }
     if found.valid {
-        super::EXIT_OK
+        super::Status::Ok
     } else {
-        super::EXIT_INVALID
+        super::Status::Invalid
     }
 }
 

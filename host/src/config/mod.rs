@@ -1,10 +1,13 @@
 //! What a suite asks for, read from its file: the suite, its gate and its reward.
 
+pub mod allow;
+pub mod error;
 pub mod gate;
 pub mod openai;
 pub mod position;
 pub mod pyyaml;
 pub mod reward;
+pub mod spec;
 pub mod suite;
 
 /// A mistake in one field of a suite found after parsing (a metric key the gate names but no

@@ -21,7 +21,7 @@ use granit_parser::{Event, Options, Parser, ScalarStyle, ScanError, Span, StrInp
 use regex::Regex;
 use serde_json::{Map, Number, Value};
 
-use crate::config::suite::SuiteError;
+use crate::config::error::SuiteError;
 
 /// The values one YAML file may hold once its aliases are followed (each alias counts the
 /// values it repeats): the limit that refuses an alias chain (`a: &a [x, x]`, `b: &b [*a, *a]`,

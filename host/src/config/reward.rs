@@ -13,7 +13,6 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 
 use crate::config::{FieldProblem, FieldProblems};
-use crate::grade::{Grade, GradeKey};
 
 /// Why weights are refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -153,38 +152,11 @@ impl RewardSpec {
             RewardSpec::Custom { .. } => Box::new(std::iter::empty()),
         }
     }
-
-    pub fn compute(&self, grades: &[(GradeKey, Grade)]) -> Result<f64, RewardError> {
-        let score = |key: &str| -> Result<f64, RewardError> {
-            let grade = grades
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, g)| g)
-                .ok_or_else(|| RewardError::NoGrade(key.to_string()))?;
-            if grade.score.is_finite() {
-                Ok(grade.score)
-            } else {
-                Err(RewardError::NotNumeric(key.to_string()))
-            }
-        };
-        match self {
-            RewardSpec::Metric { metric_key } => score(metric_key),
-            RewardSpec::Weighted { weights } => {
-                let mut sum = 0.0;
-                for (key, weight) in weights.iter() {
-                    sum += weight * score(key)?;
-                }
-                // Normalised weights over scores in [0, 1] can overshoot 1 by a rounding step.
-                Ok(sum.min(1.0))
-            }
-            RewardSpec::Custom { function } => Err(RewardError::NotLoaded(function.clone())),
-        }
-    }
 }
 
 /// "`where`: `key` is not a metric of this suite" with the closest key, for static checks.
 pub(crate) fn unknown_metric(place: &str, key: &str, metric_keys: &[String]) -> FieldProblem {
-    let closest = crate::config::suite::closest(key, metric_keys.iter().map(String::as_str))
+    let closest = crate::config::error::closest(key, metric_keys.iter().map(String::as_str))
         .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default();
     let known = if metric_keys.is_empty() {
@@ -201,7 +173,7 @@ pub(crate) fn unknown_metric(place: &str, key: &str, metric_keys: &[String]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grade::Status;
+    use crate::grade::{Grade, GradeKey, Status};
 
     fn grades(scores: &[(&str, f64)]) -> Vec<(GradeKey, Grade)> {
         scores

@@ -1,6 +1,5 @@
 //! The suite file (YAML): strict parsing with errors that name the file, line, column and field.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
@@ -12,14 +11,13 @@ use crate::config::pyyaml::join;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
+use crate::config::allow::AllowSpec;
+pub use crate::config::error::{SuiteError, closest};
 use crate::config::gate::GateSpec;
 use crate::config::openai::{self, OpenAiSpec};
 use crate::config::reward::RewardSpec;
+use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec};
 use crate::fsio;
-use crate::grade::grants::AllowSpec;
-use crate::grade::judge::RubricSpec;
-use crate::grade::pack::{Isolation, Limits, PackSpec};
-use crate::input::trajectory::Format;
 
 /// A suite file as written.
 #[derive(Debug, Deserialize)]
@@ -277,73 +275,6 @@ pub struct Partial {
     pub errors: Vec<SuiteError>,
     /// The metric keys of the graders left out for a mistake of their own.
     pub skipped: Vec<String>,
-}
-
-/// A mistake in a suite file, located.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SuiteError {
-    pub file: PathBuf,
-    pub line: Option<u64>,
-    pub column: Option<u64>,
-    /// Dotted path of the field, e.g. `graders.accuracy.extractor_config`.
-    pub field: String,
-    pub message: String,
-    /// How to fix it, where gavel can tell.
-    pub hint: Option<String>,
-}
-
-impl fmt::Display for SuiteError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-            if let Some(column) = self.column {
-                write!(f, ":{column}")?;
-            }
-        }
-        if self.field.is_empty() {
-            write!(f, ": {}", self.message)?;
-        } else {
-            write!(f, ": {}: {}", self.field, self.message)?;
-        }
-        if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SuiteError {}
-
-impl crate::config::FieldProblem {
-    /// The problem as an error of the suite file `file` (located later by its field).
-    pub fn in_file(self, file: &Path) -> SuiteError {
-        SuiteError::at(file, self.field, self.message)
-    }
-}
-
-impl SuiteError {
-    /// An error about a field whose location is not known (found after parsing).
-    pub fn at(file: &Path, field: impl Into<String>, message: impl Into<String>) -> SuiteError {
-        SuiteError {
-            file: file.to_path_buf(),
-            line: None,
-            column: None,
-            field: field.into(),
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    /// `errors` in the order of their lines; those without one (about the whole file) last.
-    pub fn sort(errors: &mut [SuiteError]) {
-        errors.sort_by_key(|e| (e.line.is_none(), e.line, e.column));
-    }
-
-    pub fn with_hint(mut self, hint: impl Into<String>) -> SuiteError {
-        self.hint = Some(hint.into());
-        self
-    }
 }
 
 impl Suite {
@@ -1059,16 +990,6 @@ fn suggestion(message: &str) -> Option<String> {
         Some(best) => Some(format!("did you mean `{best}`?")),
         None => Some(format!("valid {what}s: {}", candidates.join(", "))),
     }
-}
-
-/// The candidate closest to `given`, when it is close enough to be a likely typo.
-pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(given, c), c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
 }
 
 #[cfg(test)]

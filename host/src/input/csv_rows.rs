@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::fsio;
-use crate::input::dataset::SourceError;
+use crate::input::source::SourceError;
 
 /// Whether `path` is read as a CSV dataset: its name ends in `.csv`, in any case.
 pub fn is_csv(path: &Path) -> bool {

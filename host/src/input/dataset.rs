@@ -22,6 +22,7 @@ use crate::input::csv_rows;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
+pub use crate::input::source::SourceError;
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
 
@@ -46,29 +47,12 @@ impl fmt::Display for RowError {
 
 impl std::error::Error for RowError {}
 
-/// A dataset or runs file that cannot be read at all.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {message}", path.display())]
-pub struct SourceError {
-    pub path: PathBuf,
-    pub message: String,
-}
-
 /// The regular file at `path`, opened to be read a block at a time (never whole): a FIFO, a
 /// device or a folder is refused, with what it is.
 pub fn open_stream(path: &Path) -> Result<File, SourceError> {
     fsio::open_regular(path, fsio::cap::STREAM)
         .map(|(file, _)| file)
         .map_err(|e| SourceError::io(path, "open", e))
-}
-
-impl SourceError {
-    fn io(path: &Path, what: &str, e: std::io::Error) -> SourceError {
-        SourceError {
-            path: path.to_path_buf(),
-            message: format!("cannot {what}: {e}"),
-        }
-    }
 }
 
 /// One unit of work: a dataset row, and with `trajectories:` the run record joined to it.

@@ -6,4 +6,7 @@ pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
 pub mod sample;
+pub mod select;
+pub mod shard;
+pub mod source;
 pub mod trajectory;

@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use crate::fsio;
 use crate::grade::grants::Reach;
+use crate::input::shard::Shard;
 use crate::input::trajectory::Format;
-use crate::run::shard::Shard;
 
 /// The file `gavel run` writes beside `results.jsonl`.
 pub const RUN_FILE: &str = "run.json";

@@ -15,210 +15,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::thread::ThreadId;
 
-use serde::Deserialize;
-
 use crate::config::reward::RewardSpec;
 use crate::grade::pack::{self, Isolation};
-use crate::input::dataset::{
-    Item, ItemError, Items, RowError, RowParser, SourceError, parse_id, peek_id,
-};
-use crate::input::sample::{RawId, Sample, SampleId};
+use crate::input::dataset::{Item, ItemError, RowError, RowParser, SourceError, peek_id};
+use crate::input::sample::{Sample, SampleId};
+pub use crate::input::select::{Filter, Selected, Selection};
 use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
 use crate::plan::Plan;
 use crate::run::grading::grade_sample;
-use crate::run::shard::{Shard, shard_of};
 
-/// The exit status of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
-pub const EXIT_INTERRUPTED: u8 = 130;
+static ON_SECOND_CTRL_C: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
 
-/// Which items of the stream to grade.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    /// Grade at most this many (after filtering); letta-evals' `max_samples` (0 = no limit).
-    pub max_samples: Option<u64>,
-    /// Keep items whose id or tags match any filter (`id:X`, `tag:Y`, or a bare value for
-    /// either).
-    pub filters: Vec<Filter>,
-    /// Skip this many selected items (they are in `results.jsonl` already).
-    pub skip: u64,
-    /// `--shard`: of the items selected by the filters and `max_samples`, only those whose id
-    /// hashes to this shard.
-    pub shard: Option<Shard>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Filter {
-    Id(String),
-    Tag(String),
-    Either(String),
-}
-
-impl std::fmt::Display for Filter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Filter::Id(id) => write!(f, "id:{id}"),
-            Filter::Tag(tag) => write!(f, "tag:{tag}"),
-            Filter::Either(value) => f.write_str(value),
-        }
-    }
-}
-
-impl Filter {
-    pub fn parse(text: &str) -> Filter {
-        if let Some(id) = text.strip_prefix("id:") {
-            Filter::Id(id.to_string())
-        } else if let Some(tag) = text.strip_prefix("tag:") {
-            Filter::Tag(tag.to_string())
-        } else {
-            Filter::Either(text.to_string())
-        }
-    }
-
-    fn matches(&self, id: &str, tags: &[String]) -> bool {
-        match self {
-            Filter::Id(want) => want == id,
-            Filter::Tag(want) => tags.iter().any(|t| t == want),
-            Filter::Either(want) => want == id || tags.iter().any(|t| t == want),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct IdTags<'a> {
-    #[serde(default, borrow)]
-    sample_id: Option<RawId<'a>>,
-    #[serde(default, borrow)]
-    id: Option<RawId<'a>>,
-    #[serde(default)]
-    tags: Option<Vec<String>>,
-}
-
-/// The selected items of a stream, in order.
-pub struct Selected {
-    items: Items,
-    selection: Selection,
-    /// Items selected by the filters, whichever shard holds them: `max_samples` counts them.
-    seen: u64,
-    /// Items selected, of this shard.
-    taken: u64,
-}
-
-impl Selected {
-    pub fn new(items: Items, selection: Selection) -> Selected {
-        Selected {
-            items,
-            selection,
-            seen: 0,
-            taken: 0,
-        }
-    }
-
-    /// The place among the selected items (its line in `results.jsonl`) of the item
-    /// [`Selected::next_item`] returned last.
-    pub fn position(&self) -> u64 {
-        self.taken.saturating_sub(1)
-    }
-
-    fn limit_reached(&self) -> bool {
-        match self.selection.max_samples {
-            Some(max) if max > 0 => self.seen >= max,
-            _ => false,
-        }
-    }
-
-    /// The next selected item not to be skipped; `Err` for an item that cannot be read.
-    pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
-        loop {
-            let next = self.next_of_any_shard()?;
-            let held = (self.selection.shard)
-                .is_none_or(|shard| shard_of_next(&next, shard.count) == shard.index);
-            if !held {
-                continue;
-            }
-            self.taken += 1;
-            if self.selection.skip > 0 {
-                self.selection.skip -= 1;
-                continue;
-            }
-            return Some(next);
-        }
-    }
-
-    /// The next item the filters and `max_samples` select, whichever shard holds it.
-    pub fn next_of_any_shard(&mut self) -> Option<Result<Item, ItemError>> {
-        loop {
-            if self.limit_reached() {
-                return None;
-            }
-            let next = self.items.next_item()?;
-            if let Ok(item) = &next
-                && !self.selection.filters.is_empty()
-                && !self.selected(item)
-            {
-                continue;
-            }
-            self.seen += 1;
-            return Some(next);
-        }
-    }
-
-    /// The id of the next selected item as results.jsonl writes it (`Some(None)` for an item
-    /// whose id cannot be read); `None` past the last.
-    pub fn next_id(&mut self) -> Option<Option<String>> {
-        Some(match self.next_item()? {
-            Ok(item) => result_id(&item),
-            Err(_) => None,
-        })
-    }
-
-    fn selected(&self, item: &Item) -> bool {
-        // An unreadable row, or one whose id cannot be read, is kept so that it is reported,
-        // not silently dropped.
-        let Some((id, fields)) = id_of(item) else {
-            return true;
-        };
-        let row_tags = if item.run.is_some() {
-            serde_json::from_str::<IdTags>(&item.row.text)
-                .ok()
-                .and_then(|f| f.tags)
-        } else {
-            fields.tags
-        };
-        let tags = row_tags.unwrap_or_default();
-        self.selection.filters.iter().any(|f| f.matches(&id, &tags))
-    }
-}
-
-/// The shard of `count` that grades `next`: the one its id hashes to, or, when its id cannot be
-/// read, its position in the stream (from 0) as text; an item that cannot be read at all is
-/// the first shard's, which reports it.
-pub fn shard_of_next(next: &Result<Item, ItemError>, count: u32) -> u32 {
-    match next {
-        Ok(item) => shard_of(
-            &result_id(item).unwrap_or_else(|| item.seq.to_string()),
-            count,
-        ),
-        Err(_) => 0,
-    }
-}
-
-/// The id of `item` as results.jsonl writes it; `None` when the row or its id cannot be read.
-pub fn result_id(item: &Item) -> Option<String> {
-    id_of(item).map(|(id, _)| id)
-}
-
-/// The id of `item` as results.jsonl writes it, parsed as the row's sample is (so that `id:café`
-/// matches `"caf\u00e9"` and `id:100` matches `100.0`), with the fields it was read from;
-/// `None` when the row or its id cannot be read.
-fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
-    let source = item.run.as_ref().unwrap_or(&item.row);
-    let fields = serde_json::from_str::<IdTags>(&source.text).ok()?;
-    let id = match fields.sample_id.or(fields.id).map(parse_id) {
-        Some(Ok(id)) => id.to_string(),
-        Some(Err(_)) => return None,
-        None => item.seq.to_string(),
-    };
-    Some((id, fields))
+/// What a second Ctrl-C does once what finished is flushed (the command line exits): the first
+/// stops starting samples, and without this hook the second does no more.
+pub fn on_second_ctrl_c(hook: fn()) {
+    let _ = ON_SECOND_CTRL_C.set(hook);
 }
 
 /// What the validation pass found.
@@ -625,14 +436,16 @@ impl Pass<'_> {
                     // Whoever presses it twice means now. The writer flushes what finished as
                     // soon as it sees the first; the second waits for that, briefly, so that no
                     // finished line is lost.
-                    if tokio::signal::ctrl_c().await.is_ok() {
+                    if let Some(hook) = ON_SECOND_CTRL_C.get()
+                        && tokio::signal::ctrl_c().await.is_ok()
+                    {
                         for _ in 0..50 {
                             if interrupt.flushed.load(Ordering::SeqCst) {
                                 break;
                             }
                             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                         }
-                        std::process::exit(EXIT_INTERRUPTED.into());
+                        hook();
                     }
                 }
             });

@@ -8,14 +8,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::engine::{Selected, Selection, result_id, shard_of_next};
+use super::engine::{Selected, Selection};
 use super::retry::{KeptLines, parse_line};
-use super::shard::Shard;
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunOptions, aggregator, conclude,
     finish_junit, open_junit, record_of, write_error,
 };
 use crate::input::dataset::Items;
+use crate::input::select::{result_id, shard_of_next};
+use crate::input::shard::Shard;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::ResultsFile;
 use crate::run::Filter;

@@ -9,7 +9,6 @@ pub mod grading;
 mod merge;
 mod retry;
 pub mod setup;
-pub mod shard;
 mod verify;
 
 use std::collections::BTreeMap;
@@ -17,7 +16,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use engine::{EXIT_INTERRUPTED, Filter, Validation};
+pub use engine::{Filter, Validation, on_second_ctrl_c};
 pub use merge::{MergeError, Shards, merge};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
@@ -27,6 +26,7 @@ use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::{Items, RowCount, SourceError};
+use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
     FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens,
@@ -34,7 +34,6 @@ use crate::output::record::{
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{Batching, Pass, PassEnd, PassError, Selected, Selection, Sink};
-use shard::Shard;
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]

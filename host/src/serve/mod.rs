@@ -72,6 +72,8 @@ pub struct Service {
     slots: Arc<Semaphore>,
     waiting: AtomicUsize,
     draining: AtomicBool,
+    /// Where each request's log line goes (the command line prints it on stderr).
+    log: fn(&str),
 }
 
 /// The endpoints.
@@ -178,6 +180,7 @@ impl Service {
         suites: BTreeMap<String, ServedSuite>,
         limits: Limits,
         token: Option<String>,
+        log: fn(&str),
     ) -> Service {
         Service {
             slots: Arc::new(Semaphore::new(limits.concurrency.max(1))),
@@ -189,10 +192,11 @@ impl Service {
             metrics: metrics::Metrics::default(),
             waiting: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
+            log,
         }
     }
 
-    /// Answers `request`, logs it (one JSON line on stderr) and counts it.
+    /// Answers `request`, logs it (one JSON line) and counts it.
     async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Full<Bytes>> {
         let arrived = Instant::now();
         let deadline = arrived + self.limits.deadline;
@@ -217,13 +221,13 @@ impl Service {
         let took = arrived.elapsed();
         let label = route.map_or("none", |(route, _)| route.label());
         self.metrics.request(label, answer.status.as_u16(), took);
-        log(
+        (self.log)(&log_line(
             &method,
             label,
             route.and_then(|(r, _)| r.suite()),
             &answer,
             took,
-        );
+        ));
         let mut response = Response::new(Full::new(answer.body));
         *response.status_mut() = answer.status;
         let headers = response.headers_mut();
@@ -451,9 +455,15 @@ impl Drop for Left<'_> {
     }
 }
 
-/// One JSON line on stderr for an answered request: what was asked and how it ended, never
-/// its headers or body (where a token or a row's data would be).
-fn log(method: &Method, route: &str, suite: Option<&str>, answer: &Answer, took: Duration) {
+/// The JSON log line of an answered request: what was asked and how it ended, never its
+/// headers or body (where a token or a row's data would be).
+fn log_line(
+    method: &Method,
+    route: &str,
+    suite: Option<&str>,
+    answer: &Answer,
+    took: Duration,
+) -> String {
     let time = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -476,7 +486,7 @@ fn log(method: &Method, route: &str, suite: Option<&str>, answer: &Answer, took:
             .and_then(|body| body.get("error").cloned())
             .unwrap_or_default();
     }
-    eprintln!("{line}");
+    line.to_string()
 }
 
 /// Answers connections on `listener` until `stop` resolves, then drains: no new connection is

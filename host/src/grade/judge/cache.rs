@@ -72,11 +72,11 @@ impl Cache {
             Err(e) => {
                 static WARNED: AtomicBool = AtomicBool::new(false);
                 if !WARNED.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "warning: the judge's cached reply {} was not used ({e}); the judge is \
+                    crate::notice::warn(format!(
+                        "the judge's cached reply {} was not used ({e}); the judge is \
                          asked again (said once per run)",
                         path.display()
-                    );
+                    ));
                 }
                 None
             }

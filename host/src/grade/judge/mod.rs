@@ -26,10 +26,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::Url;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+pub use crate::config::spec::RubricSpec;
 use crate::grade::config::ConfigError;
 use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
@@ -97,88 +97,9 @@ impl Provider {
 }
 const MISSING_RUBRIC: &str = "No rubric available: neither the grader (prompt/prompt_path) nor the sample (rubric/rubric_path) provided one.";
 
-/// The grader spec of `kind: rubric` / `kind: model_judge`, without `kind`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RubricSpec {
-    /// The rubric, inline. At most one of `prompt` and `prompt_path`; neither when every sample
-    /// brings its own `rubric`.
-    #[serde(default)]
-    pub prompt: Option<String>,
-    /// A file holding the rubric, relative to the suite file.
-    #[serde(default)]
-    pub prompt_path: Option<PathBuf>,
-    /// The judge model: `gpt-4o-mini` by default, or the `agent_file` agent's model.
-    #[serde(default)]
-    pub model: Option<String>,
-    /// 0 by default, or the `agent_file` agent's temperature.
-    #[serde(default)]
-    pub temperature: Option<f64>,
-    /// A Letta agent file (`.af`), relative to the suite file, whose agent judges: its system
-    /// prompt, model and grading tool, the grade read from the model's call of that tool.
-    #[serde(default)]
-    pub agent_file: Option<PathBuf>,
-    /// A judge agent on a Letta server, which letta-evals' Letta judge could name: refused,
-    /// since gavel grades without one (`agent_file` takes the agent exported).
-    #[serde(default)]
-    pub agent_id: Option<String>,
-    /// The `agent_file` agent's grading tool (default `submit_grade`).
-    #[serde(default)]
-    pub judge_tool_name: Option<String>,
-    #[serde(default)]
-    pub system_prompt: Option<String>,
-    /// Defaults to `OPENAI_BASE_URL` (`ANTHROPIC_BASE_URL` for `anthropic`), else the
-    /// provider's API.
-    #[serde(default)]
-    pub base_url: Option<String>,
-    /// The environment variable that holds the API key: by default `OPENAI_API_KEY`, or
-    /// `ANTHROPIC_API_KEY` for `anthropic`.
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    #[serde(default = "default_max_retries")]
-    pub max_retries: u32,
-    /// Seconds per attempt.
-    #[serde(default = "default_timeout")]
-    pub timeout: f64,
-    /// Requests this grader keeps in flight at most, within the run's bound.
-    #[serde(default = "default_concurrency")]
-    pub concurrency: usize,
-    /// `openai` (any OpenAI-compatible endpoint) or `anthropic` (the Messages API).
-    #[serde(default = "default_provider")]
-    pub provider: String,
-    /// The score at or above which the grade passes.
-    #[serde(default = "default_pass_threshold")]
-    pub pass_threshold: f64,
-    #[serde(default = "default_extractor")]
-    pub extractor: String,
-    #[serde(default)]
-    pub extractor_config: Map<String, Value>,
-    #[serde(default)]
-    pub display_name: Option<String>,
-}
-
 /// The judge model when none is named: letta-evals' rubric grader's default, and evaldeck's
 /// `llm` grader's.
 const DEFAULT_MODEL: &str = "gpt-4o-mini";
-fn default_max_retries() -> u32 {
-    5
-}
-fn default_timeout() -> f64 {
-    120.0
-}
-fn default_concurrency() -> usize {
-    16
-}
-fn default_provider() -> String {
-    "openai".into()
-}
-fn default_pass_threshold() -> f64 {
-    1.0
-}
-fn default_extractor() -> String {
-    "last_assistant".into()
-}
-
 /// Run-level settings for every judge.
 #[derive(Debug, Clone, Default)]
 pub struct JudgeOptions {

@@ -13,16 +13,27 @@
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use wasmtime::Engine;
 
 use super::PackError;
-use super::load::{MAX_PACK_BYTES, PackFile};
 
-/// The hidden subcommand that runs [`child_main`].
+/// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
+/// about 20 MiB.
+pub(super) const MAX_PACK_BYTES: u64 = 256 << 20;
+
+/// A pack file that passed the checks that need no compilation.
+pub(super) struct PackFile {
+    pub(super) path: PathBuf,
+    pub(super) bytes: Vec<u8>,
+    /// Lowercase hex SHA-256 of the file.
+    pub(super) sha256: String,
+}
+
+/// The hidden subcommand that runs [`child_compile`].
 pub const COMPILE_SUBCOMMAND: &str = "__compile-pack";
 
 /// Wall-clock limit of one compilation, in seconds, unless `GAVEL_COMPILE_TIMEOUT_S` sets it:
@@ -40,7 +51,7 @@ const STDERR_KEPT: u64 = 4 << 10;
 static COMPILER: OnceLock<PathBuf> = OnceLock::new();
 
 /// From now on, packs are compiled by `executable __compile-pack` (the `gavel` binary: its
-/// `main` must call [`child_main`] for that subcommand).
+/// `main` must call [`child_compile`] for that subcommand).
 pub fn compile_in_child_processes(executable: PathBuf) {
     let _ = COMPILER.set(executable);
 }
@@ -166,13 +177,36 @@ const CHILD_INVALID: i32 = 2;
 /// The child's exit code when it could not set its memory cap or ran out of memory.
 const CHILD_NO_MEMORY: i32 = 3;
 
+/// Why the compiling child failed: its exit code, which the parent reads, and what it says on
+/// stderr.
+#[derive(Debug)]
+pub struct ChildFailure {
+    pub code: u8,
+    pub message: Option<String>,
+}
+
+impl ChildFailure {
+    fn new(code: i32, message: String) -> Self {
+        ChildFailure {
+            code: code as u8,
+            message: Some(message),
+        }
+    }
+}
+
 /// `gavel __compile-pack MEMORY_MB`: caps this process's address space, reads a component from
-/// stdin and writes the compiled artifact to stdout.
-pub fn child_main(memory_mb: &str) -> ExitCode {
+/// `input` and writes the compiled artifact to `output` (the binary's stdin and stdout).
+pub fn child_compile(
+    memory_mb: &str,
+    input: impl Read,
+    mut output: impl Write,
+) -> Result<(), ChildFailure> {
     use rustix::process::{Resource, Rlimit, setrlimit};
     let Ok(memory_mb) = memory_mb.parse::<u64>() else {
-        eprintln!("usage: gavel {COMPILE_SUBCOMMAND} MEMORY_MB");
-        return ExitCode::from(CHILD_INVALID as u8);
+        return Err(ChildFailure::new(
+            CHILD_INVALID,
+            format!("usage: gavel {COMPILE_SUBCOMMAND} MEMORY_MB"),
+        ));
     };
     let bytes = memory_mb.saturating_mul(1 << 20);
     let cap = Rlimit {
@@ -180,32 +214,25 @@ pub fn child_main(memory_mb: &str) -> ExitCode {
         maximum: Some(bytes),
     };
     if let Err(e) = setrlimit(Resource::As, cap) {
-        eprintln!("cannot cap the compiler's memory: {e}");
-        return ExitCode::from(CHILD_NO_MEMORY as u8);
+        return Err(ChildFailure::new(
+            CHILD_NO_MEMORY,
+            format!("cannot cap the compiler's memory: {e}"),
+        ));
     }
     let mut wasm = Vec::new();
-    if let Err(e) = std::io::stdin()
-        .take(MAX_PACK_BYTES + 1)
-        .read_to_end(&mut wasm)
-    {
-        eprintln!("cannot read the component: {e}");
-        return ExitCode::from(CHILD_INVALID as u8);
+    if let Err(e) = input.take(MAX_PACK_BYTES + 1).read_to_end(&mut wasm) {
+        return Err(ChildFailure::new(
+            CHILD_INVALID,
+            format!("cannot read the component: {e}"),
+        ));
     }
-    let engine = match super::engine::compiler() {
-        Ok(engine) => engine,
-        Err(e) => {
-            eprintln!("{e:#}");
-            return ExitCode::from(CHILD_NO_MEMORY as u8);
-        }
-    };
-    match engine.precompile_component(&wasm) {
-        Ok(artifact) => match std::io::stdout().lock().write_all(&artifact) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(_) => ExitCode::from(CHILD_INVALID as u8),
-        },
-        Err(e) => {
-            eprintln!("{e:#}");
-            ExitCode::from(CHILD_INVALID as u8)
-        }
-    }
+    let engine = super::engine::compiler()
+        .map_err(|e| ChildFailure::new(CHILD_NO_MEMORY, format!("{e:#}")))?;
+    let artifact = engine
+        .precompile_component(&wasm)
+        .map_err(|e| ChildFailure::new(CHILD_INVALID, format!("{e:#}")))?;
+    output.write_all(&artifact).map_err(|_| ChildFailure {
+        code: CHILD_INVALID as u8,
+        message: None,
+    })
 }

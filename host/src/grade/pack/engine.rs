@@ -37,6 +37,10 @@ const MAX_WASM_STACK: usize = 512 << 10;
 /// the largest shape a component may have (the `*_PER_CALL` bounds), so that no call, whatever
 /// its neighbours do, fails for want of room in the pool.
 pub(super) const CALL_SLOTS: u32 = 128;
+
+/// Pool slots that warm instances may hold at once in the process; fresh calls have the rest
+/// of [`CALL_SLOTS`].
+pub(super) const WARM_SLOTS: u32 = CALL_SLOTS / 2;
 /// Core instances, linear memories and tables one call's component may have.
 pub(super) const CORE_INSTANCES_PER_CALL: u32 = 50;
 const MEMORIES_PER_CALL: u32 = 8;
@@ -96,7 +100,7 @@ pub(super) fn sandbox() -> Result<&'static Sandbox, SandboxUnavailable> {
 }
 
 /// An engine that compiles exactly as the sandbox's do, without reserving an instance pool:
-/// for a process that only compiles (`compile::child_main`). The pool does not change compiled
+/// for a process that only compiles (`compile::child_compile`). The pool does not change compiled
 /// code (a test checks the engines' compatibility hashes agree), so one artifact serves both.
 pub(super) fn compiler() -> wasmtime::Result<Engine> {
     Engine::new(&config(None))
@@ -546,9 +550,10 @@ impl CallState {
         self.deadline = Instant::now() + limits.timeout;
         self.http = None;
     }
+}
 
-    /// The call's deadline and its resource table, for a wait bounded by it.
-    pub(super) fn waits(&mut self) -> (Instant, &mut ResourceTable) {
+impl super::waits::Bounded for CallState {
+    fn waits(&mut self) -> (Instant, &mut ResourceTable) {
         (self.deadline, &mut self.table)
     }
 }
@@ -700,7 +705,7 @@ pub(super) struct Slot(&'static Slots);
 impl Slots {
     pub(super) fn take() -> Slot {
         static SLOTS: Slots = Slots {
-            free: Mutex::new(CALL_SLOTS - super::warm::WARM_SLOTS),
+            free: Mutex::new(CALL_SLOTS - WARM_SLOTS),
             freed: Condvar::new(),
         };
         let mut free = SLOTS.free.lock().unwrap_or_else(|e| e.into_inner());

@@ -2,9 +2,7 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::PackError;
+use super::{Limits, PackError};
 
 /// How often the epoch advances; deadlines are counted in these ticks.
 pub(super) const TICK: Duration = Duration::from_millis(5);
@@ -24,23 +22,6 @@ pub const DEFAULT_STDOUT_KB: u64 = 16;
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 const MAX_STDOUT_KB: u64 = 1_024;
-
-/// Limits of a sandboxed call, as a suite's `limits:` or a pack's `limits:` sets them. Every key
-/// is optional: a pack's value wins over the suite's, which wins over the default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Limits {
-    /// Instruction budget per call ([`DEFAULT_FUEL`]).
-    pub fuel: Option<u64>,
-    /// Linear memory per call in MiB ([`DEFAULT_MEMORY_MB`]).
-    pub memory_mb: Option<u64>,
-    /// Wall-clock deadline per call in milliseconds ([`DEFAULT_TIMEOUT_MS`]).
-    pub timeout_ms: Option<u64>,
-    /// Largest returned grade or extraction in KiB ([`DEFAULT_OUTPUT_KB`]).
-    pub output_kb: Option<u64>,
-    /// Captured stdout, and stderr, per call in KiB ([`DEFAULT_STDOUT_KB`]).
-    pub stdout_kb: Option<u64>,
-}
 
 /// The limits one call runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

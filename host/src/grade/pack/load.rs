@@ -2,7 +2,7 @@
 //! and the on-disk cache of compiled artifacts.
 
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
@@ -11,13 +11,10 @@ use wasmtime::component::{Component, types::ComponentItem};
 use super::PackError;
 use super::cache::{Cache, Stale};
 use super::compile;
+pub(super) use super::compile::{MAX_PACK_BYTES, PackFile};
 use super::describe::printable;
 use super::engine::{CORE_INSTANCES_PER_CALL, Sandbox, Writes};
 use crate::fsio::read_regular;
-
-/// The largest pack file read: an interpreter compiled to a component (Python, JavaScript) is
-/// about 20 MiB.
-pub(super) const MAX_PACK_BYTES: u64 = 256 << 20;
 
 /// The interface a pack exports, before its `@version`.
 const PACK_INTERFACE: &str = "gavel:grader/pack";
@@ -25,14 +22,6 @@ const PACK_INTERFACE: &str = "gavel:grader/pack";
 /// The `major.minor` lines of `gavel:grader` this host implements (patch releases of a line are
 /// compatible with each other).
 pub(super) const SUPPORTED_WIT: &[&str] = &["0.1", "0.2"];
-
-/// A pack file that passed the checks that need no compilation.
-pub(super) struct PackFile {
-    pub(super) path: PathBuf,
-    pub(super) bytes: Vec<u8>,
-    /// Lowercase hex SHA-256 of the file.
-    pub(super) sha256: String,
-}
 
 /// Reads `path`, checks it against the pinned `sha256` and checks it is a component.
 pub(super) fn read(pack: &str, path: &Path, pinned: Option<&str>) -> Result<PackFile, PackError> {
@@ -273,12 +262,12 @@ pub(super) fn compiled(
             Err(Stale::Rejected(why)) => why,
         };
         if !why.is_empty() {
-            eprintln!(
-                "warning: pack `{}`: the compiled artifact {} was not used ({why}); compiling \
+            crate::notice::warn(format!(
+                "pack `{}`: the compiled artifact {} was not used ({why}); compiling \
                  the pack again",
                 printable(pack),
                 artifact.display()
-            );
+            ));
         }
     }
     let compiled = compile::compile(engine, pack, file)?;

@@ -59,7 +59,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::grade::grants::{Access, Grants};
@@ -68,12 +67,13 @@ use crate::input::sample::Sample;
 use crate::input::trajectory::Trajectory;
 
 use crate::cache::CacheDir;
+pub use crate::config::spec::{Isolation, Limits, PackSpec};
 use cache::Cache;
 pub use call::CallFailure;
 use call::{Outcome, ProgramFailed};
 pub use compile::{
-    COMPILE_SUBCOMMAND, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S, child_main,
-    compile_in_child_processes,
+    COMPILE_SUBCOMMAND, ChildFailure, DEFAULT_COMPILE_MEMORY_MB, DEFAULT_COMPILE_TIMEOUT_S,
+    child_compile, compile_in_child_processes,
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
@@ -82,26 +82,11 @@ use engine::{CallGrants, CallState};
 use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
-    Limits,
 };
 use warm::Place;
-pub use warm::{BATCH_ROWS, Batch, Isolation, peak_calls_in_flight, scope};
+pub use warm::{BATCH_ROWS, Batch, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
-
-/// A suite's `packs:` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PackSpec {
-    /// The component file, relative to the suite file.
-    pub path: PathBuf,
-    /// The file's SHA-256 in hex; a file that does not match is refused.
-    #[serde(default)]
-    pub sha256: Option<String>,
-    /// Limits for this pack's calls, over the suite's.
-    #[serde(default)]
-    pub limits: Option<Limits>,
-}
 
 /// What a pack provides, as it describes itself.
 #[derive(Debug, Clone, PartialEq, Eq)]

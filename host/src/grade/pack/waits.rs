@@ -15,26 +15,30 @@ use wasmtime_wasi_io::bindings::wasi::io::streams::{
 use wasmtime_wasi_io::poll::DynPollable;
 use wasmtime_wasi_io::streams::{DynInputStream, DynOutputStream, StreamResult};
 
-use super::engine::CallState;
-
 /// The WASI 0.2 release the linker's interfaces are defined at (older imports match by semver).
 const POLL: &str = "wasi:io/poll@0.2.12";
 const STREAMS: &str = "wasi:io/streams@0.2.12";
 
+/// A call's state, which knows the call's deadline and holds its resource table.
+pub(super) trait Bounded: 'static {
+    /// The call's deadline and its resource table, for a wait bounded by it.
+    fn waits(&mut self) -> (Instant, &mut ResourceTable);
+}
+
 /// Defines every blocking function of `wasi:io` over the one it shadows, bounded by the
 /// call's deadline.
-pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(super) fn bound<T: Bounded>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     let mut poll = linker.instance(POLL)?;
     poll.func_wrap(
         "poll",
-        |mut store: Store<'_>, (pollables,): (Vec<Resource<DynPollable>>,)| {
+        |mut store: Store<'_, T>, (pollables,): (Vec<Resource<DynPollable>>,)| {
             let (deadline, table) = store.data_mut().waits();
             Ok((within(deadline, table.poll(pollables))??,))
         },
     )?;
     poll.func_wrap(
         "[method]pollable.block",
-        |mut store: Store<'_>, (pollable,): (Resource<DynPollable>,)| {
+        |mut store: Store<'_, T>, (pollable,): (Resource<DynPollable>,)| {
             let (deadline, table) = store.data_mut().waits();
             within(deadline, table.block(pollable))?
         },
@@ -42,7 +46,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     let mut streams = linker.instance(STREAMS)?;
     streams.func_wrap(
         "[method]input-stream.blocking-read",
-        |mut store: Store<'_>, (stream, len): (Resource<DynInputStream>, u64)| {
+        |mut store: Store<'_, T>, (stream, len): (Resource<DynInputStream>, u64)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_read(stream, len))?;
             lowered(table, result)
@@ -50,7 +54,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     )?;
     streams.func_wrap(
         "[method]input-stream.blocking-skip",
-        |mut store: Store<'_>, (stream, len): (Resource<DynInputStream>, u64)| {
+        |mut store: Store<'_, T>, (stream, len): (Resource<DynInputStream>, u64)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_skip(stream, len))?;
             lowered(table, result)
@@ -58,7 +62,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-write-and-flush",
-        |mut store: Store<'_>, (stream, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
+        |mut store: Store<'_, T>, (stream, bytes): (Resource<DynOutputStream>, Vec<u8>)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_write_and_flush(stream, bytes))?;
             lowered(table, result)
@@ -66,7 +70,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-write-zeroes-and-flush",
-        |mut store: Store<'_>, (stream, len): (Resource<DynOutputStream>, u64)| {
+        |mut store: Store<'_, T>, (stream, len): (Resource<DynOutputStream>, u64)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_write_zeroes_and_flush(stream, len))?;
             lowered(table, result)
@@ -74,7 +78,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-flush",
-        |mut store: Store<'_>, (stream,): (Resource<DynOutputStream>,)| {
+        |mut store: Store<'_, T>, (stream,): (Resource<DynOutputStream>,)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_flush(stream))?;
             lowered(table, result)
@@ -82,7 +86,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     )?;
     streams.func_wrap(
         "[method]output-stream.blocking-splice",
-        |mut store: Store<'_>,
+        |mut store: Store<'_, T>,
          (output, input, len): (Resource<DynOutputStream>, Resource<DynInputStream>, u64)| {
             let (deadline, table) = store.data_mut().waits();
             let result = within(deadline, table.blocking_splice(output, input, len))?;
@@ -92,7 +96,7 @@ pub(super) fn bound(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     Ok(())
 }
 
-type Store<'a> = StoreContextMut<'a, CallState>;
+type Store<'a, T> = StoreContextMut<'a, T>;
 
 /// `wait`'s result, or the deadline's trap when it has not come by then.
 fn within<T>(deadline: Instant, wait: impl Future<Output = T>) -> wasmtime::Result<T> {

@@ -21,13 +21,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Deserialize;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
 use super::call::{self, Outcome, ProgramFailed};
-use super::engine::{CALL_SLOTS, CallGrants, CallState};
+use super::engine::{CallGrants, CallState, WARM_SLOTS};
 use super::wit::Exports;
 use super::{PackInner, Program};
 
@@ -42,22 +41,7 @@ const MAX_CALLS: u32 = 256;
 /// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
 const MAX_GROWTH: usize = 16 << 20;
 
-/// Pool slots that warm instances may hold at once in the process; fresh calls have the rest
-/// of [`CALL_SLOTS`].
-pub(super) const WARM_SLOTS: u32 = CALL_SLOTS / 2;
-
 static RESERVED: Semaphore = Semaphore::const_new(WARM_SLOTS as usize);
-
-/// Where a Python grader's calls run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Isolation {
-    /// One instance per grader and batch of consecutive samples ([`BATCH_ROWS`]).
-    #[default]
-    Batch,
-    /// A fresh instance for every call.
-    Sample,
-}
 
 /// Tells functions apart: a warm instance belongs to one.
 pub(super) fn next_function_id() -> u64 {

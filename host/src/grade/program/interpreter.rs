@@ -162,10 +162,10 @@ pub fn cached(cache_dir: &Path) -> Result<Component, InterpreterError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => stale(&path, &e.to_string()),
     }
-    eprintln!(
-        "note: building the Python interpreter component into {} (once per gavel version; about a minute)",
+    crate::notice::note(format!(
+        "building the Python interpreter component into {} (once per gavel version; about a minute)",
         path.display()
-    );
+    ));
     let mut bytes = build(&cache, &folder)?;
     let tag = cache.key().tag(DOMAIN, &tagged(&hash, &bytes));
     bytes.extend_from_slice(&trailer_head());
@@ -178,11 +178,11 @@ pub fn cached(cache_dir: &Path) -> Result<Component, InterpreterError> {
 }
 
 fn stale(path: &Path, why: &str) {
-    eprintln!(
-        "warning: the cached Python interpreter component {} was not used ({why}); building it \
+    crate::notice::warn(format!(
+        "the cached Python interpreter component {} was not used ({why}); building it \
          again",
         path.display()
-    );
+    ));
 }
 
 fn loaded(path: PathBuf, bytes: &[u8]) -> Component {
@@ -319,10 +319,10 @@ fn toolchain(key: &Key, work: &Path) -> Option<PathBuf> {
     if let Some(shared) = shared_toolchain() {
         match fsio::check_private_tree(&shared) {
             Ok(_) => return Some(shared.join("bin/componentize-py")),
-            Err(e) => eprintln!(
-                "warning: the shared toolchain {} is not used ({e}); the build installs its own",
+            Err(e) => crate::notice::warn(format!(
+                "the shared toolchain {} is not used ({e}); the build installs its own",
                 shared.display()
-            ),
+            )),
         }
     }
     let venv = work.join(VENV);
@@ -340,11 +340,11 @@ fn toolchain(key: &Key, work: &Path) -> Option<PathBuf> {
             Err(e) => e.to_string(),
         },
     };
-    eprintln!(
-        "warning: the toolchain {} was not made by this gavel or has changed since ({why}); it \
+    crate::notice::warn(format!(
+        "the toolchain {} was not made by this gavel or has changed since ({why}); it \
          is installed again",
         venv.display()
-    );
+    ));
     // A link planted in its place goes, never what it points to.
     let _ = std::fs::remove_dir_all(&venv).or_else(|_| std::fs::remove_file(&venv));
     let _ = std::fs::remove_file(work.join(VENV_TAG));
@@ -358,10 +358,10 @@ fn tag_toolchain(key: &Key, work: &Path) {
         write_atomic(&work.join(VENV_TAG), &key.tag(TOOLCHAIN_DOMAIN, &[&digest]))
     });
     if let Err(e) = tagged {
-        eprintln!(
-            "warning: the toolchain {} cannot be kept for the next build: {e}",
+        crate::notice::warn(format!(
+            "the toolchain {} cannot be kept for the next build: {e}",
             work.join(VENV).display()
-        );
+        ));
     }
 }
 

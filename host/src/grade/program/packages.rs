@@ -235,11 +235,11 @@ pub fn lock(folder: &Path, wanted: &BTreeSet<String>) -> Result<Lock, PackagesEr
             Ok(lock)
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            eprintln!(
-                "note: resolving the suite's Python requirements with pip into {} (once: later \
+            crate::notice::note(format!(
+                "resolving the suite's Python requirements with pip into {} (once: later \
                  runs read it)",
                 path.display()
-            );
+            ));
             let mut lock = resolve(wanted)?;
             lock.tool.gavel = Some(locked_for);
             check_pure(&lock)?;
@@ -401,10 +401,10 @@ pub fn tree(cache: &CacheDir, lock: &Lock) -> Result<PathBuf, PackagesError> {
             let Err(why) = tree_checks_out(cache, &tree, &tag_file, &id) else {
                 return Ok(tree);
             };
-            eprintln!(
-                "warning: the Python packages {} were not mounted ({why}); unpacking them again",
+            crate::notice::warn(format!(
+                "the Python packages {} were not mounted ({why}); unpacking them again",
                 tree.display()
-            );
+            ));
             // A link planted in its place goes, never what it points to.
             std::fs::remove_dir_all(&tree)
                 .or_else(|_| std::fs::remove_file(&tree))

@@ -23,6 +23,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+pub use crate::config::spec::Format;
 pub use anthropic::AnthropicConverter;
 pub use claude_code::ClaudeCodeConverter;
 pub use evaldeck::EvaldeckConverter;
@@ -243,21 +244,6 @@ impl RunStatus {
             RunStatus::Error => "error",
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Format {
-    #[default]
-    Letta,
-    Evaldeck,
-    #[serde(rename = "openai")]
-    OpenAi,
-    #[serde(rename = "openai_responses")]
-    OpenAiResponses,
-    Anthropic,
-    ClaudeCode,
-    Otel,
 }
 
 impl Format {

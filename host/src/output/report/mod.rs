@@ -24,13 +24,13 @@ use crate::fsio;
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, RowParser};
+use crate::input::select::{Filter, Selected, Selection};
 use crate::output::diff::Diff;
 use crate::output::junit::attribute as escape;
 use crate::output::record::{RUN_FILE, RunRecord};
 use crate::output::result::SampleResult;
 use crate::output::result::{ResultsError, read_results};
 use crate::output::summary::{Aggregator, Summary};
-use crate::run::engine::{Filter, Selected, Selection};
 
 /// The page: styles and script, with the places the data goes.
 const PAGE: &str = include_str!("page.html");
