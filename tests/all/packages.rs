@@ -229,6 +229,47 @@ fn a_tampered_package_tree_is_not_mounted() {
 }
 
 #[test]
+fn altered_bytecode_in_the_package_tree_is_not_mounted() {
+    let Some(cache) = cache() else { return };
+    // A value of this test's own, so that its tree is its alone in the shared cache.
+    let value = format!("0.{}1", std::process::id());
+    let module = format!("VALUE = {value}\n");
+    let (ws, count) = locked_suite(&[
+        ("pkg/__init__.py", &module),
+        ("pkg/evil.py", "VALUE = 0.5\n"),
+        WHEEL_FILE,
+    ]);
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    let tree = std::fs::read_dir(cache.join("python/packages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            std::fs::read_to_string(p.join("pkg/__init__.py")).is_ok_and(|text| text == module)
+        })
+        .expect("the unpacked tree");
+    // The bytecode was made when the tree was unpacked; CPython runs it without reading the
+    // source, so bytecode put in its place would decide the grade if the tree were mounted.
+    let cached = tree.join("pkg/__pycache__");
+    let evil = std::fs::read(cached.join("evil.cpython-314.pyc")).expect("evil's bytecode");
+    std::fs::write(cached.join("__init__.cpython-314.pyc"), evil).unwrap();
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(
+        stderr(&out).contains("were not mounted (its authentication tag does not match"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        ws.results("out")[0]["grades"]["g"]["score"],
+        value.parse::<f64>().unwrap()
+    );
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
 fn a_wheel_with_a_member_outside_its_folder_is_refused() {
     let Some(cache) = cache() else { return };
     let (ws, _) = locked_suite(&[

@@ -21,6 +21,13 @@ pub const DEFAULT_OUTPUT_KB: u64 = 1_024;
 /// What a call may write to stdout, and separately to stderr, in KiB.
 pub const DEFAULT_STDOUT_KB: u64 = 16;
 
+/// Instructions, wall-clock time and linear memory (in MiB) for compiling one share of a
+/// suite's Python packages into bytecode, once when they are unpacked: the CPython compiler on
+/// a few MiB of source, with no user code running.
+pub const PACKAGE_COMPILE_FUEL: u64 = 200_000_000_000;
+pub const PACKAGE_COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+const PACKAGE_COMPILE_MEMORY_MB: u64 = 1_024;
+
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 const MAX_STDOUT_KB: u64 = 1_024;
@@ -102,17 +109,37 @@ impl CallLimits {
             DEFAULT_STDOUT_KB,
             MAX_STDOUT_KB,
         )?;
-        let tick_ms = TICK.as_millis() as u64;
         Ok(CallLimits {
             fuel,
             memory_bytes: (memory_mb << 20) as usize,
-            // One extra tick: the tick in progress when the call starts may be nearly over.
-            deadline_ticks: timeout_ms.div_ceil(tick_ms) + 1,
+            deadline_ticks: deadline_ticks(timeout_ms),
             timeout: Duration::from_millis(timeout_ms),
             output_bytes: (output_kb << 10) as usize,
             stdout_bytes: (stdout_kb << 10) as usize,
         })
     }
+}
+
+impl CallLimits {
+    /// These limits with `fuel`, the deadline `timeout` and at least
+    /// [`PACKAGE_COMPILE_MEMORY_MB`] of memory, for a call that is gavel's own work.
+    pub(super) fn widened(&self, fuel: u64, timeout: Duration) -> CallLimits {
+        CallLimits {
+            fuel,
+            memory_bytes: self
+                .memory_bytes
+                .max((PACKAGE_COMPILE_MEMORY_MB << 20) as usize),
+            deadline_ticks: deadline_ticks(timeout.as_millis() as u64),
+            timeout,
+            ..*self
+        }
+    }
+}
+
+/// The epoch ticks of a `timeout_ms` deadline. One extra tick: the tick in progress when the
+/// call starts may be nearly over.
+fn deadline_ticks(timeout_ms: u64) -> u64 {
+    timeout_ms.div_ceil(TICK.as_millis() as u64) + 1
 }
 
 #[cfg(test)]

@@ -77,12 +77,12 @@ pub use compile::{
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
-pub use engine::Writes;
 use engine::{CallGrants, CallState};
+pub use engine::{PACKAGES_MOUNT, Writes};
 use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
-    Limits,
+    Limits, PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT,
 };
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, Isolation, peak_calls_in_flight, scope};
@@ -458,11 +458,26 @@ impl Pack {
     /// it again. Sources that do not compile are left as they are: loading them then reports
     /// why, at their place, as it would have.
     pub fn compile(&self, sources: &mut [Source]) {
+        self.compile_within(sources, &self.inner.limits);
+    }
+
+    /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
+    /// bounds of their own ([`PACKAGE_COMPILE_FUEL`], [`PACKAGE_COMPILE_TIMEOUT`]) rather than
+    /// a grading call's, since packages hold far more source than a grader.
+    pub fn compile_packages(&self, sources: &mut [Source]) {
+        let limits = self
+            .inner
+            .limits
+            .widened(PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT);
+        self.compile_within(sources, &limits);
+    }
+
+    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
         let pack = &self.inner;
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
-            &pack.limits,
+            limits,
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
