@@ -115,6 +115,24 @@ fn httpx_and_requests_import() {
 }
 
 #[test]
+fn a_grader_importing_requests_grades_within_the_default_limits() {
+    let Some(cache) = cache() else { return };
+    // No `limits:`: each call has the default fuel, memory and deadline. Compiling requests
+    // and its dependencies from their sources alone costs about 2.2 billion fuel.
+    let ws = suite(
+        "requirements:\n  - requests\n",
+        "import requests\n\ndef grade(sample, item):\n    return 1.0 if requests.Session().headers['Accept'] == '*/*' else 0.0\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &(1..=3)
+            .map(|id| json!({"id": id, "input": "x"}))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(scores(&ws, cache), [1.0, 1.0, 1.0]);
+}
+
+#[test]
 fn a_native_package_is_refused_by_validate_naming_it() {
     let Some(cache) = cache() else { return };
     let ws = suite(
@@ -226,6 +244,20 @@ fn a_tampered_package_tree_is_not_mounted() {
         value.parse::<f64>().unwrap()
     );
     assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_program_past_its_load_budget_is_reported_as_such() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        "limits: {load_fuel: 30000000}\n",
+        "n = 0\nwhile True:\n    n += 1\n\ndef grade(sample, item):\n    return 1.0\n",
+    );
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("graders.g.source: loading the program went past its limit load_fuel (30000000), apart from the call's own: raise it in the suite's `limits:`"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -20,6 +20,12 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;
 pub const DEFAULT_OUTPUT_KB: u64 = 1_024;
 /// What a call may write to stdout, and separately to stderr, in KiB.
 pub const DEFAULT_STDOUT_KB: u64 = 16;
+/// Instructions for loading an interpreter's program (running its module's top level and
+/// importing what it imports) into an instance, apart from the call's own fuel: importing
+/// requests costs about 300M, httpx about 110M.
+pub const DEFAULT_LOAD_FUEL: u64 = 1_000_000_000;
+/// Wall-clock deadline for loading a program, in milliseconds, apart from the call's.
+pub const DEFAULT_LOAD_TIMEOUT_MS: u64 = 10_000;
 
 /// Instructions, wall-clock time and linear memory (in MiB) for compiling one share of a
 /// suite's Python packages into bytecode, once when they are unpacked: the CPython compiler on
@@ -47,6 +53,11 @@ pub struct Limits {
     pub output_kb: Option<u64>,
     /// Captured stdout, and stderr, per call in KiB ([`DEFAULT_STDOUT_KB`]).
     pub stdout_kb: Option<u64>,
+    /// Instruction budget for loading an interpreter's program into an instance
+    /// ([`DEFAULT_LOAD_FUEL`]).
+    pub load_fuel: Option<u64>,
+    /// Wall-clock deadline for loading a program, in milliseconds ([`DEFAULT_LOAD_TIMEOUT_MS`]).
+    pub load_timeout_ms: Option<u64>,
 }
 
 /// The limits one call runs with.
@@ -59,6 +70,9 @@ pub(super) struct CallLimits {
     pub(super) timeout: Duration,
     pub(super) output_bytes: usize,
     pub(super) stdout_bytes: usize,
+    /// Fuel and deadline (ms) for loading an interpreter's program, before the call proper.
+    pub(super) load_fuel: u64,
+    pub(super) load_timeout_ms: u64,
 }
 
 impl CallLimits {
@@ -109,6 +123,13 @@ impl CallLimits {
             DEFAULT_STDOUT_KB,
             MAX_STDOUT_KB,
         )?;
+        let load_fuel = pick("load_fuel", |l| l.load_fuel, DEFAULT_LOAD_FUEL, u64::MAX)?;
+        let load_timeout_ms = pick(
+            "load_timeout_ms",
+            |l| l.load_timeout_ms,
+            DEFAULT_LOAD_TIMEOUT_MS,
+            MAX_TIMEOUT_MS,
+        )?;
         Ok(CallLimits {
             fuel,
             memory_bytes: (memory_mb << 20) as usize,
@@ -116,22 +137,35 @@ impl CallLimits {
             timeout: Duration::from_millis(timeout_ms),
             output_bytes: (output_kb << 10) as usize,
             stdout_bytes: (stdout_kb << 10) as usize,
+            load_fuel,
+            load_timeout_ms,
         })
     }
 }
 
 impl CallLimits {
+    /// The limits of loading a program into an instance: its own fuel and deadline.
+    pub(super) fn loading(&self) -> CallLimits {
+        self.with_budget(self.load_fuel, Duration::from_millis(self.load_timeout_ms))
+    }
+
+    fn with_budget(&self, fuel: u64, timeout: Duration) -> CallLimits {
+        CallLimits {
+            fuel,
+            deadline_ticks: deadline_ticks(timeout.as_millis() as u64),
+            timeout,
+            ..*self
+        }
+    }
+
     /// These limits with `fuel`, the deadline `timeout` and at least
     /// [`PACKAGE_COMPILE_MEMORY_MB`] of memory, for a call that is gavel's own work.
     pub(super) fn widened(&self, fuel: u64, timeout: Duration) -> CallLimits {
         CallLimits {
-            fuel,
             memory_bytes: self
                 .memory_bytes
                 .max((PACKAGE_COMPILE_MEMORY_MB << 20) as usize),
-            deadline_ticks: deadline_ticks(timeout.as_millis() as u64),
-            timeout,
-            ..*self
+            ..self.with_budget(fuel, timeout)
         }
     }
 }
