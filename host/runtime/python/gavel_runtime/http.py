@@ -200,6 +200,9 @@ def _error(code, parts):
         reason = ConnectionError("gavel sends at most 32 requests per call")
     elif isinstance(code, t.ErrorCode_HttpResponseBodySize):
         reason = ConnectionError("responses past 16 MiB per call are cut off by gavel")
+    elif isinstance(code, t.ErrorCode_InternalError) and code.value:
+        # The host's own reason, such as a certificate it refused.
+        reason = ConnectionError(f"request to {where} failed: {code.value}")
     else:
         name = type(code).__name__.replace("ErrorCode_", "") if code is not None else "no answer"
         reason = ConnectionError(f"request to {where} failed: {name}")
