@@ -310,19 +310,68 @@ def grade(sample, item):
 
 /// A pack written in Rust, GETting its config's `url` over wasi:http under `allow`.
 fn fetch(url: &str, allow: &str) -> Value {
+    fetch_granted(url, "", allow).0
+}
+
+/// [`fetch`] with `pack_allow` (YAML lines) in the pack's `packs:` entry; the grade and the
+/// workspace, which has the run's output in `out`.
+fn fetch_granted(url: &str, pack_allow: &str, allow: &str) -> (Value, Workspace) {
     let fetcher = gavel_test_artifacts::guests::FETCHER;
     let ws = Workspace::new();
     ws.write(
         "suite.yaml",
         &format!(
-            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\ngraders:\n  \
+            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\n{pack_allow}graders:\n  \
              get:\n    kind: tool\n    function: f.get\n    config:\n      url: \"{url}\"\n{allow}"
         ),
     );
     ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    ws.results("out")[0]["grades"]["get"].clone()
+    (ws.results("out")[0]["grades"]["get"].clone(), ws)
+}
+
+#[test]
+fn a_packs_entry_grants_its_functions_and_a_grader_narrows_it() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://127.0.0.1:{port}/");
+    let pack_allow = format!("    allow:\n      network: [\"127.0.0.1:{port}\"]\n");
+    let (g, ws) = fetch_granted(&url, &pack_allow, "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(1.0), "{\"verdict\":\"bad\"}"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_ok(), "the server was asked");
+    let shown = ws.gavel(&["validate", "suite.yaml"]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout)
+            .contains(&format!("graders.get may reach: network 127.0.0.1:{port}")),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(
+        record["grants"],
+        json!({"graders.get": {"network": [format!("127.0.0.1:{port}")]}})
+    );
+
+    // The grader's own `network:` replaces the pack's.
+    let (g, _) = fetch_granted(&url, &pack_allow, "    allow:\n      network: []\n");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    // A pack granted another host reaches no other.
+    let (g, _) = fetch_granted(&url, "    allow:\n      network: [\"127.0.0.1:1\"]\n", "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err(), "the server saw a request");
 }
 
 #[test]

@@ -92,7 +92,7 @@ pub use wit::Source;
 use wit::{Exports, PackV0Pre, v0};
 
 /// A suite's `packs:` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PackSpec {
     /// The component file, relative to the suite file.
@@ -103,6 +103,10 @@ pub struct PackSpec {
     /// Limits for this pack's calls, over the suite's.
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// What its functions may reach, over the suite's `allow:`; a grader's own `allow:` is
+    /// over this.
+    #[serde(default)]
+    pub allow: Option<crate::grade::grants::AllowSpec>,
 }
 
 /// What a pack provides, as it describes itself.
@@ -1075,6 +1079,7 @@ mod tests {
             path: path.into(),
             sha256: None,
             limits: None,
+            allow: None,
         };
         PackHost::new(&cache)
             .and_then(|host| host.load(function, &spec, Path::new("/"), &Limits::default()))

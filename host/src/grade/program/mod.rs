@@ -308,6 +308,7 @@ fn load(
         path: component.path,
         sha256: component.sha256,
         limits: None,
+        allow: None,
     };
     let limits = suite.file.limits.clone().unwrap_or_default();
     let pack = host()
