@@ -577,3 +577,39 @@ fn an_https_server_whose_certificate_gavel_does_not_trust_is_refused_with_the_re
         "{g}"
     );
 }
+
+/// A grader that POSTs with `http.client` itself, as urllib does underneath; a refusal is
+/// raised as the socket's `OSError` would be.
+const HTTP_CLIENT_GRADER: &str = r#"
+import http.client, json
+
+def grade(sample, item):
+    connection = http.client.HTTPConnection("127.0.0.1", __PORT__, timeout=30)
+    try:
+        connection.request("POST", "/grade", body=json.dumps({"answer": "Paris"}), headers={"Content-Type": "application/json"})
+        reply = connection.getresponse()
+    except OSError as e:
+        raise RuntimeError(f"refused: {type(e).__name__}: {e}")
+    assert (reply.status, reply.reason, reply.getheader("content-type")) == (200, "OK", "application/json"), reply.status
+    return 1.0 if json.loads(reply.read())["verdict"] == "good" else 0.0
+"#;
+
+#[test]
+fn http_client_connections_go_through_the_host_where_granted() {
+    let (port, requests) = server(json_reply);
+    let source = HTTP_CLIENT_GRADER.replace("__PORT__", &port.to_string());
+    let Some(g) = run_grader(&source, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = requests.try_recv().expect("the server was asked");
+    assert!(seen.starts_with("POST /grade HTTP/1.1\r\n"), "{seen}");
+    assert!(seen.ends_with("{\"answer\": \"Paris\"}"), "{seen}");
+
+    let g = run_grader(&source, "", &[]).expect("graded");
+    assert!(
+        rationale(&g).contains("refused: ConnectionRefusedError"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err(), "the server saw a request");
+}
