@@ -38,6 +38,7 @@ fn configured(host: &PackHost, path: &str, function: &str, config: Value) -> Pac
         path: path.into(),
         sha256: None,
         limits: None,
+        allow: None,
     };
     host.load(function, &spec, Path::new("/"), &Limits::default())
         .and_then(|pack| pack.grader(function, &config))

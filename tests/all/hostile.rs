@@ -38,6 +38,7 @@ fn load(path: &Path, limits: Limits) -> Result<Pack, PackError> {
         path: path.to_path_buf(),
         sha256: None,
         limits: Some(limits),
+        allow: None,
     };
     PackHost::uncached().load("hostile", &spec, Path::new("/"), &Limits::default())
 }

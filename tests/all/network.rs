@@ -310,19 +310,68 @@ def grade(sample, item):
 
 /// A pack written in Rust, GETting its config's `url` over wasi:http under `allow`.
 fn fetch(url: &str, allow: &str) -> Value {
+    fetch_granted(url, "", allow).0
+}
+
+/// [`fetch`] with `pack_allow` (YAML lines) in the pack's `packs:` entry; the grade and the
+/// workspace, which has the run's output in `out`.
+fn fetch_granted(url: &str, pack_allow: &str, allow: &str) -> (Value, Workspace) {
     let fetcher = gavel_test_artifacts::guests::FETCHER;
     let ws = Workspace::new();
     ws.write(
         "suite.yaml",
         &format!(
-            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\ngraders:\n  \
+            "name: fetch\ndataset: data.jsonl\npacks:\n  f:\n    path: {fetcher}\n{pack_allow}graders:\n  \
              get:\n    kind: tool\n    function: f.get\n    config:\n      url: \"{url}\"\n{allow}"
         ),
     );
     ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
     let out = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    ws.results("out")[0]["grades"]["get"].clone()
+    (ws.results("out")[0]["grades"]["get"].clone(), ws)
+}
+
+#[test]
+fn a_packs_entry_grants_its_functions_and_a_grader_narrows_it() {
+    let (port, requests) = server(json_reply);
+    let url = format!("http://127.0.0.1:{port}/");
+    let pack_allow = format!("    allow:\n      network: [\"127.0.0.1:{port}\"]\n");
+    let (g, ws) = fetch_granted(&url, &pack_allow, "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(1.0), "{\"verdict\":\"bad\"}"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_ok(), "the server was asked");
+    let shown = ws.gavel(&["validate", "suite.yaml"]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout)
+            .contains(&format!("graders.get may reach: network 127.0.0.1:{port}")),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("out/run.json")).unwrap()).unwrap();
+    assert_eq!(
+        record["grants"],
+        json!({"graders.get": {"network": [format!("127.0.0.1:{port}")]}})
+    );
+
+    // The grader's own `network:` replaces the pack's.
+    let (g, _) = fetch_granted(&url, &pack_allow, "    allow:\n      network: []\n");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    // A pack granted another host reaches no other.
+    let (g, _) = fetch_granted(&url, "    allow:\n      network: [\"127.0.0.1:1\"]\n", "");
+    assert_eq!(
+        (g["score"].as_f64(), rationale(&g)),
+        (Some(0.0), "ErrorCode::DestinationIpProhibited"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err(), "the server saw a request");
 }
 
 #[test]
@@ -348,4 +397,221 @@ fn a_rust_pack_reaches_a_granted_server_over_wasi_http_and_nothing_else() {
         "{g}"
     );
     assert!(requests.try_recv().is_err());
+}
+
+/// A certificate authority and a certificate for 127.0.0.1 it signed, made by `openssl` in
+/// `ws` for this test alone: the paths of the authority's and the server's PEM files and of
+/// the server's key; none when `openssl` is missing outside CI.
+fn test_pki(ws: &Workspace) -> Option<(String, String, String)> {
+    let dir = ws.dir.path();
+    let run = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    ws.write(
+        "leaf.ext",
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    );
+    let made = run(&[
+        &["req", "-x509"],
+        &ec[..],
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=gavel test CA",
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign",
+        ],
+    ]
+    .concat())
+        && run(&[
+            &["req"],
+            &ec[..],
+            &[
+                "-keyout",
+                "leaf.key",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        ]
+        .concat())
+        && run(&[
+            "x509",
+            "-req",
+            "-in",
+            "leaf.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "leaf.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "leaf.ext",
+        ]);
+    if !made {
+        // CI has openssl: there a missing one fails the test instead of skipping it.
+        assert!(!crate::common::c::in_ci(), "openssl is missing or failed");
+        eprintln!("openssl is missing or failed: the HTTPS tests are skipped");
+        return None;
+    }
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+    Some((path("ca.pem"), path("leaf.pem"), path("leaf.key")))
+}
+
+/// A TLS server on 127.0.0.1 presenting `cert` (PEM, with its `key`), answering each request
+/// as [`json_reply`] does; each request it read arrives on the receiver.
+fn tls_server(cert: &str, key: &str) -> (u16, mpsc::Receiver<String>) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .expect("cert")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("cert");
+    let key = PrivateKeyDer::from_pem_file(key).expect("key");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("config");
+    let config = std::sync::Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let (seen, requests) = mpsc::channel();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().map_while(Result::ok) {
+            let connection = rustls::ServerConnection::new(config.clone()).expect("connection");
+            let mut tls = rustls::StreamOwned::new(connection, tcp);
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            // The head and a short body arrive together; a refused handshake reads nothing.
+            while let Ok(n) = tls.read(&mut buf) {
+                request.extend_from_slice(&buf[..n]);
+                if n == 0 || String::from_utf8_lossy(&request).contains("}") {
+                    break;
+                }
+            }
+            if request.is_empty() {
+                continue;
+            }
+            let request = String::from_utf8_lossy(&request).into_owned();
+            let _ = seen.send(request.clone());
+            let body = json!({"verdict": "good"}).to_string();
+            let _ = write!(
+                tls,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+    });
+    (port, requests)
+}
+
+#[test]
+fn a_granted_https_server_is_reached_with_its_certificate_checked_against_gavel_ca_file() {
+    let ws = Workspace::new();
+    let Some((ca, cert, key)) = test_pki(&ws) else {
+        return;
+    };
+    let (port, requests) = tls_server(&cert, &key);
+    let url = format!("https://127.0.0.1:{port}/grade");
+    let allow = granted(&format!("127.0.0.1:{port}"));
+    let Some(g) = grade(&url, &allow, &[("GAVEL_CA_FILE", &ca)]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = requests.try_recv().expect("the server was asked");
+    assert!(seen.starts_with("POST /grade HTTP/1.1\r\n"), "{seen}");
+}
+
+#[test]
+fn an_https_server_whose_certificate_gavel_does_not_trust_is_refused_with_the_reason() {
+    let ws = Workspace::new();
+    let Some((_, cert, key)) = test_pki(&ws) else {
+        return;
+    };
+    let (port, requests) = tls_server(&cert, &key);
+    let url = format!("https://127.0.0.1:{port}/grade");
+    let allow = granted(&format!("127.0.0.1:{port}"));
+    // Granted, but its authority is not among the roots gavel trusts.
+    let Some(g) = grade(&url, &allow, &[]) else {
+        return;
+    };
+    assert_eq!(g["status"], "error", "{g}");
+    assert!(rationale(&g).contains("refused: "), "{g}");
+    assert!(rationale(&g).contains("UnknownIssuer"), "{g}");
+    assert!(requests.try_recv().is_err(), "the server saw a request");
+
+    // A GAVEL_CA_FILE that holds no certificate is named, with what it must hold.
+    ws.write("empty.pem", "");
+    let empty = ws.path("empty.pem").to_string_lossy().into_owned();
+    let g = grade(&url, &allow, &[("GAVEL_CA_FILE", &empty)]).expect("graded");
+    assert!(
+        rationale(&g).contains(&format!("GAVEL_CA_FILE={empty}: it holds no certificate")),
+        "{g}"
+    );
+}
+
+/// A grader that POSTs with `http.client` itself, as urllib does underneath; a refusal is
+/// raised as the socket's `OSError` would be.
+const HTTP_CLIENT_GRADER: &str = r#"
+import http.client, json
+
+def grade(sample, item):
+    connection = http.client.HTTPConnection("127.0.0.1", __PORT__, timeout=30)
+    try:
+        connection.request("POST", "/grade", body=json.dumps({"answer": "Paris"}), headers={"Content-Type": "application/json"})
+        reply = connection.getresponse()
+    except OSError as e:
+        raise RuntimeError(f"refused: {type(e).__name__}: {e}")
+    assert (reply.status, reply.reason, reply.getheader("content-type")) == (200, "OK", "application/json"), reply.status
+    return 1.0 if json.loads(reply.read())["verdict"] == "good" else 0.0
+"#;
+
+#[test]
+fn http_client_connections_go_through_the_host_where_granted() {
+    let (port, requests) = server(json_reply);
+    let source = HTTP_CLIENT_GRADER.replace("__PORT__", &port.to_string());
+    let Some(g) = run_grader(&source, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    let seen = requests.try_recv().expect("the server was asked");
+    assert!(seen.starts_with("POST /grade HTTP/1.1\r\n"), "{seen}");
+    assert!(seen.ends_with("{\"answer\": \"Paris\"}"), "{seen}");
+
+    let g = run_grader(&source, "", &[]).expect("graded");
+    assert!(
+        rationale(&g).contains("refused: ConnectionRefusedError"),
+        "{g}"
+    );
+    assert!(requests.try_recv().is_err(), "the server saw a request");
 }

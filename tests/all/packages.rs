@@ -115,6 +115,24 @@ fn httpx_and_requests_import() {
 }
 
 #[test]
+fn a_grader_importing_requests_grades_within_the_default_limits() {
+    let Some(cache) = cache() else { return };
+    // No `limits:`: each call has the default fuel, memory and deadline. Compiling requests
+    // and its dependencies from their sources alone costs about 2.2 billion fuel.
+    let ws = suite(
+        "requirements:\n  - requests\n",
+        "import requests\n\ndef grade(sample, item):\n    return 1.0 if requests.Session().headers['Accept'] == '*/*' else 0.0\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &(1..=3)
+            .map(|id| json!({"id": id, "input": "x"}))
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(scores(&ws, cache), [1.0, 1.0, 1.0]);
+}
+
+#[test]
 fn a_native_package_is_refused_by_validate_naming_it() {
     let Some(cache) = cache() else { return };
     let ws = suite(
@@ -189,28 +207,20 @@ fn locked_suite(members: &[(&str, &str)]) -> (Workspace, Arc<AtomicUsize>) {
 
 const WHEEL_FILE: (&str, &str) = ("pkg-1.0.dist-info/WHEEL", "Root-Is-Purelib: true\n");
 
-#[test]
-fn a_tampered_package_tree_is_not_mounted() {
-    let Some(cache) = cache() else { return };
-    // A value of this test's own, so that its tree is its alone in the shared cache.
-    let value = format!("0.{}", std::process::id());
-    let module = format!("VALUE = {value}\n");
-    let (ws, count) = locked_suite(&[("pkg/__init__.py", &module), WHEEL_FILE]);
-    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
-    assert_eq!(count.load(Ordering::SeqCst), 1);
-    // A warm cache needs no download.
-    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
-    assert_eq!(count.load(Ordering::SeqCst), 1);
-
-    let trees = cache.join("python/packages");
-    let tree = std::fs::read_dir(&trees)
+/// The unpacked tree in `cache` whose `pkg/__init__.py` is `module`.
+fn tree_holding(cache: &Path, module: &str) -> std::path::PathBuf {
+    std::fs::read_dir(cache.join("python/packages"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| {
             std::fs::read_to_string(p.join("pkg/__init__.py")).is_ok_and(|text| text == module)
         })
-        .expect("the unpacked tree");
-    std::fs::write(tree.join("pkg/__init__.py"), "VALUE = 0.5\n").unwrap();
+        .expect("the unpacked tree")
+}
+
+/// Runs the suite in `ws` after its tree was altered: the tree is not mounted but downloaded
+/// (a second time, by `count`) and unpacked again, and the grade is the wheel's `value`.
+fn assert_unpacked_again(ws: &Workspace, cache: &Path, value: &str, count: &AtomicUsize) {
     let out = gavel(
         cache,
         ws.dir.path(),
@@ -226,6 +236,59 @@ fn a_tampered_package_tree_is_not_mounted() {
         value.parse::<f64>().unwrap()
     );
     assert_eq!(count.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_tampered_package_tree_is_not_mounted() {
+    let Some(cache) = cache() else { return };
+    // A value of this test's own, so that its tree is its alone in the shared cache.
+    let value = format!("0.{}", std::process::id());
+    let module = format!("VALUE = {value}\n");
+    let (ws, count) = locked_suite(&[("pkg/__init__.py", &module), WHEEL_FILE]);
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+    // A warm cache needs no download.
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+
+    let tree = tree_holding(cache, &module);
+    std::fs::write(tree.join("pkg/__init__.py"), "VALUE = 0.5\n").unwrap();
+    assert_unpacked_again(&ws, cache, &value, &count);
+}
+
+#[test]
+fn a_program_past_its_load_budget_is_reported_as_such() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        "limits: {load_fuel: 30000000}\n",
+        "n = 0\nwhile True:\n    n += 1\n\ndef grade(sample, item):\n    return 1.0\n",
+    );
+    let err = refused(&ws, cache);
+    assert!(
+        err.contains("graders.g.source: loading the program went past its limit load_fuel (30000000), apart from the call's own: raise it in the suite's `limits:`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn altered_bytecode_in_the_package_tree_is_not_mounted() {
+    let Some(cache) = cache() else { return };
+    // A value of this test's own, so that its tree is its alone in the shared cache.
+    let value = format!("0.{}1", std::process::id());
+    let module = format!("VALUE = {value}\n");
+    let (ws, count) = locked_suite(&[
+        ("pkg/__init__.py", &module),
+        ("pkg/evil.py", "VALUE = 0.5\n"),
+        WHEEL_FILE,
+    ]);
+    assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
+    let tree = tree_holding(cache, &module);
+    // The bytecode was made when the tree was unpacked; CPython runs it without reading the
+    // source, so bytecode put in its place would decide the grade if the tree were mounted.
+    let cached = tree.join("pkg/__pycache__");
+    let evil = std::fs::read(cached.join("evil.cpython-314.pyc")).expect("evil's bytecode");
+    std::fs::write(cached.join("__init__.cpython-314.pyc"), evil).unwrap();
+    assert_unpacked_again(&ws, cache, &value, &count);
 }
 
 #[test]

@@ -19,6 +19,7 @@ fn load(name: &str, path: &str) -> Pack {
         path: path.into(),
         sha256: None,
         limits: None,
+        allow: None,
     };
     host.load(name, &spec, Path::new("/"), &Limits::default())
         .unwrap_or_else(|e| panic!("{name} loads: {e}"))

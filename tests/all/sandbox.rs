@@ -27,6 +27,7 @@ fn spec(path: &Path, limits: Option<Limits>) -> PackSpec {
         path: path.to_path_buf(),
         sha256: None,
         limits,
+        allow: None,
     }
 }
 
@@ -406,6 +407,7 @@ fn load_error(path: &Path, sha256: Option<String>) -> String {
         path: path.to_path_buf(),
         sha256,
         limits: None,
+        allow: None,
     };
     match host().load("p", &spec, Path::new("/"), &Limits::default()) {
         Ok(_) => panic!("{} loaded", path.display()),
@@ -478,6 +480,7 @@ fn the_pinned_sha256_is_enforced() {
         path: path.to_path_buf(),
         sha256: Some(actual.to_uppercase()),
         limits: None,
+        allow: None,
     };
     let pack = host().load("p", &pinned, Path::new("/"), &Limits::default());
     assert_eq!(pack.unwrap().info().name, "constant");

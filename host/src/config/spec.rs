@@ -23,7 +23,7 @@ pub enum Format {
 }
 
 /// A suite's `packs:` entry.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PackSpec {
     /// The component file, relative to the suite file.
@@ -34,6 +34,10 @@ pub struct PackSpec {
     /// Limits for this pack's calls, over the suite's.
     #[serde(default)]
     pub limits: Option<Limits>,
+    /// What its functions may reach, over the suite's `allow:`; a grader's own `allow:` is
+    /// over this.
+    #[serde(default)]
+    pub allow: Option<crate::config::allow::AllowSpec>,
 }
 
 /// Limits of a sandboxed call, as a suite's `limits:` or a pack's `limits:` sets them. Every key
@@ -51,6 +55,12 @@ pub struct Limits {
     pub output_kb: Option<u64>,
     /// Captured stdout, and stderr, per call in KiB ([`crate::grade::pack::DEFAULT_STDOUT_KB`]).
     pub stdout_kb: Option<u64>,
+    /// Instruction budget for loading an interpreter's program into an instance
+    /// ([`crate::grade::pack::DEFAULT_LOAD_FUEL`]).
+    pub load_fuel: Option<u64>,
+    /// Wall-clock deadline for loading a program, in milliseconds
+    /// ([`crate::grade::pack::DEFAULT_LOAD_TIMEOUT_MS`]).
+    pub load_timeout_ms: Option<u64>,
 }
 
 /// Where a Python grader's calls run.

@@ -108,8 +108,11 @@ pub struct Resolver<'a> {
     /// Where Python graders run when their spec does not say: the suite's `isolation`.
     pub isolation: Isolation,
     pub judge_options: JudgeOptions,
-    /// The suite's `allow:`, whose keys a grader's own replace.
+    /// The suite's `allow:`, whose keys a pack's and a grader's own replace.
     pub allow: Option<&'a AllowSpec>,
+    /// Each pack's `allow:` (its `packs:` entry's), whose keys replace the suite's for the
+    /// graders whose function (or else extractor) is that pack's.
+    pub pack_allow: HashMap<String, AllowSpec>,
     /// What each sandboxed grader was given, recorded as the plan is made.
     pub granted: RefCell<Vec<(String, Arc<Grants>)>>,
 }
@@ -164,21 +167,38 @@ impl Resolver<'_> {
         field: &str,
         allow: Option<&AllowSpec>,
     ) -> Result<Option<Arc<Grants>>, Vec<SuiteError>> {
-        if allow.is_none() && self.allow.is_none() {
+        self.pack_grants(field, allow, None)
+    }
+
+    /// [`Resolver::grants`] of a grader whose function (or else extractor) is the pack
+    /// `pack`'s: its `allow:` over the pack's over the suite's.
+    fn pack_grants(
+        &self,
+        field: &str,
+        allow: Option<&AllowSpec>,
+        pack: Option<&str>,
+    ) -> Result<Option<Arc<Grants>>, Vec<SuiteError>> {
+        let pack = pack.and_then(|name| Some((name, self.pack_allow.get(name)?)));
+        if allow.is_none() && pack.is_none() && self.allow.is_none() {
             return Ok(None);
         }
-        let merged = AllowSpec::over(allow, self.allow);
+        let under = AllowSpec::over(pack.map(|(_, allow)| allow), self.allow);
+        let merged = AllowSpec::over(allow, Some(&under));
         match merged.resolve(self.base_dir) {
             Ok(grants) => Ok(Some(Arc::new(grants))),
             Err(errors) => Err(errors
                 .into_iter()
                 .map(|e| {
-                    // Located where the key is written: the grader's, else the suite's.
-                    let own = allow.is_some_and(|a| a.files.is_some());
-                    let at = if own {
-                        format!("{field}.allow.{}", e.field)
-                    } else {
-                        format!("allow.{}", e.field)
+                    // Located where the key is written: the grader's, the pack's, else the
+                    // suite's.
+                    let at = match pack {
+                        _ if allow.is_some_and(|a| a.files.is_some()) => {
+                            format!("{field}.allow.{}", e.field)
+                        }
+                        Some((name, allow)) if allow.files.is_some() => {
+                            format!("packs.{name}.allow.{}", e.field)
+                        }
+                        _ => format!("allow.{}", e.field),
                     };
                     SuiteError::at(self.suite_file, at, e.message).with_hint(e.hint)
                 })
@@ -357,7 +377,12 @@ impl Resolver<'_> {
             }
             return Ok(Node::Check(check));
         }
-        let grants = self.grants(field, spec.allow.as_ref())?;
+        let pack = [Some(name), spec.extractor.as_deref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|name| pack_reference(name).map(|(pack, _)| pack))
+            .find(|pack| self.packs.contains_key(*pack));
+        let grants = self.pack_grants(field, spec.allow.as_ref(), pack)?;
         let grants = grants.as_ref();
         // Both halves are resolved so that one run of `gavel validate` reports both mistakes.
         let extraction = self.extraction(

@@ -100,6 +100,11 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             ..JudgeOptions::default()
         },
         allow: file.allow.as_ref(),
+        pack_allow: file
+            .packs
+            .iter()
+            .filter_map(|(name, spec)| Some((name.clone(), spec.allow.clone()?)))
+            .collect(),
         granted: Default::default(),
     };
     let plan = match resolver.plan(&file.graders) {
@@ -246,6 +251,7 @@ fn load_packs(
             path: PathBuf::from(&path),
             sha256: None,
             limits: None,
+            allow: None,
         };
         load(&path, &spec, "graders".to_string(), &limits);
     }

@@ -106,8 +106,8 @@ class Runtime:
     # -- load ----------------------------------------------------------------------------
 
     def compile(self, sources):
-        """`sources` ((module, path, text) triples) compiled for `load`, one marshalled code
-        object each. Raises `LoadFailure`."""
+        """`sources` ((module, path, text) triples) compiled for `load`, each as a bytecode
+        file's bytes, or None where one does not compile."""
         return loader.compile_sources(sources)
 
     def load(self, sources, entries):

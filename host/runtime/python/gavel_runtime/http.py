@@ -12,6 +12,8 @@ Errors are raised as CPython raises them: `urllib.error.URLError` whose `reason`
 """
 
 import errno
+import http
+import http.client
 import io
 import socket
 import urllib.error
@@ -200,6 +202,9 @@ def _error(code, parts):
         reason = ConnectionError("gavel sends at most 32 requests per call")
     elif isinstance(code, t.ErrorCode_HttpResponseBodySize):
         reason = ConnectionError("responses past 16 MiB per call are cut off by gavel")
+    elif isinstance(code, t.ErrorCode_InternalError) and code.value:
+        # The host's own reason, such as a certificate it refused.
+        reason = ConnectionError(f"request to {where} failed: {code.value}")
     else:
         name = type(code).__name__.replace("ErrorCode_", "") if code is not None else "no answer"
         reason = ConnectionError(f"request to {where} failed: {name}")
@@ -246,11 +251,126 @@ class _Handler(urllib.request.AbstractHTTPHandler):
     https_open = http_open
 
 
+class _Socket:
+    """What `http.client.HTTPResponse` reads a response from: its bytes, already whole."""
+
+    def __init__(self, data):
+        self._data = data
+
+    def makefile(self, mode, *args, **kwargs):
+        return io.BytesIO(self._data)
+
+    def close(self):
+        pass
+
+
+class _Connection(http.client.HTTPConnection):
+    """`http.client.HTTPConnection` (and `HTTPSConnection`) over `request`: the request is
+    gathered as http.client's callers write it and sent once it is whole (by `endheaders`, or
+    when a body announced by Content-Length has all been `send`), where CPython sends it; the
+    response is CPython's own `HTTPResponse`, read from the host's answer. A refused request
+    raises there the `OSError` a socket would have given. What it does not override (the
+    helpers urllib calls on the class) is CPython's."""
+
+    default_port = 80
+    scheme = "http"
+
+    def __init__(self, host, port=None, timeout=socket._GLOBAL_DEFAULT_TIMEOUT, *args, **kwargs):
+        if port is None and host.rfind(":") > host.rfind("]"):
+            host, _, port = host.rpartition(":")
+        self.host = host
+        self.port = int(port) if port else self.default_port
+        self.timeout = None if timeout is socket._GLOBAL_DEFAULT_TIMEOUT else timeout
+        self._request = None
+        self._answer = None
+
+    def set_debuglevel(self, level):
+        self.debuglevel = level
+
+    def connect(self):
+        pass
+
+    def close(self):
+        self._request = self._answer = None
+
+    def putrequest(self, method, url, skip_host=False, skip_accept_encoding=False):
+        # [method, url, headers, body parts, body bytes still announced, or None]
+        self._request = [method, url, [], [], None]
+        self._answer = None
+
+    def putheader(self, header, *values):
+        self._request[2].append((str(header), ", ".join(str(v) for v in values)))
+
+    def send(self, data):
+        if isinstance(data, str):
+            data = data.encode("iso-8859-1")
+        elif hasattr(data, "read"):
+            data = data.read()
+        data = bytes(data)
+        self._request[3].append(data)
+        if self._request[4] is not None:
+            self._request[4] -= len(data)
+            if self._request[4] <= 0:
+                self._send()
+
+    def endheaders(self, message_body=None, *, encode_chunked=False):
+        if message_body is not None:
+            self._request[3].append(message_body.encode("utf-8") if isinstance(message_body, str) else bytes(message_body))
+            return self._send()
+        length = next((v for k, v in self._request[2] if k.lower() == "content-length"), "0")
+        self._request[4] = int(length) if length.strip().isdigit() else 0
+        if self._request[4] <= 0:
+            self._send()
+
+    def _send(self):
+        method, url, headers, body, _ = self._request
+        if "://" not in url:
+            host = f"[{self.host}]" if ":" in self.host else self.host
+            url = f"{self.scheme}://{host}:{self.port}{url}"
+        try:
+            answer = request(method, url, headers, b"".join(body) or None, self.timeout)
+        except urllib.error.URLError as e:
+            raise (e.reason if isinstance(e.reason, OSError) else OSError(str(e.reason))) from None
+        self._answer = (method, url, answer)
+
+    def request(self, method, url, body=None, headers={}, *, encode_chunked=False):
+        self.putrequest(method, url)
+        for name, value in dict(headers).items():
+            self.putheader(name, value)
+        self.endheaders(body)
+
+    def getresponse(self):
+        if self._answer is None:
+            raise http.client.ResponseNotReady("no request was sent")
+        method, url, answer = self._answer
+        self._request = self._answer = None
+        try:
+            phrase = http.HTTPStatus(answer.status).phrase
+        except ValueError:
+            phrase = ""
+        head = [f"HTTP/1.1 {answer.status} {phrase}"]
+        for name, value in answer.headers:
+            if name.lower() not in ("transfer-encoding", "content-length"):
+                head.append(f"{name}: {value}")
+        head.append(f"Content-Length: {len(answer.body)}")
+        data = ("\r\n".join(head) + "\r\n\r\n").encode("iso-8859-1") + answer.body
+        response = http.client.HTTPResponse(_Socket(data), method=method, url=url)
+        response.begin()
+        return response
+
+
+class _SecureConnection(_Connection):
+    default_port = 443
+    scheme = "https"
+
+    def __init__(self, host, port=None, *args, context=None, **kwargs):
+        # TLS and its certificate checks are the host's: a context has nothing to set.
+        super().__init__(host, port, *args, **kwargs)
+
+
 def _adapt_requests(adapters):
     """Makes `requests` (its `HTTPAdapter`, which every session mounts) send over `request`;
     a request that fails raises `requests.ConnectionError`. Each redirect is a new call here."""
-    import http.client
-
     from requests import exceptions, models, utils
     from requests.structures import CaseInsensitiveDict
 
@@ -359,9 +479,13 @@ class _AdaptOnImport:
 
 
 def install():
-    """Makes `urllib.request.urlopen` (and the default opener) send over `request`, and
-    `requests` and `httpx` when they are imported."""
+    """Makes `urllib.request.urlopen` (and the default opener) and `http.client`'s connections
+    send over `request`, and `requests` and `httpx` when they are imported."""
     import sys
+
+    if _wasi is not None:  # under plain CPython, http.client is what `request` sends with
+        http.client.HTTPConnection = _Connection
+        http.client.HTTPSConnection = _SecureConnection
 
     if not any(isinstance(f, _AdaptOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AdaptOnImport())

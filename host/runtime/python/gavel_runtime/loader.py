@@ -79,7 +79,7 @@ class SourceFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__file__ = path
         if name in self.packages:
             module.__path__ = []
-        exec(compile_source(path, text) if code is None else marshal.loads(code), module.__dict__)
+        exec(compile_source(path, text) if code is None else marshal.loads(code[_PYC_HEADER:]), module.__dict__)
 
     def get_source(self, fullname):
         entry = self.sources.get(fullname)
@@ -91,15 +91,26 @@ def compile_source(path, text):
     return compile(text, path, "exec", dont_inherit=True)
 
 
+# The flags word of a bytecode file whose source is never checked again (PEP 552): the host
+# keeps each such file with its source, under one authentication tag.
+_UNCHECKED_HASH = (1).to_bytes(4, "little")
+# Magic, flags and source hash: what precedes the marshalled code in a bytecode file.
+_PYC_HEADER = 16
+
+
 def compile_sources(sources):
-    """Each of `sources` ((module, path, text) triples) compiled and marshalled, in order, for
-    `install` to take back; raises `LoadFailure` at the first that does not compile."""
+    """Each of `sources` ((module, path, text) triples) compiled, in order, as the bytes of a
+    bytecode file (`__pycache__/*.pyc`, hash-based and unchecked) that `install` takes back and
+    the import system reads; None for a source that does not compile (loading it says why)."""
     compiled = []
     for _, path, text in sources:
         try:
-            compiled.append(marshal.dumps(compile_source(path, text)))
-        except SyntaxError as e:
-            raise syntax_failure(e) from None
+            code = compile_source(path, text)
+        except (SyntaxError, ValueError):
+            compiled.append(None)
+            continue
+        source_hash = importlib.util.source_hash(text.encode())
+        compiled.append(importlib.util.MAGIC_NUMBER + _UNCHECKED_HASH + source_hash + marshal.dumps(code))
     return compiled
 
 

@@ -112,10 +112,37 @@ class Loading(unittest.TestCase):
             with self.assertRaisesRegex(CallError, r"ZeroDivisionError: division by zero \(at graders.py:2\)"):
                 runtime.grade("openai:graders:grade", {"d": 0}, 0, RUN, "", "{}")
 
-    def test_compiling_finds_a_syntax_error_at_its_place(self):
+    def test_a_source_that_does_not_compile_is_left_to_load_which_finds_it_at_its_place(self):
+        sources = [("ok", "ok.py", "x = 1\n"), ("bad", "sub/bad.py", "\n\nif:\n")]
+        codes = Runtime(sandboxed=False).compile(sources)
+        self.assertIsNotNone(codes[0])
+        self.assertIsNone(codes[1])
         with self.assertRaises(LoadFailure) as caught:
-            Runtime(sandboxed=False).compile([("ok", "ok.py", "x = 1\n"), ("bad", "sub/bad.py", "\n\nif:\n")])
+            Runtime(sandboxed=False).load([s + (c,) for s, c in zip(sources, codes)], ["ok", "bad"])
         self.assertEqual((caught.exception.path, caught.exception.line), ("sub/bad.py", 3))
+
+    def test_compiled_code_is_a_bytecode_file_that_the_import_system_reads(self):
+        import importlib.util
+        import os
+        import sys
+        import tempfile
+
+        text = "VALUE = 41 + 1\n"
+        [code] = Runtime(sandboxed=False).compile([("m", "m.py", text)])
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "gavel_pyc_probe.py"), "w") as f:
+                f.write("VALUE = 0\n")  # unchecked bytecode wins over its source
+            os.mkdir(os.path.join(folder, "__pycache__"))
+            with open(importlib.util.cache_from_source(os.path.join(folder, "gavel_pyc_probe.py")), "wb") as f:
+                f.write(code)
+            sys.path.insert(0, folder)
+            try:
+                import gavel_pyc_probe
+
+                self.assertEqual(gavel_pyc_probe.VALUE, 42)
+            finally:
+                sys.path.remove(folder)
+                sys.modules.pop("gavel_pyc_probe", None)
 
     def test_loading_the_same_sources_again_does_not_rerun_them(self):
         files = {"counted": "import builtins\nbuiltins.gavel_loads = getattr(builtins, 'gavel_loads', 0) + 1\n"}

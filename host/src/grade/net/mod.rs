@@ -7,7 +7,8 @@
 //! rebinding). Loopback, private, link-local, unique-local and unspecified addresses are
 //! refused unless an address pattern grants them, so a granted name that resolves inward is
 //! refused too. A redirect is the guest's own next request, checked like any other. TLS and
-//! its certificate checks (the webpki roots) are the host's.
+//! its certificate checks (the webpki roots, and the authorities of `GAVEL_CA_FILE`) are the
+//! host's.
 //!
 //! A call may send [`MAX_REQUESTS`] requests and receive [`MAX_RECEIVED`] bytes of response
 //! bodies, and every wait (resolution, connection, each read) ends at the call's deadline: a

@@ -16,13 +16,19 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 use tokio_rustls::TlsConnector;
-use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, pki_types::ServerName};
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 use super::address::inward;
 use super::{MAX_RECEIVED, Target, address_granted, substitute_secrets};
 use crate::grade::grants::Grants;
+
+/// Names a PEM file of certificate authorities that graders' HTTPS requests trust beside the
+/// webpki roots: a corporate proxy's, or a test's own.
+const CA_FILE_ENV: &str = "GAVEL_CA_FILE";
 
 /// What bounds one request.
 pub(super) struct Limits {
@@ -88,11 +94,19 @@ pub(super) async fn send(
                 info_code: None,
             })?,
         };
-        let connector = connector().ok_or(Error::TlsProtocolError)?;
+        let connector = connector().map_err(|why| Error::InternalError(Some(why.clone())))?;
         let tls = timeout_at(connect_by, connector.connect(name, stream))
             .await
             .map_err(|_| Error::ConnectionTimeout)?
-            .map_err(Error::Tls)?;
+            .map_err(|e| {
+                // The guest sees the reason: which check failed, and how to trust a private
+                // authority.
+                Error::InternalError(Some(format!(
+                    "TLS with {}: {e} (gavel trusts the webpki roots and those of \
+                     {CA_FILE_ENV})",
+                    target.host
+                )))
+            })?;
         Box::new(tls)
     } else {
         Box::new(stream)
@@ -171,24 +185,56 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
         .ok_or(Error::DestinationIpProhibited)
 }
 
-/// The TLS client: the webpki roots, ring's cryptography; none if rustls refuses the setup.
-fn connector() -> Option<&'static TlsConnector> {
-    static CONNECTOR: OnceLock<Option<TlsConnector>> = OnceLock::new();
+/// The TLS client: the webpki roots and those of [`CA_FILE_ENV`], ring's cryptography; why
+/// not, when the file cannot be used or rustls refuses the setup.
+fn connector() -> Result<&'static TlsConnector, &'static String> {
+    static CONNECTOR: OnceLock<Result<TlsConnector, String>> = OnceLock::new();
     CONNECTOR
         .get_or_init(|| {
             let mut roots = RootCertStore::empty();
             roots.add_parsable_certificates(
                 webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
             );
+            for root in extra_roots()? {
+                roots
+                    .add(root)
+                    .map_err(|e| format!("{CA_FILE_ENV}: a certificate in it is refused: {e}"))?;
+            }
             let provider = Arc::new(rustls::crypto::ring::default_provider());
             let config = ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
-                .ok()?
+                .map_err(|e| e.to_string())?
                 .with_root_certificates(roots)
                 .with_no_client_auth();
-            Some(TlsConnector::from(Arc::new(config)))
+            Ok(TlsConnector::from(Arc::new(config)))
         })
         .as_ref()
+}
+
+/// The certificate authorities of the PEM file [`CA_FILE_ENV`] names, none when it is unset or
+/// empty; why not, naming the file and what to put there, when it cannot be read or holds no
+/// certificate.
+fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
+    let Some(path) = std::env::var_os(CA_FILE_ENV).filter(|p| !p.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let path = std::path::PathBuf::from(path);
+    let unusable = |why: String| {
+        format!(
+            "{CA_FILE_ENV}={}: {why}; it must name a PEM file of the certificate authorities \
+             graders' HTTPS requests trust beside the usual ones",
+            path.display()
+        )
+    };
+    let pem = crate::fsio::read_regular(&path, crate::fsio::cap::TEXT)
+        .map_err(|e| unusable(e.to_string()))?;
+    let roots = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| unusable(format!("it is not PEM: {e}")))?;
+    if roots.is_empty() {
+        return Err(unusable("it holds no certificate".to_string()));
+    }
+    Ok(roots)
 }
 
 /// A response body that counts what it yields against the call's byte budget and fails at the

@@ -214,7 +214,7 @@ pub enum CallFailure {
     Host(String),
 }
 
-fn classify(error: &wasmtime::Error) -> CallFailure {
+pub(super) fn classify(error: &wasmtime::Error) -> CallFailure {
     if let Some(hit) = error.downcast_ref::<LimitHit>() {
         return match hit {
             LimitHit::Memory { .. } => CallFailure::Memory,

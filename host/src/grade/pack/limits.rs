@@ -18,6 +18,19 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 2_000;
 pub const DEFAULT_OUTPUT_KB: u64 = 1_024;
 /// What a call may write to stdout, and separately to stderr, in KiB.
 pub const DEFAULT_STDOUT_KB: u64 = 16;
+/// Instructions for loading an interpreter's program (running its module's top level and
+/// importing what it imports) into an instance, apart from the call's own fuel: importing
+/// requests costs about 300M, httpx about 110M.
+pub const DEFAULT_LOAD_FUEL: u64 = 1_000_000_000;
+/// Wall-clock deadline for loading a program, in milliseconds, apart from the call's.
+pub const DEFAULT_LOAD_TIMEOUT_MS: u64 = 10_000;
+
+/// Instructions, wall-clock time and linear memory (in MiB) for compiling one share of a
+/// suite's Python packages into bytecode, once when they are unpacked: the CPython compiler on
+/// a few MiB of source, with no user code running.
+pub const PACKAGE_COMPILE_FUEL: u64 = 200_000_000_000;
+pub const PACKAGE_COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+const PACKAGE_COMPILE_MEMORY_MB: u64 = 1_024;
 
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -33,6 +46,9 @@ pub(super) struct CallLimits {
     pub(super) timeout: Duration,
     pub(super) output_bytes: usize,
     pub(super) stdout_bytes: usize,
+    /// Fuel and deadline (ms) for loading an interpreter's program, before the call proper.
+    pub(super) load_fuel: u64,
+    pub(super) load_timeout_ms: u64,
 }
 
 impl CallLimits {
@@ -83,17 +99,57 @@ impl CallLimits {
             DEFAULT_STDOUT_KB,
             MAX_STDOUT_KB,
         )?;
-        let tick_ms = TICK.as_millis() as u64;
+        let load_fuel = pick("load_fuel", |l| l.load_fuel, DEFAULT_LOAD_FUEL, u64::MAX)?;
+        let load_timeout_ms = pick(
+            "load_timeout_ms",
+            |l| l.load_timeout_ms,
+            DEFAULT_LOAD_TIMEOUT_MS,
+            MAX_TIMEOUT_MS,
+        )?;
         Ok(CallLimits {
             fuel,
             memory_bytes: (memory_mb << 20) as usize,
-            // One extra tick: the tick in progress when the call starts may be nearly over.
-            deadline_ticks: timeout_ms.div_ceil(tick_ms) + 1,
+            deadline_ticks: deadline_ticks(timeout_ms),
             timeout: Duration::from_millis(timeout_ms),
             output_bytes: (output_kb << 10) as usize,
             stdout_bytes: (stdout_kb << 10) as usize,
+            load_fuel,
+            load_timeout_ms,
         })
     }
+}
+
+impl CallLimits {
+    /// The limits of loading a program into an instance: its own fuel and deadline.
+    pub(super) fn loading(&self) -> CallLimits {
+        self.with_budget(self.load_fuel, Duration::from_millis(self.load_timeout_ms))
+    }
+
+    fn with_budget(&self, fuel: u64, timeout: Duration) -> CallLimits {
+        CallLimits {
+            fuel,
+            deadline_ticks: deadline_ticks(timeout.as_millis() as u64),
+            timeout,
+            ..*self
+        }
+    }
+
+    /// These limits with `fuel`, the deadline `timeout` and at least
+    /// [`PACKAGE_COMPILE_MEMORY_MB`] of memory, for a call that is gavel's own work.
+    pub(super) fn widened(&self, fuel: u64, timeout: Duration) -> CallLimits {
+        CallLimits {
+            memory_bytes: self
+                .memory_bytes
+                .max((PACKAGE_COMPILE_MEMORY_MB << 20) as usize),
+            ..self.with_budget(fuel, timeout)
+        }
+    }
+}
+
+/// The epoch ticks of a `timeout_ms` deadline. One extra tick: the tick in progress when the
+/// call starts may be nearly over.
+fn deadline_ticks(timeout_ms: u64) -> u64 {
+    timeout_ms.div_ceil(TICK.as_millis() as u64) + 1
 }
 
 #[cfg(test)]

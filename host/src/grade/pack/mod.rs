@@ -26,6 +26,8 @@
 //! | `timeout_ms` | 2,000 ms wall clock ([`DEFAULT_TIMEOUT_MS`]) | `deadline exceeded` |
 //! | `output_kb` | 1,024 KiB returned ([`DEFAULT_OUTPUT_KB`]) | `output too large` |
 //! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | the rest is cut, unseen by the guest; the grade stands |
+//! | `load_fuel` | 1,000,000,000 instructions to load an interpreter's program into an instance, apart from the call's `fuel` ([`DEFAULT_LOAD_FUEL`]) | `loading the program went past its limit load_fuel ...` |
+//! | `load_timeout_ms` | 10,000 ms wall clock to load a program, apart from the call's `timeout_ms` ([`DEFAULT_LOAD_TIMEOUT_MS`]) | `loading the program went past its limit load_timeout_ms ...` |
 //!
 //! Any other failure is an `error` grade with a stable reason as well: `guest trapped: <kind>`
 //! (`unreachable` for a Rust panic, `stack overflow`, `out-of-bounds memory access` for a stack
@@ -77,11 +79,12 @@ pub use compile::{
 };
 use describe::pack_info;
 pub use describe::{MAX_DESCRIPTION_BYTES, MAX_FUNCTIONS, MAX_NAME_BYTES, printable};
-pub use engine::Writes;
 use engine::{CallGrants, CallState};
+pub use engine::{PACKAGES_MOUNT, Writes};
 use limits::CallLimits;
 pub use limits::{
-    DEFAULT_FUEL, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS,
+    DEFAULT_FUEL, DEFAULT_LOAD_FUEL, DEFAULT_LOAD_TIMEOUT_MS, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB,
+    DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT,
 };
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, peak_calls_in_flight, scope};
@@ -443,11 +446,26 @@ impl Pack {
     /// it again. Sources that do not compile are left as they are: loading them then reports
     /// why, at their place, as it would have.
     pub fn compile(&self, sources: &mut [Source]) {
+        self.compile_within(sources, &self.inner.limits);
+    }
+
+    /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
+    /// bounds of their own ([`PACKAGE_COMPILE_FUEL`], [`PACKAGE_COMPILE_TIMEOUT`]) rather than
+    /// a grading call's, since packages hold far more source than a grader.
+    pub fn compile_packages(&self, sources: &mut [Source]) {
+        let limits = self
+            .inner
+            .limits
+            .widened(PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT);
+        self.compile_within(sources, &limits);
+    }
+
+    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
         let pack = &self.inner;
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
-            &pack.limits,
+            limits,
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
@@ -602,7 +620,7 @@ impl Pack {
             &pack.pre,
             &pack.limits,
             reach,
-            |instance, store| match program.load(&pack.exports, instance, store)? {
+            |instance, store| match program.load(&pack.exports, instance, store, &pack.limits)? {
                 Ok(()) => Ok(pack
                     .exports
                     .check_config(instance, store, name, &config)?
@@ -634,18 +652,41 @@ pub struct Program {
 }
 
 impl Program {
+    /// Loads the program into `instance` on a budget of its own (`load_fuel`,
+    /// `load_timeout_ms`: importing packages costs far more than most calls), then gives the
+    /// store the call's own fuel and deadline under `limits`. A load that runs out of its
+    /// budget fails as a program that does not load, saying which limit to raise.
     fn load(
         &self,
         exports: &Exports,
         instance: &wasmtime::component::Instance,
         store: &mut wasmtime::Store<CallState>,
+        limits: &CallLimits,
     ) -> wasmtime::Result<Result<(), String>> {
-        exports.load(
+        call::arm(store, &limits.loading())?;
+        let loaded = match exports.load(
             instance,
             store,
             &self.sources,
             std::slice::from_ref(&self.entry),
-        )
+        ) {
+            Ok(loaded) => loaded,
+            Err(error) => {
+                let limit = match call::classify(&error) {
+                    CallFailure::Fuel => format!("load_fuel ({})", limits.load_fuel),
+                    CallFailure::Deadline => {
+                        format!("load_timeout_ms ({})", limits.load_timeout_ms)
+                    }
+                    _ => return Err(error),
+                };
+                return Ok(Err(format!(
+                    "loading the program went past its limit {limit}, apart from the call's own: raise \
+                     it in the suite's `limits:`"
+                )));
+            }
+        };
+        call::arm(store, limits)?;
+        Ok(loaded)
     }
 }
 
@@ -703,7 +744,8 @@ impl Function {
             reach,
             |instance, store| {
                 if let Some(program) = &self.program
-                    && let Err(message) = program.load(exports, instance, store)?
+                    && let Err(message) =
+                        program.load(exports, instance, store, &self.pack.limits)?
                 {
                     return Err(wasmtime::Error::new(ProgramFailed(message)));
                 }
@@ -1019,6 +1061,7 @@ mod tests {
             path: path.into(),
             sha256: None,
             limits: None,
+            allow: None,
         };
         PackHost::new(&cache)
             .and_then(|host| host.load(function, &spec, Path::new("/"), &Limits::default()))

@@ -192,8 +192,8 @@ pub(super) struct Warm {
     settled: usize,
 }
 
-/// Runs `f` in `slot`'s warm instance of `program`, started (and the program loaded, on the
-/// first call's fuel) when there is none, reaching what `grants` grants (the same for every
+/// Runs `f` in `slot`'s warm instance of `program`, started (and the program loaded, on its
+/// load budget) when there is none, reaching what `grants` grants (the same for every
 /// call of a warm function: one whose row chooses a folder runs fresh); leaves it in `slot`
 /// unless it must be replaced.
 pub(super) fn call<T>(
@@ -221,7 +221,7 @@ pub(super) fn call<T>(
             Some(instance) => instance,
             None => {
                 let instance = pack.pre.instantiate(&mut *store)?;
-                if let Err(message) = program.load(&pack.exports, &instance, store)? {
+                if let Err(message) = program.load(&pack.exports, &instance, store, &pack.limits)? {
                     return Err(wasmtime::Error::new(ProgramFailed(message)));
                 }
                 warm.instance = Some(instance);

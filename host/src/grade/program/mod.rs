@@ -259,44 +259,56 @@ pub fn prepare(
     }
     wants.all = !suite.file.requirements.is_empty();
     wants.lines.extend(suite.file.requirements.iter().cloned());
-    let packages = if wants.lines.is_empty() {
+    let lock = if wants.lines.is_empty() {
         None
     } else {
-        match packages_tree(&suite.base_dir, &wants.lines, cache_dir) {
-            Ok(tree) => Some(Packages {
-                tree,
-                entries: wants.entries,
-                all: wants.all,
-            }),
+        match packages_lock(&suite.base_dir, &wants.lines, cache_dir) {
+            Ok(lock) => Some(lock),
             Err(e) => {
                 errors.push(SuiteError::at(&suite.path, "requirements", e.to_string()));
                 return (None, errors);
             }
         }
     };
-    match load(suite, host, cache_dir, builder, packages) {
-        Ok(python) => (Some(python), errors),
+    let pack = match load(suite, host, cache_dir) {
+        Ok(pack) => pack,
         Err(e) => {
             errors.push(SuiteError::at(&suite.path, "graders", e));
-            (None, errors)
+            return (None, errors);
         }
-    }
+    };
+    let packages = match lock {
+        None => None,
+        Some((cache, lock)) => {
+            match packages::tree(&cache, &lock, &|sources| pack.compile_packages(sources)) {
+                Ok(tree) => Some(Packages {
+                    tree,
+                    entries: wants.entries,
+                    all: wants.all,
+                }),
+                Err(e) => {
+                    errors.push(SuiteError::at(&suite.path, "requirements", e.to_string()));
+                    return (None, errors);
+                }
+            }
+        }
+    };
+    (Some(Python::new(pack, builder.build(), packages)), errors)
 }
 
-/// The interpreter, with the programs of `builder` and the packages they import.
+/// The interpreter component, loaded.
 fn load(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
-    builder: ProgramBuilder,
-    packages: Option<Packages>,
-) -> Result<Python, String> {
+) -> Result<Pack, String> {
     let component = interpreter::component(cache_dir).map_err(|e| e.to_string())?;
     // The cached component is loaded only as the file whose tag was checked.
     let spec = PackSpec {
         path: component.path,
         sha256: component.sha256,
         limits: None,
+        allow: None,
     };
     let limits = suite.file.limits.clone().unwrap_or_default();
     let pack = host()
@@ -310,7 +322,7 @@ fn load(
             spec.path.display()
         ));
     }
-    Ok(Python::new(pack, builder.build(), packages))
+    Ok(pack)
 }
 
 /// The packages of a suite's `requirements:` (see [`packages`]), unpacked and mounted for the
@@ -358,13 +370,13 @@ impl Wants {
     }
 }
 
-/// The folder of `lines`' packages: locked beside the suite (in `folder`), unpacked into the
-/// cache.
-fn packages_tree(
+/// The lock of `lines`' packages, beside the suite (in `folder`), and the cache they are
+/// unpacked into.
+fn packages_lock(
     folder: &Path,
     lines: &BTreeSet<String>,
     cache_dir: Option<&Path>,
-) -> Result<PathBuf, packages::PackagesError> {
+) -> Result<(CacheDir, packages::Lock), packages::PackagesError> {
     let lock = packages::lock(folder, lines)?;
     let cache = cache_dir
         .map(CacheDir::open)
@@ -372,7 +384,7 @@ fn packages_tree(
         .map_err(|e| packages::PackagesError::Cache(e.to_string()))?
         .flatten()
         .ok_or(packages::PackagesError::NoCache)?;
-    packages::tree(&cache, &lock)
+    Ok((cache, lock))
 }
 
 /// Adds to `errors` a mistake in the module or function of `entry`, one of the `type: code`

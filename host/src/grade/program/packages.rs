@@ -13,6 +13,13 @@
 //! of all it holds, and a tree whose tag does not check out is unpacked again, never mounted.
 //! A wheel is unpacked only after its SHA-256 matched the lock, and only when every member's
 //! name stays below the tree, none is a link, and all together stay under [`MAX_UNPACKED`].
+//!
+//! Each module's bytecode is made once, when the tree is unpacked, by the interpreter itself
+//! (so it is for its exact CPython), and kept beside the source in `__pycache__/` as files
+//! CPython loads without reading the source again (PEP 552's unchecked hash-based `.pyc`): an
+//! import then costs what running the module's top level does, not the compiler's work, which
+//! is many times more. The bytecode is code as much as the sources are, and is made before the
+//! tree is tagged: the tag covers both, and a tree whose bytecode was altered is not mounted.
 
 use std::collections::BTreeSet;
 use std::io::{self, Read, Write};
@@ -25,6 +32,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cache::{CacheDir, TAG_BYTES};
 use crate::fsio::{self, cap};
+use crate::grade::pack::Source;
 
 /// The lock file, beside the suite.
 pub const LOCK_FILE: &str = "pylock.gavel.toml";
@@ -32,8 +40,12 @@ pub const LOCK_FILE: &str = "pylock.gavel.toml";
 /// The CPython version of the interpreter component, which wheels are chosen for.
 pub const PYTHON_VERSION: &str = "3.14";
 
-/// What an unpacked tree's tag covers besides its name and digest, with the layout's version.
-const DOMAIN: &[u8] = b"gavel python packages v1\0";
+/// What an unpacked tree's tag covers besides its name and digest, with the layout's version
+/// (v2: with bytecode).
+const DOMAIN: &[u8] = b"gavel python packages v2\0";
+
+/// Source bytes compiled in one interpreter call when a tree is unpacked.
+const COMPILE_SHARE: usize = 4 << 20;
 
 /// Bytes all the wheels of a lock may unpack to, together.
 pub const MAX_UNPACKED: u64 = 512 << 20;
@@ -385,9 +397,14 @@ fn lock_of_report(text: &str) -> Result<Lock, PackagesError> {
 }
 
 /// The folder holding every wheel of `lock` unpacked, in the cache: the one there when its tag
-/// checks out, else downloaded and unpacked now (a tree that does not check out is removed
+/// checks out, else downloaded, unpacked and compiled to bytecode by `compile` (the
+/// interpreter's [`crate::grade::pack::Pack::compile_packages`]) now (a tree that does not check out is removed
 /// first, with a warning).
-pub fn tree(cache: &CacheDir, lock: &Lock) -> Result<PathBuf, PackagesError> {
+pub fn tree(
+    cache: &CacheDir,
+    lock: &Lock,
+    compile: &dyn Fn(&mut [Source]),
+) -> Result<PathBuf, PackagesError> {
     let cache_error = |e: &dyn std::fmt::Display| PackagesError::Cache(e.to_string());
     let folder = cache
         .folder("python/packages")
@@ -426,6 +443,7 @@ pub fn tree(cache: &CacheDir, lock: &Lock) -> Result<PathBuf, PackagesError> {
             })?;
         }
     }
+    write_bytecode(work.path(), compile).map_err(|e| cache_error(&e))?;
     let unpacked = work.keep();
     if let Err(e) = std::fs::rename(&unpacked, &tree) {
         let _ = std::fs::remove_dir_all(&unpacked);
@@ -581,14 +599,7 @@ pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), String>
                     .eq_ignore_ascii_case("Root-Is-Purelib:true")
             });
         }
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o644)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
-            .and_then(|mut file| file.write_all(&content))
-            .map_err(|e| format!("{name}: {e}"))?;
+        write_new(&path, &content).map_err(|e| format!("{name}: {e}"))?;
     }
     if !purelib {
         return Err(
@@ -596,6 +607,82 @@ pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), String>
              and the sandbox cannot load native code"
                 .to_string(),
         );
+    }
+    Ok(())
+}
+
+/// A new file of the tree at `path` holding `content`, readable by all, never through a link.
+fn write_new(path: &Path, content: &[u8]) -> io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .and_then(|mut file| file.write_all(content))
+}
+
+/// Writes the bytecode of each `.py` module of the unpacked `tree` as `compile` makes it, in
+/// shares of [`COMPILE_SHARE`] source bytes, where CPython looks for it:
+/// `__pycache__/<name>.cpython-314.pyc` beside the source (replacing one a wheel shipped).
+/// A module that does not compile, or is not UTF-8, gets none: importing it compiles it, and
+/// reports why not where it fails.
+fn write_bytecode(tree: &Path, compile: &dyn Fn(&mut [Source])) -> io::Result<()> {
+    let cache_tag = format!("cpython-{}", PYTHON_VERSION.replace('.', ""));
+    let mut modules = Vec::new();
+    let mut folders = vec![PathBuf::new()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(tree.join(&folder))? {
+            let entry = entry?;
+            let relative = folder.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                folders.push(relative);
+            } else if kind.is_file() && relative.extension().is_some_and(|e| e == "py") {
+                modules.push(relative);
+            }
+        }
+    }
+    modules.sort();
+    let mut share: Vec<(PathBuf, Source)> = Vec::new();
+    let mut bytes = 0;
+    for (i, relative) in modules.iter().enumerate() {
+        if let Ok(text) = fsio::read_text(&tree.join(relative), cap::COMPONENT) {
+            bytes += text.len();
+            let path = Path::new(crate::grade::pack::PACKAGES_MOUNT).join(relative);
+            share.push((
+                relative.clone(),
+                Source {
+                    module: String::new(),
+                    path: path.to_string_lossy().into_owned(),
+                    text,
+                    code: None,
+                },
+            ));
+        }
+        if bytes < COMPILE_SHARE && i + 1 < modules.len() {
+            continue;
+        }
+        let mut sources: Vec<Source> = share.iter().map(|(_, s)| s.clone()).collect();
+        compile(&mut sources);
+        for ((relative, _), source) in share.drain(..).zip(sources) {
+            let Some(code) = source.code else { continue };
+            let (Some(folder), Some(stem)) = (relative.parent(), relative.file_stem()) else {
+                continue;
+            };
+            let cached = tree.join(folder).join("__pycache__");
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o755)
+                .create(&cached)?;
+            let file = cached.join(format!("{}.{cache_tag}.pyc", stem.to_string_lossy()));
+            match std::fs::remove_file(&file) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            write_new(&file, &code)?;
+        }
+        bytes = 0;
     }
     Ok(())
 }
