@@ -281,41 +281,44 @@ def _missing(errors, name, data):
 
 
 def _shortcuts(check, i, scope):
-    """The common inputs `check` takes, as `(condition on v, value)` pairs of source text: for
-    each, `check(v)` would return that value, so the constructor skips the call. Conditions test
-    `type(v) is`, so no input of another type (a subclass included) takes a shortcut."""
+    """The common inputs `check` takes, as two lists of `(condition on v, value)` pairs of source
+    text: for each, `check(v)` would return that value, so the constructor skips the call. The
+    first list's values cannot be refused; the second's build a model, which may refuse its
+    input, so the constructor evaluates them where it catches what the check would raise.
+    Conditions test `type(v) is`, so no input of another type (a subclass included) takes a
+    shortcut."""
     if check is string:
-        return [("type(v) is str", "v")]
+        return [("type(v) is str", "v")], []
     if check is integer:
-        return [("type(v) is int", "v")]
+        return [("type(v) is int", "v")], []
     if check is floating:
-        return [("type(v) is float", "v"), ("type(v) is int", "float(v)")]
+        return [("type(v) is float", "v"), ("type(v) is int", "float(v)")], []
     if check is boolean:
-        return [("type(v) is bool", "v")]
+        return [("type(v) is bool", "v")], []
     if check is mapping:
-        return [("type(v) is dict", "dict(v)")]
+        return [("type(v) is dict", "dict(v)")], []
     if check is datetime:
         scope["_datetime"] = _dt.datetime
-        return [("type(v) is _datetime", "v")]
+        return [("type(v) is _datetime", "v")], []
     if hasattr(check, "members"):
         scope[f"enum{i}"], scope[f"members{i}"] = check.cls, check.members
-        return [(f"type(v) is str and (m := members{i}.get(v)) is not None", "m"), (f"type(v) is enum{i}", "v")]
+        return [(f"type(v) is str and (m := members{i}.get(v)) is not None", "m"), (f"type(v) is enum{i}", "v")], []
     if hasattr(check, "cls"):
-        # A model's own construction may refuse the value: the caller keeps it inside the `try`.
         scope[f"model{i}"] = check.cls
-        return [(f"type(v) is model{i}", "v"), ("type(v) is dict", f"model{i}(**v)")]
+        return [(f"type(v) is model{i}", "v")], [("type(v) is dict", f"model{i}(**v)")]
     if getattr(check, "__name__", None) == "check_optional":
-        return [("v is None", "None")] + _shortcuts(check.inner, i, scope)
-    return []
+        sure, guarded = _shortcuts(check.inner, i, scope)
+        return [("v is None", "None")] + sure, guarded
+    return [], []
 
 
 def _list_shortcut(check, i, scope):
     """For a list of models or strings, the list built in one comprehension; `None` for other
     checks. When an item is refused the constructor runs the whole check again, which reports
     every item's error as the check always has."""
-    inner = getattr(check, "inner", None)
     if getattr(check, "__name__", None) != "check_list":
         return None
+    inner = check.inner
     scope[f"item{i}"] = inner
     if inner is string:
         return f"[x if type(x) is str else item{i}(x) for x in v]"
@@ -352,9 +355,8 @@ def _constructor(cls):
             lines.append(f"    else:\n        values[{name}] = v")
             continue
         scope[f"check{i}"] = check
-        for condition, value in _shortcuts(check, i, scope):
-            if value.startswith("model"):
-                continue
+        sure, guarded = _shortcuts(check, i, scope)
+        for condition, value in sure:
             lines.append(f"    elif {condition}:\n        values[{name}] = {value}")
         listed = _list_shortcut(check, i, scope)
         if listed is not None:
@@ -368,11 +370,10 @@ def _constructor(cls):
             lines.append(f"                errors = _bad(errors, {name}, v, e)")
         lines.append("    else:")
         lines.append("        try:")
-        models = [(c, value) for c, value in _shortcuts(check, i, scope) if value.startswith("model")]
-        for k, (condition, value) in enumerate(models):
+        for k, (condition, value) in enumerate(guarded):
             lines.append(f"            {'if' if k == 0 else 'elif'} {condition}:")
             lines.append(f"                values[{name}] = {value}")
-        if models:
+        if guarded:
             lines.append(f"            else:\n                values[{name}] = check{i}(v)")
         else:
             lines.append(f"            values[{name}] = check{i}(v)")
