@@ -205,6 +205,7 @@ def list_of(check):
             raise ValidationError("list", errors)
         return items
 
+    check_list.inner = check
     return check_list
 
 
@@ -237,6 +238,8 @@ def enum(cls):
         expected = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
         raise _Invalid("enum", f"Input should be {expected}")
 
+    check_enum.cls = cls
+    check_enum.members = members
     return check_enum
 
 
@@ -248,6 +251,7 @@ def model(cls):
             return cls(**value)
         raise _Invalid("model_type", f"Input should be a valid dictionary or instance of {cls.__name__}")
 
+    check_model.cls = cls
     return check_model
 
 
@@ -276,11 +280,61 @@ def _missing(errors, name, data):
     return errors
 
 
+def _shortcuts(check, i, scope):
+    """The common inputs `check` takes, as two lists of `(condition on v, value)` pairs of source
+    text: for each, `check(v)` would return that value, so the constructor skips the call. The
+    first list's values cannot be refused; the second's build a model, which may refuse its
+    input, so the constructor evaluates them where it catches what the check would raise.
+    Conditions test `type(v) is`, so no input of another type (a subclass included) takes a
+    shortcut."""
+    if check is string:
+        return [("type(v) is str", "v")], []
+    if check is integer:
+        return [("type(v) is int", "v")], []
+    if check is floating:
+        return [("type(v) is float", "v"), ("type(v) is int", "float(v)")], []
+    if check is boolean:
+        return [("type(v) is bool", "v")], []
+    if check is mapping:
+        return [("type(v) is dict", "dict(v)")], []
+    if check is datetime:
+        scope["_datetime"] = _dt.datetime
+        return [("type(v) is _datetime", "v")], []
+    if hasattr(check, "members"):
+        scope[f"enum{i}"], scope[f"members{i}"] = check.cls, check.members
+        return [(f"type(v) is str and (m := members{i}.get(v)) is not None", "m"), (f"type(v) is enum{i}", "v")], []
+    if hasattr(check, "cls"):
+        scope[f"model{i}"] = check.cls
+        return [(f"type(v) is model{i}", "v")], [("type(v) is dict", f"model{i}(**v)")]
+    if getattr(check, "__name__", None) == "check_optional":
+        sure, guarded = _shortcuts(check.inner, i, scope)
+        return [("v is None", "None")] + sure, guarded
+    return [], []
+
+
+def _list_shortcut(check, i, scope):
+    """For a list of models or strings, the list built in one comprehension; `None` for other
+    checks. When an item is refused the constructor runs the whole check again, which reports
+    every item's error as the check always has."""
+    if getattr(check, "__name__", None) != "check_list":
+        return None
+    inner = check.inner
+    scope[f"item{i}"] = inner
+    if inner is string:
+        return f"[x if type(x) is str else item{i}(x) for x in v]"
+    if hasattr(inner, "cls") and not hasattr(inner, "members"):
+        scope[f"model{i}"] = inner.cls
+        return f"[model{i}(**x) if type(x) is dict else item{i}(x) for x in v]"
+    return None
+
+
 def _constructor(cls):
     """`__init__` for `cls`, written out field by field: models are built on every call (each
     message of a trajectory, each step of a trace), and a loop over field descriptions costs
-    the interpreter several times what straight-line code does. Made when the class is
-    defined, so at build time, into the snapshot."""
+    the interpreter several times what straight-line code does. The usual values (a `str` for a
+    string, a `dict` for a model, a known value for an enum) are taken inline; any other goes
+    through the field's check, so what is refused, and how, is the check's. Made when the class
+    is defined, so at build time, into the snapshot."""
     lines = ["def _construct(self, **data):", "    values = self.__dict__", "    errors = None"]
     scope = {"_ABSENT": _ABSENT, "_Invalid": _Invalid, "ValidationError": ValidationError, "_bad": _bad,
              "_missing": _missing}
@@ -301,14 +355,28 @@ def _constructor(cls):
             lines.append(f"    else:\n        values[{name}] = v")
             continue
         scope[f"check{i}"] = check
-        # Values that are already right (the usual case) skip the check.
-        if check is string:
-            lines.append(f"    elif type(v) is str:\n        values[{name}] = v")
-        elif getattr(check, "inner", None) is string:
-            lines.append(f"    elif v is None or type(v) is str:\n        values[{name}] = v")
+        sure, guarded = _shortcuts(check, i, scope)
+        for condition, value in sure:
+            lines.append(f"    elif {condition}:\n        values[{name}] = {value}")
+        listed = _list_shortcut(check, i, scope)
+        if listed is not None:
+            lines.append("    elif type(v) is list:")
+            lines.append("        try:")
+            lines.append(f"            values[{name}] = {listed}")
+            lines.append("        except (_Invalid, ValidationError):")
+            lines.append("            try:")
+            lines.append(f"                values[{name}] = check{i}(v)")
+            lines.append("            except (_Invalid, ValidationError) as e:")
+            lines.append(f"                errors = _bad(errors, {name}, v, e)")
         lines.append("    else:")
         lines.append("        try:")
-        lines.append(f"            values[{name}] = check{i}(v)")
+        for k, (condition, value) in enumerate(guarded):
+            lines.append(f"            {'if' if k == 0 else 'elif'} {condition}:")
+            lines.append(f"                values[{name}] = {value}")
+        if guarded:
+            lines.append(f"            else:\n                values[{name}] = check{i}(v)")
+        else:
+            lines.append(f"            values[{name}] = check{i}(v)")
         lines.append("        except (_Invalid, ValidationError) as e:")
         lines.append(f"            errors = _bad(errors, {name}, v, e)")
     lines.append("    self._finish(data, errors)")

@@ -330,6 +330,31 @@ def model_cases(out):
     )
     for row in jsonl(os.path.join(DATA, "evaldeck", "cases.jsonl")):
         attempt(f"model/evaldeck-trace-roundtrip/{row['name']}", lambda row=row: Trace.from_dict(row["trace"]).to_dict())
+    # Invalid traces: the stand-ins take valid values inline and leave the rest to each field's
+    # check, so these must raise exactly what evaldeck's pydantic models raise.
+    ok = {"id": "s1", "type": "llm_call", "timestamp": "2026-01-01T00:00:01", "model": "m", "duration_ms": 12,
+          "tokens": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}
+    tool = {"id": "s2", "type": "tool_call", "timestamp": "2026-01-01T00:00:02", "tool_name": "t", "tool_args": {"a": 1}}
+    bad_steps = {
+        "status": [ok, dict(tool, status="passed")],
+        "several": [dict(ok, tokens={"total_tokens": "many"}), tool, dict(tool, type="tool", tool_args=[1]), "step"],
+        "not-a-dict": [ok, 3],
+        "tuple": (ok, dict(ok, status="done")),
+        "missing-type": [ok, {"id": "x"}],
+        "tokens-list": [dict(ok, tokens=[1, 2])],
+        "duration-text": [dict(ok, duration_ms="fast"), dict(ok, duration_ms="1.5")],
+        "not-a-list": {"a": 1},
+    }
+    for name, steps in bad_steps.items():
+        attempt(f"model/evaldeck-trace-bad/{name}", lambda steps=steps: Trace.from_dict({"id": "t", "input": "q", "steps": steps}).to_dict())
+    attempt(
+        "model/evaldeck-trace-bad/fields",
+        lambda: Trace.from_dict({"input": 3, "status": "done", "duration_ms": [1], "metadata": "m", "steps": [ok]}),
+    )
+    attempt(
+        "model/evaldeck-case-bad-lists",
+        lambda: EvalCase._from_dict({"name": "x", "input": "i", "expected": {"tools_called": ["a", 2], "max_steps": 2.5}, "tags": "t"}),
+    )
     attempt("model/evaldeck-bad-status", lambda: EGrade(grader_name="g", status="passed"))
     attempt("model/evaldeck-step-type", lambda: Step(type="tool"))
     attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))
