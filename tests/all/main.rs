@@ -26,6 +26,7 @@ mod judge_failing;
 mod letta_examples;
 mod network;
 mod new_pack;
+mod openai_graders;
 mod openai_server;
 mod outputs;
 mod packages;

@@ -1,6 +1,7 @@
 //! What a suite asks for, read from its file: the suite, its gate and its reward.
 
 pub mod gate;
+pub mod openai;
 pub mod position;
 pub mod pyyaml;
 pub mod reward;

@@ -13,6 +13,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use crate::config::gate::GateSpec;
+use crate::config::openai::{self, OpenAiSpec};
 use crate::config::reward::RewardSpec;
 use crate::fsio;
 use crate::grade::grants::AllowSpec;
@@ -117,6 +118,8 @@ pub enum GraderSpec {
     Code(CodeSpec),
     /// OpenAI's `python` grader: `grade(sample, item) -> float`.
     Python(PythonSpec),
+    /// One of OpenAI's grader objects (`string_check`, `text_similarity`, `multi`, `python`).
+    Openai(OpenAiSpec),
 }
 
 impl GraderSpec {
@@ -127,6 +130,7 @@ impl GraderSpec {
             GraderSpec::Expectations(spec) => spec.isolation,
             GraderSpec::Code(spec) => spec.isolation,
             GraderSpec::Python(spec) => spec.isolation,
+            GraderSpec::Openai(spec) => spec.isolation,
             GraderSpec::Rubric(_) | GraderSpec::All(_) | GraderSpec::Any(_) => None,
         }
     }
@@ -384,7 +388,7 @@ impl Suite {
                 format!("cannot read the suite file: {e}"),
             )]
         })?;
-        let (file, errors, skipped) = match parse_all(&text, path) {
+        let (mut file, mut errors, mut skipped) = match parse_all(&text, path) {
             Ok(()) => {
                 let file = as_pyyaml_reads(&text, path).map_err(|e| vec![e])?;
                 (file, Vec::new(), Vec::new())
@@ -400,6 +404,15 @@ impl Suite {
             },
         };
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        openai::resolve(
+            &mut file.graders,
+            "graders",
+            path,
+            &base_dir,
+            &mut errors,
+            &mut skipped,
+        );
+        SuiteError::sort(&mut errors);
         Ok(Partial {
             suite: Suite {
                 sha256: format!("{:x}", Sha256::digest(text.as_bytes())),
@@ -661,6 +674,7 @@ fn grader_reads(spec: &Value, field: &str, found: &mut Vec<(String, String)>) ->
         Some("rubric" | "model_judge") => drop(read_pruned::<RubricSpec>(rest, field, found)),
         Some("code") => drop(read_pruned::<CodeSpec>(rest, field, found)),
         Some("python") => drop(read_pruned::<PythonSpec>(rest, field, found)),
+        Some("openai") => drop(read_pruned::<OpenAiSpec>(rest, field, found)),
         Some("all" | "any") => {
             if let Some(Value::Object(graders)) = rest.get("graders") {
                 for (key, sub) in graders {

@@ -7,6 +7,7 @@ pub mod extract;
 pub mod grants;
 pub mod judge;
 pub mod net;
+pub mod openai;
 pub mod pack;
 pub mod program;
 pub mod python;

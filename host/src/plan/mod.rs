@@ -19,6 +19,7 @@ use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
 use crate::grade::grants::{AllowSpec, Grants};
 use crate::grade::judge::{Judge, JudgeError, JudgeOptions, RequestBound, TurnJudges};
+use crate::grade::openai;
 use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
@@ -82,6 +83,8 @@ pub enum Node {
         grader: PackGrader,
         pass_threshold: Option<f64>,
     },
+    /// One of OpenAI's grader objects, over the row's item and sample.
+    OpenAi(Arc<openai::Grader>),
 }
 
 pub enum Extraction {
@@ -229,6 +232,40 @@ impl Resolver<'_> {
                 let grants = self.grants(field, python.allow.as_ref())?;
                 self.python(field, python, grants.as_ref())
                     .map_err(|e| vec![e])
+            }
+            GraderSpec::Openai(spec) => {
+                let object = spec.grader.as_ref().unwrap_or(&Value::Null);
+                let name = field.rsplit('.').next().unwrap_or(field);
+                let endpoint = |asked: bool| -> Result<Option<Judge>, Vec<SuiteError>> {
+                    if !asked {
+                        return Ok(None);
+                    }
+                    let options = self.judge_options.clone();
+                    Judge::new(spec.transport(), self.base_dir, options)
+                        .map(Some)
+                        .map_err(|e| {
+                            vec![match e {
+                                JudgeError::Config(e) => SuiteError::at(
+                                    self.suite_file,
+                                    format!("{field}.{}", e.field),
+                                    e.message,
+                                ),
+                                e => SuiteError::at(self.suite_file, field, e.to_string()),
+                            }]
+                        })
+                };
+                let endpoints = openai::Endpoints {
+                    chat: endpoint(openai::asks_model(object))?.map(Arc::new),
+                    embeddings: (endpoint(openai::asks_embeddings(object))?)
+                        .map(|judge| Arc::new(judge.for_embeddings())),
+                };
+                match openai::Grader::parse(object, name, &endpoints) {
+                    Ok(grader) => Ok(Node::OpenAi(Arc::new(grader))),
+                    Err(errors) => Err(errors
+                        .into_iter()
+                        .map(|e| spec.mistake(self.suite_file, field, e))
+                        .collect()),
+                }
             }
             GraderSpec::Expectations(spec) => {
                 let judges = TurnJudges::new(self.base_dir, self.judge_options.clone());
@@ -690,6 +727,7 @@ fn display_name(spec: &GraderSpec) -> Option<String> {
         GraderSpec::All(c) | GraderSpec::Any(c) => c.display_name.clone(),
         GraderSpec::Code(c) => c.display_name.clone(),
         GraderSpec::Python(p) => p.display_name.clone(),
+        GraderSpec::Openai(o) => o.display_name.clone(),
     }
 }
 
@@ -905,7 +943,10 @@ fn collect_wasm_paths(spec: &GraderSpec, out: &mut Vec<String>) {
             add(t.extractor.as_deref());
         }
         GraderSpec::Rubric(r) => add(Some(&r.extractor)),
-        GraderSpec::Expectations(_) | GraderSpec::Code(_) | GraderSpec::Python(_) => {}
+        GraderSpec::Expectations(_)
+        | GraderSpec::Code(_)
+        | GraderSpec::Python(_)
+        | GraderSpec::Openai(_) => {}
         GraderSpec::All(c) | GraderSpec::Any(c) => {
             for sub in c.graders.values() {
                 collect_wasm_paths(sub, out);

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::grade::builtin::{evaldeck, expectations};
 use crate::grade::extract::Extractor;
 use crate::grade::judge::Judge;
+use crate::grade::openai;
 use crate::grade::{Grade, GradeKey, Status};
 use crate::input::sample::{Sample, Texts};
 use crate::input::trajectory::Trajectory;
@@ -88,6 +89,7 @@ async fn grade_node<'p>(
             graded_submission(extraction, Scorer::Judge(judge), sample, extracted).await
         }
         Node::Check(check) => with_output(check.grade(sample), sample),
+        Node::OpenAi(grader) => Box::pin(openai_grade(grader, sample)).await,
         Node::Program {
             grader,
             pass_threshold,
@@ -117,6 +119,37 @@ async fn grade_node<'p>(
             with_output(evaldeck::combine(*all, subs), sample)
         }
     }
+}
+
+/// An OpenAI grader object's grade of the row's item and sample: its reward (within [0, 1]),
+/// pass or fail as the grader decides, an error grade where it had none, the sub-graders'
+/// rewards in `metadata.sub_rewards`; the submission is the sample's `output_text`.
+async fn openai_grade(grader: &openai::Grader, sample: &Sample<'_>) -> Grade {
+    let (item, given) = openai::row::item_and_sample(sample);
+    let outcome = grader.run(&item, &given).await;
+    let submission = given
+        .get("output_text")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let grade = match outcome.error {
+        Some(error) => Grade::error(error),
+        None => Grade::new(
+            outcome.score,
+            if outcome.passed {
+                Status::Pass
+            } else {
+                Status::Fail
+            },
+            format!("{} `{}`: {}", grader.kind(), grader.name, outcome.reward),
+        ),
+    };
+    let grade = if outcome.sub_rewards.is_empty() {
+        grade
+    } else {
+        grade.with_metadata("sub_rewards", Value::Object(outcome.sub_rewards))
+    };
+    grade.with_submission(submission)
 }
 
 /// OpenAI's rule: a grade passes when its score reaches the grader's `pass_threshold`; an error

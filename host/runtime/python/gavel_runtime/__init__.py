@@ -325,9 +325,9 @@ class Runtime:
         }
 
     def _openai_grade(self, func, row, run):
-        sample = convert.openai_sample(run)
+        item, sample = convert.openai_item_and_sample(row, run)
         try:
-            score = run_coroutine(func(sample, row))
+            score = run_coroutine(func(sample, item))
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if isinstance(score, bool) or not isinstance(score, (int, float)):

@@ -304,6 +304,14 @@ def _json_or_text(text):
 # OpenAI python graders
 
 
+def openai_item_and_sample(row, run):
+    """The item and the sample of a row: a row in OpenAI's eval shape (an `item` mapping, perhaps
+    a `sample`, nothing else) gives its own; any other row is the item, its run the sample."""
+    if isinstance(row, dict) and isinstance(row.get("item"), dict) and set(row) <= {"item", "sample"}:
+        return row["item"], row["sample"] if "sample" in row else openai_sample(run)
+    return row, openai_sample(run)
+
+
 def openai_sample(run):
     """`{output_text, output_json, output_tools, choices}` from the run, as OpenAI's python
     grader receives its `sample`."""

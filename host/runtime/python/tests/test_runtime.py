@@ -248,6 +248,17 @@ class OpenAI(unittest.TestCase):
         self.assertEqual(sample["choices"][0]["message"]["content"], sample["output_text"])
         self.assertEqual(sample["choices"][0]["message"]["tool_calls"], sample["output_tools"])
 
+    def test_an_eval_shaped_row_gives_its_own_item_and_sample(self):
+        runtime = loaded({"g": "SEEN = {}\ndef grade(sample, item):\n    SEEN.update(sample=sample, item=item)\n    return 1.0\n"})
+        row = {"item": {"answer": "Paris"}, "sample": {"output_text": "Paris"}}
+        runtime.grade("openai:g:grade", row, 0, RUN, "", "{}")
+        seen = sys.modules["g"].SEEN
+        self.assertEqual((seen["item"], seen["sample"]), (row["item"], row["sample"]))
+        runtime.grade("openai:g:grade", {"item": {"answer": "Paris"}}, 0, RUN, "", "{}")
+        self.assertEqual(seen["sample"]["output_text"], "Booked.Confirmation: AB123456")
+        runtime.grade("openai:g:grade", {"item": {"answer": "Paris"}, "id": 3}, 0, RUN, "", "{}")
+        self.assertEqual(seen["item"], {"item": {"answer": "Paris"}, "id": 3})
+
     def test_output_json_is_parsed_objects_only(self):
         runtime = loaded({"g": "def grade(sample, item):\n    return float(sample['output_json']['score'])\n"})
         run = Run(turns=[[("assistant", '{"score": 0.5}')]])

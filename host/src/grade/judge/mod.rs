@@ -637,6 +637,39 @@ impl Judge {
     }
 }
 
+impl Judge {
+    /// This judge asking OpenAI's embeddings endpoint (`{base_url}/embeddings`) instead of
+    /// chat completions, with the same settings.
+    pub fn for_embeddings(mut self) -> Judge {
+        let path = self.transport.endpoint.path();
+        let path = format!("{}/embeddings", path.trim_end_matches("/chat/completions"));
+        self.transport.endpoint.set_path(&path);
+        self
+    }
+
+    /// The embedding of each of `texts` by `model`, sent as every request of this judge is.
+    pub async fn embed(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f64>>, Unanswered> {
+        let body = json!({"model": model, "input": texts}).to_string();
+        let read = |text: &str| Ok(reply::embeddings(text, texts.len())?);
+        let outcome = (self.exchange(model, &body, read).await)
+            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
+        self.count(outcome).map_err(|reason| Unanswered { reason })
+    }
+
+    /// The reply's text and token usage for the chat-completions request `body` (which names
+    /// its `model`), sent as this judge sends its own: bounded, retried, cached.
+    pub async fn chat(&self, body: &Value) -> Result<(String, Option<Value>), Unanswered> {
+        let model = body["model"].as_str().unwrap_or(&self.model).to_string();
+        let read = |text: &str| {
+            let completion = self.provider.completion(text)?;
+            Ok((completion.content, completion.usage))
+        };
+        let outcome = (self.exchange(&model, &body.to_string(), read).await)
+            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
+        self.count(outcome).map_err(|reason| Unanswered { reason })
+    }
+}
+
 /// Why [`Judge::complete`] has no text: the request, the endpoint or the reply failed. The
 /// reason is the failure's message with the API key redacted, fit to show.
 #[derive(Debug, thiserror::Error)]

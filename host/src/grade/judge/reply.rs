@@ -75,6 +75,27 @@ pub fn completion(body: &str) -> Result<Completion, ReplyError> {
     })
 }
 
+/// The vectors of `data[i].embedding`, in order, of an OpenAI embeddings response body that
+/// embedded `count` texts.
+pub fn embeddings(body: &str, count: usize) -> Result<Vec<Vec<f64>>, ReplyError> {
+    let value = reply_json(body)?;
+    let vectors: Option<Vec<Vec<f64>>> = value["data"].as_array().and_then(|data| {
+        data.iter()
+            .map(|item| {
+                item["embedding"]
+                    .as_array()?
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect()
+            })
+            .collect()
+    });
+    match vectors {
+        Some(vectors) if vectors.len() == count => Ok(vectors),
+        _ => Err(not_a(body, "data[].embedding", "embeddings response")),
+    }
+}
+
 /// The arguments of the first call to the tool `name` in `choices[0].message.tool_calls` of an
 /// OpenAI chat-completions response body, as the content to read the verdict from, and `usage`.
 pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {

@@ -455,6 +455,8 @@ fn gather(
                 );
                 Vec::new()
             }
+            // Its `python` objects were made `kind: python` graders when the suite was read.
+            GraderSpec::Openai(_) => Vec::new(),
             GraderSpec::Expectations(spec) => {
                 for entry in &spec.code {
                     if let Err(e) = builder.module_in(&entry.dir, &entry.module, "the case file") {

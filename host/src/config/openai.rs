@@ -1,0 +1,258 @@
+//! `kind: openai` in a suite: one of OpenAI's grader objects, written under `grader:` or kept
+//! in a JSON file named by `grader_path:`. Its `python` graders become gavel's `kind: python`;
+//! the others are checked and run by `grade/openai/`.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::config::position::Positions;
+use crate::config::suite::{GraderSpec, PythonSpec, SuiteError};
+use crate::fsio;
+use crate::grade::grants::AllowSpec;
+use crate::grade::judge::RubricSpec;
+use crate::grade::openai::GraderError;
+use crate::grade::pack::Isolation;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenAiSpec {
+    /// The grader object, as OpenAI's API takes it.
+    #[serde(default)]
+    pub grader: Option<Value>,
+    /// A JSON file holding the grader object, relative to the suite.
+    #[serde(default)]
+    pub grader_path: Option<String>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// For `score_model` and `label_model`: the judge's transport settings (`kind: rubric`'s
+    /// `base_url`, `api_key_env`, `max_retries`, `timeout`, `concurrency`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    #[serde(default)]
+    pub concurrency: Option<usize>,
+    /// For a `python` grader: the Python packages its code imports.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    /// For a `python` grader: what it may reach, over the suite's `allow:`.
+    #[serde(default)]
+    pub allow: Option<AllowSpec>,
+    /// For a `python` grader: where its calls run (`batch` or `sample`).
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
+    /// The JSON file the grader object was read from, and where its fields are written.
+    #[serde(skip)]
+    pub file: Option<(PathBuf, Positions)>,
+}
+
+/// The keys of OpenAI's `python` grader object.
+const PYTHON_KEYS: &[&str] = &["type", "name", "source", "image_tag", "pass_threshold"];
+
+impl OpenAiSpec {
+    /// The judge settings its model graders ask through: its transport settings, the judge's
+    /// defaults for the rest.
+    pub fn transport(&self) -> RubricSpec {
+        let mut settings = Map::new();
+        let mut set = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                settings.insert(key.to_string(), value);
+            }
+        };
+        set("base_url", self.base_url.clone().map(Value::from));
+        set("api_key_env", self.api_key_env.clone().map(Value::from));
+        set("max_retries", self.max_retries.map(Value::from));
+        set("timeout", self.timeout.map(Value::from));
+        set("concurrency", self.concurrency.map(Value::from));
+        serde_json::from_value(Value::Object(settings))
+            .expect("the settings are RubricSpec's fields, of its types")
+    }
+
+    /// A mistake `error` of the grader object of the grader at `field`, located in the suite
+    /// (`suite`) or in the JSON file that holds the object.
+    pub fn mistake(&self, suite: &Path, field: &str, error: GraderError) -> SuiteError {
+        let mistake = match &self.file {
+            Some((path, positions)) => {
+                let at = positions.value(&error.field);
+                SuiteError {
+                    line: at.map(|(line, _)| line),
+                    column: at.map(|(_, column)| column),
+                    ..SuiteError::at(path, error.field.clone(), error.message)
+                }
+            }
+            None => {
+                let inner = if error.field.is_empty() {
+                    format!("{field}.grader")
+                } else {
+                    format!("{field}.grader.{}", error.field)
+                };
+                SuiteError::at(suite, inner, error.message)
+            }
+        };
+        match error.hint {
+            Some(hint) => mistake.with_hint(hint),
+            None => mistake,
+        }
+    }
+}
+
+/// Reads each `kind: openai` grader's `grader_path`, and makes each whose object is a `python`
+/// grader a `kind: python` one. A grader with a mistake is taken out, its key added to
+/// `skipped` and its mistakes to `errors`.
+pub fn resolve(
+    graders: &mut IndexMap<String, GraderSpec>,
+    prefix: &str,
+    suite: &Path,
+    base_dir: &Path,
+    errors: &mut Vec<SuiteError>,
+    skipped: &mut Vec<String>,
+) {
+    let keys: Vec<String> = graders.keys().cloned().collect();
+    for key in keys {
+        let field = format!("{prefix}.{key}");
+        let Some(spec) = graders.get_mut(&key) else {
+            continue;
+        };
+        let outcome = match spec {
+            GraderSpec::Openai(openai) => read_object(openai, &field, suite, base_dir)
+                .and_then(|()| as_python(openai, &field, suite)),
+            GraderSpec::All(c) | GraderSpec::Any(c) => {
+                resolve(
+                    &mut c.graders,
+                    &format!("{field}.graders"),
+                    suite,
+                    base_dir,
+                    errors,
+                    skipped,
+                );
+                Ok(None)
+            }
+            _ => Ok(None),
+        };
+        match outcome {
+            Ok(Some(python)) => {
+                graders.insert(key, GraderSpec::Python(python));
+            }
+            Ok(None) => {}
+            Err(mut found) => {
+                errors.append(&mut found);
+                graders.shift_remove(&key);
+                skipped.push(key);
+            }
+        }
+    }
+}
+
+/// Fills `grader` from `grader_path`; one of the two must be written.
+fn read_object(
+    spec: &mut OpenAiSpec,
+    field: &str,
+    suite: &Path,
+    base_dir: &Path,
+) -> Result<(), Vec<SuiteError>> {
+    let refuse = |message: &str| {
+        vec![
+            SuiteError::at(suite, format!("{field}.grader"), message)
+                .with_hint("write the grader object under `grader:`, or name its JSON file with `grader_path:`"),
+        ]
+    };
+    match (&spec.grader, &spec.grader_path) {
+        (Some(_), None) => Ok(()),
+        (None, None) => Err(refuse(
+            "a `kind: openai` grader needs `grader` or `grader_path`",
+        )),
+        (Some(_), Some(_)) => Err(refuse("`grader` and `grader_path` are both written")),
+        (None, Some(relative)) => {
+            let path = base_dir.join(relative);
+            let at_path = |message: String| {
+                vec![SuiteError::at(
+                    suite,
+                    format!("{field}.grader_path"),
+                    message,
+                )]
+            };
+            let text = fsio::read_text(&path, fsio::cap::TEXT)
+                .map_err(|e| at_path(format!("cannot read {}: {e}", path.display())))?;
+            let value: Value = serde_json::from_str(&text).map_err(|e| {
+                vec![SuiteError {
+                    line: Some(e.line() as u64),
+                    column: Some(e.column() as u64),
+                    ..SuiteError::at(&path, "", format!("not a JSON grader object: {e}"))
+                }]
+            })?;
+            spec.grader = Some(value);
+            spec.file = Some((path, Positions::of(&text)));
+            Ok(())
+        }
+    }
+}
+
+/// The `kind: python` grader an OpenAI `python` grader object is; `None` for other types.
+fn as_python(
+    spec: &OpenAiSpec,
+    field: &str,
+    suite: &Path,
+) -> Result<Option<PythonSpec>, Vec<SuiteError>> {
+    let Some(Value::Object(object)) = &spec.grader else {
+        return Ok(None);
+    };
+    if object.get("type").and_then(Value::as_str) != Some("python") {
+        return Ok(None);
+    }
+    let mut errors = Vec::new();
+    let mut mistake = |key: &str, message: String, hint: Option<&str>| {
+        errors.push(spec.mistake(
+            suite,
+            field,
+            GraderError {
+                field: key.to_string(),
+                message,
+                hint: hint.map(str::to_string),
+            },
+        ));
+    };
+    for key in object.keys().filter(|k| !PYTHON_KEYS.contains(&k.as_str())) {
+        mistake(
+            key,
+            "unknown field".into(),
+            Some(&format!("a python grader has {}", PYTHON_KEYS.join(", "))),
+        );
+    }
+    let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_string);
+    if text("source").is_none() {
+        mistake(
+            "source",
+            "a `python` grader needs `source`, its code as a string".into(),
+            Some("def grade(sample, item) -> float: ..."),
+        );
+    }
+    let pass_threshold = match object.get("pass_threshold") {
+        None => None,
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(_) => {
+            mistake("pass_threshold", "must be a number".into(), None);
+            None
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Some(PythonSpec {
+        source: text("source"),
+        source_path: None,
+        pass_threshold,
+        name: text("name"),
+        image_tag: None,
+        requirements: spec.requirements.clone(),
+        display_name: spec.display_name.clone(),
+        allow: spec.allow.clone(),
+        isolation: spec.isolation,
+    }))
+}

@@ -1,0 +1,410 @@
+//! OpenAI's grader objects (`kind: openai`) through the real binary: the example suite over
+//! rows in OpenAI's eval shape and a recorded run, and each mistake of a grader object refused
+//! at load where it is written.
+
+use crate::common::c::repo_root;
+use crate::common::{Workspace, stderr};
+use serde_json::{Value, json};
+
+/// (score to 6 places, status) of each metric of a result line.
+fn grades(result: &Value, keys: &[&str]) -> Vec<(f64, String)> {
+    keys.iter()
+        .map(|key| {
+            let grade = &result["grades"][key];
+            (
+                (grade["score"].as_f64().unwrap() * 1e6).round() / 1e6,
+                grade["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_example_suite_grades_eval_shaped_rows_and_recorded_runs() {
+    let ws = Workspace::new();
+    let suite = repo_root().join("examples/openai-graders/suite.yaml");
+    let out = ws.gavel(&["run", suite.to_str().unwrap(), "-o", "out"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 4);
+    let keys = ["mentions_answer", "blend"];
+    let pass = |score: f64| (score, "pass".to_string());
+    let fail = |score: f64| (score, "fail".to_string());
+    assert_eq!(grades(&results[0], &keys), vec![pass(1.0), pass(1.0)]);
+    assert_eq!(grades(&results[1], &keys), vec![pass(1.0), fail(0.3)]);
+    assert_eq!(grades(&results[2], &keys), vec![fail(0.0), fail(0.111111)]);
+    // A row of gavel's own shape is the item; its recorded run makes the sample.
+    assert_eq!(results[3]["sample_id"], json!("recorded-run"));
+    assert_eq!(grades(&results[3], &keys), vec![pass(1.0), fail(0.5)]);
+    assert_eq!(
+        results[1]["grades"]["blend"]["metadata"]["sub_rewards"],
+        json!({"exact": 0.0, "overlap": 0.6})
+    );
+    assert_eq!(
+        results[3]["grades"]["mentions_answer"]["submission"],
+        json!("The capital of Japan is tokyo.")
+    );
+    // From the JSON file named by `grader_path`: identical texts, then a distant one.
+    assert_eq!(
+        results[0]["grades"]["close_to_reference"]["score"],
+        json!(1.0)
+    );
+    assert_eq!(
+        results[2]["grades"]["close_to_reference"]["status"],
+        json!("fail")
+    );
+}
+
+const STRING_CHECK: &str = "\
+name: s
+dataset: data.jsonl
+graders:
+  check:
+    kind: openai
+    grader:
+      type: string_check
+      name: check
+      input: \"{{sample.output_text}}\"
+      reference: \"{{item.answer}}\"
+      operation: equals
+";
+
+#[test]
+fn a_grader_objects_mistakes_are_refused_at_load_where_they_are_written() {
+    let ws = Workspace::new();
+    ws.write("data.jsonl", "{\"item\": {\"answer\": \"a\"}}\n");
+    ws.write("suite.yaml", STRING_CHECK);
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "suite.yaml:11:18: graders.check.grader.operation: `equals` is not one of eq, ne, \
+             like, ilike\n  hint: did you mean `eq`?"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    let formula = "name: s\ndataset: data.jsonl\ngraders:\n  m:\n    kind: openai\n    grader:\n      \
+                   type: multi\n      graders:\n        a: {type: string_check, input: x, \
+                   reference: y, operation: eq}\n      calculate_output: \"a +* 2\"\n";
+    ws.write("suite.yaml", formula);
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "suite.yaml:10:25: graders.m.grader.calculate_output: at character 4: `*` is not \
+             expected here"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    ws.write(
+        "g.json",
+        "{\n  \"type\": \"text_similarity\",\n  \"input\": \"{{sample.output_text}}\",\n  \
+         \"reference\": \"{{ answer }}\",\n  \"evaluation_metric\": \"rouge_l\"\n}\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: s\ndataset: data.jsonl\ngraders:\n  t:\n    kind: openai\n    grader_path: g.json\n",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "g.json:4:16: reference: at character 4: `{{ answer }}` is not `item.NAME` or \
+             `sample.NAME`: only the item and sample namespaces exist"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    ws.write(
+        "suite.yaml",
+        "name: s\ndataset: data.jsonl\ngraders:\n  t:\n    kind: openai\n",
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("graders.t.grader: a `kind: openai` grader needs `grader` or `grader_path`"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_variable_the_row_lacks_is_an_error_grade_that_names_it() {
+    let ws = Workspace::new();
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"answer\": \"a\"}, \"sample\": {\"output_text\": \"a\"}}\n\
+         {\"item\": {\"question\": \"q\"}, \"sample\": {\"output_text\": \"a\"}}\n",
+    );
+    ws.write("suite.yaml", &STRING_CHECK.replace("equals", "eq"));
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    assert_eq!(results[0]["grades"]["check"]["status"], json!("pass"));
+    let missing = &results[1]["grades"]["check"];
+    assert_eq!(missing["status"], json!("error"));
+    assert_eq!(
+        missing["rationale"],
+        json!("the template variable `{{ item.answer }}` names nothing in this row")
+    );
+}
+
+#[test]
+fn a_python_grader_object_runs_as_gavels_python_grader() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"answer\": \"Paris\"}, \"sample\": {\"output_text\": \"Paris\"}}\n\
+         {\"id\": 7, \"answer\": \"Paris\", \"trajectory\": [[{\"message_type\": \
+         \"assistant_message\", \"content\": \"Rome\"}]]}\n",
+    );
+    ws.write(
+        "grader.json",
+        &json!({
+            "type": "python",
+            "name": "same",
+            "source": "def grade(sample, item):\n    return 1.0 if sample['output_text'] == item['answer'] else 0.25\n",
+            "pass_threshold": 0.5,
+        })
+        .to_string(),
+    );
+    ws.write(
+        "suite.yaml",
+        "name: s\ndataset: data.jsonl\ngraders:\n  same:\n    kind: openai\n    grader_path: grader.json\n",
+    );
+    let results = crate::python_graders::graded(cache, &ws);
+    assert_eq!(
+        grades(&results[0], &["same"]),
+        vec![(1.0, "pass".to_string())]
+    );
+    assert_eq!(
+        grades(&results[1], &["same"]),
+        vec![(0.25, "fail".to_string())]
+    );
+}
+
+const MODEL_GRADERS: &str = "\
+name: s
+dataset: data.jsonl
+graders:
+  score:
+    kind: openai
+    base_url: BASE
+    max_retries: 0
+    grader:
+      type: score_model
+      name: score
+      model: gpt-4o-mini
+      input:
+        - role: system
+          content: Score the answer from 0 to 10.
+        - role: user
+          content: \"Question: {{item.question}} Answer: {{sample.output_text}}\"
+      range: [0, 10]
+      pass_threshold: 5
+      sampling_params: {temperature: 0.2, seed: 7, max_completions_tokens: 300}
+  label:
+    kind: openai
+    base_url: BASE
+    max_retries: 0
+    grader:
+      type: label_model
+      name: label
+      model: gpt-4o-mini
+      input:
+        - {role: user, content: {type: input_text, text: \"Is {{sample.output_text}} right?\"}}
+      labels: [correct, incorrect]
+      passing_labels: [correct]
+";
+
+/// The stand-in model's answer to a request of either grader: a score of 8 or 2, a label
+/// `correct` or `incorrect`, as the answer names Paris or not; a 400 for an answer of `boom`.
+fn answer(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
+    use crate::openai_server::Reply;
+    let body = request.json();
+    let text = body["messages"].to_string();
+    if text.contains("boom") {
+        return Reply::status(400, r#"{"error": {"message": "bad request"}}"#);
+    }
+    let right = text.contains("Paris");
+    let result =
+        match body["response_format"]["json_schema"]["schema"]["properties"]["result"]["type"]
+            .as_str()
+        {
+            Some("string") => json!(if right { "correct" } else { "incorrect" }),
+            _ => json!(if right { 8 } else { 2 }),
+        };
+    Reply::completion(&json!({"steps": [], "result": result}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_graders_ask_the_model_in_their_schema_and_read_its_result() {
+    let server = crate::openai_server::Server::start(|_, request| answer(request)).await;
+    let ws = Workspace::new();
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"Paris\"}}\n\
+         {\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"Rome\"}}\n\
+         {\"item\": {\"question\": \"Capital?\"}, \"sample\": {\"output_text\": \"boom\"}}\n",
+    );
+    ws.write(
+        "suite.yaml",
+        &MODEL_GRADERS.replace("BASE", &server.base_url()),
+    );
+    let out = crate::judge::gavel(
+        &ws,
+        &["run", "suite.yaml", "-o", "out", "--no-cache"],
+        &[("OPENAI_API_KEY", crate::judge::KEY)],
+    )
+    .await;
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    let keys = ["score", "label"];
+    let pass = |score: f64| (score, "pass".to_string());
+    let fail = |score: f64| (score, "fail".to_string());
+    assert_eq!(grades(&results[0], &keys), vec![pass(0.8), pass(1.0)]);
+    assert_eq!(grades(&results[1], &keys), vec![fail(0.2), fail(0.0)]);
+    let failed = &results[2]["grades"]["score"];
+    assert_eq!(failed["status"], json!("error"));
+    assert!(
+        failed["rationale"]
+            .as_str()
+            .unwrap()
+            .contains("bad request"),
+        "{failed}"
+    );
+
+    let requests = server.requests();
+    let score = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b["messages"].to_string().contains("Paris") && b.get("seed").is_some())
+        .expect("the score grader asked about Paris");
+    assert_eq!(score["model"], json!("gpt-4o-mini"));
+    assert_eq!(
+        score["messages"],
+        json!([
+            {"role": "system", "content": "Score the answer from 0 to 10."},
+            {"role": "user", "content": "Question: Capital? Answer: Paris"},
+        ])
+    );
+    assert_eq!(
+        (
+            &score["temperature"],
+            &score["seed"],
+            &score["max_completion_tokens"]
+        ),
+        (&json!(0.2), &json!(7), &json!(300))
+    );
+    assert_eq!(
+        score["response_format"]["json_schema"]["strict"],
+        json!(true)
+    );
+    let label = requests
+        .iter()
+        .map(|r| r.json())
+        .find(|b| b.get("seed").is_none() && b["messages"].to_string().contains("Paris"))
+        .expect("the label grader asked about Paris");
+    assert_eq!(
+        label["response_format"]["json_schema"]["schema"]["properties"]["result"],
+        json!({"type": "string", "enum": ["correct", "incorrect"]})
+    );
+    assert_eq!(
+        label["messages"],
+        json!([{"role": "user", "content": "Is Paris right?"}])
+    );
+}
+
+#[test]
+fn a_label_model_whose_passing_labels_are_not_labels_is_refused() {
+    let ws = Workspace::new();
+    ws.write("data.jsonl", "{\"item\": {}}\n");
+    ws.write(
+        "suite.yaml",
+        &MODEL_GRADERS
+            .replace("BASE", "http://127.0.0.1:9")
+            .replace("passing_labels: [correct]", "passing_labels: [right]"),
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "suite.yaml:31:23: graders.label.grader.passing_labels: `right` is not one of the \
+             labels (correct, incorrect)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A stand-in embeddings endpoint: `a` is [1, 0], `b` [0, 1], anything else [1, 1].
+fn embeddings(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
+    let body = request.json();
+    let data: Vec<Value> = (body["input"].as_array().unwrap().iter().enumerate())
+        .map(|(index, text)| {
+            let vector = match text.as_str() {
+                Some("a") => json!([1.0, 0.0]),
+                Some("b") => json!([0.0, 1.0]),
+                _ => json!([1.0, 1.0]),
+            };
+            json!({"object": "embedding", "index": index, "embedding": vector})
+        })
+        .collect();
+    crate::openai_server::Reply::status(200, &json!({"object": "list", "data": data}).to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cosine_compares_the_embeddings_endpoints_vectors() {
+    let server = crate::openai_server::Server::start(|_, request| embeddings(request)).await;
+    let ws = Workspace::new();
+    let rows: Vec<Value> = [("a", "a"), ("a", "b"), ("a", "c")]
+        .iter()
+        .map(|(output, reference)| {
+            json!({"item": {"reference": reference}, "sample": {"output_text": output}})
+        })
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: s\ndataset: data.jsonl\ngraders:\n  near:\n    kind: openai\n    \
+             base_url: {}\n    grader:\n      type: text_similarity\n      \
+             input: \"{{{{sample.output_text}}}}\"\n      reference: \"{{{{item.reference}}}}\"\n      \
+             evaluation_metric: cosine\n      pass_threshold: 0.7\n",
+            server.base_url()
+        ),
+    );
+    let out = crate::judge::gavel(
+        &ws,
+        &["run", "suite.yaml", "-o", "out", "--no-cache"],
+        &[("OPENAI_API_KEY", crate::judge::KEY)],
+    )
+    .await;
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    let near: Vec<(f64, String)> = results.iter().flat_map(|r| grades(r, &["near"])).collect();
+    assert_eq!(
+        near,
+        vec![
+            (1.0, "pass".to_string()),
+            (0.0, "fail".to_string()),
+            (
+                (std::f64::consts::FRAC_1_SQRT_2 * 1e6).round() / 1e6,
+                "pass".to_string()
+            )
+        ]
+    );
+    let requests = server.requests();
+    assert!(requests.iter().all(|r| r.path.ends_with("/embeddings")));
+    assert_eq!(requests[0].json()["model"], json!("text-embedding-3-large"));
+    assert_eq!(requests[0].json()["input"], json!(["a", "a"]));
+}
