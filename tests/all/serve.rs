@@ -527,6 +527,7 @@ fn hostile_server(
     suites: &[(&str, &str)],
     rows: i64,
     args: &[&str],
+    vars: &[(&str, &str)],
 ) -> Option<(Workspace, Server)> {
     let cache = cache()?.to_string_lossy();
     let ws = Workspace::new();
@@ -544,11 +545,9 @@ fn hostile_server(
         .collect();
     ws.write_rows("data.jsonl", &rows);
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    let server = Server::start(
-        &ws,
-        &all,
-        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
-    );
+    let mut vars = vars.to_vec();
+    vars.extend([("GAVEL_CACHE_DIR", &*cache), ("GAVEL_PYTHON_COMPONENT", "")]);
+    let server = Server::start(&ws, &all, &vars);
     Some((ws, server))
 }
 
@@ -576,7 +575,8 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
         "limits: {{timeout_ms: 1000}}\n{}",
         graders(&["fair", "spin", "flood"])
     );
-    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"]) else {
+    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"], &[])
+    else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -611,7 +611,7 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
 fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
     let suite = format!("limits: {{timeout_ms: 1000}}\n{}", graders(&["spin"]));
     let args = ["--concurrency", "1", "--queue", "0"];
-    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args) else {
+    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args, &[]) else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -658,7 +658,7 @@ fn rows_still_grading_at_the_deadline_are_answered_504() {
     );
     let suites = [("slow", slow.as_str()), ("fair", &graders(&["fair"]))];
     let args = ["--deadline", "5", "--concurrency", "1"];
-    let Some((ws, server)) = hostile_server(&suites, 30, &args) else {
+    let Some((ws, server)) = hostile_server(&suites, 30, &args, &[]) else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -734,4 +734,74 @@ fn a_folder_of_suites_is_served_each_by_its_file_stem() {
     );
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     assert_eq!(server.post("/v1/suites/again/grade", &jsonl).status, 200);
+}
+
+/// The Python that has OpenAI's client: `$GAVEL_PEER_VENV`'s, else bench/.venv's (which
+/// host/runtime/python/tests/run.sh makes, before `cargo test` in CI); `None` where there is
+/// none, which fails the test in CI.
+fn openai_python() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let venv = std::env::var_os("GAVEL_PEER_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("bench/.venv"));
+    let python = venv.join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    assert!(
+        !crate::common::c::in_ci(),
+        "no {}: run host/runtime/python/tests/run.sh first, which makes it",
+        python.display()
+    );
+    eprintln!("SKIPPED: no {} with OpenAI's client", python.display());
+    None
+}
+
+/// OpenAI's `openai` package, pointed at the server, runs and validates grader objects of
+/// every type gavel runs (tests/serve/openai_graders.py); a Python grader it posts reaches no
+/// file, variable or socket of the server's.
+#[test]
+fn openais_client_runs_and_validates_grader_objects() {
+    let Some(python) = openai_python() else {
+        return;
+    };
+    let token = "t0ken-of-the-graders-test";
+    let Some((ws, server)) = hostile_server(
+        &[("h", &graders(&["fair"]))],
+        1,
+        &[],
+        &[
+            ("GAVEL_SERVE_TOKEN", token),
+            ("GAVEL_PROBE_SECRET", "the-server's-secret"),
+        ],
+    ) else {
+        return;
+    };
+    ws.write("readable.txt", "the server's file");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/serve/openai_graders.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(format!("http://{}/v1", server.addr))
+        .arg(token)
+        .arg(ws.path("readable.txt"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .expect("the client runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("ok python_reaches_nothing"), "{said}");
+    let bearer = format!("Bearer {token}");
+    let metrics = server.request("GET", "/metrics", &[("Authorization", &bearer)], b"");
+    for line in [
+        "gavel_serve_requests_total{route=\"graders_run\",code=\"400\"} 1",
+        "gavel_serve_requests_total{route=\"graders_validate\",code=\"401\"} 1",
+    ] {
+        assert!(metrics.text().lines().any(|l| l == line), "{line}");
+    }
 }
