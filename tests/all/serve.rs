@@ -805,3 +805,93 @@ fn openais_client_runs_and_validates_grader_objects() {
         assert!(metrics.text().lines().any(|l| l == line), "{line}");
     }
 }
+
+/// A score_model posted to graders/run asks the endpoint the server was started with, with
+/// its key; without one it is refused, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
+    let model =
+        crate::openai_server::Server::start(|_, request| crate::openai_graders::answer(request))
+            .await;
+    let grader = json!({
+        "type": "score_model",
+        "name": "score",
+        "model": "gpt-4o-mini",
+        "input": [{"role": "user", "content": "Question: {{item.question}} Answer: {{sample.output_text}}"}],
+        "range": [0, 10],
+        "pass_threshold": 5,
+    });
+    let body = json!({"grader": grader, "model_sample": "Paris", "item": {"question": "Capital?"}})
+        .to_string();
+    let (ws, _) = capitals();
+    let base_url = model.base_url();
+    let (asked, refused) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--suite",
+            "caps=suite.yaml",
+            "--judge-base-url",
+            &base_url,
+            "--judge-api-key-env",
+            "JUDGE_KEY",
+        ];
+        let server = Server::start(&ws, &args, &[("JUDGE_KEY", crate::judge::KEY)]);
+        let asked = server.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
+        let bare = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+        let refused = bare.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
+        (asked, refused)
+    })
+    .await
+    .expect("the requests end");
+    assert_eq!(asked.status, 200, "{}", asked.text());
+    let answer = asked.json();
+    assert_eq!(answer["reward"], json!(8.0), "{answer}");
+    assert_eq!(answer["metadata"]["sampled_model_name"], "gpt-4o-mini");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {}", crate::judge::KEY).as_str())
+    );
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    let error = &refused.json()["error"];
+    assert_eq!(error["param"], "grader.model", "{error}");
+    assert_eq!(error["type"], "invalid_request_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("--judge-base-url"),
+        "{error}"
+    );
+}
+
+/// The body limit binds OpenAI's routes as the others, each answered in its own error shape.
+#[test]
+fn openais_routes_are_bounded_and_answer_openais_error_object() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--max-body", "100"],
+        &[],
+    );
+    let large = json!({"grader": {"type": "string_check", "name": "x".repeat(200)}}).to_string();
+    let reply = server.post("/v1/fine_tuning/alpha/graders/validate", large.as_bytes());
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    let error = &reply.json()["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("100 bytes"),
+        "{error}"
+    );
+    assert_eq!(error["type"], "invalid_request_error");
+    assert_eq!(error["param"], Value::Null);
+    let reply = server.post("/v1/suites/caps/grade", large.as_bytes());
+    assert_eq!(reply.status, 413);
+    assert!(reply.json()["error"].is_string(), "{}", reply.text());
+    let reply = server.get("/v1/fine_tuning/alpha/graders/run");
+    assert_eq!(reply.status, 405);
+    assert!(
+        reply.json()["error"]["message"].is_string(),
+        "{}",
+        reply.text()
+    );
+}

@@ -147,7 +147,8 @@ pub struct Metadata {
     pub execution_time: f64,
     /// The sub-graders' scores (a `multi`); empty otherwise.
     pub scores: Map<String, Value>,
-    pub token_usage: Option<Value>,
+    /// The tokens the model grader spent in all (OpenAI's client reads an integer).
+    pub token_usage: Option<u64>,
     pub sampled_model_name: Option<String>,
 }
 
@@ -347,10 +348,11 @@ impl Grader {
                         let mut outcome = self.outcome(answer.reward, answer.passed);
                         outcome.score = answer.score;
                         if let Some(usage) = answer.usage {
+                            outcome.metadata.token_usage =
+                                usage.get("total_tokens").and_then(Value::as_u64);
                             outcome
                                 .model_grader_token_usage_per_model
-                                .insert(answer.model.clone(), usage.clone());
-                            outcome.metadata.token_usage = Some(usage);
+                                .insert(answer.model.clone(), usage);
                         }
                         outcome.metadata.sampled_model_name = Some(answer.model);
                         outcome
