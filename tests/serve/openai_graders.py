@@ -100,7 +100,8 @@ def python():
     raised = graders.run(grader=raising, model_sample="Paris")
     assert raised.reward == 0.0, raised
     assert raised.metadata.errors.python_grader_runtime_error, raised
-    assert "no verdict" in raised.metadata.errors.python_grader_runtime_error_details, raised
+    details = raised.metadata.errors.python_grader_runtime_error_details
+    assert "no verdict" in details and "/tmp" not in details, details
 
 
 # Each reach is tried, and what it reached is the grader's error: none of the three may.

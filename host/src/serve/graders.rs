@@ -7,7 +7,7 @@
 //! (no network, no variables, no files), and the model graders and `cosine` ask only the
 //! endpoint the server was started with (`Requested::endpoints`), never one the request names.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -82,7 +82,7 @@ enum Checked {
         name: String,
         prepared: Box<Prepared>,
         /// The folder of the suite made for the request, removed when it is dropped.
-        _folder: tempfile::TempDir,
+        folder: tempfile::TempDir,
     },
 }
 
@@ -138,7 +138,7 @@ fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
     Ok(Checked::Python {
         name,
         prepared: Box::new(prepared),
-        _folder: folder,
+        folder,
     })
 }
 
@@ -205,11 +205,10 @@ pub async fn run(
         Checked::Python {
             name,
             prepared,
-            _folder,
+            folder,
         } => tokio::task::spawn_blocking(move || {
             let _hold = hold;
-            let _folder = _folder;
-            python(&name, &prepared, item, sample, deadline)
+            python(&name, &prepared, folder.path(), item, sample, deadline)
         })
         .await
         .map_err(|e| Failure::Server(e.to_string()))??,
@@ -217,10 +216,12 @@ pub async fn run(
     Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
 }
 
-/// A `python` grader's outcome on `item` and `sample`: its suite's pass over the one row.
+/// A `python` grader's outcome on `item` and `sample`: the pass of its suite (in `folder`)
+/// over the one row.
 fn python(
     name: &str,
     prepared: &Prepared,
+    folder: &Path,
     item: Value,
     sample: Value,
     deadline: Instant,
@@ -242,6 +243,10 @@ fn python(
                 .to_string(),
         ),
     };
+    // A traceback names the source by the suite made for the request: said without its folder,
+    // which is the server's.
+    let folder = format!("{}/", folder.display());
+    let error = error.map(|e| e.replace(&folder, ""));
     let passed = grade["status"] == "pass";
     Ok(Outcome::python(name, score, passed, error, seconds))
 }
