@@ -895,3 +895,32 @@ fn openais_routes_are_bounded_and_answer_openais_error_object() {
         reply.text()
     );
 }
+
+/// A posted Python grader runs with the default limits: one that spins runs out of fuel, its
+/// own runtime error, and the server answers the next request.
+#[test]
+fn a_posted_python_grader_that_spins_ends_at_the_default_limits() {
+    let Some((_ws, server)) = hostile_server(&[("h", &graders(&["fair"]))], 1, &[], &[]) else {
+        return;
+    };
+    let spin = json!({
+        "grader": {"type": "python", "name": "spin", "source": "def grade(sample, item):\n    while True:\n        pass\n"},
+        "model_sample": "x",
+    });
+    let path = "/v1/fine_tuning/alpha/graders/run";
+    let reply = server.post(path, spin.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let errors = &reply.json()["metadata"]["errors"];
+    assert_eq!(errors["python_grader_runtime_error"], true, "{errors}");
+    assert_eq!(
+        errors["python_grader_runtime_error_details"],
+        "fuel exhausted"
+    );
+    let check = json!({
+        "grader": {"type": "string_check", "name": "c", "input": "{{sample.output_text}}", "reference": "x", "operation": "eq"},
+        "model_sample": "x",
+    });
+    let reply = server.post(path, check.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["reward"], json!(1.0));
+}

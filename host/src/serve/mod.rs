@@ -390,6 +390,11 @@ impl Service {
             Err(Failure::Server(message)) => {
                 Err(Answer::error(StatusCode::INTERNAL_SERVER_ERROR, message))
             }
+            Err(Failure::Grading(GradingError::Deadline)) => Err(Answer::error(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the request's deadline passed before its grader ended: send a grader that \
+                 ends sooner",
+            )),
             Err(Failure::Grading(e)) => Err(failed(e)),
         }
     }
