@@ -228,7 +228,7 @@ graders:
 
 /// The stand-in model's answer to a request of either grader: a score of 8 or 2, a label
 /// `correct` or `incorrect`, as the answer names Paris or not; a 400 for an answer of `boom`.
-fn answer(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
+pub(crate) fn answer(request: &crate::openai_server::Recorded) -> crate::openai_server::Reply {
     use crate::openai_server::Reply;
     let body = request.json();
     let text = body["messages"].to_string();

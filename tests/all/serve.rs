@@ -527,6 +527,7 @@ fn hostile_server(
     suites: &[(&str, &str)],
     rows: i64,
     args: &[&str],
+    vars: &[(&str, &str)],
 ) -> Option<(Workspace, Server)> {
     let cache = cache()?.to_string_lossy();
     let ws = Workspace::new();
@@ -544,11 +545,9 @@ fn hostile_server(
         .collect();
     ws.write_rows("data.jsonl", &rows);
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    let server = Server::start(
-        &ws,
-        &all,
-        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
-    );
+    let mut vars = vars.to_vec();
+    vars.extend([("GAVEL_CACHE_DIR", &*cache), ("GAVEL_PYTHON_COMPONENT", "")]);
+    let server = Server::start(&ws, &all, &vars);
     Some((ws, server))
 }
 
@@ -576,7 +575,8 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
         "limits: {{timeout_ms: 1000}}\n{}",
         graders(&["fair", "spin", "flood"])
     );
-    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"]) else {
+    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &["--deadline", "120"], &[])
+    else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -611,7 +611,7 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
 fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
     let suite = format!("limits: {{timeout_ms: 1000}}\n{}", graders(&["spin"]));
     let args = ["--concurrency", "1", "--queue", "0"];
-    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args) else {
+    let Some((ws, server)) = hostile_server(&[("b", &suite)], 4, &args, &[]) else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -658,7 +658,7 @@ fn rows_still_grading_at_the_deadline_are_answered_504() {
     );
     let suites = [("slow", slow.as_str()), ("fair", &graders(&["fair"]))];
     let args = ["--deadline", "5", "--concurrency", "1"];
-    let Some((ws, server)) = hostile_server(&suites, 30, &args) else {
+    let Some((ws, server)) = hostile_server(&suites, 30, &args, &[]) else {
         return;
     };
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
@@ -734,4 +734,193 @@ fn a_folder_of_suites_is_served_each_by_its_file_stem() {
     );
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     assert_eq!(server.post("/v1/suites/again/grade", &jsonl).status, 200);
+}
+
+/// The Python that has OpenAI's client: `$GAVEL_PEER_VENV`'s, else bench/.venv's (which
+/// host/runtime/python/tests/run.sh makes, before `cargo test` in CI); `None` where there is
+/// none, which fails the test in CI.
+fn openai_python() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let venv = std::env::var_os("GAVEL_PEER_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("bench/.venv"));
+    let python = venv.join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    assert!(
+        !crate::common::c::in_ci(),
+        "no {}: run host/runtime/python/tests/run.sh first, which makes it",
+        python.display()
+    );
+    eprintln!("SKIPPED: no {} with OpenAI's client", python.display());
+    None
+}
+
+/// OpenAI's `openai` package, pointed at the server, runs and validates grader objects of
+/// every type gavel runs (tests/serve/openai_graders.py); a Python grader it posts reaches no
+/// file, variable or socket of the server's.
+#[test]
+fn openais_client_runs_and_validates_grader_objects() {
+    let Some(python) = openai_python() else {
+        return;
+    };
+    let token = "t0ken-of-the-graders-test";
+    let Some((ws, server)) = hostile_server(
+        &[("h", &graders(&["fair"]))],
+        1,
+        &[],
+        &[
+            ("GAVEL_SERVE_TOKEN", token),
+            ("GAVEL_PROBE_SECRET", "the-server's-secret"),
+        ],
+    ) else {
+        return;
+    };
+    ws.write("readable.txt", "the server's file");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/serve/openai_graders.py");
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(format!("http://{}/v1", server.addr))
+        .arg(token)
+        .arg(ws.path("readable.txt"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .expect("the client runs");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("ok python_reaches_nothing"), "{said}");
+    let bearer = format!("Bearer {token}");
+    let metrics = server.request("GET", "/metrics", &[("Authorization", &bearer)], b"");
+    for line in [
+        "gavel_serve_requests_total{route=\"graders_run\",code=\"400\"} 1",
+        "gavel_serve_requests_total{route=\"graders_validate\",code=\"401\"} 1",
+    ] {
+        assert!(metrics.text().lines().any(|l| l == line), "{line}");
+    }
+}
+
+/// A score_model posted to graders/run asks the endpoint the server was started with, with
+/// its key; without one it is refused, naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
+    let model =
+        crate::openai_server::Server::start(|_, request| crate::openai_graders::answer(request))
+            .await;
+    let grader = json!({
+        "type": "score_model",
+        "name": "score",
+        "model": "gpt-4o-mini",
+        "input": [{"role": "user", "content": "Question: {{item.question}} Answer: {{sample.output_text}}"}],
+        "range": [0, 10],
+        "pass_threshold": 5,
+    });
+    let body = json!({"grader": grader, "model_sample": "Paris", "item": {"question": "Capital?"}})
+        .to_string();
+    let (ws, _) = capitals();
+    let base_url = model.base_url();
+    let (asked, refused) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--suite",
+            "caps=suite.yaml",
+            "--judge-base-url",
+            &base_url,
+            "--judge-api-key-env",
+            "JUDGE_KEY",
+        ];
+        let server = Server::start(&ws, &args, &[("JUDGE_KEY", crate::judge::KEY)]);
+        let asked = server.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
+        let bare = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+        let refused = bare.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
+        (asked, refused)
+    })
+    .await
+    .expect("the requests end");
+    assert_eq!(asked.status, 200, "{}", asked.text());
+    let answer = asked.json();
+    assert_eq!(answer["reward"], json!(8.0), "{answer}");
+    assert_eq!(answer["metadata"]["sampled_model_name"], "gpt-4o-mini");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].header("authorization"),
+        Some(format!("Bearer {}", crate::judge::KEY).as_str())
+    );
+    assert_eq!(refused.status, 400, "{}", refused.text());
+    let error = &refused.json()["error"];
+    assert_eq!(error["param"], "grader.model", "{error}");
+    assert_eq!(error["type"], "invalid_request_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("--judge-base-url"),
+        "{error}"
+    );
+}
+
+/// The body limit binds OpenAI's routes as the others, each answered in its own error shape.
+#[test]
+fn openais_routes_are_bounded_and_answer_openais_error_object() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--max-body", "100"],
+        &[],
+    );
+    let large = json!({"grader": {"type": "string_check", "name": "x".repeat(200)}}).to_string();
+    let reply = server.post("/v1/fine_tuning/alpha/graders/validate", large.as_bytes());
+    assert_eq!(reply.status, 413, "{}", reply.text());
+    let error = &reply.json()["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("100 bytes"),
+        "{error}"
+    );
+    assert_eq!(error["type"], "invalid_request_error");
+    assert_eq!(error["param"], Value::Null);
+    let reply = server.post("/v1/suites/caps/grade", large.as_bytes());
+    assert_eq!(reply.status, 413);
+    assert!(reply.json()["error"].is_string(), "{}", reply.text());
+    let reply = server.get("/v1/fine_tuning/alpha/graders/run");
+    assert_eq!(reply.status, 405);
+    assert!(
+        reply.json()["error"]["message"].is_string(),
+        "{}",
+        reply.text()
+    );
+}
+
+/// A posted Python grader runs with the default limits: one that spins runs out of fuel, its
+/// own runtime error, and the server answers the next request.
+#[test]
+fn a_posted_python_grader_that_spins_ends_at_the_default_limits() {
+    let Some((_ws, server)) = hostile_server(&[("h", &graders(&["fair"]))], 1, &[], &[]) else {
+        return;
+    };
+    let spin = json!({
+        "grader": {"type": "python", "name": "spin", "source": "def grade(sample, item):\n    while True:\n        pass\n"},
+        "model_sample": "x",
+    });
+    let path = "/v1/fine_tuning/alpha/graders/run";
+    let reply = server.post(path, spin.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let errors = &reply.json()["metadata"]["errors"];
+    assert_eq!(errors["python_grader_runtime_error"], true, "{errors}");
+    assert_eq!(
+        errors["python_grader_runtime_error_details"],
+        "fuel exhausted"
+    );
+    let check = json!({
+        "grader": {"type": "string_check", "name": "c", "input": "{{sample.output_text}}", "reference": "x", "operation": "eq"},
+        "model_sample": "x",
+    });
+    let reply = server.post(path, check.to_string().as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["reward"], json!(1.0));
 }

@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gavel::fsio;
+use gavel::grade::judge::{Judge, JudgeOptions};
+use gavel::grade::openai::Endpoints;
 use gavel::run::{Options, default_workers, prepare, workers};
+use gavel::serve::graders::Requested;
 use gavel::serve::{Limits, ServedSuite, Service};
 
 use super::{Status, report_suite_errors};
@@ -47,6 +50,13 @@ pub struct Args {
     /// [default: $GAVEL_SERVE_TOKEN; none: no token is asked for].
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
+    /// The OpenAI-compatible endpoint (`.../v1`) that score_model, label_model and cosine
+    /// graders posted to /v1/fine_tuning/alpha/graders/ ask [default: none: they are refused].
+    #[arg(long, value_name = "URL")]
+    judge_base_url: Option<String>,
+    /// The variable holding that endpoint's API key.
+    #[arg(long, value_name = "VAR", requires = "judge_base_url")]
+    judge_api_key_env: Option<String>,
     #[command(flatten)]
     cache: super::CacheArgs,
 }
@@ -74,6 +84,7 @@ fn serve(args: Args) -> Result<Status, String> {
     }
     let token = token(args.token_file.as_deref())?;
     let paths = suite_paths(&args.suite, args.suites.as_deref())?;
+    let endpoints = endpoints(args.judge_base_url, args.judge_api_key_env)?;
     let options = Options {
         cache_dir: args.cache.dir(),
         no_judge_cache: false,
@@ -118,7 +129,11 @@ fn serve(args: Args) -> Result<Status, String> {
         let names: Vec<&str> = suites.keys().map(String::as_str).collect();
         println!("listening on http://{bound} (suites: {})", names.join(", "));
         let _ = std::io::stdout().flush();
-        let service = Arc::new(Service::new(suites, limits, token, |line| {
+        let requested = Requested {
+            endpoints,
+            cache_dir: options.cache_dir,
+        };
+        let service = Arc::new(Service::new(suites, requested, limits, token, |line| {
             eprintln!("{line}")
         }));
         gavel::serve::serve(listener, service, stop_signal())
@@ -127,6 +142,26 @@ fn serve(args: Args) -> Result<Status, String> {
     })?;
     eprintln!("stopped: every request in flight was answered");
     Ok(Status::Ok)
+}
+
+/// Where the model graders of requests ask: the endpoint given, or none.
+fn endpoints(base_url: Option<String>, api_key_env: Option<String>) -> Result<Endpoints, String> {
+    let Some(base_url) = base_url else {
+        return Ok(Endpoints::default());
+    };
+    let judge = || {
+        let spec = serde_json::from_value(serde_json::json!({
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+        }))
+        .map_err(|e| format!("--judge-base-url: {e}"))?;
+        Judge::new(spec, Path::new("."), JudgeOptions::default())
+            .map_err(|e| format!("--judge-base-url {base_url}: {e}"))
+    };
+    Ok(Endpoints {
+        chat: Some(Arc::new(judge()?)),
+        embeddings: Some(Arc::new(judge()?.for_embeddings())),
+    })
 }
 
 /// Resolves on SIGTERM (how Kubernetes and systemd stop a process) or Ctrl-C.

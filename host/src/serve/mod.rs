@@ -8,9 +8,14 @@
 //! connections, lets the requests in flight finish, and returns (Ctrl-C also stops the passes
 //! in flight, as it stops `gavel run`'s).
 //!
+//! OpenAI's `graders/run` and `graders/validate` are answered as OpenAI answers them
+//! ([`graders`]), their errors as OpenAI's error object; a grader object they bring is granted
+//! nothing.
+//!
 //! Routes are matched in [`Route::of`]: a new endpoint is a variant there and an arm in
 //! [`Service::answer`].
 
+pub mod graders;
 pub mod grading;
 pub mod metrics;
 pub mod openrlhf;
@@ -30,9 +35,10 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::run::Prepared;
+use graders::{Failure, Requested};
 use grading::{Graded, GradingError};
 
 /// A suite the server grades with, loaded once.
@@ -66,6 +72,7 @@ const RETRY_DRAINING: &str = "5";
 /// The server's state, shared by every connection.
 pub struct Service {
     suites: BTreeMap<String, Arc<ServedSuite>>,
+    requested: Arc<Requested>,
     limits: Limits,
     token: Option<String>,
     metrics: metrics::Metrics,
@@ -87,6 +94,10 @@ enum Route<'a> {
     Grade(&'a str),
     /// OpenRLHF's remote reward request in, rewards out.
     OpenRlhf(&'a str),
+    /// OpenAI's `graders/run`: a grader object, an item and a sample in, the reward out.
+    GraderRun,
+    /// OpenAI's `graders/validate`: a grader object checked.
+    GraderValidate,
 }
 
 impl<'a> Route<'a> {
@@ -99,6 +110,8 @@ impl<'a> Route<'a> {
             "/readyz" => (Route::Ready, get),
             "/metrics" => (Route::Metrics, get),
             "/v1/suites" => (Route::Suites, get),
+            "/v1/fine_tuning/alpha/graders/run" => (Route::GraderRun, post),
+            "/v1/fine_tuning/alpha/graders/validate" => (Route::GraderValidate, post),
             _ => {
                 let rest = path.strip_prefix("/v1/suites/")?;
                 let (name, action) = rest.split_once('/')?;
@@ -120,7 +133,14 @@ impl<'a> Route<'a> {
             Route::Suites => "suites",
             Route::Grade(_) => "grade",
             Route::OpenRlhf(_) => "openrlhf",
+            Route::GraderRun => "graders_run",
+            Route::GraderValidate => "graders_validate",
         }
+    }
+
+    /// Whether errors are answered as OpenAI's error object.
+    fn openai(self) -> bool {
+        matches!(self, Route::GraderRun | Route::GraderValidate)
     }
 
     fn suite(self) -> Option<&'a str> {
@@ -140,10 +160,35 @@ impl<'a> Route<'a> {
 struct Answer {
     status: StatusCode,
     content_type: &'static str,
+    /// The body; an error's is written from `error` once the route says in which shape.
     body: Bytes,
+    error: Option<Refusal>,
     retry_after: Option<&'static str>,
     /// Rows graded, for the log.
     rows: usize,
+}
+
+/// Why a request was not answered `200`, and the request's field at fault, where one is.
+struct Refusal {
+    message: String,
+    param: Option<String>,
+}
+
+impl Refusal {
+    /// `{"error": message}`, or on OpenAI's routes OpenAI's error object.
+    fn body(&self, status: StatusCode, openai: bool) -> Bytes {
+        let error = if openai {
+            let kind = if status.is_server_error() {
+                "server_error"
+            } else {
+                "invalid_request_error"
+            };
+            json!({"message": self.message, "type": kind, "param": self.param, "code": null})
+        } else {
+            json!(self.message)
+        };
+        (json!({ "error": error }).to_string() + "\n").into()
+    }
 }
 
 impl Answer {
@@ -152,18 +197,22 @@ impl Answer {
             status: StatusCode::OK,
             content_type,
             body: body.into(),
+            error: None,
             retry_after: None,
             rows: 0,
         }
     }
 
-    /// `{"error": message}` with `status`.
+    /// An error with `status`.
     fn error(status: StatusCode, message: impl std::fmt::Display) -> Answer {
-        let body = json!({"error": message.to_string()}).to_string() + "\n";
         Answer {
             status,
             content_type: "application/json",
-            body: body.into(),
+            body: Bytes::new(),
+            error: Some(Refusal {
+                message: message.to_string(),
+                param: None,
+            }),
             retry_after: None,
             rows: 0,
         }
@@ -178,11 +227,13 @@ impl Answer {
 impl Service {
     pub fn new(
         suites: BTreeMap<String, ServedSuite>,
+        requested: Requested,
         limits: Limits,
         token: Option<String>,
         log: fn(&str),
     ) -> Service {
         Service {
+            requested: Arc::new(requested),
             slots: Arc::new(Semaphore::new(limits.concurrency.max(1))),
             suites: (suites.into_iter())
                 .map(|(name, suite)| (name, Arc::new(suite)))
@@ -203,7 +254,7 @@ impl Service {
         let method = request.method().clone();
         let path = request.uri().path().to_string();
         let route = Route::of(&method, &path);
-        let answer = match route {
+        let mut answer = match route {
             None => Answer::error(
                 StatusCode::NOT_FOUND,
                 format!("no endpoint at {path}: see GET /v1/suites for the suites served"),
@@ -218,6 +269,9 @@ impl Service {
             ),
             Some((route, true)) => self.answer(route, request, deadline).await,
         };
+        if let Some(error) = &answer.error {
+            answer.body = error.body(answer.status, route.is_some_and(|(r, _)| r.openai()));
+        }
         let took = arrived.elapsed();
         let label = route.map_or("none", |(route, _)| route.label());
         self.metrics.request(label, answer.status.as_u16(), took);
@@ -298,7 +352,67 @@ impl Service {
                     Ok(answer) | Err(answer) => answer,
                 }
             }
+            Route::GraderRun | Route::GraderValidate => {
+                match self.grader(route, request, deadline).await {
+                    Ok(answer) | Err(answer) => answer,
+                }
+            }
         }
+    }
+
+    /// Runs or checks the grader object of an OpenAI grader request, once a place is free.
+    async fn grader(
+        &self,
+        route: Route<'_>,
+        request: Request<Incoming>,
+        deadline: Instant,
+    ) -> Result<Answer, Answer> {
+        self.open()?;
+        let body = self.body(request, deadline).await?;
+        let permit = self.place(deadline).await?;
+        let requested = self.requested.clone();
+        let answered = async move {
+            if route == Route::GraderValidate {
+                let body = graders::read(&body, "graders/validate")?;
+                graders::validate(requested, body).await
+            } else {
+                let body = graders::read(&body, "graders/run")?;
+                graders::run(requested, body, deadline, permit).await
+            }
+        };
+        let answer = match tokio::time::timeout_at(deadline.into(), answered).await {
+            Err(_) => Err(Failure::Grading(GradingError::Deadline)),
+            Ok(answer) => answer,
+        };
+        match answer {
+            Ok(answer) => Ok(Answer::ok("application/json", answer.to_string() + "\n")),
+            Err(Failure::Invalid { message, param }) => {
+                let mut answer = Answer::error(StatusCode::BAD_REQUEST, "");
+                answer.error = Some(Refusal { message, param });
+                Err(answer)
+            }
+            Err(Failure::Server(message)) => {
+                Err(Answer::error(StatusCode::INTERNAL_SERVER_ERROR, message))
+            }
+            Err(Failure::Grading(GradingError::Deadline)) => Err(Answer::error(
+                StatusCode::GATEWAY_TIMEOUT,
+                "the request's deadline passed before its grader ended: send a grader that \
+                 ends sooner",
+            )),
+            Err(Failure::Grading(e)) => Err(failed(e)),
+        }
+    }
+
+    /// `503` once the server drains.
+    fn open(&self) -> Result<(), Answer> {
+        if self.draining.load(Ordering::SeqCst) {
+            return Err(Answer::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is stopping: send the request to another replica",
+            )
+            .retry_after(RETRY_DRAINING));
+        }
+        Ok(())
     }
 
     /// Reads the body of a grading request, waits for a place, grades its rows and answers.
@@ -309,13 +423,7 @@ impl Service {
         request: Request<Incoming>,
         deadline: Instant,
     ) -> Result<Answer, Answer> {
-        if self.draining.load(Ordering::SeqCst) {
-            return Err(Answer::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is stopping: send the request to another replica",
-            )
-            .retry_after(RETRY_DRAINING));
-        }
+        self.open()?;
         let Some(suite) = self.suites.get(name) else {
             return Err(Answer::error(
                 StatusCode::NOT_FOUND,
@@ -389,38 +497,7 @@ impl Service {
         rows: Vec<u8>,
         deadline: Instant,
     ) -> Result<Graded, Answer> {
-        let late = || {
-            Answer::error(
-                StatusCode::GATEWAY_TIMEOUT,
-                GradingError::Deadline.to_string() + ": send fewer rows a request",
-            )
-        };
-        let permit = match self.slots.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
-                let _left = Left(&self.waiting);
-                if queued >= self.limits.queue {
-                    return Err(Answer::error(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "every place to grade and wait is taken: retry later",
-                    )
-                    .retry_after(RETRY_BUSY));
-                }
-                let waiting = self.slots.clone().acquire_owned();
-                match tokio::time::timeout_at(deadline.into(), waiting).await {
-                    Ok(Ok(permit)) => permit,
-                    Ok(Err(_)) => {
-                        return Err(Answer::error(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            "the server is stopping",
-                        )
-                        .retry_after(RETRY_DRAINING));
-                    }
-                    Err(_) => return Err(late()),
-                }
-            }
-        };
+        let permit = self.place(deadline).await?;
         let suite = suite.clone();
         // The pass runs on threads of its own; the place is held until it ends, not until the
         // answer leaves, so that a request past its deadline still counts until it stops.
@@ -429,20 +506,55 @@ impl Service {
             grading::grade(&suite.prepared, suite.workers, rows, deadline)
         });
         let graded = match tokio::time::timeout_at(deadline.into(), task).await {
-            Err(_) => return Err(late()),
+            Err(_) => Err(GradingError::Deadline),
             Ok(Err(e)) => Err(GradingError::Failed(e.to_string())),
             Ok(Ok(graded)) => graded,
         };
-        let graded = graded.map_err(|e| match e {
-            GradingError::Deadline => late(),
-            GradingError::JudgeDown { .. } => Answer::error(StatusCode::BAD_GATEWAY, e),
-            GradingError::Stopped => {
-                Answer::error(StatusCode::SERVICE_UNAVAILABLE, e).retry_after(RETRY_DRAINING)
-            }
-            GradingError::Failed(_) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, e),
-        })?;
+        let graded = graded.map_err(failed)?;
         self.metrics.graded(name, &graded.scored);
         Ok(graded)
+    }
+
+    /// One of the places to grade, once free, waiting in the queue until the deadline; `429`
+    /// when the queue is full.
+    async fn place(&self, deadline: Instant) -> Result<OwnedSemaphorePermit, Answer> {
+        if let Ok(permit) = self.slots.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _left = Left(&self.waiting);
+        if queued >= self.limits.queue {
+            return Err(Answer::error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "every place to grade and wait is taken: retry later",
+            )
+            .retry_after(RETRY_BUSY));
+        }
+        let waiting = self.slots.clone().acquire_owned();
+        match tokio::time::timeout_at(deadline.into(), waiting).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(Answer::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is stopping",
+            )
+            .retry_after(RETRY_DRAINING)),
+            Err(_) => Err(failed(GradingError::Deadline)),
+        }
+    }
+}
+
+/// The answer to a request whose grading failed.
+fn failed(e: GradingError) -> Answer {
+    match e {
+        GradingError::Deadline => Answer::error(
+            StatusCode::GATEWAY_TIMEOUT,
+            GradingError::Deadline.to_string() + ": send fewer rows a request",
+        ),
+        GradingError::JudgeDown { .. } => Answer::error(StatusCode::BAD_GATEWAY, e),
+        GradingError::Stopped => {
+            Answer::error(StatusCode::SERVICE_UNAVAILABLE, e).retry_after(RETRY_DRAINING)
+        }
+        GradingError::Failed(_) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
@@ -480,11 +592,8 @@ fn log_line(
     if answer.rows > 0 {
         line["rows"] = json!(answer.rows);
     }
-    if !answer.status.is_success() {
-        line["error"] = serde_json::from_slice::<serde_json::Value>(&answer.body)
-            .ok()
-            .and_then(|body| body.get("error").cloned())
-            .unwrap_or_default();
+    if let Some(error) = &answer.error {
+        line["error"] = json!(error.message);
     }
     line.to_string()
 }

@@ -68,6 +68,10 @@ impl PartialEq for Similarity {
     }
 }
 
+/// Where a model endpoint is given to a grader object that asks one.
+const ENDPOINT_HINT: &str = "in a suite, set base_url and api_key_env on its `kind: openai` grader; \
+                             over `gavel serve`, start the server with --judge-base-url";
+
 /// The model whose embeddings `cosine` compares, as OpenAI's grader does.
 const EMBEDDING_MODEL: &str = "text-embedding-3-large";
 
@@ -143,7 +147,8 @@ pub struct Metadata {
     pub execution_time: f64,
     /// The sub-graders' scores (a `multi`); empty otherwise.
     pub scores: Map<String, Value>,
-    pub token_usage: Option<Value>,
+    /// The tokens the model grader spent in all (OpenAI's client reads an integer).
+    pub token_usage: Option<u64>,
     pub sampled_model_name: Option<String>,
 }
 
@@ -164,6 +169,48 @@ pub struct Errors {
     pub model_grader_refusal_error: bool,
     pub model_grader_parse_error: bool,
     pub model_grader_server_error_details: Option<String>,
+}
+
+impl Outcome {
+    fn new(name: &str, kind: &'static str, reward: f64, passed: bool) -> Outcome {
+        Outcome {
+            reward,
+            metadata: Metadata {
+                name: name.to_string(),
+                kind,
+                errors: Errors::default(),
+                execution_time: 0.0,
+                scores: Map::new(),
+                token_usage: None,
+                sampled_model_name: None,
+            },
+            sub_rewards: Map::new(),
+            model_grader_token_usage_per_model: Map::new(),
+            passed,
+            score: reward.clamp(0.0, 1.0),
+            error: None,
+        }
+    }
+
+    /// A `python` grader's outcome (run by gavel's Python sandbox, not here): its `score`, or
+    /// the `error` its code raised or the limit it hit, `seconds` after it started.
+    pub fn python(
+        name: &str,
+        score: f64,
+        passed: bool,
+        error: Option<String>,
+        seconds: f64,
+    ) -> Outcome {
+        let mut outcome = Outcome::new(name, "python", score, passed);
+        outcome.metadata.execution_time = seconds;
+        if let Some(error) = error {
+            outcome.reward = 0.0;
+            outcome.metadata.errors.python_grader_runtime_error = true;
+            outcome.metadata.errors.python_grader_runtime_error_details = Some(error.clone());
+            outcome.error = Some(error);
+        }
+        outcome
+    }
 }
 
 impl Grader {
@@ -203,23 +250,7 @@ impl Grader {
     }
 
     fn outcome(&self, reward: f64, passed: bool) -> Outcome {
-        Outcome {
-            reward,
-            metadata: Metadata {
-                name: self.name.clone(),
-                kind: self.kind(),
-                errors: Errors::default(),
-                execution_time: 0.0,
-                scores: Map::new(),
-                token_usage: None,
-                sampled_model_name: None,
-            },
-            sub_rewards: Map::new(),
-            model_grader_token_usage_per_model: Map::new(),
-            passed,
-            score: reward.clamp(0.0, 1.0),
-            error: None,
-        }
+        Outcome::new(&self.name, self.kind(), reward, passed)
     }
 
     fn failed(&self, error: String, flag: impl FnOnce(&mut Errors)) -> Outcome {
@@ -317,10 +348,11 @@ impl Grader {
                         let mut outcome = self.outcome(answer.reward, answer.passed);
                         outcome.score = answer.score;
                         if let Some(usage) = answer.usage {
+                            outcome.metadata.token_usage =
+                                usage.get("total_tokens").and_then(Value::as_u64);
                             outcome
                                 .model_grader_token_usage_per_model
-                                .insert(answer.model.clone(), usage.clone());
-                            outcome.metadata.token_usage = Some(usage);
+                                .insert(answer.model.clone(), usage);
                         }
                         outcome.metadata.sampled_model_name = Some(answer.model);
                         outcome
@@ -541,7 +573,7 @@ impl<'a> Fields<'a, '_> {
                 self.push(
                     "evaluation_metric",
                     "`cosine` needs an embeddings endpoint".into(),
-                    Some("grade it in a suite, whose `kind: openai` grader sets base_url and api_key_env"),
+                    Some(ENDPOINT_HINT),
                 );
                 None
             }

@@ -92,7 +92,7 @@ impl ModelGrader {
             fields.push(
                 "model",
                 "a model grader needs a model endpoint".into(),
-                Some("grade it in a suite, whose `kind: openai` grader sets base_url and api_key_env"),
+                Some(super::ENDPOINT_HINT),
             );
             return None;
         };

@@ -59,6 +59,16 @@ pub fn of_run(run: &Trajectory<'_>) -> Value {
         .pop()
         .or_else(|| run.output.as_ref().map(|o| o.to_string()))
         .unwrap_or_default();
+    answered(output_text, tools, finish_reason)
+}
+
+/// The sample of a model's answer `text` alone, as OpenAI's `graders/run` makes it of its
+/// `model_sample`.
+pub fn of_text(text: &str) -> Value {
+    answered(text.to_string(), Vec::new(), "stop")
+}
+
+fn answered(output_text: String, tools: Vec<Value>, finish_reason: &str) -> Value {
     let output_json = match serde_json::from_str::<Value>(&output_text) {
         Ok(object @ Value::Object(_)) => object,
         _ => Value::Null,

@@ -1,0 +1,252 @@
+//! OpenAI's grader endpoints: `POST /v1/fine_tuning/alpha/graders/run` (a grader object, a
+//! `model_sample` and an `item` in; the reward, sub-rewards and metadata out) and
+//! `.../graders/validate` (a grader object in, the same object out once it is checked).
+//!
+//! A grader object of a request is granted nothing: a `python` grader runs in gavel's sandbox
+//! with the default limits, through a suite of its own made for the request without `allow:`
+//! (no network, no variables, no files), and the model graders and `cosine` ask only the
+//! endpoint the server was started with (`Requested::endpoints`), never one the request names.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::grading::{self, GradingError};
+use crate::grade::openai::{self, Endpoints, Grader, GraderError, Outcome};
+use crate::run::{Options, Prepared, prepare};
+
+/// What a request's grader object may use, set when the server starts.
+#[derive(Default)]
+pub struct Requested {
+    /// Where model graders and `cosine` ask; none: they are refused.
+    pub endpoints: Endpoints,
+    /// The cache holding the compiled Python interpreter.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// The body of `graders/run`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunBody {
+    grader: Value,
+    model_sample: String,
+    #[serde(default)]
+    item: Option<Value>,
+}
+
+/// The body of `graders/validate`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidateBody {
+    grader: Value,
+}
+
+/// Why a request has no answer.
+#[derive(Debug)]
+pub enum Failure {
+    /// The request's mistake, at its field (`grader.calculate_output`): `400`.
+    Invalid {
+        message: String,
+        param: Option<String>,
+    },
+    /// The server's: the Python interpreter cannot be loaded, say.
+    Server(String),
+    Grading(GradingError),
+}
+
+impl Failure {
+    fn invalid(message: impl Into<String>, param: Option<String>) -> Failure {
+        Failure::Invalid {
+            message: message.into(),
+            param,
+        }
+    }
+}
+
+/// The name a grader object without `name` is known by.
+const UNNAMED: &str = "grader";
+
+/// Reads a request body of `T`'s shape.
+pub fn read<'a, T: Deserialize<'a>>(body: &'a [u8], endpoint: &str) -> Result<T, Failure> {
+    serde_json::from_slice(body)
+        .map_err(|e| Failure::invalid(format!("the body is not a {endpoint} request: {e}"), None))
+}
+
+/// A grader object, checked: one gavel runs in place, or a `python` one's suite.
+enum Checked {
+    Object(Grader),
+    Python {
+        name: String,
+        prepared: Box<Prepared>,
+        /// The folder of the suite made for the request, removed when it is dropped.
+        folder: tempfile::TempDir,
+    },
+}
+
+/// Checks `object`; blocks while a `python` grader's code is compiled.
+fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
+    if object.get("type").and_then(Value::as_str) != Some("python") {
+        return Grader::parse(object, UNNAMED, &requested.endpoints)
+            .map(Checked::Object)
+            .map_err(mistakes);
+    }
+    let server =
+        |e: std::io::Error| Failure::Server(format!("cannot write the grader's suite: {e}"));
+    let folder = tempfile::tempdir().map_err(server)?;
+    let write = |name: &str, text: String| std::fs::write(folder.path().join(name), text);
+    write("grader.json", object.to_string()).map_err(server)?;
+    write("data.jsonl", String::new()).map_err(server)?;
+    write(
+        "suite.yaml",
+        format!(
+            "name: request\ndataset: data.jsonl\ngraders:\n  {UNNAMED}:\n    kind: openai\n    \
+             grader_path: grader.json\n"
+        ),
+    )
+    .map_err(server)?;
+    let options = Options {
+        cache_dir: requested.cache_dir.clone(),
+        no_judge_cache: true,
+        trajectories: Vec::new(),
+    };
+    let prepared = prepare(&folder.path().join("suite.yaml"), &options).map_err(|errors| {
+        // The suite's own field `graders` is where a Python interpreter that cannot be loaded
+        // is reported; every other mistake is the object's.
+        match errors.iter().find(|e| e.field == "graders") {
+            Some(e) => Failure::Server(e.message.clone()),
+            None => mistakes(
+                errors
+                    .into_iter()
+                    .map(|e| GraderError {
+                        field: (e.field.strip_prefix("graders.grader"))
+                            .map(|f| f.trim_start_matches('.'))
+                            .unwrap_or(&e.field)
+                            .to_string(),
+                        message: e.message,
+                        hint: e.hint,
+                    })
+                    .collect(),
+            ),
+        }
+    })?;
+    let name = (object.get("name").and_then(Value::as_str))
+        .unwrap_or(UNNAMED)
+        .to_string();
+    Ok(Checked::Python {
+        name,
+        prepared: Box::new(prepared),
+        folder,
+    })
+}
+
+/// The mistakes of a grader object as one `400`: each at `grader.FIELD`, the first's field as
+/// the error's `param`.
+fn mistakes(errors: Vec<GraderError>) -> Failure {
+    let at = |e: &GraderError| match e.field.as_str() {
+        "" => "grader".to_string(),
+        field => format!("grader.{field}"),
+    };
+    let message = (errors.iter())
+        .map(|e| match &e.hint {
+            Some(hint) => format!("{}: {} ({hint})", at(e), e.message),
+            None => format!("{}: {}", at(e), e.message),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Failure::invalid(message, errors.first().map(at))
+}
+
+/// `graders/validate`'s answer: the grader object as given, once checked.
+pub async fn validate(requested: Arc<Requested>, body: ValidateBody) -> Result<Value, Failure> {
+    let grader = body.grader;
+    tokio::task::spawn_blocking(move || {
+        check(&grader, &requested)?;
+        Ok(json!({"grader": grader}))
+    })
+    .await
+    .map_err(|e| Failure::Server(e.to_string()))?
+}
+
+/// `graders/run`'s answer: the grader object run on the item and the model's sample, within
+/// `deadline`; `hold` is kept until the grading ends.
+pub async fn run(
+    requested: Arc<Requested>,
+    body: RunBody,
+    deadline: Instant,
+    hold: impl Send + 'static,
+) -> Result<Value, Failure> {
+    let item = match body.item {
+        None | Some(Value::Null) => json!({}),
+        Some(item @ Value::Object(_)) => item,
+        Some(_) => {
+            return Err(Failure::invalid(
+                "`item` must be a JSON object, the dataset row the grader reads as {{item.NAME}}",
+                Some("item".to_string()),
+            ));
+        }
+    };
+    let sample = openai::row::of_text(&body.model_sample);
+    let grader = body.grader;
+    let checked = {
+        let requested = requested.clone();
+        tokio::task::spawn_blocking(move || check(&grader, &requested))
+            .await
+            .map_err(|e| Failure::Server(e.to_string()))??
+    };
+    let outcome = match checked {
+        Checked::Object(grader) => {
+            let outcome = grader.run(&item, &sample).await;
+            drop(hold);
+            outcome
+        }
+        Checked::Python {
+            name,
+            prepared,
+            folder,
+        } => tokio::task::spawn_blocking(move || {
+            let _hold = hold;
+            python(&name, &prepared, folder.path(), item, sample, deadline)
+        })
+        .await
+        .map_err(|e| Failure::Server(e.to_string()))??,
+    };
+    Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
+}
+
+/// A `python` grader's outcome on `item` and `sample`: the pass of its suite (in `folder`)
+/// over the one row.
+fn python(
+    name: &str,
+    prepared: &Prepared,
+    folder: &Path,
+    item: Value,
+    sample: Value,
+    deadline: Instant,
+) -> Result<Outcome, Failure> {
+    let started = Instant::now();
+    let row = json!({"item": item, "sample": sample}).to_string() + "\n";
+    let graded =
+        grading::grade(prepared, 1, row.into_bytes(), deadline).map_err(Failure::Grading)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let result: Value = serde_json::from_slice(&graded.lines).unwrap_or_default();
+    let grade = &result["grades"][UNNAMED];
+    let score = grade["score"].as_f64().unwrap_or(0.0);
+    let error = match grade["status"].as_str() {
+        Some("error") => Some(grade["rationale"].as_str().unwrap_or_default().to_string()),
+        Some(_) => None,
+        None => Some(
+            (result["error"]["message"].as_str())
+                .unwrap_or("the grader gave no grade")
+                .to_string(),
+        ),
+    };
+    // A traceback names the source by the suite made for the request: said without its folder,
+    // which is the server's.
+    let folder = format!("{}/", folder.display());
+    let error = error.map(|e| e.replace(&folder, ""));
+    let passed = grade["status"] == "pass";
+    Ok(Outcome::python(name, score, passed, error, seconds))
+}
