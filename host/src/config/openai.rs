@@ -4,17 +4,24 @@
 
 use std::path::{Path, PathBuf};
 
-use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::config::allow::AllowSpec;
+use crate::config::error::SuiteError;
 use crate::config::position::Positions;
-use crate::config::suite::{GraderSpec, PythonSpec, SuiteError};
+use crate::config::spec::PythonSpec;
+use crate::config::spec::{Isolation, RubricSpec};
 use crate::fsio;
-use crate::grade::grants::AllowSpec;
-use crate::grade::judge::RubricSpec;
-use crate::grade::openai::GraderError;
-use crate::grade::pack::Isolation;
+
+/// A mistake in a grader object: the dotted path of its field inside the object (empty for
+/// the object itself), what is wrong and how to fix it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraderError {
+    pub field: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,55 +110,8 @@ impl OpenAiSpec {
     }
 }
 
-/// Reads each `kind: openai` grader's `grader_path`, and makes each whose object is a `python`
-/// grader a `kind: python` one. A grader with a mistake is taken out, its key added to
-/// `skipped` and its mistakes to `errors`.
-pub fn resolve(
-    graders: &mut IndexMap<String, GraderSpec>,
-    prefix: &str,
-    suite: &Path,
-    base_dir: &Path,
-    errors: &mut Vec<SuiteError>,
-    skipped: &mut Vec<String>,
-) {
-    let keys: Vec<String> = graders.keys().cloned().collect();
-    for key in keys {
-        let field = format!("{prefix}.{key}");
-        let Some(spec) = graders.get_mut(&key) else {
-            continue;
-        };
-        let outcome = match spec {
-            GraderSpec::Openai(openai) => read_object(openai, &field, suite, base_dir)
-                .and_then(|()| as_python(openai, &field, suite)),
-            GraderSpec::All(c) | GraderSpec::Any(c) => {
-                resolve(
-                    &mut c.graders,
-                    &format!("{field}.graders"),
-                    suite,
-                    base_dir,
-                    errors,
-                    skipped,
-                );
-                Ok(None)
-            }
-            _ => Ok(None),
-        };
-        match outcome {
-            Ok(Some(python)) => {
-                graders.insert(key, GraderSpec::Python(python));
-            }
-            Ok(None) => {}
-            Err(mut found) => {
-                errors.append(&mut found);
-                graders.shift_remove(&key);
-                skipped.push(key);
-            }
-        }
-    }
-}
-
 /// Fills `grader` from `grader_path`; one of the two must be written.
-fn read_object(
+pub(crate) fn read_object(
     spec: &mut OpenAiSpec,
     field: &str,
     suite: &Path,
@@ -195,7 +155,7 @@ fn read_object(
 }
 
 /// The `kind: python` grader an OpenAI `python` grader object is; `None` for other types.
-fn as_python(
+pub(crate) fn as_python(
     spec: &OpenAiSpec,
     field: &str,
     suite: &Path,

@@ -152,3 +152,35 @@ fn default_pass_threshold() -> f64 {
 fn default_extractor() -> String {
     "last_assistant".into()
 }
+
+/// OpenAI's `python` grader, as `kind: python` writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonSpec {
+    /// The grader's code, defining `grade(sample, item)`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// A file holding that code, relative to the suite.
+    #[serde(default)]
+    pub source_path: Option<String>,
+    /// The score at or above which the grade passes (OpenAI's default: 1.0).
+    #[serde(default)]
+    pub pass_threshold: Option<f64>,
+    /// OpenAI's grader name; the metric key names the grade in gavel.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// OpenAI's container image: the code runs in gavel's sandbox instead.
+    #[serde(default)]
+    pub image_tag: Option<serde::de::IgnoredAny>,
+    /// Python packages this grader's code imports, besides the suite's `requirements:`.
+    #[serde(default)]
+    pub requirements: Vec<String>,
+    #[serde(default)]
+    pub display_name: Option<String>,
+    /// What this grader may reach, over the suite's `allow:`.
+    #[serde(default)]
+    pub allow: Option<crate::config::allow::AllowSpec>,
+    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
+    #[serde(default)]
+    pub isolation: Option<Isolation>,
+}

@@ -16,6 +16,7 @@ pub use crate::config::error::{SuiteError, closest};
 use crate::config::gate::GateSpec;
 use crate::config::openai::{self, OpenAiSpec};
 use crate::config::reward::RewardSpec;
+pub use crate::config::spec::PythonSpec;
 use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec};
 use crate::fsio;
 
@@ -148,37 +149,6 @@ pub struct CodeSpec {
     /// Keyword arguments of the class's constructor.
     #[serde(default)]
     pub params: Map<String, Value>,
-    /// Python packages this grader's code imports, besides the suite's `requirements:`.
-    #[serde(default)]
-    pub requirements: Vec<String>,
-    #[serde(default)]
-    pub display_name: Option<String>,
-    /// What this grader may reach, over the suite's `allow:`.
-    #[serde(default)]
-    pub allow: Option<AllowSpec>,
-    /// Where its Python calls run (`batch` or `sample`), over the suite's `isolation`.
-    #[serde(default)]
-    pub isolation: Option<Isolation>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PythonSpec {
-    /// The grader's code, defining `grade(sample, item)`.
-    #[serde(default)]
-    pub source: Option<String>,
-    /// A file holding that code, relative to the suite.
-    #[serde(default)]
-    pub source_path: Option<String>,
-    /// The score at or above which the grade passes (OpenAI's default: 1.0).
-    #[serde(default)]
-    pub pass_threshold: Option<f64>,
-    /// OpenAI's grader name; the metric key names the grade in gavel.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// OpenAI's container image: the code runs in gavel's sandbox instead.
-    #[serde(default)]
-    pub image_tag: Option<IgnoredAny>,
     /// Python packages this grader's code imports, besides the suite's `requirements:`.
     #[serde(default)]
     pub requirements: Vec<String>,
@@ -335,7 +305,7 @@ impl Suite {
             },
         };
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        openai::resolve(
+        resolve_openai(
             &mut file.graders,
             "graders",
             path,
@@ -989,6 +959,53 @@ fn suggestion(message: &str) -> Option<String> {
     match synonym.or_else(|| closest(given, candidates.iter().copied())) {
         Some(best) => Some(format!("did you mean `{best}`?")),
         None => Some(format!("valid {what}s: {}", candidates.join(", "))),
+    }
+}
+
+/// Reads each `kind: openai` grader's `grader_path`, and makes each whose object is a `python`
+/// grader a `kind: python` one. A grader with a mistake is taken out, its key added to
+/// `skipped` and its mistakes to `errors`.
+fn resolve_openai(
+    graders: &mut IndexMap<String, GraderSpec>,
+    prefix: &str,
+    suite: &Path,
+    base_dir: &Path,
+    errors: &mut Vec<SuiteError>,
+    skipped: &mut Vec<String>,
+) {
+    let keys: Vec<String> = graders.keys().cloned().collect();
+    for key in keys {
+        let field = format!("{prefix}.{key}");
+        let Some(spec) = graders.get_mut(&key) else {
+            continue;
+        };
+        let outcome = match spec {
+            GraderSpec::Openai(spec) => openai::read_object(spec, &field, suite, base_dir)
+                .and_then(|()| openai::as_python(spec, &field, suite)),
+            GraderSpec::All(c) | GraderSpec::Any(c) => {
+                resolve_openai(
+                    &mut c.graders,
+                    &format!("{field}.graders"),
+                    suite,
+                    base_dir,
+                    errors,
+                    skipped,
+                );
+                Ok(None)
+            }
+            _ => Ok(None),
+        };
+        match outcome {
+            Ok(Some(python)) => {
+                graders.insert(key, GraderSpec::Python(python));
+            }
+            Ok(None) => {}
+            Err(mut found) => {
+                errors.append(&mut found);
+                graders.shift_remove(&key);
+                skipped.push(key);
+            }
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::config::openai::GraderError;
 use crate::config::suite::closest;
 use crate::grade::judge::Judge;
 use formula::Formula;
@@ -107,15 +108,6 @@ const TYPES: &[&str] = &[
     "python",
     "multi",
 ];
-
-/// A mistake in a grader object: the dotted path of its field inside the object (empty for
-/// the object itself), what is wrong and how to fix it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GraderError {
-    pub field: String,
-    pub message: String,
-    pub hint: Option<String>,
-}
 
 /// What running a grader on one item and sample gives, in the shape of OpenAI's
 /// `graders/run` answer.
