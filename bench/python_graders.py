@@ -172,8 +172,9 @@ def render(args, by, first):
         "",
         "Notes:",
         "",
-        "- gavel runs each call in a fresh instance of its Python interpreter component, with the "
-        "sandbox's fuel, memory and deadline limits; the peers call the functions in the same "
+        "- gavel runs the calls in its Python interpreter component, by default one warm instance "
+        "per grader and batch of 64 rows (`isolation: batch`), with the sandbox's fuel and deadline "
+        "per call and memory per instance; the peers call the functions in the same "
         "CPython process, unsandboxed. `gavel run` is timed as a whole process with the "
         "component cached; the peers' loops only, as their own benchmarks time them.",
         "- µs per call is the entry's seconds over its grader calls (gavel uses both cores).",
