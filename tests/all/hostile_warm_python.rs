@@ -3,8 +3,8 @@
 //! at most its own later samples of the same batch; another grader and the next batch start
 //! clean.
 
-use crate::common::{Workspace, stderr};
-use crate::python_graders::{cache, gavel, paris_row};
+use crate::common::Workspace;
+use crate::python_graders::{cache, graded as run_graded, paris_row};
 use gavel::grade::pack::BATCH_ROWS;
 use serde_json::Value;
 
@@ -83,13 +83,7 @@ fn graded(ws: &Workspace, rows: i64) -> Vec<Value> {
     };
     let data: Vec<Value> = (0..rows).map(|i| paris_row(i, "Paris")).collect();
     ws.write_rows("data.jsonl", &data);
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    ws.results("out")
+    run_graded(cache, ws)
 }
 
 #[test]

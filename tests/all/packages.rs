@@ -12,7 +12,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::common::{Workspace, stderr};
-use crate::python_graders::{cache, gavel};
+use crate::python_graders::{cache, gavel, graded};
 
 const LOCK: &str = "pylock.gavel.toml";
 
@@ -403,13 +403,7 @@ fn run_seed_api_grader(
              {allow}graders:\n  api:\n    kind: code\n    module: api_graders\n    function: validate_with_api\n{more}"
         ),
     );
-    let out = gavel(
-        cache,
-        ws.dir.path(),
-        &["run", "suite.yaml", "-o", "out", "-q"],
-    );
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
-    ws.results("out")
+    graded(cache, &ws)
 }
 
 /// With `httpx` required and no network granted, the grader runs and reaches its own `except`,
