@@ -134,6 +134,70 @@ fn a_grader_objects_mistakes_are_refused_at_load_where_they_are_written() {
     );
 }
 
+/// A WordNet of one synset, `car` and `auto` (nouns), in WordNet's dict files.
+fn tiny_wordnet(ws: &Workspace) -> std::path::PathBuf {
+    for part in ["noun", "verb", "adj", "adv"] {
+        for file in [
+            format!("index.{part}"),
+            format!("data.{part}"),
+            format!("{part}.exc"),
+        ] {
+            ws.write(&format!("wordnet/{file}"), "");
+        }
+    }
+    ws.write(
+        "wordnet/data.noun",
+        "00000000 06 n 02 car 0 auto 0 000 | a motor vehicle  \n",
+    );
+    ws.write(
+        "wordnet/index.noun",
+        "  1 a license line\nauto n 1 0 1 0 00000000  \ncar n 1 0 1 0 00000000  \n",
+    );
+    ws.path("wordnet")
+}
+
+#[test]
+fn meteor_aligns_words_by_stem_and_by_wordnet_synonym() {
+    let ws = Workspace::new();
+    let wordnet = tiny_wordnet(&ws);
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"reference\": \"the car truck\"}, \"sample\": {\"output_text\": \"The auto trucks\"}}\n\
+         {\"item\": {\"reference\": \"the big car\"}, \"sample\": {\"output_text\": \"a huge lorry\"}}\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: s\ndataset: data.jsonl\ngraders:\n  m:\n    kind: openai\n    grader:\n      \
+         type: text_similarity\n      input: '{{sample.output_text}}'\n      \
+         reference: '{{item.reference}}'\n      evaluation_metric: meteor\n",
+    );
+    let vars = [("GAVEL_WORDNET", wordnet.to_str().unwrap())];
+    let out =
+        crate::common::gavel_with_env(&ws.path(""), &["run", "suite.yaml", "-o", "out"], &vars);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let results = ws.results("out");
+    // `The`/`the` exactly, `trucks`/`truck` by their stem, `auto`/`car` as synonyms: one chunk of
+    // three matches, F-mean 1, less the penalty 0.5 * (1/3)^3.
+    let score = results[0]["grades"]["m"]["score"].as_f64().unwrap();
+    assert!((score - (1.0 - 0.5 / 27.0)).abs() < 1e-12, "{score}");
+    assert_eq!(results[1]["grades"]["m"]["score"], json!(0.0));
+
+    let missing = ws.path("no-wordnet");
+    let vars = [("GAVEL_WORDNET", missing.to_str().unwrap())];
+    let out = crate::common::gavel_with_env(&ws.path(""), &["validate", "suite.yaml"], &vars);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "suite.yaml:10:26: graders.m.grader.evaluation_metric: `meteor` needs WordNet, which \
+             cannot be read: {}/index.noun: No such file or directory (os error 2); set \
+             GAVEL_WORDNET to a folder holding WordNet 3.0's dict files",
+            missing.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_variable_the_row_lacks_is_an_error_grade_that_names_it() {
     let ws = Workspace::new();

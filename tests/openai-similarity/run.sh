@@ -1,6 +1,7 @@
 #!/bin/sh
 # gavel's text_similarity metrics against rapidfuzz, nltk and rouge-score (check.py), in a venv
-# of those pinned versions made at target/openai-similarity-venv when missing.
+# of those pinned versions made at target/openai-similarity-venv when missing; `meteor` over the
+# WordNet folder of GAVEL_WORDNET, else Debian's (apt-get install wordnet-base).
 #   tests/openai-similarity/run.sh [PATH/TO/gavel]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,4 +15,6 @@ if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit((m.ver
 fi
 gavel=${1:-$root/target/debug/gavel}
 [ -x "$gavel" ] || (cd "$root" && cargo build -p gavel --bin gavel)
-"$venv/bin/python" "$here/check.py" "$gavel"
+wordnet=${GAVEL_WORDNET:-/usr/share/wordnet}
+[ -f "$wordnet/index.noun" ] || { echo "no WordNet at $wordnet: apt-get install wordnet-base, or set GAVEL_WORDNET" >&2; exit 2; }
+"$venv/bin/python" "$here/check.py" "$gavel" "$wordnet"

@@ -4,10 +4,12 @@
 //! the sub-rewards and the metadata.
 
 pub mod formula;
+pub mod meteor;
 pub mod model;
 pub mod row;
 pub mod similarity;
 pub mod template;
+pub mod wordnet;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,6 +25,7 @@ use formula::Formula;
 use model::ModelGrader;
 use similarity::Metric;
 use template::Template;
+use wordnet::WordNet;
 
 /// A grader object, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,10 +55,12 @@ enum Kind {
     Model(ModelGrader),
 }
 
-/// A `text_similarity` metric: one gavel computes, or `cosine` of two embeddings.
+/// A `text_similarity` metric: one gavel computes, `meteor` over WordNet, or `cosine` of two
+/// embeddings.
 #[derive(Debug, Clone)]
 enum Similarity {
     Local(Metric),
+    Meteor(&'static WordNet),
     Cosine(Arc<Judge>),
 }
 
@@ -63,6 +68,7 @@ impl PartialEq for Similarity {
     fn eq(&self, other: &Similarity) -> bool {
         match (self, other) {
             (Similarity::Local(a), Similarity::Local(b)) => a == b,
+            (Similarity::Meteor(_), Similarity::Meteor(_)) => true,
             (Similarity::Cosine(_), Similarity::Cosine(_)) => true,
             _ => false,
         }
@@ -287,6 +293,9 @@ impl Grader {
                 Ok((input, reference)) => {
                     let score = match metric {
                         Similarity::Local(metric) => metric.score(&input, &reference),
+                        Similarity::Meteor(wordnet) => {
+                            similarity::meteor(wordnet, &input, &reference)
+                        }
                         Similarity::Cosine(judge) => {
                             match judge.embed(EMBEDDING_MODEL, &[&input, &reference]).await {
                                 Ok(vectors) => cosine(&vectors[0], &vectors[1]),
@@ -559,21 +568,21 @@ impl<'a> Fields<'a, '_> {
         let given = self.object["evaluation_metric"]
             .as_str()
             .unwrap_or_default();
+        // `meteor` and `cosine` are the names without a metric of their own.
         match (given, &endpoints.embeddings) {
-            ("cosine", Some(judge)) => Some(Similarity::Cosine(judge.clone())),
-            ("cosine", None) => {
+            ("meteor", _) => match wordnet::get() {
+                Ok(wordnet) => Some(Similarity::Meteor(wordnet)),
+                Err(e) => {
+                    self.push("evaluation_metric", e, None);
+                    None
+                }
+            },
+            (_, Some(judge)) => Some(Similarity::Cosine(judge.clone())),
+            (_, None) => {
                 self.push(
                     "evaluation_metric",
                     "`cosine` needs an embeddings endpoint".into(),
                     Some(ENDPOINT_HINT),
-                );
-                None
-            }
-            _ => {
-                self.push(
-                    "evaluation_metric",
-                    format!("`{given}` is not supported by gavel yet"),
-                    Some("choose another metric: fuzzy_match, bleu, gleu, rouge_1 .. rouge_5, rouge_l, cosine"),
                 );
                 None
             }

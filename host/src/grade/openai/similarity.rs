@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use super::wordnet::WordNet;
+
 /// A `text_similarity` metric that gavel computes itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
@@ -49,6 +51,11 @@ impl Metric {
             }
         }
     }
+}
+
+/// nltk's `meteor_score([reference], input)` over whitespace tokens.
+pub fn meteor(wordnet: &WordNet, input: &str, reference: &str) -> f64 {
+    super::meteor::score(wordnet, &words(input), &words(reference))
 }
 
 /// rapidfuzz's `fuzz.ratio` / 100: the normalized Indel similarity of the two texts' characters,
