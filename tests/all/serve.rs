@@ -924,3 +924,72 @@ fn a_posted_python_grader_that_spins_ends_at_the_default_limits() {
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json()["reward"], json!(1.0));
 }
+
+/// A request sent on `stream` and its answer read, the connection kept open.
+fn keep_alive_get(stream: &mut TcpStream, path: &str) -> u16 {
+    let head = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
+    stream.write_all(head.as_bytes()).expect("head sent");
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let (mut status, mut length) = (0, 0);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a head line");
+        if line == "\r\n" {
+            break;
+        }
+        if status == 0 {
+            status = line
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+        } else if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().expect("a length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("the body");
+    status
+}
+
+/// Clients holding connections open take no more than `--max-connections`: past them a new
+/// connection's request is answered `503` with `Retry-After` and closed, and a place freed is
+/// taken again.
+#[test]
+fn connections_past_the_cap_are_answered_503_and_closed() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--max-connections", "2"],
+        &[],
+    );
+    // Two clients that stay connected once answered, as idle keep-alive clients do.
+    let mut held: Vec<TcpStream> = (0..2).map(|_| server.connect()).collect();
+    for stream in &mut held {
+        assert_eq!(keep_alive_get(stream, "/healthz"), 200);
+    }
+    let refused = server.get("/healthz");
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert_eq!(refused.header("retry-after").as_deref(), Some("1"));
+    assert!(
+        refused
+            .text()
+            .contains("2 connections open, its --max-connections"),
+        "{}",
+        refused.text()
+    );
+    drop(held);
+    // The server frees the places once it sees the two connections closed.
+    let status = (0..1000)
+        .map(|_| {
+            let status = server.get("/healthz").status;
+            if status != 200 {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            status
+        })
+        .find(|&status| status == 200);
+    assert_eq!(status, Some(200));
+}

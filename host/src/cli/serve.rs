@@ -46,6 +46,10 @@ pub struct Args {
     /// Seconds a connection may take to send a request's headers; past them it is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     header_timeout: f64,
+    /// Connections open at once; past them, a new connection's request is answered 503 with
+    /// Retry-After and the connection closed. Keep it below the open-file limit (ulimit -n).
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
     /// A file holding the bearer token every request but /healthz and /readyz must send
     /// [default: $GAVEL_SERVE_TOKEN; none: no token is asked for].
     #[arg(long, value_name = "FILE")]
@@ -114,6 +118,7 @@ fn serve(args: Args) -> Result<Status, String> {
         max_body: args.max_body,
         deadline: Duration::from_secs_f64(args.deadline),
         header_timeout: Duration::from_secs_f64(args.header_timeout),
+        max_connections: args.max_connections,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

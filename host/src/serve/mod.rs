@@ -62,7 +62,15 @@ pub struct Limits {
     pub deadline: Duration,
     /// How long a connection may take to send a request's headers.
     pub header_timeout: Duration,
+    /// Connections open at once; past them, a new connection's request is answered `503` and
+    /// the connection closed, so that clients holding connections open cannot take every file
+    /// descriptor.
+    pub max_connections: usize,
 }
+
+/// Connections past [`Limits::max_connections`] answered `503` at once; past them too, a new
+/// connection is closed unanswered.
+const REFUSING: usize = 64;
 
 /// What `Retry-After` says to a client turned away because the server is busy, in seconds.
 const RETRY_BUSY: &str = "1";
@@ -222,6 +230,31 @@ impl Answer {
         self.retry_after = Some(seconds);
         self
     }
+
+    /// The HTTP response; an error's body must be written already.
+    fn response(self) -> Response<Full<Bytes>> {
+        let mut response = Response::new(Full::new(self.body));
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(self.content_type),
+        );
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
+        }
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if matches!(
+            self.status,
+            StatusCode::REQUEST_TIMEOUT | StatusCode::PAYLOAD_TOO_LARGE
+        ) {
+            // The body was not read to its end: the connection cannot carry another request.
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
 }
 
 impl Service {
@@ -269,8 +302,9 @@ impl Service {
             ),
             Some((route, true)) => self.answer(route, request, deadline).await,
         };
+        let openai = route.is_some_and(|(r, _)| r.openai());
         if let Some(error) = &answer.error {
-            answer.body = error.body(answer.status, route.is_some_and(|(r, _)| r.openai()));
+            answer.body = error.body(answer.status, openai);
         }
         let took = arrived.elapsed();
         let label = route.map_or("none", |(route, _)| route.label());
@@ -282,26 +316,27 @@ impl Service {
             &answer,
             took,
         ));
-        let mut response = Response::new(Full::new(answer.body));
-        *response.status_mut() = answer.status;
-        let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(answer.content_type),
-        );
-        if let Some(seconds) = answer.retry_after {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
+        answer.response()
+    }
+
+    /// The answer to a request on a connection past [`Limits::max_connections`], counted and
+    /// logged as route `connections`.
+    fn over_connections(&self) -> Response<Full<Bytes>> {
+        let mut answer = Answer::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the server has {} connections open, its --max-connections: retry on a new \
+                 connection once others close, or reuse an open one",
+                self.limits.max_connections
+            ),
+        )
+        .retry_after(RETRY_BUSY);
+        if let Some(error) = &answer.error {
+            answer.body = error.body(answer.status, false);
         }
-        if answer.status == StatusCode::UNAUTHORIZED {
-            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        }
-        if answer.status == StatusCode::REQUEST_TIMEOUT
-            || answer.status == StatusCode::PAYLOAD_TOO_LARGE
-        {
-            // The body was not read to its end: the connection cannot carry another request.
-            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-        }
-        response
+        self.metrics
+            .request("connections", answer.status.as_u16(), Duration::ZERO);
+        answer.response()
     }
 
     /// Whether `request` carries the server's token (always, when it has none); compared in
@@ -608,6 +643,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (draining_tx, draining_rx) = watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
+    let open = Arc::new(Semaphore::new(service.limits.max_connections.max(1)));
+    let refusing = Arc::new(Semaphore::new(REFUSING));
     let mut stop = std::pin::pin!(stop);
     loop {
         let (stream, _peer): (tokio::net::TcpStream, SocketAddr) = tokio::select! {
@@ -621,11 +658,26 @@ pub async fn serve(
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
         let service = service.clone();
-        let mut draining = draining_rx.clone();
         let mut http = hyper::server::conn::http1::Builder::new();
         http.timer(TokioTimer::new())
             .header_read_timeout(service.limits.header_timeout);
+        let Ok(place) = open.clone().try_acquire_owned() else {
+            if let Ok(refusal) = refusing.clone().try_acquire_owned() {
+                http.keep_alive(false);
+                connections.spawn(async move {
+                    let _refusal = refusal;
+                    let handler = hyper::service::service_fn(move |_| {
+                        let service = service.clone();
+                        async move { Ok::<_, Infallible>(service.over_connections()) }
+                    });
+                    let _ = http.serve_connection(TokioIo::new(stream), handler).await;
+                });
+            }
+            continue;
+        };
+        let mut draining = draining_rx.clone();
         connections.spawn(async move {
+            let _place = place;
             let handler = hyper::service::service_fn(move |request| {
                 let service = service.clone();
                 async move { Ok::<_, Infallible>(service.handle(request).await) }
