@@ -34,6 +34,11 @@ struct Server {
 impl Server {
     fn start(ws: &Workspace, args: &[&str], vars: &[(&str, &str)]) -> Server {
         let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
+        // A server that is not told loads the Python interpreter as it starts, building it
+        // into the test's fresh cache: only the tests that post Python graders ask that.
+        if !args.contains(&"--load-python") {
+            all.extend(["--load-python", "first-use"]);
+        }
         all.extend_from_slice(args);
         let mut child = gavel_command(ws.dir.path(), &all, vars)
             .stdout(Stdio::piped())
@@ -532,7 +537,11 @@ fn hostile_server(
     let cache = cache()?.to_string_lossy();
     let ws = Workspace::new();
     ws.write("hostile.py", HOSTILE);
-    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let mut all: Vec<String> = ["--load-python", "start"]
+        .iter()
+        .chain(args)
+        .map(|a| a.to_string())
+        .collect();
     for (name, yaml) in suites {
         ws.write(
             &format!("{name}.yaml"),
@@ -992,4 +1001,28 @@ fn connections_past_the_cap_are_answered_503_and_closed() {
         })
         .find(|&status| status == 200);
     assert_eq!(status, Some(200));
+}
+
+/// The Python interpreter is loaded as the server starts: one that cannot be loaded is said
+/// then, before the server listens, and the server still answers everything else.
+#[test]
+fn an_interpreter_that_cannot_load_is_said_at_start() {
+    let (ws, _) = capitals();
+    let missing = ws.path("no-interpreter.wasm");
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--load-python", "start"],
+        &[("GAVEL_PYTHON_COMPONENT", missing.to_str().unwrap())],
+    );
+    assert_eq!(server.get("/healthz").status, 200);
+    let (code, stderr) = server.terminate();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: python graders posted to graders/run will be refused: \
+             $GAVEL_PYTHON_COMPONENT names {}, which does not exist",
+            missing.display()
+        )),
+        "{stderr}"
+    );
 }

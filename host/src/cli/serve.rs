@@ -46,6 +46,10 @@ pub struct Args {
     /// Seconds a connection may take to send a request's headers; past them it is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     header_timeout: f64,
+    /// When the Python interpreter that python graders posted to graders/run need is built and
+    /// loaded: at `start` (the server listens once it is ready), or at the first such request.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = LoadPython::Start)]
+    load_python: LoadPython,
     /// Connections open at once; past them, a new connection's request is answered 503 with
     /// Retry-After and the connection closed. Keep it below the open-file limit (ulimit -n).
     #[arg(long, value_name = "N", default_value_t = 512)]
@@ -63,6 +67,12 @@ pub struct Args {
     judge_api_key_env: Option<String>,
     #[command(flatten)]
     cache: super::CacheArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LoadPython {
+    Start,
+    FirstUse,
 }
 
 pub fn run(args: Args) -> Status {
@@ -120,6 +130,14 @@ fn serve(args: Args) -> Result<Status, String> {
         header_timeout: Duration::from_secs_f64(args.header_timeout),
         max_connections: args.max_connections,
     };
+    let requested = Requested::new(endpoints, options.cache_dir);
+    // Loaded now rather than by the first `python` grader posted to graders/run; a server
+    // whose interpreter cannot load still grades everything else.
+    if args.load_python == LoadPython::Start
+        && let Err(why) = requested.warm()
+    {
+        eprintln!("warning: python graders posted to graders/run will be refused: {why}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -134,10 +152,6 @@ fn serve(args: Args) -> Result<Status, String> {
         let names: Vec<&str> = suites.keys().map(String::as_str).collect();
         println!("listening on http://{bound} (suites: {})", names.join(", "));
         let _ = std::io::stdout().flush();
-        let requested = Requested {
-            endpoints,
-            cache_dir: options.cache_dir,
-        };
         let service = Arc::new(Service::new(suites, requested, limits, token, |line| {
             eprintln!("{line}")
         }));

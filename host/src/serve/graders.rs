@@ -3,28 +3,88 @@
 //! `.../graders/validate` (a grader object in, the same object out once it is checked).
 //!
 //! A grader object of a request is granted nothing: a `python` grader runs in gavel's sandbox
-//! with the default limits, through a suite of its own made for the request without `allow:`
-//! (no network, no variables, no files), and the model graders and `cosine` ask only the
-//! endpoint the server was started with (`Requested::endpoints`), never one the request names.
+//! with the default limits, through a suite of its own made for it without `allow:` (no
+//! network, no variables, no files), and the model graders and `cosine` ask only the endpoint
+//! the server was started with (`Requested::endpoints`), never one the request names.
+//!
+//! A `python` grader's suite is prepared once and kept, by the SHA-256 of its object, for the
+//! requests that post the same object again ([`PREPARED_KEPT`] of them, the least recently
+//! used dropped first); the interpreter is loaded when the server starts ([`Requested::warm`]).
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use super::grading::{self, GradingError};
 use crate::grade::openai::{self, Endpoints, Grader, GraderError, Outcome};
 use crate::run::{Options, Prepared, prepare};
 
 /// What a request's grader object may use, set when the server starts.
-#[derive(Default)]
 pub struct Requested {
     /// Where model graders and `cosine` ask; none: they are refused.
     pub endpoints: Endpoints,
     /// The cache holding the compiled Python interpreter.
     pub cache_dir: Option<PathBuf>,
+    /// The `python` graders prepared, most recently used last.
+    prepared: Mutex<VecDeque<([u8; 32], Arc<PreparedPython>)>>,
+}
+
+/// `python` graders whose prepared suites are kept.
+pub const PREPARED_KEPT: usize = 64;
+
+/// A `python` grader object's suite, prepared.
+struct PreparedPython {
+    name: String,
+    prepared: Prepared,
+    /// The folder of the suite made for it, removed when it is dropped.
+    folder: tempfile::TempDir,
+}
+
+impl Requested {
+    pub fn new(endpoints: Endpoints, cache_dir: Option<PathBuf>) -> Requested {
+        Requested {
+            endpoints,
+            cache_dir,
+            prepared: Mutex::default(),
+        }
+    }
+
+    /// Loads the Python interpreter now, as the first `python` grader posted would; the error
+    /// says why those graders will be refused.
+    pub fn warm(&self) -> Result<(), String> {
+        let probe =
+            json!({"type": "python", "source": "def grade(sample, item):\n    return 0.0\n"});
+        match check(&probe, self) {
+            Ok(_) => Ok(()),
+            Err(Failure::Server(message)) => Err(message),
+            Err(Failure::Invalid { message, .. }) => Err(message),
+            Err(Failure::Grading(e)) => Err(e.to_string()),
+        }
+    }
+
+    /// The prepared suite of the object whose digest is `key`, marked as just used.
+    fn kept(&self, key: &[u8; 32]) -> Option<Arc<PreparedPython>> {
+        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().position(|(k, _)| k == key)?;
+        let entry = kept.remove(at)?;
+        let prepared = entry.1.clone();
+        kept.push_back(entry);
+        Some(prepared)
+    }
+
+    fn keep(&self, key: [u8; 32], prepared: Arc<PreparedPython>) {
+        let mut kept = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(k, _)| *k != key);
+        if kept.len() >= PREPARED_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((key, prepared));
+    }
 }
 
 /// The body of `graders/run`.
@@ -78,21 +138,28 @@ pub fn read<'a, T: Deserialize<'a>>(body: &'a [u8], endpoint: &str) -> Result<T,
 /// A grader object, checked: one gavel runs in place, or a `python` one's suite.
 enum Checked {
     Object(Grader),
-    Python {
-        name: String,
-        prepared: Box<Prepared>,
-        /// The folder of the suite made for the request, removed when it is dropped.
-        folder: tempfile::TempDir,
-    },
+    Python(Arc<PreparedPython>),
 }
 
-/// Checks `object`; blocks while a `python` grader's code is compiled.
+/// Checks `object`; blocks while a `python` grader's code is compiled, unless its suite was
+/// prepared for an earlier request.
 fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
     if object.get("type").and_then(Value::as_str) != Some("python") {
         return Grader::parse(object, UNNAMED, &requested.endpoints)
             .map(Checked::Object)
             .map_err(mistakes);
     }
+    let key: [u8; 32] = Sha256::digest(object.to_string().as_bytes()).into();
+    if let Some(prepared) = requested.kept(&key) {
+        return Ok(Checked::Python(prepared));
+    }
+    let prepared = Arc::new(prepare_python(object, requested)?);
+    requested.keep(key, prepared.clone());
+    Ok(Checked::Python(prepared))
+}
+
+/// A `python` grader object's suite, written to a folder of its own and prepared.
+fn prepare_python(object: &Value, requested: &Requested) -> Result<PreparedPython, Failure> {
     let server =
         |e: std::io::Error| Failure::Server(format!("cannot write the grader's suite: {e}"));
     let folder = tempfile::tempdir().map_err(server)?;
@@ -135,9 +202,9 @@ fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
     let name = (object.get("name").and_then(Value::as_str))
         .unwrap_or(UNNAMED)
         .to_string();
-    Ok(Checked::Python {
+    Ok(PreparedPython {
         name,
-        prepared: Box::new(prepared),
+        prepared,
         folder,
     })
 }
@@ -202,13 +269,14 @@ pub async fn run(
             drop(hold);
             outcome
         }
-        Checked::Python {
-            name,
-            prepared,
-            folder,
-        } => tokio::task::spawn_blocking(move || {
+        Checked::Python(python_grader) => tokio::task::spawn_blocking(move || {
             let _hold = hold;
-            python(&name, &prepared, folder.path(), item, sample, deadline)
+            let PreparedPython {
+                name,
+                prepared,
+                folder,
+            } = &*python_grader;
+            python(name, prepared, folder.path(), item, sample, deadline)
         })
         .await
         .map_err(|e| Failure::Server(e.to_string()))??,
