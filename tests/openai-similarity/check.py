@@ -55,13 +55,27 @@ KIN_WORDS = " ".join(KIN).split()
 GLUE = [" ", " ", " ", "  ", ", ", ". ", "\t", "\n", "!", "-", "'"]
 
 
-def text(rng):
+def lexicon(folder):
+    """Words of WordNet's index and inflections of them, for METEOR's stems and morphy's rules
+    over a real vocabulary."""
+    rng = random.Random(SEED)
+    lemmas = sorted(
+        line.split(" ", 1)[0]
+        for part in ("noun", "verb", "adj", "adv")
+        for line in (Path(folder) / f"index.{part}").read_text().splitlines()
+        if line and not line.startswith(" ") and "_" not in line.split(" ", 1)[0]
+    )
+    chosen = rng.sample(lemmas, 1500)
+    return chosen + [w + rng.choice(["s", "es", "ed", "ing", "er", "est", "ly", "ies", "ness"]) for w in chosen]
+
+
+def text(rng, vocabulary):
     n = rng.choice([0, 1, 2, 3, 4, 6, 9, 14])
-    pool = WORDS if rng.random() < 0.5 else KIN_WORDS
+    pool = (WORDS, KIN_WORDS, vocabulary)[rng.randrange(3)]
     return "".join(rng.choice(pool) + rng.choice(GLUE) for _ in range(n)).strip(" ")
 
 
-def mutated(rng, source):
+def mutated(rng, source, vocabulary):
     words = source.split(" ")
     for _ in range(rng.randint(0, 3)):
         action = rng.randrange(5)
@@ -73,7 +87,7 @@ def mutated(rng, source):
         elif action == 0 and words:
             del words[rng.randrange(len(words))]
         elif action == 1:
-            words.insert(rng.randint(0, len(words)), rng.choice(WORDS))
+            words.insert(rng.randint(0, len(words)), rng.choice(WORDS + vocabulary))
         elif action == 2 and len(words) > 1:
             i, j = rng.randrange(len(words)), rng.randrange(len(words))
             words[i], words[j] = words[j], words[i]
@@ -83,12 +97,13 @@ def mutated(rng, source):
     return " ".join(words)
 
 
-def pairs(count):
+def pairs(count, vocabulary):
     rng = random.Random(SEED)
     out = [("", ""), ("a", ""), ("", "a"), ("same words here", "same words here")]
     while len(out) < count:
-        reference = text(rng)
-        out.append((mutated(rng, reference) if rng.random() < 0.7 else text(rng), reference))
+        reference = text(rng, vocabulary)
+        hypothesis = mutated(rng, reference, vocabulary) if rng.random() < 0.7 else text(rng, vocabulary)
+        out.append((hypothesis, reference))
     return out
 
 
@@ -133,7 +148,7 @@ def main():
     gavel = Path(sys.argv[1]).resolve()
     folder = Path(sys.argv[2]).resolve()
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 400
-    cases = pairs(count)
+    cases = pairs(count, lexicon(folder))
     metrics = ["fuzzy_match", "bleu", "gleu", "meteor", *ROUGE]
     wordnet = wordnet_reader(folder)
     environment = {**os.environ, "GAVEL_WORDNET": str(folder)}
