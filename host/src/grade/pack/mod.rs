@@ -769,6 +769,14 @@ impl Function {
         self.program.as_ref().map(|_| (self.id, self.isolation))
     }
 
+    /// Whether its calls read the run's events. A letta `@grader` in the interpreter (its name's
+    /// form `letta-grader`, see `host/runtime/python/gavel_runtime`) reads the row and the
+    /// submission only, so the events do not cross into it; the recording does, as the
+    /// interpreter finds it in the row's text by it.
+    fn reads_events(&self) -> bool {
+        self.program.is_none() || !self.name.starts_with("letta-grader:")
+    }
+
     fn output_limit(&self) -> usize {
         self.pack.limits.output_bytes
     }
@@ -800,7 +808,8 @@ impl PackGrader {
             Ok(access) => access,
             Err(why) => return Grade::error(why).with_submission(submission),
         };
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args =
+            (self.function.pack.exports).args(sample, trajectory, self.function.reads_events());
         self.grade_wit(&args, submission, None, access.as_ref())
     }
 
@@ -817,7 +826,8 @@ impl PackGrader {
             Err(why) => return Grade::error(why).with_submission(submission),
         };
         let grader = self.clone();
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args =
+            (self.function.pack.exports).args(sample, trajectory, self.function.reads_events());
         let submission = submission.to_string();
         warm::off_worker(self.function.warm_id(), move |place| {
             grader.grade_wit(&args, &submission, place, access.as_ref())
@@ -947,7 +957,7 @@ impl PackExtractor {
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = self.function.pack.exports.args(sample, trajectory, true);
         self.extract_wit(&args, None, access.as_ref())
     }
 
@@ -960,7 +970,7 @@ impl PackExtractor {
     ) -> Result<Option<String>, GuestError> {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let extractor = self.clone();
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = self.function.pack.exports.args(sample, trajectory, true);
         warm::off_worker(self.function.warm_id(), move |place| {
             extractor.extract_wit(&args, place, access.as_ref())
         })

@@ -209,9 +209,16 @@ impl Exports {
         self.program.is_some()
     }
 
-    /// The arguments of a call for this pack's WIT version.
-    pub(super) fn args(&self, sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Args {
-        let (v1_sample, v1_trajectory) = (self::sample(sample), self::trajectory(trajectory));
+    /// The arguments of a call for this pack's WIT version; the run's events left out (an
+    /// empty list of turns) unless `events`.
+    pub(super) fn args(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        events: bool,
+    ) -> Args {
+        let (v1_sample, v1_trajectory) =
+            (self::sample(sample), self::trajectory(trajectory, events));
         if self.line == Line::V0_1 {
             return Args::V1(v1_sample, v1_trajectory);
         }
@@ -460,10 +467,10 @@ fn texts(texts: &Texts) -> v0::Texts {
     }
 }
 
-fn trajectory(trajectory: &Trajectory<'_>) -> v0::Trajectory {
+fn trajectory(trajectory: &Trajectory<'_>, events: bool) -> v0::Trajectory {
+    let turns = if events { &trajectory.turns[..] } else { &[] };
     v0::Trajectory {
-        turns: trajectory
-            .turns
+        turns: turns
             .iter()
             .map(|turn| turn.iter().map(event).collect())
             .collect(),
