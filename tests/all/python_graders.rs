@@ -411,6 +411,43 @@ fn no_call_sees_what_an_earlier_call_left() {
     }
 }
 
+/// An evaldeck grader reads a run recorded as evaldeck's from its recording, and any other from
+/// its events, which the host leaves out of a call only in the first case: the tool calls of
+/// both kinds of rows reach it.
+#[test]
+fn an_evaldeck_grader_reads_each_run_from_its_recording_or_from_its_events() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "tools.py",
+        "from evaldeck.results import GradeResult\n\n\ndef tools(trace, test_case):\n    \
+         return GradeResult.passed_result(\"tools\", \",\".join(s.tool_name for s in trace.tool_calls))\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: tools\ndataset: data.jsonl\ngraders:\n  tools:\n    kind: code\n    module: tools\n    \
+         function: tools\n",
+    );
+    let letta = json!({"id": 1, "input": "q", "trajectory": [[
+        {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "tool_call_message",
+         "tool_call": {"name": "search_flights", "arguments": "{}", "tool_call_id": "c1"}},
+        {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "assistant_message", "content": "done"}
+    ]]});
+    let evaldeck = json!({"id": 2, "input": "q", "trajectory": {"input": "q", "output": "done", "steps": [
+        {"type": "tool_call", "tool_name": "book_flight", "tool_args": {}}
+    ]}});
+    for (row, tools) in [(letta, "search_flights"), (evaldeck, "book_flight")] {
+        ws.write_rows("data.jsonl", std::slice::from_ref(&row));
+        let results = graded(cache, &ws);
+        assert_eq!(results.len(), 1);
+        assert_eq!(
+            results[0]["grades"]["tools"]["rationale"], tools,
+            "{}",
+            results[0]
+        );
+    }
+}
+
 /// A grader's code is part of what a run graded with: edited, `--resume` refuses to mix old
 /// grades with new ones and says the Python sources changed.
 #[test]

@@ -6,7 +6,6 @@ user's code. The glue here converts WIT records to the plain data `gavel_runtime
 """
 
 import gc
-import json
 
 from componentize_py_types import Err
 from wit_world import exports
@@ -86,7 +85,7 @@ def _event(event):
 def _run(trajectory):
     recorded = trajectory.recorded
     return Run(
-        turns=[[_event(e) for e in turn] for turn in trajectory.turns],
+        turns=lambda: [[_event(e) for e in turn] for turn in trajectory.turns],
         output=trajectory.output,
         status=trajectory.status.name.lower(),
         input=trajectory.input,
@@ -97,9 +96,9 @@ def _run(trajectory):
     )
 
 
-def _row(sample):
-    row = json.loads(sample.row) if sample.row else {}
-    return row if isinstance(row, dict) else {}
+def _row(name, sample, trajectory):
+    recorded = trajectory.recorded
+    return _runtime.row(name, sample.row, recorded.value if recorded else None)
 
 
 def _call(fn, *args):
@@ -119,7 +118,7 @@ class Pack(exports.Pack):
         _call(_runtime.check_config, name, config)
 
     def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
-        grade = _call(_runtime.grade, name, _row(sample), sample.id.value, _run(trajectory), submission, config)
+        grade = _call(_runtime.grade, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), submission, config)
         return types.Grade(
             score=grade["score"],
             status=None if grade["status"] is None else _STATUS[grade["status"]],
@@ -130,7 +129,7 @@ class Pack(exports.Pack):
         )
 
     def extract(self, name, sample, trajectory, config):
-        return _call(_runtime.extract, name, _row(sample), sample.id.value, _run(trajectory), config)
+        return _call(_runtime.extract, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), config)
 
 
 def _load_error(e):

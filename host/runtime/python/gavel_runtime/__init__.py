@@ -249,6 +249,16 @@ class Runtime:
 
     # -- grade / extract -----------------------------------------------------------------
 
+    def row(self, name, text, recorded):
+        """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
+        as the host cut it from the row or its run record (or None). OpenAI's graders receive
+        the row whole, as their item; the other forms' builders read the run from its recording
+        or its events and the row only for other members, so the row's `trajectory`, the
+        recording again, is not parsed for them (`convert.row_apart`)."""
+        if recorded is None or name.startswith("openai:"):
+            return convert.row_whole(text)
+        return convert.row_apart(text, recorded)
+
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
         expected, actual (JSON texts or None)."""

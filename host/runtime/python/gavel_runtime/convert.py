@@ -7,8 +7,7 @@ and otherwise converts the canonical events.
 
 import datetime
 import json
-from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any
 
 from _gavel_model import TzInfo
 
@@ -16,22 +15,42 @@ from _gavel_model import TzInfo
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=TzInfo(0))
 
 
-@dataclass
 class Run:
     """A recorded run. `turns` holds events as tuples:
     ("system", text), ("user", content), ("assistant", content), ("reasoning", text),
     ("tool_call", id, name, arguments, failed), ("tool_return", call_id, content, status),
     ("llm_call", model, input, output, tokens), ("human_input", text), ("other", name);
-    content is a str or a list of str, tokens a dict or None, status "success" or "error"."""
+    content is a str or a list of str, tokens a dict or None, status "success" or "error".
 
-    turns: List[list] = field(default_factory=list)
-    output: Optional[str] = None
-    status: str = "success"
-    input: Optional[str] = None
-    duration_ms: Optional[float] = None
-    usage: Optional[dict] = None
-    recorded_format: Optional[str] = None
-    recorded_value: Optional[str] = None
+    `turns` may be given as a function returning them: it is called on first use, so that a
+    call whose builder reads only the recording (or nothing of the run) never converts the
+    events. Converting them cannot fail, so when it happens changes no outcome."""
+
+    def __init__(
+        self,
+        turns=(),
+        output=None,
+        status="success",
+        input=None,
+        duration_ms=None,
+        usage=None,
+        recorded_format=None,
+        recorded_value=None,
+    ):
+        self._turns = turns
+        self.output = output
+        self.status = status
+        self.input = input
+        self.duration_ms = duration_ms
+        self.usage = usage
+        self.recorded_format = recorded_format
+        self.recorded_value = recorded_value
+
+    @property
+    def turns(self):
+        if callable(self._turns):
+            self._turns = self._turns()
+        return self._turns
 
     def recorded(self, fmt):
         if self.recorded_format == fmt and self.recorded_value is not None:
@@ -41,6 +60,47 @@ class Run:
     def events(self):
         for turn in self.turns:
             yield from turn
+
+
+def row_apart(text, recorded):
+    """The row (`text`, JSON) as `row_whole` gives it, without its `trajectory` member when that
+    member's text is `recorded`, the run's recording as the host cut it out: for the builders
+    that read the run from the recording and nothing of the row's `trajectory`, this saves
+    parsing the run twice. The member is found by its text: a marker no row holds takes the
+    recording's last place in the row, and only when the parsed row's `trajectory` is that
+    marker was the text there the member's whole value. Otherwise (no such text, or it stood
+    elsewhere) the row is parsed whole.
+    """
+    at = text.rfind(recorded) if recorded else -1
+    marker = _marker() if at >= 0 else None
+    if marker is not None and marker not in text:
+        try:
+            row = json.loads(f"{text[:at]}{marker}{text[at + len(recorded):]}")
+        except ValueError:
+            row = None
+        if isinstance(row, dict) and row.get("trajectory") == marker[1:-1]:
+            del row["trajectory"]
+            return row
+    return row_whole(text)
+
+
+def row_whole(text):
+    """The row (`text`, JSON) as a dict; a row that is not an object is an empty one."""
+    row = json.loads(text) if text else {}
+    return row if isinstance(row, dict) else {}
+
+
+_MARKER = []
+
+
+def _marker():
+    """A JSON string no row holds: random to this instance, drawn on its first use (never in
+    the snapshot every instance starts from)."""
+    if not _MARKER:
+        import os
+
+        _MARKER.append(f'"gavel-run-{os.urandom(16).hex()}"')
+    return _MARKER[0]
 
 
 # ------------------------------------------------------------------------------------------

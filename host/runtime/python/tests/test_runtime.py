@@ -475,6 +475,68 @@ print(json.dumps(out))
 """
 
 
+class Rows(unittest.TestCase):
+    """What each form's builders receive of a row: the row whole for OpenAI's graders (their
+    item), and the same row without its `trajectory` for the others when the recording the
+    host cut from it is that member's text; never another member left out or changed."""
+
+    RECORDING = '{"steps": [{"type": "llm_call"}], "output": "Paris"}'
+
+    def rows(self, text, recorded):
+        runtime = Runtime(sandboxed=False)
+        return runtime.row("openai:m:f", text, recorded), runtime.row("evaldeck-function:m:f", text, recorded)
+
+    def test_the_recorded_member_is_left_out_for_the_forms_that_read_the_recording(self):
+        text = '{"id": 3, "input": "capital?", "trajectory": %s, "expected": {"output_contains": ["Paris"]}}' % (
+            self.RECORDING
+        )
+        whole, apart = self.rows(text, self.RECORDING)
+        self.assertEqual(whole, json.loads(text))
+        expected = json.loads(text)
+        del expected["trajectory"]
+        self.assertEqual(apart, expected)
+
+    def test_the_recording_elsewhere_in_the_row_leaves_the_row_whole(self):
+        # The run came from a run record; the row holds its text in other places only.
+        for text in (
+            '{"expected": %s, "trajectory": null}' % self.RECORDING,
+            '{"trajectory": [%s], "input": "x"}' % self.RECORDING,
+            '{"trajectory": {"inner": %s}}' % self.RECORDING,
+            '{"note": "%s", "trajectory": 1}' % self.RECORDING.replace('"', '\\"'),
+            '{"trajectory": %s, "trajectory": 2}' % self.RECORDING,
+        ):
+            whole, apart = self.rows(text, self.RECORDING)
+            self.assertEqual(apart, json.loads(text), text)
+            self.assertEqual(whole, json.loads(text), text)
+
+    def test_a_recording_whose_text_ends_another_value_is_not_taken_for_it(self):
+        text = '{"trajectory": 1, "count": 10}'
+        _, apart = self.rows(text, "1")
+        self.assertEqual(apart, {"trajectory": 1, "count": 10})
+
+    def test_a_recording_given_twice_leaves_out_the_member_python_keeps(self):
+        text = '{"trajectory": %s, "trajectory": %s, "id": 1}' % (self.RECORDING, self.RECORDING)
+        _, apart = self.rows(text, self.RECORDING)
+        self.assertEqual(apart, {"id": 1})
+
+    def test_rows_that_are_no_object_or_absent_are_empty(self):
+        for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1")):
+            self.assertEqual(self.rows(text, recorded), ({}, {}), text)
+
+    def test_events_given_as_a_function_are_converted_on_first_use_only(self):
+        made = []
+
+        def turns():
+            made.append(1)
+            return RUN.turns
+
+        run = Run(turns=turns, output="Booked.")
+        self.assertEqual(made, [])
+        self.assertEqual(list(run.events()), [e for turn in RUN.turns for e in turn])
+        self.assertEqual(run.turns, RUN.turns)
+        self.assertEqual(made, [1])
+
+
 class Sandbox(unittest.TestCase):
     """What the sandbox adds to what WASI answers, installed in a child interpreter (it cannot
     be removed once installed); the files, network and processes WASI refuses are tested

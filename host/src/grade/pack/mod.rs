@@ -66,7 +66,7 @@ use serde_json::{Map, Value};
 use crate::grade::grants::{Access, Grants};
 use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
-use crate::input::trajectory::Trajectory;
+use crate::input::trajectory::{Format, Trajectory};
 
 use crate::cache::CacheDir;
 pub use crate::config::spec::{Isolation, Limits, PackSpec};
@@ -89,7 +89,7 @@ pub use limits::{
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, peak_calls_in_flight, scope};
 pub use wit::Source;
-use wit::{Exports, PackV0Pre, v0};
+use wit::{Events, Exports, PackV0Pre, v0};
 
 /// What a pack provides, as it describes itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -769,6 +769,22 @@ impl Function {
         self.program.as_ref().map(|_| (self.id, self.isolation))
     }
 
+    /// Which of its grading calls read the run's events, as the interpreter's forms (the first
+    /// part of its name, see `host/runtime/python/gavel_runtime`) read them: a letta `@grader`
+    /// reads the row and the submission only, an evaldeck function or class the run's evaldeck
+    /// recording when it has one. The recording itself always crosses (the interpreter finds it
+    /// in the row's text by it); a pack's functions receive everything.
+    fn events(&self) -> Events {
+        let form = self.name.split(':').next();
+        match (&self.program, form) {
+            (Some(_), Some("letta-grader")) => Events::Never,
+            (Some(_), Some("evaldeck-function" | "evaldeck-class")) => {
+                Events::Unless(Format::Evaldeck)
+            }
+            _ => Events::Always,
+        }
+    }
+
     fn output_limit(&self) -> usize {
         self.pack.limits.output_bytes
     }
@@ -800,7 +816,7 @@ impl PackGrader {
             Ok(access) => access,
             Err(why) => return Grade::error(why).with_submission(submission),
         };
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
         self.grade_wit(&args, submission, None, access.as_ref())
     }
 
@@ -817,7 +833,7 @@ impl PackGrader {
             Err(why) => return Grade::error(why).with_submission(submission),
         };
         let grader = self.clone();
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
         let submission = submission.to_string();
         warm::off_worker(self.function.warm_id(), move |place| {
             grader.grade_wit(&args, &submission, place, access.as_ref())
@@ -947,7 +963,7 @@ impl PackExtractor {
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
         self.extract_wit(&args, None, access.as_ref())
     }
 
@@ -960,7 +976,7 @@ impl PackExtractor {
     ) -> Result<Option<String>, GuestError> {
         let access = self.function.access(sample).map_err(GuestError::Refused)?;
         let extractor = self.clone();
-        let args = self.function.pack.exports.args(sample, trajectory);
+        let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
         warm::off_worker(self.function.warm_id(), move |place| {
             extractor.extract_wit(&args, place, access.as_ref())
         })

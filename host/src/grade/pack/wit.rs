@@ -21,7 +21,7 @@ use wasmtime::component::{ComponentExportIndex, ComponentType, Instance, Lift, L
 
 use super::engine::CallState;
 use crate::input::sample::{Sample, SampleId, Texts};
-use crate::input::trajectory::{Content, Event, RunStatus, Tokens, ToolStatus, Trajectory};
+use crate::input::trajectory::{Content, Event, Format, RunStatus, Tokens, ToolStatus, Trajectory};
 
 /// The exported interface as bindgen names it; a pack built against a later 0.1 patch release
 /// matches it by semver.
@@ -106,6 +106,17 @@ impl LoadError {
 pub(super) enum Args {
     V1(v0::Sample, v0::Trajectory),
     V2(Sample2, Trajectory2),
+}
+
+/// Whether a call's `trajectory` carries the run's events (otherwise its list of turns is
+/// empty), for a function known to read them only sometimes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Events {
+    Always,
+    /// The function reads nothing of them.
+    Never,
+    /// The function reads a recording in this format instead, when the run has one.
+    Unless(Format),
 }
 
 /// The `gavel:grader` line a pack was built against.
@@ -209,9 +220,24 @@ impl Exports {
         self.program.is_some()
     }
 
-    /// The arguments of a call for this pack's WIT version.
-    pub(super) fn args(&self, sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Args {
-        let (v1_sample, v1_trajectory) = (self::sample(sample), self::trajectory(trajectory));
+    /// The arguments of a call for this pack's WIT version, the run's events as `events` says.
+    pub(super) fn args(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        events: Events,
+    ) -> Args {
+        let recorded = match self.line {
+            Line::V0_1 => None,
+            Line::V0_2 => recorded(sample, trajectory),
+        };
+        let events = match events {
+            Events::Always => true,
+            Events::Never => false,
+            Events::Unless(format) => recorded.is_none() || trajectory.format != format,
+        };
+        let (v1_sample, v1_trajectory) =
+            (self::sample(sample), self::trajectory(trajectory, events));
         if self.line == Line::V0_1 {
             return Args::V1(v1_sample, v1_trajectory);
         }
@@ -260,7 +286,7 @@ impl Exports {
                 input: task,
                 duration_ms,
                 usage,
-                recorded: recorded(sample, trajectory),
+                recorded,
             },
         )
     }
@@ -460,10 +486,10 @@ fn texts(texts: &Texts) -> v0::Texts {
     }
 }
 
-fn trajectory(trajectory: &Trajectory<'_>) -> v0::Trajectory {
+fn trajectory(trajectory: &Trajectory<'_>, events: bool) -> v0::Trajectory {
+    let turns = if events { &trajectory.turns[..] } else { &[] };
     v0::Trajectory {
-        turns: trajectory
-            .turns
+        turns: turns
             .iter()
             .map(|turn| turn.iter().map(event).collect())
             .collect(),
