@@ -212,10 +212,12 @@ class Popen:
         self.text_mode = bool(text or universal_newlines or encoding or errors)
         self.encoding = encoding or "utf-8"
         self.errors = errors or "strict"
-        cwd = os.getcwd() if cwd is None else os.path.join(os.getcwd(), os.fsdecode(cwd))
-        if not os.path.isdir(cwd):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
-        self._cwd = os.path.normpath(cwd)
+        if cwd is None:
+            self._cwd = os.getcwd()
+        else:
+            self._cwd = os.path.normpath(os.path.join(os.getcwd(), os.fsdecode(cwd)))
+            if not os.path.isdir(self._cwd):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fsdecode(cwd))
         self._env = [] if env is None else [(os.fsdecode(k), os.fsdecode(v)) for k, v in env.items()]
         self._input = _input_bytes(stdin)
         self._targets = (stdout, stderr)
@@ -412,7 +414,9 @@ def main(argv, cwd):
     from gavel_runtime import sandbox
 
     sandbox.install()
-    os.chdir(cwd)
+    # Without a folder granted, the process starts at `/`, where it already is.
+    if cwd != os.getcwd():
+        os.chdir(cwd)
     program = argv[0] if argv else "python3"
     rest = list(argv[1:])
     code = path = None
