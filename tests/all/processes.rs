@@ -441,3 +441,55 @@ fn processes_starting_processes_are_bounded_in_depth_and_number() {
         )]
     );
 }
+
+/// A grader starts in the folder its row chose, else in its first granted folder, else at `/`
+/// as a grader without files always did: `open("data.json")` and `os.getcwd()` resolve there,
+/// and so does a process it starts without `cwd=`.
+#[test]
+fn a_grader_starts_in_its_rows_folder_else_its_first_granted_folder_else_at_the_root() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    for (folder, text) in [
+        ("first", "first"),
+        ("second", "second"),
+        ("runs/r1", "row one"),
+    ] {
+        ws.write(&format!("{folder}/data.json"), text);
+    }
+    let path = |folder: &str| {
+        ws.path(folder)
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string()
+    };
+    ws.write_rows(
+        "data.jsonl",
+        &[row(1, "", "done", json!({"workspace": path("runs/r1")}))],
+    );
+    let grader = reporting(
+        "import os\ntry:\n    text = open('data.json').read()\nexcept OSError as e:\n    text = type(e).__name__\n\
+         child = subprocess.run(['python3', '-c', 'import os; print(os.getcwd())'], capture_output=True, text=True)\n\
+         said = f'{os.getcwd()} {text} {child.stdout.strip()}'",
+    );
+    for (allow, want) in [
+        (
+            "allow:\n  files: [first/, second/]\n",
+            format!("{0} first {0}", path("first")),
+        ),
+        (
+            "allow:\n  files:\n    - first/\n    - {under: runs, row: extra_vars.workspace}\n",
+            format!("{0} row one {0}", path("runs/r1")),
+        ),
+        ("", "/ FileNotFoundError /".to_string()),
+    ] {
+        suite(
+            &ws,
+            &grader,
+            &format!("{allow}limits:\n  timeout_ms: 60000\n"),
+        );
+        assert_eq!(said(&graded(cache, &ws)), vec![(1.0, want)], "{allow}");
+    }
+}
