@@ -295,13 +295,16 @@ fn config(pool: Option<PoolingAllocationConfig>) -> Config {
     config
 }
 
-/// What both pools hold: enough of everything for [`CALL_SLOTS`] calls of the largest shape.
+/// What both pools hold: enough of everything for [`CALL_SLOTS`] calls and
+/// [`process::PROCESS_SLOTS`] processes of the largest shape, so that processes never take the
+/// room of a call.
 fn pool_bounds() -> PoolingAllocationConfig {
+    let instances = CALL_SLOTS + process::PROCESS_SLOTS;
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(CALL_SLOTS)
-        .total_core_instances(CALL_SLOTS * CORE_INSTANCES_PER_CALL)
-        .total_memories(CALL_SLOTS * MEMORIES_PER_CALL)
-        .total_tables(CALL_SLOTS * TABLES_PER_CALL)
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * CORE_INSTANCES_PER_CALL)
+        .total_memories(instances * MEMORIES_PER_CALL)
+        .total_tables(instances * TABLES_PER_CALL)
         // Interpreters compiled to components (Python, JavaScript) need many core instances
         // and large tables.
         .max_core_instances_per_component(CORE_INSTANCES_PER_CALL)

@@ -8,8 +8,9 @@
 //! network and no environment but what the caller passes; its stdout and stderr are captured,
 //! cut at the caller's `stdout_kb`. It spends the caller's own fuel and ends by the caller's
 //! deadline: running out of either stops the caller too, as its own instructions would. A
-//! grader's call may start [`MAX_PROCESSES`] processes in all, nested [`MAX_DEPTH`] deep; each
-//! holds its own memory, up to the caller's `memory_mb`, while it runs.
+//! grader's call may start [`MAX_PROCESSES`] processes in all, nested [`MAX_DEPTH`] deep, and
+//! [`PROCESS_SLOTS`] run at once in gavel; each holds its own memory, up to the caller's
+//! `memory_mb`, while it runs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -34,6 +35,35 @@ pub const MAX_DEPTH: u32 = 3;
 
 /// Processes one grader's call may start, at every depth together.
 pub const MAX_PROCESSES: u32 = 16;
+
+/// Processes that may run at once in gavel, every grader's together: the instance pool holds
+/// room for them beside the calls' (`engine::pool_bounds`). Past it, starting one is refused
+/// at once, as a system out of processes refuses a fork, rather than waiting: the processes
+/// that hold the room may be waiting on processes of their own.
+pub const PROCESS_SLOTS: u32 = 32;
+
+/// Processes running now (see [`PROCESS_SLOTS`]).
+static RUNNING: AtomicU32 = AtomicU32::new(0);
+
+/// One of [`PROCESS_SLOTS`], given back on drop.
+struct Running;
+
+impl Running {
+    fn take() -> Option<Running> {
+        RUNNING
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < PROCESS_SLOTS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Running)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// The native stack of the thread a process runs on: its wasm stack and the host's frames,
 /// apart from the caller's.
@@ -178,6 +208,11 @@ fn run(
             "Resource temporarily unavailable (a grader's call starts at most {MAX_PROCESSES} processes)"
         ));
     }
+    let Some(_running) = Running::take() else {
+        return refused(format!(
+            "Resource temporarily unavailable (gavel runs at most {PROCESS_SLOTS} processes at once)"
+        ));
+    };
     let left = state.deadline().saturating_duration_since(Instant::now());
     // The process's own timeout, when it ends before the caller's deadline.
     let timeout = (request.timeout_ms.map(Duration::from_millis)).filter(|t| *t < left);
