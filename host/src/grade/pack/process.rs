@@ -195,7 +195,10 @@ fn run(
 ) -> wasmtime::Result<Result<Finished, Failure>> {
     let state = store.data();
     let Some(reach) = state.processes() else {
-        return refused("wasi does not support processes");
+        return refused(
+            "Resource temporarily unavailable (gavel starts processes only while a grader \
+             grades, not while its program loads)",
+        );
     };
     let processes = &reach.processes;
     if processes.depth >= MAX_DEPTH {
