@@ -318,6 +318,18 @@ fn one_row(ws: &Workspace) {
     ws.write_rows("data.jsonl", &[row(1, "", "done", json!({}))]);
 }
 
+/// What the [`reporting`] grader of `code` said, graded 1, on one row in `ws` with `extra`
+/// at the suite's top level.
+fn report(cache: &Path, ws: &Workspace, code: &str, extra: &str) -> String {
+    one_row(ws);
+    suite(ws, &reporting(code), extra);
+    let mut said = said(&graded(cache, ws));
+    assert_eq!(said.len(), 1);
+    let (score, said) = said.remove(0);
+    assert_eq!(score, 1.0, "{said}");
+    said
+}
+
 /// A process's output is cut at the grader's `stdout_kb`, as the grader's own is, and the
 /// grade stands.
 #[test]
@@ -325,20 +337,14 @@ fn a_process_that_floods_its_output_is_cut_at_the_graders_limit() {
     let Some(cache) = cache() else {
         return;
     };
-    let ws = Workspace::new();
-    one_row(&ws);
-    suite(
-        &ws,
-        &reporting(
-            "p = subprocess.run([sys.executable, '-c', 'import sys\\nprint(\"x\" * 10**6)\\nsys.stderr.write(\"y\" * 10**6)'], capture_output=True)\n\
+    let said = report(
+        cache,
+        &Workspace::new(),
+        "p = subprocess.run([sys.executable, '-c', 'import sys\\nprint(\"x\" * 10**6)\\nsys.stderr.write(\"y\" * 10**6)'], capture_output=True)\n\
              said = f'{p.returncode} {len(p.stdout)} {len(p.stderr)}'",
-        ),
         "limits:\n  timeout_ms: 60000\n  stdout_kb: 4\n",
     );
-    assert_eq!(
-        said(&graded(cache, &ws)),
-        vec![(1.0, "0 4096 4096".to_string())]
-    );
+    assert_eq!(said, "0 4096 4096");
 }
 
 /// A process that spins spends its grader's fuel, or runs into its grader's deadline: the
@@ -378,23 +384,16 @@ fn a_process_past_its_timeout_raises_timeout_expired() {
     let Some(cache) = cache() else {
         return;
     };
-    let ws = Workspace::new();
-    one_row(&ws);
-    suite(
-        &ws,
-        &reporting(
-            "try:\n    subprocess.run(['python3', '-c', 'while True: pass'], timeout=0.5)\n    said = 'ended'\n\
-             except subprocess.TimeoutExpired as e:\n    said = f'{type(e).__name__}: {e}'",
-        ),
+    let said = report(
+        cache,
+        &Workspace::new(),
+        "try:\n    subprocess.run(['python3', '-c', 'while True: pass'], timeout=0.5)\n    said = 'ended'\n\
+         except subprocess.TimeoutExpired as e:\n    said = f'{type(e).__name__}: {e}'",
         "limits:\n  timeout_ms: 60000\n  fuel: 1000000000000000\n",
     );
     assert_eq!(
-        said(&graded(cache, &ws)),
-        vec![(
-            1.0,
-            "TimeoutExpired: Command '['python3', '-c', 'while True: pass']' timed out after 0.5 seconds"
-                .to_string()
-        )]
+        said,
+        "TimeoutExpired: Command '['python3', '-c', 'while True: pass']' timed out after 0.5 seconds"
     );
 }
 
@@ -407,7 +406,6 @@ fn processes_starting_processes_are_bounded_in_depth_and_number() {
         return;
     };
     let ws = Workspace::new();
-    one_row(&ws);
     ws.write(
         "again.py",
         "import subprocess, sys\n\ndepth = int(sys.argv[1])\ntry:\n    \
@@ -416,29 +414,26 @@ fn processes_starting_processes_are_bounded_in_depth_and_number() {
          print(f'{depth}:{e.strerror}', end='')\n",
     );
     let folder = ws.dir.path().canonicalize().unwrap();
-    suite(
+    let said = report(
+        cache,
         &ws,
-        &reporting(&format!(
+        &format!(
             "deep = subprocess.run(['python3', '{}/again.py', '1'], capture_output=True, text=True).stdout\n\
              started = 0\ntry:\n    while started < 100:\n        \
              subprocess.run(['python3', '-c', 'pass'])\n        started += 1\n\
              except OSError as e:\n    refused = f'{{started}} then {{e.strerror}}'\n\
              said = deep + ' | ' + refused",
             folder.display()
-        )),
+        ),
         &format!(
             "allow:\n  files: [{}]\nlimits:\n  timeout_ms: 120000\n  fuel: 100000000000\n",
             folder.display()
         ),
     );
     assert_eq!(
-        said(&graded(cache, &ws)),
-        vec![(
-            1.0,
-            "1:0 2:0 3:Resource temporarily unavailable (gavel starts processes at most 3 deep) | \
-             13 then Resource temporarily unavailable (a grader's call starts at most 16 processes)"
-                .to_string()
-        )]
+        said,
+        "1:0 2:0 3:Resource temporarily unavailable (gavel starts processes at most 3 deep) | \
+         13 then Resource temporarily unavailable (a grader's call starts at most 16 processes)"
     );
 }
 
