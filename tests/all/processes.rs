@@ -488,3 +488,46 @@ fn a_grader_starts_in_its_rows_folder_else_its_first_granted_folder_else_at_the_
         assert_eq!(said(&graded(cache, &ws)), vec![(1.0, want)], "{allow}");
     }
 }
+
+/// A process's environment is what `env=` passes, nothing by default: the grader can pass on
+/// only what it sees itself, so a secret reaches the process as its placeholder, and with no
+/// network granted to the process the placeholder is worth nothing there.
+#[test]
+fn a_process_gets_only_the_environment_its_grader_passes() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    one_row(&ws);
+    suite(
+        &ws,
+        &reporting(
+            "import os\nshow = 'import os; print(sorted(os.environ.items()))'\n\
+             alone = subprocess.run(['python3', '-c', show], capture_output=True, text=True).stdout\n\
+             passed = subprocess.run(['python3', '-c', show], env=dict(os.environ), capture_output=True, text=True).stdout\n\
+             said = alone + passed",
+        ),
+        "allow:\n  env: [GAVEL_PROBE_VAR]\n  secrets:\n    GAVEL_PROBE_SECRET: [api.example.com]\n",
+    );
+    let out = gavel_with_env(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+        &[
+            ("GAVEL_CACHE_DIR", &cache.to_string_lossy()),
+            ("GAVEL_PYTHON_COMPONENT", ""),
+            ("GAVEL_PROBE_VAR", "the-variable"),
+            ("GAVEL_PROBE_SECRET", "the-secret-value"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (score, said) = said(&ws.results("out")).remove(0);
+    assert_eq!(score, 1.0);
+    let (alone, passed) = said.split_once('\n').unwrap();
+    assert_eq!(alone, "[]");
+    assert!(
+        passed.starts_with("[('GAVEL_PROBE_SECRET', 'gavel-secret-GAVEL_PROBE_SECRET-")
+            && passed.ends_with("('GAVEL_PROBE_VAR', 'the-variable')]\n"),
+        "{passed}"
+    );
+    assert!(!said.contains("the-secret-value"), "{said}");
+}
