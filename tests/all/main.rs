@@ -32,6 +32,7 @@ mod openai_server;
 mod outputs;
 mod packages;
 mod packs;
+mod processes;
 mod python_bare;
 mod python_graders;
 mod python_host;

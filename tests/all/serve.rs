@@ -745,33 +745,12 @@ fn a_folder_of_suites_is_served_each_by_its_file_stem() {
     assert_eq!(server.post("/v1/suites/again/grade", &jsonl).status, 200);
 }
 
-/// The Python that has OpenAI's client: `$GAVEL_PEER_VENV`'s, else bench/.venv's (which
-/// host/runtime/python/tests/run.sh makes, before `cargo test` in CI); `None` where there is
-/// none, which fails the test in CI.
-fn openai_python() -> Option<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let venv = std::env::var_os("GAVEL_PEER_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("bench/.venv"));
-    let python = venv.join("bin/python");
-    if python.is_file() {
-        return Some(python);
-    }
-    assert!(
-        !crate::common::c::in_ci(),
-        "no {}: run host/runtime/python/tests/run.sh first, which makes it",
-        python.display()
-    );
-    eprintln!("SKIPPED: no {} with OpenAI's client", python.display());
-    None
-}
-
 /// OpenAI's `openai` package, pointed at the server, runs and validates grader objects of
 /// every type gavel runs (tests/serve/openai_graders.py); a Python grader it posts reaches no
 /// file, variable or socket of the server's.
 #[test]
 fn openais_client_runs_and_validates_grader_objects() {
-    let Some(python) = openai_python() else {
+    let Some(python) = crate::common::peer_python("OpenAI's client") else {
         return;
     };
     let token = "t0ken-of-the-graders-test";

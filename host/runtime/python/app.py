@@ -5,12 +5,14 @@ build time, so they are part of the pre-initialised snapshot; each call then onl
 user's code. The glue here converts WIT records to the plain data `gavel_runtime` works on.
 """
 
+import errno
 import gc
 
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import program as wit_program
 from wit_world.imports import gavel_grader_types as types
+from wit_world.imports import process as wit_process
 
 import gavel_runtime
 from gavel_runtime import Run, Runtime
@@ -19,6 +21,7 @@ from gavel_runtime import Run, Runtime
 import gavel_runtime.stdlib  # noqa: F401
 import anthropic  # noqa: F401
 import gavel_runtime.http
+import gavel_runtime.process
 import evaldeck  # noqa: F401
 import evaldeck.graders  # noqa: F401
 import letta_client.types  # noqa: F401
@@ -30,6 +33,26 @@ import openai  # noqa: F401
 
 # urllib's requests go to the host over wasi:http, checked against the grader's grant.
 gavel_runtime.http.install()
+
+
+class _Processes:
+    """The host's side of `gavel_runtime.process`: a process is a new instance of this
+    component, run by the host."""
+
+    def run(self, argv, stdin, cwd, env, merge_stderr, timeout_ms):
+        request = wit_process.Request(argv, bytes(stdin), cwd, env, merge_stderr, timeout_ms)
+        try:
+            done = wit_process.run(request)
+        except Err as e:
+            if isinstance(e.value, wit_process.Failure_TimedOut):
+                t = e.value.value
+                raise gavel_runtime.process.TimedOut(t.exit_code, bytes(t.stdout), bytes(t.stderr)) from None
+            raise OSError(errno.EAGAIN, e.value.value) from None
+        return done.exit_code, bytes(done.stdout), bytes(done.stderr)
+
+    def working_folder(self):
+        return wit_process.working_folder()
+
 
 # One runtime per instance: an instance serves one grader, for one call or a batch of them.
 _runtime = Runtime()
@@ -136,6 +159,11 @@ def _load_error(e):
     return Err(wit_program.LoadError(path=e.path, line=e.line, message=e.message))
 
 
+class Child(exports.Child):
+    def main(self, argv, cwd) -> int:
+        return gavel_runtime.process.main(argv, cwd)
+
+
 class Program(exports.Program):
     def compile(self, sources):
         try:
@@ -210,6 +238,10 @@ def _warm_up(rounds=8):
 
 
 _warm_up()
+
+# A program started as a process (`python3 FILE`) runs in a fresh instance of this component.
+# Installed after the warm-up, which runs where the host is not there to ask.
+gavel_runtime.process.install(_Processes())
 
 # The objects made so far are the snapshot every call's fresh instance starts from. Frozen, the
 # collector never visits them, so a call writes (and the host copies) only the pages of what

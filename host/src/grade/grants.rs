@@ -151,14 +151,16 @@ impl Grants {
     /// and the folders, without those a row chooses (a program loaded before any sample).
     pub fn access(&self) -> Access {
         let secrets = (self.secrets.iter()).map(|s| (s.name.clone(), s.placeholder.clone()));
+        let folders: Vec<PathBuf> = (self.files.iter())
+            .filter_map(|mount| match mount {
+                Mount::Folder(folder) => Some(folder.clone()),
+                Mount::Row { .. } => None,
+            })
+            .collect();
         Access {
             env: self.env.iter().cloned().chain(secrets).collect(),
-            folders: (self.files.iter())
-                .filter_map(|mount| match mount {
-                    Mount::Folder(folder) => Some(folder.clone()),
-                    Mount::Row { .. } => None,
-                })
-                .collect(),
+            cwd: folders.first().cloned(),
+            folders,
             scratch: !self.files.is_empty(),
         }
     }
@@ -172,10 +174,19 @@ impl Grants {
     /// the row names for each row-chosen grant; why not when a row names no folder inside it.
     pub fn access_for(&self, row: &str) -> Result<Access, String> {
         let mut access = self.access();
+        let mut row_chosen = None;
         for mount in &self.files {
             if let Mount::Row { under, field } = mount {
-                access.folders.push(row_folder(row, under, field)?);
+                let folder = row_folder(row, under, field)?;
+                if row_chosen.is_none() {
+                    row_chosen = Some(folder.clone());
+                }
+                access.folders.push(folder);
             }
+        }
+        // The row's folder is where the row's work is: its grader starts there.
+        if row_chosen.is_some() {
+            access.cwd = row_chosen;
         }
         Ok(access)
     }
@@ -190,6 +201,9 @@ pub struct Access {
     pub folders: Vec<PathBuf>,
     /// Whether the call gets an empty, writable `/tmp` of its own.
     pub scratch: bool,
+    /// The folder the call starts in, against which relative paths resolve: the first folder
+    /// a row chose, else the first folder granted; none (`/`) without folders.
+    pub cwd: Option<PathBuf>,
 }
 
 /// What a grader may reach, as `gavel validate` prints it and `run.json` records it: names,

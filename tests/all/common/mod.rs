@@ -140,3 +140,24 @@ pub fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
     }
     found
 }
+
+/// The Python of the peers' venv, which has letta-evals, evaldeck and the API clients:
+/// `$GAVEL_PEER_VENV`'s, else bench/.venv's (which host/runtime/python/tests/run.sh makes,
+/// before `cargo test` in CI); `None` where there is none, which fails the test in CI. `what`
+/// names what the test needs of it.
+pub fn peer_python(what: &str) -> Option<PathBuf> {
+    let venv = std::env::var_os("GAVEL_PEER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| c::repo_root().join("bench/.venv"));
+    let python = venv.join("bin/python");
+    if python.is_file() {
+        return Some(python);
+    }
+    assert!(
+        !c::in_ci(),
+        "no {}: run host/runtime/python/tests/run.sh first, which makes it",
+        python.display()
+    );
+    eprintln!("SKIPPED: no {} with {what}", python.display());
+    None
+}

@@ -12,7 +12,7 @@ import math
 import os
 import sys
 
-from gavel_runtime import convert, loader, sandbox
+from gavel_runtime import convert, loader, process, sandbox
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
 
@@ -119,6 +119,8 @@ class Runtime:
         from letta_evals.decorators import EXTRACTOR_REGISTRY, GRADER_REGISTRY
 
         sources = list(sources)
+        if self.sandboxed:
+            process.enter_working_folder()
         if self.finder is not None and self._loaded == (sources, list(entries)):
             return
         self._loaded = (sources, list(entries))

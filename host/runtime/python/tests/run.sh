@@ -25,4 +25,4 @@ fi
 
 cd "$here"
 "$venv/bin/python" -m unittest -v test_http
-PEER_PYTHON="$venv/bin/python" python3 -m unittest -v test_runtime test_differential test_clients
+PEER_PYTHON="$venv/bin/python" python3 -m unittest -v test_runtime test_differential test_clients test_process

@@ -54,6 +54,11 @@ impl Capture {
         String::from_utf8_lossy(&kept.bytes[start..]).into_owned()
     }
 
+    /// The bytes kept.
+    pub(super) fn bytes(&self) -> Vec<u8> {
+        self.kept().bytes.clone()
+    }
+
     /// Whether the guest wrote more than the limit.
     pub(super) fn cut(&self) -> bool {
         self.kept().cut

@@ -12,6 +12,7 @@ use wasmtime::{
     Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
     StoreContextMut,
 };
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
 use wasmtime_wasi::{
     Deterministic, FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder,
@@ -19,6 +20,7 @@ use wasmtime_wasi::{
 };
 
 use super::capture::Capture;
+use super::process::{self, Processes, Stdio};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::limits::{CallLimits, TICK};
@@ -225,9 +227,10 @@ impl Pool {
     pub(super) fn pack_linker(&self, component: &Component) -> wasmtime::Result<Linker<CallState>> {
         let mut linker = self.linker_v0_1.clone();
         for (name, item) in component.component_type().imports(&self.engine) {
-            let granted = name.split_once('@').is_some_and(|(interface, version)| {
-                GRANTED_WASI.contains(&interface) && version.starts_with("0.2.")
-            });
+            let granted = name == process::INTERFACE
+                || name.split_once('@').is_some_and(|(interface, version)| {
+                    GRANTED_WASI.contains(&interface) && version.starts_with("0.2.")
+                });
             if !granted {
                 self.stub(&mut linker.root(), name, "", item.ty)?;
             }
@@ -292,13 +295,16 @@ fn config(pool: Option<PoolingAllocationConfig>) -> Config {
     config
 }
 
-/// What both pools hold: enough of everything for [`CALL_SLOTS`] calls of the largest shape.
+/// What both pools hold: enough of everything for [`CALL_SLOTS`] calls and
+/// [`process::PROCESS_SLOTS`] processes of the largest shape, so that processes never take the
+/// room of a call.
 fn pool_bounds() -> PoolingAllocationConfig {
+    let instances = CALL_SLOTS + process::PROCESS_SLOTS;
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(CALL_SLOTS)
-        .total_core_instances(CALL_SLOTS * CORE_INSTANCES_PER_CALL)
-        .total_memories(CALL_SLOTS * MEMORIES_PER_CALL)
-        .total_tables(CALL_SLOTS * TABLES_PER_CALL)
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * CORE_INSTANCES_PER_CALL)
+        .total_memories(instances * MEMORIES_PER_CALL)
+        .total_tables(instances * TABLES_PER_CALL)
         // Interpreters compiled to components (Python, JavaScript) need many core instances
         // and large tables.
         .max_core_instances_per_component(CORE_INSTANCES_PER_CALL)
@@ -352,6 +358,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     )?;
     super::waits::bound(&mut linker)?;
     linker.allow_shadowing(false);
+    process::add_to_linker(&mut linker)?;
     Ok(linker)
 }
 
@@ -380,6 +387,10 @@ pub(super) struct CallGrants<'a> {
     pub(super) network: Option<&'a Arc<Grants>>,
     /// Its program's packages (`requirements:`), mounted read-only at [`PACKAGES_MOUNT`].
     pub(super) packages: Option<&'a std::path::Path>,
+    /// Its interpreter, for the processes it starts (see [`process`]); none: it starts none.
+    pub(super) processes: Option<&'a Processes>,
+    /// Its stdin and where its stderr goes, for a process; none: empty, and its own.
+    pub(super) stdio: Option<Stdio<'a>>,
 }
 
 /// The store data of one call.
@@ -396,6 +407,10 @@ pub(super) struct CallState {
     deadline: Instant,
     table: ResourceTable,
     stdout_bytes: usize,
+    /// What the processes it starts may reach; none when it may start none.
+    processes: Option<process::Reach>,
+    /// The folder the guest starts in (see `Access::cwd`), when not `/`.
+    working_folder: Option<String>,
     pub(super) limiter: Limiter,
 }
 
@@ -431,7 +446,14 @@ impl Wasi {
     /// A context with what `grants` grants: its variables, its folders read-only at their own
     /// path, a fresh private scratch folder, and its program's packages.
     fn granted(stdout_bytes: usize, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
-        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+        let (mut builder, stdout, mut stderr) = Wasi::builder(stdout_bytes);
+        if let Some(stdio) = grants.stdio {
+            builder.stdin(MemoryInputPipe::new(stdio.stdin.to_vec()));
+            if stdio.merge_stderr {
+                builder.stderr(stdout.clone());
+                stderr = stdout.clone();
+            }
+        }
         if let Some(packages) = grants.packages {
             builder.preopened_dir(packages, PACKAGES_MOUNT, FsPerms::ReadOnly)?;
         }
@@ -502,6 +524,14 @@ impl CallState {
             true => Some(Wasi::granted(limits.stdout_bytes, grants)?),
             false => None,
         };
+        let processes = grants
+            .processes
+            .map(|processes| process::Reach::new(processes, limits, &grants));
+        let working_folder = grants
+            .access
+            .and_then(|access| access.cwd.as_deref())
+            .and_then(|folder| folder.to_str())
+            .map(str::to_string);
         Ok(CallState {
             wasi,
             http: None,
@@ -509,6 +539,8 @@ impl CallState {
             deadline: Instant::now() + limits.timeout,
             table,
             stdout_bytes: limits.stdout_bytes,
+            processes,
+            working_folder,
             limiter: Limiter {
                 memory_limit: limits.memory_bytes,
                 memory: 0,
@@ -541,6 +573,28 @@ impl CallState {
             (wasi.stdout.cut(), wasi.stderr.cut())
         })
     }
+
+    /// What the guest wrote to stdout and to stderr, as kept.
+    pub(super) fn output(&self) -> (Vec<u8>, Vec<u8>) {
+        self.wasi.as_ref().map_or_else(Default::default, |wasi| {
+            (wasi.stdout.bytes(), wasi.stderr.bytes())
+        })
+    }
+
+    /// What the processes the guest starts may reach, when it may start any.
+    pub(super) fn processes(&self) -> Option<&process::Reach> {
+        self.processes.as_ref()
+    }
+
+    /// The end of the call in progress.
+    pub(super) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The folder the guest starts in, when not `/`.
+    pub(super) fn working_folder(&self) -> Option<String> {
+        self.working_folder.clone()
+    }
 }
 
 impl CallState {
@@ -549,6 +603,9 @@ impl CallState {
     pub(super) fn start_call(&mut self, limits: &CallLimits) {
         self.deadline = Instant::now() + limits.timeout;
         self.http = None;
+        if let Some(processes) = &self.processes {
+            processes.start_call();
+        }
     }
 }
 

@@ -125,7 +125,8 @@ impl CallLimits {
         self.with_budget(self.load_fuel, Duration::from_millis(self.load_timeout_ms))
     }
 
-    fn with_budget(&self, fuel: u64, timeout: Duration) -> CallLimits {
+    /// These limits with `fuel` and the deadline `timeout`.
+    pub(super) fn with_budget(&self, fuel: u64, timeout: Duration) -> CallLimits {
         CallLimits {
             fuel,
             deadline_ticks: deadline_ticks(timeout.as_millis() as u64),

@@ -53,6 +53,7 @@ mod describe;
 mod engine;
 mod limits;
 mod load;
+mod process;
 mod waits;
 mod warm;
 mod wit;
@@ -614,6 +615,7 @@ impl Pack {
             access: access.as_ref(),
             network: grants,
             packages: program.packages.as_deref(),
+            ..CallGrants::default()
         };
         let Outcome { result, .. } = call::run(
             &pack.engine,
@@ -729,10 +731,17 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
+        // A program's processes are new instances of its interpreter.
+        let processes = self
+            .program
+            .as_ref()
+            .map(|_| process::Processes::new(&self.pack.pre));
         let reach = CallGrants {
             access,
             network: self.grants.as_ref(),
             packages: self.program.as_ref().and_then(|p| p.packages.as_deref()),
+            processes: processes.as_ref(),
+            stdio: None,
         };
         if let (Some(slot), Some(program)) = (place, &self.program) {
             return warm::call(&self.pack, program, slot, reach, f);

@@ -1,0 +1,347 @@
+//! Processes for gavel's Python interpreter (`gavel:interpreter/process`, an import of its own
+//! world, not of packs' `gavel:grader`): a program a grader starts as a process is the
+//! interpreter itself, run here in a new instance of the caller's component, a fresh sandbox
+//! of its own, never in the caller's instance, where the started file (an agent's) could
+//! rewrite the grader's state and forge its grade.
+//!
+//! The process reaches the caller's folders, read-only, and a `/tmp` of its own, with no
+//! network and no environment but what the caller passes; its stdout and stderr are captured,
+//! cut at the caller's `stdout_kb`. It spends the caller's own fuel and ends by the caller's
+//! deadline: running out of either stops the caller too, as its own instructions would. A
+//! grader's call may start [`MAX_PROCESSES`] processes in all, nested [`MAX_DEPTH`] deep, and
+//! [`PROCESS_SLOTS`] run at once in gavel; each holds its own memory, up to the caller's
+//! `memory_mb`, while it runs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{ComponentType, InstancePre, Lift, Linker, Lower};
+use wasmtime::{Engine, StoreContextMut, Trap};
+
+use super::call::{self, CallFailure};
+use super::engine::{CallGrants, CallState};
+use super::limits::CallLimits;
+use crate::grade::grants::Access;
+
+/// The interface, as the interpreter's world imports it.
+pub(super) const INTERFACE: &str = "gavel:interpreter/process@0.1.0";
+
+/// The interface whose `main` a process runs.
+const CHILD: &str = "gavel:interpreter/child@0.1.0";
+
+/// How deep processes may nest below a grader: its process's process's process.
+pub const MAX_DEPTH: u32 = 3;
+
+/// Processes one grader's call may start, at every depth together.
+pub const MAX_PROCESSES: u32 = 16;
+
+/// Processes that may run at once in gavel, every grader's together: the instance pool holds
+/// room for them beside the calls' (`engine::pool_bounds`). Past it, starting one is refused
+/// at once, as a system out of processes refuses a fork, rather than waiting: the processes
+/// that hold the room may be waiting on processes of their own.
+pub const PROCESS_SLOTS: u32 = 32;
+
+/// Processes running now (see [`PROCESS_SLOTS`]).
+static RUNNING: AtomicU32 = AtomicU32::new(0);
+
+/// One of [`PROCESS_SLOTS`], given back on drop.
+struct Running;
+
+impl Running {
+    fn take() -> Option<Running> {
+        RUNNING
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < PROCESS_SLOTS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Running)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        RUNNING.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The native stack of the thread a process runs on: its wasm stack and the host's frames,
+/// apart from the caller's.
+const STACK_BYTES: usize = 8 << 20;
+
+/// The exit code of a process the host stopped (a limit of its own it ran into), as a process
+/// killed by SIGKILL shows it.
+const KILLED: i32 = -9;
+
+/// What a call needs to start processes: its own component, and where it is in the tree.
+#[derive(Clone)]
+pub(super) struct Processes {
+    pre: InstancePre<CallState>,
+    depth: u32,
+    /// Processes started so far by the grader's call, shared by every process below it.
+    started: Arc<AtomicU32>,
+}
+
+impl Processes {
+    /// For a grader's call on an instance of `pre`.
+    pub(super) fn new(pre: &InstancePre<CallState>) -> Processes {
+        Processes {
+            pre: pre.clone(),
+            depth: 0,
+            started: Arc::default(),
+        }
+    }
+
+    /// Starts a grader's next call (a warm instance makes many) with its whole count.
+    pub(super) fn start_call(&self) {
+        if self.depth == 0 {
+            self.started.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a call may give the processes it starts: a copy of its folders and its packages.
+pub(super) struct Reach {
+    processes: Processes,
+    folders: Vec<std::path::PathBuf>,
+    scratch: bool,
+    packages: Option<std::path::PathBuf>,
+    limits: CallLimits,
+}
+
+impl Reach {
+    pub(super) fn new(
+        processes: &Processes,
+        limits: &CallLimits,
+        grants: &CallGrants<'_>,
+    ) -> Reach {
+        Reach {
+            processes: processes.clone(),
+            folders: grants.access.map(|a| a.folders.clone()).unwrap_or_default(),
+            scratch: grants.access.is_some_and(|a| a.scratch),
+            packages: grants.packages.map(std::path::Path::to_path_buf),
+            limits: *limits,
+        }
+    }
+
+    pub(super) fn start_call(&self) {
+        self.processes.start_call();
+    }
+}
+
+/// The input and output of a process's instance.
+#[derive(Clone, Copy)]
+pub(super) struct Stdio<'a> {
+    pub(super) stdin: &'a [u8],
+    pub(super) merge_stderr: bool,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+struct Request {
+    argv: Vec<String>,
+    stdin: Vec<u8>,
+    cwd: String,
+    env: Vec<(String, String)>,
+    #[component(name = "merge-stderr")]
+    merge_stderr: bool,
+    #[component(name = "timeout-ms")]
+    timeout_ms: Option<u64>,
+}
+
+#[derive(ComponentType, Lower)]
+#[component(record)]
+struct Finished {
+    #[component(name = "exit-code")]
+    exit_code: i32,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+#[derive(ComponentType, Lower)]
+#[component(variant)]
+enum Failure {
+    #[component(name = "timed-out")]
+    TimedOut(Finished),
+    #[component(name = "refused")]
+    Refused(String),
+}
+
+/// Defines the interface in `linker`; a call without [`Reach`] (every pack's, and an
+/// interpreter's outside a grader's call) is refused every process.
+pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    let mut process = linker.instance(INTERFACE)?;
+    process.func_wrap(
+        "run",
+        |store: StoreContextMut<'_, CallState>, (request,): (Request,)| {
+            run(store, request).map(|r| (r,))
+        },
+    )?;
+    process.func_wrap(
+        "working-folder",
+        |store: StoreContextMut<'_, CallState>, (): ()| Ok((store.data().working_folder(),)),
+    )?;
+    Ok(())
+}
+
+fn refused(why: impl Into<String>) -> wasmtime::Result<Result<Finished, Failure>> {
+    Ok(Err(Failure::Refused(why.into())))
+}
+
+/// Runs `request` to its end in a new instance, on the caller's fuel and deadline.
+fn run(
+    mut store: StoreContextMut<'_, CallState>,
+    request: Request,
+) -> wasmtime::Result<Result<Finished, Failure>> {
+    let state = store.data();
+    let Some(reach) = state.processes() else {
+        return refused(
+            "Resource temporarily unavailable (gavel starts processes only while a grader \
+             grades, not while its program loads)",
+        );
+    };
+    let processes = &reach.processes;
+    if processes.depth >= MAX_DEPTH {
+        return refused(format!(
+            "Resource temporarily unavailable (gavel starts processes at most {MAX_DEPTH} deep)"
+        ));
+    }
+    if processes.started.fetch_add(1, Ordering::Relaxed) >= MAX_PROCESSES {
+        return refused(format!(
+            "Resource temporarily unavailable (a grader's call starts at most {MAX_PROCESSES} processes)"
+        ));
+    }
+    let Some(_running) = Running::take() else {
+        return refused(format!(
+            "Resource temporarily unavailable (gavel runs at most {PROCESS_SLOTS} processes at once)"
+        ));
+    };
+    let left = state.deadline().saturating_duration_since(Instant::now());
+    // The process's own timeout, when it ends before the caller's deadline.
+    let timeout = (request.timeout_ms.map(Duration::from_millis)).filter(|t| *t < left);
+    let fuel = store.get_fuel()?;
+    let limits = reach.limits.with_budget(fuel, timeout.unwrap_or(left));
+    let child = Processes {
+        pre: processes.pre.clone(),
+        depth: processes.depth + 1,
+        started: processes.started.clone(),
+    };
+    let access = Access {
+        env: request.env,
+        folders: reach.folders.clone(),
+        scratch: reach.scratch,
+        cwd: None,
+    };
+    let packages = reach.packages.clone();
+    let engine = store.engine().clone();
+    let grants = CallGrants {
+        access: Some(&access),
+        network: None,
+        packages: packages.as_deref(),
+        processes: Some(&child),
+        stdio: Some(Stdio {
+            stdin: &request.stdin,
+            merge_stderr: request.merge_stderr,
+        }),
+    };
+    let (argv, cwd) = (&request.argv, request.cwd.as_str());
+    let ended = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("gavel-process".to_string())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, || {
+                run_instance(&engine, &child.pre, &limits, grants, argv, cwd)
+            })
+            .map(|thread| thread.join())
+    });
+    let ended = match ended {
+        Ok(Ok(ended)) => ended,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => return refused(format!("Resource temporarily unavailable ({e})")),
+    };
+    store.set_fuel(fuel - ended.fuel_used.min(fuel))?;
+    let Ended {
+        result,
+        stdout,
+        mut stderr,
+        ..
+    } = ended;
+    let finished = |exit_code, stderr| Finished {
+        exit_code,
+        stdout,
+        stderr,
+    };
+    match result {
+        Ok(code) => Ok(Ok(finished(code, stderr))),
+        Err(CallFailure::Exited(code)) => Ok(Ok(finished(code, stderr))),
+        Err(CallFailure::Deadline) if timeout.is_some() => {
+            Ok(Err(Failure::TimedOut(finished(KILLED, stderr))))
+        }
+        // The caller's own deadline or fuel ran out in the process: the caller stops as if it
+        // had run out itself.
+        Err(CallFailure::Deadline) => Err(wasmtime::Error::new(Trap::Interrupt)),
+        Err(CallFailure::Fuel) => Err(wasmtime::Error::new(Trap::OutOfFuel)),
+        Err(CallFailure::Host(why)) if !ended.started => refused(format!(
+            "Resource temporarily unavailable (gavel could not start the process: {why})"
+        )),
+        Err(other) => {
+            stderr.extend_from_slice(format!("gavel stopped the process: {other}\n").as_bytes());
+            Ok(Ok(finished(KILLED, stderr)))
+        }
+    }
+}
+
+/// How a process's instance ended.
+struct Ended {
+    result: Result<i32, CallFailure>,
+    /// Whether its instance was made (else `result` says why not).
+    started: bool,
+    fuel_used: u64,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+}
+
+/// Runs `main(argv, cwd)` in a new instance of `pre` under `limits`.
+fn run_instance(
+    engine: &Engine,
+    pre: &InstancePre<CallState>,
+    limits: &CallLimits,
+    grants: CallGrants<'_>,
+    argv: &[String],
+    cwd: &str,
+) -> Ended {
+    let not_started = |e: wasmtime::Error| Ended {
+        result: Err(CallFailure::Host(format!("{e:#}"))),
+        started: false,
+        fuel_used: 0,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    let mut store = match call::new_store(engine, limits, grants) {
+        Ok(store) => store,
+        Err(e) => return not_started(e),
+    };
+    let instance = match call::arm(&mut store, limits).and_then(|()| pre.instantiate(&mut store)) {
+        Ok(instance) => instance,
+        Err(e) => return not_started(e),
+    };
+    let result = (|| {
+        let interface = instance
+            .get_export_index(&mut store, None, CHILD)
+            .ok_or_else(|| wasmtime::format_err!("the interpreter exports no {CHILD}"))?;
+        let main = instance
+            .get_export_index(&mut store, Some(&interface), "main")
+            .ok_or_else(|| wasmtime::format_err!("the interpreter's {CHILD} has no `main`"))?;
+        let main = instance.get_typed_func::<(&[String], &str), (i32,)>(&mut store, main)?;
+        Ok(main.call(&mut store, (argv, cwd))?.0)
+    })();
+    let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0).min(limits.fuel);
+    let (stdout, stderr) = store.data().output();
+    Ended {
+        result: result.map_err(|e| call::classify(&e)),
+        started: true,
+        fuel_used,
+        stdout,
+        stderr,
+    }
+}
