@@ -1,5 +1,5 @@
 //! Recorded runs in the formats the model APIs' SDKs and tracers write (OpenAI Responses,
-//! Anthropic Messages, OpenInference spans in OTLP JSON), read from the files
+//! Anthropic Messages, OpenInference spans in OTLP JSON, Inspect logs), read from the files
 //! `tests/traces/make.py` made with them: one agent run recorded in each format grades the same,
 //! and a malformed recording is refused at its line.
 
@@ -55,7 +55,7 @@ fn rows() -> Vec<Value> {
 fn one_run_recorded_in_each_format_grades_the_same() {
     let ws = Workspace::new();
     let rows = rows();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 5);
     ws.write_rows("same-run.jsonl", &rows);
     ws.write("suite.yaml", SUITE);
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -65,7 +65,7 @@ fn one_run_recorded_in_each_format_grades_the_same() {
         .iter()
         .map(|r| r["sample_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["chat", "responses", "anthropic", "otel"]);
+    assert_eq!(ids, ["chat", "responses", "anthropic", "otel", "inspect"]);
     let grades: Vec<&Value> = results.iter().map(|r| &r["grades"]).collect();
     for name in ["answer", "tools", "calls", "steps", "output"] {
         assert_eq!(grades[0][name]["score"], 1.0, "{name}: {}", grades[0][name]);
@@ -74,6 +74,94 @@ fn one_run_recorded_in_each_format_grades_the_same() {
     assert_eq!(grades[1], grades[0], "responses against chat");
     assert_eq!(grades[2], grades[0], "anthropic against chat");
     assert_eq!(grades[3], grades[0], "OpenInference spans against chat");
+    assert_eq!(grades[4], grades[0], "an Inspect sample against chat");
+}
+
+const INSPECT_SUITE: &str = "\
+name: rescored
+dataset: LOG
+graders:
+  answer:
+    kind: tool
+    function: contains
+  weather:
+    kind: tool
+    function: contains
+    extractor: tool_output
+    extractor_config: {tool_name: get_weather}
+  tools:
+    kind: tool
+    function: tools_called
+    config: {required: [get_weather]}
+";
+
+/// The suite over the Inspect log `name`, copied into `ws`.
+fn inspect_suite(ws: &Workspace, name: &str) {
+    std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    ws.write("suite.yaml", &INSPECT_SUITE.replace("LOG", name));
+}
+
+#[test]
+fn an_inspect_log_is_a_dataset_of_a_row_per_sample_and_epoch() {
+    let mut graded = Vec::new();
+    for name in ["inspect-weather.eval", "inspect-weather.json"] {
+        let ws = Workspace::new();
+        inspect_suite(&ws, name);
+        let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+        assert_eq!(run.status.code(), Some(0), "{name}: {}", stderr(&run));
+        let results = ws.results("out");
+        let ids: Vec<&str> = results
+            .iter()
+            .map(|r| r["sample_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["paris", "paris"], "{name}: a row per epoch");
+        for result in &results {
+            for grader in ["answer", "weather", "tools"] {
+                assert_eq!(result["grades"][grader]["score"], 1.0, "{name}: {result}");
+            }
+            assert_eq!(result["grades"]["weather"]["submission"], "18C, sunny");
+        }
+        // The two epochs are two runs of one sample.
+        let summary = ws.summary("out");
+        assert_eq!(summary["counts"]["samples"], 1, "{name}: {summary}");
+        assert_eq!(
+            summary["metrics"]["answer"]["pass_at_k"]["2"], 1.0,
+            "{name}: {summary}"
+        );
+        graded.push(
+            results
+                .iter()
+                .map(|r| r["grades"].clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(graded[0], graded[1], "the .eval log against the .json log");
+}
+
+#[test]
+fn a_malformed_inspect_log_is_refused_at_its_line() {
+    let ws = Workspace::new();
+    inspect_suite(&ws, "inspect-weather.json");
+    let text = std::fs::read_to_string(ws.path("inspect-weather.json")).unwrap();
+    // The first sample's tool call loses the name of its tool.
+    let at = text.find("\"samples\": [").unwrap();
+    let call = at + text[at..].find("\"function\": \"get_weather\",").unwrap();
+    let broken = format!(
+        "{}\"fn\"{}",
+        &text[..call],
+        &text[call + "\"function\"".len()..]
+    );
+    ws.write("inspect-weather.json", &broken);
+    // The line after the one that opens the list, where the sample starts.
+    let line = text[..at].lines().count() + 1;
+    let run = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&run);
+    assert_ne!(run.status.code(), Some(0), "{err}");
+    let expected = format!(
+        "inspect-weather.json: line {line}: trajectory.messages[2].tool_calls[0]: missing field \
+         `function`"
+    );
+    assert!(err.contains(&expected), "{expected}\n{err}");
 }
 
 #[test]

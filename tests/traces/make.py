@@ -11,6 +11,12 @@ OpenTelemetry recording is the chat completions run traced by openinference-inst
 0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
 collector's file exporter writes JSON.
 
+The Inspect logs are the same run evaluated by inspect_ai 0.3.285 with its mock model
+(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample, written
+as Inspect writes them: the `.eval` zip (zstd members) and the `.json` log. What differs every
+run (ids, times, the working folder) becomes fixed values, and the zip's members are written
+again in order with a fixed date.
+
     python tests/traces/make.py OUT_DIR
 """
 
@@ -21,6 +27,10 @@ import threading
 from pathlib import Path
 
 import base64
+import os
+import re
+import tempfile
+import zipfile
 
 import anthropic
 import openai
@@ -31,6 +41,14 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate, system_message, use_tools
+from inspect_ai.tool import tool
+import zipfile_zstd  # noqa: F401 (zstd members in the stdlib's zipfile, as Inspect reads them)
 
 QUESTION = "What is the weather in Paris?"
 ARGS = '{"city": "Paris"}'
@@ -194,6 +212,88 @@ def openinference_run(base):
     return otlp_json(exporter.get_finished_spans())
 
 
+@tool
+def get_weather():
+    async def execute(city: str):
+        """Weather in a city.
+
+        Args:
+            city: The city.
+        """
+        return RESULT
+
+    return execute
+
+
+# Inspect's random ids (shortuuid, 22 characters) and ISO times.
+SHORT_ID = re.compile(r'"[2-9A-HJ-NP-Za-km-z]{22}"')
+ISO_TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d"')
+# Times in seconds, which differ every run.
+SECONDS = ("time", "working_start", "working_time", "total_time", "completed_time",
+           "started_time", "retries_time")
+
+
+def fixed_inspect(text, ids):
+    """An Inspect JSON document with its ids, times and working folder made fixed."""
+    text = SHORT_ID.sub(lambda m: ids.setdefault(m.group(0), f'"id{len(ids) + 1:020d}"'), text)
+    text = ISO_TIME.sub('"2025-11-24T00:00:00+00:00"', text)
+    text = text.replace(os.getcwd(), "/work")
+
+    def walk(value):
+        if isinstance(value, dict):
+            # A time set by a state change: {"op", "path": "/output/time", "value"}.
+            if str(value.get("path", "")).rsplit("/", 1)[-1] in SECONDS:
+                value = dict(value, value=0.5)
+            return {k: 0.5 if k in SECONDS and isinstance(v, (int, float)) else walk(v)
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    value = walk(json.loads(text))
+    return value
+
+
+def inspect_run(out):
+    """The weather run evaluated by Inspect with its mock model: two epochs of one sample."""
+    outputs = []
+    for _ in range(2):
+        call = ModelOutput.for_tool_call(model="mockllm/model", tool_name="get_weather",
+                                         tool_arguments={"city": "Paris"},
+                                         tool_call_id="call_1", content="")
+        call.usage = ModelUsage(input_tokens=50, output_tokens=12, total_tokens=62)
+        answer = ModelOutput.from_content(model="mockllm/model", content=ANSWER)
+        answer.usage = ModelUsage(input_tokens=80, output_tokens=9, total_tokens=89)
+        outputs += [call, answer]
+    task = Task(name="weather",
+                dataset=[Sample(id="paris", input=QUESTION, target="18C")],
+                solver=[system_message(SYSTEM), use_tools(get_weather()), generate()],
+                scorer=includes(), epochs=2)
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as work:
+        # Outside any git checkout, so that the log records no revision.
+        os.chdir(work)
+        try:
+            [log] = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                                 log_dir=work, display="none", max_samples=1,
+                                 log_format="eval")
+            ids = {}
+            with zipfile.ZipFile(log.location) as written, \
+                    zipfile.ZipFile(out / "inspect-weather.eval", "w") as fixed:
+                for member in written.infolist():
+                    value = fixed_inspect(written.read(member).decode(), ids)
+                    info = zipfile.ZipInfo(member.filename, date_time=(2025, 11, 24, 0, 0, 0))
+                    info.compress_type = member.compress_type
+                    fixed.writestr(info, json.dumps(value, separators=(",", ":")))
+            write_eval_log(read_eval_log(log.location), work + "/log.json", format="json")
+            value = fixed_inspect(Path(work, "log.json").read_text(), ids)
+            (out / "inspect-weather.json").write_text(json.dumps(value, indent=2) + "\n")
+        finally:
+            os.chdir(here)
+    with zipfile.ZipFile(out / "inspect-weather.eval") as fixed:
+        return json.loads(fixed.read("samples/paris_epoch_1.json"))
+
+
 def main(out):
     server = http.server.HTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -234,6 +334,8 @@ def main(out):
                                    tools=a_tools)
     otel = openinference_run(base)
     server.shutdown()
+    out.mkdir(parents=True, exist_ok=True)
+    inspect_sample = inspect_run(out)
 
     chat = [
         {"role": "system", "content": SYSTEM},
@@ -261,6 +363,7 @@ def main(out):
         {"id": "responses", "input": QUESTION, "trajectory": responses_run},
         {"id": "anthropic", "input": QUESTION, "trajectory": files["anthropic-conversation.json"]},
         {"id": "otel", "input": QUESTION, "trajectory": otel},
+        {"id": "inspect", "input": QUESTION, "trajectory": inspect_sample},
     ]
     (out / "same-run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 

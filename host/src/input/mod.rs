@@ -5,6 +5,7 @@ pub mod csv_rows;
 pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
+pub mod inspect_log;
 pub mod sample;
 pub mod select;
 pub mod shard;

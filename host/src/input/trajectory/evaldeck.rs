@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::inspect::EPOCH;
 use super::json::{self, Expecting, Object, RawJson, Text, first_byte, first_key_among};
 use super::{
     Content, ConvertError, Converter, Event, Format, LlmCall, RunStatus, Tokens, ToolCall,
@@ -89,13 +90,15 @@ impl Expecting for TokenUsage {
         "a token usage object {prompt_tokens, completion_tokens, total_tokens}";
 }
 
-/// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log.
-pub(crate) const DECISIVE_KEYS: [&str; 4] = ["steps", "output", "input", "messages"];
+/// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log or an
+/// Inspect sample.
+pub(crate) const DECISIVE_KEYS: [&str; 5] = ["steps", "output", "input", "messages", EPOCH];
 
 /// Whether an object whose first decisive key ([`DECISIVE_KEYS`]) is `first` is a trace: a chat
-/// log has `messages`, and an object with none of the keys is neither.
+/// log has `messages`, an Inspect sample `epoch` before its `input`, and an object with none of
+/// the keys is neither.
 pub(crate) fn is_trace(first: Option<&str>) -> bool {
-    first.is_some_and(|key| key != "messages")
+    first.is_some_and(|key| key != "messages" && key != EPOCH)
 }
 
 impl<'a> Trace<'a> {

@@ -532,7 +532,9 @@ mod tests {
     use super::*;
     use crate::input::trajectory::detect;
     use crate::input::trajectory::testing::recorded_file;
-    use crate::input::trajectory::testing::{call as tool_call, convert_as, returned, tokens};
+    use crate::input::trajectory::testing::{
+        call as tool_call, convert_as, returned, tokens, weather_run,
+    };
 
     fn otel(text: &str) -> Result<Trajectory<'_>, ConvertError> {
         convert_as(text, Format::Otel)
@@ -544,33 +546,12 @@ mod tests {
     fn converts_openinference_spans() {
         let text = recorded_file("otel-openinference.json");
         let trajectory = otel(&text).unwrap();
-        let call = |tokens: Tokens| {
-            Event::LlmCall(LlmCall {
-                model: Some("gpt-4.1-2025-04-14".into()),
-                tokens: Some(tokens),
-                ..LlmCall::default()
-            })
-        };
         assert_eq!(trajectory.format, Format::Otel);
         assert_eq!(trajectory.status, RunStatus::Success);
         assert_eq!(trajectory.usage, Some(tokens(130, 21)));
         assert_eq!(
             trajectory.turns,
-            vec![vec![
-                Event::System {
-                    text: "You are a weather bot.".into()
-                },
-                Event::User {
-                    content: Content::Text("What is the weather in Paris?".into())
-                },
-                call(tokens(50, 12)),
-                tool_call("call_1", "get_weather", r#"{"city": "Paris"}"#),
-                returned("call_1", "18C, sunny", false),
-                call(tokens(80, 9)),
-                Event::Assistant {
-                    content: Content::Text("Paris: 18C and sunny.".into())
-                },
-            ]]
+            vec![weather_run("gpt-4.1-2025-04-14", r#"{"city": "Paris"}"#)]
         );
         assert_eq!(
             detect(serde_json::from_str(&text).unwrap()),
