@@ -55,7 +55,7 @@ fn rows() -> Vec<Value> {
 fn one_run_recorded_in_each_format_grades_the_same() {
     let ws = Workspace::new();
     let rows = rows();
-    assert_eq!(rows.len(), 5);
+    assert_eq!(rows.len(), 6);
     ws.write_rows("same-run.jsonl", &rows);
     ws.write("suite.yaml", SUITE);
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -65,7 +65,10 @@ fn one_run_recorded_in_each_format_grades_the_same() {
         .iter()
         .map(|r| r["sample_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["chat", "responses", "anthropic", "otel", "inspect"]);
+    assert_eq!(
+        ids,
+        ["chat", "responses", "anthropic", "otel", "inspect", "genai"]
+    );
     let grades: Vec<&Value> = results.iter().map(|r| &r["grades"]).collect();
     for name in ["answer", "tools", "calls", "steps", "output"] {
         assert_eq!(grades[0][name]["score"], 1.0, "{name}: {}", grades[0][name]);
@@ -75,6 +78,82 @@ fn one_run_recorded_in_each_format_grades_the_same() {
     assert_eq!(grades[2], grades[0], "anthropic against chat");
     assert_eq!(grades[3], grades[0], "OpenInference spans against chat");
     assert_eq!(grades[4], grades[0], "an Inspect sample against chat");
+    assert_eq!(
+        grades[5], grades[0],
+        "OpenTelemetry GenAI spans against chat"
+    );
+}
+
+const COLLECTOR_SUITE: &str = "\
+name: traced
+dataset: otel-genai.jsonl
+graders:
+  weather:
+    kind: tool
+    function: ascii_printable_only
+    extractor: tool_output
+    extractor_config: {tool_name: get_weather}
+  tools:
+    kind: tool
+    function: tools_called
+    config: {required: [get_weather]}
+";
+
+#[test]
+fn a_collector_file_of_interleaved_traces_is_a_dataset_of_a_row_per_trace() {
+    let ws = Workspace::new();
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();
+    ws.write("suite.yaml", COLLECTOR_SUITE);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    let seen: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["sample_id"].as_str().unwrap(),
+                r["grades"]["weather"]["submission"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("00000000000000000000000000000001", "18C, sunny"),
+            ("00000000000000000000000000000005", "4C, snow")
+        ]
+    );
+    for result in &results {
+        assert_eq!(result["grades"]["weather"]["score"], 1.0, "{result}");
+        assert_eq!(result["grades"]["tools"]["score"], 1.0, "{result}");
+    }
+}
+
+#[test]
+fn a_malformed_span_of_a_collector_file_is_refused_at_its_line() {
+    let ws = Workspace::new();
+    let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // The Oslo run's first span, on the first line, loses its span id.
+    lines[0]["resourceSpans"][0]["scopeSpans"][1]["spans"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("spanId");
+    ws.write_rows("otel-genai.jsonl", &lines);
+    ws.write("suite.yaml", COLLECTOR_SUITE);
+    let run = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&run);
+    assert_ne!(run.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "otel-genai.jsonl: line 1: trace 00000000000000000000000000000005: \
+             trajectory[0].resourceSpans[0].scopeSpans[0].spans[0]: missing field `spanId`"
+        ),
+        "{err}"
+    );
 }
 
 const INSPECT_SUITE: &str = "\

@@ -9,7 +9,10 @@ One run of a weather agent (asked for the weather in Paris, it calls `get_weathe
 is recorded in each format, plus single responses with reasoning and built-in tool calls. The
 OpenTelemetry recording is the chat completions run traced by openinference-instrumentation-openai
 0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
-collector's file exporter writes JSON.
+collector's file exporter writes JSON. The GenAI recording is the same run, then the run asked
+about Oslo, traced by opentelemetry-instrumentation-openai-v2 2.4b0 (opentelemetry-util-genai
+1.1b0, the latest conventions, messages on the spans), its spans written as a collector file
+whose lines mix the two traces.
 
 The Inspect logs are the same run evaluated by inspect_ai 0.3.285 with its mock model
 (`mockllm/model`, given the replies above as custom outputs), two epochs of one sample, written
@@ -36,6 +39,7 @@ import anthropic
 import openai
 from google.protobuf.json_format import MessageToDict
 from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as GenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -133,9 +137,14 @@ CHAT_REPLIES = [
      "usage": {"prompt_tokens": 80, "completion_tokens": 9, "total_tokens": 89}},
 ]
 
+# The same run asked about Oslo.
+OSLO_REPLIES = json.loads(json.dumps(CHAT_REPLIES)
+                          .replace("chatcmpl-1", "chatcmpl-3").replace("chatcmpl-2", "chatcmpl-4")
+                          .replace("Paris", "Oslo").replace("18C and sunny", "4C with snow"))
+
 # What the stand-in answers, in order, per endpoint.
 REPLIES = {
-    "/v1/chat/completions": CHAT_REPLIES,
+    "/v1/chat/completions": CHAT_REPLIES + CHAT_REPLIES + OSLO_REPLIES,
     "/v1/responses": [
         response("resp_1", [CALL], USAGE_1),
         response("resp_2", [MESSAGE], USAGE_2),
@@ -294,6 +303,59 @@ def inspect_run(out):
         return json.loads(fixed.read("samples/paris_epoch_1.json"))
 
 
+def genai_run(base):
+    """The weather run through the chat completions API, traced by OpenTelemetry's own GenAI
+    instrumentation of the openai client (messages on the spans, the latest conventions), twice
+    (Paris, then Oslo), each under an agent span: two traces, as a collector file's lines
+    hold them, a batch of spans of both per line."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    GenAIInstrumentor().instrument(tracer_provider=provider)
+    client = openai.OpenAI(api_key="test", base_url=base + "/v1", max_retries=0)
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    tracer = provider.get_tracer("weather-agent")
+    for question, result in [(QUESTION, RESULT), ("What is the weather in Oslo?", "4C, snow")]:
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
+        with tracer.start_as_current_span("agent"):
+            first = client.chat.completions.create(model="gpt-4.1", messages=messages,
+                                                   tools=tools)
+            messages.append(first.choices[0].message.model_dump(exclude_none=True))
+            messages.append({"role": "tool", "tool_call_id": "call_1", "content": result})
+            client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+    GenAIInstrumentor().uninstrument()
+    export = otlp_json(exporter.get_finished_spans())
+    # A line per batch of two spans, one of each trace in turn, as a collector exporting both
+    # runs at once writes them.
+    [resource] = export["resourceSpans"]
+    by_trace = {}
+    for scope in resource["scopeSpans"]:
+        for span in scope["spans"]:
+            by_trace.setdefault(span["traceId"], []).append((scope["scope"], span))
+    first, second = by_trace.values()
+    mixed = [item for pair in zip(first, second) for item in pair]
+    return [{"resourceSpans": [{"resource": resource["resource"], "scopeSpans": [
+        {"scope": scope, "spans": [span]} for scope, span in mixed[i:i + 2]]}]}
+        for i in range(0, len(mixed), 2)]
+
+
+def first_trace(lines):
+    """The lines of a collector file with the spans of its first trace only."""
+    first = lines[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    kept = []
+    for line in lines:
+        [resource] = line["resourceSpans"]
+        scopes = [scope for scope in resource["scopeSpans"]
+                  if scope["spans"][0]["traceId"] == first]
+        if scopes:
+            kept.append({"resourceSpans": [dict(resource, scopeSpans=scopes)]})
+    return kept
+
+
 def main(out):
     server = http.server.HTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -333,6 +395,7 @@ def main(out):
                                    thinking={"type": "enabled", "budget_tokens": 1024},
                                    tools=a_tools)
     otel = openinference_run(base)
+    genai = genai_run(base)
     server.shutdown()
     out.mkdir(parents=True, exist_ok=True)
     inspect_sample = inspect_run(out)
@@ -357,6 +420,7 @@ def main(out):
     out.mkdir(parents=True, exist_ok=True)
     for name, value in files.items():
         (out / name).write_text(json.dumps(value) + "\n")
+    (out / "otel-genai.jsonl").write_text("".join(json.dumps(line) + "\n" for line in genai))
     # The same run in every format, as dataset rows that one suite grades.
     rows = [
         {"id": "chat", "input": QUESTION, "trajectory": chat},
@@ -364,6 +428,7 @@ def main(out):
         {"id": "anthropic", "input": QUESTION, "trajectory": files["anthropic-conversation.json"]},
         {"id": "otel", "input": QUESTION, "trajectory": otel},
         {"id": "inspect", "input": QUESTION, "trajectory": inspect_sample},
+        {"id": "genai", "input": QUESTION, "trajectory": first_trace(genai)},
     ]
     (out / "same-run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 

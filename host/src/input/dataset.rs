@@ -24,7 +24,7 @@ use crate::input::sample::{
 pub use crate::input::source::SourceError;
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
-use crate::input::{csv_rows, inspect_log};
+use crate::input::{csv_rows, inspect_log, otlp_file};
 
 /// A row that cannot be graded: where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -776,8 +776,8 @@ impl Lines {
 }
 
 /// A dataset's rows as JSON lines, to be read in order ([`DatasetText::lines`]) or each at its
-/// offset ([`DatasetText::reader`]): a JSONL file itself, or the rows of a CSV file or an
-/// Inspect log made into lines.
+/// offset ([`DatasetText::reader`]): a JSONL file itself, or the rows of a CSV file, an Inspect
+/// log or a collector file made into lines.
 enum DatasetText {
     Jsonl,
     Made {
@@ -792,13 +792,15 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 impl DatasetText {
-    /// The dataset at `path`; a CSV file or an Inspect log is read whole and made into lines
-    /// here.
+    /// The dataset at `path`; a CSV file, an Inspect log or a collector file of OTLP traces is
+    /// read whole and made into lines here.
     fn open(path: &Path) -> Result<DatasetText, SourceError> {
         let converted = if csv_rows::is_csv(path) {
             csv_rows::convert(path)?
         } else if inspect_log::is_inspect_log(path) {
             inspect_log::convert(path)?
+        } else if otlp_file::is_collector_file(path) {
+            otlp_file::convert(path)?
         } else {
             return Ok(DatasetText::Jsonl);
         };

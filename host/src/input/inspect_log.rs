@@ -55,10 +55,7 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         .is_some_and(|extension| extension.eq_ignore_ascii_case("eval"));
     let (file, len) = fsio::open_regular(path, fsio::cap::TABLE)
         .map_err(|e| error(format!("cannot open: {e}")))?;
-    let mut converted = Converted {
-        text: String::new(),
-        lines: Vec::new(),
-    };
+    let mut converted = Converted::default();
     if is_archive {
         read_archive(file, fsio::cap::TABLE, &mut converted).map_err(error)?;
     } else {
@@ -290,10 +287,7 @@ mod tests {
         let bomb = vec![b' '; 2 << 20];
         let bytes = archive(&[("samples/1_epoch_1.json", &bomb)]);
         assert!(bytes.len() < 16 << 10);
-        let mut converted = Converted {
-            text: String::new(),
-            lines: Vec::new(),
-        };
+        let mut converted = Converted::default();
         let err = read_archive(Cursor::new(bytes), 1 << 20, &mut converted).unwrap_err();
         assert!(
             err.starts_with("samples/1_epoch_1.json: it is larger than the limit of 1 MiB"),
@@ -312,10 +306,7 @@ mod tests {
         let good = sample(r#"[{"role": "user", "content": "q"}]"#);
         let bad =
             sample(r#"[{"role": "assistant", "tool_calls": [{"id": "c", "arguments": {}}]}]"#);
-        let mut converted = Converted {
-            text: String::new(),
-            lines: Vec::new(),
-        };
+        let mut converted = Converted::default();
         let bytes = archive(&[
             ("header.json", b"{}"),
             ("samples/1_epoch_1.json", good.as_bytes()),

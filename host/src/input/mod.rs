@@ -6,6 +6,7 @@ pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
 pub mod inspect_log;
+pub mod otlp_file;
 pub mod sample;
 pub mod select;
 pub mod shard;

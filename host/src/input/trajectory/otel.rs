@@ -37,35 +37,44 @@ use super::{
 
 pub struct OtelConverter;
 
+type SpanExport<'a> = Export<'a, Object<Span<'a>>>;
+
+/// An OTLP export object, its spans read as `S` (parsed spans here; their text as written where
+/// a collector file is split by trace).
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Export<'a> {
+#[serde(rename_all = "camelCase", bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct Export<'a, S> {
     #[serde(borrow)]
-    resource_spans: Vec<Object<ResourceSpans<'a>>>,
+    pub(crate) resource_spans: Vec<Object<ResourceSpans<'a, S>>>,
 }
 
-impl Expecting for Export<'_> {
+impl<S> Expecting for Export<'_, S> {
     const WHAT: &'static str = "an OTLP export object {resourceSpans: [...]}";
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
+#[serde(rename_all = "camelCase", bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct ResourceSpans<'a, S> {
     #[serde(borrow, default)]
-    scope_spans: Vec<Object<ScopeSpans<'a>>>,
+    pub(crate) resource: Option<&'a RawValue>,
+    #[serde(borrow, default = "Vec::new")]
+    pub(crate) scope_spans: Vec<Object<ScopeSpans<'a, S>>>,
 }
 
-impl Expecting for ResourceSpans<'_> {
+impl<S> Expecting for ResourceSpans<'_, S> {
     const WHAT: &'static str = "a resourceSpans object {resource, scopeSpans}";
 }
 
 #[derive(Deserialize)]
-struct ScopeSpans<'a> {
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct ScopeSpans<'a, S> {
     #[serde(borrow, default)]
-    spans: Vec<Object<Span<'a>>>,
+    pub(crate) scope: Option<&'a RawValue>,
+    #[serde(default = "Vec::new")]
+    pub(crate) spans: Vec<S>,
 }
 
-impl Expecting for ScopeSpans<'_> {
+impl<S> Expecting for ScopeSpans<'_, S> {
     const WHAT: &'static str = "a scopeSpans object {scope, spans}";
 }
 
@@ -178,8 +187,9 @@ impl Converter for OtelConverter {
     }
 
     fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
-        let exports: Vec<(String, Export)> = if first_byte(raw) == Some(b'[') {
-            let list: Vec<Object<Export>> = json::parse(raw.get(), || "trajectory".to_string())?;
+        let exports: Vec<(String, SpanExport)> = if first_byte(raw) == Some(b'[') {
+            let list: Vec<Object<SpanExport>> =
+                json::parse(raw.get(), || "trajectory".to_string())?;
             list.into_iter()
                 .enumerate()
                 .map(|(i, Object(e))| (format!("trajectory[{i}]"), e))
