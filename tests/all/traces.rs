@@ -284,3 +284,33 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
         "{err}"
     );
 }
+
+#[test]
+fn a_claude_code_session_file_is_a_dataset_of_one_row() {
+    let ws = Workspace::new();
+    let records = [
+        serde_json::json!({"parentUuid": null, "sessionId": "s1", "type": "user",
+            "message": {"role": "user", "content": "What is the weather in Paris?"}, "uuid": "u1"}),
+        serde_json::json!({"parentUuid": "u1", "sessionId": "s1", "type": "assistant",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                    "input": {"city": "Paris"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 50, "output_tokens": 12}},
+            "uuid": "a1"}),
+        serde_json::json!({"parentUuid": "a1", "sessionId": "s1", "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": "toolu_1", "content": "18C, sunny"}]}, "uuid": "u2"}),
+    ];
+    ws.write_rows("s1.jsonl", &records);
+    ws.write(
+        "suite.yaml",
+        &COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl"),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["sample_id"], "s1");
+    assert_eq!(results[0]["grades"]["weather"]["submission"], "18C, sunny");
+    assert_eq!(results[0]["grades"]["tools"]["score"], 1.0);
+}

@@ -24,7 +24,7 @@ use crate::input::sample::{
 pub use crate::input::source::SourceError;
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
-use crate::input::{csv_rows, inspect_log, otlp_file};
+use crate::input::{csv_rows, inspect_log, otlp_file, session_files};
 
 /// A row that cannot be graded: where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -777,7 +777,7 @@ impl Lines {
 
 /// A dataset's rows as JSON lines, to be read in order ([`DatasetText::lines`]) or each at its
 /// offset ([`DatasetText::reader`]): a JSONL file itself, or the rows of a CSV file, an Inspect
-/// log or a collector file made into lines.
+/// log, a collector file or a session file made into lines.
 enum DatasetText {
     Jsonl,
     Made {
@@ -792,8 +792,8 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 impl DatasetText {
-    /// The dataset at `path`; a CSV file, an Inspect log or a collector file of OTLP traces is
-    /// read whole and made into lines here.
+    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces or a
+    /// Claude Code session file is read whole and made into lines here.
     fn open(path: &Path) -> Result<DatasetText, SourceError> {
         let converted = if csv_rows::is_csv(path) {
             csv_rows::convert(path)?
@@ -801,6 +801,8 @@ impl DatasetText {
             inspect_log::convert(path)?
         } else if otlp_file::is_collector_file(path) {
             otlp_file::convert(path)?
+        } else if session_files::is_session(path)? {
+            session_files::convert(path)?
         } else {
             return Ok(DatasetText::Jsonl);
         };

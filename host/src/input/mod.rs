@@ -9,6 +9,7 @@ pub mod inspect_log;
 pub mod otlp_file;
 pub mod sample;
 pub mod select;
+pub mod session_files;
 pub mod shard;
 pub mod source;
 pub mod trajectory;
