@@ -14,7 +14,6 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::inspect::EPOCH;
 use super::json::{self, Expecting, Object, RawJson, Text, first_byte, first_key_among};
 use super::{
     Content, ConvertError, Converter, Event, Format, LlmCall, RunStatus, Tokens, ToolCall,
@@ -89,6 +88,10 @@ impl Expecting for TokenUsage {
     const WHAT: &'static str =
         "a token usage object {prompt_tokens, completion_tokens, total_tokens}";
 }
+
+/// The key that tells an Inspect sample from the objects of other formats: it comes before
+/// `input` and `messages` in every sample Inspect writes.
+pub(crate) const EPOCH: &str = "epoch";
 
 /// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log or an
 /// Inspect sample.

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::evaldeck::DECISIVE_KEYS;
+use super::evaldeck::{DECISIVE_KEYS, EPOCH};
 use super::json::{self, Expecting, Object, Text, first_byte, first_key_among};
 use super::{
     Content, ConvertError, Converter, Event, Format, LlmCall, RunStatus, Tokens, ToolCall,
@@ -27,10 +27,6 @@ use super::{
 };
 
 pub struct InspectConverter;
-
-/// The key that tells an Inspect sample from the objects of other formats: it comes before
-/// `input` and `messages` in every sample Inspect writes.
-pub(crate) const EPOCH: &str = "epoch";
 
 #[derive(Deserialize)]
 struct Sample<'a> {
