@@ -118,9 +118,12 @@ fn outside(root: &Path, relative: &Path) -> io::Error {
     )
 }
 
-fn read_capped(file: File, len: u64, cap: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(cap + 1).read_to_end(&mut bytes)?;
+/// All that `reader` gives, `len` bytes expected, when it is at most `cap` bytes: reading stops
+/// past the cap, whatever the source claimed its size was (a file that grows, a compressed
+/// archive member that unpacks to more than its header says).
+pub fn read_capped(reader: impl Read, len: u64, cap: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(len.min(cap) as usize);
+    reader.take(cap + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > cap {
         return Err(too_large(cap));
     }

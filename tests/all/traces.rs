@@ -1,5 +1,5 @@
 //! Recorded runs in the formats the model APIs' SDKs and tracers write (OpenAI Responses,
-//! Anthropic Messages, OpenInference spans in OTLP JSON), read from the files
+//! Anthropic Messages, OpenInference spans in OTLP JSON, Inspect logs), read from the files
 //! `tests/traces/make.py` made with them: one agent run recorded in each format grades the same,
 //! and a malformed recording is refused at its line.
 
@@ -55,7 +55,7 @@ fn rows() -> Vec<Value> {
 fn one_run_recorded_in_each_format_grades_the_same() {
     let ws = Workspace::new();
     let rows = rows();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 6);
     ws.write_rows("same-run.jsonl", &rows);
     ws.write("suite.yaml", SUITE);
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -65,7 +65,10 @@ fn one_run_recorded_in_each_format_grades_the_same() {
         .iter()
         .map(|r| r["sample_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["chat", "responses", "anthropic", "otel"]);
+    assert_eq!(
+        ids,
+        ["chat", "responses", "anthropic", "otel", "inspect", "genai"]
+    );
     let grades: Vec<&Value> = results.iter().map(|r| &r["grades"]).collect();
     for name in ["answer", "tools", "calls", "steps", "output"] {
         assert_eq!(grades[0][name]["score"], 1.0, "{name}: {}", grades[0][name]);
@@ -74,6 +77,170 @@ fn one_run_recorded_in_each_format_grades_the_same() {
     assert_eq!(grades[1], grades[0], "responses against chat");
     assert_eq!(grades[2], grades[0], "anthropic against chat");
     assert_eq!(grades[3], grades[0], "OpenInference spans against chat");
+    assert_eq!(grades[4], grades[0], "an Inspect sample against chat");
+    assert_eq!(
+        grades[5], grades[0],
+        "OpenTelemetry GenAI spans against chat"
+    );
+}
+
+const COLLECTOR_SUITE: &str = "\
+name: traced
+dataset: otel-genai.jsonl
+graders:
+  weather:
+    kind: tool
+    function: ascii_printable_only
+    extractor: tool_output
+    extractor_config: {tool_name: get_weather}
+  tools:
+    kind: tool
+    function: tools_called
+    config: {required: [get_weather]}
+";
+
+#[test]
+fn a_collector_file_of_interleaved_traces_is_a_dataset_of_a_row_per_trace() {
+    let ws = Workspace::new();
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();
+    ws.write("suite.yaml", COLLECTOR_SUITE);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    let seen: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["sample_id"].as_str().unwrap(),
+                r["grades"]["weather"]["submission"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("00000000000000000000000000000001", "18C, sunny"),
+            ("00000000000000000000000000000005", "4C, snow")
+        ]
+    );
+    for result in &results {
+        assert_eq!(result["grades"]["weather"]["score"], 1.0, "{result}");
+        assert_eq!(result["grades"]["tools"]["score"], 1.0, "{result}");
+    }
+}
+
+#[test]
+fn a_malformed_span_of_a_collector_file_is_refused_at_its_line() {
+    let ws = Workspace::new();
+    let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // The Oslo run's first span, on the first line, loses its span id.
+    lines[0]["resourceSpans"][0]["scopeSpans"][1]["spans"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("spanId");
+    ws.write_rows("otel-genai.jsonl", &lines);
+    ws.write("suite.yaml", COLLECTOR_SUITE);
+    let run = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&run);
+    assert_ne!(run.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "otel-genai.jsonl: line 1: trace 00000000000000000000000000000005: \
+             trajectory[0].resourceSpans[0].scopeSpans[0].spans[0]: missing field `spanId`"
+        ),
+        "{err}"
+    );
+}
+
+const INSPECT_SUITE: &str = "\
+name: rescored
+dataset: LOG
+graders:
+  answer:
+    kind: tool
+    function: contains
+  weather:
+    kind: tool
+    function: contains
+    extractor: tool_output
+    extractor_config: {tool_name: get_weather}
+  tools:
+    kind: tool
+    function: tools_called
+    config: {required: [get_weather]}
+";
+
+/// The suite over the Inspect log `name`, copied into `ws`.
+fn inspect_suite(ws: &Workspace, name: &str) {
+    std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    ws.write("suite.yaml", &INSPECT_SUITE.replace("LOG", name));
+}
+
+#[test]
+fn an_inspect_log_is_a_dataset_of_a_row_per_sample_and_epoch() {
+    let mut graded = Vec::new();
+    for name in ["inspect-weather.eval", "inspect-weather.json"] {
+        let ws = Workspace::new();
+        inspect_suite(&ws, name);
+        let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+        assert_eq!(run.status.code(), Some(0), "{name}: {}", stderr(&run));
+        let results = ws.results("out");
+        let ids: Vec<&str> = results
+            .iter()
+            .map(|r| r["sample_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["paris", "paris"], "{name}: a row per epoch");
+        for result in &results {
+            for grader in ["answer", "weather", "tools"] {
+                assert_eq!(result["grades"][grader]["score"], 1.0, "{name}: {result}");
+            }
+            assert_eq!(result["grades"]["weather"]["submission"], "18C, sunny");
+        }
+        // The two epochs are two runs of one sample.
+        let summary = ws.summary("out");
+        assert_eq!(summary["counts"]["samples"], 1, "{name}: {summary}");
+        assert_eq!(
+            summary["metrics"]["answer"]["pass_at_k"]["2"], 1.0,
+            "{name}: {summary}"
+        );
+        graded.push(
+            results
+                .iter()
+                .map(|r| r["grades"].clone())
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(graded[0], graded[1], "the .eval log against the .json log");
+}
+
+#[test]
+fn a_malformed_inspect_log_is_refused_at_its_line() {
+    let ws = Workspace::new();
+    inspect_suite(&ws, "inspect-weather.json");
+    let text = std::fs::read_to_string(ws.path("inspect-weather.json")).unwrap();
+    // The first sample's tool call loses the name of its tool.
+    let at = text.find("\"samples\": [").unwrap();
+    let call = at + text[at..].find("\"function\": \"get_weather\",").unwrap();
+    let broken = format!(
+        "{}\"fn\"{}",
+        &text[..call],
+        &text[call + "\"function\"".len()..]
+    );
+    ws.write("inspect-weather.json", &broken);
+    // The line after the one that opens the list, where the sample starts.
+    let line = text[..at].lines().count() + 1;
+    let run = ws.gavel(&["validate", "suite.yaml"]);
+    let err = stderr(&run);
+    assert_ne!(run.status.code(), Some(0), "{err}");
+    let expected = format!(
+        "inspect-weather.json: line {line}: trajectory.messages[2].tool_calls[0]: missing field \
+         `function`"
+    );
+    assert!(err.contains(&expected), "{expected}\n{err}");
 }
 
 #[test]
@@ -116,4 +283,34 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn a_claude_code_session_file_is_a_dataset_of_one_row() {
+    let ws = Workspace::new();
+    let records = [
+        serde_json::json!({"parentUuid": null, "sessionId": "s1", "type": "user",
+            "message": {"role": "user", "content": "What is the weather in Paris?"}, "uuid": "u1"}),
+        serde_json::json!({"parentUuid": "u1", "sessionId": "s1", "type": "assistant",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                    "input": {"city": "Paris"}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 50, "output_tokens": 12}},
+            "uuid": "a1"}),
+        serde_json::json!({"parentUuid": "a1", "sessionId": "s1", "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": "toolu_1", "content": "18C, sunny"}]}, "uuid": "u2"}),
+    ];
+    ws.write_rows("s1.jsonl", &records);
+    ws.write(
+        "suite.yaml",
+        &COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl"),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["sample_id"], "s1");
+    assert_eq!(results[0]["grades"]["weather"]["submission"], "18C, sunny");
+    assert_eq!(results[0]["grades"]["tools"]["score"], 1.0);
 }

@@ -9,7 +9,16 @@ One run of a weather agent (asked for the weather in Paris, it calls `get_weathe
 is recorded in each format, plus single responses with reasoning and built-in tool calls. The
 OpenTelemetry recording is the chat completions run traced by openinference-instrumentation-openai
 0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
-collector's file exporter writes JSON.
+collector's file exporter writes JSON. The GenAI recording is the same run, then the run asked
+about Oslo, traced by opentelemetry-instrumentation-openai-v2 2.4b0 (opentelemetry-util-genai
+1.1b0, the latest conventions, messages on the spans), its spans written as a collector file
+whose lines mix the two traces.
+
+The Inspect logs are the same run evaluated by inspect_ai 0.3.285 with its mock model
+(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample, written
+as Inspect writes them: the `.eval` zip (zstd members) and the `.json` log. What differs every
+run (ids, times, the working folder) becomes fixed values, and the zip's members are written
+again in order with a fixed date.
 
     python tests/traces/make.py OUT_DIR
 """
@@ -21,16 +30,29 @@ import threading
 from pathlib import Path
 
 import base64
+import os
+import re
+import tempfile
+import zipfile
 
 import anthropic
 import openai
 from google.protobuf.json_format import MessageToDict
 from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as GenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from inspect_ai import Task, eval as inspect_eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate, system_message, use_tools
+from inspect_ai.tool import tool
+import zipfile_zstd  # noqa: F401 (zstd members in the stdlib's zipfile, as Inspect reads them)
 
 QUESTION = "What is the weather in Paris?"
 ARGS = '{"city": "Paris"}'
@@ -115,9 +137,14 @@ CHAT_REPLIES = [
      "usage": {"prompt_tokens": 80, "completion_tokens": 9, "total_tokens": 89}},
 ]
 
+# The same run asked about Oslo.
+OSLO_REPLIES = json.loads(json.dumps(CHAT_REPLIES)
+                          .replace("chatcmpl-1", "chatcmpl-3").replace("chatcmpl-2", "chatcmpl-4")
+                          .replace("Paris", "Oslo").replace("18C and sunny", "4C with snow"))
+
 # What the stand-in answers, in order, per endpoint.
 REPLIES = {
-    "/v1/chat/completions": CHAT_REPLIES,
+    "/v1/chat/completions": CHAT_REPLIES + CHAT_REPLIES + OSLO_REPLIES,
     "/v1/responses": [
         response("resp_1", [CALL], USAGE_1),
         response("resp_2", [MESSAGE], USAGE_2),
@@ -194,6 +221,141 @@ def openinference_run(base):
     return otlp_json(exporter.get_finished_spans())
 
 
+@tool
+def get_weather():
+    async def execute(city: str):
+        """Weather in a city.
+
+        Args:
+            city: The city.
+        """
+        return RESULT
+
+    return execute
+
+
+# Inspect's random ids (shortuuid, 22 characters) and ISO times.
+SHORT_ID = re.compile(r'"[2-9A-HJ-NP-Za-km-z]{22}"')
+ISO_TIME = re.compile(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d"')
+# Times in seconds, which differ every run.
+SECONDS = ("time", "working_start", "working_time", "total_time", "completed_time",
+           "started_time", "retries_time")
+
+
+def fixed_inspect(text, ids):
+    """An Inspect JSON document with its ids, times and working folder made fixed."""
+    text = SHORT_ID.sub(lambda m: ids.setdefault(m.group(0), f'"id{len(ids) + 1:020d}"'), text)
+    text = ISO_TIME.sub('"2025-11-24T00:00:00+00:00"', text)
+    text = text.replace(os.getcwd(), "/work")
+
+    def walk(value):
+        if isinstance(value, dict):
+            # A time set by a state change: {"op", "path": "/output/time", "value"}.
+            if str(value.get("path", "")).rsplit("/", 1)[-1] in SECONDS:
+                value = dict(value, value=0.5)
+            return {k: 0.5 if k in SECONDS and isinstance(v, (int, float)) else walk(v)
+                    for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    value = walk(json.loads(text))
+    return value
+
+
+def inspect_run(out):
+    """The weather run evaluated by Inspect with its mock model: two epochs of one sample."""
+    outputs = []
+    for _ in range(2):
+        call = ModelOutput.for_tool_call(model="mockllm/model", tool_name="get_weather",
+                                         tool_arguments={"city": "Paris"},
+                                         tool_call_id="call_1", content="")
+        call.usage = ModelUsage(input_tokens=50, output_tokens=12, total_tokens=62)
+        answer = ModelOutput.from_content(model="mockllm/model", content=ANSWER)
+        answer.usage = ModelUsage(input_tokens=80, output_tokens=9, total_tokens=89)
+        outputs += [call, answer]
+    task = Task(name="weather",
+                dataset=[Sample(id="paris", input=QUESTION, target="18C")],
+                solver=[system_message(SYSTEM), use_tools(get_weather()), generate()],
+                scorer=includes(), epochs=2)
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as work:
+        # Outside any git checkout, so that the log records no revision.
+        os.chdir(work)
+        try:
+            [log] = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                                 log_dir=work, display="none", max_samples=1,
+                                 log_format="eval")
+            ids = {}
+            with zipfile.ZipFile(log.location) as written, \
+                    zipfile.ZipFile(out / "inspect-weather.eval", "w") as fixed:
+                for member in written.infolist():
+                    value = fixed_inspect(written.read(member).decode(), ids)
+                    info = zipfile.ZipInfo(member.filename, date_time=(2025, 11, 24, 0, 0, 0))
+                    info.compress_type = member.compress_type
+                    fixed.writestr(info, json.dumps(value, separators=(",", ":")))
+            write_eval_log(read_eval_log(log.location), work + "/log.json", format="json")
+            value = fixed_inspect(Path(work, "log.json").read_text(), ids)
+            (out / "inspect-weather.json").write_text(json.dumps(value, indent=2) + "\n")
+        finally:
+            os.chdir(here)
+    with zipfile.ZipFile(out / "inspect-weather.eval") as fixed:
+        return json.loads(fixed.read("samples/paris_epoch_1.json"))
+
+
+def genai_run(base):
+    """The weather run through the chat completions API, traced by OpenTelemetry's own GenAI
+    instrumentation of the openai client (messages on the spans, the latest conventions), twice
+    (Paris, then Oslo), each under an agent span: two traces, as a collector file's lines
+    hold them, a batch of spans of both per line."""
+    os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    GenAIInstrumentor().instrument(tracer_provider=provider)
+    client = openai.OpenAI(api_key="test", base_url=base + "/v1", max_retries=0)
+    tools = [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    tracer = provider.get_tracer("weather-agent")
+    for question, result in [(QUESTION, RESULT), ("What is the weather in Oslo?", "4C, snow")]:
+        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
+        with tracer.start_as_current_span("agent"):
+            first = client.chat.completions.create(model="gpt-4.1", messages=messages,
+                                                   tools=tools)
+            messages.append(first.choices[0].message.model_dump(exclude_none=True))
+            messages.append({"role": "tool", "tool_call_id": "call_1", "content": result})
+            client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
+    GenAIInstrumentor().uninstrument()
+    export = otlp_json(exporter.get_finished_spans())
+    # A line per batch of two spans, one of each trace in turn, as a collector exporting both
+    # runs at once writes them.
+    [resource] = export["resourceSpans"]
+    by_trace = {}
+    for scope in resource["scopeSpans"]:
+        for span in scope["spans"]:
+            by_trace.setdefault(span["traceId"], []).append((scope["scope"], span))
+    first, second = by_trace.values()
+    mixed = [item for pair in zip(first, second) for item in pair]
+    return [{"resourceSpans": [{"resource": resource["resource"], "scopeSpans": [
+        {"scope": scope, "spans": [span]} for scope, span in mixed[i:i + 2]]}]}
+        for i in range(0, len(mixed), 2)]
+
+
+def first_trace(lines):
+    """The lines of a collector file with the spans of its first trace only."""
+    first = lines[0]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+    kept = []
+    for line in lines:
+        [resource] = line["resourceSpans"]
+        scopes = [scope for scope in resource["scopeSpans"]
+                  if scope["spans"][0]["traceId"] == first]
+        if scopes:
+            kept.append({"resourceSpans": [dict(resource, scopeSpans=scopes)]})
+    return kept
+
+
 def main(out):
     server = http.server.HTTPServer(("127.0.0.1", 0), StandIn)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -233,7 +395,10 @@ def main(out):
                                    thinking={"type": "enabled", "budget_tokens": 1024},
                                    tools=a_tools)
     otel = openinference_run(base)
+    genai = genai_run(base)
     server.shutdown()
+    out.mkdir(parents=True, exist_ok=True)
+    inspect_sample = inspect_run(out)
 
     chat = [
         {"role": "system", "content": SYSTEM},
@@ -255,12 +420,15 @@ def main(out):
     out.mkdir(parents=True, exist_ok=True)
     for name, value in files.items():
         (out / name).write_text(json.dumps(value) + "\n")
+    (out / "otel-genai.jsonl").write_text("".join(json.dumps(line) + "\n" for line in genai))
     # The same run in every format, as dataset rows that one suite grades.
     rows = [
         {"id": "chat", "input": QUESTION, "trajectory": chat},
         {"id": "responses", "input": QUESTION, "trajectory": responses_run},
         {"id": "anthropic", "input": QUESTION, "trajectory": files["anthropic-conversation.json"]},
         {"id": "otel", "input": QUESTION, "trajectory": otel},
+        {"id": "inspect", "input": QUESTION, "trajectory": inspect_sample},
+        {"id": "genai", "input": QUESTION, "trajectory": first_trace(genai)},
     ]
     (out / "same-run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 

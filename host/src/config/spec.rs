@@ -20,6 +20,7 @@ pub enum Format {
     Anthropic,
     ClaudeCode,
     Otel,
+    Inspect,
 }
 
 /// A suite's `packs:` entry.

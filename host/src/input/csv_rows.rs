@@ -25,10 +25,28 @@ pub fn is_csv(path: &Path) -> bool {
 }
 
 /// A CSV dataset's rows as JSONL text, one row per line, and the line of the CSV file each row
-/// starts on.
+/// starts on (or the rows of another file made into lines: an Inspect log, a collector file).
+#[derive(Default)]
 pub struct Converted {
     pub text: String,
     pub lines: Vec<usize>,
+}
+
+impl Converted {
+    /// The rows `make` finds in the whole text of the file at `path` (at most
+    /// [`fsio::cap::TABLE`] bytes); its error is said of that file.
+    pub fn from_text(
+        path: &Path,
+        make: impl FnOnce(&str) -> Result<Converted, String>,
+    ) -> Result<Converted, SourceError> {
+        let error = |message: String| SourceError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let text = fsio::read_text(path, fsio::cap::TABLE)
+            .map_err(|e| error(format!("cannot read: {e}")))?;
+        make(&text).map_err(error)
+    }
 }
 
 /// What pandas reads as a missing value (its default `na_values`), compared with the whole cell.

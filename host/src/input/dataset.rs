@@ -18,13 +18,13 @@ use serde_json::value::RawValue;
 
 use crate::config::suite::normalise_path;
 use crate::fsio;
-use crate::input::csv_rows;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
 pub use crate::input::source::SourceError;
 use crate::input::trajectory::inline::Inline;
 use crate::input::trajectory::{self, Format};
+use crate::input::{csv_rows, inspect_log, otlp_file, session_files};
 
 /// A row that cannot be graded: where it is and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -776,10 +776,11 @@ impl Lines {
 }
 
 /// A dataset's rows as JSON lines, to be read in order ([`DatasetText::lines`]) or each at its
-/// offset ([`DatasetText::reader`]): a JSONL file itself, or a CSV file's rows made into lines.
+/// offset ([`DatasetText::reader`]): a JSONL file itself, or the rows of a CSV file, an Inspect
+/// log, a collector file or a session file made into lines.
 enum DatasetText {
     Jsonl,
-    Csv {
+    Made {
         text: Arc<[u8]>,
         lines: Arc<[usize]>,
     },
@@ -791,13 +792,21 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 impl DatasetText {
-    /// The dataset at `path`; a CSV file is read whole and made into lines here.
+    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces or a
+    /// Claude Code session file is read whole and made into lines here.
     fn open(path: &Path) -> Result<DatasetText, SourceError> {
-        if !csv_rows::is_csv(path) {
+        let converted = if csv_rows::is_csv(path) {
+            csv_rows::convert(path)?
+        } else if inspect_log::is_inspect_log(path) {
+            inspect_log::convert(path)?
+        } else if otlp_file::is_collector_file(path) {
+            otlp_file::convert(path)?
+        } else if session_files::is_session(path)? {
+            session_files::convert(path)?
+        } else {
             return Ok(DatasetText::Jsonl);
-        }
-        let converted = csv_rows::convert(path)?;
-        Ok(DatasetText::Csv {
+        };
+        Ok(DatasetText::Made {
             text: converted.text.into_bytes().into(),
             lines: converted.lines.into(),
         })
@@ -807,7 +816,7 @@ impl DatasetText {
     fn lines(&self, path: &Path) -> Result<Lines, SourceError> {
         match self {
             DatasetText::Jsonl => Lines::open(path),
-            DatasetText::Csv { text, lines } => {
+            DatasetText::Made { text, lines } => {
                 let source = Box::new(Cursor::new(text.clone()));
                 let mut rows = Lines::new(path.into(), source, BLOCK_SIZE);
                 rows.numbers = Some(lines.clone());
@@ -820,7 +829,7 @@ impl DatasetText {
     fn reader(&self, path: &Path) -> Result<Box<dyn ReadSeek>, SourceError> {
         Ok(match self {
             DatasetText::Jsonl => Box::new(open_stream(path)?),
-            DatasetText::Csv { text, .. } => Box::new(Cursor::new(text.clone())),
+            DatasetText::Made { text, .. } => Box::new(Cursor::new(text.clone())),
         })
     }
 }

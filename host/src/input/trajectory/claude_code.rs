@@ -31,7 +31,7 @@ impl Expecting for Record<'_> {
 }
 
 /// Keys every record of a transcript has, and no other format's items.
-const RECORD_KEYS: [&str; 3] = ["sessionId", "parentUuid", "leafUuid"];
+pub(crate) const RECORD_KEYS: [&str; 3] = ["sessionId", "parentUuid", "leafUuid"];
 
 impl Converter for ClaudeCodeConverter {
     fn detect(&self, raw: &RawValue) -> bool {

@@ -89,13 +89,19 @@ impl Expecting for TokenUsage {
         "a token usage object {prompt_tokens, completion_tokens, total_tokens}";
 }
 
-/// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log.
-pub(crate) const DECISIVE_KEYS: [&str; 4] = ["steps", "output", "input", "messages"];
+/// The key that tells an Inspect sample from the objects of other formats: it comes before
+/// `input` and `messages` in every sample Inspect writes.
+pub(crate) const EPOCH: &str = "epoch";
+
+/// The keys whose first one in an object tells an evaldeck trace from an OpenAI chat log or an
+/// Inspect sample.
+pub(crate) const DECISIVE_KEYS: [&str; 5] = ["steps", "output", "input", "messages", EPOCH];
 
 /// Whether an object whose first decisive key ([`DECISIVE_KEYS`]) is `first` is a trace: a chat
-/// log has `messages`, and an object with none of the keys is neither.
+/// log has `messages`, an Inspect sample `epoch` before its `input`, and an object with none of
+/// the keys is neither.
 pub(crate) fn is_trace(first: Option<&str>) -> bool {
-    first.is_some_and(|key| key != "messages")
+    first.is_some_and(|key| key != "messages" && key != EPOCH)
 }
 
 impl<'a> Trace<'a> {

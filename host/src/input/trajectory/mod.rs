@@ -10,6 +10,7 @@ pub(crate) mod anthropic;
 pub(crate) mod claude_code;
 pub(crate) mod evaldeck;
 pub mod inline;
+pub(crate) mod inspect;
 pub(crate) mod json;
 pub(crate) mod letta;
 pub(crate) mod openai;
@@ -27,6 +28,7 @@ pub use crate::config::spec::Format;
 pub use anthropic::AnthropicConverter;
 pub use claude_code::ClaudeCodeConverter;
 pub use evaldeck::EvaldeckConverter;
+pub use inspect::InspectConverter;
 pub use letta::LettaConverter;
 pub use openai::OpenAiConverter;
 pub use otel::OtelConverter;
@@ -250,10 +252,11 @@ impl Format {
     /// Every format, in the order detection tries them: each format's shape excludes those
     /// tried before it (a response object has `output` as a trace does, and Anthropic and
     /// Responses lists have `role` as chat messages do).
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Letta,
         Format::ClaudeCode,
         Format::OpenAiResponses,
+        Format::Inspect,
         Format::Evaldeck,
         Format::Anthropic,
         Format::OpenAi,
@@ -269,6 +272,7 @@ impl Format {
             Format::Anthropic => "anthropic",
             Format::ClaudeCode => "claude_code",
             Format::Otel => "otel",
+            Format::Inspect => "inspect",
         }
     }
 
@@ -281,6 +285,7 @@ impl Format {
             Format::Anthropic => &AnthropicConverter,
             Format::ClaudeCode => &ClaudeCodeConverter,
             Format::Otel => &OtelConverter,
+            Format::Inspect => &InspectConverter,
         }
     }
 }
@@ -312,7 +317,7 @@ pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory<'_>,
                  Responses items; anthropic: a message object, `{messages, response}` or a list \
                  of messages with Anthropic content blocks; claude_code: a list of session \
                  records with `sessionId`; otel: an OTLP JSON object with `resourceSpans`, or a \
-                 list of them); set `format:` in the suite to force one"
+                 list of them; inspect: an Inspect sample with `epoch`); set `format:` in the suite to force one"
                     .to_string(),
             )
         })?,
@@ -480,6 +485,34 @@ pub(crate) mod testing {
     pub(crate) fn recorded_file(name: &str) -> String {
         let path = format!("{}/tests/data/traces/{name}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(path).unwrap()
+    }
+
+    /// The events of the weather run every recording in `host/tests/data/traces/` holds: the
+    /// system prompt, the task, a call of `get_weather` with `arguments` as the recording writes
+    /// them, its return and the answer, the two model calls by `model` with their tokens.
+    pub(crate) fn weather_run<'a>(model: &'a str, arguments: &'a str) -> Vec<Event<'a>> {
+        let model_call = |tokens: Tokens| {
+            Event::LlmCall(LlmCall {
+                model: Some(model.into()),
+                tokens: Some(tokens),
+                ..LlmCall::default()
+            })
+        };
+        vec![
+            Event::System {
+                text: "You are a weather bot.".into(),
+            },
+            Event::User {
+                content: Content::Text("What is the weather in Paris?".into()),
+            },
+            model_call(self::tokens(50, 12)),
+            call("call_1", "get_weather", arguments),
+            returned("call_1", "18C, sunny", false),
+            model_call(self::tokens(80, 9)),
+            Event::Assistant {
+                content: Content::Text("Paris: 18C and sunny.".into()),
+            },
+        ]
     }
 
     /// Token counts whose total is their sum.

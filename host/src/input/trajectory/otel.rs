@@ -37,35 +37,44 @@ use super::{
 
 pub struct OtelConverter;
 
+type SpanExport<'a> = Export<'a, Object<Span<'a>>>;
+
+/// An OTLP export object, its spans read as `S` (parsed spans here; their text as written where
+/// a collector file is split by trace).
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Export<'a> {
+#[serde(rename_all = "camelCase", bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct Export<'a, S> {
     #[serde(borrow)]
-    resource_spans: Vec<Object<ResourceSpans<'a>>>,
+    pub(crate) resource_spans: Vec<Object<ResourceSpans<'a, S>>>,
 }
 
-impl Expecting for Export<'_> {
+impl<S> Expecting for Export<'_, S> {
     const WHAT: &'static str = "an OTLP export object {resourceSpans: [...]}";
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
+#[serde(rename_all = "camelCase", bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct ResourceSpans<'a, S> {
     #[serde(borrow, default)]
-    scope_spans: Vec<Object<ScopeSpans<'a>>>,
+    pub(crate) resource: Option<&'a RawValue>,
+    #[serde(borrow, default = "Vec::new")]
+    pub(crate) scope_spans: Vec<Object<ScopeSpans<'a, S>>>,
 }
 
-impl Expecting for ResourceSpans<'_> {
+impl<S> Expecting for ResourceSpans<'_, S> {
     const WHAT: &'static str = "a resourceSpans object {resource, scopeSpans}";
 }
 
 #[derive(Deserialize)]
-struct ScopeSpans<'a> {
+#[serde(bound(deserialize = "S: Deserialize<'de>"))]
+pub(crate) struct ScopeSpans<'a, S> {
     #[serde(borrow, default)]
-    spans: Vec<Object<Span<'a>>>,
+    pub(crate) scope: Option<&'a RawValue>,
+    #[serde(default = "Vec::new")]
+    pub(crate) spans: Vec<S>,
 }
 
-impl Expecting for ScopeSpans<'_> {
+impl<S> Expecting for ScopeSpans<'_, S> {
     const WHAT: &'static str = "a scopeSpans object {scope, spans}";
 }
 
@@ -178,8 +187,9 @@ impl Converter for OtelConverter {
     }
 
     fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
-        let exports: Vec<(String, Export)> = if first_byte(raw) == Some(b'[') {
-            let list: Vec<Object<Export>> = json::parse(raw.get(), || "trajectory".to_string())?;
+        let exports: Vec<(String, SpanExport)> = if first_byte(raw) == Some(b'[') {
+            let list: Vec<Object<SpanExport>> =
+                json::parse(raw.get(), || "trajectory".to_string())?;
             list.into_iter()
                 .enumerate()
                 .map(|(i, Object(e))| (format!("trajectory[{i}]"), e))
@@ -532,7 +542,9 @@ mod tests {
     use super::*;
     use crate::input::trajectory::detect;
     use crate::input::trajectory::testing::recorded_file;
-    use crate::input::trajectory::testing::{call as tool_call, convert_as, returned, tokens};
+    use crate::input::trajectory::testing::{
+        call as tool_call, convert_as, returned, tokens, weather_run,
+    };
 
     fn otel(text: &str) -> Result<Trajectory<'_>, ConvertError> {
         convert_as(text, Format::Otel)
@@ -544,33 +556,12 @@ mod tests {
     fn converts_openinference_spans() {
         let text = recorded_file("otel-openinference.json");
         let trajectory = otel(&text).unwrap();
-        let call = |tokens: Tokens| {
-            Event::LlmCall(LlmCall {
-                model: Some("gpt-4.1-2025-04-14".into()),
-                tokens: Some(tokens),
-                ..LlmCall::default()
-            })
-        };
         assert_eq!(trajectory.format, Format::Otel);
         assert_eq!(trajectory.status, RunStatus::Success);
         assert_eq!(trajectory.usage, Some(tokens(130, 21)));
         assert_eq!(
             trajectory.turns,
-            vec![vec![
-                Event::System {
-                    text: "You are a weather bot.".into()
-                },
-                Event::User {
-                    content: Content::Text("What is the weather in Paris?".into())
-                },
-                call(tokens(50, 12)),
-                tool_call("call_1", "get_weather", r#"{"city": "Paris"}"#),
-                returned("call_1", "18C, sunny", false),
-                call(tokens(80, 9)),
-                Event::Assistant {
-                    content: Content::Text("Paris: 18C and sunny.".into())
-                },
-            ]]
+            vec![weather_run("gpt-4.1-2025-04-14", r#"{"city": "Paris"}"#)]
         );
         assert_eq!(
             detect(serde_json::from_str(&text).unwrap()),

@@ -1,0 +1,290 @@
+//! OpenTelemetry collector files as datasets: the file exporter's JSON lines, each an OTLP export
+//! object `{"resourceSpans": [...]}` holding a batch of spans, of any traces, in the order they
+//! were exported. Each trace becomes a row, `{id: <traceId>, trajectory: [...]}`, in the order
+//! the file first names it; its trajectory is the file's export objects cut down to that trace's
+//! spans (their resources and scopes kept), read by the `otel` format. Every trace is converted
+//! once as the file is read, so a malformed span fails the dataset at its line.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::fsio;
+use crate::input::csv_rows::Converted;
+use crate::input::source::SourceError;
+use crate::input::trajectory::json::{self, Expecting, Object, Text};
+use crate::input::trajectory::otel::Export;
+use crate::input::trajectory::{self, Format};
+
+/// How a collector file's first line starts.
+const HEAD: &[u8] = b"{\"resourceSpans\"";
+
+/// Whether the dataset at `path` is a collector file: its first line starts with
+/// `{"resourceSpans"`, which no dataset row does.
+pub fn is_collector_file(path: &Path) -> bool {
+    let mut head = [0u8; HEAD.len()];
+    fsio::open_regular(path, fsio::cap::STREAM)
+        .and_then(|(mut file, _)| file.read_exact(&mut head))
+        .is_ok_and(|()| head == HEAD)
+}
+
+/// What a span is split by.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Ids<'a> {
+    #[serde(borrow)]
+    trace_id: Text<'a>,
+}
+
+impl Expecting for Ids<'_> {
+    const WHAT: &'static str = "a span object {traceId, spanId, name, attributes, ...}";
+}
+
+/// The spans of one trace that one export object's resource and scope hold.
+struct Piece<'a> {
+    resource: Option<&'a RawValue>,
+    scope: Option<&'a RawValue>,
+    spans: Vec<&'a RawValue>,
+    /// Which export object (line), resource and scope of the file it is cut from.
+    at: (usize, usize, usize),
+}
+
+/// A trace: its id, the line the file first names it on, and its pieces in file order.
+struct Trace<'a> {
+    id: String,
+    line: usize,
+    pieces: Vec<Piece<'a>>,
+}
+
+/// The traces of the collector file at `path` as JSONL rows, each numbered by the line that
+/// first holds one of its spans.
+pub fn convert(path: &Path) -> Result<Converted, SourceError> {
+    Converted::from_text(path, rows)
+}
+
+fn rows(text: &str) -> Result<Converted, String> {
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (number, line) in text.lines().enumerate().map(|(i, line)| (i + 1, line)) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Object(export): Object<Export<&RawValue>> =
+            json::parse(line, String::new).map_err(|e| {
+                format!(
+                    "line {number}: {}; a collector file holds an OTLP export object a line",
+                    e.0.strip_prefix(": ")
+                        .unwrap_or(e.0.trim_start_matches('.'))
+                )
+            })?;
+        for (r, Object(resource)) in export.resource_spans.into_iter().enumerate() {
+            for (s, Object(scope)) in resource.scope_spans.into_iter().enumerate() {
+                for (k, raw) in scope.spans.into_iter().enumerate() {
+                    let Object(ids): Object<Ids> = json::parse(raw.get(), || {
+                        format!("line {number}: resourceSpans[{r}].scopeSpans[{s}].spans[{k}]")
+                    })
+                    .map_err(|e| e.0)?;
+                    let trace_id = ids.trace_id.0;
+                    let at = (number, r, s);
+                    let slot = match index.get(&*trace_id) {
+                        Some(&slot) => slot,
+                        None => {
+                            index.insert(trace_id.to_string(), traces.len());
+                            traces.push(Trace {
+                                id: trace_id.to_string(),
+                                line: number,
+                                pieces: Vec::new(),
+                            });
+                            traces.len() - 1
+                        }
+                    };
+                    let pieces = &mut traces[slot].pieces;
+                    match pieces.last_mut() {
+                        Some(piece) if piece.at == at => piece.spans.push(raw),
+                        _ => pieces.push(Piece {
+                            resource: resource.resource,
+                            scope: scope.scope,
+                            spans: vec![raw],
+                            at,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+    let mut converted = Converted::default();
+    for trace in &traces {
+        let recorded = trajectory_text(trace);
+        let raw: &RawValue = serde_json::from_str(&recorded).map_err(|e| e.to_string())?;
+        trajectory::convert(raw, Some(Format::Otel))
+            .map_err(|e| format!("line {}: trace {}: {}", trace.line, trace.id, e.0))?;
+        let id = serde_json::to_string(&trace.id).map_err(|e| e.to_string())?;
+        converted
+            .text
+            .push_str(&format!("{{\"id\":{id},\"trajectory\":{recorded}}}\n"));
+        converted.lines.push(trace.line);
+    }
+    if traces.is_empty() {
+        return Err("the collector file holds no spans".to_string());
+    }
+    Ok(converted)
+}
+
+/// The export objects of `trace`: one per line, resource and scope that hold its spans.
+fn trajectory_text(trace: &Trace) -> String {
+    let mut out = String::from("[");
+    for (i, piece) in trace.pieces.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"resourceSpans\":[{");
+        if let Some(resource) = piece.resource {
+            out.push_str("\"resource\":");
+            out.push_str(resource.get());
+            out.push(',');
+        }
+        out.push_str("\"scopeSpans\":[{");
+        if let Some(scope) = piece.scope {
+            out.push_str("\"scope\":");
+            out.push_str(scope.get());
+            out.push(',');
+        }
+        out.push_str("\"spans\":[");
+        for (j, span) in piece.spans.iter().enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            out.push_str(span.get());
+        }
+        out.push_str("]}]}]}");
+    }
+    out.push(']');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::trajectory::testing::recorded_file;
+
+    fn rows_of(converted: &Converted) -> Vec<serde_json::Value> {
+        converted
+            .text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    fn spans(value: &serde_json::Value) -> Vec<String> {
+        let mut ids = Vec::new();
+        for export in value.as_array().unwrap() {
+            for resource in export["resourceSpans"].as_array().unwrap() {
+                for scope in resource["scopeSpans"].as_array().unwrap() {
+                    for span in scope["spans"].as_array().unwrap() {
+                        ids.push(span["spanId"].as_str().unwrap().to_string());
+                    }
+                }
+            }
+        }
+        ids
+    }
+
+    #[test]
+    fn interleaved_traces_become_a_row_each() {
+        let text = recorded_file("otel-genai.jsonl");
+        let converted = rows(&text).unwrap();
+        let rows = rows_of(&converted);
+        let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(
+            ids,
+            [
+                "00000000000000000000000000000001",
+                "00000000000000000000000000000005"
+            ]
+        );
+        // Both traces start on the first line, which mixes them.
+        assert_eq!(converted.lines, [1, 1]);
+        let paris = spans(&rows[0]["trajectory"]);
+        let oslo = spans(&rows[1]["trajectory"]);
+        assert_eq!(
+            paris,
+            ["0000000000000002", "0000000000000004", "0000000000000003"]
+        );
+        assert_eq!(
+            oslo,
+            ["0000000000000006", "0000000000000008", "0000000000000007"]
+        );
+        // Every span of the file is in one row.
+        let file: Vec<serde_json::Value> = text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let mut all = spans(&serde_json::Value::Array(file));
+        let mut split = [paris, oslo].concat();
+        all.sort();
+        split.sort();
+        assert_eq!(split, all);
+        // The first trace reads as the same run recorded alone.
+        let same_run = recorded_file("same-run.jsonl");
+        let alone: serde_json::Value = same_run
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .find(|row: &serde_json::Value| row["id"] == "genai")
+            .unwrap();
+        let convert = |value: &serde_json::Value| {
+            let text = value.to_string();
+            let raw: &RawValue = serde_json::from_str(&text).unwrap();
+            format!(
+                "{:?}",
+                trajectory::convert(raw, Some(Format::Otel)).unwrap()
+            )
+        };
+        assert_eq!(
+            convert(&rows[0]["trajectory"]),
+            convert(&alone["trajectory"])
+        );
+    }
+
+    #[test]
+    fn malformed_lines_and_spans_are_refused_at_their_line() {
+        let span = |trace: &str, id: &str, extra: &str| {
+            format!(r#"{{"traceId": "{trace}", "spanId": "{id}", "name": "x"{extra}}}"#)
+        };
+        let line = |spans: &[String]| {
+            format!(
+                r#"{{"resourceSpans": [{{"scopeSpans": [{{"spans": [{}]}}]}}]}}"#,
+                spans.join(",")
+            )
+        };
+        for (text, expected) in [
+            (
+                format!("{}\n[1]\n", line(&[span("t1", "a", "")])),
+                "line 2: invalid type: sequence, expected an OTLP export object {resourceSpans: \
+                 [...]}; a collector file holds an OTLP export object a line",
+            ),
+            (
+                format!(
+                    "{}\n{}\n",
+                    line(&[span("t1", "a", "")]),
+                    line(&[span("t2", "b", ""), r#"{"spanId": "c"}"#.to_string()])
+                ),
+                "line 2: resourceSpans[0].scopeSpans[0].spans[1]: missing field `traceId`",
+            ),
+            (
+                format!(
+                    "{}\n{}\n",
+                    line(&[span("t1", "a", "")]),
+                    line(&[span("t2", "b", r#", "attributes": [{"key": "k"}]"#)])
+                ),
+                "line 2: trace t2: trajectory[0].resourceSpans[0].scopeSpans[0].spans[0].\
+                 attributes[0]: missing field `value`",
+            ),
+            ("\n".to_string(), "the collector file holds no spans"),
+        ] {
+            assert_eq!(rows(&text).err().as_deref(), Some(expected), "for {text}");
+        }
+    }
+}
