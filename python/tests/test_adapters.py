@@ -86,17 +86,24 @@ def test_verl_compute_score_details_and_batches(capitals):
     assert exact("capitals", "It is Paris.", "Paris", {}) == 0.0
 
 
-def test_verl_loads_it_from_a_file_by_name(tmp_path: Path, cache: str):
-    reward = tmp_path / "reward.py"
-    reward.write_text(
-        "import gavel.verl\n"
-        f"compute_score = gavel.verl.compute_score(gavel.Suite({str(CAPITALS)!r}, "
-        f"cache_dir={cache!r}))\n"
-    )
-    spec = importlib.util.spec_from_file_location("custom_module", reward)
+def reward_file(folder: Path, module_name: str, line: str) -> object:
+    """The module a trainer loads from the user's reward file holding `line`, loaded as the
+    trainer loads it."""
+    reward = folder / "reward.py"
+    reward.write_text(f"import gavel, gavel.openrlhf, gavel.verl\n{line}\n")
+    spec = importlib.util.spec_from_file_location(module_name, str(reward))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    compute_score = getattr(module, "compute_score")
+    return module
+
+
+def suite_source(cache: str) -> str:
+    return f"gavel.Suite({str(CAPITALS)!r}, cache_dir={cache!r})"
+
+
+def test_verl_loads_it_from_a_file_by_name(tmp_path: Path, cache: str):
+    line = f"compute_score = gavel.verl.compute_score({suite_source(cache)})"
+    compute_score = getattr(reward_file(tmp_path, "custom_module", line), "compute_score")
     assert compute_score(data_source="x", solution_str="Paris", ground_truth="Paris",
                          extra_info={}) == 1.0
 
@@ -146,16 +153,8 @@ def test_trl_conversational_completions_and_a_metric(capitals):
 # (utils/agent.py) and calls it as `asyncio.to_thread(self.reward_func, queries, prompts,
 # labels)`, one query at a time; it reads "rewards", "scores" and "extra_logs".
 def test_openrlhf_reward_func_as_its_executor_calls_it(tmp_path: Path, cache: str):
-    reward = tmp_path / "reward.py"
-    reward.write_text(
-        "import gavel, gavel.openrlhf\n"
-        f"reward_func = gavel.openrlhf.reward_func(gavel.Suite({str(CAPITALS)!r}, "
-        f"cache_dir={cache!r}))\n"
-    )
-    spec = importlib.util.spec_from_file_location("reward_func", str(reward))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    reward_func = module.reward_func
+    line = f"reward_func = gavel.openrlhf.reward_func({suite_source(cache)})"
+    reward_func = reward_file(tmp_path, "reward_func", line).reward_func
 
     async def fetch(queries, prompts, labels):
         tasks = [
