@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy
 import pytest
 
 import gavel
@@ -176,3 +178,26 @@ def test_the_suite_tells_what_it_is(suites):
     assert capitals.path == str(SUITES["capitals"])
     assert capitals.workers >= 1
     assert "capitals" in repr(capitals)
+
+
+def test_a_suite_pickles_as_its_path_and_grades_the_same(suites, expected):
+    # Ray and multiprocessing send a Suite to other processes: it is loaded again there.
+    copy = pickle.loads(pickle.dumps(suites["capitals"]))
+    assert copy.path == suites["capitals"].path and copy.workers == suites["capitals"].workers
+    assert copy.grade_lines(dataset(SUITES["capitals"])) == expected["capitals"]
+
+
+def test_numpy_values_in_rows_are_written_as_json(suites):
+    # Trainers' batches hold numpy scalars and arrays.
+    row = {
+        "id": numpy.int64(7),
+        "input": "Q",
+        "ground_truth": "Paris",
+        "tags": numpy.array(["a", "b"]),
+        "trajectory": [
+            {"role": "user", "content": "Q"},
+            {"role": "assistant", "content": "Paris"},
+        ],
+    }
+    graded = suites["capitals"].grade([row])
+    assert graded[0]["sample_id"] == 7 and graded[0]["reward"] == 1.0
