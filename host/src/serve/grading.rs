@@ -106,6 +106,17 @@ pub fn grade(
     deadline: Instant,
 ) -> Result<Graded, GradingError> {
     let items = Items::in_memory(Path::new(ROWS_NAME), rows);
+    grade_items(prepared, workers, items, deadline)
+}
+
+/// [`grade`] over any stream of rows (held in memory, or a dataset file read as `gavel run`
+/// reads it), each invalid row located in the file its items name.
+pub fn grade_items(
+    prepared: &Prepared,
+    workers: usize,
+    items: Items,
+    deadline: Instant,
+) -> Result<Graded, GradingError> {
     let mut sink = Collect {
         graded: Graded::default(),
         deadline,
