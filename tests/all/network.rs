@@ -762,3 +762,104 @@ fn a_secrets_value_is_nowhere_in_the_graders_memory_unless_its_host_echoes_it() 
         assert!(seen.contains(&format!("Bearer {SECRET}")), "{seen}");
     }
 }
+
+/// Answers the Anthropic and OpenAI endpoints graders call, each with a reply naming it.
+fn api_reply(request: &str, stream: &mut TcpStream) {
+    let path = request.split_whitespace().nth(1).unwrap_or_default();
+    let body = match path {
+        "/v1/messages/count_tokens" => json!({"input_tokens": 7}),
+        "/v1/messages" => json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "model": "m", "content": [{"type": "text", "text": "messages"}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        "/v1/chat/completions" => json!({"id": "c", "object": "chat.completion", "created": 1,
+            "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "chat"}}]}),
+        "/v1/responses" => json!({"id": "r", "object": "response", "created_at": 1,
+            "status": "completed", "model": "m", "output": [{"type": "message", "id": "m",
+            "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "responses", "annotations": []}]}]}),
+        _ => json!({"error": path}),
+    }
+    .to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Graders calling every stand-in call, sync and async, on `__URL__`: what each read back.
+const API_GRADERS: &str = r#"import anthropic
+import openai
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+URL = "__URL__"
+ASK = [{"role": "user", "content": "q"}]
+
+
+@grader
+def sync_calls(sample, submission):
+    a = anthropic.Anthropic(api_key="k", base_url=URL)
+    o = openai.OpenAI(api_key="k", base_url=URL + "/v1")
+    seen = [
+        a.messages.create(model="m", max_tokens=9, messages=ASK).content[0].text,
+        str(a.messages.count_tokens(model="m", messages=ASK).input_tokens),
+        o.chat.completions.create(model="m", messages=ASK).choices[0].message.content,
+        o.responses.create(model="m", input="q").output_text,
+    ]
+    return GradeResult(score=1.0, rationale=" ".join(seen))
+
+
+@grader
+async def async_calls(sample, submission):
+    a = anthropic.AsyncAnthropic(api_key="k", base_url=URL)
+    o = openai.AsyncOpenAI(api_key="k", base_url=URL + "/v1")
+    seen = [
+        (await a.messages.create(model="m", max_tokens=9, messages=ASK)).content[0].text,
+        str((await a.messages.count_tokens(model="m", messages=ASK)).input_tokens),
+        (await o.chat.completions.create(model="m", messages=ASK)).choices[0].message.content,
+        (await o.responses.create(model="m", input="q")).output_text,
+    ]
+    return GradeResult(score=1.0, rationale=" ".join(seen))
+"#;
+
+#[test]
+fn the_api_stand_ins_reach_a_granted_loopback_api_sync_and_async() {
+    let Some(cache) = cache() else { return };
+    let (port, requests) = server(api_reply);
+    let ws = Workspace::new();
+    ws.write(
+        "api.py",
+        &API_GRADERS.replace("__URL__", &format!("http://127.0.0.1:{port}")),
+    );
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: api\ndataset: data.jsonl\nallow:\n  network: [\"127.0.0.1:{port}\"]\n\
+             graders:\n  sync_calls:\n    kind: tool\n    function: api.py:sync_calls\n  \
+             async_calls:\n    kind: tool\n    function: api.py:async_calls\n"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let results = crate::python_graders::graded(cache, &ws);
+    for name in ["sync_calls", "async_calls"] {
+        let grade = &results[0]["grades"][name];
+        assert_eq!(grade["rationale"], "messages 7 chat responses", "{grade}");
+    }
+    let paths: Vec<String> = requests
+        .try_iter()
+        .map(|r| r.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    for path in [
+        "/v1/messages",
+        "/v1/messages/count_tokens",
+        "/v1/chat/completions",
+        "/v1/responses",
+    ] {
+        let asked = paths.iter().filter(|p| *p == &format!("POST {path}"));
+        assert_eq!(asked.count(), 2, "{paths:?}");
+    }
+}
