@@ -437,7 +437,7 @@ fn a_javascript_packs_fetch_reaches_a_granted_loopback_host_and_no_other() {
     let work = tempfile::tempdir().expect("a temporary folder");
     // The same pack and row, granted the server's address, then granted nothing.
     let suite = format!(
-        "name: js-fetch\ndataset: data.jsonl\npacks:\n  fetch:\n    path: {}\n\
+        "name: js-fetch\ndataset: data.jsonl\nlimits: {{timeout_ms: 60000}}\npacks:\n  fetch:\n    path: {}\n\
          graders:\n  granted:\n    kind: tool\n    function: fetch.get\n    allow:\n      \
          network: [\"127.0.0.1:{port}\"]\n  refused:\n    kind: tool\n    function: fetch.get\n",
         pack.display()

@@ -78,7 +78,7 @@ def probe(sample, submission):
     return GradeResult(score=1.0, rationale=\" | \".join(seen))
 "
         ),
-        "limits:\n  tmp_mb: 1\n",
+        "limits:\n  timeout_ms: 60000\n  tmp_mb: 1\n",
         1,
     );
     if grades.is_empty() {
@@ -117,7 +117,7 @@ def probe(sample, submission):
         said += f" | {f.read()}"
     return GradeResult(score=1.0, rationale=said)
 "#,
-        "limits:\n  tmp_files: 50\n",
+        "limits:\n  timeout_ms: 60000\n  tmp_files: 50\n",
         1,
     );
     if grades.is_empty() {
@@ -143,7 +143,7 @@ fn the_tmp_quota_resets_with_the_instance() {
     // first's file and the room it took.
     let warm = probed(
         &format!("{FILL}{THREE_QUARTERS}"),
-        "limits:\n  tmp_mb: 1\n",
+        "limits:\n  timeout_ms: 60000\n  tmp_mb: 1\n",
         2,
     );
     if warm.is_empty() {
@@ -159,7 +159,7 @@ fn the_tmp_quota_resets_with_the_instance() {
     // A fresh instance per row starts with an empty /tmp and the whole quota.
     let fresh = probed(
         &format!("{FILL}{THREE_QUARTERS}"),
-        "isolation: sample\nlimits:\n  tmp_mb: 1\n",
+        "isolation: sample\nlimits:\n  timeout_ms: 60000\n  tmp_mb: 1\n",
         2,
     );
     assert_eq!(said(&fresh), ["[] 786432 written", "[] 786432 written"]);
