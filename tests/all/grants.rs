@@ -125,6 +125,7 @@ fn a_granted_folder_is_read_only_at_its_own_path_with_an_empty_scratch_tmp_per_c
             row(1, &format!("{work}/notes.txt"), json!({})),
             row(2, &format!("{work}/link-out"), json!({})),
             row(3, &canonical(&ws.path("outside.txt")), json!({})),
+            row(4, &format!("{work}/../outside.txt"), json!({})),
         ],
     );
     let out = run(&ws, &[]);
@@ -142,6 +143,12 @@ fn a_granted_folder_is_read_only_at_its_own_path_with_an_empty_scratch_tmp_per_c
         reached[2]["read"].as_str().unwrap().starts_with("error"),
         "{}",
         reached[2]
+    );
+    // So is `..` out of it.
+    assert!(
+        reached[3]["read"].as_str().unwrap().starts_with("error"),
+        "{}",
+        reached[3]
     );
     for call in &reached {
         // Every call's /tmp starts empty (the last call's file is gone) and takes writes.
