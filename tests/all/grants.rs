@@ -125,6 +125,7 @@ fn a_granted_folder_is_read_only_at_its_own_path_with_an_empty_scratch_tmp_per_c
             row(1, &format!("{work}/notes.txt"), json!({})),
             row(2, &format!("{work}/link-out"), json!({})),
             row(3, &canonical(&ws.path("outside.txt")), json!({})),
+            row(4, &format!("{work}/../outside.txt"), json!({})),
         ],
     );
     let out = run(&ws, &[]);
@@ -142,6 +143,12 @@ fn a_granted_folder_is_read_only_at_its_own_path_with_an_empty_scratch_tmp_per_c
         reached[2]["read"].as_str().unwrap().starts_with("error"),
         "{}",
         reached[2]
+    );
+    // So is `..` out of it.
+    assert!(
+        reached[3]["read"].as_str().unwrap().starts_with("error"),
+        "{}",
+        reached[3]
     );
     for call in &reached {
         // Every call's /tmp starts empty (the last call's file is gone) and takes writes.
@@ -342,4 +349,53 @@ fn a_python_grader_sees_granted_variables_and_only_a_secrets_placeholder() {
     for (path, text) in texts_under(&ws.path("out")) {
         assert!(!text.contains(SECRET_VALUE), "{}", path.display());
     }
+}
+
+#[test]
+fn reading_a_huge_granted_file_ends_at_the_graders_memory_limit() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    // 8 GiB as its size says, and no disk: reading it whole would need 8 GiB of memory.
+    ws.write("work/huge.bin", "");
+    let huge = std::fs::File::options()
+        .write(true)
+        .open(ws.path("work/huge.bin"))
+        .unwrap();
+    huge.set_len(8 << 30).unwrap();
+    let path = canonical(&ws.path("work/huge.bin"));
+    ws.write(
+        "g.py",
+        &format!(
+            "from letta_evals.decorators import grader\n\
+             from letta_evals.models import GradeResult\n\n\
+             @grader\ndef reads(sample, submission):\n    \
+             with open({path:?}, 'rb') as f:\n        \
+             return GradeResult(score=1.0, rationale=f'read {{len(f.read())}} bytes')\n"
+        ),
+    );
+    ws.write(
+        "suite.yaml",
+        // Time and fuel to spare: the memory is the limit the read meets.
+        "name: py\ndataset: data.jsonl\nlimits: {timeout_ms: 600000, fuel: 100000000000}\n\
+         allow:\n  files: [work/]\ngraders:\n  reads:\n    \
+         kind: tool\n    function: g.py:reads\n",
+    );
+    ws.write_rows("data.jsonl", &[row(1, "anything", json!({}))]);
+    let cache = cache.to_string_lossy();
+    let out = gavel_with_env(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out"],
+        &[("GAVEL_CACHE_DIR", &cache), ("GAVEL_PYTHON_COMPONENT", "")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The read stops where the call's memory does (64 MiB by default); the run goes on.
+    let grade = &ws.results("out")[0]["grades"]["reads"];
+    assert_eq!(grade["status"], "error", "{grade}");
+    assert_eq!(grade["rationale"], "memory limit exceeded", "{grade}");
+    let peak = grade["metadata"]["sandbox"]["peak_memory_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(peak <= 64 << 20, "{grade}");
 }

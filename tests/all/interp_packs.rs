@@ -406,3 +406,58 @@ fn the_packs_build_against_the_released_wit() {
         );
     }
 }
+
+/// A reply of `hello from loopback` to any request.
+fn hello(_request: &str, stream: &mut std::net::TcpStream) {
+    use std::io::Write;
+    let body = "hello from loopback";
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+#[test]
+fn a_javascript_packs_fetch_reaches_a_granted_loopback_host_and_no_other() {
+    let dir = example("packs-js");
+    // The example's build installs the toolchain the fetching pack is built with.
+    if !built(&dir) {
+        return;
+    }
+    let pack = Path::new(env!("CARGO_TARGET_TMPDIR")).join("js-fetch/fetch.wasm");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/js-fetch/build.sh");
+    let output = Command::new("sh")
+        .arg(&script)
+        .arg(&pack)
+        .output()
+        .expect("sh runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let (port, requests) = crate::network::server(hello);
+    let work = tempfile::tempdir().expect("a temporary folder");
+    // The same pack and row, granted the server's address, then granted nothing.
+    let suite = format!(
+        "name: js-fetch\ndataset: data.jsonl\nlimits: {{timeout_ms: 60000}}\npacks:\n  fetch:\n    path: {}\n\
+         graders:\n  granted:\n    kind: tool\n    function: fetch.get\n    allow:\n      \
+         network: [\"127.0.0.1:{port}\"]\n  refused:\n    kind: tool\n    function: fetch.get\n",
+        pack.display()
+    );
+    std::fs::write(work.path().join("suite.yaml"), suite).expect("write the suite");
+    let row = serde_json::json!({"id": 1, "input": "q", "trajectory": [[{"id": "m1",
+        "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message",
+        "content": format!("http://127.0.0.1:{port}/hello")}]]});
+    std::fs::write(work.path().join("data.jsonl"), format!("{row}\n")).expect("write the data");
+    let run = run_suite(work.path(), &work.path().join("out"));
+    assert_eq!(
+        run.grade("1", "granted")["rationale"],
+        "200 hello from loopback"
+    );
+    let refused = run.grade("1", "refused");
+    assert_eq!(refused["status"], "fail", "{refused}");
+    assert_eq!(
+        refused["rationale"],
+        "TypeError: NetworkError when attempting to fetch resource"
+    );
+    // Only the granted grader's request reached the server.
+    assert_eq!(requests.try_iter().count(), 1);
+}

@@ -44,6 +44,7 @@ mod retry;
 mod sandbox;
 mod serve;
 mod shard;
+mod tmp_quota;
 mod traces;
 mod verify_isolation;
 mod warm_python;

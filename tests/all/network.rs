@@ -615,3 +615,251 @@ fn http_client_connections_go_through_the_host_where_granted() {
     );
     assert!(requests.try_recv().is_err(), "the server saw a request");
 }
+
+/// A grader using httpx and requests (from `requirements:`) on the server `__GRANTED__`, then on
+/// `__REFUSED__`, which is not granted: each library's own error is caught. The seen steps are
+/// the rationale of an `error` grade when they are not the expected ones.
+const CLIENTS_GRADER: &str = r#"
+import httpx, requests
+
+BODY = '{"answer": "Paris"}'
+HEADERS = {"content-type": "application/json"}
+
+def grade(sample, item):
+    seen = []
+    seen.append("httpx " + httpx.post("__GRANTED__", content=BODY, headers=HEADERS).json()["verdict"])
+    with httpx.Client() as client:
+        seen.append("httpx.Client " + client.post("__GRANTED__", content=BODY, headers=HEADERS).json()["verdict"])
+    seen.append("requests " + requests.post("__GRANTED__", data=BODY, headers=HEADERS).json()["verdict"])
+    try:
+        httpx.post("__REFUSED__", content=BODY)
+        seen.append("httpx reached the refused host")
+    except httpx.ConnectError:
+        seen.append("httpx.ConnectError")
+    try:
+        requests.post("__REFUSED__", data=BODY)
+        seen.append("requests reached the refused host")
+    except requests.ConnectionError:
+        seen.append("requests.ConnectionError")
+    want = ["httpx good", "httpx.Client good", "requests good", "httpx.ConnectError", "requests.ConnectionError"]
+    if seen != want:
+        raise RuntimeError(" | ".join(seen))
+    return 1.0
+"#;
+
+#[test]
+fn httpx_and_requests_reach_a_granted_host_and_raise_their_own_errors_for_another() {
+    let (granted_port, granted_requests) = server(json_reply);
+    let (refused_port, refused_requests) = server(json_reply);
+    let source = CLIENTS_GRADER
+        .replace("__GRANTED__", &format!("http://127.0.0.1:{granted_port}/"))
+        .replace("__REFUSED__", &format!("http://127.0.0.1:{refused_port}/"));
+    let lines = format!(
+        "    requirements: [httpx, requests]\n{}",
+        granted(&format!("127.0.0.1:{granted_port}"))
+    );
+    let Some(g) = run_grader(&source, &lines, &[]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
+    assert_eq!(granted_requests.try_iter().count(), 3);
+    assert!(
+        refused_requests.try_recv().is_err(),
+        "the refused host was asked"
+    );
+}
+
+/// A grader sending requests to `__URL__` until one fails: how many went, and why the next did
+/// not, as the rationale of an `error` grade.
+const MANY_REQUESTS_GRADER: &str = r#"
+import urllib.error, urllib.request
+
+def grade(sample, item):
+    sent = 0
+    try:
+        while sent < 100:
+            urllib.request.urlopen(urllib.request.Request("__URL__", data=b'{"answer": "Paris"}')).read()
+            sent += 1
+    except urllib.error.URLError as e:
+        raise RuntimeError(f"{sent} sent, then URLError")
+    raise RuntimeError(f"{sent} sent")
+"#;
+
+#[test]
+fn a_call_sends_at_most_32_requests() {
+    let (port, requests) = server(json_reply);
+    let source = MANY_REQUESTS_GRADER.replace("__URL__", &format!("http://127.0.0.1:{port}/"));
+    let Some(g) = run_grader(&source, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert!(rationale(&g).contains("32 sent, then URLError"), "{g}");
+    assert_eq!(requests.try_iter().count(), 32);
+}
+
+/// A grader granted `API_KEY` for the server `__URL__`: it sends the variable (a placeholder)
+/// in a header, reads the reply, then searches every text and bytes object the interpreter
+/// holds for the secret's value, which the row gives it reversed (so that the row itself is
+/// not a find). How many objects hold it, as the rationale of an `error` grade.
+const SECRET_SEARCH_GRADER: &str = r#"
+import gc, os, sys, urllib.request
+
+def grade(sample, item):
+    key = os.environ["API_KEY"]
+    request = urllib.request.Request("__URL__", data=b'{"answer": "Paris"}', headers={"Authorization": "Bearer " + key})
+    with urllib.request.urlopen(request) as reply:
+        kept = [reply.read(), dict(reply.headers)]
+    needle = item["input"][::-1]
+    needles = {id(needle), id(needle.encode())}
+    found, seen = 0, set()
+    for holder in gc.get_objects() + [sys.modules, os.environ, kept]:
+        for value in gc.get_referents(holder) + [holder]:
+            if id(value) in seen or id(value) in needles:
+                continue
+            seen.add(id(value))
+            if isinstance(value, str) and needle in value:
+                found += 1
+            elif isinstance(value, (bytes, bytearray)) and needle.encode() in value:
+                found += 1
+    raise RuntimeError(f"found {found}")
+"#;
+
+/// Replies with the request's `authorization` header in its body, as a server may.
+fn echo_authorization(request: &str, stream: &mut TcpStream) {
+    let header = request
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("authorization:"))
+        .unwrap_or_default();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{header}",
+        header.len()
+    );
+}
+
+#[test]
+fn a_secrets_value_is_nowhere_in_the_graders_memory_unless_its_host_echoes_it() {
+    const SECRET: &str = "sk-memory-5d1e9a7c3b";
+    let reversed: String = SECRET.chars().rev().collect();
+    for (reply, echoed) in [
+        (json_reply as fn(&str, &mut TcpStream), false),
+        // The search finds the value when a granted host sends it back: it can find one.
+        (echo_authorization, true),
+    ] {
+        let (port, requests) = server(reply);
+        let allow = format!(
+            "    allow:\n      network: [\"127.0.0.1:{port}\"]\n      secrets:\n        \
+             API_KEY: [\"127.0.0.1:{port}\"]\n"
+        );
+        let source = SECRET_SEARCH_GRADER
+            .replace("__URL__", &format!("http://127.0.0.1:{port}/"))
+            .replace("item[\"input\"]", &format!("{reversed:?}"));
+        let Some(g) = run_grader(&source, &allow, &[("API_KEY", SECRET)]) else {
+            return;
+        };
+        assert!(rationale(&g).contains("RuntimeError: found "), "{g}");
+        assert_eq!(!rationale(&g).contains("found 0 ("), echoed, "{g}");
+        let seen = requests.try_recv().expect("asked");
+        assert!(seen.contains(&format!("Bearer {SECRET}")), "{seen}");
+    }
+}
+
+/// Answers the Anthropic and OpenAI endpoints graders call, each with a reply naming it.
+fn api_reply(request: &str, stream: &mut TcpStream) {
+    let path = request.split_whitespace().nth(1).unwrap_or_default();
+    let body = match path {
+        "/v1/messages/count_tokens" => json!({"input_tokens": 7}),
+        "/v1/messages" => json!({"id": "msg_1", "type": "message", "role": "assistant",
+            "model": "m", "content": [{"type": "text", "text": "messages"}],
+            "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        "/v1/chat/completions" => json!({"id": "c", "object": "chat.completion", "created": 1,
+            "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "chat"}}]}),
+        "/v1/responses" => json!({"id": "r", "object": "response", "created_at": 1,
+            "status": "completed", "model": "m", "output": [{"type": "message", "id": "m",
+            "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "responses", "annotations": []}]}]}),
+        _ => json!({"error": path}),
+    }
+    .to_string();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// Graders calling every stand-in call, sync and async, on `__URL__`: what each read back.
+const API_GRADERS: &str = r#"import anthropic
+import openai
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+URL = "__URL__"
+ASK = [{"role": "user", "content": "q"}]
+
+
+@grader
+def sync_calls(sample, submission):
+    a = anthropic.Anthropic(api_key="k", base_url=URL)
+    o = openai.OpenAI(api_key="k", base_url=URL + "/v1")
+    seen = [
+        a.messages.create(model="m", max_tokens=9, messages=ASK).content[0].text,
+        str(a.messages.count_tokens(model="m", messages=ASK).input_tokens),
+        o.chat.completions.create(model="m", messages=ASK).choices[0].message.content,
+        o.responses.create(model="m", input="q").output_text,
+    ]
+    return GradeResult(score=1.0, rationale=" ".join(seen))
+
+
+@grader
+async def async_calls(sample, submission):
+    a = anthropic.AsyncAnthropic(api_key="k", base_url=URL)
+    o = openai.AsyncOpenAI(api_key="k", base_url=URL + "/v1")
+    seen = [
+        (await a.messages.create(model="m", max_tokens=9, messages=ASK)).content[0].text,
+        str((await a.messages.count_tokens(model="m", messages=ASK)).input_tokens),
+        (await o.chat.completions.create(model="m", messages=ASK)).choices[0].message.content,
+        (await o.responses.create(model="m", input="q")).output_text,
+    ]
+    return GradeResult(score=1.0, rationale=" ".join(seen))
+"#;
+
+#[test]
+fn the_api_stand_ins_reach_a_granted_loopback_api_sync_and_async() {
+    let Some(cache) = cache() else { return };
+    let (port, requests) = server(api_reply);
+    let ws = Workspace::new();
+    ws.write(
+        "api.py",
+        &API_GRADERS.replace("__URL__", &format!("http://127.0.0.1:{port}")),
+    );
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: api\ndataset: data.jsonl\nallow:\n  network: [\"127.0.0.1:{port}\"]\n\
+             graders:\n  sync_calls:\n    kind: tool\n    function: api.py:sync_calls\n  \
+             async_calls:\n    kind: tool\n    function: api.py:async_calls\n"
+        ),
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let results = crate::python_graders::graded(cache, &ws);
+    for name in ["sync_calls", "async_calls"] {
+        let grade = &results[0]["grades"][name];
+        assert_eq!(grade["rationale"], "messages 7 chat responses", "{grade}");
+    }
+    let paths: Vec<String> = requests
+        .try_iter()
+        .map(|r| r.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    for path in [
+        "/v1/messages",
+        "/v1/messages/count_tokens",
+        "/v1/chat/completions",
+        "/v1/responses",
+    ] {
+        let asked = paths.iter().filter(|p| *p == &format!("POST {path}"));
+        assert_eq!(asked.count(), 2, "{paths:?}");
+    }
+}

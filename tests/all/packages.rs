@@ -238,15 +238,22 @@ fn assert_unpacked_again(ws: &Workspace, cache: &Path, value: &str, count: &Atom
     assert_eq!(count.load(Ordering::SeqCst), 2);
 }
 
-#[test]
-fn a_tampered_package_tree_is_not_mounted() {
-    let Some(cache) = cache() else { return };
-    // A value of this test's own, so that its tree is its alone in the shared cache.
-    let value = format!("0.{}", std::process::id());
+/// A suite whose package is a wheel of the test's own (`VALUE = 0.<process id><suffix>`, so
+/// that its tree is its alone in the shared cache), graded once: its wheel downloaded and
+/// unpacked once. Its value, and its module's text.
+fn unpacked_once(cache: &Path, suffix: &str) -> (Workspace, Arc<AtomicUsize>, String, String) {
+    let value = format!("0.{}{suffix}", std::process::id());
     let module = format!("VALUE = {value}\n");
     let (ws, count) = locked_suite(&[("pkg/__init__.py", &module), WHEEL_FILE]);
     assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
     assert_eq!(count.load(Ordering::SeqCst), 1);
+    (ws, count, value, module)
+}
+
+#[test]
+fn a_tampered_package_tree_is_not_mounted() {
+    let Some(cache) = cache() else { return };
+    let (ws, count, value, module) = unpacked_once(cache, "");
     // A warm cache needs no download.
     assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
     assert_eq!(count.load(Ordering::SeqCst), 1);
@@ -254,6 +261,47 @@ fn a_tampered_package_tree_is_not_mounted() {
     let tree = tree_holding(cache, &module);
     std::fs::write(tree.join("pkg/__init__.py"), "VALUE = 0.5\n").unwrap();
     assert_unpacked_again(&ws, cache, &value, &count);
+}
+
+#[test]
+fn a_tree_an_older_gavel_unpacked_is_unpacked_again_with_a_notice_not_a_warning() {
+    let Some(cache) = cache() else { return };
+    let (ws, count, value, module) = unpacked_once(cache, "2");
+
+    // The tree as gavel made it before bytecode was added: the sources alone, tagged under
+    // that layout's domain with the user's key.
+    let tree = tree_holding(cache, &module);
+    std::fs::remove_dir_all(tree.join("pkg/__pycache__")).unwrap();
+    let name = tree.file_name().unwrap().to_string_lossy().into_owned();
+    let id = name.strip_prefix("env-").expect("a tree's name");
+    let digest = gavel::fsio::check_private_tree(&tree).unwrap();
+    let dir = gavel::cache::CacheDir::open(cache).unwrap().expect("a key");
+    let tag = dir
+        .key()
+        .tag(b"gavel python packages v1\0", &[id.as_bytes(), &digest]);
+    std::fs::write(tree.with_file_name(format!("{name}.hmac")), tag).unwrap();
+
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!(
+            "note: the Python packages {} were unpacked by an older gavel; unpacking them again",
+            tree.display()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("not mounted"), "{said}");
+    assert_eq!(
+        ws.results("out")[0]["grades"]["g"]["score"],
+        value.parse::<f64>().unwrap()
+    );
+    assert_eq!(count.load(Ordering::SeqCst), 2);
+    // Unpacked again in this gavel's layout, with its bytecode.
+    assert!(tree.join("pkg/__pycache__").is_dir());
 }
 
 #[test]

@@ -62,6 +62,12 @@ pub struct Limits {
     /// Wall-clock deadline for loading a program, in milliseconds
     /// ([`crate::grade::pack::DEFAULT_LOAD_TIMEOUT_MS`]).
     pub load_timeout_ms: Option<u64>,
+    /// What a grader's writable `/tmp` may hold per instance, in MiB
+    /// ([`crate::grade::pack::DEFAULT_TMP_MB`]).
+    pub tmp_mb: Option<u64>,
+    /// Files and folders a grader's writable `/tmp` may hold per instance
+    /// ([`crate::grade::pack::DEFAULT_TMP_FILES`]).
+    pub tmp_files: Option<u64>,
 }
 
 /// Where a Python grader's calls run.

@@ -71,7 +71,10 @@ class Response:
 def request(method, url, headers=(), body=None, timeout=None):
     """Sends one request and returns its `Response`, whatever its status; a redirect is
     returned, not followed. `headers` is a mapping or (name, value) pairs; `body` bytes or
-    text; `timeout` seconds (the call's deadline bounds it anyway)."""
+    text; `timeout` seconds (the call's deadline bounds it anyway), or none (urllib's default,
+    `socket._GLOBAL_DEFAULT_TIMEOUT`, when `urlopen` is given none)."""
+    if timeout is socket._GLOBAL_DEFAULT_TIMEOUT:
+        timeout = None
     pairs = list(headers.items()) if hasattr(headers, "items") else list(headers)
     if isinstance(body, str):
         body = body.encode("utf-8")

@@ -10,8 +10,10 @@ needs nothing here. The guards below only fill the gaps WASI leaves:
 - the process functions WASI lacks (`os.system`, `os.fork`, ...) raise `OSError` instead of
   being missing;
 - a variable that is not set names, in a note of its `KeyError`, how a suite grants it;
-- writing a file is refused with `OSError(EROFS)` whatever is granted: granted folders are
-  read-only.
+- writing a file outside `/tmp` is refused with `OSError(EROFS)` whatever is granted: granted
+  folders are read-only. Under `/tmp` WASI answers: a grader granted folders has a writable
+  `/tmp` there, bounded by a quota (a write past it is `OSError(ENOSPC)`), and one granted none
+  has no `/tmp` at all (`FileNotFoundError`).
 """
 
 import errno
@@ -70,16 +72,36 @@ def _writes(flags):
     return bool(flags & _CHANGE_FLAGS) or flags & os.O_RDWR == os.O_RDWR
 
 
+# Events whose second argument is a path they change too (a symlink's first is its target).
+_TWO_PATHS = frozenset({"os.rename", "os.link"})
+
+_SCRATCH = "/tmp"
+
+
+def _in_scratch(path):
+    # A descriptor was opened by a path this hook saw.
+    if isinstance(path, int):
+        return True
+    try:
+        path = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return False
+    return path == _SCRATCH or path.startswith(_SCRATCH + "/")
+
+
 def _read_only(path):
     return OSError(errno.EROFS, os.strerror(errno.EROFS), path)
 
 
 def _audit(event, args):
     if event == "open":
-        if len(args) > 2 and isinstance(args[2], int) and _writes(args[2]):
+        if len(args) > 2 and isinstance(args[2], int) and _writes(args[2]) and not _in_scratch(args[0]):
             raise _read_only(args[0])
     elif event in _WRITE_EVENTS:
-        raise _read_only(args[0] if args else None)
+        changed = args[1:2] if event == "os.symlink" else args[:2] if event in _TWO_PATHS else args[:1]
+        for path in changed or [None]:
+            if path is None or not _in_scratch(path):
+                raise _read_only(path)
 
 
 class _Environ(type(os.environ)):

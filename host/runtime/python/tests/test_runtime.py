@@ -4,6 +4,7 @@ checking configs, building what each form receives, and the sandbox's guards."""
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -544,7 +545,9 @@ class Sandbox(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.cwd = tempfile.mkdtemp()
+        # Outside /tmp, where the sandbox lets writes through to WASI (its scratch folder).
+        cls.cwd = tempfile.mkdtemp(dir="/var/tmp")
+        cls.addClassCleanup(shutil.rmtree, cls.cwd)
         code = SANDBOXED % [RUNTIME, os.path.join(RUNTIME, "stubs")]
         env = {"HOME": "/root", "PATH": os.environ.get("PATH", "/usr/bin")}
         # Run from a folder outside the runtime's (which is on the child's sys.path).

@@ -24,6 +24,7 @@ use super::process::{self, Processes, Stdio};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::limits::{CallLimits, TICK};
+use super::scratch::{Quota, Scratch, Scratched};
 use crate::grade::grants::{Access, Grants};
 use crate::grade::net::CallNet;
 
@@ -357,6 +358,7 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
         |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
     )?;
     super::waits::bound(&mut linker)?;
+    super::scratch::bound(&mut linker)?;
     linker.allow_shadowing(false);
     process::add_to_linker(&mut linker)?;
     Ok(linker)
@@ -426,11 +428,8 @@ struct Wasi {
     stdout: Capture,
     stderr: Capture,
     /// The call's writable `/tmp`, removed when the call's store is dropped.
-    _scratch: Option<tempfile::TempDir>,
+    scratch: Option<Scratch>,
 }
-
-/// Where a call's scratch folder is mounted.
-const SCRATCH: &str = "/tmp";
 
 impl Wasi {
     fn new(stdout_bytes: usize) -> Wasi {
@@ -439,14 +438,14 @@ impl Wasi {
             ctx: builder.build(),
             stdout,
             stderr,
-            _scratch: None,
+            scratch: None,
         }
     }
 
     /// A context with what `grants` grants: its variables, its folders read-only at their own
     /// path, a fresh private scratch folder, and its program's packages.
-    fn granted(stdout_bytes: usize, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
-        let (mut builder, stdout, mut stderr) = Wasi::builder(stdout_bytes);
+    fn granted(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
+        let (mut builder, stdout, mut stderr) = Wasi::builder(limits.stdout_bytes);
         if let Some(stdio) = grants.stdio {
             builder.stdin(MemoryInputPipe::new(stdio.stdin.to_vec()));
             if stdio.merge_stderr {
@@ -462,7 +461,7 @@ impl Wasi {
                 ctx: builder.build(),
                 stdout,
                 stderr,
-                _scratch: None,
+                scratch: None,
             });
         };
         for (name, value) in &access.env {
@@ -475,18 +474,18 @@ impl Wasi {
             builder.preopened_dir(folder, guest, FsPerms::ReadOnly)?;
         }
         let scratch = match access.scratch {
-            true => {
-                let dir = tempfile::Builder::new().prefix("gavel-tmp-").tempdir()?;
-                builder.preopened_dir(dir.path(), SCRATCH, FsPerms::ReadWrite)?;
-                Some(dir)
-            }
+            true => Some(Scratch::mount(
+                &mut builder,
+                limits.tmp_bytes,
+                limits.tmp_files,
+            )?),
             false => None,
         };
         Ok(Wasi {
             ctx: builder.build(),
             stdout,
             stderr,
-            _scratch: scratch,
+            scratch,
         })
     }
 
@@ -521,7 +520,7 @@ impl CallState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
         let wasi = match grants.access.is_some() || grants.packages.is_some() {
-            true => Some(Wasi::granted(limits.stdout_bytes, grants)?),
+            true => Some(Wasi::granted(limits, grants)?),
             false => None,
         };
         let processes = grants
@@ -623,6 +622,13 @@ impl WasiView for CallState {
             ctx: &mut wasi.ctx,
             table: &mut self.table,
         }
+    }
+}
+
+impl Scratched for CallState {
+    fn quota(&self) -> Option<Arc<Quota>> {
+        let scratch = self.wasi.as_ref()?.scratch.as_ref()?;
+        Some(Arc::clone(scratch.quota()))
     }
 }
 

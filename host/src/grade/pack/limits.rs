@@ -25,6 +25,12 @@ pub const DEFAULT_LOAD_FUEL: u64 = 1_000_000_000;
 /// Wall-clock deadline for loading a program, in milliseconds, apart from the call's.
 pub const DEFAULT_LOAD_TIMEOUT_MS: u64 = 10_000;
 
+/// What a grader's writable `/tmp` may hold, per instance: bytes in MiB, and files and folders.
+/// At most `engine::CALL_SLOTS` (128) instances are alive at once, so the defaults bound what
+/// a run can put in the system's temporary folder at 2 GiB.
+pub const DEFAULT_TMP_MB: u64 = 16;
+pub const DEFAULT_TMP_FILES: u64 = 1_000;
+
 /// Instructions, wall-clock time and linear memory (in MiB) for compiling one share of a
 /// suite's Python packages into bytecode, once when they are unpacked: the CPython compiler on
 /// a few MiB of source, with no user code running.
@@ -35,6 +41,8 @@ const PACKAGE_COMPILE_MEMORY_MB: u64 = 1_024;
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
 const MAX_STDOUT_KB: u64 = 1_024;
+const MAX_TMP_MB: u64 = 65_536;
+const MAX_TMP_FILES: u64 = 1_000_000;
 
 /// The limits one call runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +57,9 @@ pub(super) struct CallLimits {
     /// Fuel and deadline (ms) for loading an interpreter's program, before the call proper.
     pub(super) load_fuel: u64,
     pub(super) load_timeout_ms: u64,
+    /// What the instance's writable `/tmp` may hold: bytes, and files and folders.
+    pub(super) tmp_bytes: u64,
+    pub(super) tmp_files: u64,
 }
 
 impl CallLimits {
@@ -106,6 +117,13 @@ impl CallLimits {
             DEFAULT_LOAD_TIMEOUT_MS,
             MAX_TIMEOUT_MS,
         )?;
+        let tmp_mb = pick("tmp_mb", |l| l.tmp_mb, DEFAULT_TMP_MB, MAX_TMP_MB)?;
+        let tmp_files = pick(
+            "tmp_files",
+            |l| l.tmp_files,
+            DEFAULT_TMP_FILES,
+            MAX_TMP_FILES,
+        )?;
         Ok(CallLimits {
             fuel,
             memory_bytes: (memory_mb << 20) as usize,
@@ -115,6 +133,8 @@ impl CallLimits {
             stdout_bytes: (stdout_kb << 10) as usize,
             load_fuel,
             load_timeout_ms,
+            tmp_bytes: tmp_mb << 20,
+            tmp_files,
         })
     }
 }

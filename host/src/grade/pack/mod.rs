@@ -28,6 +28,8 @@
 //! | `stdout_kb` | 16 KiB each of stdout and stderr ([`DEFAULT_STDOUT_KB`]) | the rest is cut, unseen by the guest; the grade stands |
 //! | `load_fuel` | 1,000,000,000 instructions to load an interpreter's program into an instance, apart from the call's `fuel` ([`DEFAULT_LOAD_FUEL`]) | `loading the program went past its limit load_fuel ...` |
 //! | `load_timeout_ms` | 10,000 ms wall clock to load a program, apart from the call's `timeout_ms` ([`DEFAULT_LOAD_TIMEOUT_MS`]) | `loading the program went past its limit load_timeout_ms ...` |
+//! | `tmp_mb` | 16 MiB in the writable `/tmp` of an instance granted files ([`DEFAULT_TMP_MB`]) | the guest's write fails with `ENOSPC`, as on a full disk |
+//! | `tmp_files` | 1,000 files and folders in that `/tmp` ([`DEFAULT_TMP_FILES`]) | the guest's creation fails with `ENOSPC` |
 //!
 //! Any other failure is an `error` grade with a stable reason as well: `guest trapped: <kind>`
 //! (`unreachable` for a Rust panic, `stack overflow`, `out-of-bounds memory access` for a stack
@@ -54,6 +56,7 @@ mod engine;
 mod limits;
 mod load;
 mod process;
+mod scratch;
 mod waits;
 mod warm;
 mod wit;
@@ -85,7 +88,8 @@ pub use engine::{PACKAGES_MOUNT, Writes};
 use limits::CallLimits;
 pub use limits::{
     DEFAULT_FUEL, DEFAULT_LOAD_FUEL, DEFAULT_LOAD_TIMEOUT_MS, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB,
-    DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT,
+    DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, DEFAULT_TMP_FILES, DEFAULT_TMP_MB, PACKAGE_COMPILE_FUEL,
+    PACKAGE_COMPILE_TIMEOUT,
 };
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, peak_calls_in_flight, scope};

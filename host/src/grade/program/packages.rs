@@ -44,6 +44,11 @@ pub const PYTHON_VERSION: &str = "3.14";
 /// (v2: with bytecode).
 const DOMAIN: &[u8] = b"gavel python packages v2\0";
 
+/// The domains of the layouts older gavels unpacked trees in (v1: sources only). A tree tagged
+/// under one of them is intact but out of date: unpacked again with a notice, not the warning
+/// of a tree that does not check out.
+const OLDER_DOMAINS: &[&[u8]] = &[b"gavel python packages v1\0"];
+
 /// Source bytes compiled in one interpreter call when a tree is unpacked.
 const COMPILE_SHARE: usize = 4 << 20;
 
@@ -415,13 +420,17 @@ pub fn tree(
     match std::fs::symlink_metadata(&tree) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         _ => {
-            let Err(why) = tree_checks_out(cache, &tree, &tag_file, &id) else {
-                return Ok(tree);
-            };
-            crate::notice::warn(format!(
-                "the Python packages {} were not mounted ({why}); unpacking them again",
-                tree.display()
-            ));
+            match tree_check(cache, &tree, &tag_file, &id) {
+                Checked::Current => return Ok(tree),
+                Checked::Older => crate::notice::note(format!(
+                    "the Python packages {} were unpacked by an older gavel; unpacking them again",
+                    tree.display()
+                )),
+                Checked::Untrusted(why) => crate::notice::warn(format!(
+                    "the Python packages {} were not mounted ({why}); unpacking them again",
+                    tree.display()
+                )),
+            }
             // A link planted in its place goes, never what it points to.
             std::fs::remove_dir_all(&tree)
                 .or_else(|_| std::fs::remove_file(&tree))
@@ -448,9 +457,9 @@ pub fn tree(
     if let Err(e) = std::fs::rename(&unpacked, &tree) {
         let _ = std::fs::remove_dir_all(&unpacked);
         // Another run put the same wheels in place first: theirs serves once it checks out.
-        return match tree_checks_out(cache, &tree, &tag_file, &id) {
-            Ok(()) => Ok(tree),
-            Err(_) => Err(cache_error(&e)),
+        return match tree_check(cache, &tree, &tag_file, &id) {
+            Checked::Current => Ok(tree),
+            Checked::Older | Checked::Untrusted(_) => Err(cache_error(&e)),
         };
     }
     let digest = fsio::check_private_tree(&tree).map_err(|e| cache_error(&e))?;
@@ -459,14 +468,34 @@ pub fn tree(
     Ok(tree)
 }
 
-/// Whether the unpacked `tree` is the one gavel made: owner-only throughout, with the tag in
-/// `tag_file` over its name `id` and its content; why not, otherwise.
-fn tree_checks_out(cache: &CacheDir, tree: &Path, tag_file: &Path, id: &str) -> Result<(), String> {
-    let digest = fsio::check_private_tree(tree).map_err(|e| e.to_string())?;
-    match fsio::read_regular(tag_file, TAG_BYTES as u64) {
-        Ok(tag) if cache.key().verify(DOMAIN, &[id.as_bytes(), &digest], &tag) => Ok(()),
-        Ok(_) => Err("its authentication tag does not match its content".to_string()),
-        Err(e) => Err(format!("its authentication tag: {e}")),
+/// What an unpacked tree in the cache is found to be.
+enum Checked {
+    /// Made by this gavel, unchanged: it is mounted.
+    Current,
+    /// Made by an older gavel in an older layout, unchanged.
+    Older,
+    /// Not as gavel made it (changed, planted, or its tag unreadable), and why.
+    Untrusted(String),
+}
+
+/// Whether the unpacked `tree` is one gavel made: owner-only throughout, with the tag in
+/// `tag_file` over its name `id` and its content, under this layout's domain or an older one.
+fn tree_check(cache: &CacheDir, tree: &Path, tag_file: &Path, id: &str) -> Checked {
+    let digest = match fsio::check_private_tree(tree) {
+        Ok(digest) => digest,
+        Err(e) => return Checked::Untrusted(e.to_string()),
+    };
+    let tag = match fsio::read_regular(tag_file, TAG_BYTES as u64) {
+        Ok(tag) => tag,
+        Err(e) => return Checked::Untrusted(format!("its authentication tag: {e}")),
+    };
+    let tagged = |domain: &[u8]| cache.key().verify(domain, &[id.as_bytes(), &digest], &tag);
+    if tagged(DOMAIN) {
+        Checked::Current
+    } else if OLDER_DOMAINS.iter().any(|domain| tagged(domain)) {
+        Checked::Older
+    } else {
+        Checked::Untrusted("its authentication tag does not match its content".to_string())
     }
 }
 
