@@ -135,6 +135,36 @@ impl Expected {
     }
 }
 
+/// The fields `T`'s derived `Deserialize` reads, by asking it to read a struct.
+#[cfg(test)]
+pub(crate) fn serde_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Fields<'f>(&'f mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for Fields<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only a struct's field list is asked for"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("the field list is all that is needed"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
+}
+
 /// One turn of an evaldeck case (`turns:`, as `EvalCase.model_dump()` writes it): what the user
 /// said, and what to check of the agent's answer to it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
