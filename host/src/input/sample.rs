@@ -479,6 +479,49 @@ impl<T> Default for RawRow<'_, T> {
 mod tests {
     use super::*;
 
+    /// What the scanner and serde make of an `expected:` block written as `text`.
+    fn both_read(text: &str) -> (Option<Expected>, Option<Expected>) {
+        let scanned = Expected::scan(&mut Scanner::new(text)).map(|e| *e);
+        (scanned, serde_json::from_str(text).ok())
+    }
+
+    /// A value of `key`'s type that serde reads, as a row writes it.
+    fn value_of(key: &str) -> &'static str {
+        [r#"["a", "b"]"#, r#""a""#, "3", "true", r#"{"k": 1}"#]
+            .into_iter()
+            .find(|value| both_read(&format!(r#"{{"{key}": {value}}}"#)).1.is_some())
+            .unwrap_or_else(|| panic!("no value of `expected.{key}` reads"))
+    }
+
+    #[test]
+    fn the_expected_scanner_reads_every_field_serde_reads() {
+        let keys = serde_fields::<Expected>();
+        assert!(keys.len() >= 13, "{keys:?}");
+        for key in keys {
+            let value = value_of(key);
+            for text in [
+                format!(r#"{{"{key}": {value}}}"#),
+                format!(r#"{{"{key}": null}}"#),
+            ] {
+                let (scanned, read) = both_read(&text);
+                assert_eq!(scanned, read, "the scanner's arm for `{key}`: {text}");
+            }
+            // Each key has a seen-bit of its own: twice is refused (as serde refuses it), and
+            // beside any other key it is read.
+            let twice = format!(r#"{{"{key}": {value}, "{key}": {value}}}"#);
+            assert_eq!(both_read(&twice), (None, None), "{twice}");
+            for other in keys.iter().filter(|other| *other != key) {
+                let text = format!(r#"{{"{key}": {value}, "{other}": {}}}"#, value_of(other));
+                let (scanned, read) = both_read(&text);
+                assert!(read.is_some(), "{text}");
+                assert_eq!(
+                    scanned, read,
+                    "the scanner's arms for `{key}` and `{other}`"
+                );
+            }
+        }
+    }
+
     #[test]
     fn texts_are_one_text_or_one_per_turn_and_nothing_else() {
         let read = |json: &str| serde_json::from_str::<Texts>(json).map_err(|e| e.to_string());
