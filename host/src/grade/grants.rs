@@ -336,7 +336,7 @@ pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, Strin
 mod tests {
     use super::*;
 
-    fn pattern(text: &str) -> Result<HostPattern, String> {
+    fn pattern(text: &str) -> Result<HostPattern, crate::config::allow::NotAHostPattern> {
         HostPattern::try_from(text.to_string())
     }
 
