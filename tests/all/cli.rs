@@ -768,6 +768,7 @@ fn unwritable_output_folder_is_an_error() {
 fn list_prints_every_builtin_with_a_description() {
     let ws = Workspace::new();
     let graders = stdout(&ws.gavel(&["list", "graders"]));
+    golden::check("list/graders.txt", &graders);
     for name in [
         "exact_match",
         "contains",
@@ -790,6 +791,7 @@ fn list_prints_every_builtin_with_a_description() {
         );
     }
     let extractors = stdout(&ws.gavel(&["list", "extractors"]));
+    golden::check("list/extractors.txt", &extractors);
     for name in [
         "last_assistant",
         "first_assistant",

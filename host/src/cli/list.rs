@@ -2,8 +2,7 @@
 
 use std::path::PathBuf;
 
-use gavel::grade::builtin::{Described, OTHER_KINDS, evaldeck, letta::Function};
-use gavel::grade::extract::Extractor;
+use gavel::grade::registry::Family;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,23 +26,14 @@ pub fn run(args: Args) -> super::Status {
     if let Some(path) = args.pack {
         return super::inspect::list_pack(&path, matches!(args.what, What::Graders), &args.cache);
     }
-    let sections: Vec<(&str, Vec<Described>)> = match args.what {
-        What::Graders => vec![
-            (
-                "kind: tool, letta-evals functions (grade the extracted submission)",
-                Function::BUILTINS.to_vec(),
-            ),
-            (
-                "kind: tool, evaldeck checks (read the whole trajectory; `config:` or the sample's `expected:`)",
-                evaldeck::CHECKS.iter().map(|c| c.described).collect(),
-            ),
-            ("other kinds", OTHER_KINDS.to_vec()),
-        ],
-        What::Extractors => vec![("extractors", Extractor::BUILTINS.to_vec())],
+    let families: &[Family] = match args.what {
+        What::Graders => &Family::GRADERS,
+        What::Extractors => &[Family::Extractor],
     };
-    for (title, items) in sections {
-        println!("{title}:");
-        super::table::print_table(items.iter().map(|d| (d.name, d.description)));
+    for family in families {
+        println!("{}:", family.title());
+        let members = family.members();
+        super::table::print_table(members.iter().map(|d| (d.name, d.description)));
     }
     super::Status::Ok
 }

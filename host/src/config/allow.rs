@@ -81,9 +81,16 @@ impl<'de> Deserialize<'de> for FileGrant {
 #[serde(try_from = "String")]
 pub struct VarName(pub String);
 
+/// A written variable name that is none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a variable name: write letters, digits and `_`, not starting with a digit (e.g. `OPENAI_BASE_URL`)"
+)]
+pub struct NotAVarName(pub String);
+
 impl TryFrom<String> for VarName {
-    type Error = String;
-    fn try_from(name: String) -> Result<VarName, String> {
+    type Error = NotAVarName;
+    fn try_from(name: String) -> Result<VarName, NotAVarName> {
         let mut chars = name.chars();
         let valid = chars
             .next()
@@ -92,9 +99,7 @@ impl TryFrom<String> for VarName {
         if valid {
             Ok(VarName(name))
         } else {
-            Err(format!(
-                "`{name}` is not a variable name: write letters, digits and `_`, not starting with a digit (e.g. `OPENAI_BASE_URL`)"
-            ))
+            Err(NotAVarName(name))
         }
     }
 }
@@ -138,33 +143,63 @@ impl Serialize for HostPattern {
     }
 }
 
+/// A written host pattern that is none, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{written}` is not a host pattern: {why}; write `api.example.com`, `*.example.com`, `127.0.0.1:8080` or `[::1]:8080`"
+)]
+pub struct NotAHostPattern {
+    pub written: String,
+    pub why: HostProblem,
+}
+
+/// What is wrong with a written host pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostProblem {
+    #[error("the `[` of an IPv6 address is not closed")]
+    UnclosedBracket,
+    #[error("only `:PORT` may follow `]`")]
+    AfterBracket,
+    #[error("not an IPv6 address between the brackets")]
+    NotIpv6,
+    #[error("an IPv6 address goes in brackets")]
+    Ipv6WithoutBrackets,
+    #[error("the port is not a number from 1 to 65535")]
+    Port,
+    #[error("the name is empty or longer than 253 characters")]
+    NameLength,
+    #[error("`*` is allowed only as a whole first label, `*.example.com`")]
+    Wildcard,
+    #[error("`{0}` is not a label of a host name (letters, digits and `-`)")]
+    Label(String),
+}
+
 impl TryFrom<String> for HostPattern {
-    type Error = String;
-    fn try_from(written: String) -> Result<HostPattern, String> {
-        let bad = |why: &str| {
-            format!(
-                "`{written}` is not a host pattern: {why}; write `api.example.com`, `*.example.com`, `127.0.0.1:8080` or `[::1]:8080`"
-            )
+    type Error = NotAHostPattern;
+    fn try_from(written: String) -> Result<HostPattern, NotAHostPattern> {
+        let bad = |why: HostProblem| NotAHostPattern {
+            written: written.clone(),
+            why,
         };
         let (host, port) = if let Some(rest) = written.strip_prefix('[') {
             let (ip, after) = rest
                 .split_once(']')
-                .ok_or_else(|| bad("the `[` of an IPv6 address is not closed"))?;
+                .ok_or_else(|| bad(HostProblem::UnclosedBracket))?;
             let port = match after {
                 "" => None,
                 _ => Some(
                     after
                         .strip_prefix(':')
-                        .ok_or_else(|| bad("only `:PORT` may follow `]`"))?,
+                        .ok_or_else(|| bad(HostProblem::AfterBracket))?,
                 ),
             };
             let ip = ip
                 .parse::<std::net::Ipv6Addr>()
-                .map_err(|_| bad("not an IPv6 address between the brackets"))?;
+                .map_err(|_| bad(HostProblem::NotIpv6))?;
             (Host::Ip(IpAddr::V6(ip)), port)
         } else {
             if written.matches(':').count() > 1 {
-                return Err(bad("an IPv6 address goes in brackets"));
+                return Err(bad(HostProblem::Ipv6WithoutBrackets));
             }
             let (host, port) = match written.split_once(':') {
                 Some((host, port)) => (host, Some(port)),
@@ -174,10 +209,10 @@ impl TryFrom<String> for HostPattern {
             let host = if let Ok(ip) = host.parse::<std::net::Ipv4Addr>() {
                 Host::Ip(IpAddr::V4(ip))
             } else if let Some(suffix) = host.strip_prefix("*.") {
-                check_name(suffix).map_err(|why| bad(&why))?;
+                check_name(suffix).map_err(bad)?;
                 Host::Suffix(suffix.to_string())
             } else {
-                check_name(&host).map_err(|why| bad(&why))?;
+                check_name(&host).map_err(bad)?;
                 Host::Name(host)
             };
             (host, port)
@@ -186,7 +221,7 @@ impl TryFrom<String> for HostPattern {
             None => None,
             Some(port) => match port.parse::<u16>() {
                 Ok(port) if port > 0 => Some(port),
-                _ => return Err(bad("the port is not a number from 1 to 65535")),
+                _ => return Err(bad(HostProblem::Port)),
             },
         };
         Ok(HostPattern { host, port })
@@ -194,12 +229,12 @@ impl TryFrom<String> for HostPattern {
 }
 
 /// Why `name` is not a DNS name of letters, digits and `-` labels.
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), HostProblem> {
     if name.is_empty() || name.len() > 253 {
-        return Err("the name is empty or longer than 253 characters".to_string());
+        return Err(HostProblem::NameLength);
     }
     if name.contains('*') {
-        return Err("`*` is allowed only as a whole first label, `*.example.com`".to_string());
+        return Err(HostProblem::Wildcard);
     }
     for label in name.split('.') {
         let valid = (1..=63).contains(&label.len())
@@ -207,9 +242,7 @@ fn check_name(name: &str) -> Result<(), String> {
             && !label.starts_with('-')
             && !label.ends_with('-');
         if !valid {
-            return Err(format!(
-                "`{label}` is not a label of a host name (letters, digits and `-`)"
-            ));
+            return Err(HostProblem::Label(label.to_string()));
         }
     }
     Ok(())

@@ -221,22 +221,50 @@ struct RawGate {
     pass_value: Option<f64>,
 }
 
-impl TryFrom<RawGate> for GateSpec {
-    type Error = String;
+/// Why a written gate is no gate; its text is what the suite's error says at `gate:`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GateError {
+    #[error("{form} needs `{field}`")]
+    Missing {
+        form: &'static str,
+        field: &'static str,
+    },
+    #[error("`{field}` must be a finite number, got {value}")]
+    NotFinite { field: &'static str, value: f64 },
+    #[error("`{field}` is not a field of {form} (its fields: kind, {}){hint}", allowed.join(", "))]
+    NotAField {
+        field: &'static str,
+        form: &'static str,
+        allowed: &'static [&'static str],
+        hint: &'static str,
+    },
+    #[error("`conditions` of a logical gate must not be empty")]
+    NoConditions,
+    #[error("conditions[{index}]: {error}")]
+    Condition { index: usize, error: Box<GateError> },
+    #[error(
+        "`metric` of a gate without `kind` is avg_score or accuracy, not {metric}; add `kind: \
+         simple` and use `aggregation`"
+    )]
+    LegacyMetric { metric: &'static str },
+}
 
-    fn try_from(raw: RawGate) -> Result<GateSpec, String> {
+impl TryFrom<RawGate> for GateSpec {
+    type Error = GateError;
+
+    fn try_from(raw: RawGate) -> Result<GateSpec, GateError> {
         raw.into_gate(false)
     }
 }
 
-fn required<T>(field: Option<T>, name: &str, form: &str) -> Result<T, String> {
-    field.ok_or_else(|| format!("{form} needs `{name}`"))
+fn required<T>(value: Option<T>, field: &'static str, form: &'static str) -> Result<T, GateError> {
+    value.ok_or(GateError::Missing { form, field })
 }
 
-fn finite(field: Option<f64>, name: &str) -> Result<Option<f64>, String> {
-    match field {
-        Some(v) if !v.is_finite() => Err(format!("`{name}` must be a finite number, got {v}")),
-        _ => Ok(field),
+fn finite(value: Option<f64>, field: &'static str) -> Result<Option<f64>, GateError> {
+    match value {
+        Some(value) if !value.is_finite() => Err(GateError::NotFinite { field, value }),
+        _ => Ok(value),
     }
 }
 
@@ -260,19 +288,26 @@ impl RawGate {
         .collect()
     }
 
-    fn only(&self, form: &str, allowed: &[&str], hint: &str) -> Result<(), String> {
+    fn only(
+        &self,
+        form: &'static str,
+        allowed: &'static [&'static str],
+        hint: &'static str,
+    ) -> Result<(), GateError> {
         match self.present().into_iter().find(|f| !allowed.contains(f)) {
-            Some(field) => Err(format!(
-                "`{field}` is not a field of {form} (its fields: kind, {}){hint}",
-                allowed.join(", ")
-            )),
+            Some(field) => Err(GateError::NotAField {
+                field,
+                form,
+                allowed,
+                hint,
+            }),
             None => Ok(()),
         }
     }
 
     /// `nested`: inside `conditions`, where a gate without `kind` is a simple condition rather
     /// than the pre-kind form.
-    fn into_gate(self, nested: bool) -> Result<GateSpec, String> {
+    fn into_gate(self, nested: bool) -> Result<GateSpec, GateError> {
         let value = finite(self.value, "value")?;
         match (self.kind, nested) {
             (Some(GateKind::Simple), _) | (None, true) => {
@@ -306,14 +341,16 @@ impl RawGate {
                 let operator = required(self.operator, "operator", form)?;
                 let raw = required(self.conditions, "conditions", form)?;
                 if raw.is_empty() {
-                    return Err("`conditions` of a logical gate must not be empty".into());
+                    return Err(GateError::NoConditions);
                 }
                 let conditions = raw
                     .into_iter()
                     .enumerate()
                     .map(|(i, c)| {
-                        c.into_gate(true)
-                            .map_err(|e| format!("conditions[{i}]: {e}"))
+                        c.into_gate(true).map_err(|error| GateError::Condition {
+                            index: i,
+                            error: Box::new(error),
+                        })
                     })
                     .collect::<Result<_, _>>()?;
                 Ok(GateSpec::Logical {
@@ -337,11 +374,9 @@ impl RawGate {
                 )?;
                 let metric = self.metric.unwrap_or(Aggregation::AvgScore);
                 if !matches!(metric, Aggregation::AvgScore | Aggregation::Accuracy) {
-                    return Err(format!(
-                        "`metric` of a gate without `kind` is avg_score or accuracy, not {}; \
-                         add `kind: simple` and use `aggregation`",
-                        metric.name()
-                    ));
+                    return Err(GateError::LegacyMetric {
+                        metric: metric.name(),
+                    });
                 }
                 Ok(GateSpec::Legacy(LegacyGate {
                     metric,

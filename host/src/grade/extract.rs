@@ -55,118 +55,160 @@ const DEFAULT_SEPARATOR: &str = "\n";
 /// What `tool_arguments` returns when no call matches: non-empty, so a grader still runs.
 const NO_ARGUMENTS: &str = "{}";
 
-impl Extractor {
-    pub const BUILTINS: &'static [Described] = &[
-        Described {
+/// An extractor as the registry holds it: its name and `gavel list` line, the keys its
+/// `extractor_config` may hold, and how it is made from them.
+pub struct Registered {
+    pub described: Described,
+    parameters: &'static [&'static str],
+    make: fn(&ConfigKeys<'_>) -> Result<Extractor, ConfigError>,
+}
+
+/// Every built-in extractor, in the order `gavel list` lists them: adding one is a variant of
+/// [`Extractor`], its entry here and its arm in [`Extractor::extract`].
+pub const EXTRACTORS: &[Registered] = &[
+    Registered {
+        described: Described {
             name: "last_assistant",
             description: "the last assistant message anywhere in the trajectory",
         },
-        Described {
+        parameters: &[],
+        make: |_| Ok(Extractor::LastAssistant),
+    },
+    Registered {
+        described: Described {
             name: "first_assistant",
             description: "the first assistant message",
         },
-        Described {
+        parameters: &[],
+        make: |_| Ok(Extractor::FirstAssistant),
+    },
+    Registered {
+        described: Described {
             name: "all_assistant",
             description: "every assistant message, joined by `separator` (default newline)",
         },
-        Described {
+        parameters: &["separator"],
+        make: |keys| {
+            Ok(Extractor::AllAssistant {
+                separator: separator(keys)?,
+            })
+        },
+    },
+    Registered {
+        described: Described {
             name: "last_turn",
             description: "the assistant messages of the final turn, joined by `separator`",
         },
-        Described {
+        parameters: &["separator"],
+        make: |keys| {
+            Ok(Extractor::LastTurn {
+                separator: separator(keys)?,
+            })
+        },
+    },
+    Registered {
+        described: Described {
             name: "pattern",
             description: "a regex match (`pattern`, `group`, `search_all`) in the latest assistant message that matches",
         },
-        Described {
+        parameters: &["pattern", "group", "search_all"],
+        make: pattern,
+    },
+    Registered {
+        described: Described {
             name: "tool_arguments",
             description: "the raw JSON arguments of the first call to `tool_name` (\"{}\" if none)",
         },
-        Described {
+        parameters: &["tool_name"],
+        make: |keys| {
+            Ok(Extractor::ToolArguments {
+                tool_name: keys.required_string("tool_name")?,
+            })
+        },
+    },
+    Registered {
+        described: Described {
             name: "tool_output",
             description: "the return value of the first call to `tool_name`",
         },
-        Described {
+        parameters: &["tool_name"],
+        make: |keys| {
+            Ok(Extractor::ToolOutput {
+                tool_name: keys.required_string("tool_name")?,
+            })
+        },
+    },
+    Registered {
+        described: Described {
             name: "after_marker",
             description: "the text after `marker` in the latest assistant message holding it, stripped",
         },
-        Described {
+        parameters: &["marker", "include_marker"],
+        make: |keys| {
+            Ok(Extractor::AfterMarker {
+                marker: keys.required_string("marker")?,
+                include_marker: keys.bool("include_marker")?.unwrap_or(false),
+            })
+        },
+    },
+    Registered {
+        described: Described {
             name: "memory_block",
             description: "the value of the agent memory block labelled `block_label`",
         },
-    ];
+        parameters: &["block_label"],
+        make: |keys| {
+            let block_label = keys.required_string("block_label")?;
+            if block_label.is_empty() {
+                return Err(ConfigError::new(
+                    "block_label",
+                    "must name a memory block (for example `human`)",
+                ));
+            }
+            Ok(Extractor::MemoryBlock { block_label })
+        },
+    },
+];
 
+/// The `separator` of `all_assistant` and `last_turn`.
+fn separator(keys: &ConfigKeys<'_>) -> Result<String, ConfigError> {
+    Ok(keys
+        .string("separator")?
+        .unwrap_or_else(|| DEFAULT_SEPARATOR.to_string()))
+}
+
+/// The `pattern` extractor, its regex compiled and its group read.
+fn pattern(keys: &ConfigKeys<'_>) -> Result<Extractor, ConfigError> {
+    let pattern = keys.required_string("pattern")?;
+    let regex = Regex::new(&pattern, 0)
+        .map_err(|e| ConfigError::new("pattern", format!("invalid regex: {e}")))?;
+    let group = match keys.get("group") {
+        None => Group::Index(0),
+        Some(Value::Number(n)) if let Some(i) = n.as_i64() => Group::Index(i),
+        Some(Value::String(name)) => Group::Name(name.clone()),
+        Some(_) => {
+            return Err(ConfigError::new(
+                "group",
+                "must be a group number (0 = the whole match) or a group name",
+            ));
+        }
+    };
+    Ok(Extractor::Pattern {
+        regex,
+        group,
+        search_all: keys.bool("search_all")?.unwrap_or(false),
+    })
+}
+
+impl Extractor {
     /// The built-in extractor `name` with its `extractor_config`; `Ok(None)` when `name` is not
     /// a built-in.
     pub fn new(name: &str, config: &Map<String, Value>) -> Result<Option<Extractor>, ConfigError> {
-        let keys = |allowed: &'static [&'static str]| ConfigKeys::new(config, allowed);
-        Ok(Some(match name {
-            "last_assistant" => {
-                keys(&[])?;
-                Extractor::LastAssistant
-            }
-            "first_assistant" => {
-                keys(&[])?;
-                Extractor::FirstAssistant
-            }
-            "all_assistant" | "last_turn" => {
-                let separator = keys(&["separator"])?
-                    .string("separator")?
-                    .unwrap_or_else(|| DEFAULT_SEPARATOR.to_string());
-                if name == "all_assistant" {
-                    Extractor::AllAssistant { separator }
-                } else {
-                    Extractor::LastTurn { separator }
-                }
-            }
-            "pattern" => {
-                let keys = keys(&["pattern", "group", "search_all"])?;
-                let pattern = keys.required_string("pattern")?;
-                let regex = Regex::new(&pattern, 0)
-                    .map_err(|e| ConfigError::new("pattern", format!("invalid regex: {e}")))?;
-                let group = match keys.get("group") {
-                    None => Group::Index(0),
-                    Some(Value::Number(n)) if let Some(i) = n.as_i64() => Group::Index(i),
-                    Some(Value::String(name)) => Group::Name(name.clone()),
-                    Some(_) => {
-                        return Err(ConfigError::new(
-                            "group",
-                            "must be a group number (0 = the whole match) or a group name",
-                        ));
-                    }
-                };
-                Extractor::Pattern {
-                    regex,
-                    group,
-                    search_all: keys.bool("search_all")?.unwrap_or(false),
-                }
-            }
-            "tool_arguments" | "tool_output" => {
-                let tool_name = keys(&["tool_name"])?.required_string("tool_name")?;
-                if name == "tool_arguments" {
-                    Extractor::ToolArguments { tool_name }
-                } else {
-                    Extractor::ToolOutput { tool_name }
-                }
-            }
-            "after_marker" => {
-                let keys = keys(&["marker", "include_marker"])?;
-                Extractor::AfterMarker {
-                    marker: keys.required_string("marker")?,
-                    include_marker: keys.bool("include_marker")?.unwrap_or(false),
-                }
-            }
-            "memory_block" => {
-                let block_label = keys(&["block_label"])?.required_string("block_label")?;
-                if block_label.is_empty() {
-                    return Err(ConfigError::new(
-                        "block_label",
-                        "must name a memory block (for example `human`)",
-                    ));
-                }
-                Extractor::MemoryBlock { block_label }
-            }
-            _ => return Ok(None),
-        }))
+        let Some(registered) = EXTRACTORS.iter().find(|e| e.described.name == name) else {
+            return Ok(None);
+        };
+        let keys = ConfigKeys::new(config, registered.parameters)?;
+        (registered.make)(&keys).map(Some)
     }
 
     /// Whether the extractor reads the agent's memory (`agent_state`) rather than messages.
@@ -410,8 +452,8 @@ pub(crate) mod tests {
     #[test]
     fn not_a_builtin_is_none() {
         assert!(Extractor::new("json", &Map::new()).unwrap().is_none());
-        assert_eq!(Extractor::BUILTINS.len(), 9);
-        for d in Extractor::BUILTINS {
+        assert_eq!(EXTRACTORS.len(), 9);
+        for d in EXTRACTORS.iter().map(|e| e.described) {
             let needs = match d.name {
                 "pattern" => json!({"pattern": "x"}),
                 "tool_arguments" | "tool_output" => json!({"tool_name": "t"}),

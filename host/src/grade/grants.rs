@@ -46,9 +46,9 @@ impl AllowSpec {
                         field: row.clone(),
                     },
                 }),
-                Err(message) => errors.push(GrantError {
+                Err(e) => errors.push(GrantError {
                     field,
-                    message,
+                    message: e.to_string(),
                     hint: "write an existing folder, relative to the suite's folder or absolute",
                 }),
             }
@@ -87,17 +87,30 @@ pub struct GrantError {
     pub hint: &'static str,
 }
 
+/// Why a granted folder cannot be mounted.
+#[derive(Debug, thiserror::Error)]
+enum FolderError {
+    #[error("cannot use folder `{}`: {error}", path.display())]
+    Unusable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("`{}` is not a folder", .0.display())]
+    NotAFolder(PathBuf),
+}
+
 /// `written` (relative to `base_dir`, or absolute) as an absolute folder with its symlinks
 /// resolved, or why it is not one.
-fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, String> {
+fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, FolderError> {
     let path = base_dir.join(written);
-    let resolved = path
-        .canonicalize()
-        .map_err(|e| format!("cannot use folder `{}`: {e}", path.display()))?;
+    let resolved = match path.canonicalize() {
+        Ok(resolved) => resolved,
+        Err(error) => return Err(FolderError::Unusable { path, error }),
+    };
     if resolved.is_dir() {
         Ok(resolved)
     } else {
-        Err(format!("`{}` is not a folder", path.display()))
+        Err(FolderError::NotAFolder(path))
     }
 }
 
@@ -172,7 +185,7 @@ impl Grants {
 
     /// What a call grading `row` (its JSON text) may reach: [`Grants::access`] with the folder
     /// the row names for each row-chosen grant; why not when a row names no folder inside it.
-    pub fn access_for(&self, row: &str) -> Result<Access, String> {
+    pub fn access_for(&self, row: &str) -> Result<Access, RowFolderError> {
         let mut access = self.access();
         let mut row_chosen = None;
         for mount in &self.files {
@@ -315,33 +328,75 @@ fn placeholder(name: &str) -> String {
     format!("gavel-secret-{name}-{run}")
 }
 
+/// Why a row-chosen `files:` grant gives the row no folder, in words naming the row's field.
+#[derive(Debug, thiserror::Error)]
+pub enum RowFolderError {
+    #[error("allow.files: the row is not JSON to read `{field}` from: {error}")]
+    NotJson {
+        field: String,
+        error: serde_json::Error,
+    },
+    #[error("allow.files: the row has no `{field}` naming a folder")]
+    Missing { field: String },
+    #[error("allow.files: the row's `{field}` is not text naming a folder")]
+    NotText { field: String },
+    #[error("allow.files: the row's `{field}` names `{named}`, which cannot be used: {error}")]
+    Unusable {
+        field: String,
+        named: String,
+        error: std::io::Error,
+    },
+    #[error(
+        "allow.files: the row's `{field}` names `{named}`, which is not inside `{}`; a row cannot widen a grant",
+        under.display()
+    )]
+    Outside {
+        field: String,
+        named: String,
+        under: PathBuf,
+    },
+    #[error("allow.files: the row's `{field}` names `{named}`, which is not a folder")]
+    NotAFolder { field: String, named: String },
+}
+
 /// The folder the row names at the dotted `field`, when it is inside `under` once its
-/// symlinks are resolved; else why not, in words naming the field.
-pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, String> {
-    let value: Value = serde_json::from_str(row)
-        .map_err(|e| format!("allow.files: the row is not JSON to read `{field}` from: {e}"))?;
+/// symlinks are resolved; else why not.
+pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, RowFolderError> {
+    let field_name = || field.to_string();
+    let value: Value = serde_json::from_str(row).map_err(|error| RowFolderError::NotJson {
+        field: field_name(),
+        error,
+    })?;
     let named = field
         .split('.')
         .try_fold(&value, |node, key| node.get(key))
-        .ok_or_else(|| format!("allow.files: the row has no `{field}` naming a folder"))?;
+        .ok_or_else(|| RowFolderError::Missing {
+            field: field_name(),
+        })?;
     let Value::String(named) = named else {
-        return Err(format!(
-            "allow.files: the row's `{field}` is not text naming a folder"
-        ));
+        return Err(RowFolderError::NotText {
+            field: field_name(),
+        });
     };
-    let resolved = Path::new(named).canonicalize().map_err(|e| {
-        format!("allow.files: the row's `{field}` names `{named}`, which cannot be used: {e}")
-    })?;
+    let resolved = Path::new(named)
+        .canonicalize()
+        .map_err(|error| RowFolderError::Unusable {
+            field: field_name(),
+            named: named.clone(),
+            error,
+        })?;
     if !resolved.starts_with(under) {
-        return Err(format!(
-            "allow.files: the row's `{field}` names `{named}`, which is not inside `{}`; a row cannot widen a grant",
-            under.display()
-        ));
+        return Err(RowFolderError::Outside {
+            field: field_name(),
+            named: named.clone(),
+            under: under.to_path_buf(),
+        });
     }
     if !resolved.is_dir() {
-        return Err(format!(
-            "allow.files: the row's `{field}` names `{named}`, which is not a folder"
-        ));
+        return Err(RowFolderError::NotAFolder {
+            field: field_name(),
+            named: named.clone(),
+        });
     }
     Ok(resolved)
 }
@@ -350,7 +405,7 @@ pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, Strin
 mod tests {
     use super::*;
 
-    fn pattern(text: &str) -> Result<HostPattern, String> {
+    fn pattern(text: &str) -> Result<HostPattern, crate::config::allow::NotAHostPattern> {
         HostPattern::try_from(text.to_string())
     }
 

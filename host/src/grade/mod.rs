@@ -11,6 +11,7 @@ pub mod openai;
 pub mod pack;
 pub mod program;
 pub mod python;
+pub mod registry;
 pub mod reward;
 
 use std::borrow::Cow;

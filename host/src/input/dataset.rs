@@ -1201,6 +1201,7 @@ fn read_line_at(file: &mut dyn ReadSeek, offset: u64) -> std::io::Result<String>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::sample::serde_fields;
 
     /// Rows of the shapes the scanner reads: Letta trajectories with every field a message
     /// carries, escapes, nulls and whitespace, and every row field.
@@ -1315,35 +1316,6 @@ mod tests {
             .unwrap_or_else(|| panic!("not scanned: {text}"));
         assert_eq!(scanned, serde, "{text}");
         assert_ne!(serde, empty, "{text} reads as the row without the field");
-    }
-
-    /// The fields `T`'s derived `Deserialize` reads, by asking it to read a struct.
-    fn serde_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
-        use serde::de::{self, Visitor};
-        struct Fields<'f>(&'f mut &'static [&'static str]);
-        impl<'de> de::Deserializer<'de> for Fields<'_> {
-            type Error = de::value::Error;
-            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-                Err(de::Error::custom("only a struct's field list is asked for"))
-            }
-            fn deserialize_struct<V: Visitor<'de>>(
-                self,
-                _: &'static str,
-                fields: &'static [&'static str],
-                _: V,
-            ) -> Result<V::Value, Self::Error> {
-                *self.0 = fields;
-                Err(de::Error::custom("the field list is all that is needed"))
-            }
-            serde::forward_to_deserialize_any! {
-                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-                byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
-                identifier ignored_any
-            }
-        }
-        let mut fields: &'static [&'static str] = &[];
-        let _ = T::deserialize(Fields(&mut fields));
-        fields
     }
 
     #[test]

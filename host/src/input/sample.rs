@@ -135,6 +135,36 @@ impl Expected {
     }
 }
 
+/// The fields `T`'s derived `Deserialize` reads, by asking it to read a struct.
+#[cfg(test)]
+pub(crate) fn serde_fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Fields<'f>(&'f mut &'static [&'static str]);
+    impl<'de> de::Deserializer<'de> for Fields<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only a struct's field list is asked for"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("the field list is all that is needed"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Fields(&mut fields));
+    fields
+}
+
 /// One turn of an evaldeck case (`turns:`, as `EvalCase.model_dump()` writes it): what the user
 /// said, and what to check of the agent's answer to it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -448,6 +478,49 @@ impl<T> Default for RawRow<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the scanner and serde make of an `expected:` block written as `text`.
+    fn both_read(text: &str) -> (Option<Expected>, Option<Expected>) {
+        let scanned = Expected::scan(&mut Scanner::new(text)).map(|e| *e);
+        (scanned, serde_json::from_str(text).ok())
+    }
+
+    /// A value of `key`'s type that serde reads, as a row writes it.
+    fn value_of(key: &str) -> &'static str {
+        [r#"["a", "b"]"#, r#""a""#, "3", "true", r#"{"k": 1}"#]
+            .into_iter()
+            .find(|value| both_read(&format!(r#"{{"{key}": {value}}}"#)).1.is_some())
+            .unwrap_or_else(|| panic!("no value of `expected.{key}` reads"))
+    }
+
+    #[test]
+    fn the_expected_scanner_reads_every_field_serde_reads() {
+        let keys = serde_fields::<Expected>();
+        assert!(keys.len() >= 13, "{keys:?}");
+        for key in keys {
+            let value = value_of(key);
+            for text in [
+                format!(r#"{{"{key}": {value}}}"#),
+                format!(r#"{{"{key}": null}}"#),
+            ] {
+                let (scanned, read) = both_read(&text);
+                assert_eq!(scanned, read, "the scanner's arm for `{key}`: {text}");
+            }
+            // Each key has a seen-bit of its own: twice is refused (as serde refuses it), and
+            // beside any other key it is read.
+            let twice = format!(r#"{{"{key}": {value}, "{key}": {value}}}"#);
+            assert_eq!(both_read(&twice), (None, None), "{twice}");
+            for other in keys.iter().filter(|other| *other != key) {
+                let text = format!(r#"{{"{key}": {value}, "{other}": {}}}"#, value_of(other));
+                let (scanned, read) = both_read(&text);
+                assert!(read.is_some(), "{text}");
+                assert_eq!(
+                    scanned, read,
+                    "the scanner's arms for `{key}` and `{other}`"
+                );
+            }
+        }
+    }
 
     #[test]
     fn texts_are_one_text_or_one_per_turn_and_nothing_else() {

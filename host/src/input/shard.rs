@@ -12,26 +12,50 @@ pub struct Shard {
     pub count: u32,
 }
 
+/// A written `--shard` that is not `I/N` with I below N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("`{0}` is not I/N; write e.g. 0/4 for the first of 4")]
+    NotIOfN(String),
+    #[error("{part} `{number}` of `{written}` is not a whole number ({error})")]
+    NotANumber {
+        part: &'static str,
+        number: String,
+        written: String,
+        error: std::num::ParseIntError,
+    },
+    #[error("`{0}`: N must be at least 1")]
+    NoShards(String),
+    #[error("`{written}`: I counts from 0, so it must be below N (0 to {})", count - 1)]
+    PastTheLast { written: String, count: u32 },
+}
+
 impl Shard {
     /// `I/N`, `I` from 0 to N - 1 (as Kubernetes' `JOB_COMPLETION_INDEX` counts).
-    pub fn parse(text: &str) -> Result<Shard, String> {
+    pub fn parse(text: &str) -> Result<Shard, ShardError> {
         let (index, count) = text
             .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not I/N; write e.g. 0/4 for the first of 4"))?;
-        let number = |part: &str, what: &str| {
-            part.trim()
+            .ok_or_else(|| ShardError::NotIOfN(text.to_string()))?;
+        let number = |number: &str, part| {
+            number
+                .trim()
                 .parse::<u32>()
-                .map_err(|e| format!("{what} `{part}` of `{text}` is not a whole number ({e})"))
+                .map_err(|error| ShardError::NotANumber {
+                    part,
+                    number: number.to_string(),
+                    written: text.to_string(),
+                    error,
+                })
         };
         let (index, count) = (number(index, "I")?, number(count, "N")?);
         if count == 0 {
-            return Err(format!("`{text}`: N must be at least 1"));
+            return Err(ShardError::NoShards(text.to_string()));
         }
         if index >= count {
-            return Err(format!(
-                "`{text}`: I counts from 0, so it must be below N (0 to {})",
-                count - 1
-            ));
+            return Err(ShardError::PastTheLast {
+                written: text.to_string(),
+                count,
+            });
         }
         Ok(Shard { index, count })
     }
@@ -79,9 +103,24 @@ mod tests {
     #[test]
     fn bad_shards_are_refused_with_how_to_write_them() {
         assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
-        assert!(Shard::parse("3/3").unwrap_err().contains("below N"));
-        assert!(Shard::parse("0/0").unwrap_err().contains("at least 1"));
-        assert!(Shard::parse("1").unwrap_err().contains("I/N"));
-        assert!(Shard::parse("a/3").unwrap_err().contains("whole number"));
+        assert!(
+            Shard::parse("3/3")
+                .unwrap_err()
+                .to_string()
+                .contains("below N")
+        );
+        assert!(
+            Shard::parse("0/0")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
+        assert!(Shard::parse("1").unwrap_err().to_string().contains("I/N"));
+        assert!(
+            Shard::parse("a/3")
+                .unwrap_err()
+                .to_string()
+                .contains("whole number")
+        );
     }
 }

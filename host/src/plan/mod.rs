@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::config::suite::{
     CaseCodeSpec, CodeSpec, GraderSpec, PythonSpec, SuiteError, ToolSpec, closest,
 };
-use crate::grade::builtin::evaldeck::{self, Check};
+use crate::grade::builtin::evaldeck::Check;
 use crate::grade::builtin::expectations::{CaseCode, TurnGraders};
 use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
@@ -23,6 +23,7 @@ use crate::grade::openai;
 use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
+use crate::grade::registry::Family;
 
 /// Every metric of a suite, in YAML order.
 pub struct Plan {
@@ -733,15 +734,12 @@ pub fn pack_reference(name: &str) -> Option<(&str, &str)> {
 }
 
 fn builtin_names(key: &str) -> Vec<&'static str> {
-    if key == "function" {
-        letta::Function::BUILTINS
-            .iter()
-            .map(|d| d.name)
-            .chain(evaldeck::CHECKS.iter().map(|c| c.described.name))
-            .collect()
+    let families: &[Family] = if key == "function" {
+        &[Family::LettaFunction, Family::EvaldeckCheck]
     } else {
-        Extractor::BUILTINS.iter().map(|d| d.name).collect()
-    }
+        &[Family::Extractor]
+    };
+    families.iter().flat_map(|f| f.names()).collect()
 }
 
 fn display_name(spec: &GraderSpec) -> Option<String> {

@@ -17,11 +17,13 @@ use crate::input::trajectory::{RunStatus, Trajectory};
 
 /// One evaldeck check: its parameters, read from a grader's `config:` with evaldeck's names or,
 /// left `None`, from the sample's `expected:` block when grading, as evaldeck's graders fall back
-/// to the test case. A check is registered once, in [`CHECKS`]: suite names, `expected:` blocks
-/// and `gavel list` all read that list.
+/// to the test case. A check is registered once, in [`CHECKS`]: suite names, `expected:` blocks,
+/// turn graders and `gavel list` all read that list.
 trait EvaldeckCheck: Grades + Sized + 'static {
     /// The name (the `expected:` key it reads) and the line `gavel list` prints.
     const DESCRIBED: Described;
+    /// The type of a case turn's `graders:` entry that runs this check, if any.
+    const TURN: Option<TurnGraderKind> = None;
     /// The check a grader's `config:` asks for.
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError>;
     /// The check an `expected:` block asks for, reading its values from the block.
@@ -37,6 +39,8 @@ trait Grades: std::fmt::Debug + Send + Sync {
 /// A check as the registry holds it.
 pub struct Registered {
     pub described: Described,
+    /// The type of a case turn's `graders:` entry that runs the check, if any.
+    pub turn: Option<TurnGraderKind>,
     configured: fn(&Map<String, Value>) -> Result<Check, ConfigError>,
     asked: fn(&Sample<'_>, &Expected) -> Option<Grade>,
 }
@@ -45,6 +49,7 @@ impl Registered {
     const fn of<C: EvaldeckCheck>() -> Registered {
         Registered {
             described: C::DESCRIBED,
+            turn: C::TURN,
             configured: configured::<C>,
             asked: asked::<C>,
         }
@@ -116,22 +121,11 @@ pub fn turn_check(
     kind: TurnGraderKind,
     params: &Map<String, Value>,
 ) -> Result<Option<Check>, ConfigError> {
-    use TurnGraderKind as K;
-    let name = match kind {
-        K::Contains => "output_contains",
-        K::NotContains => "output_not_contains",
-        K::Equals => "output_equals",
-        K::Regex => "output_matches",
-        K::ToolCalled => "tools_called",
-        K::ToolNotCalled => "tools_not_called",
-        K::ToolOrder => "tool_call_order",
-        K::MaxSteps => "max_steps",
-        K::MaxToolCalls => "max_tool_calls",
-        K::MaxLlmCalls => "max_llm_calls",
-        K::TaskCompleted => "task_completed",
-        K::Llm | K::LlmRubric | K::Code => return Ok(None),
-    };
-    Check::new(name, params)
+    CHECKS
+        .iter()
+        .find(|c| c.turn == Some(kind))
+        .map(|c| (c.configured)(params))
+        .transpose()
 }
 
 /// The checks `expected` asks for, each with the status and rationale of its grade alone, in
@@ -174,6 +168,7 @@ impl EvaldeckCheck for OutputContains {
         name: "output_contains",
         description: "the final output contains every one of `values` (case-insensitive by default)",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::Contains);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         let (values, case_sensitive) = values_config(config)?;
@@ -212,6 +207,7 @@ impl EvaldeckCheck for OutputNotContains {
         name: "output_not_contains",
         description: "the final output contains none of `values`",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::NotContains);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         let (values, case_sensitive) = values_config(config)?;
@@ -252,6 +248,7 @@ impl EvaldeckCheck for OutputEquals {
         name: "output_equals",
         description: "the final output equals `expected` (whitespace normalised by default)",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::Equals);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         // `strip_whitespace` is the name gavel's documentation gives the same switch.
@@ -325,6 +322,7 @@ impl EvaldeckCheck for OutputMatches {
         name: "output_matches",
         description: "the Python regex `pattern` (with `flags`) is found in the final output",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::Regex);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         let keys = ConfigKeys::new(config, &["pattern", "field", "flags"])?;
@@ -390,6 +388,7 @@ impl EvaldeckCheck for ToolsCalled {
         name: "tools_called",
         description: "every tool in `required` was called",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::ToolCalled);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         Ok(ToolsCalled {
@@ -449,6 +448,7 @@ impl EvaldeckCheck for ToolsNotCalled {
         name: "tools_not_called",
         description: "no tool in `forbidden` was called",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::ToolNotCalled);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         Ok(ToolsNotCalled {
@@ -504,6 +504,7 @@ impl EvaldeckCheck for ToolCallOrder {
         name: "tool_call_order",
         description: "the tools in `expected_order` were called in that order (others may interleave)",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::ToolOrder);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         Ok(ToolCallOrder {
@@ -548,7 +549,7 @@ impl Grades for ToolCallOrder {
 /// The four bounds on a count: the count a trajectory has, the bound a config or a block sets,
 /// and evaldeck's messages.
 macro_rules! bound_check {
-    ($type:ident, $field:ident, $limit:expr, $count:expr, $description:literal) => {
+    ($type:ident, $field:ident, $turn:expr, $limit:expr, $count:expr, $description:literal) => {
         #[derive(Debug)]
         struct $type {
             $field: Option<u64>,
@@ -559,6 +560,7 @@ macro_rules! bound_check {
                 name: stringify!($field),
                 description: $description,
             };
+            const TURN: Option<TurnGraderKind> = $turn;
 
             fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
                 let field = stringify!($field);
@@ -589,6 +591,7 @@ macro_rules! bound_check {
 bound_check!(
     MaxSteps,
     max_steps,
+    Some(TurnGraderKind::MaxSteps),
     Limit::MAX_STEPS,
     |t| t.step_count(),
     "at most `max_steps` steps (LLM calls, tool calls, reasoning, human input)"
@@ -596,6 +599,7 @@ bound_check!(
 bound_check!(
     MinSteps,
     min_steps,
+    None,
     Limit::MIN_STEPS,
     |t| t.step_count(),
     "at least `min_steps` steps"
@@ -603,6 +607,7 @@ bound_check!(
 bound_check!(
     MaxToolCalls,
     max_tool_calls,
+    Some(TurnGraderKind::MaxToolCalls),
     Limit::MAX_TOOL_CALLS,
     |t| t.tool_calls().count(),
     "at most `max_tool_calls` tool calls"
@@ -610,6 +615,7 @@ bound_check!(
 bound_check!(
     MaxLlmCalls,
     max_llm_calls,
+    Some(TurnGraderKind::MaxLlmCalls),
     Limit::MAX_LLM_CALLS,
     |t| t.llm_calls().count(),
     "at most `max_llm_calls` LLM calls"
@@ -625,6 +631,7 @@ impl EvaldeckCheck for TaskCompleted {
         name: "task_completed",
         description: "the run succeeded with a non-empty output (or, with `require_success: false`, did not)",
     };
+    const TURN: Option<TurnGraderKind> = Some(TurnGraderKind::TaskCompleted);
 
     fn configured(config: &Map<String, Value>) -> Result<Self, ConfigError> {
         Ok(TaskCompleted {
@@ -986,6 +993,21 @@ mod tests {
         assert_eq!(results[1]["status"], "error");
         assert_eq!(combine(true, vec![]).status, Status::Pass);
         assert_eq!(combine(false, vec![]).status, Status::Fail);
+    }
+
+    #[test]
+    fn each_turn_grader_type_runs_the_check_of_its_evaldeck_grader() {
+        for name in TurnGraderKind::names() {
+            let kind = TurnGraderKind::of(name).expect("a known type");
+            let runs: Vec<&str> = CHECKS
+                .iter()
+                .filter(|c| c.turn == Some(kind))
+                .map(|c| c.described.name)
+                .collect();
+            assert_eq!(runs, Vec::from_iter(check_name(name)), "type `{name}`");
+            let check = turn_check(kind, &Map::new()).expect("no params");
+            assert_eq!(check.map(|c| c.name()), check_name(name), "type `{name}`");
+        }
     }
 
     // ---- conformance: every evaldeck vector of the required kinds ----

@@ -6,70 +6,90 @@ use crate::grade::builtin::Described;
 use crate::grade::python::{self, Regex, RegexError};
 use crate::input::sample::Sample;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Function {
-    ExactMatch,
-    Contains,
-    RegexMatch,
-    AsciiPrintableOnly,
+/// One of letta-evals' tool functions: a type implementing this, registered once in
+/// [`FUNCTIONS`], which suite names and `gavel list` read.
+trait LettaFunction {
+    /// The name a grader's `function:` gives and the line `gavel list` prints.
+    const DESCRIBED: Described;
+    /// letta-evals' rationale of the 0 a row without a ground truth (or an empty one) scores;
+    /// `None` for a function that reads no ground truth.
+    const NO_GROUND_TRUTH: Option<&'static str> = Some("No ground_truth answer provided");
+
+    /// The grade of `submission` against `ground_truth`, which is present and non-empty (and
+    /// empty for a function that reads none). The grade's `submission` is left to the caller,
+    /// which owns the text.
+    fn grade(ground_truth: &str, submission: &str) -> Grade;
+
+    /// What is wrong with a row's ground truth for this function, found before grading.
+    fn ground_truth_problem(_ground_truth: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A function as the registry holds it.
+pub struct Registered {
+    pub described: Described,
+    no_ground_truth: Option<&'static str>,
+    grade: fn(&str, &str) -> Grade,
+    ground_truth_problem: fn(&str) -> Option<String>,
+}
+
+impl Registered {
+    const fn of<F: LettaFunction>() -> Registered {
+        Registered {
+            described: F::DESCRIBED,
+            no_ground_truth: F::NO_GROUND_TRUTH,
+            grade: F::grade,
+            ground_truth_problem: F::ground_truth_problem,
+        }
+    }
+}
+
+/// Every letta-evals function, in the order `gavel list` lists them.
+pub const FUNCTIONS: &[Registered] = &[
+    Registered::of::<ExactMatch>(),
+    Registered::of::<Contains>(),
+    Registered::of::<RegexMatch>(),
+    Registered::of::<AsciiPrintableOnly>(),
+];
+
+/// A letta-evals function a grader names.
+#[derive(Clone, Copy)]
+pub struct Function(&'static Registered);
+
+impl PartialEq for Function {
+    fn eq(&self, other: &Function) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Function {}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How many offending characters `ascii_printable_only` lists before `(+N more)`.
 const SHOWN_CHARACTERS: usize = 5;
 
 impl Function {
-    /// Every function's name and `gavel list` line, in the order of the variants: adding a
-    /// function is a variant, its line here and its arm in [`Function::grade`].
-    pub const BUILTINS: &'static [Described] = &[
-        Described {
-            name: "exact_match",
-            description: "submission equals the ground truth, both stripped of surrounding whitespace",
-        },
-        Described {
-            name: "contains",
-            description: "submission contains the ground truth, ignoring case",
-        },
-        Described {
-            name: "regex_match",
-            description: "the ground truth, a Python regex, is found in the submission",
-        },
-        Described {
-            name: "ascii_printable_only",
-            description: "every character is printable ASCII (newlines allowed)",
-        },
-    ];
-
-    /// The variants in the order of [`Function::BUILTINS`], which alone names them.
-    const ALL: [Function; 4] = [
-        Function::ExactMatch,
-        Function::Contains,
-        Function::RegexMatch,
-        Function::AsciiPrintableOnly,
-    ];
-
     pub fn from_name(name: &str) -> Option<Function> {
-        let at = Function::BUILTINS.iter().position(|d| d.name == name)?;
-        Some(Function::ALL[at])
+        FUNCTIONS
+            .iter()
+            .find(|f| f.described.name == name)
+            .map(Function)
     }
 
     pub fn name(self) -> &'static str {
-        Function::BUILTINS[self as usize].name
+        self.0.described.name
     }
 
     /// What is wrong with a row's ground truth for this function, found before grading:
     /// `regex_match` reads it as a Python regex, and a pattern that does not compile grades 0.
     pub fn ground_truth_problem(self, ground_truth: &str) -> Option<String> {
-        match self {
-            Function::RegexMatch if !ground_truth.is_empty() => Regex::cached(ground_truth, 0)
-                .err()
-                .filter(|e| !matches!(e, RegexError::TooCostly))
-                .map(|e| format!("ground_truth is not a valid Python regex ({e}); it grades 0")),
-            _ => None,
-        }
-    }
-
-    pub fn needs_ground_truth(self) -> bool {
-        !matches!(self, Function::AsciiPrintableOnly)
+        (self.0.ground_truth_problem)(ground_truth)
     }
 
     /// Grades `submission`. A missing or empty ground truth scores 0, as in letta-evals, and so
@@ -77,35 +97,107 @@ impl Function {
     /// `submission` is left to the caller, which owns the text.
     pub fn grade(self, sample: &Sample<'_>, submission: &str) -> Grade {
         let ground_truth = sample.ground_truth_text().filter(|gt| !gt.is_empty());
-        match (self, ground_truth) {
-            (Function::AsciiPrintableOnly, _) => ascii_printable_only(submission),
-            (Function::RegexMatch, None) => {
-                Grade::scored(0.0, "No ground_truth regex pattern provided")
-            }
-            (_, None) => Grade::scored(0.0, "No ground_truth answer provided"),
-            (Function::ExactMatch, Some(gt)) => {
-                let matched = python::strip(submission) == python::strip(gt);
-                verdict(matched, ["Exact match: True", "Exact match: False"])
-            }
-            (Function::Contains, Some(gt)) => {
-                let found = python::Lowered::new(submission).contains(gt);
-                verdict(
-                    found,
-                    [
-                        "Contains ground_truth: True",
-                        "Contains ground_truth: False",
-                    ],
-                )
-            }
-            (Function::RegexMatch, Some(gt)) => match Regex::search_once(gt, 0, submission) {
-                Ok(matched) => verdict(matched, ["Regex match: True", "Regex match: False"]),
-                Err(e @ RegexError::TooCostly) => {
-                    Grade::error(format!("Regex search could not finish: {e}"))
-                }
-                // letta-evals' own verdict: a 0 like any other, counted in the metric.
-                Err(e) => Grade::scored(0.0, format!("Invalid regex pattern: {e}")),
-            },
+        match (ground_truth, self.0.no_ground_truth) {
+            (None, Some(rationale)) => Grade::scored(0.0, rationale),
+            (ground_truth, _) => (self.0.grade)(ground_truth.unwrap_or_default(), submission),
         }
+    }
+}
+
+struct ExactMatch;
+
+impl LettaFunction for ExactMatch {
+    const DESCRIBED: Described = Described {
+        name: "exact_match",
+        description: "submission equals the ground truth, both stripped of surrounding whitespace",
+    };
+
+    fn grade(ground_truth: &str, submission: &str) -> Grade {
+        let matched = python::strip(submission) == python::strip(ground_truth);
+        verdict(matched, ["Exact match: True", "Exact match: False"])
+    }
+}
+
+struct Contains;
+
+impl LettaFunction for Contains {
+    const DESCRIBED: Described = Described {
+        name: "contains",
+        description: "submission contains the ground truth, ignoring case",
+    };
+
+    fn grade(ground_truth: &str, submission: &str) -> Grade {
+        let found = python::Lowered::new(submission).contains(ground_truth);
+        verdict(
+            found,
+            [
+                "Contains ground_truth: True",
+                "Contains ground_truth: False",
+            ],
+        )
+    }
+}
+
+struct RegexMatch;
+
+impl LettaFunction for RegexMatch {
+    const DESCRIBED: Described = Described {
+        name: "regex_match",
+        description: "the ground truth, a Python regex, is found in the submission",
+    };
+    const NO_GROUND_TRUTH: Option<&'static str> = Some("No ground_truth regex pattern provided");
+
+    fn grade(ground_truth: &str, submission: &str) -> Grade {
+        match Regex::search_once(ground_truth, 0, submission) {
+            Ok(matched) => verdict(matched, ["Regex match: True", "Regex match: False"]),
+            Err(e @ RegexError::TooCostly) => {
+                Grade::error(format!("Regex search could not finish: {e}"))
+            }
+            // letta-evals' own verdict: a 0 like any other, counted in the metric.
+            Err(e) => Grade::scored(0.0, format!("Invalid regex pattern: {e}")),
+        }
+    }
+
+    fn ground_truth_problem(ground_truth: &str) -> Option<String> {
+        if ground_truth.is_empty() {
+            return None;
+        }
+        Regex::cached(ground_truth, 0)
+            .err()
+            .filter(|e| !matches!(e, RegexError::TooCostly))
+            .map(|e| format!("ground_truth is not a valid Python regex ({e}); it grades 0"))
+    }
+}
+
+struct AsciiPrintableOnly;
+
+impl LettaFunction for AsciiPrintableOnly {
+    const DESCRIBED: Described = Described {
+        name: "ascii_printable_only",
+        description: "every character is printable ASCII (newlines allowed)",
+    };
+    const NO_GROUND_TRUTH: Option<&'static str> = None;
+
+    fn grade(_ground_truth: &str, submission: &str) -> Grade {
+        let mut bad: Vec<char> = submission
+            .chars()
+            .filter(|c| !matches!(c, '\n' | '\r' | ' '..='~'))
+            .collect();
+        if bad.is_empty() {
+            return Grade::scored(1.0, "All characters printable ASCII (ignoring newlines)");
+        }
+        bad.sort_unstable();
+        bad.dedup();
+        let shown: Vec<String> = bad
+            .iter()
+            .take(SHOWN_CHARACTERS)
+            .map(|&c| python::repr_char(c))
+            .collect();
+        let mut rationale = format!("Found non-printable ASCII characters: {}", shown.join(", "));
+        if bad.len() > SHOWN_CHARACTERS {
+            rationale.push_str(&format!(" (+{} more)", bad.len() - SHOWN_CHARACTERS));
+        }
+        Grade::scored(0.0, rationale)
     }
 }
 
@@ -116,28 +208,6 @@ fn verdict(ok: bool, [yes, no]: [&'static str; 2]) -> Grade {
     } else {
         Grade::scored(0.0, no)
     }
-}
-
-fn ascii_printable_only(submission: &str) -> Grade {
-    let mut bad: Vec<char> = submission
-        .chars()
-        .filter(|c| !matches!(c, '\n' | '\r' | ' '..='~'))
-        .collect();
-    if bad.is_empty() {
-        return Grade::scored(1.0, "All characters printable ASCII (ignoring newlines)");
-    }
-    bad.sort_unstable();
-    bad.dedup();
-    let shown: Vec<String> = bad
-        .iter()
-        .take(SHOWN_CHARACTERS)
-        .map(|&c| python::repr_char(c))
-        .collect();
-    let mut rationale = format!("Found non-printable ASCII characters: {}", shown.join(", "));
-    if bad.len() > SHOWN_CHARACTERS {
-        rationale.push_str(&format!(" (+{} more)", bad.len() - SHOWN_CHARACTERS));
-    }
-    Grade::scored(0.0, rationale)
 }
 
 #[cfg(test)]
@@ -156,36 +226,38 @@ mod tests {
         }
     }
 
+    /// The function `name`, which must be registered.
+    fn function(name: &str) -> Function {
+        Function::from_name(name).expect("a registered function")
+    }
+
     #[test]
     fn names_round_trip() {
-        assert_eq!(Function::BUILTINS.len(), 4);
-        for d in Function::BUILTINS {
-            assert_eq!(
-                Function::from_name(d.name).map(Function::name),
-                Some(d.name)
-            );
+        assert_eq!(FUNCTIONS.len(), 4);
+        for f in FUNCTIONS {
+            let name = f.described.name;
+            assert_eq!(Function::from_name(name).map(Function::name), Some(name));
         }
         assert_eq!(Function::from_name("fuzzy"), None);
-        assert!(Function::Contains.needs_ground_truth());
-        assert!(!Function::AsciiPrintableOnly.needs_ground_truth());
+        assert_eq!(format!("{:?}", function("contains")), "contains");
     }
 
     #[test]
     fn empty_ground_truth_counts_as_missing() {
-        let g = Function::ExactMatch.grade(&sample(Some("")), "");
+        let g = function("exact_match").grade(&sample(Some("")), "");
         assert_eq!((g.score, g.status), (0.0, Status::Fail));
         assert_eq!(g.rationale, "No ground_truth answer provided");
         let per_turn = Sample {
             ground_truth: Some(Texts::PerTurn(vec!["a".into()])),
             ..Sample::default()
         };
-        let g = Function::Contains.grade(&per_turn, "a");
+        let g = function("contains").grade(&per_turn, "a");
         assert_eq!(g.rationale, "No ground_truth answer provided");
     }
 
     #[test]
     fn invalid_regex_grades_0_with_the_reason() {
-        let g = Function::RegexMatch.grade(&sample(Some("(a")), "a");
+        let g = function("regex_match").grade(&sample(Some("(a")), "a");
         assert_eq!((g.score, g.status), (0.0, Status::Fail));
         assert!(
             g.rationale.starts_with("Invalid regex pattern: missing )"),
@@ -197,7 +269,7 @@ mod tests {
     #[test]
     fn costly_regex_is_an_error_grade_not_a_hang() {
         let text = format!("{}b", "a".repeat(40));
-        let g = Function::RegexMatch.grade(&sample(Some(r"^(a|aa)+\1$")), &text);
+        let g = function("regex_match").grade(&sample(Some(r"^(a|aa)+\1$")), &text);
         assert_eq!((g.score, g.status), (0.0, Status::Error));
         assert!(
             g.rationale
@@ -207,13 +279,13 @@ mod tests {
 
     #[test]
     fn ascii_printable_lists_five_then_counts() {
-        let g =
-            Function::AsciiPrintableOnly.grade(&sample(None), "\tabc\u{1}\u{2}\u{3}\u{4}\u{5}\r\n");
+        let g = function("ascii_printable_only")
+            .grade(&sample(None), "\tabc\u{1}\u{2}\u{3}\u{4}\u{5}\r\n");
         assert_eq!(
             g.rationale,
             "Found non-printable ASCII characters: '\\x01', '\\x02', '\\x03', '\\x04', '\\x05' (+1 more)"
         );
-        let g = Function::AsciiPrintableOnly.grade(&sample(None), "");
+        let g = function("ascii_printable_only").grade(&sample(None), "");
         assert_eq!((g.score, g.status), (1.0, Status::Pass));
     }
 

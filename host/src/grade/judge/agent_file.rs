@@ -86,47 +86,96 @@ pub struct JudgeAgent {
 
 /// Why an agent file cannot judge.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}: {message}", path.display())]
+#[error("{}: {problem}", path.display())]
 pub struct AgentFileError {
     pub path: PathBuf,
-    pub message: String,
+    pub problem: AgentFileProblem,
+}
+
+/// What is wrong with an agent file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgentFileProblem {
+    /// The file could not be read; the reason's text.
+    #[error("cannot read the agent file: {0} (agent_file is relative to the suite's folder)")]
+    Unreadable(String),
+    #[error("the agent file is not valid JSON: {0}")]
+    NotJson(String),
+    #[error("not a Letta agent file: {place}: {message}")]
+    NotAgentFile { place: String, message: String },
+    #[error(
+        "the agent file holds no agent (`agents` is missing or empty); export the judge agent \
+         from Letta as a .af file"
+    )]
+    NoAgent,
+    /// The names of the agents the file holds, more than one.
+    #[error("the agent file holds {} agents ({}); a judge file holds one agent", .0.len(), .0.join(", "))]
+    Agents(Vec<String>),
+    #[error(
+        "agent `{agent}` has no `{tool}` tool ({}); the judge grades by calling \
+         {tool}(score: float, rationale: str)",
+        if tools.is_empty() { "the file has no tools".to_string() } else { format!("its tools: {}", tools.join(", ")) }
+    )]
+    NoTool {
+        agent: String,
+        tool: String,
+        tools: Vec<String>,
+    },
+    #[error("tools[{index}] (`{tool}`): {problem}")]
+    Tool {
+        index: usize,
+        tool: String,
+        problem: ToolProblem,
+    },
+    #[error(
+        "the agent names no model (agents[0].llm_config.model); set it in the file or give the \
+         grader a model"
+    )]
+    NoModel,
+}
+
+/// What is wrong with the grading tool of an agent file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ToolProblem {
+    #[error(
+        "has no json_schema object, so gavel cannot offer it to the model; export the agent \
+         again from Letta, which writes each tool's schema"
+    )]
+    NoSchema,
+    #[error("json_schema.parameters has no `properties` object")]
+    NoProperties,
+    #[error(
+        "json_schema.parameters lacks {}; expected {name}(score: float, rationale: str)",
+        missing.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(" and ")
+    )]
+    Lacks {
+        missing: Vec<&'static str>,
+        name: String,
+    },
 }
 
 /// Reads the agent file at `path` and the tool `tool_name` of its agent.
 pub fn load(path: &Path, tool_name: &str) -> Result<JudgeAgent, AgentFileError> {
-    let error = |message: String| AgentFileError {
+    let error = |problem: AgentFileProblem| AgentFileError {
         path: path.to_path_buf(),
-        message,
+        problem,
     };
-    let text = crate::fsio::read_text(path, crate::fsio::cap::DOCUMENT).map_err(|e| {
-        error(format!(
-            "cannot read the agent file: {e} (agent_file is relative to the suite's folder)"
-        ))
-    })?;
+    let text = crate::fsio::read_text(path, crate::fsio::cap::DOCUMENT)
+        .map_err(|e| error(AgentFileProblem::Unreadable(e.to_string())))?;
     parse(&text, path, tool_name).map_err(error)
 }
 
-fn parse(text: &str, path: &Path, tool_name: &str) -> Result<JudgeAgent, String> {
+fn parse(text: &str, path: &Path, tool_name: &str) -> Result<JudgeAgent, AgentFileProblem> {
     let file = read_json(text)?;
     let mut agents = file.agents.unwrap_or_default();
     let agent = match agents.len() {
         1 => agents.remove(0),
-        0 => {
-            return Err(
-                "the agent file holds no agent (`agents` is missing or empty); export \
-                 the judge agent from Letta as a .af file"
-                    .into(),
-            );
-        }
-        n => {
-            let names: Vec<&str> = agents
+        0 => return Err(AgentFileProblem::NoAgent),
+        _ => {
+            let names = agents
                 .iter()
-                .map(|a| a.name.as_deref().unwrap_or("(unnamed)"))
+                .map(|a| a.name.as_deref().unwrap_or("(unnamed)").to_string())
                 .collect();
-            return Err(format!(
-                "the agent file holds {n} agents ({}); a judge file holds one agent",
-                names.join(", ")
-            ));
+            return Err(AgentFileProblem::Agents(names));
         }
     };
     let agent_name = agent.name.as_deref().unwrap_or("(unnamed)");
@@ -136,19 +185,17 @@ fn parse(text: &str, path: &Path, tool_name: &str) -> Result<JudgeAgent, String>
         .enumerate()
         .find(|(_, t)| t.name.as_deref() == Some(tool_name))
     else {
-        let names: Vec<&str> = tools.iter().filter_map(|t| t.name.as_deref()).collect();
-        let held = if names.is_empty() {
-            "the file has no tools".to_string()
-        } else {
-            format!("its tools: {}", names.join(", "))
-        };
-        return Err(format!(
-            "agent `{agent_name}` has no `{tool_name}` tool ({held}); the judge grades by \
-             calling {tool_name}(score: float, rationale: str)"
-        ));
+        return Err(AgentFileProblem::NoTool {
+            agent: agent_name.to_string(),
+            tool: tool_name.to_string(),
+            tools: tools.iter().filter_map(|t| t.name.clone()).collect(),
+        });
     };
-    let tool = function_tool(tool, tool_name)
-        .map_err(|problem| format!("tools[{index}] (`{tool_name}`): {problem}"))?;
+    let tool = function_tool(tool, tool_name).map_err(|problem| AgentFileProblem::Tool {
+        index,
+        tool: tool_name.to_string(),
+        problem,
+    })?;
     let forced = agent.tool_rules.iter().flatten().any(|rule| {
         rule.tool_name.as_deref() == Some(tool_name)
             && rule
@@ -171,51 +218,43 @@ fn parse(text: &str, path: &Path, tool_name: &str) -> Result<JudgeAgent, String>
 }
 
 /// The file read as JSON, a mistake named by its place in the file.
-fn read_json(text: &str) -> Result<File, String> {
+fn read_json(text: &str) -> Result<File, AgentFileProblem> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let file: File = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let path = e.path().to_string();
+        let place = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_data() {
             let message = in_plain_words(&inner.to_string());
-            format!("not a Letta agent file: {path}: {message}")
+            AgentFileProblem::NotAgentFile { place, message }
         } else {
-            format!("the agent file is not valid JSON: {inner}")
+            AgentFileProblem::NotJson(inner.to_string())
         }
     })?;
     deserializer
         .end()
-        .map_err(|e| format!("the agent file is not valid JSON: {e}"))?;
+        .map_err(|e| AgentFileProblem::NotJson(e.to_string()))?;
     Ok(file)
 }
 
 /// The tool's `json_schema` as a chat-completions function tool, once it is known to take
 /// `score` and `rationale`.
-fn function_tool(tool: &Tool, name: &str) -> Result<Value, String> {
+fn function_tool(tool: &Tool, name: &str) -> Result<Value, ToolProblem> {
     let Some(Value::Object(schema)) = &tool.json_schema else {
-        return Err(
-            "has no json_schema object, so gavel cannot offer it to the model; export the agent \
-             again from Letta, which writes each tool's schema"
-                .into(),
-        );
+        return Err(ToolProblem::NoSchema);
     };
     let parameters = schema.get("parameters").cloned().unwrap_or(Value::Null);
     let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
-        return Err("json_schema.parameters has no `properties` object".into());
+        return Err(ToolProblem::NoProperties);
     };
-    let missing: Vec<&str> = ["score", "rationale"]
+    let missing: Vec<&'static str> = ["score", "rationale"]
         .into_iter()
         .filter(|p| !properties.contains_key(*p))
         .collect();
     if !missing.is_empty() {
-        return Err(format!(
-            "json_schema.parameters lacks {}; expected {name}(score: float, rationale: str)",
-            missing
-                .iter()
-                .map(|p| format!("`{p}`"))
-                .collect::<Vec<_>>()
-                .join(" and ")
-        ));
+        return Err(ToolProblem::Lacks {
+            missing,
+            name: name.to_string(),
+        });
     }
     let mut function = json!({"name": name, "parameters": parameters});
     if let Some(description) = schema.get("description").filter(|d| d.is_string()) {
@@ -231,7 +270,7 @@ mod tests {
     const EXAMPLE: &str = include_str!("../../../tests/data/letta-judge/web_search_judge.af");
 
     fn parsed(text: &str) -> Result<JudgeAgent, String> {
-        parse(text, Path::new("judge.af"), DEFAULT_TOOL)
+        parse(text, Path::new("judge.af"), DEFAULT_TOOL).map_err(|e| e.to_string())
     }
 
     /// A minimal agent file around `agent` and `tools`.

@@ -33,7 +33,7 @@ pub use crate::config::spec::RubricSpec;
 use crate::grade::config::ConfigError;
 use crate::grade::{Grade, Status};
 use crate::input::sample::Sample;
-use agent_file::{AgentFileError, JudgeAgent};
+use agent_file::{AgentFileError, AgentFileProblem, JudgeAgent};
 use cache::Cache;
 pub use http::REPLY_LIMIT;
 use http::{ApiKey, Auth, RequestError, Transport};
@@ -711,9 +711,7 @@ fn load_agent(
     if spec.model.is_none() && agent.model.is_none() {
         return Err(AgentFileError {
             path,
-            message: "the agent names no model (agents[0].llm_config.model); set it in the file \
-                      or give the grader a model"
-                .into(),
+            problem: AgentFileProblem::NoModel,
         }
         .into());
     }

@@ -95,8 +95,25 @@ pub async fn grade(
         .with_metadata("raw_response", json!(reply))
 }
 
-/// The prompt evaldeck formats, or why it cannot: Python's exception, as `str()` shows it.
-fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<String, String> {
+/// Why evaldeck's prompt of a turn cannot be formatted: Python's exception, as `str()` shows
+/// it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum PromptError {
+    /// A placeholder evaldeck does not fill: its `KeyError`, which shows the key's repr.
+    #[error("{}", repr_str(.0))]
+    Key(String),
+    /// Another of Python's formatting errors: its message.
+    #[error("{0}")]
+    Format(String),
+    #[error("params.rubric must be a map of criterion name to its description")]
+    NoRubric,
+    /// A criterion whose description is not text.
+    #[error("params.rubric.{0} must be a string")]
+    NotText(String),
+}
+
+/// The prompt evaldeck formats, or why it cannot.
+fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<String, PromptError> {
     let output = turn
         .output
         .filter(|o| !o.is_empty())
@@ -137,8 +154,8 @@ fn prompt(entry: &TurnGrader, rubric: bool, turn: &TurnView<'_>) -> Result<Strin
     let lookup = |key: &str| values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     match format::render(&format::parse(template), &lookup, &mut out) {
         Ok(()) => Ok(out),
-        Err(e) if e.kind == "KeyError" => Err(repr_str(&e.message)),
-        Err(e) => Err(e.message),
+        Err(e) if e.kind == "KeyError" => Err(PromptError::Key(e.message)),
+        Err(e) => Err(PromptError::Format(e.message)),
     }
 }
 
@@ -223,14 +240,14 @@ fn expected_str(expected: Option<&Expected>) -> String {
 }
 
 /// `params.rubric`, a map of criterion to description, as evaldeck lists it: `- name: text`.
-fn rubric_lines(params: &Map<String, Value>) -> Result<String, String> {
+fn rubric_lines(params: &Map<String, Value>) -> Result<String, PromptError> {
     let Some(Value::Object(rubric)) = params.get("rubric") else {
-        return Err("params.rubric must be a map of criterion name to its description".to_string());
+        return Err(PromptError::NoRubric);
     };
     let mut lines = Vec::with_capacity(rubric.len());
     for (name, description) in rubric {
         let Value::String(description) = description else {
-            return Err(format!("params.rubric.{name} must be a string"));
+            return Err(PromptError::NotText(name.clone()));
         };
         lines.push(format!("- {name}: {description}"));
     }
@@ -404,7 +421,7 @@ mod tests {
             expected: None,
             trace: &trace,
         };
-        let llm = |value| prompt(&entry(value), false, &turn);
+        let llm = |value| prompt(&entry(value), false, &turn).map_err(|e| e.to_string());
         assert_eq!(
             llm(json!({"type": "llm", "prompt": "{test_case_name}: {output}"})),
             Ok("turn_2: (no output)".to_string())
@@ -423,6 +440,7 @@ mod tests {
                 true,
                 &turn,
             )
+            .map_err(|e| e.to_string())
         };
         assert!(rubric(json!({})).unwrap_err().contains("params.rubric"));
         assert!(

@@ -94,7 +94,7 @@ pub(super) async fn send(
                 info_code: None,
             })?,
         };
-        let connector = connector().map_err(|why| Error::InternalError(Some(why.clone())))?;
+        let connector = connector().map_err(|why| Error::InternalError(Some(why.to_string())))?;
         let tls = timeout_at(connect_by, connector.connect(name, stream))
             .await
             .map_err(|_| Error::ConnectionTimeout)?
@@ -185,10 +185,40 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
         .ok_or(Error::DestinationIpProhibited)
 }
 
+/// Why graders' HTTPS client cannot be set up.
+#[derive(Debug, thiserror::Error)]
+enum TlsSetupError {
+    #[error(
+        "{env}={}: {why}; it must name a PEM file of the certificate authorities graders' \
+         HTTPS requests trust beside the usual ones",
+        path.display(),
+        env = CA_FILE_ENV
+    )]
+    CaFile {
+        path: std::path::PathBuf,
+        why: CaFileProblem,
+    },
+    #[error("{env}: a certificate in it is refused: {0}", env = CA_FILE_ENV)]
+    Refused(rustls::Error),
+    #[error("{0}")]
+    Setup(rustls::Error),
+}
+
+/// What is wrong with the file [`CA_FILE_ENV`] names.
+#[derive(Debug, thiserror::Error)]
+enum CaFileProblem {
+    #[error("{0}")]
+    Unreadable(std::io::Error),
+    #[error("it is not PEM: {0}")]
+    NotPem(rustls::pki_types::pem::Error),
+    #[error("it holds no certificate")]
+    Empty,
+}
+
 /// The TLS client: the webpki roots and those of [`CA_FILE_ENV`], ring's cryptography; why
 /// not, when the file cannot be used or rustls refuses the setup.
-fn connector() -> Result<&'static TlsConnector, &'static String> {
-    static CONNECTOR: OnceLock<Result<TlsConnector, String>> = OnceLock::new();
+fn connector() -> Result<&'static TlsConnector, &'static TlsSetupError> {
+    static CONNECTOR: OnceLock<Result<TlsConnector, TlsSetupError>> = OnceLock::new();
     CONNECTOR
         .get_or_init(|| {
             let mut roots = RootCertStore::empty();
@@ -196,14 +226,12 @@ fn connector() -> Result<&'static TlsConnector, &'static String> {
                 webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
             );
             for root in extra_roots()? {
-                roots
-                    .add(root)
-                    .map_err(|e| format!("{CA_FILE_ENV}: a certificate in it is refused: {e}"))?;
+                roots.add(root).map_err(TlsSetupError::Refused)?;
             }
             let provider = Arc::new(rustls::crypto::ring::default_provider());
             let config = ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
-                .map_err(|e| e.to_string())?
+                .map_err(TlsSetupError::Setup)?
                 .with_root_certificates(roots)
                 .with_no_client_auth();
             Ok(TlsConnector::from(Arc::new(config)))
@@ -214,25 +242,22 @@ fn connector() -> Result<&'static TlsConnector, &'static String> {
 /// The certificate authorities of the PEM file [`CA_FILE_ENV`] names, none when it is unset or
 /// empty; why not, naming the file and what to put there, when it cannot be read or holds no
 /// certificate.
-fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
+fn extra_roots() -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
     let Some(path) = std::env::var_os(CA_FILE_ENV).filter(|p| !p.is_empty()) else {
         return Ok(Vec::new());
     };
     let path = std::path::PathBuf::from(path);
-    let unusable = |why: String| {
-        format!(
-            "{CA_FILE_ENV}={}: {why}; it must name a PEM file of the certificate authorities \
-             graders' HTTPS requests trust beside the usual ones",
-            path.display()
-        )
+    let unusable = |why: CaFileProblem| TlsSetupError::CaFile {
+        path: path.clone(),
+        why,
     };
     let pem = crate::fsio::read_regular(&path, crate::fsio::cap::TEXT)
-        .map_err(|e| unusable(e.to_string()))?;
+        .map_err(|e| unusable(CaFileProblem::Unreadable(e)))?;
     let roots = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| unusable(format!("it is not PEM: {e}")))?;
+        .map_err(|e| unusable(CaFileProblem::NotPem(e)))?;
     if roots.is_empty() {
-        return Err(unusable("it holds no certificate".to_string()));
+        return Err(unusable(CaFileProblem::Empty));
     }
     Ok(roots)
 }

@@ -358,7 +358,7 @@ impl Grader {
                         outcome.metadata.sampled_model_name = Some(answer.model);
                         outcome
                     }
-                    Err(error) => self.failed(error, |flags| *flags = errors),
+                    Err(error) => self.failed(error.to_string(), |flags| *flags = errors),
                 }
             }
         }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::template::Template;
+use super::template::{MissingVariable, Template};
 use super::{Errors, Fields, what};
-use crate::grade::judge::Judge;
+use crate::grade::judge::{Judge, Unanswered};
 
 /// A model grader, checked.
 #[derive(Debug, Clone)]
@@ -49,6 +49,18 @@ const SAMPLING: &[(&str, &str)] = &[
     ("max_completions_tokens", "max_completion_tokens"),
     ("reasoning_effort", "reasoning_effort"),
 ];
+
+/// Why a model grader has no answer; each sets its own flag of OpenAI's `errors`.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    #[error(transparent)]
+    Variable(MissingVariable),
+    #[error(transparent)]
+    Unanswered(Unanswered),
+    /// The model's reply, which holds no `result` its schema allows.
+    #[error("the model's answer has no result as its schema asks: {0}")]
+    Unreadable(String),
+}
 
 /// What the model answered, read: the reward, the grade's score within [0, 1], whether it
 /// passes, and the usage of the request.
@@ -118,12 +130,12 @@ impl ModelGrader {
         item: &Value,
         sample: &Value,
         errors: &mut Errors,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, AskError> {
         let mut messages = Vec::with_capacity(self.input.len());
         for (role, content) in &self.input {
             let content = content.render(item, sample).map_err(|e| {
                 errors.invalid_variable_error = true;
-                e.to_string()
+                AskError::Variable(e)
             })?;
             messages.push(json!({"role": role, "content": content}));
         }
@@ -141,14 +153,14 @@ impl ModelGrader {
         let (content, usage) = self.judge.chat(&body).await.map_err(|e| {
             errors.model_grader_server_error = true;
             errors.model_grader_server_error_details = Some(e.to_string());
-            e.to_string()
+            AskError::Unanswered(e)
         })?;
         let result = serde_json::from_str::<Value>(&content)
             .ok()
             .and_then(|answer| answer.get("result").cloned());
         let unreadable = |errors: &mut Errors| {
             errors.model_grader_parse_error = true;
-            format!("the model's answer has no result as its schema asks: {content}")
+            AskError::Unreadable(content.clone())
         };
         let (reward, score, passed) = match (&self.verdict, result) {
             (

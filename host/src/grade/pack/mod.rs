@@ -67,7 +67,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::grade::grants::{Access, Grants};
+use crate::grade::grants::{Access, Grants, RowFolderError};
 use crate::grade::{Details, Grade, Status};
 use crate::input::sample::Sample;
 use crate::input::trajectory::{Format, Trajectory};
@@ -714,7 +714,7 @@ struct Function {
 
 impl Function {
     /// What a call grading `sample` may reach, or why the row may not have it.
-    fn access(&self, sample: &Sample<'_>) -> Result<Option<Access>, String> {
+    fn access(&self, sample: &Sample<'_>) -> Result<Option<Access>, RowFolderError> {
         self.grants
             .as_ref()
             .map(|grants| grants.access_for(sample.row))
@@ -827,7 +827,7 @@ impl PackGrader {
     ) -> Grade {
         let access = match self.function.access(sample) {
             Ok(access) => access,
-            Err(why) => return Grade::error(why).with_submission(submission),
+            Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
         let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
         self.grade_wit(&args, submission, None, access.as_ref())
@@ -843,7 +843,7 @@ impl PackGrader {
     ) -> Grade {
         let access = match self.function.access(sample) {
             Ok(access) => access,
-            Err(why) => return Grade::error(why).with_submission(submission),
+            Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
         let grader = self.clone();
         let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
@@ -975,7 +975,10 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
-        let access = self.function.access(sample).map_err(GuestError::Refused)?;
+        let access = self
+            .function
+            .access(sample)
+            .map_err(|why| GuestError::Refused(why.to_string()))?;
         let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
         self.extract_wit(&args, None, access.as_ref())
     }
@@ -987,7 +990,10 @@ impl PackExtractor {
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
     ) -> Result<Option<String>, GuestError> {
-        let access = self.function.access(sample).map_err(GuestError::Refused)?;
+        let access = self
+            .function
+            .access(sample)
+            .map_err(|why| GuestError::Refused(why.to_string()))?;
         let extractor = self.clone();
         let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
         warm::off_worker(self.function.warm_id(), move |place| {
