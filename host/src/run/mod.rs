@@ -198,6 +198,60 @@ pub enum RunError {
     Merge(#[from] MergeError),
 }
 
+/// What stopped a run: the error that stopped it, and `also` what else failed as it stopped
+/// (an earlier run's files that could not be put back, say), in the order it happened. Each is
+/// one line of the command line's report.
+#[derive(Debug)]
+pub struct RunFailure {
+    pub first: RunError,
+    pub also: Vec<RunError>,
+}
+
+impl RunFailure {
+    /// The failure of `errors`, in order; `None` when there are none.
+    pub fn of(errors: Vec<RunError>) -> Option<RunFailure> {
+        let mut errors = errors.into_iter();
+        let first = errors.next()?;
+        Some(RunFailure {
+            first,
+            also: errors.collect(),
+        })
+    }
+
+    /// `error`, after what failed `earlier`.
+    pub fn after(earlier: impl IntoIterator<Item = RunError>, error: RunError) -> RunFailure {
+        let mut earlier = earlier.into_iter();
+        match earlier.next() {
+            Some(first) => RunFailure {
+                first,
+                also: earlier.chain([error]).collect(),
+            },
+            None => error.into(),
+        }
+    }
+
+    /// This failure, and then `more`.
+    #[must_use]
+    pub fn with(mut self, more: impl IntoIterator<Item = RunError>) -> RunFailure {
+        self.also.extend(more);
+        self
+    }
+
+    /// Every error, the first first.
+    pub fn errors(&self) -> impl Iterator<Item = &RunError> {
+        std::iter::once(&self.first).chain(&self.also)
+    }
+}
+
+impl<E: Into<RunError>> From<E> for RunFailure {
+    fn from(error: E) -> RunFailure {
+        RunFailure {
+            first: error.into(),
+            also: Vec::new(),
+        }
+    }
+}
+
 /// Sees a run's results as they are written, in input order.
 pub trait Observer: Send {
     /// A result an earlier run wrote: read back on `--resume` before grading starts, or kept
@@ -243,19 +297,17 @@ pub fn run(
     prepared: &Prepared,
     options: &RunOptions,
     observer: &mut dyn Observer,
-) -> Result<Outcome, Vec<RunError>> {
+) -> Result<Outcome, RunFailure> {
     let setting = Setting::of(prepared, options);
     let out_dir = setting.out_dir.clone();
-    let previous = PreviousRecord::read(&out_dir).map_err(|e| vec![e])?;
-    let mut record = record_of(prepared, options, &setting.selection).map_err(|e| vec![e])?;
+    let previous = PreviousRecord::read(&out_dir)?;
+    let mut record = record_of(prepared, options, &setting.selection)?;
     if options.retry_errors {
         return retry::run(prepared, options, observer, setting, previous, record);
     }
-    std::fs::create_dir_all(&out_dir).map_err(|source| {
-        vec![RunError::OutputDir {
-            dir: out_dir.clone(),
-            source,
-        }]
+    std::fs::create_dir_all(&out_dir).map_err(|source| RunError::OutputDir {
+        dir: out_dir.clone(),
+        source,
     })?;
     let Setting {
         reward,
@@ -267,12 +319,13 @@ pub fn run(
     if let Some(recorded) = &previous.record {
         let results = std::fs::metadata(&results_path).map_or(0, |m| m.len());
         if options.resume {
-            same_inputs(recorded, &record, &out_dir, "resume", "--resume").map_err(|e| vec![e])?;
+            same_inputs(recorded, &record, &out_dir, "resume", "--resume")?;
         } else if !options.overwrite && recorded.unfinished() && results > 0 {
-            return Err(vec![RunError::Unfinished {
+            return Err(RunError::Unfinished {
                 dir: out_dir,
                 results: result::count_lines(&results_path).unwrap_or(0),
-            }]);
+            }
+            .into());
         }
     }
     // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
@@ -280,7 +333,7 @@ pub fn run(
     // and takes back what it wrote when it meets a bad one.
     let checked_first = !options.skip_invalid && prepared.plan.has_judge();
     let total = if checked_first {
-        let validation = check_rows(prepared, selection.clone(), workers).map_err(|e| vec![e])?;
+        let validation = check_rows(prepared, selection.clone(), workers)?;
         if validation.invalid > 0 {
             return Ok(Outcome::Invalid {
                 validation,
@@ -295,29 +348,25 @@ pub fn run(
     let settled = total.clone();
     let mut aggregator = aggregator(prepared, move || expected.wait().unwrap_or(0));
     let junit_path = options.junit.as_deref();
-    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
+    let mut junit = open_junit(prepared, junit_path)?;
     let already = if options.resume {
-        let mut same =
-            SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
+        let mut same = SameSamples::new(prepared, &selection, &results_path)?;
         let read = read_back(
             &results_path,
             &mut aggregator,
             observer,
             junit.as_mut(),
             Some(&mut same),
-        )
-        .map_err(|e| vec![e])?;
-        same.finish(&out_dir, "resume", "--resume")
-            .map_err(|e| vec![e])?;
+        )?;
+        same.finish(&out_dir, "resume", "--resume")?;
         read
     } else {
         0
     };
 
     let mut results = ResultsFile::open(&results_path, options.resume)
-        .map_err(|source| vec![write_error(&results_path, source)])?;
-    let items =
-        Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
+        .map_err(|source| write_error(&results_path, source))?;
+    let items = Items::open(&prepared.dataset, &prepared.runs)?;
     // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
     // is graded again from its first sample, its results already written not written again.
     let replay = if Batching::of(&prepared.plan, false).warm_graders > 0 {
@@ -335,9 +384,7 @@ pub fn run(
     let started = std::time::Instant::now();
     record.progress = Some(Progress::running());
     if let Err(e) = record.write(&out_dir) {
-        let mut errors = vec![RunError::from(e)];
-        errors.extend(take_back(results, junit, junit_path, &previous));
-        return Err(errors);
+        return Err(RunFailure::from(e).with(take_back(results, junit, junit_path, &previous)));
     }
     observer.start(total, already);
     let mut sink = RunSink {
@@ -368,13 +415,11 @@ pub fn run(
         Ok(end) => end,
         // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
         Err(e @ PassError::Source(_)) if !options.skip_invalid => {
-            let mut errors = vec![RunError::from(e)];
-            errors.extend(take_back(results, junit, junit_path, &previous));
-            return Err(errors);
+            return Err(RunFailure::from(e).with(take_back(results, junit, junit_path, &previous)));
         }
         Err(e) => {
             let _ = results.finish();
-            return Err(vec![RunError::from(e)]);
+            return Err(e.into());
         }
     };
     if end == PassEnd::Refused {
@@ -385,7 +430,7 @@ pub fn run(
                 validation,
                 not_restored,
             }),
-            Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
+            Err(e) => Err(RunFailure::after(not_restored, e)),
         };
     }
     if end == PassEnd::JudgeDown {
@@ -400,13 +445,13 @@ pub fn run(
         {
             errors.push(e.into());
         }
-        errors.push(judge_down(
+        let down = judge_down(
             prepared,
             kept,
             out_dir,
             "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)",
-        ));
-        return Err(errors);
+        );
+        return Err(RunFailure::after(errors, down));
     }
     if end == PassEnd::Complete {
         // Every selected item has its result: the count is in without reading them again.
@@ -414,21 +459,25 @@ pub fn run(
     }
     // A shard may hold none of a small dataset's samples; merged, the run has them all.
     if already + written == 0 && end == PassEnd::Complete && selection.shard.is_none() {
-        let mut errors = vec![RunError::NothingSelected {
+        let nothing = RunError::NothingSelected {
             what: nothing_selected(prepared, &selection),
-        }];
-        errors.extend(take_back(results, junit, junit_path, &previous));
-        return Err(errors);
+        };
+        return Err(
+            RunFailure::from(nothing).with(take_back(results, junit, junit_path, &previous))
+        );
     }
     results
         .finish()
-        .map_err(|source| vec![write_error(&results_path, source)])?;
+        .map_err(|source| write_error(&results_path, source))?;
     let interrupted = end == PassEnd::Interrupted;
     let isolation = match options.verify_isolation {
-        Some(verify) if !interrupted => Some(
-            verify::check(prepared, verify, &selection, workers, &results_path)
-                .map_err(|e| vec![e])?,
-        ),
+        Some(verify) if !interrupted => Some(verify::check(
+            prepared,
+            verify,
+            &selection,
+            workers,
+            &results_path,
+        )?),
         _ => None,
     };
     let (summary, summary_json, gate_passed) = conclude(
@@ -438,9 +487,8 @@ pub fn run(
         interrupted,
         selection.shard,
         isolation.as_ref(),
-    )
-    .map_err(|e| vec![e])?;
-    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
+    )?;
+    finish_junit(junit, junit_path)?;
     let state = if interrupted {
         State::Interrupted
     } else {
@@ -448,8 +496,7 @@ pub fn run(
     };
     record
         .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
-        .write(&out_dir)
-        .map_err(|e| vec![RunError::from(e)])?;
+        .write(&out_dir)?;
     let judge_failed = judge_failed(prepared, &out_dir, interrupted);
     Ok(Outcome::Graded(Box::new(Graded {
         summary,

@@ -12,9 +12,9 @@ use std::path::Path;
 
 use super::engine::{Pass, PassEnd, Selected};
 use super::{
-    Graded, Observer, Outcome, PreviousRecord, RunError, RunOptions, RunSink, SameSamples, Setting,
-    aggregator, check_rows, conclude, finish_junit, judge_down, judge_failed, open_junit,
-    read_back, same_inputs, write_error,
+    Graded, Observer, Outcome, PreviousRecord, RunError, RunFailure, RunOptions, RunSink,
+    SameSamples, Setting, aggregator, check_rows, conclude, finish_junit, judge_down, judge_failed,
+    open_junit, read_back, same_inputs, write_error,
 };
 use crate::fsio;
 use crate::grade::Status;
@@ -83,7 +83,7 @@ pub(super) fn run(
     setting: Setting,
     previous: PreviousRecord,
     mut record: RunRecord,
-) -> Result<Outcome, Vec<RunError>> {
+) -> Result<Outcome, RunFailure> {
     let Setting {
         reward,
         workers,
@@ -91,14 +91,13 @@ pub(super) fn run(
         out_dir,
         results_path,
     } = setting;
-    let recorded =
-        finished_run(&previous, &record, &out_dir, &results_path).map_err(|e| vec![e])?;
+    let recorded = finished_run(&previous, &record, &out_dir, &results_path)?;
     // The results in error, by line.
     let mut retry = BTreeMap::new();
     let mut grades = 0u64;
     let mut line = 0u64;
     let metrics = prepared.plan.metrics.len() as u64;
-    let mut same = SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
+    let mut same = SameSamples::new(prepared, &selection, &results_path)?;
     let total = result::read_previous(&results_path, |r| {
         if !same.check(&r) {
             return false;
@@ -120,14 +119,12 @@ pub(super) fn run(
         }
         line += 1;
         true
-    })
-    .map_err(|e| vec![RunError::from(e)])?;
-    same.finish(&out_dir, "retry the errors of", "--retry-errors")
-        .map_err(|e| vec![e])?;
+    })?;
+    same.finish(&out_dir, "retry the errors of", "--retry-errors")?;
     observer.retrying(grades, retry.len() as u64);
     let mut aggregator = aggregator(prepared, move || total);
     let junit_path = options.junit.as_deref();
-    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
+    let mut junit = open_junit(prepared, junit_path)?;
     if retry.is_empty() {
         // Nothing is graded: the summary and the gate are the run's as it is.
         read_back(
@@ -136,12 +133,10 @@ pub(super) fn run(
             observer,
             junit.as_mut(),
             None,
-        )
-        .map_err(|e| vec![e])?;
+        )?;
         let (summary, summary_json, gate_passed) =
-            conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
-                .map_err(|e| vec![e])?;
-        finish_junit(junit, junit_path).map_err(|e| vec![e])?;
+            conclude(prepared, aggregator, &out_dir, false, selection.shard, None)?;
+        finish_junit(junit, junit_path)?;
         return Ok(Outcome::Graded(Box::new(Graded {
             summary,
             summary_json,
@@ -158,12 +153,10 @@ pub(super) fn run(
     let temp_path = out_dir.join(RETRY_FILE);
     // Left by a retry that was killed: its results never replaced the run's.
     let _ = std::fs::remove_file(&temp_path);
-    let mut temp = ResultsFile::open(&temp_path, false)
-        .map_err(|source| vec![write_error(&temp_path, source)])?;
-    let kept =
-        KeptLines::open(&results_path, retry.keys().copied().collect()).map_err(|e| vec![e])?;
-    let items =
-        Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
+    let mut temp =
+        ResultsFile::open(&temp_path, false).map_err(|source| write_error(&temp_path, source))?;
+    let kept = KeptLines::open(&results_path, retry.keys().copied().collect())?;
+    let items = Items::open(&prepared.dataset, &prepared.runs)?;
     let started = std::time::Instant::now();
     record.progress = Some(Progress::running());
     observer.start(RowCount::known(retry.len() as u64), 0);
@@ -205,26 +198,25 @@ pub(super) fn run(
                     validation,
                     not_restored,
                 }),
-                Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
+                Err(e) => Err(RunFailure::after(not_restored, e)),
             };
         }
         (Err(e), _) => {
             let _ = temp.discard();
-            return Err(vec![RunError::from(e)]);
+            return Err(e.into());
         }
         (Ok(_), Err(source)) => {
             let _ = temp.discard();
-            return Err(vec![write_error(&temp_path, source)]);
+            return Err(write_error(&temp_path, source).into());
         }
         (Ok(end), Ok(_)) => end,
     };
     temp.finish()
         .and_then(|()| replace(&temp_path, &results_path))
-        .map_err(|source| vec![write_error(&results_path, source)])?;
+        .map_err(|source| write_error(&results_path, source))?;
     let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
-            .map_err(|e| vec![e])?;
-    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
+        conclude(prepared, aggregator, &out_dir, false, selection.shard, None)?;
+    finish_junit(junit, junit_path)?;
     // Every sample has its result, retried or not: the run is still a finished one, whose
     // errors a next --retry-errors retries.
     record
@@ -234,15 +226,15 @@ pub(super) fn run(
             summary.counts.total,
             judge_tokens,
         )
-        .write(&out_dir)
-        .map_err(|e| vec![RunError::from(e)])?;
+        .write(&out_dir)?;
     if end == PassEnd::JudgeDown {
-        return Err(vec![judge_down(
+        return Err(judge_down(
             prepared,
             summary.counts.total,
             out_dir,
             "--retry-errors retries what is still in error",
-        )]);
+        )
+        .into());
     }
     let judge_failed = judge_failed(prepared, &out_dir, end == PassEnd::Interrupted);
     Ok(Outcome::Graded(Box::new(Graded {
