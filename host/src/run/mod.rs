@@ -8,6 +8,7 @@ pub mod engine;
 pub mod grading;
 mod merge;
 mod retry;
+mod session;
 pub mod setup;
 mod verify;
 
@@ -24,16 +25,13 @@ pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
-use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::{Items, RowCount, SourceError};
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
-use crate::output::record::{
-    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens,
-};
+use crate::output::record::{FileStamp, Fingerprint, RUN_FILE, RecordError, RunRecord, Tokens};
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
-use engine::{Batching, Pass, PassEnd, PassError, Selected, Selection, Sink};
+use engine::{PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]
@@ -292,223 +290,13 @@ pub fn workers(prepared: &Prepared, given: Option<usize>) -> usize {
     given.unwrap_or_else(|| default_workers().clamp(1, MAX_WORKERS))
 }
 
-/// Grades a prepared suite. `Err` lists what stopped the run, in the order it happened.
+/// Grades a prepared suite in its output folder (see `run/session.rs`).
 pub fn run(
     prepared: &Prepared,
     options: &RunOptions,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, RunFailure> {
-    let setting = Setting::of(prepared, options);
-    let out_dir = setting.out_dir.clone();
-    let previous = PreviousRecord::read(&out_dir)?;
-    let mut record = record_of(prepared, options, &setting.selection)?;
-    if options.retry_errors {
-        return retry::run(prepared, options, observer, setting, previous, record);
-    }
-    std::fs::create_dir_all(&out_dir).map_err(|source| RunError::OutputDir {
-        dir: out_dir.clone(),
-        source,
-    })?;
-    let Setting {
-        reward,
-        workers,
-        selection,
-        results_path,
-        ..
-    } = setting;
-    if let Some(recorded) = &previous.record {
-        let results = std::fs::metadata(&results_path).map_or(0, |m| m.len());
-        if options.resume {
-            same_inputs(recorded, &record, &out_dir, "resume", "--resume")?;
-        } else if !options.overwrite && recorded.unfinished() && results > 0 {
-            return Err(RunError::Unfinished {
-                dir: out_dir,
-                results: result::count_lines(&results_path).unwrap_or(0),
-            }
-            .into());
-        }
-    }
-    // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
-    // suite with a judge checks every row first; any other suite checks rows as it grades them
-    // and takes back what it wrote when it meets a bad one.
-    let checked_first = !options.skip_invalid && prepared.plan.has_judge();
-    let total = if checked_first {
-        let validation = check_rows(prepared, selection.clone(), workers)?;
-        if validation.invalid > 0 {
-            return Ok(Outcome::Invalid {
-                validation,
-                not_restored: None,
-            });
-        }
-        RowCount::known(validation.total)
-    } else {
-        count(prepared, selection.clone())
-    };
-    let expected = total.clone();
-    let settled = total.clone();
-    let mut aggregator = aggregator(prepared, move || expected.wait().unwrap_or(0));
-    let junit_path = options.junit.as_deref();
-    let mut junit = open_junit(prepared, junit_path)?;
-    let already = if options.resume {
-        let mut same = SameSamples::new(prepared, &selection, &results_path)?;
-        let read = read_back(
-            &results_path,
-            &mut aggregator,
-            observer,
-            junit.as_mut(),
-            Some(&mut same),
-        )?;
-        same.finish(&out_dir, "resume", "--resume")?;
-        read
-    } else {
-        0
-    };
-
-    let mut results = ResultsFile::open(&results_path, options.resume)
-        .map_err(|source| write_error(&results_path, source))?;
-    let items = Items::open(&prepared.dataset, &prepared.runs)?;
-    // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
-    // is graded again from its first sample, its results already written not written again.
-    let replay = if Batching::of(&prepared.plan, false).warm_graders > 0 {
-        already % BATCH_ROWS as u64
-    } else {
-        0
-    };
-    let selected = Selected::new(
-        items,
-        Selection {
-            skip: already - replay,
-            ..selection.clone()
-        },
-    );
-    let started = std::time::Instant::now();
-    record.progress = Some(Progress::running());
-    if let Err(e) = record.write(&out_dir) {
-        return Err(RunFailure::from(e).with(take_back(results, junit, junit_path, &previous)));
-    }
-    observer.start(total, already);
-    let mut sink = RunSink {
-        results: &mut results,
-        aggregator: &mut aggregator,
-        junit: junit.as_mut(),
-        observer: &mut *observer,
-        flush_each: false,
-        written: 0,
-        judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
-        kept: None,
-    };
-    let pass = Pass {
-        plan: prepared.plan.clone(),
-        parser: prepared.parser.clone(),
-        reward,
-        workers,
-        refuse_invalid: !options.skip_invalid,
-        retry: None,
-        replay,
-        sink: &mut sink,
-    };
-    let end = pass.run(selected);
-    let written = sink.written;
-    let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
-    observer.finish(matches!(end, Ok(PassEnd::Complete)));
-    let end = match end {
-        Ok(end) => end,
-        // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
-        Err(e @ PassError::Source(_)) if !options.skip_invalid => {
-            return Err(RunFailure::from(e).with(take_back(results, junit, junit_path, &previous)));
-        }
-        Err(e) => {
-            let _ = results.finish();
-            return Err(e.into());
-        }
-    };
-    if end == PassEnd::Refused {
-        // Nothing of this run is kept: the rows are reported as if checked before grading.
-        let not_restored = take_back(results, junit, junit_path, &previous);
-        return match check_rows(prepared, selection, workers) {
-            Ok(validation) => Ok(Outcome::Invalid {
-                validation,
-                not_restored,
-            }),
-            Err(e) => Err(RunFailure::after(not_restored, e)),
-        };
-    }
-    if end == PassEnd::JudgeDown {
-        let mut errors = Vec::new();
-        if let Err(source) = results.finish() {
-            errors.push(write_error(&results_path, source));
-        }
-        let kept = already + written;
-        if let Err(e) = record
-            .ended(State::Interrupted, started.elapsed(), kept, judge_tokens)
-            .write(&out_dir)
-        {
-            errors.push(e.into());
-        }
-        let down = judge_down(
-            prepared,
-            kept,
-            out_dir,
-            "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)",
-        );
-        return Err(RunFailure::after(errors, down));
-    }
-    if end == PassEnd::Complete {
-        // Every selected item has its result: the count is in without reading them again.
-        settled.settle(already + written);
-    }
-    // A shard may hold none of a small dataset's samples; merged, the run has them all.
-    if already + written == 0 && end == PassEnd::Complete && selection.shard.is_none() {
-        let nothing = RunError::NothingSelected {
-            what: nothing_selected(prepared, &selection),
-        };
-        return Err(
-            RunFailure::from(nothing).with(take_back(results, junit, junit_path, &previous))
-        );
-    }
-    results
-        .finish()
-        .map_err(|source| write_error(&results_path, source))?;
-    let interrupted = end == PassEnd::Interrupted;
-    let isolation = match options.verify_isolation {
-        Some(verify) if !interrupted => Some(verify::check(
-            prepared,
-            verify,
-            &selection,
-            workers,
-            &results_path,
-        )?),
-        _ => None,
-    };
-    let (summary, summary_json, gate_passed) = conclude(
-        prepared,
-        aggregator,
-        &out_dir,
-        interrupted,
-        selection.shard,
-        isolation.as_ref(),
-    )?;
-    finish_junit(junit, junit_path)?;
-    let state = if interrupted {
-        State::Interrupted
-    } else {
-        State::Complete
-    };
-    record
-        .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
-        .write(&out_dir)?;
-    let judge_failed = judge_failed(prepared, &out_dir, interrupted);
-    Ok(Outcome::Graded(Box::new(Graded {
-        summary,
-        summary_json,
-        out_dir,
-        results_path,
-        interrupted,
-        gate_passed,
-        record,
-        judge_failed,
-        isolation,
-    })))
+    session::Session::open(prepared, options)?.run(observer)
 }
 
 /// Why a run that was not interrupted failed though it graded every sample: a judge that
@@ -811,27 +599,6 @@ pub fn check_rows(
         workers,
     )?;
     Ok(validation)
-}
-
-/// Takes back what a refused run wrote: its results and its JUnit report. `Some` when the
-/// results an earlier run wrote could not be put back.
-fn take_back<W: Write>(
-    results: ResultsFile,
-    junit: Option<JunitWriter<W>>,
-    junit_path: Option<&Path>,
-    previous: &PreviousRecord,
-) -> Option<RunError> {
-    let path = results.path().to_path_buf();
-    let not_restored = results
-        .discard()
-        .err()
-        .map(|source| RunError::Restore { path, source })
-        .or_else(|| previous.restore());
-    drop(junit);
-    if let Some(path) = junit_path {
-        let _ = std::fs::remove_file(path);
-    }
-    not_restored
 }
 
 /// The output folder's `run.json` as this run found it: compared on `--resume`, and put back
