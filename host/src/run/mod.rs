@@ -25,7 +25,8 @@ pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
-use crate::input::dataset::{Items, RowCount, SourceError};
+use crate::input::dataset::{Item, ItemError, Items, RowCount, SourceError};
+use crate::input::select::result_id;
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
 use crate::output::record::{FileStamp, Fingerprint, RUN_FILE, RecordError, RunRecord, Tokens};
@@ -433,20 +434,27 @@ fn read_back(
 
 /// Checks, line by line, that the results an earlier run wrote are of this run's selected
 /// samples, in their order: the results of another suite's or dataset's run would otherwise be
-/// continued or retried as this run's, and counted for samples they are not of.
+/// continued or retried as this run's, and counted for samples they are not of. What it read of
+/// the selection, the rest is what a resumed run grades ([`SameSamples::rest`]).
 struct SameSamples {
     selected: Selected,
     path: PathBuf,
     line: u64,
     /// The first line that is not of this run, said as where and why.
     foreign: Option<String>,
+    /// The last items checked, at most `keep` of them, for [`SameSamples::rest`].
+    recent: std::collections::VecDeque<Result<Item, ItemError>>,
+    keep: usize,
 }
 
 impl SameSamples {
+    /// Checks against `selection`; `keep`, how many of the items checked last
+    /// [`SameSamples::rest`] may give again.
     fn new(
         prepared: &Prepared,
         selection: &Selection,
         path: &Path,
+        keep: usize,
     ) -> Result<SameSamples, RunError> {
         let items = Items::open(&prepared.dataset, &prepared.runs)?;
         let selection = Selection {
@@ -458,6 +466,8 @@ impl SameSamples {
             path: path.to_path_buf(),
             line: 0,
             foreign: None,
+            recent: std::collections::VecDeque::with_capacity(keep),
+            keep,
         })
     }
 
@@ -465,7 +475,17 @@ impl SameSamples {
     fn check(&mut self, result: &SampleResult) -> bool {
         self.line += 1;
         let (file, line, held) = (self.path.display(), self.line, &result.sample_id);
-        self.foreign = match self.selected.next_id() {
+        let next = self.selected.next_item();
+        let id = next
+            .as_ref()
+            .map(|next| next.as_ref().ok().and_then(result_id));
+        if let Some(next) = next.filter(|_| self.keep > 0) {
+            if self.recent.len() == self.keep {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(next);
+        }
+        self.foreign = match id {
             None => Some(format!(
                 "{file}:{line}: one result more than the {} samples this run grades",
                 line - 1
@@ -480,8 +500,13 @@ impl SameSamples {
     }
 
     /// Refuses to `what` (asked by `flag`) the run in `dir` when a line was not of it.
-    fn finish(self, dir: &Path, what: &'static str, flag: &'static str) -> Result<(), RunError> {
-        match self.foreign {
+    fn finish(
+        &mut self,
+        dir: &Path,
+        what: &'static str,
+        flag: &'static str,
+    ) -> Result<(), RunError> {
+        match self.foreign.take() {
             None => Ok(()),
             Some(line) => Err(RunError::ResumeMismatch {
                 dir: dir.to_path_buf(),
@@ -490,6 +515,13 @@ impl SameSamples {
                 flag,
             }),
         }
+    }
+
+    /// The selected items after those checked, the last `again` of those checked first (at
+    /// most the `keep` asked).
+    fn rest(mut self, again: u64) -> Selected {
+        let skipped = self.recent.len().saturating_sub(again as usize);
+        self.selected.again(self.recent.drain(skipped..))
     }
 }
 

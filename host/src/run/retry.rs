@@ -91,7 +91,7 @@ impl Errored {
         let mut grades = 0u64;
         let mut line = 0u64;
         let metrics = prepared.plan.metrics.len() as u64;
-        let mut same = SameSamples::new(prepared, selection, results_path)?;
+        let mut same = SameSamples::new(prepared, selection, results_path, 0)?;
         let results = result::read_previous(results_path, |r| {
             if !same.check(&r) {
                 return false;

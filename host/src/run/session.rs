@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::engine::{Batching, Pass, PassEnd, PassError, Selected, Selection};
+use super::engine::{Batching, Pass, PassEnd, PassError, Selected};
 use super::retry::{self, KeptLines};
 use super::{
     Graded, Junit, Observer, Outcome, PreviousRecord, RunError, RunFailure, RunOptions, RunSink,
@@ -202,9 +202,15 @@ impl<'p> Session<'p> {
         let mut junit = open_junit(prepared, junit_path)?;
         let results_path = self.setting.results_path.clone();
         let out_dir = self.setting.out_dir.clone();
+        // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
+        // is graded again from its first sample, its results already written not written again.
+        let warm = Batching::of(&prepared.plan, false).warm_graders > 0;
+        let mut resumed = None;
         match &retry {
             None if self.policy == Policy::Resume => {
-                let mut same = SameSamples::new(prepared, &self.setting.selection, &results_path)?;
+                let keep = if warm { BATCH_ROWS } else { 0 };
+                let mut same =
+                    SameSamples::new(prepared, &self.setting.selection, &results_path, keep)?;
                 already = read_back(
                     &results_path,
                     &mut aggregator,
@@ -213,6 +219,7 @@ impl<'p> Session<'p> {
                     Some(&mut same),
                 )?;
                 same.finish(&out_dir, "resume", "--resume")?;
+                resumed = Some(same);
             }
             Some(retry) if retry.is_empty() => {
                 // Nothing is graded: the summary and the gate are the run's as it is.
@@ -256,21 +263,16 @@ impl<'p> Session<'p> {
             )?),
             None => None,
         };
-        let items = Items::open(&prepared.dataset, &prepared.runs).map_err(RunError::from)?;
-        // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
-        // is graded again from its first sample, its results already written not written again.
-        let replay = if Batching::of(&prepared.plan, false).warm_graders > 0 {
-            already % BATCH_ROWS as u64
-        } else {
-            0
+        let replay = if warm { already % BATCH_ROWS as u64 } else { 0 };
+        // Resumed, grading goes on where the check of the earlier results stopped reading: the
+        // dataset is read once.
+        let selected = match resumed {
+            Some(same) => same.rest(replay),
+            None => Selected::new(
+                Items::open(&prepared.dataset, &prepared.runs).map_err(RunError::from)?,
+                self.setting.selection.clone(),
+            ),
         };
-        let selected = Selected::new(
-            items,
-            Selection {
-                skip: already - replay,
-                ..self.setting.selection.clone()
-            },
-        );
         let started = std::time::Instant::now();
         self.record.progress = Some(Progress::running());
         // A retry's run stays the finished one it was until its new results are whole.
