@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::engine::{Selected, Selection};
 use super::retry::{KeptLines, parse_line};
+use super::session::{Output, Policy};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
     conclude, finish_junit, open_junit, record_of, write_error,
@@ -18,7 +19,6 @@ use crate::input::dataset::Items;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
-use crate::output::result::ResultsFile;
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -291,8 +291,7 @@ pub fn merge(
     let mut aggregator = aggregator(prepared, move || total);
     let mut junit = open_junit(prepared, junit_path)?;
     let results_path = out_dir.join(RESULTS_FILE);
-    let mut results = ResultsFile::open(&results_path, false)
-        .map_err(|source| write_error(&results_path, source))?;
+    let mut results = Output::open(Policy::Fresh, &results_path)?;
     let mut lines = Vec::new();
     for (dir, record) in &shards.shards {
         let path = dir.join(RESULTS_FILE);
@@ -331,6 +330,7 @@ pub fn merge(
                 .into());
             }
             results
+                .file()
                 .append(text)
                 .map_err(|source| write_error(&results_path, source))?;
             aggregator.add(&result);
@@ -366,34 +366,22 @@ pub fn merge(
         Ok(())
     })();
     if let Err(e) = joined {
-        let not_restored = results.discard().err().map(|source| RunError::Restore {
-            path: results_path,
-            source,
-        });
-        return Err(RunFailure::from(e).with(not_restored));
+        return Err(RunFailure::from(e).with(results.take_back()));
     }
-    results
-        .finish()
-        .map_err(|source| write_error(&results_path, source))?;
-    let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, out_dir, false, None, None)?;
+    results.keep()?;
+    let concluded = conclude(prepared, aggregator, out_dir, false, None, None)?;
     finish_junit(junit, junit_path)?;
-    record.progress = Some(merged_progress(shards, summary.counts.total, started));
+    record.progress = Some(merged_progress(shards, concluded.0.counts.total, started));
     record.merged = (shards.shards.iter())
         .map(|(dir, _)| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
         .collect();
     record.write(out_dir)?;
-    Ok(Graded {
-        summary,
-        summary_json,
-        out_dir: out_dir.to_path_buf(),
+    Ok(Graded::whole(
+        concluded,
+        out_dir.to_path_buf(),
         results_path,
-        interrupted: false,
-        gate_passed,
         record,
-        judge_failed: None,
-        isolation: None,
-    })
+    ))
 }
 
 /// The merged run's progress: from the first shard's start to the last shard's end (the merge

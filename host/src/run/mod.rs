@@ -101,6 +101,30 @@ pub struct Graded {
     pub isolation: Option<IsolationCheck>,
 }
 
+impl Graded {
+    /// What a run wrote that graded every sample, with no judge that failed and no isolation
+    /// check; `concluded` is what [`conclude`] made of it.
+    fn whole(
+        concluded: (Summary, String, bool),
+        out_dir: PathBuf,
+        results_path: PathBuf,
+        record: RunRecord,
+    ) -> Graded {
+        let (summary, summary_json, gate_passed) = concluded;
+        Graded {
+            summary,
+            summary_json,
+            out_dir,
+            results_path,
+            interrupted: false,
+            gate_passed,
+            record,
+            judge_failed: None,
+            isolation: None,
+        }
+    }
+}
+
 /// Why a run stopped without an outcome. Each is one line of the command line's report.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {

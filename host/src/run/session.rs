@@ -25,7 +25,7 @@ use crate::run::Prepared;
 
 /// What a session does with what an earlier run left in its output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Policy {
+pub(super) enum Policy {
     /// Grade the selection afresh, replacing a finished run (an unfinished one only with
     /// `--overwrite`).
     Fresh,
@@ -230,27 +230,12 @@ impl<'p> Session<'p> {
                     junit.as_mut(),
                     None,
                 )?;
-                let (summary, summary_json, gate_passed) = conclude(
-                    prepared,
-                    aggregator,
-                    &out_dir,
-                    false,
-                    self.setting.selection.shard,
-                    None,
-                )?;
+                let shard = self.setting.selection.shard;
+                let concluded = conclude(prepared, aggregator, &out_dir, false, shard, None)?;
                 finish_junit(junit, junit_path)?;
                 let record = self.previous.record.unwrap_or(self.record);
-                return Ok(Outcome::Graded(Box::new(Graded {
-                    summary,
-                    summary_json,
-                    out_dir,
-                    results_path,
-                    interrupted: false,
-                    gate_passed,
-                    record,
-                    judge_failed: None,
-                    isolation: None,
-                })));
+                let graded = Graded::whole(concluded, out_dir, results_path, record);
+                return Ok(Outcome::Graded(Box::new(graded)));
             }
             _ => {}
         }
@@ -387,12 +372,13 @@ impl<'p> Session<'p> {
             _ => None,
         };
         let partial = interrupted && !whole;
-        let (summary, summary_json, gate_passed) = conclude(
+        let shard = self.setting.selection.shard;
+        let concluded = conclude(
             prepared,
             aggregator,
             &out_dir,
             partial,
-            self.setting.selection.shard,
+            shard,
             isolation.as_ref(),
         )?;
         finish_junit(junit, junit_path)?;
@@ -401,29 +387,20 @@ impl<'p> Session<'p> {
         } else {
             State::Complete
         };
+        let results = concluded.0.counts.total;
         self.record
-            .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
+            .ended(state, started.elapsed(), results, judge_tokens)
             .write(&out_dir)?;
         if end == PassEnd::JudgeDown {
-            let down = judge_down(
-                prepared,
-                summary.counts.total,
-                out_dir,
-                self.policy.after_judge_down(),
-            );
-            return Err(down.into());
+            let next = self.policy.after_judge_down();
+            return Err(judge_down(prepared, results, out_dir, next).into());
         }
         let judge_failed = judge_failed(prepared, &out_dir, interrupted);
         Ok(Outcome::Graded(Box::new(Graded {
-            summary,
-            summary_json,
-            out_dir,
-            results_path,
             interrupted,
-            gate_passed,
-            record: self.record,
             judge_failed,
             isolation,
+            ..Graded::whole(concluded, out_dir, results_path, self.record)
         })))
     }
 
@@ -444,13 +421,13 @@ impl<'p> Session<'p> {
 /// Where a session writes its results: `results.jsonl` itself (afresh, or appended to on
 /// `--resume`), or a file beside it that takes its place once whole (`--retry-errors`, so that
 /// a crash or a Ctrl-C loses no earlier result).
-enum Output {
+pub(super) enum Output {
     Direct(ResultsFile),
     Replacing { file: ResultsFile, results: PathBuf },
 }
 
 impl Output {
-    fn open(policy: Policy, results: &Path) -> Result<Output, RunError> {
+    pub(super) fn open(policy: Policy, results: &Path) -> Result<Output, RunError> {
         let open = |path: &Path, append| {
             ResultsFile::open(path, append).map_err(|source| write_error(path, source))
         };
@@ -469,14 +446,14 @@ impl Output {
         })
     }
 
-    fn file(&mut self) -> &mut ResultsFile {
+    pub(super) fn file(&mut self) -> &mut ResultsFile {
         match self {
             Output::Direct(file) | Output::Replacing { file, .. } => file,
         }
     }
 
     /// Keeps what was written: `results.jsonl` holds it.
-    fn keep(self) -> Result<(), RunError> {
+    pub(super) fn keep(self) -> Result<(), RunError> {
         match self {
             Output::Direct(file) => {
                 let path = file.path().to_path_buf();
@@ -500,7 +477,7 @@ impl Output {
     }
 
     /// Takes back everything written; `Some` when the earlier results could not be put back.
-    fn take_back(self) -> Option<RunError> {
+    pub(super) fn take_back(self) -> Option<RunError> {
         let (Output::Direct(file) | Output::Replacing { file, .. }) = self;
         let path = file.path().to_path_buf();
         file.discard()
