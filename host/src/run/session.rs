@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::engine::{Batching, Pass, PassEnd, PassError, Selected};
+use super::engine::{Batching, Pass, PassEnd, PassError, Selected, Validation};
 use super::retry::{self, KeptLines};
 use super::{
     Graded, Junit, Observer, Outcome, PreviousRecord, RunError, RunFailure, RunOptions, RunSink,
@@ -19,8 +19,9 @@ use super::{
 };
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::{Items, RowCount};
-use crate::output::record::{Progress, RunRecord, State};
+use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::{self, ResultsFile, SampleResult};
+use crate::output::summary::Aggregator;
 use crate::run::Prepared;
 
 /// What a session does with what an earlier run left in its output folder.
@@ -71,6 +72,15 @@ pub(super) struct Session<'p> {
     /// `run.json` says this session is running: taking back what it wrote puts back the
     /// earlier record.
     marked: bool,
+}
+
+/// How a session's pass ended, with what it leaves to conclude.
+struct Ended {
+    end: PassEnd,
+    started: std::time::Instant,
+    judge_tokens: BTreeMap<String, Tokens>,
+    aggregator: Aggregator,
+    junit: Option<Junit>,
 }
 
 /// What the session grades: the selection's items past those an earlier run graded, or the
@@ -143,53 +153,13 @@ impl<'p> Session<'p> {
         let prepared = self.prepared;
         let options = self.options;
         let refuse_invalid = !options.skip_invalid;
-        let (work, mut aggregator) = match self.policy {
-            Policy::RetryErrors => {
-                let errored = retry::Errored::find(
-                    prepared,
-                    &self.setting.selection,
-                    &self.setting.out_dir,
-                    &self.setting.results_path,
-                )?;
-                observer.retrying(errored.grades, errored.retry.len() as u64);
-                let results = errored.results;
-                let work = Work {
-                    total: RowCount::known(errored.retry.len() as u64),
-                    already: 0,
-                    retry: Some(errored.retry),
-                };
-                (work, aggregator(prepared, move || results))
-            }
-            Policy::Fresh | Policy::Resume => {
-                // No row is graded while the dataset has an invalid one. Judge requests cost
-                // money, so a suite with a judge checks every row first; any other suite checks
-                // rows as it grades them and takes back what it wrote when it meets a bad one.
-                let total = if refuse_invalid && prepared.plan.has_judge() {
-                    let validation = check_rows(
-                        prepared,
-                        self.setting.selection.clone(),
-                        self.setting.workers,
-                    )?;
-                    if validation.invalid > 0 {
-                        return Ok(Outcome::Invalid {
-                            validation,
-                            not_restored: None,
-                        });
-                    }
-                    RowCount::known(validation.total)
-                } else {
-                    count(prepared, self.setting.selection.clone())
-                };
-                let expected = total.clone();
-                let work = Work {
-                    total,
-                    already: 0,
-                    retry: None,
-                };
-                (
-                    work,
-                    aggregator(prepared, move || expected.wait().unwrap_or(0)),
-                )
+        let (work, mut aggregator) = match self.work(observer)? {
+            Ok(work) => work,
+            Err(validation) => {
+                return Ok(Outcome::Invalid {
+                    validation,
+                    not_restored: None,
+                });
             }
         };
         let Work {
@@ -329,7 +299,6 @@ impl<'p> Session<'p> {
         };
         // Stopped short, a fresh or resumed run is an unfinished one; a retry's is still whole.
         let whole = self.policy == Policy::RetryErrors;
-        let interrupted = end == PassEnd::Interrupted;
         if end == PassEnd::JudgeDown && !whole {
             let kept = already + written;
             let finished = output.keep().err();
@@ -361,7 +330,34 @@ impl<'p> Session<'p> {
             return Err(RunFailure::from(nothing).with(self.take_back(output, junit)));
         }
         output.keep()?;
-        let isolation = match options.verify_isolation {
+        self.conclude(Ended {
+            end,
+            started,
+            judge_tokens,
+            aggregator,
+            junit,
+        })
+    }
+
+    /// Concludes a session whose results are kept: the summary and its gate, the JUnit report,
+    /// the record, and what the command line reports.
+    fn conclude(mut self, ended: Ended) -> Result<Outcome, RunFailure> {
+        let Ended {
+            end,
+            started,
+            judge_tokens,
+            aggregator,
+            junit,
+        } = ended;
+        let prepared = self.prepared;
+        let junit_path = self.options.junit.as_deref();
+        let (out_dir, results_path) = (
+            self.setting.out_dir.clone(),
+            self.setting.results_path.clone(),
+        );
+        let whole = self.policy == Policy::RetryErrors;
+        let interrupted = end == PassEnd::Interrupted;
+        let isolation = match self.options.verify_isolation {
             Some(verify) if !interrupted && !whole => Some(verify::check(
                 prepared,
                 verify,
@@ -402,6 +398,62 @@ impl<'p> Session<'p> {
             isolation,
             ..Graded::whole(concluded, out_dir, results_path, self.record)
         })))
+    }
+
+    /// What the session grades, and the aggregator of its results; `Err` with what was found
+    /// when the dataset is checked before grading and has invalid rows.
+    fn work(
+        &self,
+        observer: &mut dyn Observer,
+    ) -> Result<Result<(Work, Aggregator), Validation>, RunFailure> {
+        let prepared = self.prepared;
+        let refuse_invalid = !self.options.skip_invalid;
+        Ok(Ok(match self.policy {
+            Policy::RetryErrors => {
+                let errored = retry::Errored::find(
+                    prepared,
+                    &self.setting.selection,
+                    &self.setting.out_dir,
+                    &self.setting.results_path,
+                )?;
+                observer.retrying(errored.grades, errored.retry.len() as u64);
+                let results = errored.results;
+                let work = Work {
+                    total: RowCount::known(errored.retry.len() as u64),
+                    already: 0,
+                    retry: Some(errored.retry),
+                };
+                (work, aggregator(prepared, move || results))
+            }
+            Policy::Fresh | Policy::Resume => {
+                // No row is graded while the dataset has an invalid one. Judge requests cost
+                // money, so a suite with a judge checks every row first; any other suite checks
+                // rows as it grades them and takes back what it wrote when it meets a bad one.
+                let total = if refuse_invalid && prepared.plan.has_judge() {
+                    let validation = check_rows(
+                        prepared,
+                        self.setting.selection.clone(),
+                        self.setting.workers,
+                    )?;
+                    if validation.invalid > 0 {
+                        return Ok(Err(validation));
+                    }
+                    RowCount::known(validation.total)
+                } else {
+                    count(prepared, self.setting.selection.clone())
+                };
+                let expected = total.clone();
+                let work = Work {
+                    total,
+                    already: 0,
+                    retry: None,
+                };
+                (
+                    work,
+                    aggregator(prepared, move || expected.wait().unwrap_or(0)),
+                )
+            }
+        }))
     }
 
     /// Takes back what the session wrote: its results, its record and its JUnit report.
