@@ -88,8 +88,6 @@ struct Ended {
 struct Work {
     /// Items that will have results, for the observer.
     total: RowCount,
-    /// Results an earlier run wrote that are kept ahead of those graded (`--resume`).
-    already: u64,
     /// `--retry-errors`: the results graded again, by line.
     retry: Option<BTreeMap<u64, SampleResult>>,
 }
@@ -162,11 +160,9 @@ impl<'p> Session<'p> {
                 });
             }
         };
-        let Work {
-            total,
-            mut already,
-            retry,
-        } = work;
+        let Work { total, retry } = work;
+        // Results an earlier run wrote that are kept ahead of those graded (`--resume`).
+        let mut already = 0;
         let settled = total.clone();
         let junit_path = options.junit.as_deref();
         let mut junit = open_junit(prepared, junit_path)?;
@@ -420,7 +416,6 @@ impl<'p> Session<'p> {
                 let results = errored.results;
                 let work = Work {
                     total: RowCount::known(errored.retry.len() as u64),
-                    already: 0,
                     retry: Some(errored.retry),
                 };
                 (work, aggregator(prepared, move || results))
@@ -443,11 +438,7 @@ impl<'p> Session<'p> {
                     count(prepared, self.setting.selection.clone())
                 };
                 let expected = total.clone();
-                let work = Work {
-                    total,
-                    already: 0,
-                    retry: None,
-                };
+                let work = Work { total, retry: None };
                 (
                     work,
                     aggregator(prepared, move || expected.wait().unwrap_or(0)),
