@@ -25,7 +25,7 @@ pub struct Args {
 pub fn run(args: Args) -> super::Status {
     let shards = match Shards::read(&args.shards) {
         Ok(shards) => shards,
-        Err(errors) => return super::report_run_errors(&errors),
+        Err(failure) => return super::report_run_errors(failure.errors()),
     };
     let record = shards.record();
     let options = gavel::run::Options {
@@ -46,7 +46,7 @@ pub fn run(args: Args) -> super::Status {
         &mut failing,
     ) {
         Ok(graded) => graded,
-        Err(errors) => return super::report_run_errors(&errors),
+        Err(failure) => return super::report_run_errors(failure.errors()),
     };
     let code = show(&prepared, &graded, &failing.0, &args.output);
     if code != super::Status::Ok {

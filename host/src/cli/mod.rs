@@ -173,7 +173,7 @@ pub fn one_line(text: &str, width: usize) -> String {
 }
 
 /// Prints what stopped a run, in the order it happened, and returns the exit code for it.
-pub fn report_run_errors(errors: &[gavel::run::RunError]) -> Status {
+pub fn report_run_errors<'e>(errors: impl IntoIterator<Item = &'e gavel::run::RunError>) -> Status {
     for error in errors {
         eprintln!("error: {}", printable_lines(&error.to_string()));
     }

@@ -150,7 +150,7 @@ pub fn run(mut args: Args) -> super::Status {
             }
             return report_invalid_rows(&validation);
         }
-        Err(errors) => return super::report_run_errors(&errors),
+        Err(failure) => return super::report_run_errors(failure.errors()),
     };
     let code = show(&prepared, &graded, &shown.failing, &args.output);
     if code != super::Status::Ok {
@@ -160,7 +160,7 @@ pub fn run(mut args: Args) -> super::Status {
         println!("shard {shard}: the gate is applied to the whole run by gavel merge");
     }
     if let Some(failed) = &graded.judge_failed {
-        return super::report_run_errors(std::slice::from_ref(failed));
+        return super::report_run_errors([failed]);
     }
     let isolation_passed = graded
         .isolation

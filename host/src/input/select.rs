@@ -77,6 +77,8 @@ pub struct Selected {
     seen: u64,
     /// Items selected, of this shard.
     taken: u64,
+    /// Items taken already and returned again before the rest ([`Selected::again`]).
+    again: std::collections::VecDeque<Result<Item, ItemError>>,
 }
 
 impl Selected {
@@ -86,7 +88,17 @@ impl Selected {
             selection,
             seen: 0,
             taken: 0,
+            again: std::collections::VecDeque::new(),
         }
+    }
+
+    /// These selected items, `items` first: items this selection returned last, read again
+    /// without reading the stream again.
+    pub fn again(mut self, items: impl IntoIterator<Item = Result<Item, ItemError>>) -> Selected {
+        let mut again: std::collections::VecDeque<_> = items.into_iter().collect();
+        again.append(&mut self.again);
+        self.again = again;
+        self
     }
 
     /// The place among the selected items (its line in `results.jsonl`) of the item
@@ -104,6 +116,9 @@ impl Selected {
 
     /// The next selected item not to be skipped; `Err` for an item that cannot be read.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
+        if let Some(again) = self.again.pop_front() {
+            return Some(again);
+        }
         loop {
             let next = self.next_of_any_shard()?;
             let held = (self.selection.shard)
@@ -136,15 +151,6 @@ impl Selected {
             self.seen += 1;
             return Some(next);
         }
-    }
-
-    /// The id of the next selected item as results.jsonl writes it (`Some(None)` for an item
-    /// whose id cannot be read); `None` past the last.
-    pub fn next_id(&mut self) -> Option<Option<String>> {
-        Some(match self.next_item()? {
-            Ok(item) => result_id(&item),
-            Err(_) => None,
-        })
     }
 
     fn selected(&self, item: &Item) -> bool {
@@ -195,4 +201,26 @@ fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
         None => item.seq.to_string(),
     };
     Some((id, fields))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_given_again_come_first_then_the_rest_of_the_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        let rows: String = (1..=4).map(|i| format!("{{\"id\": {i}}}\n")).collect();
+        std::fs::write(&path, rows).unwrap();
+        let ids = |selected: &mut Selected| {
+            std::iter::from_fn(|| selected.next_item())
+                .map(|item| result_id(&item.unwrap()).unwrap())
+                .collect::<Vec<_>>()
+        };
+        let mut selected = Selected::new(Items::open(&path, &[]).unwrap(), Selection::default());
+        let read: Vec<_> = (0..3).map(|_| selected.next_item().unwrap()).collect();
+        let mut selected = selected.again(read.into_iter().skip(1));
+        assert_eq!(ids(&mut selected), ["2", "3", "4"]);
+    }
 }

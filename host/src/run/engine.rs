@@ -343,14 +343,13 @@ pub enum PassEnd {
 }
 
 impl Pass<'_> {
-    /// Grades the selected items and hands each result to the sink in stream order.
-    pub fn run(self, mut selected: Selected) -> Result<PassEnd, PassError> {
+    /// Grades the selected items and hands each result to the sink in stream order: a
+    /// [`Reader`] thread reads them into batches, a [`Dispatcher`] starts a [`BatchGrader`]
+    /// task for each batch as the writer makes room, and a [`Writer`] hands their results to
+    /// the sink in order.
+    pub fn run(self, selected: Selected) -> Result<PassEnd, PassError> {
         let has_judge = self.plan.has_judge();
         let batching = Batching::of(&self.plan, self.retry.is_some());
-        let batch_size = batching.size;
-        // Sandboxed calls in flight, across the pass: one a worker.
-        let calls = Arc::new(tokio::sync::Semaphore::new(self.workers.max(1)));
-        let replay = self.replay;
         // Batches read ahead of the writer. Without a judge, two a worker keep both busy; more
         // only held more rows in memory (four a worker made the steady state 6 MiB larger,
         // the same throughput).
@@ -365,13 +364,20 @@ impl Pass<'_> {
             .build()
             .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
         let halt = Arc::new(Halt::default());
-        let plan = self.plan.clone();
-        let parser = self.parser.clone();
-        let reward = self.reward.clone();
-        let refuse_invalid = self.refuse_invalid;
-        let mut retry = self.retry;
-        let sink = self.sink;
-        let deadline = sink.deadline();
+        let spent = Spent::default();
+        let deadline = self.sink.deadline();
+        let mut writer = Writer {
+            sink: self.sink,
+            refuse_invalid: self.refuse_invalid,
+            pending: BTreeMap::new(),
+            next: 0,
+            write_error: None,
+            refused: false,
+            cut: false,
+            stopping: false,
+            spent: spent.clone(),
+            halt: halt.clone(),
+        };
         runtime.block_on(async move {
             if let Some(deadline) = deadline {
                 let halt = halt.clone();
@@ -380,201 +386,38 @@ impl Pass<'_> {
                     halt.raise();
                 });
             }
-            let (batch_tx, mut batch_rx) = tokio::sync::mpsc::channel::<(u64, Vec<Work>)>(2);
-            // A batch's permit travels with its results and is released once they are written,
-            // so a slow writer holds back grading instead of letting results pile up.
-            let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel::<(
-                u64,
-                Graded,
-                ResultLines,
-                ThreadId,
-                tokio::sync::OwnedSemaphorePermit,
-            )>();
-            let reader_halt = halt.clone();
-            let reader = std::thread::spawn(move || -> Result<(), SourceError> {
-                let mut index = 0u64;
-                let mut batch = Vec::with_capacity(batch_size);
-                // Retrying, the rows after the last to retry are not read.
-                while !reader_halt.is_raised() && retry.as_ref().is_none_or(|r| !r.is_empty()) {
-                    let Some(next) = selected.next_item() else {
-                        break;
-                    };
-                    let mut previous = None;
-                    if let Some(retry) = retry.as_mut()
-                        && !matches!(next, Err(ItemError::Source(_)))
-                    {
-                        match retry.remove(&selected.position()) {
-                            Some(result) => previous = Some(Box::new(result)),
-                            None => continue,
-                        }
-                    }
-                    match next {
-                        Ok(item) => batch.push(Work::Item(item, previous)),
-                        Err(ItemError::Row(e)) => batch.push(Work::Invalid(e)),
-                        Err(ItemError::Source(e)) => return Err(e),
-                    }
-                    if batch.len() == batch_size {
-                        if batch_tx
-                            .blocking_send((index, std::mem::take(&mut batch)))
-                            .is_err()
-                        {
-                            return Ok(());
-                        }
-                        index += 1;
-                    }
-                }
-                if !batch.is_empty() {
-                    let _ = batch_tx.blocking_send((index, batch));
-                }
-                Ok(())
-            });
-            let interrupt = halt.clone();
-            tokio::spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    interrupt.interrupted.store(true, Ordering::SeqCst);
-                    interrupt.raise();
-                    // Whoever presses it twice means now. The writer flushes what finished as
-                    // soon as it sees the first; the second waits for that, briefly, so that no
-                    // finished line is lost.
-                    if let Some(hook) = ON_SECOND_CTRL_C.get()
-                        && tokio::signal::ctrl_c().await.is_ok()
-                    {
-                        for _ in 0..50 {
-                            if interrupt.flushed.load(Ordering::SeqCst) {
-                                break;
-                            }
-                            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                        }
-                        hook();
-                    }
-                }
-            });
-            let permits = Arc::new(tokio::sync::Semaphore::new(in_flight));
-            let halt_tasks = halt.clone();
-            let spent = Spent::default();
-            let spent_results = spent.clone();
-            let dispatcher = tokio::spawn(async move {
-                let mut dispatched = 0u64;
-                while let Some((index, batch)) = batch_rx.recv().await {
-                    let Ok(permit) = permits.clone().acquire_owned().await else {
-                        break;
-                    };
-                    if halt_tasks.is_raised() {
-                        break;
-                    }
-                    dispatched += 1;
-                    let plan = plan.clone();
-                    let parser = parser.clone();
-                    let reward = reward.clone();
-                    let tx = result_tx.clone();
-                    let spent = spent_results.clone();
-                    let halt = halt_tasks.clone();
-                    let shared = pack::Batch::new(calls.clone(), batching.warm_graders);
-                    tokio::spawn(pack::scope(shared, async move {
-                        spent.free();
-                        let mut graded = Graded {
-                            results: Vec::with_capacity(batch.len()),
-                            cut: false,
-                        };
-                        'batch: for works in batch.chunks(PARSED_AHEAD) {
-                            let parsed: Vec<_> =
-                                works.iter().map(|work| parse_work(&parser, work)).collect();
-                            // Graded where they lie: a sample is some hundreds of bytes, and
-                            // moving each out of the list and into the grading cost a copy.
-                            for (work, sample) in works.iter().zip(&parsed) {
-                                let kept = work.kept();
-                                let result = match sample {
-                                    Ok(_) if halt.is_raised() => None,
-                                    // Built-ins take microseconds and a pack call is bounded by
-                                    // its deadline: a started sample finishes, graded as before.
-                                    Ok(sample) if !has_judge && !plan.asks_model(sample) => {
-                                        Some(grade(&plan, reward.as_deref(), sample, kept).await)
-                                    }
-                                    Ok(sample) => {
-                                        let grading = grade(&plan, reward.as_deref(), sample, kept);
-                                        let result = halt.unless_raised(grading).await;
-                                        // Graded while a judge's endpoint failed for good: its
-                                        // grade says so, and no such result is kept.
-                                        if plan.judge_down().is_some() {
-                                            halt.judge_down.store(true, Ordering::SeqCst);
-                                            halt.raise();
-                                            None
-                                        } else {
-                                            result
-                                        }
-                                    }
-                                    Err(invalid) => Some(invalid.clone()),
-                                };
-                                let Some(result) = result else {
-                                    graded.cut = true;
-                                    break 'batch;
-                                };
-                                graded.results.push(result);
-                            }
-                        }
-                        if index == 0 {
-                            let replayed = graded.results.len().min(replay as usize);
-                            graded.results.drain(..replayed);
-                        }
-                        let lines = ResultLines::of(&graded.results);
-                        let graded_on = std::thread::current().id();
-                        let _ = tx.send((index, graded, lines, graded_on, permit));
-                    }));
-                }
-                dispatched
-            });
-            let mut pending = BTreeMap::new();
-            let mut next = 0u64;
-            let mut write_error = None;
-            let mut refused = false;
-            // A batch that stopped short ends what is written: the file stays a prefix.
-            let mut cut = false;
-            let mut stopping = false;
-            loop {
-                let received = tokio::select! {
-                    received = result_rx.recv() => received,
-                    () = halt.raised(), if !stopping => {
-                        stopping = true;
-                        if halt.interrupted.load(Ordering::SeqCst) {
-                            if let Err(e) = sink.stopping() {
-                                write_error.get_or_insert(e.to_string());
-                            }
-                            halt.flushed.store(true, Ordering::SeqCst);
-                        }
-                        continue;
-                    }
-                };
-                let Some((index, graded, lines, graded_on, permit)) = received else {
-                    break;
-                };
-                pending.insert(index, (graded, lines, graded_on, permit));
-                while let Some((graded, lines, graded_on, _permit)) = pending.remove(&next) {
-                    next += 1;
-                    let results = graded.results;
-                    if !refused && write_error.is_none() && !cut {
-                        // The results before the first that is not written go in one write: a
-                        // copy of the whole batch into a buffer cost as much as writing it.
-                        let invalid = refuse_invalid
-                            .then(|| results.iter().position(SampleResult::is_invalid_row))
-                            .flatten();
-                        let n = invalid.unwrap_or(results.len()).min(lines.len());
-                        if let Err(e) = sink.write(&results[..n], lines.first(n)) {
-                            write_error = Some(e.to_string());
-                        } else if invalid == Some(n) {
-                            refused = true;
-                        } else if n < results.len() {
-                            write_error = Some(lines.failure());
-                        }
-                        if refused || write_error.is_some() {
-                            halt.raise();
-                        }
-                        cut = graded.cut;
-                    }
-                    spent.put(graded_on, results);
-                }
-            }
+            let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
+            let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
+            let reader = Reader {
+                selected,
+                retry: self.retry,
+                batch_size: batching.size,
+                halt: halt.clone(),
+                batches: batch_tx,
+            };
+            let reader = std::thread::spawn(move || reader.run());
+            tokio::spawn(on_ctrl_c(halt.clone()));
+            let dispatcher = Dispatcher {
+                batches: batch_rx,
+                permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
+                warm_graders: batching.warm_graders,
+                grader: BatchGrader {
+                    plan: self.plan,
+                    parser: self.parser,
+                    reward: self.reward,
+                    has_judge,
+                    replay: self.replay,
+                    // Sandboxed calls in flight, across the pass: one a worker.
+                    calls: Arc::new(tokio::sync::Semaphore::new(self.workers.max(1))),
+                    halt: halt.clone(),
+                    spent,
+                    results: result_tx,
+                },
+            };
+            let dispatcher = tokio::spawn(dispatcher.run());
+            writer.run(&mut result_rx).await;
             let dispatched = dispatcher.await.unwrap_or(u64::MAX);
-            if !refused && next < dispatched {
+            if !writer.refused && writer.next < dispatched {
                 // A batch never came back: its samples must not vanish from a finished run.
                 return Err(PassError::Io(
                     "grading stopped unexpectedly before every sample was graded; the results \
@@ -586,10 +429,10 @@ impl Pass<'_> {
                 .join()
                 .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
             read.map_err(PassError::Source)?;
-            if let Some(e) = write_error {
+            if let Some(e) = writer.write_error {
                 return Err(PassError::Io(e));
             }
-            Ok(if refused {
+            Ok(if writer.refused {
                 PassEnd::Refused
             } else if halt.judge_down.load(Ordering::SeqCst) {
                 PassEnd::JudgeDown
@@ -599,6 +442,295 @@ impl Pass<'_> {
                 PassEnd::Complete
             })
         })
+    }
+}
+
+/// Raises `halt` at Ctrl-C; a second one calls the hook of [`on_second_ctrl_c`].
+async fn on_ctrl_c(halt: Arc<Halt>) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        halt.interrupted.store(true, Ordering::SeqCst);
+        halt.raise();
+        // Whoever presses it twice means now. The writer flushes what finished as soon as it
+        // sees the first; the second waits for that, briefly, so that no finished line is lost.
+        if let Some(hook) = ON_SECOND_CTRL_C.get()
+            && tokio::signal::ctrl_c().await.is_ok()
+        {
+            for _ in 0..50 {
+                if halt.flushed.load(Ordering::SeqCst) {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            hook();
+        }
+    }
+}
+
+/// Items read from the stream, numbered in stream order.
+struct Batch {
+    index: u64,
+    works: Vec<Work>,
+}
+
+/// Reads the selected items into batches, on a thread of its own, until the stream ends or the
+/// pass is halted.
+struct Reader {
+    selected: Selected,
+    /// `--retry-errors`: the positions graded again, with their earlier results.
+    retry: Option<BTreeMap<u64, SampleResult>>,
+    batch_size: usize,
+    halt: Arc<Halt>,
+    batches: tokio::sync::mpsc::Sender<Batch>,
+}
+
+impl Reader {
+    /// Reads until done; `Err` when the stream cannot be read.
+    fn run(mut self) -> Result<(), SourceError> {
+        let mut index = 0u64;
+        let mut works = Vec::with_capacity(self.batch_size);
+        // Retrying, the rows after the last to retry are not read.
+        while !self.halt.is_raised() && self.retry.as_ref().is_none_or(|r| !r.is_empty()) {
+            let Some(next) = self.selected.next_item() else {
+                break;
+            };
+            let mut previous = None;
+            if let Some(retry) = self.retry.as_mut()
+                && !matches!(next, Err(ItemError::Source(_)))
+            {
+                match retry.remove(&self.selected.position()) {
+                    Some(result) => previous = Some(Box::new(result)),
+                    None => continue,
+                }
+            }
+            match next {
+                Ok(item) => works.push(Work::Item(item, previous)),
+                Err(ItemError::Row(e)) => works.push(Work::Invalid(e)),
+                Err(ItemError::Source(e)) => return Err(e),
+            }
+            if works.len() == self.batch_size {
+                let batch = Batch {
+                    index,
+                    works: std::mem::take(&mut works),
+                };
+                if self.batches.blocking_send(batch).is_err() {
+                    return Ok(());
+                }
+                index += 1;
+            }
+        }
+        if !works.is_empty() {
+            let _ = self.batches.blocking_send(Batch { index, works });
+        }
+        Ok(())
+    }
+}
+
+/// Starts a grading task for each batch read, once the writer has room for its results: a
+/// batch's permit travels with its results and is released once they are written, so a slow
+/// writer holds back grading instead of letting results pile up.
+struct Dispatcher {
+    batches: tokio::sync::mpsc::Receiver<Batch>,
+    permits: Arc<tokio::sync::Semaphore>,
+    /// Warm Python graders: each batch holds an instance of each.
+    warm_graders: usize,
+    grader: BatchGrader,
+}
+
+impl Dispatcher {
+    /// Dispatches until the reader ends or the pass is halted; how many batches it dispatched.
+    async fn run(mut self) -> u64 {
+        let mut dispatched = 0u64;
+        while let Some(batch) = self.batches.recv().await {
+            let Ok(permit) = self.permits.clone().acquire_owned().await else {
+                break;
+            };
+            if self.grader.halt.is_raised() {
+                break;
+            }
+            dispatched += 1;
+            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders);
+            tokio::spawn(pack::scope(
+                shared,
+                self.grader.clone().grade(batch, permit),
+            ));
+        }
+        dispatched
+    }
+}
+
+/// A batch's results on their way to the writer.
+struct Finished {
+    index: u64,
+    graded: Graded,
+    lines: ResultLines,
+    graded_on: ThreadId,
+    /// Released once the results are written.
+    permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// Grades a batch: parses its rows, grades each sample, and sends the results on.
+#[derive(Clone)]
+struct BatchGrader {
+    plan: Arc<Plan>,
+    parser: Arc<RowParser>,
+    reward: Option<Arc<RewardSpec>>,
+    has_judge: bool,
+    /// Results of the first batch graded again and not written (see [`Pass::replay`]).
+    replay: u64,
+    calls: Arc<tokio::sync::Semaphore>,
+    halt: Arc<Halt>,
+    spent: Spent,
+    results: tokio::sync::mpsc::UnboundedSender<Finished>,
+}
+
+impl BatchGrader {
+    async fn grade(self, batch: Batch, permit: tokio::sync::OwnedSemaphorePermit) {
+        let BatchGrader {
+            plan,
+            parser,
+            reward,
+            has_judge,
+            halt,
+            ..
+        } = &self;
+        self.spent.free();
+        let mut graded = Graded {
+            results: Vec::with_capacity(batch.works.len()),
+            cut: false,
+        };
+        'batch: for works in batch.works.chunks(PARSED_AHEAD) {
+            let parsed: Vec<_> = works.iter().map(|work| parse_work(parser, work)).collect();
+            // Graded where they lie: a sample is some hundreds of bytes, and moving each out of
+            // the list and into the grading cost a copy.
+            for (work, sample) in works.iter().zip(&parsed) {
+                let kept = work.kept();
+                let result = match sample {
+                    Ok(_) if halt.is_raised() => None,
+                    // Built-ins take microseconds and a pack call is bounded by its deadline: a
+                    // started sample finishes, graded as before.
+                    Ok(sample) if !has_judge && !plan.asks_model(sample) => {
+                        Some(grade(plan, reward.as_deref(), sample, kept).await)
+                    }
+                    Ok(sample) => {
+                        let grading = grade(plan, reward.as_deref(), sample, kept);
+                        let result = halt.unless_raised(grading).await;
+                        // Graded while a judge's endpoint failed for good: its grade says so,
+                        // and no such result is kept.
+                        if plan.judge_down().is_some() {
+                            halt.judge_down.store(true, Ordering::SeqCst);
+                            halt.raise();
+                            None
+                        } else {
+                            result
+                        }
+                    }
+                    Err(invalid) => Some(invalid.clone()),
+                };
+                let Some(result) = result else {
+                    graded.cut = true;
+                    break 'batch;
+                };
+                graded.results.push(result);
+            }
+        }
+        if batch.index == 0 {
+            let replayed = graded.results.len().min(self.replay as usize);
+            graded.results.drain(..replayed);
+        }
+        let lines = ResultLines::of(&graded.results);
+        let _ = self.results.send(Finished {
+            index: batch.index,
+            graded,
+            lines,
+            graded_on: std::thread::current().id(),
+            permit,
+        });
+    }
+}
+
+/// Hands the batches' results to the sink in stream order, as the batches before each are in.
+struct Writer<'s> {
+    sink: &'s mut dyn Sink,
+    refuse_invalid: bool,
+    /// Batches in before one ahead of them.
+    pending: BTreeMap<u64, Finished>,
+    /// The index of the next batch to write.
+    next: u64,
+    write_error: Option<String>,
+    /// An invalid row was met with `refuse_invalid`: nothing after it is written.
+    refused: bool,
+    /// A batch that stopped short ends what is written: the file stays a prefix.
+    cut: bool,
+    /// The pass is halted.
+    stopping: bool,
+    spent: Spent,
+    halt: Arc<Halt>,
+}
+
+impl Writer<'_> {
+    /// Writes the batches' results as they come in, until every grading task is done.
+    async fn run(&mut self, results: &mut tokio::sync::mpsc::UnboundedReceiver<Finished>) {
+        loop {
+            let received = tokio::select! {
+                received = results.recv() => received,
+                () = self.halt.raised(), if !self.stopping => {
+                    self.stop();
+                    continue;
+                }
+            };
+            let Some(finished) = received else {
+                break;
+            };
+            self.pending.insert(finished.index, finished);
+            while let Some(finished) = self.pending.remove(&self.next) {
+                self.next += 1;
+                self.write(finished);
+            }
+        }
+    }
+
+    /// The pass is halted: after Ctrl-C, what is written reaches the disk now.
+    fn stop(&mut self) {
+        self.stopping = true;
+        if self.halt.interrupted.load(Ordering::SeqCst) {
+            if let Err(e) = self.sink.stopping() {
+                self.write_error.get_or_insert(e.to_string());
+            }
+            self.halt.flushed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Writes the results of the next batch, unless what is written ended before it.
+    fn write(&mut self, finished: Finished) {
+        let Finished {
+            graded,
+            lines,
+            graded_on,
+            permit,
+            ..
+        } = finished;
+        let results = graded.results;
+        if !self.refused && self.write_error.is_none() && !self.cut {
+            // The results before the first that is not written go in one write: a copy of the
+            // whole batch into a buffer cost as much as writing it.
+            let invalid = (self.refuse_invalid)
+                .then(|| results.iter().position(SampleResult::is_invalid_row))
+                .flatten();
+            let n = invalid.unwrap_or(results.len()).min(lines.len());
+            if let Err(e) = self.sink.write(&results[..n], lines.first(n)) {
+                self.write_error = Some(e.to_string());
+            } else if invalid == Some(n) {
+                self.refused = true;
+            } else if n < results.len() {
+                self.write_error = Some(lines.failure());
+            }
+            if self.refused || self.write_error.is_some() {
+                self.halt.raise();
+            }
+            self.cut = graded.cut;
+        }
+        self.spent.put(graded_on, results);
+        drop(permit);
     }
 }
 

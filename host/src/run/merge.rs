@@ -10,15 +10,15 @@ use std::path::{Path, PathBuf};
 
 use super::engine::{Selected, Selection};
 use super::retry::{KeptLines, parse_line};
+use super::session::{Output, Policy};
 use super::{
-    Graded, Observer, Prepared, RESULTS_FILE, RunError, RunOptions, aggregator, conclude,
-    finish_junit, open_junit, record_of, write_error,
+    Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
+    conclude, finish_junit, open_junit, record_of, write_error,
 };
 use crate::input::dataset::Items;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
-use crate::output::result::ResultsFile;
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -121,7 +121,7 @@ pub struct Shards {
 
 impl Shards {
     /// Reads and checks the records in `dirs`; every problem found, in the order of `dirs`.
-    pub fn read(dirs: &[PathBuf]) -> Result<Shards, Vec<RunError>> {
+    pub fn read(dirs: &[PathBuf]) -> Result<Shards, RunFailure> {
         let mut errors = Vec::new();
         let mut found: Vec<(PathBuf, RunRecord, Shard)> = Vec::new();
         for dir in dirs {
@@ -221,8 +221,8 @@ impl Shards {
                 );
             }
         }
-        if !errors.is_empty() {
-            return Err(errors);
+        if let Some(failure) = RunFailure::of(errors) {
+            return Err(failure);
         }
         found.sort_by_key(|(.., shard)| shard.index);
         Ok(Shards {
@@ -247,7 +247,7 @@ pub fn merge(
     out_dir: &Path,
     junit_path: Option<&Path>,
     observer: &mut dyn Observer,
-) -> Result<Graded, Vec<RunError>> {
+) -> Result<Graded, RunFailure> {
     let started = std::time::Instant::now();
     let first = shards.record();
     let fingerprint = first.fingerprint.as_ref();
@@ -262,7 +262,7 @@ pub fn merge(
         skip: 0,
         shard: None,
     };
-    let mut record = record_of(prepared, &options, &selection).map_err(|e| vec![e])?;
+    let mut record = record_of(prepared, &options, &selection)?;
     let changes = RunRecord {
         shard: None,
         ..first.clone()
@@ -270,22 +270,18 @@ pub fn merge(
     .changes(&record);
     let first_path = shards.shards[0].0.join(crate::output::record::RUN_FILE);
     if !changes.is_empty() {
-        return Err(vec![
-            MergeError::Changed {
-                path: first_path,
-                changes,
-            }
-            .into(),
-        ]);
+        return Err(MergeError::Changed {
+            path: first_path,
+            changes,
+        }
+        .into());
     }
-    std::fs::create_dir_all(out_dir).map_err(|source| {
-        vec![RunError::OutputDir {
-            dir: out_dir.to_path_buf(),
-            source,
-        }]
+    std::fs::create_dir_all(out_dir).map_err(|source| RunError::OutputDir {
+        dir: out_dir.to_path_buf(),
+        source,
     })?;
     if let Some((dir, _)) = shards.shards.iter().find(|(dir, _)| same_dir(dir, out_dir)) {
-        return Err(vec![MergeError::IntoAShard { dir: dir.clone() }.into()]);
+        return Err(MergeError::IntoAShard { dir: dir.clone() }.into());
     }
     let total = shards
         .shards
@@ -293,19 +289,14 @@ pub fn merge(
         .filter_map(|(_, r)| r.progress.as_ref()?.results)
         .sum::<u64>();
     let mut aggregator = aggregator(prepared, move || total);
-    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
+    let mut junit = open_junit(prepared, junit_path)?;
     let results_path = out_dir.join(RESULTS_FILE);
-    let mut results = ResultsFile::open(&results_path, false)
-        .map_err(|source| vec![write_error(&results_path, source)])?;
+    let mut results = Output::open(Policy::Fresh, &results_path)?;
     let mut lines = Vec::new();
     for (dir, record) in &shards.shards {
         let path = dir.join(RESULTS_FILE);
         let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
-        lines.push((
-            KeptLines::open(&path, Vec::new()).map_err(|e| vec![e])?,
-            path,
-            shard,
-        ));
+        lines.push((KeptLines::open(&path, Vec::new())?, path, shard));
     }
     let count = lines.len() as u32;
     let joined = (|| -> Result<(), RunError> {
@@ -339,6 +330,7 @@ pub fn merge(
                 .into());
             }
             results
+                .file()
                 .append(text)
                 .map_err(|source| write_error(&results_path, source))?;
             aggregator.add(&result);
@@ -374,37 +366,22 @@ pub fn merge(
         Ok(())
     })();
     if let Err(e) = joined {
-        let mut errors = vec![e];
-        if let Err(source) = results.discard() {
-            errors.push(RunError::Restore {
-                path: results_path,
-                source,
-            });
-        }
-        return Err(errors);
+        return Err(RunFailure::from(e).with(results.take_back()));
     }
-    results
-        .finish()
-        .map_err(|source| vec![write_error(&results_path, source)])?;
-    let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, out_dir, false, None, None).map_err(|e| vec![e])?;
-    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
-    record.progress = Some(merged_progress(shards, summary.counts.total, started));
+    results.keep()?;
+    let concluded = conclude(prepared, aggregator, out_dir, false, None, None)?;
+    finish_junit(junit, junit_path)?;
+    record.progress = Some(merged_progress(shards, concluded.0.counts.total, started));
     record.merged = (shards.shards.iter())
         .map(|(dir, _)| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
         .collect();
-    record.write(out_dir).map_err(|e| vec![RunError::from(e)])?;
-    Ok(Graded {
-        summary,
-        summary_json,
-        out_dir: out_dir.to_path_buf(),
+    record.write(out_dir)?;
+    Ok(Graded::whole(
+        concluded,
+        out_dir.to_path_buf(),
         results_path,
-        interrupted: false,
-        gate_passed,
         record,
-        judge_failed: None,
-        isolation: None,
-    })
+    ))
 }
 
 /// The merged run's progress: from the first shard's start to the last shard's end (the merge

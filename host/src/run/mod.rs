@@ -8,6 +8,7 @@ pub mod engine;
 pub mod grading;
 mod merge;
 mod retry;
+mod session;
 pub mod setup;
 mod verify;
 
@@ -24,16 +25,14 @@ pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
-use crate::grade::pack::BATCH_ROWS;
-use crate::input::dataset::{Items, RowCount, SourceError};
+use crate::input::dataset::{Item, ItemError, Items, RowCount, SourceError};
+use crate::input::select::result_id;
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
-use crate::output::record::{
-    FileStamp, Fingerprint, Progress, RUN_FILE, RecordError, RunRecord, State, Tokens,
-};
+use crate::output::record::{FileStamp, Fingerprint, RUN_FILE, RecordError, RunRecord, Tokens};
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
-use engine::{Batching, Pass, PassEnd, PassError, Selected, Selection, Sink};
+use engine::{PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
 #[derive(Debug, Clone, Default)]
@@ -100,6 +99,30 @@ pub struct Graded {
     pub judge_failed: Option<RunError>,
     /// What `--verify-isolation` found (also in the summary, as `isolation_check`).
     pub isolation: Option<IsolationCheck>,
+}
+
+impl Graded {
+    /// What a run wrote that graded every sample, with no judge that failed and no isolation
+    /// check; `concluded` is what [`conclude`] made of it.
+    fn whole(
+        concluded: (Summary, String, bool),
+        out_dir: PathBuf,
+        results_path: PathBuf,
+        record: RunRecord,
+    ) -> Graded {
+        let (summary, summary_json, gate_passed) = concluded;
+        Graded {
+            summary,
+            summary_json,
+            out_dir,
+            results_path,
+            interrupted: false,
+            gate_passed,
+            record,
+            judge_failed: None,
+            isolation: None,
+        }
+    }
 }
 
 /// Why a run stopped without an outcome. Each is one line of the command line's report.
@@ -198,6 +221,60 @@ pub enum RunError {
     Merge(#[from] MergeError),
 }
 
+/// What stopped a run: the error that stopped it, and `also` what else failed as it stopped
+/// (an earlier run's files that could not be put back, say), in the order it happened. Each is
+/// one line of the command line's report.
+#[derive(Debug)]
+pub struct RunFailure {
+    pub first: RunError,
+    pub also: Vec<RunError>,
+}
+
+impl RunFailure {
+    /// The failure of `errors`, in order; `None` when there are none.
+    pub fn of(errors: Vec<RunError>) -> Option<RunFailure> {
+        let mut errors = errors.into_iter();
+        let first = errors.next()?;
+        Some(RunFailure {
+            first,
+            also: errors.collect(),
+        })
+    }
+
+    /// `error`, after what failed `earlier`.
+    pub fn after(earlier: impl IntoIterator<Item = RunError>, error: RunError) -> RunFailure {
+        let mut earlier = earlier.into_iter();
+        match earlier.next() {
+            Some(first) => RunFailure {
+                first,
+                also: earlier.chain([error]).collect(),
+            },
+            None => error.into(),
+        }
+    }
+
+    /// This failure, and then `more`.
+    #[must_use]
+    pub fn with(mut self, more: impl IntoIterator<Item = RunError>) -> RunFailure {
+        self.also.extend(more);
+        self
+    }
+
+    /// Every error, the first first.
+    pub fn errors(&self) -> impl Iterator<Item = &RunError> {
+        std::iter::once(&self.first).chain(&self.also)
+    }
+}
+
+impl<E: Into<RunError>> From<E> for RunFailure {
+    fn from(error: E) -> RunFailure {
+        RunFailure {
+            first: error.into(),
+            also: Vec::new(),
+        }
+    }
+}
+
 /// Sees a run's results as they are written, in input order.
 pub trait Observer: Send {
     /// A result an earlier run wrote: read back on `--resume` before grading starts, or kept
@@ -238,230 +315,13 @@ pub fn workers(prepared: &Prepared, given: Option<usize>) -> usize {
     given.unwrap_or_else(|| default_workers().clamp(1, MAX_WORKERS))
 }
 
-/// Grades a prepared suite. `Err` lists what stopped the run, in the order it happened.
+/// Grades a prepared suite in its output folder (see `run/session.rs`).
 pub fn run(
     prepared: &Prepared,
     options: &RunOptions,
     observer: &mut dyn Observer,
-) -> Result<Outcome, Vec<RunError>> {
-    let setting = Setting::of(prepared, options);
-    let out_dir = setting.out_dir.clone();
-    let previous = PreviousRecord::read(&out_dir).map_err(|e| vec![e])?;
-    let mut record = record_of(prepared, options, &setting.selection).map_err(|e| vec![e])?;
-    if options.retry_errors {
-        return retry::run(prepared, options, observer, setting, previous, record);
-    }
-    std::fs::create_dir_all(&out_dir).map_err(|source| {
-        vec![RunError::OutputDir {
-            dir: out_dir.clone(),
-            source,
-        }]
-    })?;
-    let Setting {
-        reward,
-        workers,
-        selection,
-        results_path,
-        ..
-    } = setting;
-    if let Some(recorded) = &previous.record {
-        let results = std::fs::metadata(&results_path).map_or(0, |m| m.len());
-        if options.resume {
-            same_inputs(recorded, &record, &out_dir, "resume", "--resume").map_err(|e| vec![e])?;
-        } else if !options.overwrite && recorded.unfinished() && results > 0 {
-            return Err(vec![RunError::Unfinished {
-                dir: out_dir,
-                results: result::count_lines(&results_path).unwrap_or(0),
-            }]);
-        }
-    }
-    // No row is graded while the dataset has an invalid one. Judge requests cost money, so a
-    // suite with a judge checks every row first; any other suite checks rows as it grades them
-    // and takes back what it wrote when it meets a bad one.
-    let checked_first = !options.skip_invalid && prepared.plan.has_judge();
-    let total = if checked_first {
-        let validation = check_rows(prepared, selection.clone(), workers).map_err(|e| vec![e])?;
-        if validation.invalid > 0 {
-            return Ok(Outcome::Invalid {
-                validation,
-                not_restored: None,
-            });
-        }
-        RowCount::known(validation.total)
-    } else {
-        count(prepared, selection.clone())
-    };
-    let expected = total.clone();
-    let settled = total.clone();
-    let mut aggregator = aggregator(prepared, move || expected.wait().unwrap_or(0));
-    let junit_path = options.junit.as_deref();
-    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
-    let already = if options.resume {
-        let mut same =
-            SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
-        let read = read_back(
-            &results_path,
-            &mut aggregator,
-            observer,
-            junit.as_mut(),
-            Some(&mut same),
-        )
-        .map_err(|e| vec![e])?;
-        same.finish(&out_dir, "resume", "--resume")
-            .map_err(|e| vec![e])?;
-        read
-    } else {
-        0
-    };
-
-    let mut results = ResultsFile::open(&results_path, options.resume)
-        .map_err(|source| vec![write_error(&results_path, source)])?;
-    let items =
-        Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
-    // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
-    // is graded again from its first sample, its results already written not written again.
-    let replay = if Batching::of(&prepared.plan, false).warm_graders > 0 {
-        already % BATCH_ROWS as u64
-    } else {
-        0
-    };
-    let selected = Selected::new(
-        items,
-        Selection {
-            skip: already - replay,
-            ..selection.clone()
-        },
-    );
-    let started = std::time::Instant::now();
-    record.progress = Some(Progress::running());
-    if let Err(e) = record.write(&out_dir) {
-        let mut errors = vec![RunError::from(e)];
-        errors.extend(take_back(results, junit, junit_path, &previous));
-        return Err(errors);
-    }
-    observer.start(total, already);
-    let mut sink = RunSink {
-        results: &mut results,
-        aggregator: &mut aggregator,
-        junit: junit.as_mut(),
-        observer: &mut *observer,
-        flush_each: false,
-        written: 0,
-        judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
-        kept: None,
-    };
-    let pass = Pass {
-        plan: prepared.plan.clone(),
-        parser: prepared.parser.clone(),
-        reward,
-        workers,
-        refuse_invalid: !options.skip_invalid,
-        retry: None,
-        replay,
-        sink: &mut sink,
-    };
-    let end = pass.run(selected);
-    let written = sink.written;
-    let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
-    observer.finish(matches!(end, Ok(PassEnd::Complete)));
-    let end = match end {
-        Ok(end) => end,
-        // A file that cannot be read is refused like an invalid row: nothing of this run is kept.
-        Err(e @ PassError::Source(_)) if !options.skip_invalid => {
-            let mut errors = vec![RunError::from(e)];
-            errors.extend(take_back(results, junit, junit_path, &previous));
-            return Err(errors);
-        }
-        Err(e) => {
-            let _ = results.finish();
-            return Err(vec![RunError::from(e)]);
-        }
-    };
-    if end == PassEnd::Refused {
-        // Nothing of this run is kept: the rows are reported as if checked before grading.
-        let not_restored = take_back(results, junit, junit_path, &previous);
-        return match check_rows(prepared, selection, workers) {
-            Ok(validation) => Ok(Outcome::Invalid {
-                validation,
-                not_restored,
-            }),
-            Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
-        };
-    }
-    if end == PassEnd::JudgeDown {
-        let mut errors = Vec::new();
-        if let Err(source) = results.finish() {
-            errors.push(write_error(&results_path, source));
-        }
-        let kept = already + written;
-        if let Err(e) = record
-            .ended(State::Interrupted, started.elapsed(), kept, judge_tokens)
-            .write(&out_dir)
-        {
-            errors.push(e.into());
-        }
-        errors.push(judge_down(
-            prepared,
-            kept,
-            out_dir,
-            "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)",
-        ));
-        return Err(errors);
-    }
-    if end == PassEnd::Complete {
-        // Every selected item has its result: the count is in without reading them again.
-        settled.settle(already + written);
-    }
-    // A shard may hold none of a small dataset's samples; merged, the run has them all.
-    if already + written == 0 && end == PassEnd::Complete && selection.shard.is_none() {
-        let mut errors = vec![RunError::NothingSelected {
-            what: nothing_selected(prepared, &selection),
-        }];
-        errors.extend(take_back(results, junit, junit_path, &previous));
-        return Err(errors);
-    }
-    results
-        .finish()
-        .map_err(|source| vec![write_error(&results_path, source)])?;
-    let interrupted = end == PassEnd::Interrupted;
-    let isolation = match options.verify_isolation {
-        Some(verify) if !interrupted => Some(
-            verify::check(prepared, verify, &selection, workers, &results_path)
-                .map_err(|e| vec![e])?,
-        ),
-        _ => None,
-    };
-    let (summary, summary_json, gate_passed) = conclude(
-        prepared,
-        aggregator,
-        &out_dir,
-        interrupted,
-        selection.shard,
-        isolation.as_ref(),
-    )
-    .map_err(|e| vec![e])?;
-    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
-    let state = if interrupted {
-        State::Interrupted
-    } else {
-        State::Complete
-    };
-    record
-        .ended(state, started.elapsed(), summary.counts.total, judge_tokens)
-        .write(&out_dir)
-        .map_err(|e| vec![RunError::from(e)])?;
-    let judge_failed = judge_failed(prepared, &out_dir, interrupted);
-    Ok(Outcome::Graded(Box::new(Graded {
-        summary,
-        summary_json,
-        out_dir,
-        results_path,
-        interrupted,
-        gate_passed,
-        record,
-        judge_failed,
-        isolation,
-    })))
+) -> Result<Outcome, RunFailure> {
+    session::Session::open(prepared, options)?.run(observer)
 }
 
 /// Why a run that was not interrupted failed though it graded every sample: a judge that
@@ -598,20 +458,27 @@ fn read_back(
 
 /// Checks, line by line, that the results an earlier run wrote are of this run's selected
 /// samples, in their order: the results of another suite's or dataset's run would otherwise be
-/// continued or retried as this run's, and counted for samples they are not of.
+/// continued or retried as this run's, and counted for samples they are not of. What it read of
+/// the selection, the rest is what a resumed run grades ([`SameSamples::rest`]).
 struct SameSamples {
     selected: Selected,
     path: PathBuf,
     line: u64,
     /// The first line that is not of this run, said as where and why.
     foreign: Option<String>,
+    /// The last items checked, at most `keep` of them, for [`SameSamples::rest`].
+    recent: std::collections::VecDeque<Result<Item, ItemError>>,
+    keep: usize,
 }
 
 impl SameSamples {
+    /// Checks against `selection`; `keep`, how many of the items checked last
+    /// [`SameSamples::rest`] may give again.
     fn new(
         prepared: &Prepared,
         selection: &Selection,
         path: &Path,
+        keep: usize,
     ) -> Result<SameSamples, RunError> {
         let items = Items::open(&prepared.dataset, &prepared.runs)?;
         let selection = Selection {
@@ -623,6 +490,8 @@ impl SameSamples {
             path: path.to_path_buf(),
             line: 0,
             foreign: None,
+            recent: std::collections::VecDeque::with_capacity(keep),
+            keep,
         })
     }
 
@@ -630,7 +499,17 @@ impl SameSamples {
     fn check(&mut self, result: &SampleResult) -> bool {
         self.line += 1;
         let (file, line, held) = (self.path.display(), self.line, &result.sample_id);
-        self.foreign = match self.selected.next_id() {
+        let next = self.selected.next_item();
+        let id = next
+            .as_ref()
+            .map(|next| next.as_ref().ok().and_then(result_id));
+        if let Some(next) = next.filter(|_| self.keep > 0) {
+            if self.recent.len() == self.keep {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(next);
+        }
+        self.foreign = match id {
             None => Some(format!(
                 "{file}:{line}: one result more than the {} samples this run grades",
                 line - 1
@@ -645,8 +524,13 @@ impl SameSamples {
     }
 
     /// Refuses to `what` (asked by `flag`) the run in `dir` when a line was not of it.
-    fn finish(self, dir: &Path, what: &'static str, flag: &'static str) -> Result<(), RunError> {
-        match self.foreign {
+    fn finish(
+        &mut self,
+        dir: &Path,
+        what: &'static str,
+        flag: &'static str,
+    ) -> Result<(), RunError> {
+        match self.foreign.take() {
             None => Ok(()),
             Some(line) => Err(RunError::ResumeMismatch {
                 dir: dir.to_path_buf(),
@@ -655,6 +539,13 @@ impl SameSamples {
                 flag,
             }),
         }
+    }
+
+    /// The selected items after those checked, the last `again` of those checked first (at
+    /// most the `keep` asked).
+    fn rest(mut self, again: u64) -> Selected {
+        let skipped = self.recent.len().saturating_sub(again as usize);
+        self.selected.again(self.recent.drain(skipped..))
     }
 }
 
@@ -764,27 +655,6 @@ pub fn check_rows(
         workers,
     )?;
     Ok(validation)
-}
-
-/// Takes back what a refused run wrote: its results and its JUnit report. `Some` when the
-/// results an earlier run wrote could not be put back.
-fn take_back<W: Write>(
-    results: ResultsFile,
-    junit: Option<JunitWriter<W>>,
-    junit_path: Option<&Path>,
-    previous: &PreviousRecord,
-) -> Option<RunError> {
-    let path = results.path().to_path_buf();
-    let not_restored = results
-        .discard()
-        .err()
-        .map(|source| RunError::Restore { path, source })
-        .or_else(|| previous.restore());
-    drop(junit);
-    if let Some(path) = junit_path {
-        let _ = std::fs::remove_file(path);
-    }
-    not_restored
 }
 
 /// The output folder's `run.json` as this run found it: compared on `--resume`, and put back

@@ -10,21 +10,15 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::engine::{Pass, PassEnd, Selected};
-use super::{
-    Graded, Observer, Outcome, PreviousRecord, RunError, RunOptions, RunSink, SameSamples, Setting,
-    aggregator, check_rows, conclude, finish_junit, judge_down, judge_failed, open_junit,
-    read_back, same_inputs, write_error,
-};
+use super::engine::Selection;
+use super::{Prepared, PreviousRecord, RunError, SameSamples, same_inputs};
 use crate::fsio;
 use crate::grade::Status;
-use crate::input::dataset::{Items, RowCount};
-use crate::output::record::{Progress, RunRecord, State};
-use crate::output::result::{self, ResultsFile, Retry, SampleResult};
-use crate::run::Prepared;
+use crate::output::record::{RunRecord, State};
+use crate::output::result::{self, Retry, SampleResult};
 
 /// Where the new results are written until they replace the old.
-const RETRY_FILE: &str = "results.jsonl.retry";
+pub(super) const RETRY_FILE: &str = "results.jsonl.retry";
 
 /// The lines of the results file being retried, read as the new one is written.
 pub(super) struct KeptLines {
@@ -75,198 +69,69 @@ pub(super) fn parse_line(line: &[u8]) -> std::io::Result<SampleResult> {
     result::parse_result(text).map_err(std::io::Error::other)
 }
 
-/// Grades again what is in error in the finished run in the output folder.
-pub(super) fn run(
-    prepared: &Prepared,
-    options: &RunOptions,
-    observer: &mut dyn Observer,
-    setting: Setting,
-    previous: PreviousRecord,
-    mut record: RunRecord,
-) -> Result<Outcome, Vec<RunError>> {
-    let Setting {
-        reward,
-        workers,
-        selection,
-        out_dir,
-        results_path,
-    } = setting;
-    let recorded =
-        finished_run(&previous, &record, &out_dir, &results_path).map_err(|e| vec![e])?;
-    // The results in error, by line.
-    let mut retry = BTreeMap::new();
-    let mut grades = 0u64;
-    let mut line = 0u64;
-    let metrics = prepared.plan.metrics.len() as u64;
-    let mut same = SameSamples::new(prepared, &selection, &results_path).map_err(|e| vec![e])?;
-    let total = result::read_previous(&results_path, |r| {
-        if !same.check(&r) {
-            return false;
-        }
-        match r.retry() {
-            Retry::Nothing => {}
-            Retry::Grades => {
-                grades += r
-                    .grades
-                    .iter()
-                    .filter(|(_, g)| g.status == Status::Error)
-                    .count() as u64;
-                retry.insert(line, r);
-            }
-            Retry::Sample => {
-                grades += metrics;
-                retry.insert(line, r);
-            }
-        }
-        line += 1;
-        true
-    })
-    .map_err(|e| vec![RunError::from(e)])?;
-    same.finish(&out_dir, "retry the errors of", "--retry-errors")
-        .map_err(|e| vec![e])?;
-    observer.retrying(grades, retry.len() as u64);
-    let mut aggregator = aggregator(prepared, move || total);
-    let junit_path = options.junit.as_deref();
-    let mut junit = open_junit(prepared, junit_path).map_err(|e| vec![e])?;
-    if retry.is_empty() {
-        // Nothing is graded: the summary and the gate are the run's as it is.
-        read_back(
-            &results_path,
-            &mut aggregator,
-            observer,
-            junit.as_mut(),
-            None,
-        )
-        .map_err(|e| vec![e])?;
-        let (summary, summary_json, gate_passed) =
-            conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
-                .map_err(|e| vec![e])?;
-        finish_junit(junit, junit_path).map_err(|e| vec![e])?;
-        return Ok(Outcome::Graded(Box::new(Graded {
-            summary,
-            summary_json,
-            out_dir,
-            results_path,
-            interrupted: false,
-            gate_passed,
-            record: recorded.clone(),
-            judge_failed: None,
-            isolation: None,
-        })));
-    }
+/// The results in error of the finished run whose results are in `results_path`, each checked
+/// to be of the sample `selection` selects at its place.
+pub(super) struct Errored {
+    /// The results graded again, by line.
+    pub(super) retry: BTreeMap<u64, SampleResult>,
+    /// The grades graded again.
+    pub(super) grades: u64,
+    /// The run's results.
+    pub(super) results: u64,
+}
 
-    let temp_path = out_dir.join(RETRY_FILE);
-    // Left by a retry that was killed: its results never replaced the run's.
-    let _ = std::fs::remove_file(&temp_path);
-    let mut temp = ResultsFile::open(&temp_path, false)
-        .map_err(|source| vec![write_error(&temp_path, source)])?;
-    let kept =
-        KeptLines::open(&results_path, retry.keys().copied().collect()).map_err(|e| vec![e])?;
-    let items =
-        Items::open(&prepared.dataset, &prepared.runs).map_err(|e| vec![RunError::from(e)])?;
-    let started = std::time::Instant::now();
-    record.progress = Some(Progress::running());
-    observer.start(RowCount::known(retry.len() as u64), 0);
-    let mut sink = RunSink {
-        results: &mut temp,
-        aggregator: &mut aggregator,
-        junit: junit.as_mut(),
-        observer: &mut *observer,
-        flush_each: false,
-        written: 0,
-        judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
-        kept: Some(kept),
-    };
-    let pass = Pass {
-        plan: prepared.plan.clone(),
-        parser: prepared.parser.clone(),
-        reward,
-        workers,
-        refuse_invalid: !options.skip_invalid,
-        retry: Some(retry),
-        replay: 0,
-        sink: &mut sink,
-    };
-    let end = pass.run(Selected::new(items, selection.clone()));
-    // What was not graded again (all of it but what was, even after Ctrl-C) keeps its result.
-    let rest = sink.keep_until(None);
-    let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
-    observer.finish(matches!(end, Ok(PassEnd::Complete)));
-    let end = match (end, rest) {
-        (Ok(PassEnd::Refused), _) => {
-            // A row that was valid is no longer (the dataset changed where its stamp does not
-            // look): the run is left as it was, and the rows reported.
-            let not_restored = temp.discard().err().map(|source| RunError::Restore {
-                path: temp_path,
-                source,
-            });
-            return match check_rows(prepared, selection, workers) {
-                Ok(validation) => Ok(Outcome::Invalid {
-                    validation,
-                    not_restored,
-                }),
-                Err(e) => Err(not_restored.into_iter().chain([e]).collect()),
-            };
-        }
-        (Err(e), _) => {
-            let _ = temp.discard();
-            return Err(vec![RunError::from(e)]);
-        }
-        (Ok(_), Err(source)) => {
-            let _ = temp.discard();
-            return Err(vec![write_error(&temp_path, source)]);
-        }
-        (Ok(end), Ok(_)) => end,
-    };
-    temp.finish()
-        .and_then(|()| replace(&temp_path, &results_path))
-        .map_err(|source| vec![write_error(&results_path, source)])?;
-    let (summary, summary_json, gate_passed) =
-        conclude(prepared, aggregator, &out_dir, false, selection.shard, None)
-            .map_err(|e| vec![e])?;
-    finish_junit(junit, junit_path).map_err(|e| vec![e])?;
-    // Every sample has its result, retried or not: the run is still a finished one, whose
-    // errors a next --retry-errors retries.
-    record
-        .ended(
-            State::Complete,
-            started.elapsed(),
-            summary.counts.total,
-            judge_tokens,
-        )
-        .write(&out_dir)
-        .map_err(|e| vec![RunError::from(e)])?;
-    if end == PassEnd::JudgeDown {
-        return Err(vec![judge_down(
-            prepared,
-            summary.counts.total,
-            out_dir,
-            "--retry-errors retries what is still in error",
-        )]);
+impl Errored {
+    pub(super) fn find(
+        prepared: &Prepared,
+        selection: &Selection,
+        dir: &Path,
+        results_path: &Path,
+    ) -> Result<Errored, RunError> {
+        let mut retry = BTreeMap::new();
+        let mut grades = 0u64;
+        let mut line = 0u64;
+        let metrics = prepared.plan.metrics.len() as u64;
+        let mut same = SameSamples::new(prepared, selection, results_path, 0)?;
+        let results = result::read_previous(results_path, |r| {
+            if !same.check(&r) {
+                return false;
+            }
+            match r.retry() {
+                Retry::Nothing => {}
+                Retry::Grades => {
+                    grades += r
+                        .grades
+                        .iter()
+                        .filter(|(_, g)| g.status == Status::Error)
+                        .count() as u64;
+                    retry.insert(line, r);
+                }
+                Retry::Sample => {
+                    grades += metrics;
+                    retry.insert(line, r);
+                }
+            }
+            line += 1;
+            true
+        })?;
+        same.finish(dir, "retry the errors of", "--retry-errors")?;
+        Ok(Errored {
+            retry,
+            grades,
+            results,
+        })
     }
-    let judge_failed = judge_failed(prepared, &out_dir, end == PassEnd::Interrupted);
-    Ok(Outcome::Graded(Box::new(Graded {
-        summary,
-        summary_json,
-        out_dir,
-        results_path,
-        interrupted: end == PassEnd::Interrupted,
-        gate_passed,
-        record,
-        judge_failed,
-        isolation: None,
-    })))
 }
 
 /// Puts the new results in the place of the old, on disk first: the rename never leaves a
 /// file whose lines a power cut could take.
-fn replace(temp: &Path, results: &Path) -> std::io::Result<()> {
+pub(super) fn replace(temp: &Path, results: &Path) -> std::io::Result<()> {
     fsio::open_regular(temp, fsio::cap::STREAM)?.0.sync_all()?;
     std::fs::rename(temp, results)
 }
 
 /// The record of the finished run in `dir`, refused unless this run grades as it did.
-fn finished_run<'p>(
+pub(super) fn finished_run<'p>(
     previous: &'p PreviousRecord,
     now: &RunRecord,
     dir: &Path,
