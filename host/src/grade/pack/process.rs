@@ -9,11 +9,11 @@
 //! cut at the caller's `stdout_kb`. It spends the caller's own fuel and ends by the caller's
 //! deadline: running out of either stops the caller too, as its own instructions would. A
 //! grader's call may start [`MAX_PROCESSES`] processes in all, nested [`MAX_DEPTH`] deep, and
-//! [`PROCESS_SLOTS`] run at once in gavel; each holds its own memory, up to the caller's
-//! `memory_mb`, while it runs.
+//! [`SLOTS_PER_DEPTH`] run at once in gavel at each depth (one waits for room, within the
+//! caller's deadline); each holds its own memory, up to the caller's `memory_mb`, while it runs.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{ComponentType, InstancePre, Lift, Linker, Lower};
@@ -36,32 +36,46 @@ pub const MAX_DEPTH: u32 = 3;
 /// Processes one grader's call may start, at every depth together.
 pub const MAX_PROCESSES: u32 = 16;
 
-/// Processes that may run at once in gavel, every grader's together: the instance pool holds
-/// room for them beside the calls' (`engine::pool_bounds`). Past it, starting one is refused
-/// at once, as a system out of processes refuses a fork, rather than waiting: the processes
-/// that hold the room may be waiting on processes of their own.
-pub const PROCESS_SLOTS: u32 = 32;
+/// Processes that may run at once in gavel at each depth, every grader's together.
+pub const SLOTS_PER_DEPTH: u32 = 16;
 
-/// Processes running now (see [`PROCESS_SLOTS`]).
-static RUNNING: AtomicU32 = AtomicU32::new(0);
+/// Processes that may run at once in gavel, every depth together: the instance pool holds room
+/// for them beside the calls' (`engine::pool_bounds`).
+pub const PROCESS_SLOTS: u32 = SLOTS_PER_DEPTH * MAX_DEPTH;
 
-/// One of [`PROCESS_SLOTS`], given back on drop.
-struct Running;
+/// Processes running now at each depth (see [`SLOTS_PER_DEPTH`]), and the wait for room.
+static RUNNING: [(Mutex<u32>, Condvar); MAX_DEPTH as usize] =
+    [const { (Mutex::new(0), Condvar::new()) }; MAX_DEPTH as usize];
+
+/// One of [`SLOTS_PER_DEPTH`] at its depth, given back on drop.
+struct Running(usize);
 
 impl Running {
-    fn take() -> Option<Running> {
-        RUNNING
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < PROCESS_SLOTS).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| Running)
+    /// Room for a process started at `depth` (0 for a grader's own), waited for until
+    /// `deadline`: a process never fails for want of room, so a grade does not depend on how
+    /// many other graders start processes at once. Each depth has room of its own, so the wait
+    /// cannot go round in a circle: a process holding room at depth `d` waits only on room at
+    /// `d + 1`, and those at the deepest start none.
+    fn take(depth: u32, deadline: Instant) -> Option<Running> {
+        let (count, room) = &RUNNING[depth as usize];
+        let mut running = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *running >= SLOTS_PER_DEPTH {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            running = room
+                .wait_timeout(running, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        *running += 1;
+        Some(Running(depth as usize))
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        RUNNING.fetch_sub(1, Ordering::AcqRel);
+        let (count, room) = &RUNNING[self.0];
+        *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        room.notify_one();
     }
 }
 
@@ -211,10 +225,11 @@ fn run(
             "Resource temporarily unavailable (a grader's call starts at most {MAX_PROCESSES} processes)"
         ));
     }
-    let Some(_running) = Running::take() else {
-        return refused(format!(
-            "Resource temporarily unavailable (gavel runs at most {PROCESS_SLOTS} processes at once)"
-        ));
+    let Some(_running) = Running::take(processes.depth, state.deadline()) else {
+        return refused(
+            "Resource temporarily unavailable (the call's deadline passed while its process \
+             waited for room)",
+        );
     };
     let left = state.deadline().saturating_duration_since(Instant::now());
     // The process's own timeout, when it ends before the caller's deadline.
@@ -343,5 +358,35 @@ fn run_instance(
         fuel_used,
         stdout,
         stderr,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The deepest room a grader's process's process takes; no library test starts processes,
+    /// so the room is this test's alone.
+    const DEPTH: u32 = MAX_DEPTH - 1;
+
+    #[test]
+    fn a_process_past_the_room_waits_for_room_and_gets_it_when_one_ends() {
+        let soon = || Instant::now() + Duration::from_millis(50);
+        let held: Vec<Running> = (0..SLOTS_PER_DEPTH)
+            .map(|_| Running::take(DEPTH, soon()).expect("room"))
+            .collect();
+        assert!(
+            Running::take(DEPTH, soon()).is_none(),
+            "no room past the deadline"
+        );
+        assert!(
+            Running::take(0, soon()).is_some(),
+            "another depth has room of its own"
+        );
+        let waiting = std::thread::spawn(|| {
+            Running::take(DEPTH, Instant::now() + Duration::from_secs(600)).is_some()
+        });
+        drop(held);
+        assert!(waiting.join().unwrap(), "the waiting process got room");
     }
 }
