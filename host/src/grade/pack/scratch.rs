@@ -298,11 +298,14 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
                 }
                 _ => false,
             };
+            let writes = flags.contains(DescriptorFlags::WRITE)
+                || open_flags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
+            let read_only = writes && !writable_dir(&fs, &fd);
             let result = match full {
                 true => Err(ErrorCode::InsufficientSpace),
                 false => {
                     let opened = fs.open_at(fd, path_flags, path, open_flags, flags);
-                    lowered(&mut fs, opened)?
+                    read_only_as_such(lowered(&mut fs, opened)?, read_only)
                 }
             };
             Ok((result,))
@@ -429,8 +432,19 @@ fn entry<T: Scratched>(
     {
         return Ok(Err(ErrorCode::InsufficientSpace));
     }
+    let read_only = !writable_dir(&fs, fd);
     let made = make(&mut fs);
-    lowered(&mut fs, made)
+    Ok(read_only_as_such(lowered(&mut fs, made)?, read_only))
+}
+
+/// A change refused in a read-only folder (a granted one) as a read-only file system refuses
+/// it, `EROFS`, where the folder's permissions alone say `EPERM`: Python's `OSError` reads as it
+/// does for every other write out of the scratch folder.
+fn read_only_as_such<V>(result: Result<V, ErrorCode>, read_only: bool) -> Result<V, ErrorCode> {
+    match result {
+        Err(ErrorCode::NotPermitted) if read_only => Err(ErrorCode::ReadOnly),
+        result => result,
+    }
 }
 
 /// A filesystem result as the guest receives it.
