@@ -390,7 +390,7 @@ pub(super) struct CallGrants<'a> {
     /// Its program's packages (`requirements:`), mounted read-only at [`PACKAGES_MOUNT`].
     pub(super) packages: Option<&'a std::path::Path>,
     /// Its interpreter, for the processes it starts (see [`process`]); none: it starts none.
-    pub(super) processes: Option<&'a Processes>,
+    pub(super) processes: Option<&'a Processes<CallState>>,
     /// Its stdin and where its stderr goes, for a process; none: empty, and its own.
     pub(super) stdio: Option<Stdio<'a>>,
 }
@@ -410,7 +410,7 @@ pub(super) struct CallState {
     table: ResourceTable,
     stdout_bytes: usize,
     /// What the processes it starts may reach; none when it may start none.
-    processes: Option<process::Reach>,
+    processes: Option<process::Reach<CallState>>,
     /// The folder the guest starts in (see `Access::cwd`), when not `/`.
     working_folder: Option<String>,
     pub(super) limiter: Limiter,
@@ -523,9 +523,9 @@ impl CallState {
             true => Some(Wasi::granted(limits, grants)?),
             false => None,
         };
-        let processes = grants
-            .processes
-            .map(|processes| process::Reach::new(processes, limits, &grants));
+        let processes = grants.processes.map(|processes| {
+            process::Reach::new(processes, limits, grants.access, grants.packages)
+        });
         let working_folder = grants
             .access
             .and_then(|access| access.cwd.as_deref())
@@ -581,7 +581,7 @@ impl CallState {
     }
 
     /// What the processes the guest starts may reach, when it may start any.
-    pub(super) fn processes(&self) -> Option<&process::Reach> {
+    pub(super) fn processes(&self) -> Option<&process::Reach<CallState>> {
         self.processes.as_ref()
     }
 

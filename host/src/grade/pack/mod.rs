@@ -50,6 +50,7 @@
 mod cache;
 mod call;
 mod capture;
+mod child;
 mod compile;
 mod describe;
 mod engine;

@@ -12,6 +12,7 @@
 //! [`SLOTS_PER_DEPTH`] run at once in gavel at each depth (one waits for room, within the
 //! caller's deadline); each holds its own memory, up to the caller's `memory_mb`, while it runs.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -19,8 +20,6 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{ComponentType, InstancePre, Lift, Linker, Lower};
 use wasmtime::{Engine, StoreContextMut, Trap};
 
-use super::call::{self, CallFailure};
-use super::engine::{CallGrants, CallState};
 use super::limits::CallLimits;
 use crate::grade::grants::Access;
 
@@ -28,7 +27,7 @@ use crate::grade::grants::Access;
 pub(super) const INTERFACE: &str = "gavel:interpreter/process@0.1.0";
 
 /// The interface whose `main` a process runs.
-const CHILD: &str = "gavel:interpreter/child@0.1.0";
+pub(super) const CHILD: &str = "gavel:interpreter/child@0.1.0";
 
 /// How deep processes may nest below a grader: its process's process's process.
 pub const MAX_DEPTH: u32 = 3;
@@ -88,17 +87,26 @@ const STACK_BYTES: usize = 8 << 20;
 const KILLED: i32 = -9;
 
 /// What a call needs to start processes: its own component, and where it is in the tree.
-#[derive(Clone)]
-pub(super) struct Processes {
-    pre: InstancePre<CallState>,
+pub(super) struct Processes<T: 'static> {
+    pub(super) pre: InstancePre<T>,
     depth: u32,
     /// Processes started so far by the grader's call, shared by every process below it.
     started: Arc<AtomicU32>,
 }
 
-impl Processes {
+impl<T> Clone for Processes<T> {
+    fn clone(&self) -> Self {
+        Processes {
+            pre: self.pre.clone(),
+            depth: self.depth,
+            started: self.started.clone(),
+        }
+    }
+}
+
+impl<T> Processes<T> {
     /// For a grader's call on an instance of `pre`.
-    pub(super) fn new(pre: &InstancePre<CallState>) -> Processes {
+    pub(super) fn new(pre: &InstancePre<T>) -> Processes<T> {
         Processes {
             pre: pre.clone(),
             depth: 0,
@@ -115,25 +123,26 @@ impl Processes {
 }
 
 /// What a call may give the processes it starts: a copy of its folders and its packages.
-pub(super) struct Reach {
-    processes: Processes,
-    folders: Vec<std::path::PathBuf>,
+pub(super) struct Reach<T: 'static> {
+    processes: Processes<T>,
+    folders: Vec<PathBuf>,
     scratch: bool,
-    packages: Option<std::path::PathBuf>,
+    packages: Option<PathBuf>,
     limits: CallLimits,
 }
 
-impl Reach {
+impl<T> Reach<T> {
     pub(super) fn new(
-        processes: &Processes,
+        processes: &Processes<T>,
         limits: &CallLimits,
-        grants: &CallGrants<'_>,
-    ) -> Reach {
+        access: Option<&Access>,
+        packages: Option<&Path>,
+    ) -> Reach<T> {
         Reach {
             processes: processes.clone(),
-            folders: grants.access.map(|a| a.folders.clone()).unwrap_or_default(),
-            scratch: grants.access.is_some_and(|a| a.scratch),
-            packages: grants.packages.map(std::path::Path::to_path_buf),
+            folders: access.map(|a| a.folders.clone()).unwrap_or_default(),
+            scratch: access.is_some_and(|a| a.scratch),
+            packages: packages.map(Path::to_path_buf),
             limits: *limits,
         }
     }
@@ -181,20 +190,40 @@ enum Failure {
     Refused(String),
 }
 
+/// A call's state, as the processes it starts need it.
+pub(super) trait Spawn: Sized + Send + 'static {
+    /// What the processes the guest starts may reach, when it may start any.
+    fn reach(&self) -> Option<&Reach<Self>>;
+    /// When the call must end.
+    fn deadline(&self) -> Instant;
+    /// The folder the guest starts in, when it has one.
+    fn working_folder(&self) -> Option<String>;
+    /// Runs `main(argv, cwd)` of [`CHILD`] in a new instance of `child`'s component, under
+    /// `limits`, reaching `access` and `packages`, with `stdio`.
+    fn run_child(engine: &Engine, child: &Processes<Self>, start: Start<'_>) -> Ended;
+}
+
+/// What a process starts with.
+pub(super) struct Start<'a> {
+    pub(super) limits: &'a CallLimits,
+    pub(super) access: &'a Access,
+    pub(super) packages: Option<&'a Path>,
+    pub(super) stdio: Stdio<'a>,
+    pub(super) argv: &'a [String],
+    pub(super) cwd: &'a str,
+}
+
 /// Defines the interface in `linker`; a call without [`Reach`] (every pack's, and an
 /// interpreter's outside a grader's call) is refused every process.
-pub(super) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+pub(super) fn add_to_linker<T: Spawn>(linker: &mut Linker<T>) -> wasmtime::Result<()> {
     let mut process = linker.instance(INTERFACE)?;
     process.func_wrap(
         "run",
-        |store: StoreContextMut<'_, CallState>, (request,): (Request,)| {
-            run(store, request).map(|r| (r,))
-        },
+        |store: StoreContextMut<'_, T>, (request,): (Request,)| run(store, request).map(|r| (r,)),
     )?;
-    process.func_wrap(
-        "working-folder",
-        |store: StoreContextMut<'_, CallState>, (): ()| Ok((store.data().working_folder(),)),
-    )?;
+    process.func_wrap("working-folder", |store: StoreContextMut<'_, T>, (): ()| {
+        Ok((store.data().working_folder(),))
+    })?;
     Ok(())
 }
 
@@ -203,12 +232,12 @@ fn refused(why: impl Into<String>) -> wasmtime::Result<Result<Finished, Failure>
 }
 
 /// Runs `request` to its end in a new instance, on the caller's fuel and deadline.
-fn run(
-    mut store: StoreContextMut<'_, CallState>,
+fn run<T: Spawn>(
+    mut store: StoreContextMut<'_, T>,
     request: Request,
 ) -> wasmtime::Result<Result<Finished, Failure>> {
     let state = store.data();
-    let Some(reach) = state.processes() else {
+    let Some(reach) = state.reach() else {
         return refused(
             "Resource temporarily unavailable (gavel starts processes only while a grader \
              grades, not while its program loads)",
@@ -249,24 +278,22 @@ fn run(
     };
     let packages = reach.packages.clone();
     let engine = store.engine().clone();
-    let grants = CallGrants {
-        access: Some(&access),
-        network: None,
+    let start = Start {
+        limits: &limits,
+        access: &access,
         packages: packages.as_deref(),
-        processes: Some(&child),
-        stdio: Some(Stdio {
+        stdio: Stdio {
             stdin: &request.stdin,
             merge_stderr: request.merge_stderr,
-        }),
+        },
+        argv: &request.argv,
+        cwd: request.cwd.as_str(),
     };
-    let (argv, cwd) = (&request.argv, request.cwd.as_str());
     let ended = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("gavel-process".to_string())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, || {
-                run_instance(&engine, &child.pre, &limits, grants, argv, cwd)
-            })
+            .spawn_scoped(scope, || T::run_child(&engine, &child, start))
             .map(|thread| thread.join())
     });
     let ended = match ended {
@@ -287,78 +314,42 @@ fn run(
         stderr,
     };
     match result {
-        Ok(code) => Ok(Ok(finished(code, stderr))),
-        Err(CallFailure::Exited(code)) => Ok(Ok(finished(code, stderr))),
-        Err(CallFailure::Deadline) if timeout.is_some() => {
-            Ok(Err(Failure::TimedOut(finished(KILLED, stderr))))
-        }
+        Exit::Code(code) => Ok(Ok(finished(code, stderr))),
+        Exit::Deadline if timeout.is_some() => Ok(Err(Failure::TimedOut(finished(KILLED, stderr)))),
         // The caller's own deadline or fuel ran out in the process: the caller stops as if it
         // had run out itself.
-        Err(CallFailure::Deadline) => Err(wasmtime::Error::new(Trap::Interrupt)),
-        Err(CallFailure::Fuel) => Err(wasmtime::Error::new(Trap::OutOfFuel)),
-        Err(CallFailure::Host(why)) if !ended.started => refused(format!(
+        Exit::Deadline => Err(wasmtime::Error::new(Trap::Interrupt)),
+        Exit::Fuel => Err(wasmtime::Error::new(Trap::OutOfFuel)),
+        Exit::NotStarted(why) => refused(format!(
             "Resource temporarily unavailable (gavel could not start the process: {why})"
         )),
-        Err(other) => {
-            stderr.extend_from_slice(format!("gavel stopped the process: {other}\n").as_bytes());
+        Exit::Stopped(why) => {
+            stderr.extend_from_slice(format!("gavel stopped the process: {why}\n").as_bytes());
             Ok(Ok(finished(KILLED, stderr)))
         }
     }
 }
 
 /// How a process's instance ended.
-struct Ended {
-    result: Result<i32, CallFailure>,
-    /// Whether its instance was made (else `result` says why not).
-    started: bool,
-    fuel_used: u64,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
+pub(super) struct Ended {
+    pub(super) result: Exit,
+    pub(super) fuel_used: u64,
+    pub(super) stdout: Vec<u8>,
+    pub(super) stderr: Vec<u8>,
 }
 
-/// Runs `main(argv, cwd)` in a new instance of `pre` under `limits`.
-fn run_instance(
-    engine: &Engine,
-    pre: &InstancePre<CallState>,
-    limits: &CallLimits,
-    grants: CallGrants<'_>,
-    argv: &[String],
-    cwd: &str,
-) -> Ended {
-    let not_started = |e: wasmtime::Error| Ended {
-        result: Err(CallFailure::Host(format!("{e:#}"))),
-        started: false,
-        fuel_used: 0,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-    };
-    let mut store = match call::new_store(engine, limits, grants) {
-        Ok(store) => store,
-        Err(e) => return not_started(e),
-    };
-    let instance = match call::arm(&mut store, limits).and_then(|()| pre.instantiate(&mut store)) {
-        Ok(instance) => instance,
-        Err(e) => return not_started(e),
-    };
-    let result = (|| {
-        let interface = instance
-            .get_export_index(&mut store, None, CHILD)
-            .ok_or_else(|| wasmtime::format_err!("the interpreter exports no {CHILD}"))?;
-        let main = instance
-            .get_export_index(&mut store, Some(&interface), "main")
-            .ok_or_else(|| wasmtime::format_err!("the interpreter's {CHILD} has no `main`"))?;
-        let main = instance.get_typed_func::<(&[String], &str), (i32,)>(&mut store, main)?;
-        Ok(main.call(&mut store, (argv, cwd))?.0)
-    })();
-    let fuel_used = limits.fuel - store.get_fuel().unwrap_or(0).min(limits.fuel);
-    let (stdout, stderr) = store.data().output();
-    Ended {
-        result: result.map_err(|e| call::classify(&e)),
-        started: true,
-        fuel_used,
-        stdout,
-        stderr,
-    }
+/// What a process's instance ended with.
+pub(super) enum Exit {
+    /// Its exit code: `main`'s, or the one `SystemExit` carried.
+    Code(i32),
+    /// The deadline it ran under passed.
+    Deadline,
+    /// The fuel it ran under ran out.
+    Fuel,
+    /// Its instance could not be made, and why.
+    NotStarted(String),
+    /// The host stopped it (a limit of its own it ran into), and why.
+    Stopped(String),
 }
 
 #[cfg(test)]
