@@ -792,10 +792,12 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 impl DatasetText {
-    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces or a
-    /// Claude Code session file is read whole and made into lines here.
+    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces, a
+    /// Claude Code session file or a folder of them is read whole and made into lines here.
     fn open(path: &Path) -> Result<DatasetText, SourceError> {
-        let converted = if csv_rows::is_csv(path) {
+        let converted = if path.is_dir() {
+            session_files::convert_folder(path)?
+        } else if csv_rows::is_csv(path) {
             csv_rows::convert(path)?
         } else if inspect_log::is_inspect_log(path) {
             inspect_log::convert(path)?

@@ -345,8 +345,25 @@ impl RunRecord {
 }
 
 impl FileStamp {
-    /// The stamp of the file at `path`.
+    /// The stamp of the file at `path`; of a folder of session files, their bytes together and
+    /// the SHA-256 of each one's name and stamp, in the order they are read.
     pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+        if path.is_dir() {
+            let files = crate::input::session_files::session_paths(path)
+                .map_err(|e| std::io::Error::other(e.message))?;
+            let (mut bytes, mut hasher) = (0, Sha256::new());
+            for file in files {
+                let stamp = FileStamp::of(&file)?;
+                bytes += stamp.bytes;
+                hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+                hasher.update([0]);
+                hasher.update(stamp.ends_sha256.as_bytes());
+            }
+            return Ok(FileStamp {
+                bytes,
+                ends_sha256: format!("{:x}", hasher.finalize()),
+            });
+        }
         const END: u64 = 1 << 20;
         let (mut file, bytes) = fsio::open_regular(path, fsio::cap::STREAM)?;
         let mut hasher = Sha256::new();

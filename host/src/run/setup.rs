@@ -64,7 +64,10 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     let file = &suite.file;
 
     let dataset = suite.resolve(&file.dataset);
-    if let Some(why) = unreadable(&dataset) {
+    // A folder is one of session files, listed when it is read.
+    if !dataset.is_dir()
+        && let Some(why) = unreadable(&dataset)
+    {
         errors.push(SuiteError::at(suite_path, "dataset", why));
     }
     let runs: Vec<PathBuf> = file
