@@ -365,3 +365,48 @@ fn a_folder_of_session_files_is_a_dataset_of_a_row_per_file_in_name_order() {
         "{err}"
     );
 }
+
+#[test]
+fn session_files_are_recorded_runs_joined_to_rows_by_session_id() {
+    let ws = Workspace::new();
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    ws.write_rows("sessions/b.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows("oslo.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            serde_json::json!({"id": "s-oslo", "ground_truth": "Oslo: 18C, sunny"}),
+            serde_json::json!({"id": "s-paris", "ground_truth": "Paris: 18C, sunny"}),
+        ],
+    );
+    ws.write(
+        "suite.yaml",
+        "name: sessions\ndataset: data.jsonl\ntrajectories: sessions\ngraders:\n  weather:\n    \
+         kind: tool\n    function: exact_match\n    extractor: tool_output\n    \
+         extractor_config: {tool_name: get_weather}\n",
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    // In the order of the runs: the folder's files by name.
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert_eq!(ids, ["s-paris", "s-oslo"]);
+    for result in &results {
+        assert_eq!(result["grades"]["weather"]["score"], 1.0, "{result}");
+    }
+    // One session file, given on the command line.
+    let run = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "--trajectories",
+        "oslo.jsonl",
+        "-o",
+        "one",
+        "-q",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("one");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["sample_id"], "s-oslo");
+    assert_eq!(results[0]["grades"]["weather"]["score"], 1.0);
+}

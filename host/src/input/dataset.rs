@@ -1090,7 +1090,7 @@ impl Items {
             index.entry(id).or_insert((offset, line.number));
             position += 1;
         }
-        for run in runs {
+        for run in runs.iter().filter(|run| !run.is_dir()) {
             open_stream(run)?;
         }
         let file = text.reader(dataset)?;
@@ -1140,8 +1140,10 @@ impl Joined {
     fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         loop {
             if self.current.is_none() {
+                // Run files are read as datasets are: session files and the other formats
+                // made into rows, each a run joined by its id.
                 let path = self.runs.next()?;
-                match Lines::open(&path) {
+                match DatasetText::open(&path).and_then(|text| text.lines(&path)) {
                     Ok(lines) => self.current = Some(lines),
                     Err(e) => return Some(Err(e.into())),
                 }

@@ -64,10 +64,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     let file = &suite.file;
 
     let dataset = suite.resolve(&file.dataset);
-    // A folder is one of session files, listed when it is read.
-    if !dataset.is_dir()
-        && let Some(why) = unreadable(&dataset)
-    {
+    if let Some(why) = unreadable(&dataset) {
         errors.push(SuiteError::at(suite_path, "dataset", why));
     }
     let runs: Vec<PathBuf> = file
@@ -182,8 +179,12 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     }
 }
 
-/// Why the data file at `path` cannot be read (missing, or not a regular file), if it cannot.
+/// Why the data file at `path` cannot be read (missing, or not a regular file), if it cannot. A
+/// folder is one of session files, listed when it is read.
 fn unreadable(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        return None;
+    }
     match fsio::open_regular(path, fsio::cap::STREAM) {
         Ok(_) => None,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
