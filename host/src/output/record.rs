@@ -419,4 +419,26 @@ mod tests {
     fn a_small_file_is_stamped_whole() {
         assert_ne!(stamp(b"{\"a\": 1}\n"), stamp(b"{\"a\": 2}\n"));
     }
+
+    #[test]
+    fn a_folder_of_sessions_is_stamped_by_its_session_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        let now = || FileStamp::of(dir.path()).unwrap();
+        write("a.jsonl", "{\"sessionId\": \"a\"}\n");
+        let one = now();
+        assert_eq!(one.bytes, 19);
+        // Files other than session files are not read, so not stamped.
+        write("notes.txt", "x");
+        assert_eq!(now(), one);
+        write("b.jsonl", "{\"sessionId\": \"b\"}\n");
+        let two = now();
+        assert_ne!(two, one);
+        write("b.jsonl", "{\"sessionId\": \"c\"}\n");
+        let changed = now();
+        assert_ne!(changed, two);
+        // The same content under another name is another folder.
+        std::fs::rename(dir.path().join("b.jsonl"), dir.path().join("c.jsonl")).unwrap();
+        assert_ne!(now(), changed);
+    }
 }
