@@ -285,22 +285,29 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
     );
 }
 
+/// The records of a Claude Code session `id` that asks for the weather in `city`.
+fn session(id: &str, city: &str) -> [Value; 3] {
+    [
+        serde_json::json!({"parentUuid": null, "sessionId": id, "type": "user",
+            "message": {"role": "user", "content": format!("What is the weather in {city}?")},
+            "uuid": "u1"}),
+        serde_json::json!({"parentUuid": "u1", "sessionId": id, "type": "assistant",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                    "input": {"city": city}}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 50, "output_tokens": 12}},
+            "uuid": "a1"}),
+        serde_json::json!({"parentUuid": "a1", "sessionId": id, "type": "user",
+            "message": {"role": "user", "content": [{"type": "tool_result",
+                "tool_use_id": "toolu_1", "content": format!("{city}: 18C, sunny")}]},
+            "uuid": "u2"}),
+    ]
+}
+
 #[test]
 fn a_claude_code_session_file_is_a_dataset_of_one_row() {
     let ws = Workspace::new();
-    let records = [
-        serde_json::json!({"parentUuid": null, "sessionId": "s1", "type": "user",
-            "message": {"role": "user", "content": "What is the weather in Paris?"}, "uuid": "u1"}),
-        serde_json::json!({"parentUuid": "u1", "sessionId": "s1", "type": "assistant",
-            "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
-                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
-                    "input": {"city": "Paris"}}],
-                "stop_reason": "tool_use", "usage": {"input_tokens": 50, "output_tokens": 12}},
-            "uuid": "a1"}),
-        serde_json::json!({"parentUuid": "a1", "sessionId": "s1", "type": "user",
-            "message": {"role": "user", "content": [{"type": "tool_result",
-                "tool_use_id": "toolu_1", "content": "18C, sunny"}]}, "uuid": "u2"}),
-    ];
+    let records = session("s1", "Paris");
     ws.write_rows("s1.jsonl", &records);
     ws.write(
         "suite.yaml",
@@ -311,6 +318,95 @@ fn a_claude_code_session_file_is_a_dataset_of_one_row() {
     let results = ws.results("out");
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["sample_id"], "s1");
-    assert_eq!(results[0]["grades"]["weather"]["submission"], "18C, sunny");
+    assert_eq!(
+        results[0]["grades"]["weather"]["submission"],
+        "Paris: 18C, sunny"
+    );
     assert_eq!(results[0]["grades"]["tools"]["score"], 1.0);
+}
+
+#[test]
+fn a_folder_of_session_files_is_a_dataset_of_a_row_per_file_in_name_order() {
+    let ws = Workspace::new();
+    ws.write_rows("sessions/b.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    ws.write("sessions/notes.txt", "not a session, not read");
+    ws.write(
+        "suite.yaml",
+        &COLLECTOR_SUITE.replace("otel-genai.jsonl", "sessions"),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert_eq!(ids, ["s-paris", "s-oslo"]);
+    assert_eq!(
+        results[1]["grades"]["weather"]["submission"],
+        "Oslo: 18C, sunny"
+    );
+    // A session recorded twice is refused, naming both files.
+    ws.write_rows("sessions/c.jsonl", &session("s-paris", "Rome"));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out2", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(
+        err.contains("c.jsonl: session \"s-paris\" is also the session of ")
+            && err.contains("a.jsonl: a session is one row; remove one of the two files"),
+        "{err}"
+    );
+    // A file of the folder that is not a session is refused at its line.
+    std::fs::remove_file(ws.path("sessions/c.jsonl")).unwrap();
+    ws.write_rows("sessions/rows.jsonl", &[serde_json::json!({"id": 1})]);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out3", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(
+        err.contains("rows.jsonl: line 1: not a Claude Code transcript record"),
+        "{err}"
+    );
+}
+
+#[test]
+fn session_files_are_recorded_runs_joined_to_rows_by_session_id() {
+    let ws = Workspace::new();
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    ws.write_rows("sessions/b.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows("oslo.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            serde_json::json!({"id": "s-oslo", "ground_truth": "Oslo: 18C, sunny"}),
+            serde_json::json!({"id": "s-paris", "ground_truth": "Paris: 18C, sunny"}),
+        ],
+    );
+    ws.write(
+        "suite.yaml",
+        "name: sessions\ndataset: data.jsonl\ntrajectories: sessions\ngraders:\n  weather:\n    \
+         kind: tool\n    function: exact_match\n    extractor: tool_output\n    \
+         extractor_config: {tool_name: get_weather}\n",
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("out");
+    // In the order of the runs: the folder's files by name.
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert_eq!(ids, ["s-paris", "s-oslo"]);
+    for result in &results {
+        assert_eq!(result["grades"]["weather"]["score"], 1.0, "{result}");
+    }
+    // One session file, given on the command line.
+    let run = ws.gavel(&[
+        "run",
+        "suite.yaml",
+        "--trajectories",
+        "oslo.jsonl",
+        "-o",
+        "one",
+        "-q",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("one");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["sample_id"], "s-oslo");
+    assert_eq!(results[0]["grades"]["weather"]["score"], 1.0);
 }

@@ -1,6 +1,6 @@
 """Writes the recorded runs gavel's trajectory tests read (host/tests/data/traces/), with the
-real SDKs, openai 3.57.0 and anthropic 2.14.0 (the pins of the venv that
-host/runtime/python/tests/run.sh makes and .ci/run runs this in): the clients call a stand-in API
+real SDKs, openai 3.57.0 and anthropic 2.14.0 (pinned with the rest in the venv of its own that
+tests/traces/run.sh makes, runs this in and compares what it writes with the committed files): the clients call a stand-in API
 on a loopback port, parse its replies into their own types, and the files are those objects as
 the SDKs dump them (`model_dump(mode="json")`). The stand-in's replies carry fixed ids and times, so a second run
 writes the same bytes.

@@ -792,10 +792,12 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 impl DatasetText {
-    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces or a
-    /// Claude Code session file is read whole and made into lines here.
+    /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces, a
+    /// Claude Code session file or a folder of them is read whole and made into lines here.
     fn open(path: &Path) -> Result<DatasetText, SourceError> {
-        let converted = if csv_rows::is_csv(path) {
+        let converted = if path.is_dir() {
+            session_files::convert_folder(path)?
+        } else if csv_rows::is_csv(path) {
             csv_rows::convert(path)?
         } else if inspect_log::is_inspect_log(path) {
             inspect_log::convert(path)?
@@ -1088,7 +1090,7 @@ impl Items {
             index.entry(id).or_insert((offset, line.number));
             position += 1;
         }
-        for run in runs {
+        for run in runs.iter().filter(|run| !run.is_dir()) {
             open_stream(run)?;
         }
         let file = text.reader(dataset)?;
@@ -1138,8 +1140,10 @@ impl Joined {
     fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         loop {
             if self.current.is_none() {
+                // Run files are read as datasets are: session files and the other formats
+                // made into rows, each a run joined by its id.
                 let path = self.runs.next()?;
-                match Lines::open(&path) {
+                match DatasetText::open(&path).and_then(|text| text.lines(&path)) {
                     Ok(lines) => self.current = Some(lines),
                     Err(e) => return Some(Err(e.into())),
                 }

@@ -5,8 +5,9 @@
 //! A log is a `.eval` file (a zip archive whose `samples/<id>_epoch_<n>.json` members hold the
 //! samples, zstd or deflate compressed) or a `.json` file (one JSON document, written indented,
 //! with the samples under `samples`). A row is `{id, input, ground_truth, metadata: {epoch},
-//! trajectory}`: `input` the sample's input when it is text, `ground_truth` its `target` when that
-//! is one text. Every sample is converted once as it is read, so a malformed one fails the
+//! trajectory}`: `input` the sample's input when it is text, or when it is a list of messages the
+//! text of the last `user` message among them (its text parts joined by line endings), and
+//! `ground_truth` its `target` when that is one text. Every sample is converted once as it is read, so a malformed one fails the
 //! dataset, naming the archive member or the line of the `.json` file it starts on.
 //!
 //! An archive is read within caps: the file, each member and all members together unpack to at
@@ -172,13 +173,22 @@ fn push_row(sample: &RawValue, converted: &mut Converted) -> Result<(), String> 
     let head: Head = serde_json::from_str(sample.get()).map_err(|e| {
         format!("{e}; an Inspect sample has `id`, `epoch`, `input`, `target` and `messages`")
     })?;
-    trajectory::convert(sample, Some(Format::Inspect)).map_err(|e| e.0)?;
+    let run = trajectory::convert(sample, Some(Format::Inspect)).map_err(|e| e.0)?;
     let text = &mut converted.text;
     text.push_str("{\"id\":");
     text.push_str(head.id.get());
-    if let Some(input) = head.input.filter(|raw| is_text(raw)) {
-        text.push_str(",\"input\":");
-        text.push_str(input.get());
+    // A text is written as the sample has it; an input Inspect moved to the attachments, or a
+    // list of messages, as the text the trajectory read (the last user message's).
+    match (head.input, run.input) {
+        (Some(raw), _) if is_text(raw) && !raw.get().starts_with("\"attachment://") => {
+            text.push_str(",\"input\":");
+            text.push_str(raw.get());
+        }
+        (_, Some(input)) => {
+            text.push_str(",\"input\":");
+            text.push_str(&serde_json::Value::from(input.into_owned()).to_string());
+        }
+        (_, None) => {}
     }
     // A target of one text, alone or in a list, is the ground truth; a list of several
     // (any of them right) is left to the trajectory, which keeps it.
@@ -278,6 +288,40 @@ mod tests {
             assert_eq!(lines[line - 1].trim(), "{", "line {line}");
             assert_eq!(lines[line + 1].trim(), format!("\"epoch\": {epoch},"));
         }
+    }
+
+    #[test]
+    fn an_input_of_messages_gives_the_row_its_last_user_text() {
+        let sample = |id: u32, input: &str| {
+            format!(
+                r#"{{"id": {id}, "epoch": 1, "input": {input}, "messages": [],
+                    "attachments": {{"h": "stored \u00e9"}}}}"#
+            )
+        };
+        let samples = [
+            sample(
+                1,
+                r#"[{"role": "user", "content": "first"}, {"role": "assistant", "content": "a"},
+                    {"role": "user", "content": [{"type": "text", "text": "then \"this\""}]}]"#,
+            ),
+            sample(2, r#""as \u00e9crit""#),
+            sample(3, r#""attachment://h""#),
+            sample(4, r#"[{"role": "system", "content": "s"}]"#),
+        ];
+        let log = format!("{{\n  \"samples\": [\n{}\n  ]\n}}\n", samples.join(",\n"));
+        let mut converted = Converted::default();
+        read_json(&log, &mut converted).unwrap();
+        let lines: Vec<&str> = converted.text.lines().collect();
+        let rows = rows(&converted);
+        assert_eq!(rows[0]["input"], "then \"this\"");
+        // A text is copied as written, escapes and all.
+        assert!(
+            lines[1].starts_with(r#"{"id":2,"input":"as \u00e9crit","#),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(rows[2]["input"], "stored \u{e9}");
+        assert!(rows[3].get("input").is_none(), "{}", rows[3]);
     }
 
     #[test]

@@ -4,9 +4,14 @@
 //! `parentUuid` or `leafUuid` its first such key) and not a dataset row; a first line that is
 //! both is refused, with what to change. Every session is converted as it is read, so a
 //! malformed record fails the dataset at its file and line.
+//!
+//! A folder of session files (a project's folder) is a dataset of a row per `*.jsonl` file in
+//! it, in the order of their names, each numbered by its place in that order; every file must
+//! be a session, and two files of one session are refused, naming both.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -57,10 +62,81 @@ pub fn is_session(path: &Path) -> Result<bool, SourceError> {
 pub fn convert(path: &Path) -> Result<Converted, SourceError> {
     Converted::from_text(path, |text| {
         let mut converted = Converted::default();
-        let line = session_row(path, text, &mut converted.text)?;
+        let (line, _) = session_row(path, text, &mut converted.text)?;
         converted.lines.push(line);
         Ok(converted)
     })
+}
+
+/// The session files of the folder `folder`: its `*.jsonl` entries, sorted by name.
+pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
+    let error = |message: String| SourceError {
+        path: folder.to_path_buf(),
+        message,
+    };
+    let entries = std::fs::read_dir(folder).map_err(|e| error(format!("cannot list: {e}")))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| error(format!("cannot list: {e}")))?
+            .path();
+        if path
+            .extension()
+            .is_some_and(|extension| extension == "jsonl")
+        {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    if paths.is_empty() {
+        return Err(error(
+            "the folder holds no session files (`*.jsonl`): a folder dataset is a folder of \
+             Claude Code session files"
+                .to_string(),
+        ));
+    }
+    Ok(paths)
+}
+
+/// The session files of the folder `folder` as JSONL rows, a row per file in the order of their
+/// names, each numbered by its place in that order. A file that is not a session, or a session
+/// a second file also holds, is refused, naming the file (and the other).
+pub fn convert_folder(folder: &Path) -> Result<Converted, SourceError> {
+    let mut converted = Converted::default();
+    let mut seen: HashMap<String, PathBuf> = HashMap::new();
+    let mut budget = fsio::cap::TABLE;
+    for path in session_paths(folder)? {
+        if !is_session(&path)? {
+            return Err(SourceError {
+                path,
+                message: "line 1: not a Claude Code transcript record (`sessionId`, \
+                          `parentUuid` or `leafUuid`): a folder dataset holds only session files"
+                    .to_string(),
+            });
+        }
+        let made = Converted::from_text(&path, |text| {
+            budget = budget.checked_sub(text.len() as u64).ok_or_else(|| {
+                format!(
+                    "the folder's session files together are larger than the limit of {} MiB",
+                    fsio::cap::TABLE >> 20
+                )
+            })?;
+            let mut made = Converted::default();
+            let (_, id) = session_row(&path, text, &mut made.text)?;
+            if let Some(first) = seen.get(&id) {
+                return Err(format!(
+                    "session {id} is also the session of {}: a session is one row; remove one \
+                     of the two files",
+                    first.display()
+                ));
+            }
+            seen.insert(id, path.clone());
+            Ok(made)
+        })?;
+        converted.text.push_str(&made.text);
+        converted.lines.push(converted.lines.len() + 1);
+    }
+    Ok(converted)
 }
 
 #[derive(Deserialize)]
@@ -70,8 +146,9 @@ struct Session<'a> {
     session_id: Option<&'a RawValue>,
 }
 
-/// The row of the session `text` (the file `file`), appended to `out`: the line it starts on.
-fn session_row(file: &Path, text: &str, out: &mut String) -> Result<usize, String> {
+/// The row of the session `text` (the file `file`), appended to `out`: the line it starts on,
+/// and the row's id as JSON.
+fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, String), String> {
     let records: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -118,7 +195,7 @@ fn session_row(file: &Path, text: &str, out: &mut String) -> Result<usize, Strin
         .map_err(|e| e.to_string())?,
     };
     out.push_str(&format!("{{\"id\":{id},\"trajectory\":{list}}}\n"));
-    Ok(first)
+    Ok((first, id))
 }
 
 #[cfg(test)]

@@ -345,8 +345,25 @@ impl RunRecord {
 }
 
 impl FileStamp {
-    /// The stamp of the file at `path`.
+    /// The stamp of the file at `path`; of a folder of session files, their bytes together and
+    /// the SHA-256 of each one's name and stamp, in the order they are read.
     pub fn of(path: &Path) -> std::io::Result<FileStamp> {
+        if path.is_dir() {
+            let files = crate::input::session_files::session_paths(path)
+                .map_err(|e| std::io::Error::other(e.message))?;
+            let (mut bytes, mut hasher) = (0, Sha256::new());
+            for file in files {
+                let stamp = FileStamp::of(&file)?;
+                bytes += stamp.bytes;
+                hasher.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+                hasher.update([0]);
+                hasher.update(stamp.ends_sha256.as_bytes());
+            }
+            return Ok(FileStamp {
+                bytes,
+                ends_sha256: format!("{:x}", hasher.finalize()),
+            });
+        }
         const END: u64 = 1 << 20;
         let (mut file, bytes) = fsio::open_regular(path, fsio::cap::STREAM)?;
         let mut hasher = Sha256::new();
@@ -401,5 +418,27 @@ mod tests {
     #[test]
     fn a_small_file_is_stamped_whole() {
         assert_ne!(stamp(b"{\"a\": 1}\n"), stamp(b"{\"a\": 2}\n"));
+    }
+
+    #[test]
+    fn a_folder_of_sessions_is_stamped_by_its_session_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        let now = || FileStamp::of(dir.path()).unwrap();
+        write("a.jsonl", "{\"sessionId\": \"a\"}\n");
+        let one = now();
+        assert_eq!(one.bytes, 19);
+        // Files other than session files are not read, so not stamped.
+        write("notes.txt", "x");
+        assert_eq!(now(), one);
+        write("b.jsonl", "{\"sessionId\": \"b\"}\n");
+        let two = now();
+        assert_ne!(two, one);
+        write("b.jsonl", "{\"sessionId\": \"c\"}\n");
+        let changed = now();
+        assert_ne!(changed, two);
+        // The same content under another name is another folder.
+        std::fs::rename(dir.path().join("b.jsonl"), dir.path().join("c.jsonl")).unwrap();
+        assert_ne!(now(), changed);
     }
 }

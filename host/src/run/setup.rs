@@ -179,8 +179,12 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     }
 }
 
-/// Why the data file at `path` cannot be read (missing, or not a regular file), if it cannot.
+/// Why the data file at `path` cannot be read (missing, or not a regular file), if it cannot. A
+/// folder is one of session files, listed when it is read.
 fn unreadable(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        return None;
+    }
     match fsio::open_regular(path, fsio::cap::STREAM) {
         Ok(_) => None,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -307,8 +307,9 @@ impl Converter for InspectConverter {
         let input = match sample.input {
             Some(raw) if first_byte(raw) == Some(b'"') => {
                 let Text(text) = json::parse(raw.get(), || "trajectory.input".into())?;
-                Some(text)
+                Some(resolve(text))
             }
+            Some(raw) if first_byte(raw) == Some(b'[') => last_user_text(raw, resolve)?,
             _ => None,
         };
         Ok(Trajectory {
@@ -325,6 +326,37 @@ impl Converter for InspectConverter {
             usage,
         })
     }
+}
+
+/// The text of the last `user` message of an input given as a list of messages: its text
+/// parts (attachments resolved), the non-empty ones joined by a line ending; `None` when no
+/// message is the user's.
+fn last_user_text<'a>(
+    raw: &'a RawValue,
+    resolve: impl Fn(Cow<'a, str>) -> Cow<'a, str>,
+) -> Result<Option<Cow<'a, str>>, ConvertError> {
+    let messages: Vec<Object<Message>> = json::parse(raw.get(), || "trajectory.input".into())?;
+    let Some((index, Object(message))) = messages
+        .into_iter()
+        .enumerate()
+        .rfind(|(_, Object(message))| message.role.0 == "user")
+    else {
+        return Ok(None);
+    };
+    let (parts, _) = content(
+        message.content,
+        &format!("trajectory.input[{index}].content"),
+    )?;
+    let mut parts: Vec<Cow<'a, str>> = parts
+        .into_iter()
+        .map(resolve)
+        .filter(|part| !part.is_empty())
+        .collect();
+    Ok(Some(if parts.len() == 1 {
+        parts.pop().unwrap_or_default()
+    } else {
+        parts.join("\n").into()
+    }))
 }
 
 /// The tokens of each model call, by the id of the message it answered with.
@@ -490,7 +522,7 @@ mod tests {
         );
         assert_eq!(trajectory.usage, Some(tokens(3, 2)));
         assert_eq!(trajectory.status, RunStatus::Failure);
-        assert_eq!(trajectory.input, None);
+        assert_eq!(trajectory.input.as_deref(), Some("q"));
         let status = |extra: &str| {
             let text = format!(r#"{{"epoch": 1, "messages": [], {extra}}}"#);
             inspect(&text).unwrap().status
@@ -501,6 +533,40 @@ mod tests {
             RunStatus::Error
         );
         assert_eq!(status(r#""error": null"#), RunStatus::Success);
+    }
+
+    #[test]
+    fn an_input_of_messages_is_the_last_user_message_text() {
+        let input = |input: &str| {
+            let text = format!(
+                r#"{{"epoch": 1, "messages": [], "input": {input},
+                    "attachments": {{"h1": "a long question"}}}}"#
+            );
+            inspect(&text).unwrap().input.map(Cow::into_owned)
+        };
+        assert_eq!(
+            input(
+                r#"[{"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "first"},
+                    {"role": "assistant", "content": "an answer"},
+                    {"role": "user", "content": [{"type": "text", "text": "attachment://h1"},
+                                                 {"type": "image", "image": "x"},
+                                                 {"type": "text", "text": "and this"}]},
+                    {"role": "tool", "tool_call_id": "c", "content": "18C"}]"#
+            )
+            .as_deref(),
+            Some("a long question\nand this")
+        );
+        assert_eq!(
+            input(r#"[{"role": "user", "content": "only"}]"#).as_deref(),
+            Some("only")
+        );
+        assert_eq!(
+            input(r#""attachment://h1""#).as_deref(),
+            Some("a long question")
+        );
+        assert_eq!(input(r#"[{"role": "system", "content": "s"}]"#), None);
+        assert_eq!(input("[]"), None);
     }
 
     #[test]
@@ -523,6 +589,14 @@ mod tests {
             (
                 r#"{"epoch": 1, "messages": [], "events": [{"event": "model", "output": {"choices": [], "usage": {"input_tokens": 1}}}]}"#,
                 "trajectory.events[0].output.usage: missing field `output_tokens`",
+            ),
+            (
+                r#"{"epoch": 1, "messages": [], "input": [{"content": "q"}]}"#,
+                "trajectory.input[0]: missing field `role`",
+            ),
+            (
+                r#"{"epoch": 1, "messages": [], "input": [{"role": "user", "content": [{"type": "text"}]}]}"#,
+                "trajectory.input[0].content[0].text: missing; a text part requires it",
             ),
         ] {
             assert_eq!(inspect(input).unwrap_err().0, expected, "for {input}");
