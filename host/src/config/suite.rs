@@ -963,7 +963,7 @@ fn suggestion(message: &str) -> Option<String> {
 }
 
 /// Reads each `kind: openai` grader's `grader_path`, and makes each whose object is a `python`
-/// grader a `kind: python` one. A grader with a mistake is taken out, its key added to
+/// grader a `kind: python` one (and each `python` grader inside a `multi`, kept beside it). A grader with a mistake is taken out, its key added to
 /// `skipped` and its mistakes to `errors`.
 fn resolve_openai(
     graders: &mut IndexMap<String, GraderSpec>,
@@ -981,7 +981,13 @@ fn resolve_openai(
         };
         let outcome = match spec {
             GraderSpec::Openai(spec) => openai::read_object(spec, &field, suite, base_dir)
-                .and_then(|()| openai::as_python(spec, &field, suite)),
+                .and_then(|()| openai::as_python(spec, &field, suite))
+                .and_then(|python| {
+                    if python.is_none() {
+                        spec.python = openai::inner_python(spec, &field, suite)?;
+                    }
+                    Ok(python)
+                }),
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 resolve_openai(
                     &mut c.graders,
