@@ -564,3 +564,38 @@ fn a_python_grader_inside_a_multi_is_checked_at_load_where_it_is_written() {
         assert!(said.contains(expected), "{expected} not in {said}");
     }
 }
+
+#[test]
+fn a_dataset_named_openai_eval_refuses_rows_of_another_shape_at_their_line() {
+    let suite = format!("{STRING_CHECK}dataset_format: openai_eval\n").replace("equals", "eq");
+    let eval_row = "{\"item\": {\"answer\": \"a\"}, \"sample\": {\"output_text\": \"a\"}}\n";
+    let cases = [
+        (
+            "{\"item\": {\"answer\": \"a\"}, \"smaple\": {}}",
+            "smaple: unknown field",
+        ),
+        ("{\"sample\": {\"output_text\": \"a\"}}", "item: missing"),
+        ("{\"item\": \"a\"}", "item: must be a JSON object"),
+        (
+            "{\"item\": {}, \"sample\": \"a\"}",
+            "sample: must be a JSON object",
+        ),
+    ];
+    for (row, wrong) in cases {
+        let said = refused(&format!("{eval_row}{row}\n"), &suite);
+        let expected = format!(
+            "data.jsonl:2: {wrong}; a row of `dataset_format: openai_eval` is {{\"item\": \
+             {{...}}, \"sample\": {{...}}}}"
+        );
+        assert!(said.contains(&expected), "{expected} not in {said}");
+    }
+    let ws = Workspace::new();
+    ws.write("data.jsonl", eval_row);
+    ws.write("suite.yaml", &suite);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        grades(&ws.results("out")[0], &["check"]),
+        vec![(1.0, "pass".to_string())]
+    );
+}

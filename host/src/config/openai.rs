@@ -64,6 +64,14 @@ pub struct OpenAiSpec {
     pub python: Vec<(String, PythonSpec)>,
 }
 
+/// A dataset's row shape, as a suite's `dataset_format:` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum DatasetFormat {
+    /// OpenAI's eval rows, `{"item": {...}, "sample": {...}}`.
+    #[serde(rename = "openai_eval")]
+    OpenAiEval,
+}
+
 /// The keys of OpenAI's `python` grader object.
 const PYTHON_KEYS: &[&str] = &["type", "name", "source", "image_tag", "pass_threshold"];
 

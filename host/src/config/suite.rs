@@ -36,6 +36,9 @@ pub struct SuiteFile {
     /// Forces one trajectory format instead of detecting it per row.
     #[serde(default)]
     pub format: Option<Format>,
+    /// The shape every dataset row must have (`openai_eval`), checked as each row is read.
+    #[serde(default)]
+    pub dataset_format: Option<openai::DatasetFormat>,
     #[serde(default)]
     pub packs: IndexMap<String, PackSpec>,
     pub graders: IndexMap<String, GraderSpec>,
