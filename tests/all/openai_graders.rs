@@ -388,25 +388,30 @@ async fn model_graders_ask_the_model_in_their_schema_and_read_its_result() {
     );
 }
 
+/// What `gavel validate` says of the suite `suite` over the dataset `data`, which it refuses.
+fn refused(data: &str, suite: &str) -> String {
+    let ws = Workspace::new();
+    ws.write("data.jsonl", data);
+    ws.write("suite.yaml", suite);
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr(&out)
+}
+
 #[test]
 fn a_label_model_whose_passing_labels_are_not_labels_is_refused() {
-    let ws = Workspace::new();
-    ws.write("data.jsonl", "{\"item\": {}}\n");
-    ws.write(
-        "suite.yaml",
+    let said = refused(
+        "{\"item\": {}}\n",
         &MODEL_GRADERS
             .replace("BASE", "http://127.0.0.1:9")
             .replace("passing_labels: [correct]", "passing_labels: [right]"),
     );
-    let out = ws.gavel(&["validate", "suite.yaml"]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains(
+        said.contains(
             "suite.yaml:31:23: graders.label.grader.passing_labels: `right` is not one of the \
              labels (correct, incorrect)"
         ),
-        "{}",
-        stderr(&out)
+        "{said}"
     );
 }
 
@@ -471,4 +476,126 @@ async fn cosine_compares_the_embeddings_endpoints_vectors() {
     assert!(requests.iter().all(|r| r.path.ends_with("/embeddings")));
     assert_eq!(requests[0].json()["model"], json!("text-embedding-3-large"));
     assert_eq!(requests[0].json()["input"], json!(["a", "a"]));
+}
+
+/// A suite whose `multi` blends a string check with a `python` grader of the answer's length.
+const MULTI_WITH_PYTHON: &str = "\
+name: s
+dataset: data.jsonl
+graders:
+  blend:
+    kind: openai
+    grader:
+      type: multi
+      name: blend
+      graders:
+        exact: {type: string_check, name: exact, input: \"{{sample.output_text}}\", reference: \"{{item.answer}}\", operation: eq}
+        length:
+          type: python
+          name: length
+          image_tag: \"2025-05-08\"
+          source: |
+            def grade(sample, item):
+                if sample['output_text'] == 'boom':
+                    raise ValueError('no answer')
+                return min(len(sample['output_text']) / 10, 1.0)
+      calculate_output: \"0.5 * exact + 0.5 * length\"
+";
+
+/// The results of [`MULTI_WITH_PYTHON`] over rows answering Paris with each of `answers`;
+/// `None` where the Python interpreter cannot be built.
+fn multi_graded(answers: &[&str]) -> Option<Vec<Value>> {
+    let cache = crate::python_graders::cache()?;
+    let ws = Workspace::new();
+    let rows: String = (answers.iter())
+        .map(|answer| json!({"item": {"answer": "Paris"}, "sample": {"output_text": answer}}))
+        .map(|row| format!("{row}\n"))
+        .collect();
+    ws.write("data.jsonl", &rows);
+    ws.write("suite.yaml", MULTI_WITH_PYTHON);
+    Some(crate::python_graders::graded(cache, &ws))
+}
+
+#[test]
+fn a_python_grader_inside_a_multi_feeds_its_formula() {
+    let Some(results) = multi_graded(&["Paris", "Rome, Italy"]) else {
+        return;
+    };
+    // 0.5 * 1 + 0.5 * (5 / 10); then 0.5 * 0 + 0.5 * min(11 / 10, 1).
+    assert_eq!(
+        grades(&results[0], &["blend"]),
+        vec![(0.75, "fail".to_string())]
+    );
+    assert_eq!(
+        grades(&results[1], &["blend"]),
+        vec![(0.5, "fail".to_string())]
+    );
+    assert_eq!(
+        results[0]["grades"]["blend"]["metadata"]["sub_rewards"],
+        json!({"exact": 1.0, "length": 0.5})
+    );
+}
+
+#[test]
+fn a_python_grader_inside_a_multi_that_raises_is_the_multis_error() {
+    let Some(results) = multi_graded(&["boom"]) else {
+        return;
+    };
+    let grade = &results[0]["grades"]["blend"];
+    assert_eq!(grade["status"], json!("error"), "{grade}");
+    let rationale = grade["rationale"].as_str().unwrap();
+    assert!(rationale.starts_with("`length`: "), "{rationale}");
+    assert!(rationale.contains("ValueError: no answer"), "{rationale}");
+}
+
+#[test]
+fn a_python_grader_inside_a_multi_is_checked_at_load_where_it_is_written() {
+    let said = refused(
+        "{\"item\": {\"answer\": \"a\"}}\n",
+        &MULTI_WITH_PYTHON
+            .replace("          source: |", "          sorce: |")
+            .replace("image_tag", "pass_threshold"),
+    );
+    for expected in [
+        "graders.blend.grader.graders.length.sorce: unknown field",
+        "graders.blend.grader.graders.length.source: a `python` grader needs `source`",
+        "graders.blend.grader.graders.length.pass_threshold: must be a number",
+    ] {
+        assert!(said.contains(expected), "{expected} not in {said}");
+    }
+}
+
+#[test]
+fn a_dataset_named_openai_eval_refuses_rows_of_another_shape_at_their_line() {
+    let suite = format!("{STRING_CHECK}dataset_format: openai_eval\n").replace("equals", "eq");
+    let eval_row = "{\"item\": {\"answer\": \"a\"}, \"sample\": {\"output_text\": \"a\"}}\n";
+    let cases = [
+        (
+            "{\"item\": {\"answer\": \"a\"}, \"smaple\": {}}",
+            "smaple: unknown field",
+        ),
+        ("{\"sample\": {\"output_text\": \"a\"}}", "item: missing"),
+        ("{\"item\": \"a\"}", "item: must be a JSON object"),
+        (
+            "{\"item\": {}, \"sample\": \"a\"}",
+            "sample: must be a JSON object",
+        ),
+    ];
+    for (row, wrong) in cases {
+        let said = refused(&format!("{eval_row}{row}\n"), &suite);
+        let expected = format!(
+            "data.jsonl:2: {wrong}; a row of `dataset_format: openai_eval` is {{\"item\": \
+             {{...}}, \"sample\": {{...}}}}"
+        );
+        assert!(said.contains(&expected), "{expected} not in {said}");
+    }
+    let ws = Workspace::new();
+    ws.write("data.jsonl", eval_row);
+    ws.write("suite.yaml", &suite);
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        grades(&ws.results("out")[0], &["check"]),
+        vec![(1.0, "pass".to_string())]
+    );
 }

@@ -784,6 +784,7 @@ fn openais_client_runs_and_validates_grader_objects() {
     );
     assert!(out.status.success(), "{said}");
     assert!(said.contains("ok python_reaches_nothing"), "{said}");
+    assert!(said.contains("ok multi_with_python"), "{said}");
     let bearer = format!("Bearer {token}");
     let metrics = server.request("GET", "/metrics", &[("Authorization", &bearer)], b"");
     for line in [
@@ -911,6 +912,45 @@ fn a_posted_python_grader_that_spins_ends_at_the_default_limits() {
     let reply = server.post(path, check.to_string().as_bytes());
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.json()["reward"], json!(1.0));
+}
+
+/// A posted `multi` runs its `python` sub-grader in the sandbox, its score in the formula; one
+/// that raises is the multi's runtime error, flagged as a python grader's is.
+#[test]
+fn a_posted_multi_runs_its_python_sub_grader() {
+    let Some((_ws, server)) = hostile_server(&[("h", &graders(&["fair"]))], 1, &[], &[]) else {
+        return;
+    };
+    let multi = |source: &str| {
+        json!({
+            "grader": {"type": "multi", "name": "blend", "graders": {
+                "exact": {"type": "string_check", "input": "{{sample.output_text}}", "reference": "{{item.city}}", "operation": "eq"},
+                "length": {"type": "python", "image_tag": "2025-05-08", "source": source},
+            }, "calculate_output": "0.5 * exact + 0.5 * length"},
+            "model_sample": "Rome",
+            "item": {"city": "Paris"},
+        })
+        .to_string()
+    };
+    let path = "/v1/fine_tuning/alpha/graders/run";
+    let length = "def grade(sample, item):\n    return len(sample['output_text']) / 8\n";
+    let reply = server.post(path, multi(length).as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answer = reply.json();
+    // 0.5 * 0 + 0.5 * (4 / 8).
+    assert_eq!(answer["reward"], json!(0.25), "{answer}");
+    assert_eq!(answer["sub_rewards"], json!({"exact": 0.0, "length": 0.5}));
+    let raising = "def grade(sample, item):\n    raise ValueError('no verdict')\n";
+    let reply = server.post(path, multi(raising).as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let answer = reply.json();
+    let errors = &answer["metadata"]["errors"];
+    assert_eq!(answer["reward"], json!(0.0), "{answer}");
+    assert_eq!(errors["python_grader_runtime_error"], true, "{errors}");
+    let details = errors["python_grader_runtime_error_details"]
+        .as_str()
+        .unwrap();
+    assert!(details.contains("ValueError: no verdict"), "{details}");
 }
 
 /// A request sent on `stream` and its answer read, the connection kept open.

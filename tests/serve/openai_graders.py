@@ -130,11 +130,42 @@ def grade(sample, item):
 """
 
 
+def multi_with_python():
+    length = "def grade(sample, item):\n    return len(sample['output_text']) / 10\n"
+    grader = {
+        "type": "multi",
+        "name": "blend",
+        "graders": {"exact": STRING_CHECK, "length": {"type": "python", "name": "length", "source": length}},
+        "calculate_output": "0.5 * exact + 0.5 * length",
+    }
+    blended = graders.run(grader=grader, model_sample="Paris", item={"city": "Paris"})
+    assert blended.reward == 0.75 and blended.sub_rewards == {"exact": 1.0, "length": 0.5}, blended
+    assert blended.metadata.type == "multi" and errors_clear(blended.metadata), blended
+    raising = {"type": "python", "name": "length", "source": "def grade(sample, item):\n    raise ValueError('no verdict')\n"}
+    raised = graders.run(grader=dict(grader, graders={"exact": STRING_CHECK, "length": raising}), model_sample="Paris", item={"city": "Paris"})
+    assert raised.reward == 0.0 and raised.metadata.errors.python_grader_runtime_error, raised
+    details = raised.metadata.errors.python_grader_runtime_error_details
+    assert "no verdict" in details and "/tmp" not in details, details
+    checked = graders.validate(grader=grader)
+    assert checked.grader.type == "multi", checked
+    broken = {"type": "python", "name": "broken", "source": "def grade(:\n"}
+    try:
+        graders.validate(grader=dict(grader, graders={"exact": STRING_CHECK, "length": broken}))
+    except openai.BadRequestError as e:
+        assert e.param == "grader.graders.length.source", e.body
+    else:
+        raise AssertionError("a python sub-grader that does not compile was accepted")
+
+
 def python_reaches_nothing():
     host, port = base_url.split("//")[1].split("/")[0].rsplit(":", 1)
     grader = {"type": "python", "name": "probe", "source": PROBE}
     item = {"file": readable, "host": host, "port": int(port)}
     probed = graders.run(grader=grader, model_sample="", item=item)
+    assert errors_clear(probed.metadata), probed.metadata.errors
+    assert probed.reward == 1.0, probed
+    inside = {"type": "multi", "name": "m", "graders": {"probe": grader}, "calculate_output": "probe"}
+    probed = graders.run(grader=inside, model_sample="", item=item)
     assert errors_clear(probed.metadata), probed.metadata.errors
     assert probed.reward == 1.0, probed
 
@@ -177,6 +208,6 @@ def wrong_token():
         raise AssertionError("a wrong token was let in")
 
 
-for test in [string_check, text_similarity, multi, python, python_reaches_nothing, invalid, validate, wrong_token]:
+for test in [string_check, text_similarity, multi, python, multi_with_python, python_reaches_nothing, invalid, validate, wrong_token]:
     test()
     print("ok", test.__name__)

@@ -58,6 +58,18 @@ pub struct OpenAiSpec {
     /// The JSON file the grader object was read from, and where its fields are written.
     #[serde(skip)]
     pub file: Option<(PathBuf, Positions)>,
+    /// The `python` graders inside its `multi`s, each as a `kind: python` grader with its place
+    /// in the object (`graders.NAME`, ...).
+    #[serde(skip)]
+    pub python: Vec<(String, PythonSpec)>,
+}
+
+/// A dataset's row shape, as a suite's `dataset_format:` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum DatasetFormat {
+    /// OpenAI's eval rows, `{"item": {...}, "sample": {...}}`.
+    #[serde(rename = "openai_eval")]
+    OpenAiEval,
 }
 
 /// The keys of OpenAI's `python` grader object.
@@ -160,19 +172,88 @@ pub(crate) fn as_python(
     field: &str,
     suite: &Path,
 ) -> Result<Option<PythonSpec>, Vec<SuiteError>> {
-    let Some(Value::Object(object)) = &spec.grader else {
-        return Ok(None);
-    };
-    if object.get("type").and_then(Value::as_str) != Some("python") {
-        return Ok(None);
+    match &spec.grader {
+        Some(Value::Object(object)) if is_python(object) => {
+            python_at(spec, object, "", field, suite).map(Some)
+        }
+        _ => Ok(None),
     }
+}
+
+/// The `python` graders inside the object's `multi`s, each as a `kind: python` grader with
+/// its place in the object; every mistake of theirs is reported.
+pub(crate) fn inner_python(
+    spec: &OpenAiSpec,
+    field: &str,
+    suite: &Path,
+) -> Result<Vec<(String, PythonSpec)>, Vec<SuiteError>> {
+    let Some(object) = &spec.grader else {
+        return Ok(Vec::new());
+    };
+    let (mut found, mut errors) = (Vec::new(), Vec::new());
+    for (at, inner) in python_inside(object) {
+        match python_at(spec, inner, &at, field, suite) {
+            Ok(python) => found.push((at, python)),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(found)
+    } else {
+        Err(errors)
+    }
+}
+
+fn is_python(object: &Map<String, Value>) -> bool {
+    object.get("type").and_then(Value::as_str) == Some("python")
+}
+
+/// The `python` graders among the sub-graders of the `multi` `object` and of the `multi`s
+/// inside it, each with its place in the object (`graders.NAME`, `graders.NAME.graders.NAME`).
+pub fn python_inside(object: &Value) -> Vec<(String, &Map<String, Value>)> {
+    let mut found = Vec::new();
+    inside(object, "", &mut found);
+    found
+}
+
+fn inside<'a>(object: &'a Value, at: &str, found: &mut Vec<(String, &'a Map<String, Value>)>) {
+    if object.get("type").and_then(Value::as_str) != Some("multi") {
+        return;
+    }
+    let Some(graders) = object.get("graders").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, grader) in graders {
+        let place = match at {
+            "" => format!("graders.{name}"),
+            at => format!("{at}.graders.{name}"),
+        };
+        match grader {
+            Value::Object(python) if is_python(python) => found.push((place, python)),
+            _ => inside(grader, &place, found),
+        }
+    }
+}
+
+/// The `kind: python` grader the `python` grader object `object`, at `at` in the object of
+/// `spec`, is: its code and threshold, with the packages, reach and isolation `spec` gives.
+fn python_at(
+    spec: &OpenAiSpec,
+    object: &Map<String, Value>,
+    at: &str,
+    field: &str,
+    suite: &Path,
+) -> Result<PythonSpec, Vec<SuiteError>> {
     let mut errors = Vec::new();
     let mut mistake = |key: &str, message: String, hint: Option<&str>| {
         errors.push(spec.mistake(
             suite,
             field,
             GraderError {
-                field: key.to_string(),
+                field: match at {
+                    "" => key.to_string(),
+                    at => format!("{at}.{key}"),
+                },
                 message,
                 hint: hint.map(str::to_string),
             },
@@ -204,7 +285,7 @@ pub(crate) fn as_python(
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Some(PythonSpec {
+    Ok(PythonSpec {
         source: text("source"),
         source_path: None,
         pass_threshold,
@@ -214,5 +295,5 @@ pub(crate) fn as_python(
         display_name: spec.display_name.clone(),
         allow: spec.allow.clone(),
         isolation: spec.isolation,
-    }))
+    })
 }

@@ -36,6 +36,9 @@ pub struct SuiteFile {
     /// Forces one trajectory format instead of detecting it per row.
     #[serde(default)]
     pub format: Option<Format>,
+    /// The shape every dataset row must have (`openai_eval`), checked as each row is read.
+    #[serde(default)]
+    pub dataset_format: Option<openai::DatasetFormat>,
     #[serde(default)]
     pub packs: IndexMap<String, PackSpec>,
     pub graders: IndexMap<String, GraderSpec>,
@@ -963,7 +966,7 @@ fn suggestion(message: &str) -> Option<String> {
 }
 
 /// Reads each `kind: openai` grader's `grader_path`, and makes each whose object is a `python`
-/// grader a `kind: python` one. A grader with a mistake is taken out, its key added to
+/// grader a `kind: python` one (and each `python` grader inside a `multi`, kept beside it). A grader with a mistake is taken out, its key added to
 /// `skipped` and its mistakes to `errors`.
 fn resolve_openai(
     graders: &mut IndexMap<String, GraderSpec>,
@@ -981,7 +984,13 @@ fn resolve_openai(
         };
         let outcome = match spec {
             GraderSpec::Openai(spec) => openai::read_object(spec, &field, suite, base_dir)
-                .and_then(|()| openai::as_python(spec, &field, suite)),
+                .and_then(|()| openai::as_python(spec, &field, suite))
+                .and_then(|python| {
+                    if python.is_none() {
+                        spec.python = openai::inner_python(spec, &field, suite)?;
+                    }
+                    Ok(python)
+                }),
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 resolve_openai(
                     &mut c.graders,

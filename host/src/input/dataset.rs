@@ -116,6 +116,8 @@ pub struct RowParser {
     /// Whether rows are tried with the [`crate::input::fast::scan::Scanner`], which reads Letta and evaldeck
     /// trajectories only: not while the rows read last had trajectories of another format.
     scanning: AtomicBool,
+    /// Whether every row must be in OpenAI's eval shape (`dataset_format: openai_eval`).
+    pub eval_rows: bool,
 }
 
 impl RowParser {
@@ -125,11 +127,17 @@ impl RowParser {
             base_dir,
             rubric_files: Mutex::new(HashMap::new()),
             scanning: AtomicBool::new(scans(format)),
+            eval_rows: false,
         }
     }
 
     /// Parses an item into a sample.
     pub fn parse<'i>(&self, item: &'i Item) -> Result<Sample<'i>, RowError> {
+        if self.eval_rows
+            && let Some(error) = crate::grade::openai::row::eval_shape_error(&item.row.text)
+        {
+            return Err(row_error(&item.row, 0, error));
+        }
         let mut sample = self.parse_row(&item.row)?;
         sample.row = &item.row.text;
         if let Some(run) = &item.run {

@@ -84,8 +84,12 @@ pub enum Node {
         grader: PackGrader,
         pass_threshold: Option<f64>,
     },
-    /// One of OpenAI's grader objects, over the row's item and sample.
-    OpenAi(Arc<openai::Grader>),
+    /// One of OpenAI's grader objects, over the row's item and sample, with the Python graders
+    /// of its `python` sub-graders by their place in the object.
+    OpenAi {
+        grader: Arc<openai::Grader>,
+        python: Vec<(String, Node)>,
+    },
 }
 
 pub enum Extraction {
@@ -251,7 +255,8 @@ impl Resolver<'_> {
             }
             GraderSpec::Python(python) => {
                 let grants = self.grants(field, python.allow.as_ref())?;
-                self.python(field, python, grants.as_ref())
+                let module = program::inline_module(field.rsplit('.').next().unwrap_or(field));
+                self.python(field, &module, python, grants.as_ref())
                     .map_err(|e| vec![e])
             }
             GraderSpec::Openai(spec) => {
@@ -280,13 +285,29 @@ impl Resolver<'_> {
                     embeddings: (endpoint(openai::asks_embeddings(object))?)
                         .map(|judge| Arc::new(judge.for_embeddings())),
                 };
-                match openai::Grader::parse(object, name, &endpoints) {
-                    Ok(grader) => Ok(Node::OpenAi(Arc::new(grader))),
-                    Err(errors) => Err(errors
-                        .into_iter()
+                let grader = openai::Grader::parse(object, name, &endpoints).map_err(|errors| {
+                    (errors.into_iter())
                         .map(|e| spec.mistake(self.suite_file, field, e))
-                        .collect()),
-                }
+                        .collect::<Vec<_>>()
+                })?;
+                let grants = if spec.python.is_empty() {
+                    None
+                } else {
+                    self.grants(field, spec.allow.as_ref())?
+                };
+                let python = (spec.python.iter())
+                    .map(|(at, python)| {
+                        let module = program::inner_module(name, at);
+                        let inner = format!("{field}.grader.{at}");
+                        let node = self.python(&inner, &module, python, grants.as_ref());
+                        node.map(|node| (at.clone(), node))
+                    })
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| vec![e])?;
+                Ok(Node::OpenAi {
+                    grader: Arc::new(grader),
+                    python,
+                })
             }
             GraderSpec::Expectations(spec) => {
                 let judges = TurnJudges::new(self.base_dir, self.judge_options.clone());
@@ -642,16 +663,16 @@ impl Resolver<'_> {
         }
     }
 
-    /// OpenAI's `kind: python`.
+    /// OpenAI's `kind: python`, at `field`; `module` is what its inline `source` is imported as.
     fn python(
         &self,
         field: &str,
+        module: &str,
         spec: &PythonSpec,
         grants: Option<&Arc<Grants>>,
     ) -> Result<Node, SuiteError> {
-        let key = field.rsplit('.').next().unwrap_or(field);
         let module = match (&spec.source, &spec.source_path) {
-            (Some(_), None) => program::inline_module(key),
+            (Some(_), None) => module.to_string(),
             (None, Some(path)) => program::file_module(path),
             _ => {
                 return Err(SuiteError::at(
@@ -943,10 +964,13 @@ impl Node {
     /// This grader and, for a composite, each of its sub-graders (by their own keys), in order.
     fn collect<'a>(&'a self, key: &'a str, out: &mut Vec<(&'a str, &'a Node)>) {
         out.push((key, self));
-        if let Node::Composite { children, .. } = self {
-            for (k, c) in children {
-                c.collect(k, out);
-            }
+        let children = match self {
+            Node::Composite { children, .. } => children,
+            Node::OpenAi { python, .. } => python,
+            _ => return,
+        };
+        for (k, c) in children {
+            c.collect(k, out);
         }
     }
 }

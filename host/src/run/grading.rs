@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
+use std::time::Instant;
 
 use memchr::memmem;
 use serde_json::{Value, json};
@@ -89,7 +90,21 @@ async fn grade_node<'p>(
             graded_submission(extraction, Scorer::Judge(judge), sample, extracted).await
         }
         Node::Check(check) => with_output(check.grade(sample), sample),
-        Node::OpenAi(grader) => Box::pin(openai_grade(grader, sample)).await,
+        Node::OpenAi { grader, python } => {
+            let mut results = openai::PythonResults::new();
+            for (at, node) in python {
+                let started = Instant::now();
+                let grade = Box::pin(grade_node(node, sample, extracted)).await;
+                let result = openai::PythonResult {
+                    score: grade.score,
+                    passed: grade.status == Status::Pass,
+                    error: (grade.status == Status::Error).then(|| grade.rationale.into_owned()),
+                    seconds: started.elapsed().as_secs_f64(),
+                };
+                results.insert(at.clone(), result);
+            }
+            Box::pin(openai_grade(grader, sample, &results)).await
+        }
         Node::Program {
             grader,
             pass_threshold,
@@ -123,10 +138,14 @@ async fn grade_node<'p>(
 
 /// An OpenAI grader object's grade of the row's item and sample: its reward (within [0, 1]),
 /// pass or fail as the grader decides, an error grade where it had none, the sub-graders'
-/// rewards in `metadata.sub_rewards`; the submission is the sample's `output_text`.
-async fn openai_grade(grader: &openai::Grader, sample: &Sample<'_>) -> Grade {
+/// rewards in `metadata.sub_rewards` (those of its `python` sub-graders in `python`); the submission is the sample's `output_text`.
+async fn openai_grade(
+    grader: &openai::Grader,
+    sample: &Sample<'_>,
+    python: &openai::PythonResults,
+) -> Grade {
     let (item, given) = openai::row::item_and_sample(sample);
-    let outcome = grader.run(&item, &given).await;
+    let outcome = grader.run(&item, &given, python).await;
     let submission = given
         .get("output_text")
         .and_then(Value::as_str)

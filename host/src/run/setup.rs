@@ -160,7 +160,8 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
     }
     match plan {
         Some(plan) if errors.is_empty() => {
-            let parser = RowParser::new(file.format, suite.base_dir.clone());
+            let mut parser = RowParser::new(file.format, suite.base_dir.clone());
+            parser.eval_rows = file.dataset_format.is_some();
             Ok(Prepared {
                 plan: Arc::new(plan),
                 parser: Arc::new(parser),

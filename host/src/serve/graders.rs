@@ -4,7 +4,8 @@
 //!
 //! A grader object of a request is granted nothing: a `python` grader runs in gavel's sandbox
 //! with the default limits, through a suite of its own made for it without `allow:` (no
-//! network, no variables, no files), and the model graders and `cosine` ask only the endpoint
+//! network, no variables, no files), as is each `python` sub-grader of a `multi`, before the
+//! `multi` is graded; and the model graders and `cosine` ask only the endpoint
 //! the server was started with (`Requested::endpoints`), never one the request names.
 //!
 //! A `python` grader's suite is prepared once and kept, by the SHA-256 of its object, for the
@@ -12,7 +13,7 @@
 //! used dropped first); the interpreter is loaded when the server starts ([`Requested::warm`]).
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -21,7 +22,8 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::grading::{self, GradingError};
-use crate::grade::openai::{self, Endpoints, Grader, GraderError, Outcome};
+use crate::config::openai::python_inside;
+use crate::grade::openai::{self, Endpoints, Grader, GraderError, Outcome, PythonResult};
 use crate::run::{Options, Prepared, prepare};
 
 /// What a request's grader object may use, set when the server starts.
@@ -135,9 +137,10 @@ pub fn read<'a, T: Deserialize<'a>>(body: &'a [u8], endpoint: &str) -> Result<T,
         .map_err(|e| Failure::invalid(format!("the body is not a {endpoint} request: {e}"), None))
 }
 
-/// A grader object, checked: one gavel runs in place, or a `python` one's suite.
+/// A grader object, checked: one gavel runs in place, with the suites of the `python`
+/// sub-graders of its `multi`s by their place in the object, or a `python` one's suite.
 enum Checked {
-    Object(Grader),
+    Object(Box<Grader>, Vec<(String, Arc<PreparedPython>)>),
     Python(Arc<PreparedPython>),
 }
 
@@ -145,21 +148,41 @@ enum Checked {
 /// prepared for an earlier request.
 fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
     if object.get("type").and_then(Value::as_str) != Some("python") {
-        return Grader::parse(object, UNNAMED, &requested.endpoints)
-            .map(Checked::Object)
-            .map_err(mistakes);
+        let grader = Grader::parse(object, UNNAMED, &requested.endpoints).map_err(mistakes)?;
+        let python = (python_inside(object).into_iter())
+            .map(|(at, inner)| {
+                let inner = Value::Object(inner.clone());
+                python_suite(&inner, &at, requested).map(|prepared| (at, prepared))
+            })
+            .collect::<Result<_, _>>()?;
+        return Ok(Checked::Object(Box::new(grader), python));
     }
-    let key: [u8; 32] = Sha256::digest(object.to_string().as_bytes()).into();
-    if let Some(prepared) = requested.kept(&key) {
-        return Ok(Checked::Python(prepared));
-    }
-    let prepared = Arc::new(prepare_python(object, requested)?);
-    requested.keep(key, prepared.clone());
-    Ok(Checked::Python(prepared))
+    python_suite(object, "", requested).map(Checked::Python)
 }
 
-/// A `python` grader object's suite, written to a folder of its own and prepared.
-fn prepare_python(object: &Value, requested: &Requested) -> Result<PreparedPython, Failure> {
+/// The suite of the `python` grader object `object`, at `at` in the object posted: the one
+/// prepared for an earlier request, or one prepared now.
+fn python_suite(
+    object: &Value,
+    at: &str,
+    requested: &Requested,
+) -> Result<Arc<PreparedPython>, Failure> {
+    let key: [u8; 32] = Sha256::digest(object.to_string().as_bytes()).into();
+    if let Some(prepared) = requested.kept(&key) {
+        return Ok(prepared);
+    }
+    let prepared = Arc::new(prepare_python(object, at, requested)?);
+    requested.keep(key, prepared.clone());
+    Ok(prepared)
+}
+
+/// A `python` grader object's suite, written to a folder of its own and prepared; its
+/// mistakes are located at `at`, its place in the object posted.
+fn prepare_python(
+    object: &Value,
+    at: &str,
+    requested: &Requested,
+) -> Result<PreparedPython, Failure> {
     let server =
         |e: std::io::Error| Failure::Server(format!("cannot write the grader's suite: {e}"));
     let folder = tempfile::tempdir().map_err(server)?;
@@ -188,10 +211,17 @@ fn prepare_python(object: &Value, requested: &Requested) -> Result<PreparedPytho
                 errors
                     .into_iter()
                     .map(|e| GraderError {
-                        field: (e.field.strip_prefix("graders.grader"))
-                            .map(|f| f.trim_start_matches('.'))
-                            .unwrap_or(&e.field)
-                            .to_string(),
+                        field: [
+                            at,
+                            (e.field.strip_prefix("graders.grader"))
+                                .map(|f| f.trim_start_matches('.'))
+                                .unwrap_or(&e.field),
+                        ]
+                        .iter()
+                        .filter(|part| !part.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("."),
                         message: e.message,
                         hint: e.hint,
                     })
@@ -264,19 +294,30 @@ pub async fn run(
             .map_err(|e| Failure::Server(e.to_string()))??
     };
     let outcome = match checked {
-        Checked::Object(grader) => {
-            let outcome = grader.run(&item, &sample).await;
+        Checked::Object(grader, python) => {
+            let mut results = openai::PythonResults::new();
+            if !python.is_empty() {
+                let (item, sample) = (item.clone(), sample.clone());
+                results = tokio::task::spawn_blocking(move || {
+                    (python.iter())
+                        .map(|(at, prepared)| {
+                            let ran =
+                                python_result(prepared, item.clone(), sample.clone(), deadline);
+                            ran.map(|result| (at.clone(), result))
+                        })
+                        .collect::<Result<_, _>>()
+                })
+                .await
+                .map_err(|e| Failure::Server(e.to_string()))??;
+            }
+            let outcome = grader.run(&item, &sample, &results).await;
             drop(hold);
             outcome
         }
         Checked::Python(python_grader) => tokio::task::spawn_blocking(move || {
             let _hold = hold;
-            let PreparedPython {
-                name,
-                prepared,
-                folder,
-            } = &*python_grader;
-            python(name, prepared, folder.path(), item, sample, deadline)
+            let result = python_result(&python_grader, item, sample, deadline)?;
+            Ok(Outcome::python(&python_grader.name, &result))
         })
         .await
         .map_err(|e| Failure::Server(e.to_string()))??,
@@ -284,20 +325,18 @@ pub async fn run(
     Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
 }
 
-/// A `python` grader's outcome on `item` and `sample`: the pass of its suite (in `folder`)
-/// over the one row.
-fn python(
-    name: &str,
-    prepared: &Prepared,
-    folder: &Path,
+/// What a `python` grader gives on `item` and `sample`: the pass of its suite over the one
+/// row.
+fn python_result(
+    python: &PreparedPython,
     item: Value,
     sample: Value,
     deadline: Instant,
-) -> Result<Outcome, Failure> {
+) -> Result<PythonResult, Failure> {
     let started = Instant::now();
     let row = json!({"item": item, "sample": sample}).to_string() + "\n";
-    let graded =
-        grading::grade(prepared, 1, row.into_bytes(), deadline).map_err(Failure::Grading)?;
+    let graded = grading::grade(&python.prepared, 1, row.into_bytes(), deadline)
+        .map_err(Failure::Grading)?;
     let seconds = started.elapsed().as_secs_f64();
     let result: Value = serde_json::from_slice(&graded.lines).unwrap_or_default();
     let grade = &result["grades"][UNNAMED];
@@ -313,8 +352,13 @@ fn python(
     };
     // A traceback names the source by the suite made for the request: said without its folder,
     // which is the server's.
-    let folder = format!("{}/", folder.display());
+    let folder = format!("{}/", python.folder.path().display());
     let error = error.map(|e| e.replace(&folder, ""));
     let passed = grade["status"] == "pass";
-    Ok(Outcome::python(name, score, passed, error, seconds))
+    Ok(PythonResult {
+        score,
+        passed,
+        error,
+        seconds,
+    })
 }

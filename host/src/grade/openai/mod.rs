@@ -1,6 +1,6 @@
 //! OpenAI's grader objects (`string_check`, `text_similarity`, `multi`; `python` through the
-//! interpreter, in a suite), read from their JSON as OpenAI writes them and run on an item and
-//! a sample. [`Grader::run`] answers what OpenAI's `graders/run` endpoint answers: the reward,
+//! interpreter, whose results a `multi`'s run is given), read from their JSON as OpenAI writes
+//! them and run on an item and a sample. [`Grader::run`] answers what OpenAI's `graders/run` endpoint answers: the reward,
 //! the sub-rewards and the metadata.
 
 pub mod formula;
@@ -53,6 +53,11 @@ enum Kind {
         formula: Formula,
     },
     Model(ModelGrader),
+    /// A `python` sub-grader of a `multi`: its code runs in gavel's Python sandbox before the
+    /// `multi` is graded, and its result is looked up by `at`, its place in the object.
+    Python {
+        at: String,
+    },
 }
 
 /// A `text_similarity` metric: one gavel computes, `meteor` over WordNet, or `cosine` of two
@@ -114,6 +119,21 @@ const TYPES: &[&str] = &[
     "python",
     "multi",
 ];
+
+/// What a `python` sub-grader gave on a row, graded by gavel's Python sandbox: its score,
+/// whether it passed its `pass_threshold`, the error its code raised or the limit it hit, and
+/// the seconds it took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PythonResult {
+    pub score: f64,
+    pub passed: bool,
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// The results of a grader object's `python` sub-graders on a row, by their place in the
+/// object (`graders.NAME`, `graders.NAME.graders.NAME`).
+pub type PythonResults = HashMap<String, PythonResult>;
 
 /// What running a grader on one item and sample gives, in the shape of OpenAI's
 /// `graders/run` answer.
@@ -190,22 +210,16 @@ impl Outcome {
         }
     }
 
-    /// A `python` grader's outcome (run by gavel's Python sandbox, not here): its `score`, or
-    /// the `error` its code raised or the limit it hit, `seconds` after it started.
-    pub fn python(
-        name: &str,
-        score: f64,
-        passed: bool,
-        error: Option<String>,
-        seconds: f64,
-    ) -> Outcome {
-        let mut outcome = Outcome::new(name, "python", score, passed);
-        outcome.metadata.execution_time = seconds;
-        if let Some(error) = error {
+    /// A `python` grader's outcome (run by gavel's Python sandbox, not here): its score, or
+    /// the error its code raised or the limit it hit.
+    pub fn python(name: &str, result: &PythonResult) -> Outcome {
+        let mut outcome = Outcome::new(name, "python", result.score, result.passed);
+        outcome.metadata.execution_time = result.seconds;
+        if let Some(error) = &result.error {
             outcome.reward = 0.0;
             outcome.metadata.errors.python_grader_runtime_error = true;
             outcome.metadata.errors.python_grader_runtime_error_details = Some(error.clone());
-            outcome.error = Some(error);
+            outcome.error = Some(error.clone());
         }
         outcome
     }
@@ -235,14 +249,15 @@ impl Grader {
             Kind::TextSimilarity { .. } => "text_similarity",
             Kind::Multi { .. } => "multi",
             Kind::Model(model) => model.kind(),
+            Kind::Python { .. } => "python",
         }
     }
 
     /// Grades `sample` (OpenAI's `{output_text, output_json, output_tools, choices}`) of
-    /// `item` (the dataset row).
-    pub async fn run(&self, item: &Value, sample: &Value) -> Outcome {
+    /// `item` (the dataset row); `python` holds what its `python` sub-graders gave on them.
+    pub async fn run(&self, item: &Value, sample: &Value, python: &PythonResults) -> Outcome {
         let started = Instant::now();
-        let mut outcome = self.grade(item, sample).await;
+        let mut outcome = self.grade(item, sample, python).await;
         outcome.metadata.execution_time = started.elapsed().as_secs_f64();
         outcome
     }
@@ -258,7 +273,20 @@ impl Grader {
         outcome
     }
 
-    async fn grade(&self, item: &Value, sample: &Value) -> Outcome {
+    /// The places in the object of its `python` sub-graders, whose results [`Grader::run`]
+    /// is given.
+    pub fn python_places(&self) -> Vec<&str> {
+        match &self.kind {
+            Kind::Python { at } => vec![at.as_str()],
+            Kind::Multi { graders, .. } => graders
+                .iter()
+                .flat_map(|(_, g)| g.python_places())
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    async fn grade(&self, item: &Value, sample: &Value, python: &PythonResults) -> Outcome {
         let texts = |input: &Template, reference: &Template| {
             Ok::<_, template::MissingVariable>((
                 input.render(item, sample)?,
@@ -316,7 +344,7 @@ impl Grader {
                 let mut scores = HashMap::new();
                 let mut subs = Map::new();
                 for (key, grader) in graders {
-                    let sub = Box::pin(grader.grade(item, sample)).await;
+                    let sub = Box::pin(grader.grade(item, sample, python)).await;
                     if let Some(error) = sub.error {
                         let mut outcome = self.outcome(0.0, false);
                         outcome.metadata.errors = sub.metadata.errors;
@@ -361,6 +389,12 @@ impl Grader {
                     Err(error) => self.failed(error.to_string(), |flags| *flags = errors),
                 }
             }
+            Kind::Python { at } => match python.get(at) {
+                Some(result) => Outcome::python(&self.name, result),
+                None => self.failed(format!("the python grader at `{at}` was not run"), |f| {
+                    f.python_grader_server_error = true;
+                }),
+            },
         }
     }
 }
@@ -472,16 +506,8 @@ fn read(
             ));
             return None;
         }
-        "python" => {
-            errors.push(error(
-                &join(at, "type"),
-                "a `python` grader inside a `multi` is not supported yet".into(),
-                Some(
-                    "grade it as a grader of its own in the suite (kind: openai), beside the multi",
-                ),
-            ));
-            return None;
-        }
+        // Its other fields are checked where its code is made ready for the sandbox.
+        "python" => Kind::Python { at: at.to_string() },
         "score_model" | "label_model" => Kind::Model(ModelGrader::read(
             &mut fields,
             kind == "label_model",

@@ -29,6 +29,7 @@ fn check(operation: &str, input: &str, reference: &str) -> (f64, bool) {
     let outcome = block_on(g.run(
         &json!({"answer": reference}),
         &json!({"output_text": input}),
+        &PythonResults::new(),
     ));
     (outcome.reward, outcome.passed)
 }
@@ -51,7 +52,11 @@ fn a_variable_missing_from_the_row_is_an_invalid_variable_error() {
         json!({"type": "string_check", "name": "c", "input": "{{sample.output_text}}",
         "reference": "{{item.answer}}", "operation": "eq"}),
     );
-    let outcome = block_on(g.run(&json!({"question": "?"}), &json!({"output_text": "x"})));
+    let outcome = block_on(g.run(
+        &json!({"question": "?"}),
+        &json!({"output_text": "x"}),
+        &PythonResults::new(),
+    ));
     assert_eq!((outcome.reward, outcome.passed), (0.0, false));
     assert!(outcome.metadata.errors.invalid_variable_error);
     assert_eq!(
@@ -76,6 +81,7 @@ fn a_multi_grader_combines_its_sub_graders_by_its_formula() {
     let outcome = block_on(g.run(
         &json!({"answer": "the cat is on the mat"}),
         &json!({"output_text": "the cat sat on the mat"}),
+        &PythonResults::new(),
     ));
     assert!((outcome.reward - 5.0 / 12.0).abs() < 1e-12);
     assert_eq!(outcome.sub_rewards["exact"], json!(0.0));
@@ -87,6 +93,68 @@ fn a_multi_grader_combines_its_sub_graders_by_its_formula() {
         json!(false)
     );
     assert!(answer["metadata"]["execution_time"].is_number());
+}
+
+/// A multi of a string check `exact` and a python grader `judged`, inside a multi `inner`.
+fn multi_with_python() -> Grader {
+    grader(json!({
+        "type": "multi", "name": "m",
+        "graders": {
+            "exact": {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
+                      "reference": "{{item.answer}}", "operation": "eq"},
+            "inner": {"type": "multi", "graders": {
+                "judged": {"type": "python", "source": "def grade(sample, item):\n    return 0.5\n"}
+            }, "calculate_output": "2 * judged"}
+        },
+        "calculate_output": "0.5 * exact + 0.25 * inner"
+    }))
+}
+
+fn ran(score: f64, error: Option<&str>) -> PythonResults {
+    let result = PythonResult {
+        score,
+        passed: false,
+        error: error.map(str::to_string),
+        seconds: 0.5,
+    };
+    PythonResults::from([("graders.inner.graders.judged".to_string(), result)])
+}
+
+#[test]
+fn a_python_sub_grader_feeds_the_formula_with_the_score_it_was_given() {
+    let g = multi_with_python();
+    assert_eq!(g.python_places(), vec!["graders.inner.graders.judged"]);
+    let (item, sample) = (json!({"answer": "a"}), json!({"output_text": "a"}));
+    let outcome = block_on(g.run(&item, &sample, &ran(0.3, None)));
+    assert!(
+        (outcome.reward - (0.5 + 0.25 * 0.6)).abs() < 1e-12,
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.sub_rewards["exact"], json!(1.0));
+    assert!(outcome.error.is_none());
+}
+
+#[test]
+fn a_python_sub_graders_error_is_the_multis_with_its_flags() {
+    let g = multi_with_python();
+    let (item, sample) = (json!({"answer": "a"}), json!({"output_text": "a"}));
+    let outcome = block_on(g.run(&item, &sample, &ran(0.0, Some("ValueError: no"))));
+    assert_eq!((outcome.reward, outcome.passed), (0.0, false));
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("`inner`: `judged`: ValueError: no")
+    );
+    assert!(outcome.metadata.errors.python_grader_runtime_error);
+    assert_eq!(
+        outcome
+            .metadata
+            .errors
+            .python_grader_runtime_error_details
+            .as_deref(),
+        Some("ValueError: no")
+    );
+    let not_run = block_on(g.run(&item, &sample, &PythonResults::new()));
+    assert!(not_run.metadata.errors.python_grader_server_error);
 }
 
 #[test]

@@ -437,15 +437,21 @@ fn gather(
         if let Err(e) = wants.add(entries, folders, lines) {
             errors.push(SuiteError::at(suite, field.clone(), e));
         }
-        let added: Vec<(&str, Result<(), ProgramError>)> = match spec {
+        let added: Vec<(String, Result<(), ProgramError>)> = match spec {
             GraderSpec::Tool(tool) => vec![
-                ("function", add_file(builder, Some(&tool.function))),
-                ("extractor", add_file(builder, tool.extractor.as_deref())),
+                ("function".into(), add_file(builder, Some(&tool.function))),
+                (
+                    "extractor".into(),
+                    add_file(builder, tool.extractor.as_deref()),
+                ),
             ],
             GraderSpec::Rubric(rubric) => {
-                vec![("extractor", add_file(builder, Some(&rubric.extractor)))]
+                vec![(
+                    "extractor".into(),
+                    add_file(builder, Some(&rubric.extractor)),
+                )]
             }
-            GraderSpec::Code(code) => vec![("module", builder.module(&code.module))],
+            GraderSpec::Code(code) => vec![("module".into(), builder.module(&code.module))],
             GraderSpec::Python(python) => {
                 let added = match (&python.source, &python.source_path) {
                     (Some(source), None) => builder.inline(inline_module(key), &field, source),
@@ -454,7 +460,7 @@ fn gather(
                     // Both or neither: the plan says which.
                     _ => Ok(()),
                 };
-                vec![("source", added)]
+                vec![("source".into(), added)]
             }
             GraderSpec::All(c) | GraderSpec::Any(c) => {
                 gather(
@@ -467,8 +473,16 @@ fn gather(
                 );
                 Vec::new()
             }
-            // Its `python` objects were made `kind: python` graders when the suite was read.
-            GraderSpec::Openai(_) => Vec::new(),
+            // A `python` object was made a `kind: python` grader when the suite was read; those
+            // inside its `multi`s are kept beside it, each a module of its own.
+            GraderSpec::Openai(openai) => (openai.python.iter())
+                .map(|(at, python)| {
+                    let source = python.source.as_deref().unwrap_or_default();
+                    let module = inner_module(key, at);
+                    let added = builder.inline(module, &format!("{field}.grader.{at}"), source);
+                    (format!("grader.{at}.source"), added)
+                })
+                .collect(),
             GraderSpec::Expectations(spec) => {
                 for entry in &spec.code {
                     if let Err(e) = builder.module_in(&entry.dir, &entry.module, "the case file") {
@@ -511,6 +525,13 @@ fn python_of<'a>(spec: &'a GraderSpec, key: &str) -> (Vec<String>, Vec<&'a str>,
             vec![code.module.clone()],
             Vec::new(),
             code.requirements.as_slice(),
+        ),
+        GraderSpec::Openai(openai) => (
+            (openai.python.iter())
+                .map(|(at, _)| inner_module(key, at))
+                .collect(),
+            Vec::new(),
+            openai.requirements.as_slice(),
         ),
         GraderSpec::Python(python) => match &python.source_path {
             Some(path) => (
@@ -628,6 +649,12 @@ pub fn inline_module(key: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     format!("openai_grader_{key}")
+}
+
+/// The module of the `python` grader at `at` inside the `multi` of the `kind: openai` grader
+/// `key`.
+pub fn inner_module(key: &str, at: &str) -> String {
+    inline_module(&format!("{key}.{at}"))
 }
 
 /// A suite's Python sources, and each entry module's program as places among them.
