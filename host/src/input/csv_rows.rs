@@ -35,9 +35,9 @@ pub struct Converted {
 impl Converted {
     /// The rows `make` finds in the whole text of the file at `path` (at most
     /// [`fsio::cap::TABLE`] bytes); its error is said of that file.
-    pub fn from_text(
+    pub fn from_text<E: std::fmt::Display>(
         path: &Path,
-        make: impl FnOnce(&str) -> Result<Converted, String>,
+        make: impl FnOnce(&str) -> Result<Converted, E>,
     ) -> Result<Converted, SourceError> {
         let error = |message: String| SourceError {
             path: path.to_path_buf(),
@@ -45,7 +45,7 @@ impl Converted {
         };
         let text = fsio::read_text(path, fsio::cap::TABLE)
             .map_err(|e| error(format!("cannot read: {e}")))?;
-        make(&text).map_err(error)
+        make(&text).map_err(|e| error(e.to_string()))
     }
 }
 
