@@ -501,25 +501,29 @@ fn string_errors(root: &Path) -> Vec<String> {
             continue;
         }
         for m in result.find_iter(code) {
-            // The type's last argument at the top level: its error type.
-            let (mut depth, mut last) = (1, m.end());
-            let mut end = None;
+            // The type's arguments at the top level, a trailing comma aside; the second is its
+            // error type.
+            let (mut depth, mut start) = (1, m.end());
+            let mut arguments = Vec::new();
             for (i, c) in code[m.end()..].char_indices() {
                 let at = m.end() + i;
                 match c {
                     '>' if code[..at].ends_with('-') => {}
                     '<' | '(' | '[' => depth += 1,
                     '>' | ')' | ']' => depth -= 1,
-                    ',' if depth == 1 => last = at + 1,
+                    ',' if depth == 1 => {
+                        arguments.push(code[start..at].trim());
+                        start = at + 1;
+                    }
                     _ => {}
                 }
                 if depth == 0 {
-                    end = Some(at);
+                    arguments.push(code[start..at].trim());
                     break;
                 }
             }
-            let Some(end) = end else { continue };
-            if last > m.end() && code[last..end].trim() == "String" {
+            arguments.retain(|argument| !argument.is_empty());
+            if arguments.len() == 2 && arguments[1] == "String" {
                 let line = code[..m.start()].matches('\n').count() + 1;
                 problems.push(format!(
                     "{file}:{line}: `Result<_, String>`: give the error a type of its own (an \
