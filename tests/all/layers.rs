@@ -234,7 +234,10 @@ fn resolve(from: &Module, path: &str, files: &BTreeMap<Module, PathBuf>) -> Opti
 }
 
 /// Every reference of each file of the crate to another.
-fn references(root: &Path) -> (BTreeMap<Module, PathBuf>, BTreeMap<Module, Vec<Reference>>) {
+/// The crate's files below `root`, each as its module, its path as the repository names it
+/// (`host/src/...`) and its code without comments, literals' insides or test modules; files that
+/// are only test modules are left out.
+fn crate_code(root: &Path) -> (BTreeMap<Module, PathBuf>, BTreeMap<Module, String>) {
     let mut sources = BTreeMap::new();
     let mut folders = vec![root.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -269,6 +272,11 @@ fn references(root: &Path) -> (BTreeMap<Module, PathBuf>, BTreeMap<Module, Vec<R
         files.remove(test_file);
         code.remove(test_file);
     }
+    (files, code)
+}
+
+fn references(root: &Path) -> (BTreeMap<Module, PathBuf>, BTreeMap<Module, Vec<Reference>>) {
+    let (files, code) = crate_code(root);
     let use_statement = Regex::new(r"\buse\s+([^;]+);").unwrap();
     let inline_path =
         Regex::new(r"\b(?:crate|super|self)(?:\s*::\s*[A-Za-z_][A-Za-z0-9_]*)+").unwrap();
@@ -456,6 +464,115 @@ fn a_circle_and_a_reference_to_a_later_stage_are_each_named() {
              host/src/config/gate.rs:1: `super::suite::check` -> host/src/config/suite.rs\n  \
              host/src/config/suite.rs:1: `use crate::{config::gate::Gate, fsio};` -> \
              host/src/config/gate.rs",
+        ]
+    );
+}
+
+/// Files allowed a `Result<_, String>`: the WebAssembly interface's `result<_, string>`
+/// (`wit.rs`), then the files that still carry an error as text, to be given typed errors and
+/// taken off this list.
+const STRING_ERRORS_ALLOWED: &[&str] = &[
+    "host/src/grade/pack/wit.rs",
+    "host/src/input/inspect_log.rs",
+    "host/src/input/otlp_file.rs",
+    "host/src/input/session_files.rs",
+];
+
+/// Each `Result<_, String>` of the crate's code below `root` outside [`STRING_ERRORS_ALLOWED`],
+/// and each error wrapped by hand into a list of one (`map_err(|e| vec![e])`), at its file and
+/// line.
+fn string_errors(root: &Path) -> Vec<String> {
+    let (files, code) = crate_code(root);
+    let result = Regex::new(r"\bResult\s*<").unwrap();
+    let list_of_one = Regex::new(r"map_err\(\s*\|\w+\|\s*vec!\[\s*\w+\s*\]\s*\)").unwrap();
+    let mut problems = Vec::new();
+    for (module, code) in &code {
+        let file = module.file(&files);
+        for m in list_of_one.find_iter(code) {
+            let line = code[..m.start()].matches('\n').count() + 1;
+            problems.push(format!(
+                "{file}:{line}: `{}`: let `?` make the list (From<SuiteError> for Vec<SuiteError>), \
+                 or give the list a type of its own",
+                m.as_str()
+            ));
+        }
+        if STRING_ERRORS_ALLOWED.contains(&file.as_str()) {
+            continue;
+        }
+        for m in result.find_iter(code) {
+            // The type's arguments at the top level, a trailing comma aside; the second is its
+            // error type.
+            let (mut depth, mut start) = (1, m.end());
+            let mut arguments = Vec::new();
+            for (i, c) in code[m.end()..].char_indices() {
+                let at = m.end() + i;
+                match c {
+                    '>' if code[..at].ends_with('-') => {}
+                    '<' | '(' | '[' => depth += 1,
+                    '>' | ')' | ']' => depth -= 1,
+                    ',' if depth == 1 => {
+                        arguments.push(code[start..at].trim());
+                        start = at + 1;
+                    }
+                    _ => {}
+                }
+                if depth == 0 {
+                    arguments.push(code[start..at].trim());
+                    break;
+                }
+            }
+            arguments.retain(|argument| !argument.is_empty());
+            if arguments.len() == 2 && arguments[1] == "String" {
+                let line = code[..m.start()].matches('\n').count() + 1;
+                problems.push(format!(
+                    "{file}:{line}: `Result<_, String>`: give the error a type of its own (an \
+                     enum or struct with Display and std::error::Error) that keeps its cause"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn no_error_is_a_bare_string() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let problems = string_errors(&root);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The check itself: a `Result` whose error is `String`, on one line or several, is named; one
+/// of another error, `io::Result<String>`, comments, strings and test modules are not.
+#[test]
+fn a_string_error_is_named_at_its_line() {
+    let ws = Workspace::new();
+    ws.write("src/lib.rs", "pub mod input;\n");
+    ws.write(
+        "src/input.rs",
+        "fn a() -> Result<Vec<(u8, String)>, String> { todo!() }\n\
+         fn b() -> std::io::Result<String> { todo!() }\n\
+         fn c() -> Result<\n    String,\n    String,\n> { todo!() }\n\
+         // fn d() -> Result<(), String>\n\
+         const E: &str = \"Result<(), String>\";\n\
+         fn f() -> Result<String, Error> { todo!() }\n\
+         fn h() -> Result<(), Vec<E>> { g().map_err(|e| vec![e]) }\n\
+         #[cfg(test)]\nmod tests {\n    fn g() -> Result<(), String> { todo!() }\n}\n",
+    );
+    let problems = string_errors(&ws.path("src"));
+    let named = |line: usize| {
+        format!(
+            "host/src/input.rs:{line}: `Result<_, String>`: give the error a type of its own (an \
+             enum or struct with Display and std::error::Error) that keeps its cause"
+        )
+    };
+    assert_eq!(
+        problems,
+        [
+            "host/src/input.rs:10: `map_err(|e| vec![e])`: let `?` make the list \
+             (From<SuiteError> for Vec<SuiteError>), or give the list a type of its own"
+                .to_string(),
+            named(1),
+            named(3),
         ]
     );
 }

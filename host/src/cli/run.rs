@@ -79,12 +79,21 @@ pub struct Args {
 }
 
 /// `--max-samples`: a count of samples; 0 would grade nothing, which is not what anyone asks.
-fn at_least_one(text: &str) -> Result<u64, String> {
+fn at_least_one(text: &str) -> Result<u64, CountError> {
     match text.parse::<u64>() {
-        Ok(0) => Err("must be at least 1; leave it out to grade every sample".to_string()),
+        Ok(0) => Err(CountError::Zero),
         Ok(n) => Ok(n),
-        Err(e) => Err(format!("not a whole number ({e})")),
+        Err(e) => Err(CountError::NotWhole(e)),
     }
+}
+
+/// Why a `--max-samples` value is not a count of samples.
+#[derive(Debug, thiserror::Error)]
+enum CountError {
+    #[error("must be at least 1; leave it out to grade every sample")]
+    Zero,
+    #[error("not a whole number ({0})")]
+    NotWhole(std::num::ParseIntError),
 }
 
 pub fn run(mut args: Args) -> super::Status {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gavel::fsio;
-use gavel::grade::judge::{Judge, JudgeOptions};
+use gavel::grade::judge::{Judge, JudgeError, JudgeOptions};
 use gavel::grade::openai::Endpoints;
 use gavel::run::{Options, default_workers, prepare, workers};
 use gavel::serve::graders::Requested;
@@ -85,15 +85,13 @@ pub fn run(args: Args) -> Status {
     }
 }
 
-fn serve(args: Args) -> Result<Status, String> {
+fn serve(args: Args) -> Result<Status, ServeError> {
     for (flag, seconds) in [
         ("--deadline", args.deadline),
         ("--header-timeout", args.header_timeout),
     ] {
         if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
-            return Err(format!(
-                "{flag} {seconds} is not a positive number of seconds"
-            ));
+            return Err(ServeError::Seconds { flag, seconds });
         }
     }
     let token = token(args.token_file.as_deref())?;
@@ -141,14 +139,15 @@ fn serve(args: Args) -> Result<Status, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the server's threads: {e}"))?;
+        .map_err(ServeError::Threads)?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
-            .map_err(|e| format!("cannot listen on {}: {e}", args.listen))?;
-        let bound = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the address listened on: {e}"))?;
+            .map_err(|error| ServeError::Listen {
+                address: args.listen,
+                error,
+            })?;
+        let bound = listener.local_addr().map_err(ServeError::Address)?;
         let names: Vec<&str> = suites.keys().map(String::as_str).collect();
         println!("listening on http://{bound} (suites: {})", names.join(", "));
         let _ = std::io::stdout().flush();
@@ -157,14 +156,17 @@ fn serve(args: Args) -> Result<Status, String> {
         }));
         gavel::serve::serve(listener, service, stop_signal())
             .await
-            .map_err(|e| format!("the server stopped: {e}"))
+            .map_err(ServeError::Stopped)
     })?;
     eprintln!("stopped: every request in flight was answered");
     Ok(Status::Ok)
 }
 
 /// Where the model graders of requests ask: the endpoint given, or none.
-fn endpoints(base_url: Option<String>, api_key_env: Option<String>) -> Result<Endpoints, String> {
+fn endpoints(
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+) -> Result<Endpoints, ServeError> {
     let Some(base_url) = base_url else {
         return Ok(Endpoints::default());
     };
@@ -173,9 +175,13 @@ fn endpoints(base_url: Option<String>, api_key_env: Option<String>) -> Result<En
             "base_url": base_url,
             "api_key_env": api_key_env,
         }))
-        .map_err(|e| format!("--judge-base-url: {e}"))?;
-        Judge::new(spec, Path::new("."), JudgeOptions::default())
-            .map_err(|e| format!("--judge-base-url {base_url}: {e}"))
+        .map_err(ServeError::JudgeSpec)?;
+        Judge::new(spec, Path::new("."), JudgeOptions::default()).map_err(|error| {
+            ServeError::Judge {
+                base_url: base_url.clone(),
+                error: Box::new(error),
+            }
+        })
     };
     Ok(Endpoints {
         chat: Some(Arc::new(judge()?)),
@@ -202,11 +208,13 @@ async fn stop_signal() {
 }
 
 /// The bearer token, from `--token-file` or the environment; none when neither has one.
-fn token(file: Option<&Path>) -> Result<Option<String>, String> {
+fn token(file: Option<&Path>) -> Result<Option<String>, ServeError> {
     let (text, source) = match file {
         Some(path) => (
-            fsio::read_text(path, 64 << 10)
-                .map_err(|e| format!("cannot read the token file {}: {e}", path.display()))?,
+            fsio::read_text(path, 64 << 10).map_err(|error| ServeError::TokenFile {
+                path: path.to_path_buf(),
+                error,
+            })?,
             format!("the token file {}", path.display()),
         ),
         None => match std::env::var(TOKEN_VARIABLE) {
@@ -216,10 +224,7 @@ fn token(file: Option<&Path>) -> Result<Option<String>, String> {
     };
     let token = text.trim();
     if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(format!(
-            "{source} holds no usable token: write one line of printable characters without \
-             spaces"
-        ));
+        return Err(ServeError::Token { from: source });
     }
     Ok(Some(token.to_string()))
 }
@@ -228,27 +233,28 @@ fn token(file: Option<&Path>) -> Result<Option<String>, String> {
 fn suite_paths(
     given: &[String],
     folder: Option<&Path>,
-) -> Result<BTreeMap<String, PathBuf>, String> {
+) -> Result<BTreeMap<String, PathBuf>, ServeError> {
     let mut paths = BTreeMap::new();
     let mut add = |name: String, path: PathBuf, from: &str| {
         if name.is_empty()
             || !(name.bytes()).all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
         {
-            return Err(format!(
-                "{from}: `{name}` cannot name a suite in a URL: use letters, digits, `-`, `_` \
-                 and `.`"
-            ));
+            return Err(ServeError::SuiteName {
+                from: from.to_string(),
+                name,
+            });
         }
         match paths.insert(name.clone(), path) {
-            Some(_) => Err(format!("{from}: a suite is already served as `{name}`")),
+            Some(_) => Err(ServeError::SuiteTwice {
+                from: from.to_string(),
+                name,
+            }),
             None => Ok(()),
         }
     };
     for spec in given {
         let Some((name, path)) = spec.split_once('=') else {
-            return Err(format!(
-                "--suite {spec}: write it as NAME=PATH, e.g. --suite math=suites/math.yaml"
-            ));
+            return Err(ServeError::SuiteSpec(spec.clone()));
         };
         add(
             name.to_string(),
@@ -257,8 +263,10 @@ fn suite_paths(
         )?;
     }
     if let Some(folder) = folder {
-        let entries =
-            std::fs::read_dir(folder).map_err(|e| format!("--suites {}: {e}", folder.display()))?;
+        let entries = std::fs::read_dir(folder).map_err(|error| ServeError::Folder {
+            folder: folder.to_path_buf(),
+            error,
+        })?;
         let mut files: Vec<PathBuf> = entries
             .filter_map(|entry| Some(entry.ok()?.path()))
             .filter(|path| {
@@ -282,11 +290,58 @@ fn suite_paths(
         }
     }
     if paths.is_empty() {
-        return Err(
-            "no suite to serve: name one with --suite NAME=PATH, or a folder of them with \
-             --suites DIR"
-                .to_string(),
-        );
+        return Err(ServeError::NoSuite);
     }
     Ok(paths)
+}
+
+/// Why `gavel serve` cannot start, or why it stopped.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("{flag} {seconds} is not a positive number of seconds")]
+    Seconds { flag: &'static str, seconds: f64 },
+    #[error("cannot read the token file {}: {error}", path.display())]
+    TokenFile {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{from} holds no usable token: write one line of printable characters without spaces")]
+    Token { from: String },
+    #[error("--suite {0}: write it as NAME=PATH, e.g. --suite math=suites/math.yaml")]
+    SuiteSpec(String),
+    #[error("{from}: `{name}` cannot name a suite in a URL: use letters, digits, `-`, `_` and `.`")]
+    SuiteName { from: String, name: String },
+    #[error("{from}: a suite is already served as `{name}`")]
+    SuiteTwice { from: String, name: String },
+    #[error("--suites {}: {error}", folder.display())]
+    Folder {
+        folder: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error(
+        "no suite to serve: name one with --suite NAME=PATH, or a folder of them with --suites DIR"
+    )]
+    NoSuite,
+    #[error("--judge-base-url: {0}")]
+    JudgeSpec(#[source] serde_json::Error),
+    #[error("--judge-base-url {base_url}: {error}")]
+    Judge {
+        base_url: String,
+        #[source]
+        error: Box<JudgeError>,
+    },
+    #[error("cannot start the server's threads: {0}")]
+    Threads(#[source] std::io::Error),
+    #[error("cannot listen on {address}: {error}")]
+    Listen {
+        address: SocketAddr,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("cannot read the address listened on: {0}")]
+    Address(#[source] std::io::Error),
+    #[error("the server stopped: {0}")]
+    Stopped(#[source] std::io::Error),
 }

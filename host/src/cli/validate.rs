@@ -144,7 +144,7 @@ fn validate_cases(args: &Args, traces: &Path) -> Found {
                 format!("cannot make a folder to check the cases in: {e}"),
             )]
         })?;
-        let suite = project.write(dir.path()).map_err(|e| vec![e])?;
+        let suite = project.write(dir.path())?;
         Ok((dir, suite))
     });
     match written {

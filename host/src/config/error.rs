@@ -40,6 +40,13 @@ impl fmt::Display for SuiteError {
 
 impl std::error::Error for SuiteError {}
 
+/// One mistake where a list of them is reported: `?` turns a single error into the list.
+impl From<SuiteError> for Vec<SuiteError> {
+    fn from(error: SuiteError) -> Vec<SuiteError> {
+        vec![error]
+    }
+}
+
 impl crate::config::FieldProblem {
     /// The problem as an error of the suite file `file` (located later by its field).
     pub fn in_file(self, file: &Path) -> SuiteError {

@@ -294,7 +294,7 @@ impl Suite {
         })?;
         let (mut file, mut errors, mut skipped) = match parse_all(&text, path) {
             Ok(()) => {
-                let file = as_pyyaml_reads(&text, path).map_err(|e| vec![e])?;
+                let file = as_pyyaml_reads(&text, path)?;
                 (file, Vec::new(), Vec::new())
             }
             Err(strict) => match gather(&text, path, &strict) {

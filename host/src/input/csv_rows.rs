@@ -35,9 +35,9 @@ pub struct Converted {
 impl Converted {
     /// The rows `make` finds in the whole text of the file at `path` (at most
     /// [`fsio::cap::TABLE`] bytes); its error is said of that file.
-    pub fn from_text(
+    pub fn from_text<E: std::fmt::Display>(
         path: &Path,
-        make: impl FnOnce(&str) -> Result<Converted, String>,
+        make: impl FnOnce(&str) -> Result<Converted, E>,
     ) -> Result<Converted, SourceError> {
         let error = |message: String| SourceError {
             path: path.to_path_buf(),
@@ -45,7 +45,7 @@ impl Converted {
         };
         let text = fsio::read_text(path, fsio::cap::TABLE)
             .map_err(|e| error(format!("cannot read: {e}")))?;
-        make(&text).map_err(error)
+        make(&text).map_err(|e| error(e.to_string()))
     }
 }
 
@@ -122,7 +122,9 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
     };
     for (position, (line, record)) in records.iter().enumerate() {
         let line = *line;
-        let at = |name: &str, message: String| error(format!("line {line}, {name}: {message}"));
+        let at = |name: &str, message: &dyn std::fmt::Display| {
+            error(format!("line {line}, {name}: {message}"))
+        };
         // A short record's missing cells are missing values, as pandas reads them.
         let cell = |column: Option<usize>| {
             column
@@ -141,22 +143,21 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         let input = cell(Some(input)).ok_or_else(|| {
             at(
                 "input",
-                "the cell is empty (or a word pandas reads as missing, such as `NA` or `None`): \
-                 every sample needs an input"
-                    .to_string(),
+                &"the cell is empty (or a word pandas reads as missing, such as `NA` or `None`): \
+                  every sample needs an input",
             )
         })?;
         row.insert(
             "input".to_string(),
-            text_or_list(input).map_err(|m| at("input", m))?,
+            text_or_list(input).map_err(|m| at("input", &m))?,
         );
         if let Some(truth) = cell(ground_truth) {
-            let truth = text_or_list(truth).map_err(|m| at("ground_truth", m))?;
+            let truth = text_or_list(truth).map_err(|m| at("ground_truth", &m))?;
             row.insert("ground_truth".to_string(), truth);
         }
         for (name, column) in OBJECT_COLUMNS.iter().zip(objects) {
             if let Some(text) = cell(column) {
-                let object = json_object(text).map_err(|m| at(name, m))?;
+                let object = json_object(text).map_err(|m| at(name, &m))?;
                 if *name == "rubric_vars" {
                     row.insert((*name).to_string(), object);
                 }
@@ -188,34 +189,41 @@ fn csv_error(e: &csv::Error) -> String {
 }
 
 /// An `input` or `ground_truth` cell: trimmed, and a JSON list when it looks like one.
-fn text_or_list(cell: &str) -> Result<Value, String> {
+fn text_or_list(cell: &str) -> Result<Value, CellError> {
     let text = cell.trim();
     if !(text.starts_with('[') && text.ends_with(']')) {
         return Ok(Value::from(text));
     }
-    serde_json::from_str::<Value>(text).map_err(|e| {
-        format!(
-            "the cell starts with `[` and ends with `]`, so it is read as a JSON list, but it is \
-             not valid JSON ({e}): write a JSON list of strings such as [\"first turn\", \
-             \"second turn\"]"
-        )
-    })
+    serde_json::from_str::<Value>(text).map_err(CellError::List)
 }
 
 /// A JSON object cell.
-fn json_object(cell: &str) -> Result<Value, String> {
+fn json_object(cell: &str) -> Result<Value, CellError> {
     match serde_json::from_str::<Value>(cell.trim()) {
         Ok(object @ Value::Object(_)) => Ok(object),
-        Ok(_) => Err(
-            "the cell is JSON but not an object: write a JSON object such as \
-                      {\"tone\": \"formal\"}, or leave the cell empty"
-                .to_string(),
-        ),
-        Err(e) => Err(format!(
-            "the cell is not valid JSON ({e}): write a JSON object such as \
-             {{\"tone\": \"formal\"}}, or leave the cell empty"
-        )),
+        Ok(_) => Err(CellError::NotObject),
+        Err(e) => Err(CellError::Object(e)),
     }
+}
+
+/// Why a cell holding JSON cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum CellError {
+    #[error(
+        "the cell starts with `[` and ends with `]`, so it is read as a JSON list, but it is not \
+         valid JSON ({0}): write a JSON list of strings such as [\"first turn\", \"second turn\"]"
+    )]
+    List(serde_json::Error),
+    #[error(
+        "the cell is JSON but not an object: write a JSON object such as {{\"tone\": \"formal\"}}, \
+         or leave the cell empty"
+    )]
+    NotObject,
+    #[error(
+        "the cell is not valid JSON ({0}): write a JSON object such as {{\"tone\": \"formal\"}}, \
+         or leave the cell empty"
+    )]
+    Object(serde_json::Error),
 }
 
 /// An id column, read as pandas types a column: numbers when every cell that is not missing is

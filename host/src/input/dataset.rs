@@ -112,7 +112,7 @@ impl From<String> for LineText {
 pub struct RowParser {
     pub format: Option<Format>,
     pub base_dir: PathBuf,
-    rubric_files: Mutex<HashMap<PathBuf, Result<String, String>>>,
+    rubric_files: Mutex<HashMap<PathBuf, Result<String, RubricError>>>,
     /// Whether rows are tried with the [`crate::input::fast::scan::Scanner`], which reads Letta and evaldeck
     /// trajectories only: not while the rows read last had trajectories of another format.
     scanning: AtomicBool,
@@ -328,7 +328,7 @@ impl RowParser {
                 ));
             }
             (Some(rubric), None) => Some(rubric),
-            (None, Some(path)) => Some(self.read_rubric(&path).map_err(error)?),
+            (None, Some(path)) => Some(self.read_rubric(&path).map_err(|e| error(e.to_string()))?),
             (None, None) => None,
         };
         let sample = Sample {
@@ -374,7 +374,7 @@ impl RowParser {
 
     /// A row's rubric file, which must lie inside the suite's folder: a row may come from
     /// anyone, and the rubric is sent to the judge.
-    fn read_rubric(&self, relative: &str) -> Result<String, String> {
+    fn read_rubric(&self, relative: &str) -> Result<String, RubricError> {
         let path = self.base_dir.join(relative);
         let mut cache = self
             .rubric_files
@@ -384,15 +384,24 @@ impl RowParser {
             .entry(path.clone())
             .or_insert_with(|| {
                 fsio::read_text_within(&self.base_dir, Path::new(relative), fsio::cap::TEXT)
-                    .map_err(|e| {
-                        format!(
-                            "rubric_path: cannot read {relative}: {e} (a row's rubric_path names a \
-                         file inside the suite's folder, relative to it)"
-                        )
+                    .map_err(|e| RubricError {
+                        relative: relative.to_string(),
+                        source: Arc::new(e),
                     })
             })
             .clone()
     }
+}
+
+/// Why a row's `rubric_path` file cannot be read; kept for the rows that name it again.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "rubric_path: cannot read {relative}: {source} (a row's rubric_path names a file inside the \
+     suite's folder, relative to it)"
+)]
+struct RubricError {
+    relative: String,
+    source: Arc<std::io::Error>,
 }
 
 /// The items of `raw` when it is a non-empty list of evaldeck traces (a Letta trajectory is a list

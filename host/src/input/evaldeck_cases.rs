@@ -249,7 +249,7 @@ fn case_name(line: &Value) -> Option<&str> {
 /// reported with its file (and line).
 pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
     let mut errors = Vec::new();
-    let files = case_files(cases).map_err(|e| vec![e])?;
+    let files = case_files(cases)?;
     let mut rows: Vec<Case> = Vec::new();
     for file in files {
         match read_case(&file) {

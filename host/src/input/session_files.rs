@@ -60,7 +60,7 @@ pub fn is_session(path: &Path) -> Result<bool, SourceError> {
 
 /// The session file at `path` as a JSONL row, numbered by its first record's line.
 pub fn convert(path: &Path) -> Result<Converted, SourceError> {
-    Converted::from_text(path, |text| {
+    Converted::from_text(path, |text| -> Result<Converted, String> {
         let mut converted = Converted::default();
         let (line, _) = session_row(path, text, &mut converted.text)?;
         converted.lines.push(line);

@@ -251,13 +251,12 @@ impl Resolver<'_> {
             }),
             GraderSpec::Code(code) => {
                 let grants = self.grants(field, code.allow.as_ref())?;
-                self.code(field, code, grants.as_ref()).map_err(|e| vec![e])
+                Ok(self.code(field, code, grants.as_ref())?)
             }
             GraderSpec::Python(python) => {
                 let grants = self.grants(field, python.allow.as_ref())?;
                 let module = program::inline_module(field.rsplit('.').next().unwrap_or(field));
-                self.python(field, &module, python, grants.as_ref())
-                    .map_err(|e| vec![e])
+                Ok(self.python(field, &module, python, grants.as_ref())?)
             }
             GraderSpec::Openai(spec) => {
                 let object = spec.grader.as_ref().unwrap_or(&Value::Null);
@@ -336,14 +335,12 @@ impl Resolver<'_> {
             GraderSpec::Rubric(rubric) => {
                 // A judge's extractor in the sandbox reaches what the suite's `allow:` grants.
                 let grants = self.grants(field, None)?;
-                let extraction = self
-                    .extraction(
-                        field,
-                        Some(&rubric.extractor),
-                        &rubric.extractor_config,
-                        grants.as_ref(),
-                    )
-                    .map_err(|e| vec![e])?;
+                let extraction = self.extraction(
+                    field,
+                    Some(&rubric.extractor),
+                    &rubric.extractor_config,
+                    grants.as_ref(),
+                )?;
                 let judge = Judge::new(
                     (**rubric).clone(),
                     self.base_dir,
@@ -632,7 +629,7 @@ impl Resolver<'_> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
-        let python = self.python_for(field, "code").map_err(|e| vec![e])?;
+        let python = self.python_for(field, "code")?;
         // The functions a case names run with what the suite's `allow:` grants.
         let grants = self.grants(field, None)?;
         let mut code: Vec<CaseCode> = Vec::new();

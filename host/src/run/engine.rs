@@ -875,19 +875,26 @@ async fn grade(
 /// A future whose panic becomes an `Err` with the panic's message.
 struct CatchUnwind<'f, F>(Pin<&'f mut F>);
 
+/// A panic caught while grading: its message.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+struct Panicked(String);
+
 impl<F: Future> Future for CatchUnwind<'_, F> {
-    type Output = Result<F::Output, String>;
+    type Output = Result<F::Output, Panicked>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let inner = self.0.as_mut();
         match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_string()))),
+            Err(payload) => Poll::Ready(Err(Panicked(
+                payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string()),
+            ))),
         }
     }
 }
@@ -971,9 +978,9 @@ mod tests {
             n
         }))
         .await;
-        assert_eq!(formatted, Err("index 3 out of range".to_string()));
-        let literal: Result<(), String> =
+        assert_eq!(formatted, Err(Panicked("index 3 out of range".to_string())));
+        let literal: Result<(), Panicked> =
             CatchUnwind(std::pin::pin!(async { panic!("plain") })).await;
-        assert_eq!(literal, Err("plain".to_string()));
+        assert_eq!(literal, Err(Panicked("plain".to_string())));
     }
 }

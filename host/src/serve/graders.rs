@@ -58,15 +58,10 @@ impl Requested {
 
     /// Loads the Python interpreter now, as the first `python` grader posted would; the error
     /// says why those graders will be refused.
-    pub fn warm(&self) -> Result<(), String> {
+    pub fn warm(&self) -> Result<(), Failure> {
         let probe =
             json!({"type": "python", "source": "def grade(sample, item):\n    return 0.0\n"});
-        match check(&probe, self) {
-            Ok(_) => Ok(()),
-            Err(Failure::Server(message)) => Err(message),
-            Err(Failure::Invalid { message, .. }) => Err(message),
-            Err(Failure::Grading(e)) => Err(e.to_string()),
-        }
+        check(&probe, self).map(|_| ())
     }
 
     /// The prepared suite of the object whose digest is `key`, marked as just used.
@@ -107,15 +102,18 @@ pub struct ValidateBody {
 }
 
 /// Why a request has no answer.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
     /// The request's mistake, at its field (`grader.calculate_output`): `400`.
+    #[error("{message}")]
     Invalid {
         message: String,
         param: Option<String>,
     },
     /// The server's: the Python interpreter cannot be loaded, say.
+    #[error("{0}")]
     Server(String),
+    #[error("{0}")]
     Grading(GradingError),
 }
 

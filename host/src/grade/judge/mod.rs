@@ -340,15 +340,18 @@ impl Judge {
         })
     }
 
-    /// Counts how a grading came out: `Err` with the reason it had no answer.
-    fn count<T>(&self, outcome: Result<T, String>) -> Result<T, String> {
+    /// Counts how a grading came out: `Err` with why it had no answer, the API key redacted.
+    fn count<T>(&self, outcome: Result<T, Failure>) -> Result<T, Unanswered> {
+        let outcome = outcome.map_err(|failure| Unanswered {
+            reason: self.transport.api_key.redact(failure.to_string()),
+        });
         match &outcome {
             Ok(_) => {
                 self.answered.fetch_add(1, Ordering::Relaxed);
             }
-            Err(reason) => {
+            Err(unanswered) => {
                 self.failed.fetch_add(1, Ordering::Relaxed);
-                let _ = self.first_failure.set(reason.clone());
+                let _ = self.first_failure.set(unanswered.reason.clone());
             }
         }
         outcome
@@ -380,8 +383,7 @@ impl Judge {
             Ok(prompt) => self.ask(&prompt).await,
             Err(reason) => Err(Failure::Rubric(reason)),
         };
-        let outcome = self
-            .count(outcome.map_err(|failure| self.transport.api_key.redact(failure.to_string())));
+        let outcome = self.count(outcome);
         match outcome {
             Ok((verdict, usage)) => {
                 let status = if verdict.score >= self.pass_threshold {
@@ -397,7 +399,7 @@ impl Judge {
                 }
                 self.with_agent_file(grade)
             }
-            Err(reason) => {
+            Err(Unanswered { reason }) => {
                 let during = match self.agent {
                     Some(_) => "agent judge grading",
                     None => "grading",
@@ -552,9 +554,7 @@ impl Judge {
             },
             Provider::Anthropic => Ok(reply::message(text)?.content),
         };
-        let outcome = (self.exchange(model, &body.to_string(), read).await)
-            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
-        self.count(outcome).map_err(|reason| Unanswered { reason })
+        self.count(self.exchange(model, &body.to_string(), read).await)
     }
 }
 
@@ -572,9 +572,7 @@ impl Judge {
     pub async fn embed(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f64>>, Unanswered> {
         let body = json!({"model": model, "input": texts}).to_string();
         let read = |text: &str| Ok(reply::embeddings(text, texts.len())?);
-        let outcome = (self.exchange(model, &body, read).await)
-            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
-        self.count(outcome).map_err(|reason| Unanswered { reason })
+        self.count(self.exchange(model, &body, read).await)
     }
 
     /// The reply's text and token usage for the chat-completions request `body` (which names
@@ -585,9 +583,7 @@ impl Judge {
             let completion = self.provider.completion(text)?;
             Ok((completion.content, completion.usage))
         };
-        let outcome = (self.exchange(&model, &body.to_string(), read).await)
-            .map_err(|failure| self.transport.api_key.redact(failure.to_string()));
-        self.count(outcome).map_err(|reason| Unanswered { reason })
+        self.count(self.exchange(&model, &body.to_string(), read).await)
     }
 }
 

@@ -599,7 +599,7 @@ impl<'a> Fields<'a, '_> {
             ("meteor", _) => match wordnet::get() {
                 Ok(wordnet) => Some(Similarity::Meteor(wordnet)),
                 Err(e) => {
-                    self.push("evaluation_metric", e, None);
+                    self.push("evaluation_metric", e.to_string(), None);
                     None
                 }
             },

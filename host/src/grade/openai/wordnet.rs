@@ -83,46 +83,83 @@ impl std::fmt::Debug for WordNet {
 }
 
 /// The process's WordNet, loaded on first use; the error says what is missing and how to fix it.
-pub fn get() -> Result<&'static WordNet, String> {
-    static LOADED: OnceLock<Result<WordNet, String>> = OnceLock::new();
+pub fn get() -> Result<&'static WordNet, &'static Unavailable> {
+    static LOADED: OnceLock<Result<WordNet, Unavailable>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
             let (folder, named) = match std::env::var_os(VARIABLE) {
                 Some(folder) => (PathBuf::from(folder), true),
                 None => (PathBuf::from(DEBIAN), false),
             };
-            WordNet::load(&folder).map_err(|e| {
-                let how = if named {
-                    format!("set {VARIABLE} to a folder holding WordNet 3.0's dict files")
-                } else {
-                    format!(
-                        "install WordNet 3.0 (Debian and Ubuntu: apt-get install wordnet-base) or set \
-                         {VARIABLE} to a folder holding its dict files"
-                    )
-                };
-                format!("`meteor` needs WordNet, which cannot be read: {e}; {how}")
-            })
+            WordNet::load(&folder).map_err(|error| Unavailable { error, named })
         })
         .as_ref()
-        .map_err(Clone::clone)
+}
+
+/// Why `meteor` has no WordNet, and how to give it one: set [`VARIABLE`] when it is `named`
+/// (the folder was), else install WordNet or set it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`meteor` needs WordNet, which cannot be read: {error}; {}",
+    if *named {
+        format!("set {VARIABLE} to a folder holding WordNet 3.0's dict files")
+    } else {
+        format!(
+            "install WordNet 3.0 (Debian and Ubuntu: apt-get install wordnet-base) or set \
+             {VARIABLE} to a folder holding its dict files"
+        )
+    }
+)]
+pub struct Unavailable {
+    #[source]
+    error: WordNetError,
+    named: bool,
+}
+
+/// Why WordNet's dict files cannot be read: one cannot be opened, or an index line is not as
+/// nltk reads it.
+#[derive(Debug, thiserror::Error)]
+pub enum WordNetError {
+    #[error("{}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        error: std::io::Error,
+    },
+    #[error("{}: {error}", path.display())]
+    Index {
+        path: PathBuf,
+        #[source]
+        error: IndexError,
+    },
+}
+
+/// A line of an index file that nltk would not read, numbered from 1.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("line {line}: field {field} is not a number")]
+    NotNumber { line: usize, field: usize },
+    #[error("line {line}: the part of speech is not `{pos}`")]
+    OtherPart { line: usize, pos: &'static str },
 }
 
 impl WordNet {
     /// Reads the dict files of `folder`.
-    pub fn load(folder: &Path) -> Result<WordNet, String> {
+    pub fn load(folder: &Path) -> Result<WordNet, WordNetError> {
         let read = |name: String| {
             let path = folder.join(name);
             fsio::read_regular(&path, fsio::cap::DOCUMENT)
                 .map(|bytes| (String::from_utf8_lossy(&bytes).into_owned(), bytes))
-                .map_err(|e| format!("{}: {e}", path.display()))
+                .map_err(|error| WordNetError::Read { path, error })
         };
         let mut parts = Vec::new();
         for (pos, suffix, _) in PARTS {
             let (index_text, _) = read(format!("index.{suffix}"))?;
             let (exceptions_text, _) = read(format!("{suffix}.exc"))?;
             let (_, data) = read(format!("data.{suffix}"))?;
-            let index = parse_index(&index_text, pos).map_err(|e| {
-                format!("{}: {e}", folder.join(format!("index.{suffix}")).display())
+            let index = parse_index(&index_text, pos).map_err(|error| WordNetError::Index {
+                path: folder.join(format!("index.{suffix}")),
+                error,
             })?;
             let exceptions = (exceptions_text.lines())
                 .filter_map(|line| {
@@ -204,21 +241,27 @@ impl Part {
 
 /// An index file's lemmas and their synset offsets, as nltk reads them; `pos` is the part its
 /// lines must name.
-fn parse_index(text: &str, pos: &str) -> Result<HashMap<String, Vec<usize>>, String> {
+fn parse_index(text: &str, pos: &'static str) -> Result<HashMap<String, Vec<usize>>, IndexError> {
     let mut index = HashMap::new();
     for (number, line) in text.lines().enumerate() {
         if line.starts_with(' ') || line.is_empty() {
             continue;
         }
-        let bad = |what: &str| format!("line {}: {what}", number + 1);
+        let line_number = number + 1;
         let fields: Vec<&str> = python::split_whitespace(line).collect();
-        let number_at = |i: usize| -> Result<usize, String> {
+        let number_at = |i: usize| -> Result<usize, IndexError> {
             (fields.get(i))
                 .and_then(|n| n.parse().ok())
-                .ok_or_else(|| bad(&format!("field {} is not a number", i + 1)))
+                .ok_or(IndexError::NotNumber {
+                    line: line_number,
+                    field: i + 1,
+                })
         };
         if fields.get(1) != Some(&pos) {
-            return Err(bad(&format!("the part of speech is not `{pos}`")));
+            return Err(IndexError::OtherPart {
+                line: line_number,
+                pos,
+            });
         }
         let synsets = number_at(2)?;
         let pointers = number_at(3)?;

@@ -632,7 +632,7 @@ impl Pack {
                     .exports
                     .check_config(instance, store, name, &config)?
                     .map_err(|message| PackError::Program { message })),
-                Err(message) => Ok(Err(PackError::ProgramNotLoaded { message })),
+                Err(ProgramFailed(message)) => Ok(Err(PackError::ProgramNotLoaded { message })),
             },
         );
         match result {
@@ -669,7 +669,7 @@ impl Program {
         instance: &wasmtime::component::Instance,
         store: &mut wasmtime::Store<CallState>,
         limits: &CallLimits,
-    ) -> wasmtime::Result<Result<(), String>> {
+    ) -> wasmtime::Result<Result<(), ProgramFailed>> {
         call::arm(store, &limits.loading())?;
         let loaded = match exports.load(
             instance,
@@ -686,14 +686,14 @@ impl Program {
                     }
                     _ => return Err(error),
                 };
-                return Ok(Err(format!(
+                return Ok(Err(ProgramFailed(format!(
                     "loading the program went past its limit {limit}, apart from the call's own: raise \
                      it in the suite's `limits:`"
-                )));
+                ))));
             }
         };
         call::arm(store, limits)?;
-        Ok(loaded)
+        Ok(loaded.map_err(ProgramFailed))
     }
 }
 
@@ -758,10 +758,10 @@ impl Function {
             reach,
             |instance, store| {
                 if let Some(program) = &self.program
-                    && let Err(message) =
+                    && let Err(failed) =
                         program.load(exports, instance, store, &self.pack.limits)?
                 {
-                    return Err(wasmtime::Error::new(ProgramFailed(message)));
+                    return Err(wasmtime::Error::new(failed));
                 }
                 f(exports, instance, store)
             },

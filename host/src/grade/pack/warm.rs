@@ -25,7 +25,7 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
-use super::call::{self, Outcome, ProgramFailed};
+use super::call::{self, Outcome};
 use super::engine::{CallGrants, CallState, WARM_SLOTS};
 use super::wit::Exports;
 use super::{PackInner, Program};
@@ -221,8 +221,8 @@ pub(super) fn call<T>(
             Some(instance) => instance,
             None => {
                 let instance = pack.pre.instantiate(&mut *store)?;
-                if let Err(message) = program.load(&pack.exports, &instance, store, &pack.limits)? {
-                    return Err(wasmtime::Error::new(ProgramFailed(message)));
+                if let Err(failed) = program.load(&pack.exports, &instance, store, &pack.limits)? {
+                    return Err(wasmtime::Error::new(failed));
                 }
                 warm.instance = Some(instance);
                 instance

@@ -273,7 +273,7 @@ pub fn prepare(
     let pack = match load(suite, host, cache_dir) {
         Ok(pack) => pack,
         Err(e) => {
-            errors.push(SuiteError::at(&suite.path, "graders", e));
+            errors.push(SuiteError::at(&suite.path, "graders", e.to_string()));
             return (None, errors);
         }
     };
@@ -301,8 +301,8 @@ fn load(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
-) -> Result<Pack, String> {
-    let component = interpreter::component(cache_dir).map_err(|e| e.to_string())?;
+) -> Result<Pack, LoadError> {
+    let component = interpreter::component(cache_dir)?;
     // The cached component is loaded only as the file whose tag was checked.
     let spec = PackSpec {
         path: component.path,
@@ -315,14 +315,25 @@ fn load(
         .and_then(|host| {
             host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits)
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| LoadError::Pack(Box::new(e)))?;
     if !pack.is_interpreter() {
-        return Err(format!(
-            "{} is not a Python interpreter component (it exports no gavel:grader/program)",
-            spec.path.display()
-        ));
+        return Err(LoadError::NotInterpreter(spec.path));
     }
     Ok(pack)
+}
+
+/// Why the Python interpreter component cannot be loaded.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error(transparent)]
+    Interpreter(#[from] interpreter::InterpreterError),
+    #[error(transparent)]
+    Pack(Box<PackError>),
+    #[error(
+        "{} is not a Python interpreter component (it exports no gavel:grader/program)",
+        .0.display()
+    )]
+    NotInterpreter(PathBuf),
 }
 
 /// The packages of a suite's `requirements:` (see [`packages`]), unpacked and mounted for the
@@ -352,14 +363,14 @@ impl Wants {
         entries: Vec<String>,
         folders: Vec<PathBuf>,
         lines: &[String],
-    ) -> Result<(), String> {
+    ) -> Result<(), RequirementsFileError> {
         let mut wanted: Vec<String> = lines.to_vec();
         for folder in folders {
             let file = folder.join("requirements.txt");
             match fsio::read_text(&file, fsio::cap::TEXT) {
                 Ok(text) => wanted.extend(packages::requirements_file(&text)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+                Err(error) => return Err(RequirementsFileError { file, error }),
             }
         }
         if !wanted.is_empty() {
@@ -368,6 +379,15 @@ impl Wants {
         }
         Ok(())
     }
+}
+
+/// Why a grader's `requirements.txt` cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read {}: {error}", file.display())]
+struct RequirementsFileError {
+    file: PathBuf,
+    #[source]
+    error: std::io::Error,
 }
 
 /// The lock of `lines`' packages, beside the suite (in `folder`), and the cache they are
@@ -435,7 +455,7 @@ fn gather(
             folders.push(builder.suite_dir.clone());
         }
         if let Err(e) = wants.add(entries, folders, lines) {
-            errors.push(SuiteError::at(suite, field.clone(), e));
+            errors.push(SuiteError::at(suite, field.clone(), e.to_string()));
         }
         let added: Vec<(String, Result<(), ProgramError>)> = match spec {
             GraderSpec::Tool(tool) => vec![

@@ -107,7 +107,8 @@ pub enum PackagesError {
     Unpack {
         name: String,
         wheel: String,
-        why: String,
+        #[source]
+        why: WheelError,
     },
     #[error(
         "Python packages are unpacked into the cache folder, and there is none that gavel can \
@@ -526,7 +527,7 @@ fn download(name: &str, wheel: &Wheel) -> Result<Vec<u8>, PackagesError> {
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
-    .map_err(failed)?;
+    .map_err(|e| failed(e.to_string()))?;
     let sha256 = format!("{:x}", Sha256::digest(&bytes));
     if !sha256.eq_ignore_ascii_case(&wheel.hashes.sha256) {
         return Err(failed(format!(
@@ -539,68 +540,79 @@ fn download(name: &str, wheel: &Wheel) -> Result<Vec<u8>, PackagesError> {
 }
 
 /// The body of a GET of `url`, at most [`cap::COMPONENT`] bytes, on a runtime of its own.
-fn fetch(url: &str) -> Result<Vec<u8>, String> {
+fn fetch(url: &str) -> Result<Vec<u8>, FetchError> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(FetchError::Runtime)?;
     runtime.block_on(async {
         let client = reqwest::Client::builder()
             .user_agent(concat!("gavel/", env!("CARGO_PKG_VERSION")))
             .timeout(std::time::Duration::from_secs(300))
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(FetchError::Client)?;
         let mut response = client
             .get(url)
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| crate::grade::judge::http::error_chain(&e))?;
+            .map_err(FetchError::Request)?;
         let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        while let Some(chunk) = response.chunk().await.map_err(FetchError::Body)? {
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > cap::COMPONENT {
-                return Err(format!(
-                    "it is larger than the limit of {} MiB",
-                    cap::COMPONENT >> 20
-                ));
+                return Err(FetchError::TooLarge);
             }
         }
         Ok(bytes)
     })
 }
 
+/// Why a wheel's download has no body.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    #[error("{0}")]
+    Runtime(#[source] io::Error),
+    #[error("{0}")]
+    Client(#[source] reqwest::Error),
+    /// The request or the server failed: said with every cause, as a request's error is.
+    #[error("{}", crate::grade::judge::http::error_chain(.0))]
+    Request(reqwest::Error),
+    #[error("{0}")]
+    Body(#[source] reqwest::Error),
+    #[error("it is larger than the limit of {} MiB", cap::COMPONENT >> 20)]
+    TooLarge,
+}
+
 /// Unpacks the wheel `bytes` into `dest`, taking what it unpacks to from `budget`. A member
 /// whose name leaves `dest` (absolute, `..`, a backslash), a link, a second member of one name,
 /// more than [`MAX_MEMBERS`] members, more bytes than the budget, or a wheel that is not
 /// `Root-Is-Purelib: true` is refused, naming it.
-pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), String> {
-    let mut archive =
-        zip::ZipArchive::new(io::Cursor::new(bytes)).map_err(|e| format!("not a zip file: {e}"))?;
+pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), WheelError> {
+    let mut archive = zip::ZipArchive::new(io::Cursor::new(bytes)).map_err(WheelError::NotZip)?;
     if archive.len() > MAX_MEMBERS {
-        return Err(format!(
-            "it has {} members, more than the limit of {MAX_MEMBERS}",
-            archive.len()
-        ));
+        return Err(WheelError::TooManyMembers(archive.len()));
     }
     let mut purelib = false;
     for i in 0..archive.len() {
-        let mut member = archive.by_index(i).map_err(|e| e.to_string())?;
+        let mut member = archive.by_index(i).map_err(WheelError::Member)?;
         let name = String::from_utf8_lossy(member.name_raw()).into_owned();
         let relative = member_path(&name)?;
         if member.is_symlink() {
-            return Err(format!(
-                "member {name:?} is a symbolic link; wheels hold files only"
-            ));
+            return Err(WheelError::Link(name));
         }
         let path = dest.join(&relative);
+        let written = |error| WheelError::Write {
+            name: name.clone(),
+            error,
+        };
         if member.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o755)
                 .create(&path)
-                .map_err(|e| format!("{name}: {e}"))?;
+                .map_err(written)?;
             continue;
         }
         if let Some(parent) = path.parent() {
@@ -608,18 +620,15 @@ pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), String>
                 .recursive(true)
                 .mode(0o755)
                 .create(parent)
-                .map_err(|e| format!("{name}: {e}"))?;
+                .map_err(written)?;
         }
         let mut content = Vec::new();
         (&mut member)
             .take(*budget + 1)
             .read_to_end(&mut content)
-            .map_err(|e| format!("{name}: {e}"))?;
+            .map_err(written)?;
         if content.len() as u64 > *budget {
-            return Err(format!(
-                "its members unpack to more than the limit of {} MiB",
-                MAX_UNPACKED >> 20
-            ));
+            return Err(WheelError::TooLarge);
         }
         *budget -= content.len() as u64;
         if is_wheel_metadata(&relative) {
@@ -628,16 +637,40 @@ pub fn unpack(bytes: &[u8], dest: &Path, budget: &mut u64) -> Result<(), String>
                     .eq_ignore_ascii_case("Root-Is-Purelib:true")
             });
         }
-        write_new(&path, &content).map_err(|e| format!("{name}: {e}"))?;
+        write_new(&path, &content).map_err(written)?;
     }
     if !purelib {
-        return Err(
-            "its WHEEL file does not say `Root-Is-Purelib: true`: it is not a pure-Python wheel, \
-             and the sandbox cannot load native code"
-                .to_string(),
-        );
+        return Err(WheelError::NotPure);
     }
     Ok(())
+}
+
+/// Why a wheel is not unpacked.
+#[derive(Debug, thiserror::Error)]
+pub enum WheelError {
+    #[error("not a zip file: {0}")]
+    NotZip(#[source] zip::result::ZipError),
+    #[error("it has {0} members, more than the limit of {MAX_MEMBERS}")]
+    TooManyMembers(usize),
+    #[error("{0}")]
+    Member(#[source] zip::result::ZipError),
+    #[error("member {0:?} would be written outside the package folder; the wheel is refused")]
+    Escapes(String),
+    #[error("member {0:?} is a symbolic link; wheels hold files only")]
+    Link(String),
+    #[error("{name}: {error}")]
+    Write {
+        name: String,
+        #[source]
+        error: io::Error,
+    },
+    #[error("its members unpack to more than the limit of {} MiB", MAX_UNPACKED >> 20)]
+    TooLarge,
+    #[error(
+        "its WHEEL file does not say `Root-Is-Purelib: true`: it is not a pure-Python wheel, and \
+         the sandbox cannot load native code"
+    )]
+    NotPure,
 }
 
 /// A new file of the tree at `path` holding `content`, readable by all, never through a link.
@@ -718,7 +751,7 @@ fn write_bytecode(tree: &Path, compile: &dyn Fn(&mut [Source])) -> io::Result<()
 
 /// The member `name` as a path below the tree: refused when it is absolute, climbs with `..`,
 /// or holds a backslash or a NUL.
-fn member_path(name: &str) -> Result<PathBuf, String> {
+fn member_path(name: &str) -> Result<PathBuf, WheelError> {
     let trimmed = name.strip_suffix('/').unwrap_or(name);
     let parts: Vec<&str> = trimmed.split('/').collect();
     let escapes = trimmed.is_empty()
@@ -726,9 +759,7 @@ fn member_path(name: &str) -> Result<PathBuf, String> {
         || name.contains(['\\', '\0'])
         || parts.iter().any(|p| matches!(*p, "" | "." | ".."));
     if escapes {
-        return Err(format!(
-            "member {name:?} would be written outside the package folder; the wheel is refused"
-        ));
+        return Err(WheelError::Escapes(name.to_string()));
     }
     Ok(parts.iter().collect())
 }
@@ -773,15 +804,15 @@ mod tests {
             let dest = tempfile::tempdir().unwrap();
             let bytes = wheel(&[(name, b"x"), WHEEL]);
             let err = unpack(&bytes, &dest.path().join("t"), &mut budget).unwrap_err();
-            assert!(err.contains("outside the package folder"), "{name}: {err}");
+            assert!(matches!(err, WheelError::Escapes(_)), "{name}: {err}");
         }
         let native = wheel(&[("pkg-1.0.dist-info/WHEEL", b"Root-Is-Purelib: false\n")]);
         let err = unpack(&native, tempfile::tempdir().unwrap().path(), &mut budget).unwrap_err();
-        assert!(err.contains("Root-Is-Purelib"), "{err}");
+        assert!(matches!(err, WheelError::NotPure), "{err}");
         let mut small = 3;
         let big = wheel(&[("pkg/big.py", b"0123456789"), WHEEL]);
         let err = unpack(&big, tempfile::tempdir().unwrap().path(), &mut small).unwrap_err();
-        assert!(err.contains("more than the limit"), "{err}");
+        assert!(matches!(err, WheelError::TooLarge), "{err}");
     }
 
     #[test]
