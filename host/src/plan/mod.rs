@@ -301,8 +301,7 @@ impl Resolver<'_> {
                         let node = self.python(&inner, &module, python, grants.as_ref());
                         node.map(|node| (at.clone(), node))
                     })
-                    .collect::<Result<_, _>>()
-                    .map_err(|e| vec![e])?;
+                    .collect::<Result<_, _>>()?;
                 Ok(Node::OpenAi {
                     grader: Arc::new(grader),
                     python,
