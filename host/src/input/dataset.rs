@@ -134,7 +134,7 @@ impl RowParser {
     /// Parses an item into a sample.
     pub fn parse<'i>(&self, item: &'i Item) -> Result<Sample<'i>, RowError> {
         if self.eval_rows
-            && let Some(error) = crate::grade::openai::row::eval_shape_error(&item.row.text)
+            && let Some(error) = eval_shape_error(&item.row.text)
         {
             return Err(row_error(&item.row, 0, error));
         }
@@ -1217,6 +1217,30 @@ fn read_line_at(file: &mut dyn ReadSeek, offset: u64) -> std::io::Result<String>
         text.pop();
     }
     Ok(text)
+}
+
+/// Why the row `text` is not in OpenAI's eval shape, at its field, if it is not: what a
+/// dataset of `dataset_format: openai_eval` refuses.
+fn eval_shape_error(text: &str) -> Option<String> {
+    const SHAPE: &str = "a row of `dataset_format: openai_eval` is {\"item\": {...}, \"sample\": \
+                         {...}}; remove `dataset_format` for rows of other shapes";
+    let row = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(row)) => row,
+        _ => return Some(format!("the row is not a JSON object; {SHAPE}")),
+    };
+    if let Some(key) = row.keys().find(|k| *k != "item" && *k != "sample") {
+        return Some(format!("{key}: unknown field; {SHAPE}"));
+    }
+    match (row.get("item"), row.get("sample")) {
+        (None, _) => Some(format!("item: missing; {SHAPE}")),
+        (Some(item), _) if !item.is_object() => {
+            Some(format!("item: must be a JSON object; {SHAPE}"))
+        }
+        (_, Some(sample)) if !sample.is_object() => {
+            Some(format!("sample: must be a JSON object; {SHAPE}"))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -15,30 +15,6 @@ pub fn is_eval_shaped(row: &Map<String, Value>) -> bool {
         && row.keys().all(|k| k == "item" || k == "sample")
 }
 
-/// Why the row `text` is not in OpenAI's eval shape, at its field, if it is not: what a
-/// dataset of `dataset_format: openai_eval` refuses.
-pub fn eval_shape_error(text: &str) -> Option<String> {
-    const SHAPE: &str = "a row of `dataset_format: openai_eval` is {\"item\": {...}, \"sample\": \
-                         {...}}; remove `dataset_format` for rows of other shapes";
-    let row = match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(row)) => row,
-        _ => return Some(format!("the row is not a JSON object; {SHAPE}")),
-    };
-    if let Some(key) = row.keys().find(|k| *k != "item" && *k != "sample") {
-        return Some(format!("{key}: unknown field; {SHAPE}"));
-    }
-    match (row.get("item"), row.get("sample")) {
-        (None, _) => Some(format!("item: missing; {SHAPE}")),
-        (Some(item), _) if !item.is_object() => {
-            Some(format!("item: must be a JSON object; {SHAPE}"))
-        }
-        (_, Some(sample)) if !sample.is_object() => {
-            Some(format!("sample: must be a JSON object; {SHAPE}"))
-        }
-        _ => None,
-    }
-}
-
 /// The item and the sample of `sample`'s row.
 pub fn item_and_sample(sample: &Sample<'_>) -> (Value, Value) {
     let row: Value = serde_json::from_str(sample.row).unwrap_or(Value::Null);
