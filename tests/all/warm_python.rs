@@ -208,3 +208,79 @@ fn fresh_python_calls_run_in_parallel_up_to_the_concurrency() {
     let peak = peak_calls_in_flight();
     assert!((2..=4).contains(&peak), "{peak} calls at once");
 }
+
+/// A letta-evals `@grader` whose call imports a module of its folder.
+const IMPORTING: &str = r#"from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+@grader
+def imported(sample, submission):
+    import helper
+
+    return GradeResult(score=helper.score(submission), rationale="imported")
+"#;
+
+/// A module of a few dozen functions: compiling it is most of a call that imports it.
+fn helper_source() -> String {
+    let mut text = String::from("def score(text):\n    return 1.0 if 'Paris' in text else 0.0\n");
+    for i in 0..40 {
+        text.push_str(&format!(
+            "\n\ndef part_{i}(values):\n    return {{key: [v * {i} for v in values if v] for key in range({i})}}\n"
+        ));
+    }
+    text
+}
+
+/// The fuel of each sample's call to `imported`.
+fn fuels(results: &str) -> Vec<u64> {
+    results
+        .lines()
+        .map(|line| {
+            let result: Value = serde_json::from_str(line).expect("a result is JSON");
+            let grade = &result["grades"]["imported"];
+            assert_eq!(grade["score"], 1.0, "{grade}");
+            grade["metadata"]["sandbox"]["fuel_used"]
+                .as_u64()
+                .expect("fuel_used")
+        })
+        .collect()
+}
+
+#[test]
+fn an_unrelated_large_python_file_beside_a_grader_leaves_its_calls_fuel_alone() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("graders/grading.py", IMPORTING);
+    ws.write("graders/helper.py", &helper_source());
+    ws.write(
+        "suite.yaml",
+        "name: importing\ndataset: data.jsonl\ngraders:\n  imported:\n    kind: tool\n    \
+         function: graders/grading.py:imported\n",
+    );
+    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let alone = fuels(&run(cache, &ws, "alone", &[]));
+
+    // Half a megabyte of Python nobody imports (a scratch copy of some code, say).
+    let mut scratch = String::new();
+    for i in 0..8_000 {
+        scratch.push_str(&format!(
+            "def scratch_{i}(x):\n    return [x, {i}, {{'key': (x, {i})}}]\n\n\n"
+        ));
+    }
+    assert!(scratch.len() > 400_000);
+    ws.write("graders/scratch/unused.py", &scratch);
+    let beside = fuels(&run(cache, &ws, "beside", &[]));
+
+    // Fuel is deterministic: the helper is compiled once per run in either case, never by
+    // the call that imports it, so the calls cost what they cost alone, to a few per cent
+    // (the interpreter's tables hold one more module name).
+    assert_eq!(alone.len(), beside.len());
+    for (alone, beside) in alone.iter().zip(&beside) {
+        assert!(
+            beside.abs_diff(*alone) <= alone / 50,
+            "a call cost {alone} fuel alone and {beside} with the unrelated file beside it"
+        );
+    }
+}

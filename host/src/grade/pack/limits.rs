@@ -31,12 +31,13 @@ pub const DEFAULT_LOAD_TIMEOUT_MS: u64 = 10_000;
 pub const DEFAULT_TMP_MB: u64 = 16;
 pub const DEFAULT_TMP_FILES: u64 = 1_000;
 
-/// Instructions, wall-clock time and linear memory (in MiB) for compiling one share of a
-/// suite's Python packages into bytecode, once when they are unpacked: the CPython compiler on
-/// a few MiB of source, with no user code running.
-pub const PACKAGE_COMPILE_FUEL: u64 = 200_000_000_000;
-pub const PACKAGE_COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
-const PACKAGE_COMPILE_MEMORY_MB: u64 = 1_024;
+/// Instructions, wall-clock time and linear memory (in MiB) for compiling Python source into
+/// bytecode, once: a suite's own files when it is loaded (up to 8 MiB of them), one share of
+/// its packages when they are unpacked. The CPython compiler on a few MiB of source, with no
+/// user code running; a grading call's budget is far too small for it.
+pub const COMPILE_FUEL: u64 = 200_000_000_000;
+pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
+const COMPILE_MEMORY_MB: u64 = 1_024;
 
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -156,12 +157,10 @@ impl CallLimits {
     }
 
     /// These limits with `fuel`, the deadline `timeout` and at least
-    /// [`PACKAGE_COMPILE_MEMORY_MB`] of memory, for a call that is gavel's own work.
+    /// [`COMPILE_MEMORY_MB`] of memory, for a call that is gavel's own work.
     pub(super) fn widened(&self, fuel: u64, timeout: Duration) -> CallLimits {
         CallLimits {
-            memory_bytes: self
-                .memory_bytes
-                .max((PACKAGE_COMPILE_MEMORY_MB << 20) as usize),
+            memory_bytes: self.memory_bytes.max((COMPILE_MEMORY_MB << 20) as usize),
             ..self.with_budget(fuel, timeout)
         }
     }

@@ -88,9 +88,9 @@ use engine::{CallGrants, CallState};
 pub use engine::{PACKAGES_MOUNT, Writes};
 use limits::CallLimits;
 pub use limits::{
-    DEFAULT_FUEL, DEFAULT_LOAD_FUEL, DEFAULT_LOAD_TIMEOUT_MS, DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB,
-    DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, DEFAULT_TMP_FILES, DEFAULT_TMP_MB, PACKAGE_COMPILE_FUEL,
-    PACKAGE_COMPILE_TIMEOUT,
+    COMPILE_FUEL, COMPILE_TIMEOUT, DEFAULT_FUEL, DEFAULT_LOAD_FUEL, DEFAULT_LOAD_TIMEOUT_MS,
+    DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, DEFAULT_TMP_FILES,
+    DEFAULT_TMP_MB,
 };
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, peak_calls_in_flight, scope};
@@ -451,27 +451,18 @@ impl Pack {
     /// Sets each of `sources`' code as this interpreter compiles it, so that no call compiles
     /// it again. Sources that do not compile are left as they are: loading them then reports
     /// why, at their place, as it would have.
+    ///
+    /// The compiler runs once, on every source together (a suite's files, or a share of its
+    /// packages), within bounds of its own ([`COMPILE_FUEL`], [`COMPILE_TIMEOUT`]) rather than
+    /// a grading call's: a folder of a few hundred kB of Python outgrows a call's fuel, and
+    /// then no source would have its code and every load would compile its program again.
     pub fn compile(&self, sources: &mut [Source]) {
-        self.compile_within(sources, &self.inner.limits);
-    }
-
-    /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
-    /// bounds of their own ([`PACKAGE_COMPILE_FUEL`], [`PACKAGE_COMPILE_TIMEOUT`]) rather than
-    /// a grading call's, since packages hold far more source than a grader.
-    pub fn compile_packages(&self, sources: &mut [Source]) {
-        let limits = self
-            .inner
-            .limits
-            .widened(PACKAGE_COMPILE_FUEL, PACKAGE_COMPILE_TIMEOUT);
-        self.compile_within(sources, &limits);
-    }
-
-    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
         let pack = &self.inner;
+        let limits = pack.limits.widened(COMPILE_FUEL, COMPILE_TIMEOUT);
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
-            limits,
+            &limits,
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
