@@ -32,12 +32,19 @@ pub const DEFAULT_TMP_MB: u64 = 16;
 pub const DEFAULT_TMP_FILES: u64 = 1_000;
 
 /// Instructions, wall-clock time and linear memory (in MiB) for compiling Python source into
-/// bytecode, once: a suite's own files when it is loaded (up to 8 MiB of them), one share of
-/// its packages when they are unpacked. The CPython compiler on a few MiB of source, with no
-/// user code running; a grading call's budget is far too small for it.
+/// bytecode, once: one share of a suite's packages when they are unpacked, and at most a
+/// suite's own files (see [`CallLimits::compiling`]). The CPython compiler on a few MiB of
+/// source, with no user code running; a grading call's budget is far too small for it.
 pub const COMPILE_FUEL: u64 = 200_000_000_000;
 pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
 const COMPILE_MEMORY_MB: u64 = 1_024;
+
+/// What compiling a suite's own files may take a byte of their source beyond a load's budget.
+/// CPython's compiler takes about 20,000 instructions and 0.6 µs (natively) a byte of ordinary
+/// code; these leave room for five times the instructions, and for the slower sandbox on a
+/// loaded machine, while a source that is slow to compile for its size is still stopped.
+const COMPILE_FUEL_PER_BYTE: u64 = 100_000;
+const COMPILE_TIME_PER_BYTE: Duration = Duration::from_micros(50);
 
 const MAX_MEMORY_MB: u64 = 4_096;
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -154,6 +161,22 @@ impl CallLimits {
             timeout,
             ..*self
         }
+    }
+
+    /// The limits of compiling `bytes` of a suite's own Python source, once for every load of
+    /// it: a load's budget and a share per byte, within [`COMPILE_FUEL`] and
+    /// [`COMPILE_TIMEOUT`].
+    pub(super) fn compiling(&self, bytes: u64) -> CallLimits {
+        let fuel = self
+            .load_fuel
+            .saturating_add(bytes.saturating_mul(COMPILE_FUEL_PER_BYTE))
+            .min(COMPILE_FUEL);
+        let per_byte =
+            COMPILE_TIME_PER_BYTE.saturating_mul(u32::try_from(bytes).unwrap_or(u32::MAX));
+        let timeout = Duration::from_millis(self.load_timeout_ms)
+            .saturating_add(per_byte)
+            .min(COMPILE_TIMEOUT);
+        self.widened(fuel, timeout)
     }
 
     /// These limits with `fuel`, the deadline `timeout` and at least

@@ -452,17 +452,29 @@ impl Pack {
     /// it again. Sources that do not compile are left as they are: loading them then reports
     /// why, at their place, as it would have.
     ///
-    /// The compiler runs once, on every source together (a suite's files, or a share of its
-    /// packages), within bounds of its own ([`COMPILE_FUEL`], [`COMPILE_TIMEOUT`]) rather than
-    /// a grading call's: a folder of a few hundred kB of Python outgrows a call's fuel, and
-    /// then no source would have its code and every load would compile its program again.
+    /// The compiler runs once, on every source of the suite together, on a budget that grows
+    /// with their size ([`CallLimits::compiling`]) rather than a grading call's: a folder of a
+    /// few hundred kB of Python outgrows a call's fuel, and then no source would have its code
+    /// and every load would compile its program again.
     pub fn compile(&self, sources: &mut [Source]) {
+        let bytes = sources.iter().map(|s| s.text.len() as u64).sum();
+        self.compile_within(sources, &self.inner.limits.compiling(bytes));
+    }
+
+    /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
+    /// bounds of their own ([`COMPILE_FUEL`], [`COMPILE_TIMEOUT`]), since packages hold far
+    /// more source than a grader.
+    pub fn compile_packages(&self, sources: &mut [Source]) {
+        let limits = self.inner.limits.widened(COMPILE_FUEL, COMPILE_TIMEOUT);
+        self.compile_within(sources, &limits);
+    }
+
+    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
         let pack = &self.inner;
-        let limits = pack.limits.widened(COMPILE_FUEL, COMPILE_TIMEOUT);
         let Outcome { result, .. } = call::run(
             &pack.engine,
             &pack.pre,
-            &limits,
+            limits,
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );

@@ -280,7 +280,7 @@ pub fn prepare(
     let packages = match lock {
         None => None,
         Some((cache, lock)) => {
-            match packages::tree(&cache, &lock, &|sources| pack.compile(sources)) {
+            match packages::tree(&cache, &lock, &|sources| pack.compile_packages(sources)) {
                 Ok(tree) => Some(Packages {
                     tree,
                     entries: wants.entries,

@@ -404,7 +404,7 @@ fn lock_of_report(text: &str) -> Result<Lock, PackagesError> {
 
 /// The folder holding every wheel of `lock` unpacked, in the cache: the one there when its tag
 /// checks out, else downloaded, unpacked and compiled to bytecode by `compile` (the
-/// interpreter's [`crate::grade::pack::Pack::compile`]) now (a tree that does not check out is removed
+/// interpreter's [`crate::grade::pack::Pack::compile_packages`]) now (a tree that does not check out is removed
 /// first, with a warning).
 pub fn tree(
     cache: &CacheDir,
