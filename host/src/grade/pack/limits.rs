@@ -40,9 +40,10 @@ pub const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
 const COMPILE_MEMORY_MB: u64 = 1_024;
 
 /// What compiling a suite's own files may take a byte of their source beyond a load's budget.
-/// CPython's compiler takes about 20,000 instructions and 0.6 µs (natively) a byte of ordinary
-/// code; these leave room for five times the instructions, and for the slower sandbox on a
-/// loaded machine, while a source that is slow to compile for its size is still stopped.
+/// CPython's compiler takes about 9,000 instructions in the sandbox and 0.6 µs natively a byte
+/// of ordinary code; these leave room for ten times the instructions, and for the slower
+/// sandbox on a loaded machine, while a source that is slow to compile for its size is still
+/// stopped.
 const COMPILE_FUEL_PER_BYTE: u64 = 100_000;
 const COMPILE_TIME_PER_BYTE: Duration = Duration::from_micros(50);
 
