@@ -220,6 +220,28 @@ mod tests {
     }
 
     #[test]
+    fn compiling_a_suites_files_grows_with_their_size_within_the_packages_bounds() {
+        let limits = CallLimits::resolve("p", &Limits::default(), &Limits::default()).unwrap();
+        let empty = limits.compiling(0);
+        assert_eq!(empty.fuel, DEFAULT_LOAD_FUEL);
+        assert_eq!(
+            empty.timeout,
+            Duration::from_millis(DEFAULT_LOAD_TIMEOUT_MS)
+        );
+        assert!(empty.memory_bytes >= (COMPILE_MEMORY_MB << 20) as usize);
+        // 500 kB of source: ten times what CPython's compiler takes on it, more than a load.
+        let scratch = limits.compiling(500_000);
+        assert_eq!(scratch.fuel, DEFAULT_LOAD_FUEL + 50_000_000_000);
+        assert_eq!(
+            scratch.timeout,
+            Duration::from_millis(DEFAULT_LOAD_TIMEOUT_MS) + Duration::from_secs(25)
+        );
+        // Past what the packages' compile may take, the packages' bounds hold.
+        let huge = limits.compiling(u64::MAX);
+        assert_eq!((huge.fuel, huge.timeout), (COMPILE_FUEL, COMPILE_TIMEOUT));
+    }
+
+    #[test]
     fn out_of_range_limits_name_the_pack_and_field() {
         let pack = Limits {
             memory_mb: Some(0),
