@@ -69,7 +69,7 @@ impl Python {
                 code: None,
             }]);
         }
-        pack.compile(&mut sources);
+        compile_importable(&pack, &mut sources, entries.keys());
         // Programs whose entries share a folder share its files.
         let mut shared: Vec<(Vec<usize>, Arc<[Source]>)> = Vec::new();
         let mut programs = IndexMap::new();
@@ -294,6 +294,135 @@ pub fn prepare(
         }
     };
     (Some(Python::new(pack, builder.build(), packages)), errors)
+}
+
+/// Compiles, in one call of `pack`, the sources a program can import by name: its entry and,
+/// transitively, every module an `import` or `from` statement of one of them names, with
+/// their parent packages. The other files of a grader's folder (scratch files, a copy of some
+/// code) are still loaded, and a module imported only by a name made at run time is compiled
+/// by the import that wants it; compiling them up front would cost every run their whole
+/// compile, and every load their code.
+fn compile_importable<'a>(
+    pack: &Pack,
+    sources: &mut [Source],
+    entries: impl Iterator<Item = &'a String>,
+) {
+    let wanted = importable(sources, entries);
+    let mut chosen: Vec<Source> = (sources.iter().zip(&wanted))
+        .filter(|(_, wanted)| **wanted)
+        .map(|(source, _)| source.clone())
+        .collect();
+    pack.compile(&mut chosen);
+    let mut codes = chosen.into_iter().map(|source| source.code);
+    for (source, _) in sources
+        .iter_mut()
+        .zip(&wanted)
+        .filter(|(_, wanted)| **wanted)
+    {
+        source.code = codes.next().flatten();
+    }
+}
+
+/// Which of `sources` the `entries` reach through their import statements (see
+/// [`compile_importable`]), with the parent packages of each.
+fn importable<'a>(sources: &[Source], entries: impl Iterator<Item = &'a String>) -> Vec<bool> {
+    let by_name: std::collections::HashMap<&str, usize> = (sources.iter().enumerate())
+        .map(|(i, source)| (source.module.as_str(), i))
+        .collect();
+    let mut wanted = vec![false; sources.len()];
+    let mut pending: Vec<String> = entries.cloned().collect();
+    while let Some(name) = pending.pop() {
+        let parents = name
+            .match_indices('.')
+            .map(|(end, _)| name[..end].to_string());
+        let mut found: Vec<String> = parents.collect();
+        if let Some(&i) = by_name.get(name.as_str())
+            && !std::mem::replace(&mut wanted[i], true)
+        {
+            let source = &sources[i];
+            let package = source.path.ends_with("__init__.py");
+            for statement in import_statements(&source.text) {
+                found.extend(imported(&statement, &source.module, package));
+            }
+        }
+        pending.extend(
+            found
+                .into_iter()
+                .filter(|n| by_name.get(n.as_str()).is_some_and(|&j| !wanted[j])),
+        );
+    }
+    wanted
+}
+
+/// The `import` and `from` statements of Python source `text`, wherever they stand (in a
+/// function, under an `if`), each read whole over its parenthesised or continued lines,
+/// without comments.
+fn import_statements(text: &str) -> Vec<String> {
+    let mut statements = Vec::new();
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or(line);
+        let start = code.trim_start();
+        let mut statement = match open.take() {
+            Some(statement) => statement,
+            None if start.starts_with("import ") || start.starts_with("from ") => String::new(),
+            None => continue,
+        };
+        statement.push(' ');
+        statement.push_str(code);
+        let continued = code.trim_end().ends_with('\\');
+        let unclosed = statement.matches('(').count() > statement.matches(')').count();
+        if continued || unclosed {
+            open = Some(statement);
+        } else {
+            statements.push(statement);
+        }
+    }
+    statements.extend(open);
+    statements
+}
+
+/// The modules `statement` imports, as it stands in `module` (a package when `package`):
+/// `import a.b` names `a.b`; `from a import b, c` names `a`, `a.b` and `a.c` (either may be a
+/// module); a relative `from` is resolved against the module's package.
+fn imported(statement: &str, module: &str, package: bool) -> Vec<String> {
+    let text = statement.replace(['(', ')', '\\'], " ");
+    let mut words = text.split_whitespace();
+    let first_words = |rest: &str| -> Vec<String> {
+        (rest.split(','))
+            .filter_map(|part| part.split_whitespace().next())
+            .filter(|name| *name != "*")
+            .map(str::to_string)
+            .collect()
+    };
+    match words.next() {
+        Some("import") => first_words(&words.collect::<Vec<_>>().join(" ")),
+        Some("from") => {
+            let (Some(from), Some("import")) = (words.next(), words.next()) else {
+                return Vec::new();
+            };
+            let dots = from.len() - from.trim_start_matches('.').len();
+            let name = &from[dots..];
+            let base = if dots == 0 {
+                name.to_string()
+            } else {
+                let mut parts: Vec<&str> = module.split('.').collect();
+                if !package {
+                    parts.pop();
+                }
+                for _ in 1..dots {
+                    parts.pop();
+                }
+                parts.extend((!name.is_empty()).then_some(name));
+                parts.join(".")
+            };
+            let names = first_words(&words.collect::<Vec<_>>().join(" "));
+            let mut modules: Vec<String> = names.iter().map(|n| format!("{base}.{n}")).collect();
+            modules.push(base);
+            modules
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The interpreter component, loaded.
@@ -948,6 +1077,71 @@ fn module_name(root: &Path, file: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn source(module: &str, path: &str, text: &str) -> Source {
+        Source {
+            module: module.to_string(),
+            path: path.to_string(),
+            text: text.to_string(),
+            code: None,
+        }
+    }
+
+    #[test]
+    fn import_statements_are_read_whole_wherever_they_stand() {
+        let text = "import os, helpers.text as t  # a comment (\nfrom pkg import (\n    a,\n    b,  # b\n)\n\
+                    def f():\n    from .sub import c\nx = 'import nothing'\nfrom q \\\n    import d\n";
+        let statements: Vec<String> = import_statements(text)
+            .iter()
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        assert_eq!(
+            statements,
+            [
+                "import os, helpers.text as t",
+                "from pkg import ( a, b, )",
+                "from .sub import c",
+                "from q \\ import d"
+            ]
+        );
+        assert_eq!(imported(&statements[0], "m", false), ["os", "helpers.text"]);
+        assert_eq!(
+            imported(&statements[1], "m", false),
+            ["pkg.a", "pkg.b", "pkg"]
+        );
+        assert_eq!(
+            imported(&statements[2], "pkg.mod", false),
+            ["pkg.sub.c", "pkg.sub"]
+        );
+        assert_eq!(
+            imported(&statements[2], "pkg", true),
+            ["pkg.sub.c", "pkg.sub"]
+        );
+        assert_eq!(imported("from .. import e", "a.b.c", false), ["a.e", "a"]);
+        assert_eq!(imported(&statements[3], "m", false), ["q.d", "q"]);
+    }
+
+    #[test]
+    fn what_an_entry_imports_is_compiled_and_files_nobody_imports_are_not() {
+        let sources = [
+            source(
+                "grading",
+                "g/grading.py",
+                "def f():\n    import helpers.text\n",
+            ),
+            source("helpers", "g/helpers/__init__.py", "import util\n"),
+            source("helpers.text", "g/helpers/text.py", "from . import shared\n"),
+            source("helpers.shared", "g/helpers/shared.py", ""),
+            source("util", "g/util.py", "import json\n"),
+            source("scratch", "g/scratch.py", "import grading\n"),
+            source("copy.helpers", "g/copy/helpers.py", ""),
+        ];
+        let entries = ["grading".to_string()];
+        assert_eq!(
+            importable(&sources, entries.iter()),
+            [true, true, true, true, true, false, false]
+        );
+    }
 
     #[test]
     fn file_references_need_a_py_file_and_an_identifier() {
