@@ -137,18 +137,28 @@ fn edit_rows(agent: &Path) -> Vec<Value> {
     ]
 }
 
-/// The grades letta-evals 0.26.0 gives the same rows with the same grader under CPython, whose
-/// `python3` runs the files: `None` where the peers' venv is not there (outside CI).
-fn letta_evals_grades(ws: &Workspace) -> Option<Vec<(f64, String)>> {
+/// The `(score, rationale)` letta-evals 0.26.0 gives each row of `ws`'s `data.jsonl` with
+/// `function` (`module:name`, a `@grader` beside the suite, sync or async) under CPython, with
+/// `vars` in its environment, on the recorded run's last message: `None` where the peers' venv
+/// is not there (outside CI).
+pub(crate) fn letta_evals_grades(
+    ws: &Workspace,
+    function: &str,
+    vars: &[(&str, &str)],
+) -> Option<Vec<(f64, String)>> {
     let python = crate::common::peer_python("letta-evals")?;
-    let script = r#"import asyncio, json, sys
+    let script = r#"import asyncio, importlib, inspect, json, sys
 sys.path.insert(0, sys.argv[1])
 from letta_evals.models import Sample
-import grader
+module, name = sys.argv[3].split(":")
+grade = getattr(importlib.import_module(module), name)
 for line in open(sys.argv[2]):
     row = json.loads(line)
-    sample = Sample(id=row["id"], input=row["input"], ground_truth=row["ground_truth"])
-    result = asyncio.run(grader.check(sample, row["trajectory"][0][-1]["content"]))
+    sample = Sample(id=row["id"], input=row["input"], ground_truth=row["ground_truth"],
+                    extra_vars=row.get("extra_vars"))
+    result = grade(sample, row["trajectory"][0][-1]["content"])
+    if inspect.isawaitable(result):
+        result = asyncio.run(result)
     print(json.dumps([result.score, result.rationale]))
 "#;
     let out = std::process::Command::new(python)
@@ -156,6 +166,8 @@ for line in open(sys.argv[2]):
         .arg(script)
         .arg(ws.dir.path())
         .arg(ws.path("data.jsonl"))
+        .arg(function)
+        .envs(vars.iter().copied())
         .output()
         .expect("the peers' python runs");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -205,7 +217,7 @@ fn the_simple_edit_grader_runs_the_agents_file_where_granted_as_letta_evals_does
         (0.0, format!("File not found: {}", task(4))),
     ];
     assert_eq!(got, want);
-    if let Some(theirs) = letta_evals_grades(&ws) {
+    if let Some(theirs) = letta_evals_grades(&ws, "grader:check", &[]) {
         assert_eq!(got, theirs, "gavel against letta-evals 0.26.0");
     }
 }
