@@ -193,14 +193,19 @@ fn locked_suite(members: &[(&str, &str)]) -> (Workspace, Arc<AtomicUsize>) {
     locked_suite_grading(
         members,
         "import pkg\n\ndef grade(sample, item):\n    return pkg.VALUE\n",
+        "",
     )
 }
 
-/// [`locked_suite`] whose grader is `code`.
-fn locked_suite_grading(members: &[(&str, &str)], code: &str) -> (Workspace, Arc<AtomicUsize>) {
+/// [`locked_suite`] whose grader is `code`, with `top` (YAML lines) at the suite's top level.
+fn locked_suite_grading(
+    members: &[(&str, &str)],
+    code: &str,
+    top: &str,
+) -> (Workspace, Arc<AtomicUsize>) {
     let (bytes, sha256) = wheel(members);
     let (url, count) = serve(bytes);
-    let ws = suite("requirements:\n  - pkg\n", code);
+    let ws = suite(&format!("requirements:\n  - pkg\n{top}"), code);
     ws.write(
         LOCK,
         &format!(
@@ -270,7 +275,13 @@ def grade(sample, item):
         "rename": lambda: os.rename(pkg.__file__, os.path.join(folder, "moved.py")),
         "mkdir": lambda: os.mkdir(os.path.join(folder, "sub")),
         "rmtree": lambda: os.rmdir(os.path.join(folder, "__pycache__")),
+        # By a name relative to the folder's descriptor, from /tmp: what the interpreter's
+        # own guard takes for a path in /tmp, so that the mount alone refuses it.
+        "remove_at": lambda: os.remove("__init__.py", dir_fd=at),
+        "create_at": lambda: os.open("new.py", os.O_CREAT | os.O_WRONLY, dir_fd=at),
     }
+    os.chdir("/tmp")
+    at = os.open(folder, os.O_RDONLY)
     said = []
     for name, attempt in attempts.items():
         try:
@@ -282,8 +293,8 @@ def grade(sample, item):
 "#;
 
 /// The package tree is mounted read-only: a grader writing, creating, removing or renaming
-/// there gets the `OSError` of a read-only file system, its error grade says so, and the tree
-/// in the cache is as unpacked.
+/// there, by its path or by a name relative to the folder's descriptor, gets the `OSError` of
+/// a read-only file system, its error grade says so, and the tree in the cache is as unpacked.
 #[test]
 fn a_grader_cannot_change_its_packages() {
     let Some(cache) = cache() else { return };
@@ -291,7 +302,9 @@ fn a_grader_cannot_change_its_packages() {
     let (ws, _) = locked_suite_grading(
         &[("pkg/__init__.py", &module), WHEEL_FILE],
         CHANGES_THE_PACKAGE,
+        "allow:\n  files: [granted/]\n",
     );
+    ws.write("granted/a.txt", "a");
     let out = gavel(
         cache,
         ws.dir.path(),
@@ -301,10 +314,19 @@ fn a_grader_cannot_change_its_packages() {
     let grade = ws.results("out")[0]["grades"]["g"].clone();
     let said = grade["rationale"].as_str().unwrap_or_default();
     let refused = |name: &str| format!("{name} OSError Read-only file system");
-    let want: Vec<String> = ["append", "create", "remove", "rename", "mkdir", "rmtree"]
-        .iter()
-        .map(|name| refused(name))
-        .collect();
+    let want: Vec<String> = [
+        "append",
+        "create",
+        "remove",
+        "rename",
+        "mkdir",
+        "rmtree",
+        "remove_at",
+        "create_at",
+    ]
+    .iter()
+    .map(|name| refused(name))
+    .collect();
     assert!(
         said.starts_with(&format!(
             "guest returned error: RuntimeError: {}",
