@@ -543,3 +543,43 @@ fn a_process_gets_only_the_environment_its_grader_passes() {
     );
     assert!(!said.contains("the-secret-value"), "{said}");
 }
+
+/// `python3 -m MODULE` runs a module of the working folder (the grader's first granted one) or
+/// of the standard library, and a shell command line of plain words that starts the
+/// interpreter (`shell=True`, `asyncio.create_subprocess_shell`) runs as the shell would run
+/// it; a line the shell would do more with (a pipe) is still no program there. (The grader's
+/// coroutine is driven as gavel drives an async grader's, without an event loop.)
+#[test]
+fn a_module_and_a_plain_shell_line_run_as_processes() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "agent/helper.py",
+        "import sys\nprint(__name__, sys.argv[1:], sys.argv[0].endswith('/agent/helper.py'))\n",
+    );
+    let said = report(
+        cache,
+        &ws,
+        "import asyncio\n\
+         mod = subprocess.run([sys.executable, '-m', 'helper', 'x'], capture_output=True, text=True)\n\
+         tool = subprocess.run('python3 -m json.tool --compact', shell=True, input='{\"a\": [1, 2]}', capture_output=True, text=True)\n\
+         async def shell():\n\
+         \x20   p = await asyncio.create_subprocess_shell(\"python3 -c 'print(6 * 7)'\", stdout=asyncio.subprocess.PIPE)\n\
+         \x20   out, _ = await p.communicate()\n\
+         \x20   return out.decode()\n\
+         try:\n\
+         \x20   subprocess.run('python3 -c \"print(1)\" | cat', shell=True)\n\
+         \x20   piped = 'ran'\n\
+         except OSError as e:\n\
+         \x20   piped = type(e).__name__\n\
+         try:\n\
+         \x20   shell().send(None)\n\
+         except StopIteration as done:\n\
+         \x20   shelled = done.value\n\
+         said = f'{mod.returncode} {mod.stdout.strip()} | {tool.stdout.strip()} | {shelled.strip()} | {piped}'",
+        "allow:\n  files: [agent/]\nlimits:\n  timeout_ms: 60000\n",
+    );
+    assert_eq!(said, "0 __main__ ['x'] True | {\"a\":[1,2]} | 42 | OSError");
+}
