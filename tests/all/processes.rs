@@ -583,3 +583,45 @@ fn a_module_and_a_plain_shell_line_run_as_processes() {
     );
     assert_eq!(said, "0 __main__ ['x'] True | {\"a\":[1,2]} | 42 | OSError");
 }
+
+/// `os.chdir` goes where CPython's goes: back to `/` (an empty folder when nothing is granted),
+/// into `/tmp` where the grader has one, and nowhere for a folder that is not there; and a
+/// process started from `/` starts there.
+#[test]
+fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("agent/a.txt", "a");
+    let grader = reporting(
+        "import os\nseen = []\n\
+         for folder in ['/', '/tmp', '/nope', '/']:\n\
+         \x20   try:\n\
+         \x20       os.chdir(folder)\n\
+         \x20       seen.append(os.getcwd())\n\
+         \x20   except OSError as e:\n\
+         \x20       seen.append(f'{type(e).__name__} {e.filename}')\n\
+         child = subprocess.run(['python3', '-c', 'import os; print(os.getcwd())'], capture_output=True, text=True)\n\
+         said = f'{seen} {os.listdir(\".\")} {child.stdout.strip()}'",
+    );
+    for (allow, tmp) in [
+        ("", "FileNotFoundError /tmp"),
+        ("allow:\n  files: [agent/]\n", "/tmp"),
+    ] {
+        one_row(&ws);
+        suite(
+            &ws,
+            &grader,
+            &format!("{allow}limits:\n  timeout_ms: 60000\n"),
+        );
+        assert_eq!(
+            said(&graded(cache, &ws)),
+            vec![(
+                1.0,
+                format!("['/', '{tmp}', 'FileNotFoundError /nope', '/'] [] /")
+            )],
+            "{allow}"
+        );
+    }
+}
