@@ -227,6 +227,57 @@ fn a_granted_name_that_resolves_to_this_machine_is_refused() {
     assert!(requests.try_recv().is_err());
 }
 
+/// Asks for each of `__URLS__` and raises with what each request's failure said, one line each.
+const REASONS_GRADER: &str = r#"
+import urllib.error, urllib.request
+
+def grade(sample, item):
+    said = []
+    for url in __URLS__:
+        try:
+            urllib.request.urlopen(url, timeout=30)
+            said.append(f"{url} answered")
+        except urllib.error.URLError as e:
+            said.append(f"{url} {type(e.reason).__name__}: {e.reason}")
+    raise RuntimeError(" | ".join(said))
+"#;
+
+/// Under `*.example.com`, a subdomain gets past the grant and fails where this machine's name
+/// resolution fails (no DNS answers for it, here or anywhere: example.com has no such names),
+/// while a name of another domain, and `example.com` itself (the pattern wants a label before
+/// the suffix), are not granted and never looked up.
+#[test]
+fn a_wildcard_grant_lets_its_subdomains_reach_name_resolution_and_nothing_else() {
+    let urls = [
+        "http://api.example.com/",
+        "http://api.other.org/",
+        "http://example.com/",
+    ];
+    let source = REASONS_GRADER.replace("__URLS__", &format!("{urls:?}"));
+    let Some(g) = run_grader(&source, &granted("*.example.com"), &[]) else {
+        return;
+    };
+    let said: Vec<&str> = rationale(&g)
+        .split(" | ")
+        .map(|s| s.trim_start_matches("guest returned error: RuntimeError: "))
+        .collect();
+    assert_eq!(said.len(), 3, "{g}");
+    let failed = |said: &str, url: &str, host: &str, why: &str| {
+        said.starts_with(&format!("{url} gaierror: "))
+            && said.contains(&format!("cannot resolve '{host}': {why}"))
+    };
+    assert!(
+        failed(said[0], urls[0], "api.example.com", "name resolution "),
+        "{g}"
+    );
+    let not_granted = "not granted, a grader reaches only the hosts its allow: network: grants";
+    assert!(
+        failed(said[1], urls[1], "api.other.org", not_granted),
+        "{g}"
+    );
+    assert!(failed(said[2], urls[2], "example.com", not_granted), "{g}");
+}
+
 #[test]
 fn a_response_bomb_is_cut_at_the_byte_cap() {
     fn bomb(_: &str, stream: &mut TcpStream) {

@@ -190,12 +190,22 @@ fn serve(body: Vec<u8>) -> (String, Arc<AtomicUsize>) {
 
 /// A suite requiring `pkg`, locked to the wheel of `members` served on loopback.
 fn locked_suite(members: &[(&str, &str)]) -> (Workspace, Arc<AtomicUsize>) {
+    locked_suite_grading(
+        members,
+        "import pkg\n\ndef grade(sample, item):\n    return pkg.VALUE\n",
+        "",
+    )
+}
+
+/// [`locked_suite`] whose grader is `code`, with `top` (YAML lines) at the suite's top level.
+fn locked_suite_grading(
+    members: &[(&str, &str)],
+    code: &str,
+    top: &str,
+) -> (Workspace, Arc<AtomicUsize>) {
     let (bytes, sha256) = wheel(members);
     let (url, count) = serve(bytes);
-    let ws = suite(
-        "requirements:\n  - pkg\n",
-        "import pkg\n\ndef grade(sample, item):\n    return pkg.VALUE\n",
-    );
+    let ws = suite(&format!("requirements:\n  - pkg\n{top}"), code);
     ws.write(
         LOCK,
         &format!(
@@ -248,6 +258,89 @@ fn unpacked_once(cache: &Path, suffix: &str) -> (Workspace, Arc<AtomicUsize>, St
     assert_eq!(scores(&ws, cache), [value.parse::<f64>().unwrap()]);
     assert_eq!(count.load(Ordering::SeqCst), 1);
     (ws, count, value, module)
+}
+
+/// Tries to change the package's folder every way a file system allows, and raises with what
+/// each attempt raised.
+const CHANGES_THE_PACKAGE: &str = r#"import os
+
+import pkg
+
+def grade(sample, item):
+    folder = os.path.dirname(pkg.__file__)
+    attempts = {
+        "append": lambda: open(pkg.__file__, "a").write("VALUE = 1.0\n"),
+        "create": lambda: open(os.path.join(folder, "new.py"), "w").write("x = 1\n"),
+        "remove": lambda: os.remove(pkg.__file__),
+        "rename": lambda: os.rename(pkg.__file__, os.path.join(folder, "moved.py")),
+        "mkdir": lambda: os.mkdir(os.path.join(folder, "sub")),
+        "rmtree": lambda: os.rmdir(os.path.join(folder, "__pycache__")),
+        # By a name relative to the folder's descriptor, from /tmp: what the interpreter's
+        # own guard takes for a path in /tmp, so that the mount alone refuses it.
+        "remove_at": lambda: os.remove("__init__.py", dir_fd=at),
+        "create_at": lambda: os.open("new.py", os.O_CREAT | os.O_WRONLY, dir_fd=at),
+    }
+    os.chdir("/tmp")
+    at = os.open(folder, os.O_RDONLY)
+    said = []
+    for name, attempt in attempts.items():
+        try:
+            attempt()
+            said.append(f"{name} done")
+        except OSError as e:
+            said.append(f"{name} {type(e).__name__} {os.strerror(e.errno)}")
+    raise RuntimeError("; ".join(said))
+"#;
+
+/// The package tree is mounted read-only: a grader writing, creating, removing or renaming
+/// there, by its path or by a name relative to the folder's descriptor, gets the `OSError` of
+/// a read-only file system, its error grade says so, and the tree in the cache is as unpacked.
+#[test]
+fn a_grader_cannot_change_its_packages() {
+    let Some(cache) = cache() else { return };
+    let module = format!("VALUE = 0.{}7\n", std::process::id());
+    let (ws, _) = locked_suite_grading(
+        &[("pkg/__init__.py", &module), WHEEL_FILE],
+        CHANGES_THE_PACKAGE,
+        "allow:\n  files: [granted/]\n",
+    );
+    ws.write("granted/a.txt", "a");
+    let out = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let grade = ws.results("out")[0]["grades"]["g"].clone();
+    let said = grade["rationale"].as_str().unwrap_or_default();
+    let refused = |name: &str| format!("{name} OSError Read-only file system");
+    let want: Vec<String> = [
+        "append",
+        "create",
+        "remove",
+        "rename",
+        "mkdir",
+        "rmtree",
+        "remove_at",
+        "create_at",
+    ]
+    .iter()
+    .map(|name| refused(name))
+    .collect();
+    assert!(
+        said.starts_with(&format!(
+            "guest returned error: RuntimeError: {}",
+            want.join("; ")
+        )),
+        "{grade}"
+    );
+    let tree = tree_holding(cache, &module);
+    let mut names: Vec<_> = std::fs::read_dir(tree.join("pkg"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["__init__.py", "__pycache__"], "{}", tree.display());
 }
 
 #[test]

@@ -137,18 +137,28 @@ fn edit_rows(agent: &Path) -> Vec<Value> {
     ]
 }
 
-/// The grades letta-evals 0.26.0 gives the same rows with the same grader under CPython, whose
-/// `python3` runs the files: `None` where the peers' venv is not there (outside CI).
-fn letta_evals_grades(ws: &Workspace) -> Option<Vec<(f64, String)>> {
+/// The `(score, rationale)` letta-evals 0.26.0 gives each row of `ws`'s `data.jsonl` with
+/// `function` (`module:name`, a `@grader` beside the suite, sync or async) under CPython, with
+/// `vars` in its environment, on the recorded run's last message: `None` where the peers' venv
+/// is not there (outside CI).
+pub(crate) fn letta_evals_grades(
+    ws: &Workspace,
+    function: &str,
+    vars: &[(&str, &str)],
+) -> Option<Vec<(f64, String)>> {
     let python = crate::common::peer_python("letta-evals")?;
-    let script = r#"import asyncio, json, sys
+    let script = r#"import asyncio, importlib, inspect, json, sys
 sys.path.insert(0, sys.argv[1])
 from letta_evals.models import Sample
-import grader
+module, name = sys.argv[3].split(":")
+grade = getattr(importlib.import_module(module), name)
 for line in open(sys.argv[2]):
     row = json.loads(line)
-    sample = Sample(id=row["id"], input=row["input"], ground_truth=row["ground_truth"])
-    result = asyncio.run(grader.check(sample, row["trajectory"][0][-1]["content"]))
+    sample = Sample(id=row["id"], input=row["input"], ground_truth=row["ground_truth"],
+                    extra_vars=row.get("extra_vars"))
+    result = grade(sample, row["trajectory"][0][-1]["content"])
+    if inspect.isawaitable(result):
+        result = asyncio.run(result)
     print(json.dumps([result.score, result.rationale]))
 "#;
     let out = std::process::Command::new(python)
@@ -156,6 +166,8 @@ for line in open(sys.argv[2]):
         .arg(script)
         .arg(ws.dir.path())
         .arg(ws.path("data.jsonl"))
+        .arg(function)
+        .envs(vars.iter().copied())
         .output()
         .expect("the peers' python runs");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -205,7 +217,7 @@ fn the_simple_edit_grader_runs_the_agents_file_where_granted_as_letta_evals_does
         (0.0, format!("File not found: {}", task(4))),
     ];
     assert_eq!(got, want);
-    if let Some(theirs) = letta_evals_grades(&ws) {
+    if let Some(theirs) = letta_evals_grades(&ws, "grader:check", &[]) {
         assert_eq!(got, theirs, "gavel against letta-evals 0.26.0");
     }
 }
@@ -530,4 +542,86 @@ fn a_process_gets_only_the_environment_its_grader_passes() {
         "{passed}"
     );
     assert!(!said.contains("the-secret-value"), "{said}");
+}
+
+/// `python3 -m MODULE` runs a module of the working folder (the grader's first granted one) or
+/// of the standard library, and a shell command line of plain words that starts the
+/// interpreter (`shell=True`, `asyncio.create_subprocess_shell`) runs as the shell would run
+/// it; a line the shell would do more with (a pipe) is still no program there. (The grader's
+/// coroutine is driven as gavel drives an async grader's, without an event loop.)
+#[test]
+fn a_module_and_a_plain_shell_line_run_as_processes() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "agent/helper.py",
+        "import sys\nprint(__name__, sys.argv[1:], sys.argv[0].endswith('/agent/helper.py'))\n",
+    );
+    let said = report(
+        cache,
+        &ws,
+        "import asyncio\n\
+         mod = subprocess.run([sys.executable, '-m', 'helper', 'x'], capture_output=True, text=True)\n\
+         tool = subprocess.run('python3 -m json.tool --compact', shell=True, input='{\"a\": [1, 2]}', capture_output=True, text=True)\n\
+         async def shell():\n\
+         \x20   p = await asyncio.create_subprocess_shell(\"python3 -c 'print(6 * 7)'\", stdout=asyncio.subprocess.PIPE)\n\
+         \x20   out, _ = await p.communicate()\n\
+         \x20   return out.decode()\n\
+         try:\n\
+         \x20   subprocess.run('python3 -c \"print(1)\" | cat', shell=True)\n\
+         \x20   piped = 'ran'\n\
+         except OSError as e:\n\
+         \x20   piped = type(e).__name__\n\
+         try:\n\
+         \x20   shell().send(None)\n\
+         except StopIteration as done:\n\
+         \x20   shelled = done.value\n\
+         said = f'{mod.returncode} {mod.stdout.strip()} | {tool.stdout.strip()} | {shelled.strip()} | {piped}'",
+        "allow:\n  files: [agent/]\nlimits:\n  timeout_ms: 60000\n",
+    );
+    assert_eq!(said, "0 __main__ ['x'] True | {\"a\":[1,2]} | 42 | OSError");
+}
+
+/// `os.chdir` goes where CPython's goes: back to `/` (an empty folder when nothing is granted),
+/// into `/tmp` where the grader has one, and nowhere for a folder that is not there; and a
+/// process started from `/` starts there.
+#[test]
+fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("agent/a.txt", "a");
+    let grader = reporting(
+        "import os\nseen = []\n\
+         for folder in ['/', '/tmp', '/nope', '/']:\n\
+         \x20   try:\n\
+         \x20       os.chdir(folder)\n\
+         \x20       seen.append(os.getcwd())\n\
+         \x20   except OSError as e:\n\
+         \x20       seen.append(f'{type(e).__name__} {e.filename}')\n\
+         child = subprocess.run(['python3', '-c', 'import os; print(os.getcwd())'], capture_output=True, text=True)\n\
+         said = f'{seen} {os.listdir(\".\")} {child.stdout.strip()}'",
+    );
+    for (allow, tmp) in [
+        ("", "FileNotFoundError /tmp"),
+        ("allow:\n  files: [agent/]\n", "/tmp"),
+    ] {
+        one_row(&ws);
+        suite(
+            &ws,
+            &grader,
+            &format!("{allow}limits:\n  timeout_ms: 60000\n"),
+        );
+        assert_eq!(
+            said(&graded(cache, &ws)),
+            vec![(
+                1.0,
+                format!("['/', '{tmp}', 'FileNotFoundError /nope', '/'] [] /")
+            )],
+            "{allow}"
+        );
+    }
 }

@@ -140,10 +140,10 @@ def probes(sample, submission):
             "open: FileNotFoundError /etc/passwd\n\
              open beside: FileNotFoundError data.jsonl\n\
              stat: FileNotFoundError /etc/passwd\n\
-             listdir: FileNotFoundError /\n\
+             listdir: read []\n\
              scandir: FileNotFoundError /etc\n\
              read_text: FileNotFoundError /etc/passwd\n\
-             walk: []\n\
+             walk: [('/', [], [])]\n\
              exists: False False\n\
              write: OSError out.txt\n\
              write absolute: OSError /tmp/out.txt"

@@ -2,7 +2,8 @@
 //! imports `pathspec` (from `requirements:`), walks the folder its row says the agent wrote in
 //! (a row-chosen `files:` grant), and counts tokens with the `anthropic` client against an API
 //! standing in on 127.0.0.1 (granted by address), its key a `secrets:` grant that the grader
-//! never sees.
+//! never sees. Its scores and what it counted are compared with letta-evals 0.26.0's, running
+//! the same grader under CPython against the same stand-in.
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::common::{Workspace, gavel_with_env, stderr, texts_under};
 use crate::network::server;
+use crate::processes::letta_evals_grades;
 use crate::python_graders::{cache, paris_row};
 
 /// The grader, in the skills suites' shape (this file's own code): the agent's files that the
@@ -93,7 +95,7 @@ fn a_skills_shaped_grader_reaches_its_packages_folder_and_api_and_nothing_else()
         &format!(
             "name: skills\ndataset: data.jsonl\n\
              limits: {{fuel: 5000000000, timeout_ms: 60000, memory_mb: 256}}\n\
-             requirements: [pathspec==0.12.1]\n\
+             requirements: [pathspec==1.1.1]\n\
              graders:\n  skill_use:\n    kind: tool\n    function: skills.py:skill_use\n\
              \x20   allow:\n\
              \x20     network: [\"127.0.0.1:{port}\"]\n\
@@ -161,4 +163,23 @@ fn a_skills_shaped_grader_reaches_its_packages_folder_and_api_and_nothing_else()
         );
     }
     assert!(!stderr(&out).contains(SECRET));
+
+    // letta-evals, given the key itself, grades the same rows the same way.
+    let Some(native) = letta_evals_grades(&ws, "skills:skill_use", &vars[2..]) else {
+        return;
+    };
+    let gavel: Vec<(f64, String)> = (0..2)
+        .map(|i| (grade(i)["score"].as_f64().unwrap(), rationale(i)))
+        .collect();
+    let counted = |grades: &[(f64, String)]| -> Vec<(f64, String)> {
+        grades
+            .iter()
+            .map(|(score, said)| (*score, said.split("; key seen as").next().unwrap().into()))
+            .collect()
+    };
+    assert_eq!(counted(&gavel), counted(&native));
+    assert!(
+        native[0].1.ends_with("key seen as sk-ant-test-0"),
+        "{native:?}"
+    );
 }

@@ -177,11 +177,22 @@ def _error(code, parts):
     error-code (or none)."""
     t = _wasi
     where = f"{parts.hostname}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
-    if isinstance(code, (t.ErrorCode_DnsError, t.ErrorCode_DnsTimeout)):
+    if isinstance(code, t.ErrorCode_DnsError) and code.value.rcode == "REFUSED":
         reason = socket.gaierror(
             socket.EAI_NONAME,
-            f"cannot resolve {parts.hostname!r}: a grader reaches only the hosts its "
-            "allow: network: grants",
+            f"cannot resolve {parts.hostname!r}: not granted, a grader reaches only the "
+            "hosts its allow: network: grants",
+        )
+    elif isinstance(code, t.ErrorCode_DnsError):
+        # A granted name whose resolution failed: the resolver's own reason.
+        reason = socket.gaierror(
+            socket.EAI_NONAME,
+            f"cannot resolve {parts.hostname!r}: name resolution failed "
+            f"({code.value.rcode or 'no reason given'})",
+        )
+    elif isinstance(code, t.ErrorCode_DnsTimeout):
+        reason = socket.gaierror(
+            socket.EAI_AGAIN, f"cannot resolve {parts.hostname!r}: name resolution timed out"
         )
     elif isinstance(code, t.ErrorCode_DestinationIpProhibited):
         reason = ConnectionRefusedError(

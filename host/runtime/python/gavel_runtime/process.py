@@ -18,6 +18,7 @@ import errno
 import io
 import os
 import re
+import runpy
 import signal
 import subprocess
 import sys
@@ -66,10 +67,59 @@ def enter_working_folder():
 _original_popen = subprocess.Popen
 
 
-def _command(args, executable, shell):
-    """The command line as a list of texts when it starts the interpreter, else None."""
-    if shell:
+# Characters a shell gives a meaning of its own outside quotes (operators, expansions, globs,
+# comments), and inside double quotes.
+_SHELL_SYNTAX = frozenset("|&;<>()$`\\*?[]{}~#!\n")
+_EXPANDED_IN_DOUBLE_QUOTES = frozenset("$`\\!")
+
+
+def _plain_words(line):
+    """The words of a shell command line that is plain words (quoted or not, spaces between),
+    as `shlex.split` gives them; None when the shell would do more with it (an operator, a
+    redirection, an expansion, a glob, a comment, an escape)."""
+    words, word, quote, started = [], [], None, False
+    for c in line:
+        if quote == "'":
+            if c == "'":
+                quote = None
+            else:
+                word.append(c)
+        elif quote == '"':
+            if c == '"':
+                quote = None
+            elif c in _EXPANDED_IN_DOUBLE_QUOTES:
+                return None
+            else:
+                word.append(c)
+        elif c in "'\"":
+            quote, started = c, True
+        elif c in " \t":
+            if started:
+                words.append("".join(word))
+            word, started = [], False
+        elif c in _SHELL_SYNTAX:
+            return None
+        else:
+            word.append(c)
+            started = True
+    if quote is not None:
         return None
+    if started:
+        words.append("".join(word))
+    return words
+
+
+def _command(args, executable, shell):
+    """The command line as a list of texts when it starts the interpreter, else None. With
+    `shell`, a command line of plain words (see `_plain_words`) that names the interpreter is
+    what the shell would have run."""
+    if shell:
+        if not isinstance(args, (str, bytes, os.PathLike)):
+            args = args[0] if len(args) == 1 else None
+        if args is None or executable is not None:
+            return None
+        argv = _plain_words(os.fsdecode(args))
+        return argv if argv and is_interpreter(argv[0]) else None
     if isinstance(args, (str, bytes, os.PathLike)):
         argv = [os.fsdecode(args)]
     else:
@@ -364,6 +414,7 @@ def _install_asyncio():
     import asyncio.tasks
 
     original_exec = asyncio.subprocess.create_subprocess_exec
+    original_shell = asyncio.subprocess.create_subprocess_shell
     original_wait_for = asyncio.tasks.wait_for
 
     async def create_subprocess_exec(program, *args, stdin=None, stdout=None, stderr=None, limit=None, **kwds):
@@ -382,7 +433,13 @@ def _install_asyncio():
         finally:
             _wait_for_timeout.reset(token)
 
+    async def create_subprocess_shell(cmd, stdin=None, stdout=None, stderr=None, limit=None, **kwds):
+        if _command(cmd, None, True) is None:
+            return await original_shell(cmd, stdin=stdin, stdout=stdout, stderr=stderr, **kwds)
+        return _AsyncProcess(Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, shell=True, **kwds))
+
     asyncio.create_subprocess_exec = asyncio.subprocess.create_subprocess_exec = create_subprocess_exec
+    asyncio.create_subprocess_shell = asyncio.subprocess.create_subprocess_shell = create_subprocess_shell
     asyncio.wait_for = asyncio.tasks.wait_for = wait_for
 
 
@@ -404,14 +461,17 @@ _IGNORED_OPTIONS = frozenset("uBEIsSqOd")
 
 
 def _usage(program, message):
-    sys.stderr.write(f"{message}\nusage: {program} [option] ... [-c cmd | file] [arg] ...\n")
+    sys.stderr.write(
+        f"{message}\nusage: {program} [option] ... [-c cmd | -m mod | file | -] [arg] ...\n"
+        "Try `python -h' for more information.\n"
+    )
     return 2
 
 
 def main(argv, cwd):
-    """Runs a command line of the interpreter (`python3 [options] FILE|-c CODE [ARGS]`) as
-    CPython does, in `cwd`; returns its exit code."""
-    from gavel_runtime import sandbox
+    """Runs a command line of the interpreter (`python3 [options] FILE|-c CODE|-m MODULE
+    [ARGS]`) as CPython does, in `cwd`; returns its exit code."""
+    from gavel_runtime import sandbox, stdlib
 
     sandbox.install()
     # Without a folder granted, the process starts at `/`, where it already is.
@@ -419,19 +479,38 @@ def main(argv, cwd):
         os.chdir(cwd)
     program = argv[0] if argv else "python3"
     rest = list(argv[1:])
-    code = path = None
+    code = path = named = None
     while rest and rest[0].startswith("-") and rest[0] != "-":
         option = rest.pop(0)
         if option == "--":
             break
-        if option.startswith("-c"):
-            code = option[2:] or (rest.pop(0) if rest else None)
-            if code is None:
-                return _usage(program, "Argument expected for the -c option")
+        if option[:2] in ("-c", "-m"):
+            value = option[2:] or (rest.pop(0) if rest else None)
+            if value is None:
+                return _usage(program, f"Argument expected for the {option[:2]} option")
+            if option[:2] == "-c":
+                code = value
+            else:
+                named = value
             break
         if not set(option[1:]) <= _IGNORED_OPTIONS:
             return _usage(program, f"Unknown option: {option}")
-    if code is not None:
+    module = types.ModuleType("__main__")
+    if named is not None:
+        # As `runpy` runs `-m`: the working folder first on the path, the module found there
+        # or on the path (a standard one's code kept from the build: no files hold it here),
+        # its file as argv[0].
+        sys.path.insert(0, os.getcwd())
+        try:
+            spec, text = stdlib.RUNNABLE.get(named) or runpy._get_module_details(named, runpy._Error)[1:]
+        except runpy._Error as e:
+            sys.stderr.write(f"{program}: {e}\n")
+            return 1
+        sys.argv = [spec.origin, *rest]
+        path = spec.origin
+        module.__spec__, module.__loader__ = spec, spec.loader
+        module.__package__ = spec.parent
+    elif code is not None:
         sys.argv = ["-c", *rest]
         name = "<string>"
         text = code
@@ -451,11 +530,10 @@ def main(argv, cwd):
         sys.argv = [""]
         name = "<stdin>"
         text = sys.stdin.read()
-    module = types.ModuleType("__main__")
     module.__file__ = path
     sys.modules["__main__"] = module
     try:
-        exec(compile(text, name, "exec"), module.__dict__)
+        exec(text if named is not None else compile(text, name, "exec"), module.__dict__)
         status = 0
     except SystemExit as e:
         status = _exit_status(e.code)

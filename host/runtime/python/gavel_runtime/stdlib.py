@@ -10,6 +10,7 @@ Codecs are looked up by importing `encodings.<name>` on first use, so the common
 """
 
 import importlib
+import importlib.util
 
 MODULES = """
 abc argparse array ast asyncio base64 binascii bisect calendar cmath codecs collections
@@ -38,3 +39,10 @@ for _name in MODULES:
     except Exception:  # not built into this interpreter (e.g. a C extension WASI lacks)
         continue
     AVAILABLE.append(_name)
+
+# Standard modules `python3 -m` runs in a process: their spec and code, kept from the build,
+# since at run time there is no file to read them from again.
+RUNNABLE = {}
+for _name in ("json.tool", "base64"):
+    _spec = importlib.util.find_spec(_name)
+    RUNNABLE[_name] = (_spec, _spec.loader.get_code(_name))

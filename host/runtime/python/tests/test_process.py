@@ -37,11 +37,50 @@ CASES = [
     (["script.py", "4", "more"], ""),
     (["missing.py"], ""),
     ([], "print('program on stdin')\n"),
+    (["-m", "json.tool"], '{"b": [1, 2], "a": null}'),
+    (["-m", "json.tool", "--compact"], '{"b": [1, 2]}'),
+    (["-mjson.tool"], "[]"),
+    (["-m", "script", "5"], ""),
+    (["-u", "-m", "script"], ""),
+    (["-m", "nothere"], ""),
+    (["-m"], ""),
+]
+
+# Shell command lines of plain words, and what CPython's shell runs them as.
+SHELL_LINES = [
+    "python3 -c 'import sys; print(sys.argv)' a \"b c\" d'e'f",
+    "python3 -m json.tool --compact",
+    "  python3   script.py   7  ",
+    "python3 -c \"print('x')\"",
+]
+# Shell command lines the shell would do more with than run the interpreter.
+NOT_PLAIN = [
+    "python3 -c 'print(1)' | cat",
+    "python3 script.py > out.txt",
+    "python3 script.py; ls",
+    "python3 script.py && ls",
+    "python3 $HOME/x.py",
+    "python3 -c \"print('$HOME')\"",
+    "python3 `which x`",
+    "python3 *.py",
+    "python3 x.py # comment",
+    "python3 -c 'unclosed",
+    "A=1 python3 x.py",
+    "ls -l",
+    "",
 ]
 
 
+class _Kept(io.StringIO):
+    """A captured stream that a program may close (`json.tool` closes its output), as it
+    closes its real stdout."""
+
+    def close(self):
+        pass
+
+
 def gavel(folder, argv, stdin):
-    out, err = io.StringIO(), io.StringIO()
+    out, err = _Kept(), _Kept()
     here = os.getcwd()
     saved = (list(sys.argv), list(sys.path), sys.modules.get("__main__"))
     try:
@@ -80,9 +119,37 @@ class CommandLines(unittest.TestCase):
                     self.assertEqual(gavel(folder, argv, stdin), want)
 
     def test_an_unknown_option_is_a_usage_error(self):
-        code, out, err = gavel("/", ["-m", "json.tool"], "")
+        code, out, err = gavel("/", ["-j", "json.tool"], "")
         self.assertEqual((code, out), (2, ""))
-        self.assertTrue(err.startswith("Unknown option: -m\nusage: python3 "), err)
+        self.assertTrue(err.startswith("Unknown option: -j\nusage: python3 "), err)
+
+    def test_a_plain_shell_line_runs_as_the_shell_runs_it(self):
+        with tempfile.TemporaryDirectory() as folder:
+            folder = os.path.realpath(folder)
+            with open(os.path.join(folder, "script.py"), "w") as f:
+                f.write(SCRIPT)
+            for line in SHELL_LINES:
+                with self.subTest(line=line):
+                    argv = process._command(line, None, True)
+                    self.assertIsNotNone(argv)
+                    self.assertEqual(argv[0], "python3")
+                    done = subprocess.run(
+                        line.replace("python3", sys.executable, 1),
+                        shell=True,
+                        cwd=folder,
+                        input="[1]",
+                        capture_output=True,
+                        text=True,
+                        env={},
+                    )
+                    self.assertEqual(gavel(folder, argv[1:], "[1]"), (done.returncode, done.stdout, done.stderr))
+
+    def test_any_other_shell_line_is_not_the_interpreters(self):
+        for line in NOT_PLAIN:
+            with self.subTest(line=line):
+                self.assertIsNone(process._command(line, None, True))
+        self.assertIsNone(process._command(["python3 x.py", "arg0"], None, True))
+        self.assertEqual(process._command(["python3 x.py"], None, True), ["python3", "x.py"])
 
     def test_the_interpreter_is_named_as_the_caller_names_it(self):
         for name in ["python", "python3", "python3.14", "/usr/bin/python3", sys.executable]:

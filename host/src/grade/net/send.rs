@@ -166,23 +166,32 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
             false => Err(Error::DestinationIpProhibited),
         };
     }
-    let not_found = || Error::DnsError {
-        rcode: Some("NXDOMAIN".to_string()),
-        info_code: None,
-    };
+    // A name not granted is refused as a resolver refuses a query it will not answer, apart
+    // from a granted name that does not resolve, whose resolver's reason the guest is told.
     if !target.granted_by(&grants.network) {
-        return Err(not_found());
+        return Err(dns_error(NOT_GRANTED));
     }
     let mut addresses = tokio::net::lookup_host((target.host.as_str(), target.port))
         .await
-        .map_err(|_| not_found())?
+        .map_err(|e| dns_error(&e.to_string()))?
         .peekable();
     if addresses.peek().is_none() {
-        return Err(not_found());
+        return Err(dns_error("no address"));
     }
     addresses
         .find(|address| !inward(address.ip()) || granted_address(address.ip()))
         .ok_or(Error::DestinationIpProhibited)
+}
+
+/// The DNS error code a name not granted by `allow: network:` gets (the guest's runtime tells
+/// it from a resolution that failed by this code).
+const NOT_GRANTED: &str = "REFUSED";
+
+fn dns_error(rcode: &str) -> Error {
+    Error::DnsError {
+        rcode: Some(rcode.to_string()),
+        info_code: None,
+    }
 }
 
 /// Why graders' HTTPS client cannot be set up.

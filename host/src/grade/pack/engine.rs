@@ -1,6 +1,8 @@
 //! The process-wide engine, the linker per WIT version, and the state of one sandboxed call.
 
 use std::num::NonZeroUsize;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -422,6 +424,26 @@ struct Http {
     net: CallNet,
 }
 
+/// A folder that holds nothing and never will, for an interpreter's `/`: made once per process
+/// and removed at once, so that nothing can be added to it (nor is anything left behind), and
+/// reached through the descriptor kept open on it. None where that cannot be done (a system
+/// without `/proc`): there `/` is not a folder, and `os.chdir("/")` fails.
+fn empty_root() -> Option<&'static Path> {
+    static ROOT: OnceLock<Option<(std::fs::File, PathBuf)>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("gavel-root-")
+            .tempdir()
+            .ok()?;
+        let kept = std::fs::File::open(dir.path()).ok()?;
+        dir.close().ok()?;
+        let path = PathBuf::from(format!("/proc/self/fd/{}", kept.as_raw_fd()));
+        path.is_dir().then_some((kept, path))
+    })
+    .as_ref()
+    .map(|(_, path)| path.as_path())
+}
+
 /// A call's WASI context and the host's ends of its output pipes.
 struct Wasi {
     ctx: WasiCtx,
@@ -443,7 +465,8 @@ impl Wasi {
     }
 
     /// A context with what `grants` grants: its variables, its folders read-only at their own
-    /// path, a fresh private scratch folder, and its program's packages.
+    /// path, a fresh private scratch folder, its program's packages, and an interpreter's
+    /// empty `/`.
     fn granted(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
         let (mut builder, stdout, mut stderr) = Wasi::builder(limits.stdout_bytes);
         if let Some(stdio) = grants.stdio {
@@ -455,6 +478,12 @@ impl Wasi {
         }
         if let Some(packages) = grants.packages {
             builder.preopened_dir(packages, PACKAGES_MOUNT, FsPerms::ReadOnly)?;
+        }
+        // An interpreter's `/` is a folder, as on any machine, so that `os.chdir("/")` goes
+        // back there: the C library changes folder only into a mounted one. It is empty and
+        // read-only; what is granted is mounted below it.
+        if let (Some(_), Some(root)) = (grants.processes, empty_root()) {
+            builder.preopened_dir(root, "/", FsPerms::ReadOnly)?;
         }
         let Some(access) = grants.access else {
             return Ok(Wasi {
@@ -519,7 +548,10 @@ impl CallState {
     pub(super) fn new(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
-        let wasi = match grants.access.is_some() || grants.packages.is_some() {
+        let wasi = match grants.access.is_some()
+            || grants.packages.is_some()
+            || grants.processes.is_some()
+        {
             true => Some(Wasi::granted(limits, grants)?),
             false => None,
         };

@@ -343,6 +343,37 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
             Ok((result,))
         },
     )?;
+    types.func_wrap(
+        "[method]descriptor.unlink-file-at",
+        |mut store: Store<'_, T>, (fd, path): (Fd, String)| {
+            let dirs = [Resource::new_borrow(fd.rep())];
+            let result = change(store.data_mut(), &dirs, |fs| fs.unlink_file_at(fd, path))?;
+            Ok((result,))
+        },
+    )?;
+    types.func_wrap(
+        "[method]descriptor.remove-directory-at",
+        |mut store: Store<'_, T>, (fd, path): (Fd, String)| {
+            let dirs = [Resource::new_borrow(fd.rep())];
+            let result = change(store.data_mut(), &dirs, |fs| {
+                fs.remove_directory_at(fd, path)
+            })?;
+            Ok((result,))
+        },
+    )?;
+    types.func_wrap(
+        "[method]descriptor.rename-at",
+        |mut store: Store<'_, T>, (fd, old_path, new_fd, new_path): (Fd, String, Fd, String)| {
+            let dirs = [
+                Resource::new_borrow(fd.rep()),
+                Resource::new_borrow(new_fd.rep()),
+            ];
+            let result = change(store.data_mut(), &dirs, |fs| {
+                fs.rename_at(fd, old_path, new_fd, new_path)
+            })?;
+            Ok((result,))
+        },
+    )?;
     Ok(())
 }
 
@@ -426,13 +457,24 @@ fn entry<T: Scratched>(
     make: impl FnOnce(&mut WasiFilesystemCtxView<'_>) -> FsResult<()>,
 ) -> wasmtime::Result<Result<(), ErrorCode>> {
     let quota = state.quota();
-    let mut fs = state.filesystem();
+    let fs = state.filesystem();
     if let Some(quota) = quota.filter(|_| writable_dir(&fs, fd))
         && quota.take(bytes, 1).is_err()
     {
         return Ok(Err(ErrorCode::InsufficientSpace));
     }
-    let read_only = !writable_dir(&fs, fd);
+    change(state, std::slice::from_ref(fd), make)
+}
+
+/// `make`, which changes entries of the folders `dirs`: refused as a read-only file system
+/// refuses it where one of them is read-only.
+fn change<T: Scratched>(
+    state: &mut T,
+    dirs: &[Fd],
+    make: impl FnOnce(&mut WasiFilesystemCtxView<'_>) -> FsResult<()>,
+) -> wasmtime::Result<Result<(), ErrorCode>> {
+    let mut fs = state.filesystem();
+    let read_only = dirs.iter().any(|fd| !writable_dir(&fs, fd));
     let made = make(&mut fs);
     Ok(read_only_as_such(lowered(&mut fs, made)?, read_only))
 }
