@@ -348,6 +348,23 @@ impl Pass<'_> {
     /// task for each batch as the writer makes room, and a [`Writer`] hands their results to
     /// the sink in order.
     pub fn run(self, selected: Selected) -> Result<PassEnd, PassError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.workers.max(1))
+            .enable_all()
+            .build()
+            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
+        self.run_on(runtime.handle(), selected, None)
+    }
+
+    /// [`Pass::run`] on `runtime`, which outlives the pass (a server's, shared by its
+    /// requests), from a thread outside its tasks; the pass's batches take their warm Python
+    /// instances from `kept` and leave them there when it is given.
+    pub fn run_on(
+        self,
+        runtime: &tokio::runtime::Handle,
+        selected: Selected,
+        kept: Option<&Arc<pack::Kept>>,
+    ) -> Result<PassEnd, PassError> {
         let has_judge = self.plan.has_judge();
         let batching = Batching::of(&self.plan, self.retry.is_some());
         // Batches read ahead of the writer. Without a judge, two a worker keep both busy; more
@@ -358,11 +375,6 @@ impl Pass<'_> {
         } else {
             self.workers * 2
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(self.workers.max(1))
-            .enable_all()
-            .build()
-            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
         let halt = Arc::new(Halt::default());
         let spent = Spent::default();
         let deadline = self.sink.deadline();
@@ -378,10 +390,14 @@ impl Pass<'_> {
             spent: spent.clone(),
             halt: halt.clone(),
         };
+        let kept = kept.cloned();
         runtime.block_on(async move {
+            // Watchers that end with the pass (the set aborts them when dropped), not with the
+            // runtime, which may outlive it.
+            let mut watchers = tokio::task::JoinSet::new();
             if let Some(deadline) = deadline {
                 let halt = halt.clone();
-                tokio::spawn(async move {
+                watchers.spawn(async move {
                     tokio::time::sleep_until(deadline.into()).await;
                     halt.raise();
                 });
@@ -395,12 +411,13 @@ impl Pass<'_> {
                 halt: halt.clone(),
                 batches: batch_tx,
             };
-            let reader = std::thread::spawn(move || reader.run());
-            tokio::spawn(on_ctrl_c(halt.clone()));
+            let reader = tokio::task::spawn_blocking(move || reader.run());
+            watchers.spawn(on_ctrl_c(halt.clone()));
             let dispatcher = Dispatcher {
                 batches: batch_rx,
                 permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
                 warm_graders: batching.warm_graders,
+                kept,
                 grader: BatchGrader {
                     plan: self.plan,
                     parser: self.parser,
@@ -426,7 +443,7 @@ impl Pass<'_> {
                 ));
             }
             let read = reader
-                .join()
+                .await
                 .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
             read.map_err(PassError::Source)?;
             if let Some(e) = writer.write_error {
@@ -533,14 +550,20 @@ struct Dispatcher {
     permits: Arc<tokio::sync::Semaphore>,
     /// Warm Python graders: each batch holds an instance of each.
     warm_graders: usize,
+    /// Where batches find warm instances left by earlier passes, and leave theirs.
+    kept: Option<Arc<pack::Kept>>,
     grader: BatchGrader,
 }
 
 impl Dispatcher {
-    /// Dispatches until the reader ends or the pass is halted; how many batches it dispatched.
+    /// Dispatches until the reader ends or the pass is halted, and waits for the batches to
+    /// end (their warm instances left in the pass's store, where it has one); how many batches
+    /// it dispatched.
     async fn run(mut self) -> u64 {
         let mut dispatched = 0u64;
+        let mut grading = tokio::task::JoinSet::new();
         while let Some(batch) = self.batches.recv().await {
+            while grading.try_join_next().is_some() {}
             let Ok(permit) = self.permits.clone().acquire_owned().await else {
                 break;
             };
@@ -548,12 +571,14 @@ impl Dispatcher {
                 break;
             }
             dispatched += 1;
-            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders);
-            tokio::spawn(pack::scope(
+            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
+                .keeping(self.kept.clone());
+            grading.spawn(pack::scope(
                 shared,
                 self.grader.clone().grade(batch, permit),
             ));
         }
+        while grading.join_next().await.is_some() {}
         dispatched
     }
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::grade::pack::Kept;
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::Items;
 use crate::output::result::{ErrorCategory, SampleResult};
@@ -97,16 +98,27 @@ impl Sink for Collect {
     }
 }
 
-/// Grades `rows` (JSON Lines) with `prepared`'s plan on `workers` threads; invalid rows are
-/// error results, as `gavel run --skip-invalid` writes them. Blocks until the pass ends.
+/// Where a request's pass runs.
+#[derive(Clone, Copy)]
+pub struct On<'a> {
+    /// The server's runtime, whose threads grade every request.
+    pub runtime: &'a tokio::runtime::Handle,
+    /// The warm Python instances the suite's requests share; `None` gives the request fresh
+    /// ones of its own.
+    pub kept: Option<&'a Arc<Kept>>,
+}
+
+/// Grades `rows` (JSON Lines) with `prepared`'s plan, `workers` samples at once; invalid rows
+/// are error results, as `gavel run --skip-invalid` writes them. Blocks until the pass ends.
 pub fn grade(
     prepared: &Prepared,
     workers: usize,
     rows: Vec<u8>,
     deadline: Instant,
+    on: On<'_>,
 ) -> Result<Graded, GradingError> {
     let items = Items::in_memory(Path::new(ROWS_NAME), rows);
-    grade_items(prepared, workers, items, deadline)
+    grade_items(prepared, workers, items, deadline, on)
 }
 
 /// [`grade`] over any stream of rows (held in memory, or a dataset file read as `gavel run`
@@ -116,6 +128,7 @@ pub fn grade_items(
     workers: usize,
     items: Items,
     deadline: Instant,
+    on: On<'_>,
 ) -> Result<Graded, GradingError> {
     let mut sink = Collect {
         graded: Graded::default(),
@@ -132,7 +145,11 @@ pub fn grade_items(
         replay: 0,
         sink: &mut sink,
     };
-    let end = pass.run(Selected::new(items, Selection::default()));
+    let end = pass.run_on(
+        on.runtime,
+        Selected::new(items, Selection::default()),
+        on.kept,
+    );
     match end {
         // Halted at the deadline, the pass ends as if complete, short of rows.
         _ if sink.late || Instant::now() >= deadline => Err(GradingError::Deadline),
