@@ -353,17 +353,16 @@ impl Pass<'_> {
             .enable_all()
             .build()
             .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
-        self.run_on(runtime.handle(), selected, None)
+        runtime.block_on(self.run_within(selected, None))
     }
 
-    /// [`Pass::run`] on `runtime`, which outlives the pass (a server's, shared by its
-    /// requests), from a thread outside its tasks; the pass's batches take their warm Python
-    /// instances from `kept` and leave them there when it is given.
-    pub fn run_on(
+    /// [`Pass::run`] on the runtime it is awaited on, which may outlive it (a server's, shared
+    /// by its requests); the pass's batches take their warm Python instances from `kept` and
+    /// leave them there when it is given.
+    pub async fn run_within(
         self,
-        runtime: &tokio::runtime::Handle,
         selected: Selected,
-        kept: Option<&Arc<pack::Kept>>,
+        kept: Option<Arc<pack::Kept>>,
     ) -> Result<PassEnd, PassError> {
         let has_judge = self.plan.has_judge();
         let batching = Batching::of(&self.plan, self.retry.is_some());
@@ -390,74 +389,71 @@ impl Pass<'_> {
             spent: spent.clone(),
             halt: halt.clone(),
         };
-        let kept = kept.cloned();
-        runtime.block_on(async move {
-            // Watchers that end with the pass (the set aborts them when dropped), not with the
-            // runtime, which may outlive it.
-            let mut watchers = tokio::task::JoinSet::new();
-            if let Some(deadline) = deadline {
-                let halt = halt.clone();
-                watchers.spawn(async move {
-                    tokio::time::sleep_until(deadline.into()).await;
-                    halt.raise();
-                });
-            }
-            let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
-            let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
-            let reader = Reader {
-                selected,
-                retry: self.retry,
-                batch_size: batching.size,
+        // Watchers that end with the pass (the set aborts them when dropped), not with the
+        // runtime, which may outlive it.
+        let mut watchers = tokio::task::JoinSet::new();
+        if let Some(deadline) = deadline {
+            let halt = halt.clone();
+            watchers.spawn(async move {
+                tokio::time::sleep_until(deadline.into()).await;
+                halt.raise();
+            });
+        }
+        let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
+        let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
+        let reader = Reader {
+            selected,
+            retry: self.retry,
+            batch_size: batching.size,
+            halt: halt.clone(),
+            batches: batch_tx,
+        };
+        let reader = tokio::task::spawn_blocking(move || reader.run());
+        watchers.spawn(on_ctrl_c(halt.clone()));
+        let dispatcher = Dispatcher {
+            batches: batch_rx,
+            permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
+            warm_graders: batching.warm_graders,
+            kept,
+            grader: BatchGrader {
+                plan: self.plan,
+                parser: self.parser,
+                reward: self.reward,
+                has_judge,
+                replay: self.replay,
+                // Sandboxed calls in flight, across the pass: one a worker.
+                calls: Arc::new(tokio::sync::Semaphore::new(self.workers.max(1))),
                 halt: halt.clone(),
-                batches: batch_tx,
-            };
-            let reader = tokio::task::spawn_blocking(move || reader.run());
-            watchers.spawn(on_ctrl_c(halt.clone()));
-            let dispatcher = Dispatcher {
-                batches: batch_rx,
-                permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
-                warm_graders: batching.warm_graders,
-                kept,
-                grader: BatchGrader {
-                    plan: self.plan,
-                    parser: self.parser,
-                    reward: self.reward,
-                    has_judge,
-                    replay: self.replay,
-                    // Sandboxed calls in flight, across the pass: one a worker.
-                    calls: Arc::new(tokio::sync::Semaphore::new(self.workers.max(1))),
-                    halt: halt.clone(),
-                    spent,
-                    results: result_tx,
-                },
-            };
-            let dispatcher = tokio::spawn(dispatcher.run());
-            writer.run(&mut result_rx).await;
-            let dispatched = dispatcher.await.unwrap_or(u64::MAX);
-            if !writer.refused && writer.next < dispatched {
-                // A batch never came back: its samples must not vanish from a finished run.
-                return Err(PassError::Io(
-                    "grading stopped unexpectedly before every sample was graded; the results \
-                     written so far are kept (gavel run --resume continues)"
-                        .to_string(),
-                ));
-            }
-            let read = reader
-                .await
-                .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
-            read.map_err(PassError::Source)?;
-            if let Some(e) = writer.write_error {
-                return Err(PassError::Io(e));
-            }
-            Ok(if writer.refused {
-                PassEnd::Refused
-            } else if halt.judge_down.load(Ordering::SeqCst) {
-                PassEnd::JudgeDown
-            } else if halt.interrupted.load(Ordering::SeqCst) {
-                PassEnd::Interrupted
-            } else {
-                PassEnd::Complete
-            })
+                spent,
+                results: result_tx,
+            },
+        };
+        let dispatcher = tokio::spawn(dispatcher.run());
+        writer.run(&mut result_rx).await;
+        let dispatched = dispatcher.await.unwrap_or(u64::MAX);
+        if !writer.refused && writer.next < dispatched {
+            // A batch never came back: its samples must not vanish from a finished run.
+            return Err(PassError::Io(
+                "grading stopped unexpectedly before every sample was graded; the results \
+                 written so far are kept (gavel run --resume continues)"
+                    .to_string(),
+            ));
+        }
+        let read = reader
+            .await
+            .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
+        read.map_err(PassError::Source)?;
+        if let Some(e) = writer.write_error {
+            return Err(PassError::Io(e));
+        }
+        Ok(if writer.refused {
+            PassEnd::Refused
+        } else if halt.judge_down.load(Ordering::SeqCst) {
+            PassEnd::JudgeDown
+        } else if halt.interrupted.load(Ordering::SeqCst) {
+            PassEnd::Interrupted
+        } else {
+            PassEnd::Complete
         })
     }
 }

@@ -336,12 +336,8 @@ fn python_result(
 ) -> Result<PythonResult, Failure> {
     let started = Instant::now();
     let row = json!({"item": item, "sample": sample}).to_string() + "\n";
-    let on = grading::On {
-        runtime,
-        kept: None,
-    };
-    let graded = grading::grade(&python.prepared, 1, row.into_bytes(), deadline, on)
-        .map_err(Failure::Grading)?;
+    let grading = grading::grade(&python.prepared, 1, row.into_bytes(), deadline, None);
+    let graded = runtime.block_on(grading).map_err(Failure::Grading)?;
     let seconds = started.elapsed().as_secs_f64();
     let result: Value = serde_json::from_slice(&graded.lines).unwrap_or_default();
     let grade = &result["grades"][UNNAMED];

@@ -98,37 +98,29 @@ impl Sink for Collect {
     }
 }
 
-/// Where a request's pass runs.
-#[derive(Clone, Copy)]
-pub struct On<'a> {
-    /// The server's runtime, whose threads grade every request.
-    pub runtime: &'a tokio::runtime::Handle,
-    /// The warm Python instances the suite's requests share; `None` gives the request fresh
-    /// ones of its own.
-    pub kept: Option<&'a Arc<Kept>>,
-}
-
-/// Grades `rows` (JSON Lines) with `prepared`'s plan, `workers` samples at once; invalid rows
-/// are error results, as `gavel run --skip-invalid` writes them. Blocks until the pass ends.
-pub fn grade(
+/// Grades `rows` (JSON Lines) with `prepared`'s plan, `workers` samples at once, on the
+/// runtime it is awaited on; invalid rows are error results, as `gavel run --skip-invalid`
+/// writes them. Python graders take their warm instances from `kept` and leave them there;
+/// without it, the request's instances are its own.
+pub async fn grade(
     prepared: &Prepared,
     workers: usize,
     rows: Vec<u8>,
     deadline: Instant,
-    on: On<'_>,
+    kept: Option<Arc<Kept>>,
 ) -> Result<Graded, GradingError> {
     let items = Items::in_memory(Path::new(ROWS_NAME), rows);
-    grade_items(prepared, workers, items, deadline, on)
+    grade_items(prepared, workers, items, deadline, kept).await
 }
 
 /// [`grade`] over any stream of rows (held in memory, or a dataset file read as `gavel run`
 /// reads it), each invalid row located in the file its items name.
-pub fn grade_items(
+pub async fn grade_items(
     prepared: &Prepared,
     workers: usize,
     items: Items,
     deadline: Instant,
-    on: On<'_>,
+    kept: Option<Arc<Kept>>,
 ) -> Result<Graded, GradingError> {
     let mut sink = Collect {
         graded: Graded::default(),
@@ -145,11 +137,7 @@ pub fn grade_items(
         replay: 0,
         sink: &mut sink,
     };
-    let end = pass.run_on(
-        on.runtime,
-        Selected::new(items, Selection::default()),
-        on.kept,
-    );
+    let end = (pass.run_within(Selected::new(items, Selection::default()), kept)).await;
     match end {
         // Halted at the deadline, the pass ends as if complete, short of rows.
         _ if sink.late || Instant::now() >= deadline => Err(GradingError::Deadline),

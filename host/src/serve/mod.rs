@@ -549,17 +549,12 @@ impl Service {
     ) -> Result<Graded, Answer> {
         let permit = self.place(deadline).await?;
         let suite = suite.clone();
-        let runtime = tokio::runtime::Handle::current();
-        // The pass waits on a thread of its own, its tasks on the server's; the place is held
-        // until it ends, not until the answer leaves, so that a request past its deadline
-        // still counts until it stops.
-        let task = tokio::task::spawn_blocking(move || {
+        // The pass is a task of its own: the place is held until it ends, not until the answer
+        // leaves, so that a request past its deadline still counts until it stops.
+        let task = tokio::spawn(async move {
             let _permit = permit;
-            let on = grading::On {
-                runtime: &runtime,
-                kept: Some(&suite.kept),
-            };
-            grading::grade(&suite.prepared, suite.workers, rows, deadline, on)
+            let kept = Some(suite.kept.clone());
+            grading::grade(&suite.prepared, suite.workers, rows, deadline, kept).await
         });
         let graded = match tokio::time::timeout_at(deadline.into(), task).await {
             Err(_) => Err(GradingError::Deadline),
