@@ -523,6 +523,15 @@ def spin(sample, submission):
 def flood(sample, submission):
     while True:
         print('x' * 4096)
+
+
+CALLS = []
+
+
+@grader
+def counts(sample, submission):
+    CALLS.append(1)
+    return GradeResult(score=len(CALLS) / 100, rationale='calls made in this instance')
 ";
 
 /// A server of the suite `name` in a workspace holding [`HOSTILE`], `rows` Paris rows and a
@@ -1044,4 +1053,42 @@ fn an_interpreter_that_cannot_load_is_said_at_start() {
         )),
         "{stderr}"
     );
+}
+
+/// A loaded suite's Python grader keeps its warm instance from one request to the next, as the
+/// peers' reward servers keep their module (a global lasts until the instance is replaced); an
+/// `isolation: sample` suite's calls each start afresh; and a grader posted to graders/run,
+/// which anyone may send, never meets an instance another request used.
+#[test]
+fn warm_instances_cross_a_suites_requests_but_never_a_posted_graders() {
+    let warm = graders(&["counts"]);
+    let fresh = format!("isolation: sample\n{warm}");
+    let suites = [("warm", warm.as_str()), ("fresh", fresh.as_str())];
+    let Some((_ws, server)) = hostile_server(&suites, 1, &[], &[]) else {
+        return;
+    };
+    let line = paris_row(1, "Paris").to_string() + "\n";
+    let counted = |suite: &str| -> Vec<Value> {
+        (0..3)
+            .map(|_| {
+                let reply = server.post(&format!("/v1/suites/{suite}/grade"), line.as_bytes());
+                assert_eq!(reply.status, 200, "{}", reply.text());
+                let result: Value = serde_json::from_str(&reply.text()).expect("a result");
+                result["grades"]["counts"]["score"].clone()
+            })
+            .collect()
+    };
+    assert_eq!(counted("warm"), [json!(0.01), json!(0.02), json!(0.03)]);
+    assert_eq!(counted("fresh"), [json!(0.01), json!(0.01), json!(0.01)]);
+    let source = "CALLS = []\n\ndef grade(sample, item):\n    CALLS.append(1)\n    return len(CALLS) / 100\n";
+    let posted = json!({
+        "grader": {"type": "python", "name": "counts", "source": source},
+        "model_sample": "x",
+    })
+    .to_string();
+    for _ in 0..3 {
+        let reply = server.post("/v1/fine_tuning/alpha/graders/run", posted.as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        assert_eq!(reply.json()["reward"], json!(0.01), "{}", reply.text());
+    }
 }

@@ -102,6 +102,9 @@ fn serve(args: Args) -> Result<Status, ServeError> {
         no_judge_cache: false,
         trajectories: Vec::new(),
     };
+    let concurrency = (args.concurrency)
+        .unwrap_or_else(default_workers)
+        .clamp(1, gavel::run::MAX_WORKERS);
     let mut suites = BTreeMap::new();
     for (name, path) in paths {
         let prepared = match prepare(&path, &options) {
@@ -115,13 +118,10 @@ fn serve(args: Args) -> Result<Status, ServeError> {
             }
         };
         let workers = workers(&prepared, None);
-        suites.insert(name, ServedSuite { prepared, workers });
+        suites.insert(name, ServedSuite::new(prepared, workers, concurrency));
     }
     let limits = Limits {
-        concurrency: args
-            .concurrency
-            .unwrap_or_else(default_workers)
-            .clamp(1, gavel::run::MAX_WORKERS),
+        concurrency,
         queue: args.queue,
         max_body: args.max_body,
         deadline: Duration::from_secs_f64(args.deadline),

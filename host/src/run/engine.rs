@@ -348,6 +348,22 @@ impl Pass<'_> {
     /// task for each batch as the writer makes room, and a [`Writer`] hands their results to
     /// the sink in order.
     pub fn run(self, selected: Selected) -> Result<PassEnd, PassError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.workers.max(1))
+            .enable_all()
+            .build()
+            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
+        runtime.block_on(self.run_within(selected, None))
+    }
+
+    /// [`Pass::run`] on the runtime it is awaited on, which may outlive it (a server's, shared
+    /// by its requests); the pass's batches take their warm Python instances from `kept` and
+    /// leave them there when it is given.
+    pub async fn run_within(
+        self,
+        selected: Selected,
+        kept: Option<Arc<pack::Kept>>,
+    ) -> Result<PassEnd, PassError> {
         let has_judge = self.plan.has_judge();
         let batching = Batching::of(&self.plan, self.retry.is_some());
         // Batches read ahead of the writer. Without a judge, two a worker keep both busy; more
@@ -358,11 +374,6 @@ impl Pass<'_> {
         } else {
             self.workers * 2
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(self.workers.max(1))
-            .enable_all()
-            .build()
-            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
         let halt = Arc::new(Halt::default());
         let spent = Spent::default();
         let deadline = self.sink.deadline();
@@ -378,69 +389,71 @@ impl Pass<'_> {
             spent: spent.clone(),
             halt: halt.clone(),
         };
-        runtime.block_on(async move {
-            if let Some(deadline) = deadline {
-                let halt = halt.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep_until(deadline.into()).await;
-                    halt.raise();
-                });
-            }
-            let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
-            let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
-            let reader = Reader {
-                selected,
-                retry: self.retry,
-                batch_size: batching.size,
+        // Watchers that end with the pass (the set aborts them when dropped), not with the
+        // runtime, which may outlive it.
+        let mut watchers = tokio::task::JoinSet::new();
+        if let Some(deadline) = deadline {
+            let halt = halt.clone();
+            watchers.spawn(async move {
+                tokio::time::sleep_until(deadline.into()).await;
+                halt.raise();
+            });
+        }
+        let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
+        let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
+        let reader = Reader {
+            selected,
+            retry: self.retry,
+            batch_size: batching.size,
+            halt: halt.clone(),
+            batches: batch_tx,
+        };
+        let reader = tokio::task::spawn_blocking(move || reader.run());
+        watchers.spawn(on_ctrl_c(halt.clone()));
+        let dispatcher = Dispatcher {
+            batches: batch_rx,
+            permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
+            warm_graders: batching.warm_graders,
+            kept,
+            grader: BatchGrader {
+                plan: self.plan,
+                parser: self.parser,
+                reward: self.reward,
+                has_judge,
+                replay: self.replay,
+                // Sandboxed calls in flight, across the pass: one a worker.
+                calls: Arc::new(tokio::sync::Semaphore::new(self.workers.max(1))),
                 halt: halt.clone(),
-                batches: batch_tx,
-            };
-            let reader = std::thread::spawn(move || reader.run());
-            tokio::spawn(on_ctrl_c(halt.clone()));
-            let dispatcher = Dispatcher {
-                batches: batch_rx,
-                permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
-                warm_graders: batching.warm_graders,
-                grader: BatchGrader {
-                    plan: self.plan,
-                    parser: self.parser,
-                    reward: self.reward,
-                    has_judge,
-                    replay: self.replay,
-                    // Sandboxed calls in flight, across the pass: one a worker.
-                    calls: Arc::new(tokio::sync::Semaphore::new(self.workers.max(1))),
-                    halt: halt.clone(),
-                    spent,
-                    results: result_tx,
-                },
-            };
-            let dispatcher = tokio::spawn(dispatcher.run());
-            writer.run(&mut result_rx).await;
-            let dispatched = dispatcher.await.unwrap_or(u64::MAX);
-            if !writer.refused && writer.next < dispatched {
-                // A batch never came back: its samples must not vanish from a finished run.
-                return Err(PassError::Io(
-                    "grading stopped unexpectedly before every sample was graded; the results \
-                     written so far are kept (gavel run --resume continues)"
-                        .to_string(),
-                ));
-            }
-            let read = reader
-                .join()
-                .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
-            read.map_err(PassError::Source)?;
-            if let Some(e) = writer.write_error {
-                return Err(PassError::Io(e));
-            }
-            Ok(if writer.refused {
-                PassEnd::Refused
-            } else if halt.judge_down.load(Ordering::SeqCst) {
-                PassEnd::JudgeDown
-            } else if halt.interrupted.load(Ordering::SeqCst) {
-                PassEnd::Interrupted
-            } else {
-                PassEnd::Complete
-            })
+                spent,
+                results: result_tx,
+            },
+        };
+        let dispatcher = tokio::spawn(dispatcher.run());
+        writer.run(&mut result_rx).await;
+        let dispatched = dispatcher.await.unwrap_or(u64::MAX);
+        if !writer.refused && writer.next < dispatched {
+            // A batch never came back: its samples must not vanish from a finished run.
+            return Err(PassError::Io(
+                "grading stopped unexpectedly before every sample was graded; the results \
+                 written so far are kept (gavel run --resume continues)"
+                    .to_string(),
+            ));
+        }
+        let read = reader
+            .await
+            .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
+        read.map_err(PassError::Source)?;
+        if let Some(e) = writer.write_error {
+            return Err(PassError::Io(e));
+        }
+        Ok(if writer.refused {
+            PassEnd::Refused
+        } else if halt.judge_down.load(Ordering::SeqCst) {
+            PassEnd::JudgeDown
+        } else if halt.interrupted.load(Ordering::SeqCst) {
+            PassEnd::Interrupted
+        } else {
+            PassEnd::Complete
         })
     }
 }
@@ -533,14 +546,20 @@ struct Dispatcher {
     permits: Arc<tokio::sync::Semaphore>,
     /// Warm Python graders: each batch holds an instance of each.
     warm_graders: usize,
+    /// Where batches find warm instances left by earlier passes, and leave theirs.
+    kept: Option<Arc<pack::Kept>>,
     grader: BatchGrader,
 }
 
 impl Dispatcher {
-    /// Dispatches until the reader ends or the pass is halted; how many batches it dispatched.
+    /// Dispatches until the reader ends or the pass is halted, and waits for the batches to
+    /// end (their warm instances left in the pass's store, where it has one); how many batches
+    /// it dispatched.
     async fn run(mut self) -> u64 {
         let mut dispatched = 0u64;
+        let mut grading = tokio::task::JoinSet::new();
         while let Some(batch) = self.batches.recv().await {
+            while grading.try_join_next().is_some() {}
             let Ok(permit) = self.permits.clone().acquire_owned().await else {
                 break;
             };
@@ -548,12 +567,14 @@ impl Dispatcher {
                 break;
             }
             dispatched += 1;
-            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders);
-            tokio::spawn(pack::scope(
+            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
+                .keeping(self.kept.clone());
+            grading.spawn(pack::scope(
                 shared,
                 self.grader.clone().grade(batch, permit),
             ));
         }
+        while grading.join_next().await.is_some() {}
         dispatched
     }
 }

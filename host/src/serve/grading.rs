@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::grade::pack::Kept;
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::Items;
 use crate::output::result::{ErrorCategory, SampleResult};
@@ -97,25 +98,29 @@ impl Sink for Collect {
     }
 }
 
-/// Grades `rows` (JSON Lines) with `prepared`'s plan on `workers` threads; invalid rows are
-/// error results, as `gavel run --skip-invalid` writes them. Blocks until the pass ends.
-pub fn grade(
+/// Grades `rows` (JSON Lines) with `prepared`'s plan, `workers` samples at once, on the
+/// runtime it is awaited on; invalid rows are error results, as `gavel run --skip-invalid`
+/// writes them. Python graders take their warm instances from `kept` and leave them there;
+/// without it, the request's instances are its own.
+pub async fn grade(
     prepared: &Prepared,
     workers: usize,
     rows: Vec<u8>,
     deadline: Instant,
+    kept: Option<Arc<Kept>>,
 ) -> Result<Graded, GradingError> {
     let items = Items::in_memory(Path::new(ROWS_NAME), rows);
-    grade_items(prepared, workers, items, deadline)
+    grade_items(prepared, workers, items, deadline, kept).await
 }
 
 /// [`grade`] over any stream of rows (held in memory, or a dataset file read as `gavel run`
 /// reads it), each invalid row located in the file its items name.
-pub fn grade_items(
+pub async fn grade_items(
     prepared: &Prepared,
     workers: usize,
     items: Items,
     deadline: Instant,
+    kept: Option<Arc<Kept>>,
 ) -> Result<Graded, GradingError> {
     let mut sink = Collect {
         graded: Graded::default(),
@@ -132,7 +137,7 @@ pub fn grade_items(
         replay: 0,
         sink: &mut sink,
     };
-    let end = pass.run(Selected::new(items, Selection::default()));
+    let end = (pass.run_within(Selected::new(items, Selection::default()), kept)).await;
     match end {
         // Halted at the deadline, the pass ends as if complete, short of rows.
         _ if sink.late || Instant::now() >= deadline => Err(GradingError::Deadline),

@@ -37,6 +37,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
+use crate::grade::pack::Kept;
 use crate::run::Prepared;
 use graders::{Failure, Requested};
 use grading::{Graded, GradingError};
@@ -46,6 +47,20 @@ pub struct ServedSuite {
     pub prepared: Prepared,
     /// Samples of one request graded at once.
     pub workers: usize,
+    /// Warm Python instances its requests reuse (see [`crate::grade::pack::Kept`]).
+    kept: Arc<Kept>,
+}
+
+impl ServedSuite {
+    /// `prepared` graded on `workers` threads a request, keeping warm Python instances of
+    /// each grader for `concurrency` requests at once.
+    pub fn new(prepared: Prepared, workers: usize, concurrency: usize) -> ServedSuite {
+        ServedSuite {
+            prepared,
+            workers,
+            kept: Arc::new(Kept::new(concurrency.max(1))),
+        }
+    }
 }
 
 /// What bounds each request and the server's work.
@@ -534,11 +549,12 @@ impl Service {
     ) -> Result<Graded, Answer> {
         let permit = self.place(deadline).await?;
         let suite = suite.clone();
-        // The pass runs on threads of its own; the place is held until it ends, not until the
-        // answer leaves, so that a request past its deadline still counts until it stops.
-        let task = tokio::task::spawn_blocking(move || {
+        // The pass is a task of its own: the place is held until it ends, not until the answer
+        // leaves, so that a request past its deadline still counts until it stops.
+        let task = tokio::spawn(async move {
             let _permit = permit;
-            grading::grade(&suite.prepared, suite.workers, rows, deadline)
+            let kept = Some(suite.kept.clone());
+            grading::grade(&suite.prepared, suite.workers, rows, deadline, kept).await
         });
         let graded = match tokio::time::timeout_at(deadline.into(), task).await {
             Err(_) => Err(GradingError::Deadline),

@@ -6,7 +6,8 @@
 //! program, and its later calls of that grader use it, in input order. Which samples share an
 //! instance therefore depends on the input and the batch size only, never on threads, timing or
 //! `--concurrency`. An instance serves one grader (one function of one program) of one batch:
-//! nothing crosses graders, batches, runs or suites. It is replaced, so that the next call
+//! nothing crosses graders, batches, runs or suites, except where a pass is given a [`Kept`]
+//! store (`gavel serve`'s loaded suites), whose instances its batches take and leave. It is replaced, so that the next call
 //! starts afresh, after a call that trapped or hit a limit (fuel, deadline, memory, output), [`MAX_CALLS`]
 //! calls, or once its memory has grown by [`MAX_GROWTH`] beyond what it held after its first
 //! call. Fuel and the deadline are each call's own; memory is the instance's.
@@ -63,6 +64,56 @@ pub struct Batch {
     /// the instances (and their pool slots) go first.
     instances: Mutex<HashMap<u64, Warm>>,
     reserved: Mutex<Option<SemaphorePermit<'static>>>,
+    /// Where the batch takes instances from before starting one, and leaves its own.
+    kept: Option<Arc<Kept>>,
+}
+
+/// Warm instances kept between passes with the same plan (a server's requests to one loaded
+/// suite): a batch takes one of a function's before starting a new one, and leaves those it
+/// holds when it ends, unless the function already has `per_function` waiting. The instances'
+/// replacement rules stay those of a batch ([`MAX_CALLS`], traps and limits, memory growth), so
+/// a grader's module state crosses the passes until its instance is replaced. An instance
+/// waiting here holds no pool slot: at most `per_function` of each warm function wait besides
+/// the [`WARM_SLOTS`] in use.
+pub struct Kept {
+    per_function: usize,
+    instances: Mutex<HashMap<u64, Vec<Warm>>>,
+}
+
+impl Kept {
+    /// A store keeping up to `per_function` idle instances of each function.
+    pub fn new(per_function: usize) -> Kept {
+        Kept {
+            per_function,
+            instances: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Warm>>> {
+        self.instances
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn take(&self, id: u64) -> Option<Warm> {
+        self.lock().get_mut(&id)?.pop()
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        let Some(kept) = &self.kept else {
+            return;
+        };
+        let instances = std::mem::take(&mut *self.instances());
+        let mut idle = kept.lock();
+        for (id, warm) in instances {
+            let waiting = idle.entry(id).or_default();
+            if waiting.len() < kept.per_function {
+                waiting.push(warm);
+            }
+        }
+    }
 }
 
 impl Batch {
@@ -78,7 +129,14 @@ impl Batch {
             warm_graders,
             instances: Mutex::new(HashMap::new()),
             reserved: Mutex::new(None),
+            kept: None,
         }
+    }
+
+    /// The batch, taking its instances from `kept` and leaving them there, when given.
+    pub fn keeping(mut self, kept: Option<Arc<Kept>>) -> Batch {
+        self.kept = kept;
+        self
     }
 
     /// Whether this batch's slots are reserved, reserving them if not.
@@ -167,9 +225,11 @@ pub(super) async fn off_worker<T: Send + 'static>(
         // map: one more than the plan counted would outrun the slots reserved.
         (instances.remove(&id), instances.len() < batch.warm_graders)
     };
-    if instance.is_none() && !room {
-        return call::off_worker(move || call(None)).await;
-    }
+    let instance = match instance {
+        Some(instance) => Some(instance),
+        None if !room => return call::off_worker(move || call(None)).await,
+        None => batch.kept.as_ref().and_then(|kept| kept.take(id)),
+    };
     let (value, kept) = call::off_worker(move || {
         let mut instance = instance;
         let value = call(Some(&mut instance));
