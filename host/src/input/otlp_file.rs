@@ -127,10 +127,11 @@ fn spans(text: &str) -> Result<Vec<Span<'_>>, RecordingError> {
 }
 
 /// The id of the row each of `spans` belongs to: its trace's id, or with `per` a root span,
-/// `<traceId>:<spanId>` of the root span above it.
-fn row_ids(spans: &[Span], per: SamplePer) -> Vec<String> {
+/// `<traceId>:<spanId>` of the root span above it. Spans whose parents loop have no root, and
+/// are refused at the line of the first of them.
+fn row_ids(spans: &[Span], per: SamplePer) -> Result<Vec<String>, RecordingError> {
     if per == SamplePer::Trace {
-        return spans.iter().map(|span| span.trace_id.to_string()).collect();
+        return Ok(spans.iter().map(|span| span.trace_id.to_string()).collect());
     }
     let key = |trace: &str, span: &str| format!("{trace}:{span}");
     let parents: HashMap<String, Option<&str>> = spans
@@ -141,30 +142,42 @@ fn row_ids(spans: &[Span], per: SamplePer) -> Vec<String> {
             Some((key(&span.trace_id, id), parent))
         })
         .collect();
-    spans
-        .iter()
-        .map(|span| {
-            let Some(mut id) = span.span_id.as_deref() else {
-                return span.trace_id.to_string();
-            };
-            // Up the parents while they are in the file; at most a step a span, so a loop
-            // of parents ends.
-            for _ in 0..parents.len() {
-                match parents.get(&key(&span.trace_id, id)) {
-                    Some(Some(parent)) if parents.contains_key(&key(&span.trace_id, parent)) => {
-                        id = parent;
-                    }
-                    _ => break,
-                }
+    let mut ids = Vec::with_capacity(spans.len());
+    for span in spans {
+        let Some(mut id) = span.span_id.as_deref() else {
+            // The span is refused when its trace is converted.
+            ids.push(span.trace_id.to_string());
+            continue;
+        };
+        // Up the parents while they are in the file: a root is reached within a step a span.
+        let mut steps = 0;
+        while let Some(Some(parent)) = parents.get(&key(&span.trace_id, id)) {
+            if !parents.contains_key(&key(&span.trace_id, parent)) {
+                break;
             }
-            key(&span.trace_id, id)
-        })
-        .collect()
+            steps += 1;
+            if steps > parents.len() {
+                return Err(RecordingError::at_line(
+                    span.at.0,
+                    format!(
+                        "span {} of trace {}: its parentSpanId chain loops, so it has no root \
+                         span; give the root span an empty parentSpanId, or leave out \
+                         `sample_per: root_span`",
+                        span.span_id.as_deref().unwrap_or_default(),
+                        span.trace_id
+                    ),
+                ));
+            }
+            id = parent;
+        }
+        ids.push(key(&span.trace_id, id));
+    }
+    Ok(ids)
 }
 
 fn rows(text: &str, per: SamplePer) -> Result<Converted, RecordingError> {
     let spans = spans(text)?;
-    let ids = row_ids(&spans, per);
+    let ids = row_ids(&spans, per)?;
     let mut traces: Vec<Trace> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for (span, id) in spans.iter().zip(&ids) {
@@ -266,6 +279,45 @@ mod tests {
             }
         }
         ids
+    }
+
+    #[test]
+    fn a_root_span_is_a_span_without_a_parent_in_the_file() {
+        let span = |id: &str, parent: &str| {
+            format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
+        };
+        let line = |spans: &[String]| {
+            format!(
+                "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
+                spans.join(",")
+            )
+        };
+        // `b` below `a`, then `c` whose parent is not in the file, then `d` below `b`.
+        let text =
+            line(&[span("b", "a"), span("a", ""), span("c", "gone")]) + &line(&[span("d", "b")]);
+        let converted = rows(&text, SamplePer::RootSpan).unwrap();
+        let rows = rows_of(&converted);
+        let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["t:a", "t:c"]);
+        assert_eq!(spans(&rows[0]["trajectory"]), ["b", "a", "d"]);
+        assert_eq!(converted.lines, [1, 1]);
+        assert_eq!(
+            rows_of(&self::rows(&text, SamplePer::Trace).unwrap()).len(),
+            1
+        );
+        // Parents that loop give no root.
+        let text = line(&[span("a", "")]) + &line(&[span("x", "y"), span("y", "x")]);
+        let err = self::rows(&text, SamplePer::RootSpan)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "line 2: span x of trace t: its parentSpanId chain loops, so it has no root \
+                 span; give the root span an empty parentSpanId, or leave out \
+                 `sample_per: root_span`"
+            )
+        );
     }
 
     #[test]
