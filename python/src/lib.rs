@@ -133,7 +133,8 @@ impl Suite {
         timeout: Option<f64>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let deadline = deadline(timeout)?;
-        let items = Items::open(&path, &[]).map_err(|e| RowsError::new_err(e.to_string()))?;
+        let items = Items::open(&path, &[], self.prepared.reading())
+            .map_err(|e| RowsError::new_err(e.to_string()))?;
         self.grade(py, items, deadline)
     }
 

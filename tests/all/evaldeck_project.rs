@@ -266,6 +266,26 @@ fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
     );
 }
 
+#[test]
+fn a_recording_of_another_format_given_as_traces_is_refused_naming_the_flag_for_it() {
+    let ws = Workspace::new();
+    project(&ws);
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel.jsonl")).unwrap();
+    std::fs::copy(data("traces/inspect-weather.eval"), ws.path("log.eval")).unwrap();
+    for (file, what) in [
+        ("otel.jsonl", "an OpenTelemetry collector file (OTLP JSON)"),
+        ("log.eval", "an Inspect log"),
+    ] {
+        let err = refused(&ws, &["run", "cases", "--traces", file, "-o", "out"]);
+        assert!(
+            err.contains(&format!(
+                "error: {file}: this is {what}, but --traces takes evaldeck traces"
+            )) && err.contains("(--trajectories FILE)"),
+            "{err}"
+        );
+    }
+}
+
 /// The project of `type: code` entries (`host/tests/data/evaldeck-code`): the seed's
 /// `check_booking_format` (its `my_graders.py`, verbatim) in its single-turn case and on each turn
 /// of a multi-turn one, a function that raises on the second turn of a third case, and one of a

@@ -482,8 +482,8 @@ fn suites_letta_evals_refuses_are_refused_at_their_mistake() {
         lines[0],
         format!(
             "error: {}:12:1: grader: unknown field `grader`, expected one of name, description, \
-                 dataset, trajectories, format, dataset_format, packs, graders, gate, reward, \
-                 max_samples, concurrency, limits, isolation, output, allow, requirements, target, \
+                 dataset, trajectories, format, sample_per, dataset_format, packs, graders, gate, \
+                 reward, max_samples, concurrency, limits, isolation, output, allow, requirements, target, \
                  setup_script, num_runs, sandbox, cleanup, max_concurrent, sample_tags",
             REFUSED[0]
         )

@@ -410,3 +410,172 @@ fn session_files_are_recorded_runs_joined_to_rows_by_session_id() {
     assert_eq!(results[0]["sample_id"], "s-oslo");
     assert_eq!(results[0]["grades"]["weather"]["score"], 1.0);
 }
+
+#[test]
+fn a_named_format_reads_a_file_that_detection_misses() {
+    let ws = Workspace::new();
+    // A session as newer Claude Code versions write it: a file-history snapshot first, a record
+    // with no session keys.
+    let snapshot = serde_json::json!({"type": "file-history-snapshot", "messageId": "m0",
+        "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false});
+    let mut records = vec![snapshot];
+    records.extend(session("s1", "Paris"));
+    ws.write_rows("s1.jsonl", &records);
+    let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl");
+    ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        ids_and_weather(&ws, "out"),
+        [("s1".to_string(), "Paris: 18C, sunny".to_string())]
+    );
+
+    // An Inspect log written on one line, which is no JSON Lines row.
+    let log: Value = serde_json::from_str(
+        &std::fs::read_to_string(data("traces/inspect-weather.json")).unwrap(),
+    )
+    .unwrap();
+    ws.write("compact.json", &log.to_string());
+    let suite = INSPECT_SUITE.replace("LOG", "compact.json");
+    ws.write("inspect.yaml", &format!("{suite}format: inspect\n"));
+    let run = ws.gavel(&["run", "inspect.yaml", "-o", "inspect", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results = ws.results("inspect");
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert_eq!(ids, ["paris", "paris"]);
+    assert_eq!(results[0]["grades"]["weather"]["submission"], "18C, sunny");
+}
+
+#[test]
+fn a_file_not_of_the_named_format_is_refused_saying_what_was_expected() {
+    let ws = Workspace::new();
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();
+    ws.write(
+        "suite.yaml",
+        &format!("{COLLECTOR_SUITE}format: claude_code\n"),
+    );
+    for command in [
+        &["run", "suite.yaml", "-o", "out", "-q"][..],
+        &["validate", "suite.yaml"],
+    ] {
+        let run = ws.gavel(command);
+        assert_eq!(run.status.code(), Some(2), "{command:?}");
+        let err = stderr(&run);
+        assert!(
+            err.contains(
+                "otel-genai.jsonl: this is an OpenTelemetry collector file (OTLP JSON), but the \
+                 suite's `format: claude_code` expects a Claude Code session file"
+            ),
+            "{command:?}: {err}"
+        );
+    }
+
+    inspect_suite(&ws, "inspect-weather.eval");
+    let suite = std::fs::read_to_string(ws.path("suite.yaml")).unwrap();
+    ws.write("suite.yaml", &format!("{suite}format: letta\n"));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "letta", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(
+        err.contains(
+            "inspect-weather.eval: this is an Inspect log, but the suite's `format: letta` \
+             expects JSON Lines of dataset rows or run records"
+        ),
+        "{err}"
+    );
+
+    // A file read as the named format is refused at the line that is not of it.
+    ws.write_rows("data.jsonl", &[serde_json::json!({"input": "hi"})]);
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "{}format: claude_code\n",
+            COLLECTOR_SUITE.replace("otel-genai.jsonl", "data.jsonl")
+        ),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "rows", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(err.contains("data.jsonl: line 1: "), "{err}");
+}
+
+/// The ids and weather-tool outputs of the results in `out`.
+fn ids_and_weather(ws: &Workspace, out: &str) -> Vec<(String, String)> {
+    ws.results(out)
+        .iter()
+        .map(|r| {
+            (
+                r["sample_id"].as_str().unwrap().to_string(),
+                r["grades"]["weather"]["submission"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_collector_file_gives_a_sample_per_root_span_when_the_suite_says_so() {
+    let ws = Workspace::new();
+    let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
+    // The two agent runs recorded in one trace, as a service that traces a whole session writes
+    // them.
+    let one_trace = text.replace(
+        "00000000000000000000000000000005",
+        "00000000000000000000000000000001",
+    );
+    assert_ne!(one_trace, text);
+    ws.write("otel-genai.jsonl", &text);
+    ws.write("one-trace.jsonl", &one_trace);
+    let per_root = format!("{COLLECTOR_SUITE}sample_per: root_span\n");
+    ws.write("per-root.yaml", &per_root);
+    ws.write(
+        "one-trace.yaml",
+        &COLLECTOR_SUITE.replace("otel-genai.jsonl", "one-trace.jsonl"),
+    );
+    ws.write(
+        "one-trace-per-root.yaml",
+        &per_root.replace("otel-genai.jsonl", "one-trace.jsonl"),
+    );
+    for (suite, out) in [
+        ("per-root.yaml", "per-root"),
+        ("one-trace.yaml", "one-trace"),
+        ("one-trace-per-root.yaml", "one-trace-per-root"),
+    ] {
+        let run = ws.gavel(&["run", suite, "-o", out, "-q"]);
+        assert_eq!(run.status.code(), Some(0), "{suite}: {}", stderr(&run));
+    }
+    let (paris, oslo) = ("18C, sunny".to_string(), "4C, snow".to_string());
+    // Each agent span is the root of its trace: a sample each, named by trace and span.
+    assert_eq!(
+        ids_and_weather(&ws, "per-root"),
+        [
+            (
+                "00000000000000000000000000000001:0000000000000003".to_string(),
+                paris.clone()
+            ),
+            (
+                "00000000000000000000000000000005:0000000000000007".to_string(),
+                oslo.clone()
+            ),
+        ]
+    );
+    // One trace of two runs is one sample, or two, one per root span.
+    let one = ws.results("one-trace");
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0]["sample_id"], "00000000000000000000000000000001");
+    assert_eq!(
+        ids_and_weather(&ws, "one-trace-per-root"),
+        [
+            (
+                "00000000000000000000000000000001:0000000000000003".to_string(),
+                paris
+            ),
+            (
+                "00000000000000000000000000000001:0000000000000007".to_string(),
+                oslo
+            ),
+        ]
+    );
+}

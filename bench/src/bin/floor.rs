@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use gavel::input::dataset::{Items, RowParser};
+use gavel::input::dataset::{Items, Reading, RowParser};
 
 /// The allocator `gavel` itself runs with, so that the floor measures the same parsing.
 #[global_allocator]
@@ -33,7 +33,7 @@ fn main() -> ExitCode {
 
 fn floor(path: &Path) -> Result<(u64, u64, f64), String> {
     let start = Instant::now();
-    let mut items = Items::open(path, &[]).map_err(|e| e.to_string())?;
+    let mut items = Items::open(path, &[], Reading::default()).map_err(|e| e.to_string())?;
     let base_dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let parser = RowParser::new(None, base_dir);
     let (mut rows, mut events) = (0u64, 0u64);

@@ -23,6 +23,24 @@ pub enum Format {
     Inspect,
 }
 
+/// What a sample of a collector file is: the suite's `sample_per:`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SamplePer {
+    /// A trace: every span of one `traceId`.
+    #[default]
+    Trace,
+    /// A root span (a span with no parent in the file) with the spans below it.
+    RootSpan,
+}
+
+impl SamplePer {
+    /// Whether a sample is a trace, as it is unless the suite says otherwise.
+    pub fn is_trace(&self) -> bool {
+        *self == SamplePer::Trace
+    }
+}
+
 /// A suite's `packs:` entry.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

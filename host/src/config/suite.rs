@@ -17,7 +17,7 @@ use crate::config::gate::GateSpec;
 use crate::config::openai::{self, OpenAiSpec};
 use crate::config::reward::RewardSpec;
 pub use crate::config::spec::PythonSpec;
-use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec};
+use crate::config::spec::{Format, Isolation, Limits, PackSpec, RubricSpec, SamplePer};
 use crate::fsio;
 
 /// A suite file as written.
@@ -36,6 +36,9 @@ pub struct SuiteFile {
     /// Forces one trajectory format instead of detecting it per row.
     #[serde(default)]
     pub format: Option<Format>,
+    /// What a sample of a collector file is: a trace (the default) or a root span.
+    #[serde(default)]
+    pub sample_per: Option<SamplePer>,
     /// The shape every dataset row must have (`openai_eval`), checked as each row is read.
     #[serde(default)]
     pub dataset_format: Option<openai::DatasetFormat>,

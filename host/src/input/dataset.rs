@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::config::spec::SamplePer;
 use crate::config::suite::normalise_path;
 use crate::fsio;
 use crate::input::sample::{
@@ -808,22 +809,107 @@ trait ReadSeek: Read + Seek + Send {}
 
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
+/// What kind of file a dataset or runs file is, which decides how it is made into rows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FileKind {
+    /// JSON Lines: a row or run record a line.
+    Rows,
+    Csv,
+    InspectLog,
+    CollectorFile,
+    Session,
+    /// A folder of Claude Code session files.
+    Sessions,
+}
+
+impl FileKind {
+    /// The kind of the file at `path`, told from its name and start.
+    fn detect(path: &Path) -> Result<FileKind, SourceError> {
+        Ok(if path.is_dir() {
+            FileKind::Sessions
+        } else if csv_rows::is_csv(path) {
+            FileKind::Csv
+        } else if inspect_log::is_inspect_log(path) {
+            FileKind::InspectLog
+        } else if otlp_file::is_collector_file(path) {
+            FileKind::CollectorFile
+        } else if session_files::is_session(path)? {
+            FileKind::Session
+        } else {
+            FileKind::Rows
+        })
+    }
+
+    /// The kind of the file at `path` when the suite names the trajectory format `format`: the
+    /// file form of that format, unless the file starts with a dataset row (whose trajectory is
+    /// then read as `format`); a file of another format's form is refused, saying what the suite
+    /// expected.
+    fn forced(path: &Path, format: Format) -> Result<FileKind, SourceError> {
+        let detected = FileKind::detect(path)?;
+        let own = match format {
+            Format::Inspect => Some(FileKind::InspectLog),
+            Format::Otel => Some(FileKind::CollectorFile),
+            Format::ClaudeCode if detected == FileKind::Sessions => Some(FileKind::Sessions),
+            Format::ClaudeCode => Some(FileKind::Session),
+            _ => None,
+        };
+        match (detected, own) {
+            (FileKind::Csv, _) => Ok(FileKind::Csv),
+            (detected, Some(own)) if detected == own => Ok(own),
+            (FileKind::Rows, Some(own)) if !session_files::starts_with_row(path) => Ok(own),
+            (FileKind::Rows, _) => Ok(FileKind::Rows),
+            (detected, own) => Err(SourceError {
+                path: path.to_path_buf(),
+                message: format!(
+                    "this is {}, but the suite's `format: {}` expects {}; name the format \
+                     of this file in `format:`, or remove `format:` to have it detected",
+                    detected.what(),
+                    format.name(),
+                    own.unwrap_or(FileKind::Rows).what()
+                ),
+            }),
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            FileKind::Rows => "JSON Lines of dataset rows or run records",
+            FileKind::Csv => "a CSV dataset",
+            FileKind::InspectLog => "an Inspect log",
+            FileKind::CollectorFile => "an OpenTelemetry collector file (OTLP JSON)",
+            FileKind::Session => "a Claude Code session file",
+            FileKind::Sessions => "a folder of Claude Code session files",
+        }
+    }
+}
+
+/// What the file at `path` is when detection tells a recording made into rows: an Inspect log,
+/// a collector file, a Claude Code session file or a folder (of session files); `None` for
+/// JSON Lines, a CSV file or a file that cannot be told.
+pub fn recording_kind(path: &Path) -> Option<&'static str> {
+    match FileKind::detect(path).ok()? {
+        FileKind::Rows | FileKind::Csv => None,
+        kind => Some(kind.what()),
+    }
+}
+
 impl DatasetText {
     /// The dataset at `path`; a CSV file, an Inspect log, a collector file of OTLP traces, a
     /// Claude Code session file or a folder of them is read whole and made into lines here.
-    fn open(path: &Path) -> Result<DatasetText, SourceError> {
-        let converted = if path.is_dir() {
-            session_files::convert_folder(path)?
-        } else if csv_rows::is_csv(path) {
-            csv_rows::convert(path)?
-        } else if inspect_log::is_inspect_log(path) {
-            inspect_log::convert(path)?
-        } else if otlp_file::is_collector_file(path) {
-            otlp_file::convert(path)?
-        } else if session_files::is_session(path)? {
-            session_files::convert(path)?
-        } else {
-            return Ok(DatasetText::Jsonl);
+    /// With a trajectory format named, the file is read as that format's file
+    /// ([`FileKind::forced`]).
+    fn open(path: &Path, reading: Reading) -> Result<DatasetText, SourceError> {
+        let kind = match reading.format {
+            Some(format) => FileKind::forced(path, format)?,
+            None => FileKind::detect(path)?,
+        };
+        let converted = match kind {
+            FileKind::Rows => return Ok(DatasetText::Jsonl),
+            FileKind::Csv => csv_rows::convert(path)?,
+            FileKind::InspectLog => inspect_log::convert(path)?,
+            FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
+            FileKind::Session => session_files::convert(path)?,
+            FileKind::Sessions => session_files::convert_folder(path)?,
         };
         Ok(DatasetText::Made {
             text: converted.text.into_bytes().into(),
@@ -942,12 +1028,14 @@ impl RowCount {
         }))
     }
 
-    /// The rows of `path` ([`count_rows`], or a CSV file's records), at most `max` of them, counted once
-    /// [`RowCount::begin`] or [`RowCount::wait`] asks. A file that cannot be counted has no
-    /// count: reading it for grading fails the same way and says why.
-    pub fn of(path: &Path, max: Option<u64>) -> RowCount {
+    /// The rows of the dataset `path` read as `reading` says (its non-blank lines
+    /// ([`count_rows`]), or the rows a CSV file, an Inspect log, a collector file or session
+    /// files are made into), at most `max` of them, counted once [`RowCount::begin`] or
+    /// [`RowCount::wait`] asks. A file that cannot be counted has no count: reading it for
+    /// grading fails the same way and says why.
+    pub fn of(path: &Path, reading: Reading, max: Option<u64>) -> RowCount {
         let path = path.to_path_buf();
-        RowCount::later(move || counted(&path, max))
+        RowCount::later(move || counted(&path, reading, max))
     }
 
     /// A count `count` takes once [`RowCount::begin`] or [`RowCount::wait`] asks.
@@ -1013,12 +1101,12 @@ impl RowCount {
     }
 }
 
-/// The rows of `path`, at most `max` of them; `None` for a file that cannot be counted.
-fn counted(path: &Path, max: Option<u64>) -> Option<u64> {
-    let rows = if csv_rows::is_csv(path) {
-        csv_rows::convert(path).ok()?.lines.len() as u64
-    } else {
-        count_rows(path).ok()?
+/// The rows of the dataset `path`, at most `max` of them; `None` for a file that cannot be
+/// counted.
+fn counted(path: &Path, reading: Reading, max: Option<u64>) -> Option<u64> {
+    let rows = match DatasetText::open(path, reading).ok()? {
+        DatasetText::Jsonl => count_rows(path).ok()?,
+        DatasetText::Made { lines, .. } => lines.len() as u64,
     };
     Some(max.map_or(rows, |max| rows.min(max)))
 }
@@ -1054,6 +1142,16 @@ fn not_utf8() -> std::io::Error {
     )
 }
 
+/// What a suite says about reading its dataset and recorded runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Reading {
+    /// `format:`: the trajectory format named, which the files holding the trajectories are
+    /// read as (the run files, else the dataset); detected per file and row when `None`.
+    pub format: Option<Format>,
+    /// `sample_per:`: what a sample of a collector file is.
+    pub sample_per: SamplePer,
+}
+
 /// The stream of items of a suite: dataset rows, or run records joined to their rows.
 pub enum Items {
     Inline { rows: Lines, seq: u64 },
@@ -1066,6 +1164,8 @@ pub struct Joined {
     index: HashMap<SampleId, (u64, usize)>,
     runs: std::vec::IntoIter<PathBuf>,
     all_runs: Vec<PathBuf>,
+    /// How the run files are read.
+    reading: Reading,
     current: Option<Lines>,
     seq: u64,
 }
@@ -1092,9 +1192,15 @@ impl Items {
         }
     }
 
-    /// Opens the dataset, and the run files when the suite has `trajectories:`.
-    pub fn open(dataset: &Path, runs: &[PathBuf]) -> Result<Items, SourceError> {
-        let text = DatasetText::open(dataset)?;
+    /// Opens the dataset, and the run files when the suite has `trajectories:`, read as
+    /// `reading` says: the one way a suite's samples are read.
+    pub fn open(dataset: &Path, runs: &[PathBuf], reading: Reading) -> Result<Items, SourceError> {
+        // The trajectories are in the run files when there are any, else in the dataset.
+        let dataset_reading = Reading {
+            format: reading.format.filter(|_| runs.is_empty()),
+            ..reading
+        };
+        let text = DatasetText::open(dataset, dataset_reading)?;
         let mut rows = text.lines(dataset)?;
         if runs.is_empty() {
             return Ok(Items::Inline { rows, seq: 0 });
@@ -1121,6 +1227,7 @@ impl Items {
             index,
             runs: all_runs.clone().into_iter(),
             all_runs,
+            reading,
             current: None,
             seq: 0,
         })))
@@ -1163,7 +1270,7 @@ impl Joined {
                 // Run files are read as datasets are: session files and the other formats
                 // made into rows, each a run joined by its id.
                 let path = self.runs.next()?;
-                match DatasetText::open(&path).and_then(|text| text.lines(&path)) {
+                match DatasetText::open(&path, self.reading).and_then(|text| text.lines(&path)) {
                     Ok(lines) => self.current = Some(lines),
                     Err(e) => return Some(Err(e.into())),
                 }
@@ -1558,22 +1665,69 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rows.jsonl");
         std::fs::write(&path, b"{}\n\n{}\n{}\n").unwrap();
-        let count = RowCount::of(&path, None);
+        let count = RowCount::of(&path, Reading::default(), None);
         assert_eq!(count.wait(), Some(3));
         assert_eq!(count.clone().now(), Some(3));
-        assert_eq!(RowCount::of(&path, Some(2)).wait(), Some(2));
-        assert_eq!(RowCount::of(&dir.path().join("missing"), None).wait(), None);
+        assert_eq!(
+            RowCount::of(&path, Reading::default(), Some(2)).wait(),
+            Some(2)
+        );
+        assert_eq!(
+            RowCount::of(&dir.path().join("missing"), Reading::default(), None).wait(),
+            None
+        );
         assert_eq!(RowCount::known(7).now(), Some(7));
         // Not asked for, nothing is counted: `now` neither waits nor starts a count.
-        let idle = RowCount::of(&path, None);
+        let idle = RowCount::of(&path, Reading::default(), None);
         assert_eq!(idle.now(), None);
         std::thread::sleep(std::time::Duration::from_millis(20));
         assert_eq!(idle.now(), None);
         // Asked before it is in, the count is not made up.
-        let pending = RowCount::of(&path, None);
+        let pending = RowCount::of(&path, Reading::default(), None);
         pending.begin();
         assert!(matches!(pending.now(), None | Some(3)));
         assert_eq!(pending.wait(), Some(3));
+    }
+
+    #[test]
+    fn a_recording_made_into_rows_counts_its_rows_not_its_lines() {
+        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces");
+        let rows = |path: &Path, format: Option<Format>| {
+            let reading = Reading {
+                format,
+                ..Reading::default()
+            };
+            RowCount::of(path, reading, None).wait()
+        };
+        // Three export lines holding the spans of two traces.
+        assert_eq!(rows(&traces.join("otel-genai.jsonl"), None), Some(2));
+        // One sample in two epochs, in a zip archive and in a JSON log.
+        assert_eq!(rows(&traces.join("inspect-weather.eval"), None), Some(2));
+        assert_eq!(rows(&traces.join("inspect-weather.json"), None), Some(2));
+        let dir = tempfile::tempdir().unwrap();
+        let log = std::fs::read_to_string(traces.join("inspect-weather.json")).unwrap();
+        let compact = serde_json::from_str::<serde_json::Value>(&log).unwrap();
+        std::fs::write(dir.path().join("compact.json"), compact.to_string()).unwrap();
+        assert_eq!(
+            rows(&dir.path().join("compact.json"), Some(Format::Inspect)),
+            Some(2)
+        );
+        // A folder of two sessions of two records each.
+        let sessions = dir.path().join("sessions");
+        std::fs::create_dir(&sessions).unwrap();
+        for id in ["a", "b"] {
+            let record = format!(
+                "{{\"sessionId\": \"{id}\", \"type\": \"user\", \
+                 \"message\": {{\"role\": \"user\", \"content\": \"hi\"}}}}\n"
+            );
+            std::fs::write(sessions.join(format!("{id}.jsonl")), record.repeat(2)).unwrap();
+        }
+        assert_eq!(rows(&sessions, None), Some(2));
+        // A file that is not of the format named has no count: reading it says why.
+        assert_eq!(
+            rows(&traces.join("otel-genai.jsonl"), Some(Format::Inspect)),
+            None
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use crate::config::position::Positions;
 use crate::config::pyyaml;
 use crate::config::suite::{CaseCodeSpec, SuiteError};
 use crate::fsio;
-use crate::input::dataset::check_case_turns;
+use crate::input::dataset::{self, check_case_turns};
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";
@@ -271,6 +271,23 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
             },
             Err(e) => errors.push(e),
         }
+    }
+    if let Some(what) = dataset::recording_kind(traces) {
+        errors.push(
+            SuiteError::at(
+                traces,
+                "",
+                format!(
+                    "this is {what}, but --traces takes evaldeck traces: a JSON Trace a line, \
+                     naming its case in `metadata.case_name`"
+                ),
+            )
+            .with_hint(
+                "grade a recording of another format with a suite: name it as the suite's \
+                 `dataset:`, or as its `trajectories:` (--trajectories FILE) joined to a dataset",
+            ),
+        );
+        return Err(errors);
     }
     let text = fsio::read_text(traces, fsio::cap::DOCUMENT).map_err(|e| {
         errors.push(SuiteError::at(

@@ -21,8 +21,8 @@ use serde_json::value::RawValue;
 
 use crate::fsio;
 use crate::input::csv_rows::Converted;
-use crate::input::source::SourceError;
-use crate::input::trajectory::{self, Format};
+use crate::input::source::{RecordingError, SourceError};
+use crate::input::trajectory::{self, ConvertError, Format};
 
 /// Whether the dataset at `path` is an Inspect log: a `.eval` file, or a `.json` file whose
 /// first line is `{` alone, as Inspect writes its JSON logs (a JSON Lines row is a whole object
@@ -58,7 +58,7 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         .map_err(|e| error(format!("cannot open: {e}")))?;
     let mut converted = Converted::default();
     if is_archive {
-        read_archive(file, fsio::cap::TABLE, &mut converted).map_err(error)?;
+        read_archive(file, fsio::cap::TABLE, &mut converted).map_err(|e| error(e.to_string()))?;
     } else {
         let bytes = fsio::read_capped(file, len, fsio::cap::TABLE)
             .map_err(|e| error(format!("cannot read: {e}")))?;
@@ -68,7 +68,7 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
                 e.utf8_error().valid_up_to()
             ))
         })?;
-        read_json(&text, &mut converted).map_err(error)?;
+        read_json(&text, &mut converted).map_err(|e| error(e.to_string()))?;
     }
     if converted.lines.is_empty() {
         return Err(error(
@@ -90,18 +90,27 @@ fn read_archive(
     source: impl Read + std::io::Seek,
     mut budget: u64,
     converted: &mut Converted,
-) -> Result<(), String> {
-    let mut archive = zip::ZipArchive::new(source)
-        .map_err(|e| format!("not a zip archive, as an Inspect `.eval` log is: {e}"))?;
+) -> Result<(), RecordingError> {
+    let mut archive = zip::ZipArchive::new(source).map_err(|e| {
+        RecordingError::File(format!(
+            "not a zip archive, as an Inspect `.eval` log is: {e}"
+        ))
+    })?;
     for index in 0..archive.len() {
         let member = archive
             .by_index(index)
-            .map_err(|e| format!("member {}: {e}", index + 1))?;
+            .map_err(|e| RecordingError::Member {
+                member: format!("member {}", index + 1),
+                message: e.to_string(),
+            })?;
         let name = String::from_utf8_lossy(member.name_raw()).into_owned();
         if !is_sample(&name) {
             continue;
         }
-        let at = |message: String| format!("{name}: {message}");
+        let at = |message: String| RecordingError::Member {
+            member: name.clone(),
+            message,
+        };
         let declared = member.size();
         let bytes = fsio::read_capped(member, declared, budget).map_err(|e| {
             at(format!(
@@ -118,7 +127,7 @@ fn read_archive(
         })?;
         let sample: &RawValue = serde_json::from_str(&text)
             .map_err(|e| at(format!("not JSON: {e}; a sample member holds one sample")))?;
-        push_row(sample, converted).map_err(at)?;
+        push_row(sample, converted).map_err(|e| at(e.to_string()))?;
         converted.lines.push(converted.lines.len() + 1);
     }
     Ok(())
@@ -131,11 +140,11 @@ struct JsonLog<'a> {
 }
 
 /// The samples of a `.json` log, each numbered by the line it starts on.
-fn read_json(text: &str, converted: &mut Converted) -> Result<(), String> {
+fn read_json(text: &str, converted: &mut Converted) -> Result<(), RecordingError> {
     let log: JsonLog = serde_json::from_str(text).map_err(|e| {
-        format!(
+        RecordingError::File(format!(
             "not an Inspect log: {e}; a `.json` dataset whose first line is `{{` is read as one"
-        )
+        ))
     })?;
     let (mut line, mut counted) = (1, 0);
     for sample in log.samples.into_iter().flatten() {
@@ -145,7 +154,7 @@ fn read_json(text: &str, converted: &mut Converted) -> Result<(), String> {
             .filter(|&&b| b == b'\n')
             .count();
         counted = start;
-        push_row(sample, converted).map_err(|message| format!("line {line}: {message}"))?;
+        push_row(sample, converted).map_err(|e| RecordingError::at_line(line, e))?;
         converted.lines.push(line);
     }
     Ok(())
@@ -168,12 +177,19 @@ fn is_text(raw: &RawValue) -> bool {
     raw.get().starts_with('"')
 }
 
+/// Why a sample cannot be a row.
+#[derive(Debug, thiserror::Error)]
+enum SampleError {
+    #[error("{0}; an Inspect sample has `id`, `epoch`, `input`, `target` and `messages`")]
+    Head(serde_json::Error),
+    #[error(transparent)]
+    Trajectory(#[from] ConvertError),
+}
+
 /// The row of `sample`, checked to convert, appended to `converted`'s text.
-fn push_row(sample: &RawValue, converted: &mut Converted) -> Result<(), String> {
-    let head: Head = serde_json::from_str(sample.get()).map_err(|e| {
-        format!("{e}; an Inspect sample has `id`, `epoch`, `input`, `target` and `messages`")
-    })?;
-    let run = trajectory::convert(sample, Some(Format::Inspect)).map_err(|e| e.0)?;
+fn push_row(sample: &RawValue, converted: &mut Converted) -> Result<(), SampleError> {
+    let head: Head = serde_json::from_str(sample.get()).map_err(SampleError::Head)?;
+    let run = trajectory::convert(sample, Some(Format::Inspect))?;
     let text = &mut converted.text;
     text.push_str("{\"id\":");
     text.push_str(head.id.get());
@@ -332,7 +348,9 @@ mod tests {
         let bytes = archive(&[("samples/1_epoch_1.json", &bomb)]);
         assert!(bytes.len() < 16 << 10);
         let mut converted = Converted::default();
-        let err = read_archive(Cursor::new(bytes), 1 << 20, &mut converted).unwrap_err();
+        let err = read_archive(Cursor::new(bytes), 1 << 20, &mut converted)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("samples/1_epoch_1.json: it is larger than the limit of 1 MiB"),
             "{err}"
@@ -356,7 +374,9 @@ mod tests {
             ("samples/1_epoch_1.json", good.as_bytes()),
             ("samples/1_epoch_2.json", bad.as_bytes()),
         ]);
-        let err = read_archive(Cursor::new(bytes), 1 << 20, &mut converted).unwrap_err();
+        let err = read_archive(Cursor::new(bytes), 1 << 20, &mut converted)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "samples/1_epoch_2.json: trajectory.messages[0].tool_calls[0]: missing field \
@@ -378,11 +398,11 @@ mod tests {
             ),
         ] {
             let err = read_archive(Cursor::new(archive(members)), 1 << 20, &mut converted);
-            assert_eq!(err.unwrap_err(), expected);
+            assert_eq!(err.unwrap_err().to_string(), expected);
         }
         let log = format!("{{\n  \"samples\": [\n    {good},\n    {bad}\n  ]\n}}\n");
         assert_eq!(
-            read_json(&log, &mut converted).unwrap_err(),
+            read_json(&log, &mut converted).unwrap_err().to_string(),
             "line 4: trajectory.messages[0].tool_calls[0]: missing field `function`"
         );
     }

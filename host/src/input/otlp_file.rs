@@ -2,9 +2,12 @@
 //! object `{"resourceSpans": [...]}` holding a batch of spans, of any traces, in the order they
 //! were exported. Each trace becomes a row, `{id: <traceId>, trajectory: [...]}`, in the order
 //! the file first names it; its trajectory is the file's export objects cut down to that trace's
-//! spans (their resources and scopes kept), read by the `otel` format. Every trace is converted
-//! once as the file is read, so a malformed span fails the dataset at its line.
+//! spans (their resources and scopes kept), read by the `otel` format. With `sample_per:
+//! root_span`, each root span (a span whose `parentSpanId` is empty or names no span of its
+//! trace in the file) becomes a row with the spans below it, `id` `<traceId>:<spanId>`. Every
+//! row is converted once as the file is read, so a malformed span fails the dataset at its line.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
@@ -12,9 +15,10 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::config::spec::SamplePer;
 use crate::fsio;
 use crate::input::csv_rows::Converted;
-use crate::input::source::SourceError;
+use crate::input::source::{RecordingError, SourceError};
 use crate::input::trajectory::json::{self, Expecting, Object, Text};
 use crate::input::trajectory::otel::Export;
 use crate::input::trajectory::{self, Format};
@@ -37,6 +41,10 @@ pub fn is_collector_file(path: &Path) -> bool {
 struct Ids<'a> {
     #[serde(borrow)]
     trace_id: Text<'a>,
+    #[serde(borrow, default)]
+    span_id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    parent_span_id: Option<Text<'a>>,
 }
 
 impl Expecting for Ids<'_> {
@@ -52,7 +60,19 @@ struct Piece<'a> {
     at: (usize, usize, usize),
 }
 
-/// A trace: its id, the line the file first names it on, and its pieces in file order.
+/// A span as the file holds it: its ids, where it is, and its text.
+struct Span<'a> {
+    trace_id: Cow<'a, str>,
+    span_id: Option<Cow<'a, str>>,
+    parent_span_id: Option<Cow<'a, str>>,
+    resource: Option<&'a RawValue>,
+    scope: Option<&'a RawValue>,
+    raw: &'a RawValue,
+    at: (usize, usize, usize),
+}
+
+/// A row of the file: its id, the line the file first names it on, and its pieces in file
+/// order.
 struct Trace<'a> {
     id: String,
     line: usize,
@@ -61,74 +81,143 @@ struct Trace<'a> {
 
 /// The traces of the collector file at `path` as JSONL rows, each numbered by the line that
 /// first holds one of its spans.
-pub fn convert(path: &Path) -> Result<Converted, SourceError> {
-    Converted::from_text(path, rows)
+pub fn convert(path: &Path, per: SamplePer) -> Result<Converted, SourceError> {
+    Converted::from_text(path, |text| rows(text, per))
 }
 
-fn rows(text: &str) -> Result<Converted, String> {
-    let mut traces: Vec<Trace> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+/// The spans of the collector file `text`, in file order.
+fn spans(text: &str) -> Result<Vec<Span<'_>>, RecordingError> {
+    let mut spans = Vec::new();
     for (number, line) in text.lines().enumerate().map(|(i, line)| (i + 1, line)) {
         if line.trim().is_empty() {
             continue;
         }
         let Object(export): Object<Export<&RawValue>> =
             json::parse(line, String::new).map_err(|e| {
-                format!(
-                    "line {number}: {}; a collector file holds an OTLP export object a line",
-                    e.0.strip_prefix(": ")
-                        .unwrap_or(e.0.trim_start_matches('.'))
+                RecordingError::at_line(
+                    number,
+                    format!(
+                        "{}; a collector file holds an OTLP export object a line",
+                        e.0.strip_prefix(": ")
+                            .unwrap_or(e.0.trim_start_matches('.'))
+                    ),
                 )
             })?;
         for (r, Object(resource)) in export.resource_spans.into_iter().enumerate() {
             for (s, Object(scope)) in resource.scope_spans.into_iter().enumerate() {
                 for (k, raw) in scope.spans.into_iter().enumerate() {
                     let Object(ids): Object<Ids> = json::parse(raw.get(), || {
-                        format!("line {number}: resourceSpans[{r}].scopeSpans[{s}].spans[{k}]")
+                        format!("resourceSpans[{r}].scopeSpans[{s}].spans[{k}]")
                     })
-                    .map_err(|e| e.0)?;
-                    let trace_id = ids.trace_id.0;
-                    let at = (number, r, s);
-                    let slot = match index.get(&*trace_id) {
-                        Some(&slot) => slot,
-                        None => {
-                            index.insert(trace_id.to_string(), traces.len());
-                            traces.push(Trace {
-                                id: trace_id.to_string(),
-                                line: number,
-                                pieces: Vec::new(),
-                            });
-                            traces.len() - 1
-                        }
-                    };
-                    let pieces = &mut traces[slot].pieces;
-                    match pieces.last_mut() {
-                        Some(piece) if piece.at == at => piece.spans.push(raw),
-                        _ => pieces.push(Piece {
-                            resource: resource.resource,
-                            scope: scope.scope,
-                            spans: vec![raw],
-                            at,
-                        }),
-                    }
+                    .map_err(|e| RecordingError::at_line(number, e))?;
+                    spans.push(Span {
+                        trace_id: ids.trace_id.0,
+                        span_id: ids.span_id.map(|id| id.0),
+                        parent_span_id: ids.parent_span_id.map(|id| id.0),
+                        resource: resource.resource,
+                        scope: scope.scope,
+                        raw,
+                        at: (number, r, s),
+                    });
                 }
             }
+        }
+    }
+    Ok(spans)
+}
+
+/// The id of the row each of `spans` belongs to: its trace's id, or with `per` a root span,
+/// `<traceId>:<spanId>` of the root span above it. Spans whose parents loop have no root, and
+/// are refused at the line of the first of them.
+fn row_ids(spans: &[Span], per: SamplePer) -> Result<Vec<String>, RecordingError> {
+    if per == SamplePer::Trace {
+        return Ok(spans.iter().map(|span| span.trace_id.to_string()).collect());
+    }
+    let key = |trace: &str, span: &str| format!("{trace}:{span}");
+    let parents: HashMap<String, Option<&str>> = spans
+        .iter()
+        .filter_map(|span| {
+            let id = span.span_id.as_deref()?;
+            let parent = span.parent_span_id.as_deref().filter(|p| !p.is_empty());
+            Some((key(&span.trace_id, id), parent))
+        })
+        .collect();
+    let mut ids = Vec::with_capacity(spans.len());
+    for span in spans {
+        let Some(mut id) = span.span_id.as_deref() else {
+            // The span is refused when its trace is converted.
+            ids.push(span.trace_id.to_string());
+            continue;
+        };
+        // Up the parents while they are in the file: a root is reached within a step a span.
+        let mut steps = 0;
+        while let Some(Some(parent)) = parents.get(&key(&span.trace_id, id)) {
+            if !parents.contains_key(&key(&span.trace_id, parent)) {
+                break;
+            }
+            steps += 1;
+            if steps > parents.len() {
+                return Err(RecordingError::at_line(
+                    span.at.0,
+                    format!(
+                        "span {} of trace {}: its parentSpanId chain loops, so it has no root \
+                         span; give the root span an empty parentSpanId, or leave out \
+                         `sample_per: root_span`",
+                        span.span_id.as_deref().unwrap_or_default(),
+                        span.trace_id
+                    ),
+                ));
+            }
+            id = parent;
+        }
+        ids.push(key(&span.trace_id, id));
+    }
+    Ok(ids)
+}
+
+fn rows(text: &str, per: SamplePer) -> Result<Converted, RecordingError> {
+    let spans = spans(text)?;
+    let ids = row_ids(&spans, per)?;
+    let mut traces: Vec<Trace> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (span, id) in spans.iter().zip(&ids) {
+        let slot = *index.entry(id).or_insert_with(|| {
+            traces.push(Trace {
+                id: id.clone(),
+                line: span.at.0,
+                pieces: Vec::new(),
+            });
+            traces.len() - 1
+        });
+        let pieces = &mut traces[slot].pieces;
+        match pieces.last_mut() {
+            Some(piece) if piece.at == span.at => piece.spans.push(span.raw),
+            _ => pieces.push(Piece {
+                resource: span.resource,
+                scope: span.scope,
+                spans: vec![span.raw],
+                at: span.at,
+            }),
         }
     }
     let mut converted = Converted::default();
     for trace in &traces {
         let recorded = trajectory_text(trace);
-        let raw: &RawValue = serde_json::from_str(&recorded).map_err(|e| e.to_string())?;
+        let raw: &RawValue =
+            serde_json::from_str(&recorded).map_err(|e| RecordingError::at_line(trace.line, e))?;
         trajectory::convert(raw, Some(Format::Otel))
-            .map_err(|e| format!("line {}: trace {}: {}", trace.line, trace.id, e.0))?;
-        let id = serde_json::to_string(&trace.id).map_err(|e| e.to_string())?;
+            .map_err(|e| RecordingError::at_line(trace.line, format!("trace {}: {e}", trace.id)))?;
+        let id =
+            serde_json::to_string(&trace.id).map_err(|e| RecordingError::at_line(trace.line, e))?;
         converted
             .text
             .push_str(&format!("{{\"id\":{id},\"trajectory\":{recorded}}}\n"));
         converted.lines.push(trace.line);
     }
     if traces.is_empty() {
-        return Err("the collector file holds no spans".to_string());
+        return Err(RecordingError::File(
+            "the collector file holds no spans".to_string(),
+        ));
     }
     Ok(converted)
 }
@@ -193,9 +282,48 @@ mod tests {
     }
 
     #[test]
+    fn a_root_span_is_a_span_without_a_parent_in_the_file() {
+        let span = |id: &str, parent: &str| {
+            format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
+        };
+        let line = |spans: &[String]| {
+            format!(
+                "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
+                spans.join(",")
+            )
+        };
+        // `b` below `a`, then `c` whose parent is not in the file, then `d` below `b`.
+        let text =
+            line(&[span("b", "a"), span("a", ""), span("c", "gone")]) + &line(&[span("d", "b")]);
+        let converted = rows(&text, SamplePer::RootSpan).unwrap();
+        let rows = rows_of(&converted);
+        let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["t:a", "t:c"]);
+        assert_eq!(spans(&rows[0]["trajectory"]), ["b", "a", "d"]);
+        assert_eq!(converted.lines, [1, 1]);
+        assert_eq!(
+            rows_of(&self::rows(&text, SamplePer::Trace).unwrap()).len(),
+            1
+        );
+        // Parents that loop give no root.
+        let text = line(&[span("a", "")]) + &line(&[span("x", "y"), span("y", "x")]);
+        let err = self::rows(&text, SamplePer::RootSpan)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "line 2: span x of trace t: its parentSpanId chain loops, so it has no root \
+                 span; give the root span an empty parentSpanId, or leave out \
+                 `sample_per: root_span`"
+            )
+        );
+    }
+
+    #[test]
     fn interleaved_traces_become_a_row_each() {
         let text = recorded_file("otel-genai.jsonl");
-        let converted = rows(&text).unwrap();
+        let converted = rows(&text, SamplePer::Trace).unwrap();
         let rows = rows_of(&converted);
         let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
         assert_eq!(
@@ -284,7 +412,8 @@ mod tests {
             ),
             ("\n".to_string(), "the collector file holds no spans"),
         ] {
-            assert_eq!(rows(&text).err().as_deref(), Some(expected), "for {text}");
+            let err = rows(&text, SamplePer::Trace).err().map(|e| e.to_string());
+            assert_eq!(err.as_deref(), Some(expected), "for {text}");
         }
     }
 }

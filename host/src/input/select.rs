@@ -206,6 +206,7 @@ fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::dataset::Reading;
 
     #[test]
     fn items_given_again_come_first_then_the_rest_of_the_stream() {
@@ -218,7 +219,10 @@ mod tests {
                 .map(|item| result_id(&item.unwrap()).unwrap())
                 .collect::<Vec<_>>()
         };
-        let mut selected = Selected::new(Items::open(&path, &[]).unwrap(), Selection::default());
+        let mut selected = Selected::new(
+            Items::open(&path, &[], Reading::default()).unwrap(),
+            Selection::default(),
+        );
         let read: Vec<_> = (0..3).map(|_| selected.next_item().unwrap()).collect();
         let mut selected = selected.again(read.into_iter().skip(1));
         assert_eq!(ids(&mut selected), ["2", "3", "4"]);

@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 
 use crate::fsio;
 use crate::input::csv_rows::Converted;
-use crate::input::source::SourceError;
+use crate::input::source::{RecordingError, SourceError};
 use crate::input::trajectory::claude_code::RECORD_KEYS;
 use crate::input::trajectory::json::first_key_among;
 use crate::input::trajectory::{self, Format};
@@ -29,23 +29,8 @@ const ROW_KEYS: [&str; 3] = ["trajectory", "sample_id", "ground_truth"];
 /// Whether the dataset at `path` is a session file: its first line is a transcript record. A
 /// first line that is both a record and a dataset row is an error that says what to change.
 pub fn is_session(path: &Path) -> Result<bool, SourceError> {
-    let Ok((file, _)) = fsio::open_regular(path, fsio::cap::STREAM) else {
-        return Ok(false);
-    };
-    let mut first = String::new();
-    let mut reader = BufReader::new(std::io::Read::take(file, fsio::cap::TEXT));
-    if reader.read_line(&mut first).is_err() || !first.trim_start().starts_with('{') {
-        return Ok(false);
-    }
-    let Ok(raw) = serde_json::from_str::<&RawValue>(first.trim()) else {
-        return Ok(false);
-    };
-    let (record, row) = (
-        first_key_among(raw, &RECORD_KEYS),
-        first_key_among(raw, &ROW_KEYS),
-    );
-    match (record, row) {
-        (Some(record), Some(row)) => Err(SourceError {
+    match first_line_keys(path) {
+        Some((Some(record), Some(row))) => Err(SourceError {
             path: path.to_path_buf(),
             message: format!(
                 "line 1 is both a Claude Code transcript record (`{record}`) and a dataset row \
@@ -53,14 +38,36 @@ pub fn is_session(path: &Path) -> Result<bool, SourceError> {
                  each session under a row's `trajectory` and `{record}` inside it"
             ),
         }),
-        (Some(_), None) => Ok(true),
+        Some((Some(_), None)) => Ok(true),
         _ => Ok(false),
     }
 }
 
+/// Whether the first line of the file at `path` is a dataset row or run record (a JSON object
+/// with `trajectory`, `sample_id` or `ground_truth`), as no transcript, log or export line is.
+pub fn starts_with_row(path: &Path) -> bool {
+    matches!(first_line_keys(path), Some((_, Some(_))))
+}
+
+/// The first transcript record key and the first dataset row key of the first line of the file
+/// at `path`; `None` when that line is no JSON object.
+fn first_line_keys(path: &Path) -> Option<(Option<&'static str>, Option<&'static str>)> {
+    let (file, _) = fsio::open_regular(path, fsio::cap::STREAM).ok()?;
+    let mut first = String::new();
+    let mut reader = BufReader::new(std::io::Read::take(file, fsio::cap::TEXT));
+    if reader.read_line(&mut first).is_err() || !first.trim_start().starts_with('{') {
+        return None;
+    }
+    let raw = serde_json::from_str::<&RawValue>(first.trim()).ok()?;
+    Some((
+        first_key_among(raw, &RECORD_KEYS),
+        first_key_among(raw, &ROW_KEYS),
+    ))
+}
+
 /// The session file at `path` as a JSONL row, numbered by its first record's line.
 pub fn convert(path: &Path) -> Result<Converted, SourceError> {
-    Converted::from_text(path, |text| -> Result<Converted, String> {
+    Converted::from_text(path, |text| -> Result<Converted, RecordingError> {
         let mut converted = Converted::default();
         let (line, _) = session_row(path, text, &mut converted.text)?;
         converted.lines.push(line);
@@ -116,19 +123,19 @@ pub fn convert_folder(folder: &Path) -> Result<Converted, SourceError> {
         }
         let made = Converted::from_text(&path, |text| {
             budget = budget.checked_sub(text.len() as u64).ok_or_else(|| {
-                format!(
+                RecordingError::File(format!(
                     "the folder's session files together are larger than the limit of {} MiB",
                     fsio::cap::TABLE >> 20
-                )
+                ))
             })?;
             let mut made = Converted::default();
             let (_, id) = session_row(&path, text, &mut made.text)?;
             if let Some(first) = seen.get(&id) {
-                return Err(format!(
+                return Err(RecordingError::File(format!(
                     "session {id} is also the session of {}: a session is one row; remove one \
                      of the two files",
                     first.display()
-                ));
+                )));
             }
             seen.insert(id, path.clone());
             Ok(made)
@@ -148,7 +155,11 @@ struct Session<'a> {
 
 /// The row of the session `text` (the file `file`), appended to `out`: the line it starts on,
 /// and the row's id as JSON.
-fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, String), String> {
+fn session_row(
+    file: &Path,
+    text: &str,
+    out: &mut String,
+) -> Result<(usize, String), RecordingError> {
     let records: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -156,12 +167,15 @@ fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, Stri
         .map(|(i, line)| (i + 1, line))
         .collect();
     let Some(&(first, _)) = records.first() else {
-        return Err("the session file holds no records".to_string());
+        return Err(RecordingError::File(
+            "the session file holds no records".to_string(),
+        ));
     };
     let mut id = None;
     for &(number, record) in &records {
-        let session: Session = serde_json::from_str(record)
-            .map_err(|e| format!("line {number}: not a transcript record: {e}"))?;
+        let session: Session = serde_json::from_str(record).map_err(|e| {
+            RecordingError::at_line(number, format!("not a transcript record: {e}"))
+        })?;
         id = id.or(session.session_id);
     }
     let list = format!(
@@ -172,7 +186,8 @@ fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, Stri
             .collect::<Vec<_>>()
             .join(",")
     );
-    let raw: &RawValue = serde_json::from_str(&list).map_err(|e| e.to_string())?;
+    let raw: &RawValue = serde_json::from_str(&list)
+        .map_err(|e| RecordingError::File(format!("the records are not a JSON list: {e}")))?;
     trajectory::convert(raw, Some(Format::ClaudeCode)).map_err(|e| {
         // `trajectory[k]...`: the k-th record, at its line.
         let index =
@@ -180,8 +195,8 @@ fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, Stri
                 .and_then(|rest| rest.split(']').next())
                 .and_then(|k| k.parse::<usize>().ok());
         match index.and_then(|k| records.get(k)) {
-            Some((number, _)) => format!("line {number}: {}", e.0),
-            None => e.0,
+            Some(&(number, _)) => RecordingError::at_line(number, e),
+            None => RecordingError::File(e.0),
         }
     })?;
     let id = match id {
@@ -192,7 +207,7 @@ fn session_row(file: &Path, text: &str, out: &mut String) -> Result<(usize, Stri
                 .map(|stem| stem.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         )
-        .map_err(|e| e.to_string())?,
+        .map_err(|e| RecordingError::File(e.to_string()))?,
     };
     out.push_str(&format!("{{\"id\":{id},\"trajectory\":{list}}}\n"));
     Ok((first, id))
@@ -274,7 +289,9 @@ mod tests {
         );
         let mut out = String::new();
         assert_eq!(
-            session_row(Path::new("s1.jsonl"), &broken, &mut out).unwrap_err(),
+            session_row(Path::new("s1.jsonl"), &broken, &mut out)
+                .unwrap_err()
+                .to_string(),
             "line 2: trajectory[1].message: missing; a record of type assistant requires it"
         );
         assert_eq!(
@@ -283,7 +300,8 @@ mod tests {
                 "{\"sessionId\": \"s\"}\nnot json\n",
                 &mut out
             )
-            .unwrap_err(),
+            .unwrap_err()
+            .to_string(),
             "line 2: not a transcript record: expected ident at line 1 column 2"
         );
         assert!(out.is_empty());

@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::config::spec::SamplePer;
 use crate::fsio;
 use crate::grade::grants::Reach;
 use crate::input::shard::Shard;
@@ -34,6 +35,9 @@ pub struct RunRecord {
     pub trajectories: Vec<PathBuf>,
     #[serde(default)]
     pub format: Option<Format>,
+    /// `sample_per:`, written when it is not the default.
+    #[serde(default, skip_serializing_if = "SamplePer::is_trace")]
+    pub sample_per: SamplePer,
     /// `--filter` values, as given.
     #[serde(default)]
     pub filters: Vec<String>,
@@ -247,6 +251,7 @@ impl RunRecord {
                 })
                 .unwrap_or_default(),
             format: suite.file.format,
+            sample_per: suite.file.sample_per.unwrap_or_default(),
             filters: Vec::new(),
             max_samples: suite.file.max_samples,
             shard: None,

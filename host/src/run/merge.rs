@@ -15,7 +15,6 @@ use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
     conclude, finish_junit, open_junit, record_of, write_error,
 };
-use crate::input::dataset::Items;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
@@ -300,7 +299,7 @@ pub fn merge(
     }
     let count = lines.len() as u32;
     let joined = (|| -> Result<(), RunError> {
-        let items = Items::open(&prepared.dataset, &prepared.runs)?;
+        let items = prepared.items()?;
         let mut selected = Selected::new(items, selection);
         let mut junit_error = None;
         while let Some(next) = selected.next_of_any_shard() {

@@ -480,7 +480,7 @@ impl SameSamples {
         path: &Path,
         keep: usize,
     ) -> Result<SameSamples, RunError> {
-        let items = Items::open(&prepared.dataset, &prepared.runs)?;
+        let items = prepared.items()?;
         let selection = Selection {
             skip: 0,
             ..selection.clone()
@@ -647,7 +647,7 @@ pub fn check_rows(
     selection: Selection,
     workers: usize,
 ) -> Result<Validation, RunError> {
-    let items = Items::open(&prepared.dataset, &prepared.runs)?;
+    let items = prepared.items()?;
     let validation = engine::validate(
         Selected::new(items, selection),
         &prepared.parser,
@@ -756,11 +756,13 @@ fn nothing_selected(prepared: &Prepared, selection: &Selection) -> String {
 fn count(prepared: &Prepared, selection: Selection) -> RowCount {
     if selection.filters.is_empty() && selection.shard.is_none() && prepared.runs.is_empty() {
         let max = selection.max_samples.filter(|max| *max > 0);
-        return RowCount::of(&prepared.dataset, max);
+        return RowCount::of(&prepared.dataset, prepared.reading(), max);
     }
     let (dataset, runs) = (prepared.dataset.clone(), prepared.runs.clone());
+    let reading = prepared.reading();
     RowCount::later(move || {
-        let mut selected = Selected::new(Items::open(&dataset, &runs).ok()?, selection);
+        let items = Items::open(&dataset, &runs, reading).ok()?;
+        let mut selected = Selected::new(items, selection);
         let mut n = 0;
         while selected.next_item().is_some() {
             n += 1;

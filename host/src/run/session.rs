@@ -18,7 +18,7 @@ use super::{
     write_error,
 };
 use crate::grade::pack::BATCH_ROWS;
-use crate::input::dataset::{Items, RowCount};
+use crate::input::dataset::RowCount;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::{self, ResultsFile, SampleResult};
 use crate::output::summary::Aggregator;
@@ -220,7 +220,7 @@ impl<'p> Session<'p> {
         let selected = match resumed {
             Some(same) => same.rest(replay),
             None => Selected::new(
-                Items::open(&prepared.dataset, &prepared.runs).map_err(RunError::from)?,
+                prepared.items().map_err(RunError::from)?,
                 self.setting.selection.clone(),
             ),
         };

@@ -11,7 +11,7 @@ use crate::fsio;
 use crate::grade::judge::JudgeOptions;
 use crate::grade::pack::{Limits, Pack, PackError, PackHost, PackSpec};
 use crate::grade::program;
-use crate::input::dataset::RowParser;
+use crate::input::dataset::{Items, Reading, RowParser, SourceError};
 use crate::plan::{Plan, Resolver};
 
 /// A suite ready to run.
@@ -24,6 +24,21 @@ pub struct Prepared {
     pub packs: HashMap<String, Arc<Pack>>,
     /// SHA-256 over the suite's Python graders' sources, when it has any.
     pub python_sha256: Option<String>,
+}
+
+impl Prepared {
+    /// What the suite says about reading its dataset and recorded runs.
+    pub fn reading(&self) -> Reading {
+        Reading {
+            format: self.suite.file.format,
+            sample_per: self.suite.file.sample_per.unwrap_or_default(),
+        }
+    }
+
+    /// The suite's samples: its dataset and recorded runs, read as the suite says.
+    pub fn items(&self) -> Result<Items, SourceError> {
+        Items::open(&self.dataset, &self.runs, self.reading())
+    }
 }
 
 pub struct Options {

@@ -18,7 +18,6 @@ use serde_json::Value;
 
 use super::engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
 use super::{Prepared, RunError};
-use crate::input::dataset::Items;
 use crate::input::sample::SampleId;
 use crate::output::result::{self, SampleResult};
 
@@ -96,7 +95,7 @@ pub(super) fn check(
         position += 1;
         true
     })?;
-    let items = Items::open(&prepared.dataset, &prepared.runs)?;
+    let items = prepared.items()?;
     let mut fresh = Collected::default();
     let pass = Pass {
         plan: prepared.plan.clone(),

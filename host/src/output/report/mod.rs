@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use crate::fsio;
 use crate::grade::{GradeKey, Status};
 use crate::input::dataset::SourceError;
-use crate::input::dataset::{Items, RowParser};
+use crate::input::dataset::{Items, Reading, RowParser};
 use crate::input::select::{Filter, Selected, Selection};
 use crate::output::diff::Diff;
 use crate::output::junit::attribute as escape;
@@ -270,7 +270,11 @@ fn read_samples(
     let Some(last) = kept.last().map(|k| k.seq) else {
         return views;
     };
-    let items = match Items::open(&inputs.dataset, &inputs.trajectories) {
+    let reading = Reading {
+        format: inputs.format,
+        sample_per: inputs.sample_per,
+    };
+    let items = match Items::open(&inputs.dataset, &inputs.trajectories, reading) {
         Ok(items) => items,
         Err(e) => {
             notices.push(format!(
