@@ -422,3 +422,69 @@ async fn ctrl_c_while_retrying_keeps_every_result() {
 const FAILING: usize = 0;
 const SLOW: usize = 1;
 const FINE: usize = 2;
+const REFUSED: usize = 3;
+
+/// A judge refused while errors are retried: the unsharded run and the merge of its shards,
+/// each retried with the judge refused, both exit 2 naming the judge; the merged run's record
+/// keeps why, and once the shards' errors are retried with the judge back the merge passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_down_while_retrying_fails_the_run_and_its_merged_shards_alike() {
+    let state = Arc::new(AtomicUsize::new(FAILING));
+    let seen = Arc::clone(&state);
+    let server = Server::start(move |_, request| match seen.load(Ordering::SeqCst) {
+        // An answer without a verdict: an error grade, the endpoint still up.
+        FAILING if asked(request).starts_with("quality") => Reply::completion("no verdict"),
+        REFUSED => Reply::status(401, r#"{"error": {"message": "Incorrect API key"}}"#),
+        _ => Reply::verdict(1.0, "fine"),
+    })
+    .await;
+    let ws = judged_workspace(&server.base_url());
+    let run = ["run", "suite.yaml", "--no-cache", "-q", "-o"];
+    for (out, shard) in [("whole", None), ("s0", Some("0/2")), ("s1", Some("1/2"))] {
+        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
+        let first = gavel(&ws, &[&run[..], &[out], &shard[..]].concat()).await;
+        assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    }
+    let retry = |out: &'static str, shard: Option<&'static str>| {
+        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
+        [&run[..], &[out, "--retry-errors"], &shard[..]].concat()
+    };
+    let merge = |out: &'static str| ["merge", "s0", "s1", "-q", "-o", out];
+
+    state.store(REFUSED, Ordering::SeqCst);
+    let whole = gavel(&ws, &retry("whole", None)).await;
+    let err = stderr(&whole);
+    assert_eq!(whole.status.code(), Some(2), "{err}");
+    assert!(err.contains("judge `quality` cannot be used"), "{err}");
+    for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
+        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        assert_eq!(retried.status.code(), Some(2), "{}", stderr(&retried));
+    }
+    let merged = gavel(&ws, &merge("merged")).await;
+    let err = stderr(&merged);
+    assert_eq!(
+        merged.status.code(),
+        Some(2),
+        "the merge exits as the run: {err}"
+    );
+    assert!(err.contains("judge `quality` cannot be used"), "{err}");
+    assert!(err.contains("--shard 0/2 --retry-errors -o s0"), "{err}");
+    let record: serde_json::Value = serde_json::from_slice(&read(&ws, "merged/run.json")).unwrap();
+    assert_eq!(record["progress"]["judge_down"]["key"], "quality");
+
+    state.store(FINE, Ordering::SeqCst);
+    for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
+        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
+    }
+    let healed = gavel(&ws, &merge("healed")).await;
+    assert_eq!(healed.status.code(), Some(0), "{}", stderr(&healed));
+    let whole = gavel(&ws, &retry("whole", None)).await;
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            read(&ws, &format!("healed/{file}")) == read(&ws, &format!("whole/{file}")),
+            "{file} of the merged shards differs from the unsharded run's"
+        );
+    }
+}

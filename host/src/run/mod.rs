@@ -29,7 +29,9 @@ use crate::input::dataset::{Item, ItemError, Items, RowCount, SourceError};
 use crate::input::select::result_id;
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
-use crate::output::record::{FileStamp, Fingerprint, RUN_FILE, RecordError, RunRecord, Tokens};
+use crate::output::record::{
+    FileStamp, Fingerprint, JudgeDown, RUN_FILE, RecordError, RunRecord, Tokens,
+};
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{PassError, Selected, Selection, Sink};
@@ -94,8 +96,9 @@ pub struct Graded {
     pub gate_passed: bool,
     /// What was written to `run.json`.
     pub record: RunRecord,
-    /// A judge answered none of the gradings it was asked for: every grade it gave is an
-    /// error, and the run fails whatever its gate says.
+    /// A judge failed the run whatever its gate says: it answered none of the gradings it was
+    /// asked for (every grade it gave is an error), or it could not be used while errors were
+    /// retried (here, or in a merged shard), and what it left in error is kept.
     pub judge_failed: Option<RunError>,
     /// What `--verify-isolation` found (also in the summary, as `isolation_check`).
     pub isolation: Option<IsolationCheck>,
@@ -190,7 +193,7 @@ pub enum RunError {
         kept: u64,
         dir: PathBuf,
         /// How to go on once the judge works.
-        next: &'static str,
+        next: String,
     },
     #[error(
         "judge `{key}` answered none of the {failed} gradings it was asked for, so every grade \
@@ -590,13 +593,20 @@ fn conclude(
     Ok((summary, summary_json, gate_passed))
 }
 
-/// Why a run stopped when a judge's endpoint could not be used; `next` says how to go on.
-fn judge_down(prepared: &Prepared, kept: u64, dir: PathBuf, next: &'static str) -> RunError {
+/// The judge whose endpoint could not be used, which stopped the pass.
+fn judge_stopped(prepared: &Prepared) -> JudgeDown {
     let (key, reason) = prepared
         .plan
         .judge_down()
         .map(|(key, reason)| (key.to_string(), reason))
         .unwrap_or_default();
+    JudgeDown { key, reason }
+}
+
+/// Why a run stopped (or failed) when `stopped`'s endpoint could not be used, with `kept`
+/// results kept in `dir`; `next` says how to go on.
+fn judge_down(stopped: JudgeDown, kept: u64, dir: PathBuf, next: String) -> RunError {
+    let JudgeDown { key, reason } = stopped;
     RunError::JudgeDown {
         key,
         reason,
