@@ -488,3 +488,50 @@ async fn a_judge_down_while_retrying_fails_the_run_and_its_merged_shards_alike()
         );
     }
 }
+
+/// A resumed run of a suite with a judge reads the dataset once more than nothing: the
+/// interrupted run checked every row of the same dataset (known by its stamp), so the rows are
+/// not checked again before grading, and grading goes on where the check of the earlier results
+/// stopped reading. It opens the dataset as often as a run that checks rows as it grades them
+/// (`--skip-invalid`), and ends where a run that was never stopped ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_with_a_judge_reads_the_dataset_once() {
+    let healed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&healed);
+    let server = Server::start(move |i, _| {
+        if i >= 8 && !flag.load(Ordering::SeqCst) {
+            Reply::status(401, r#"{"error": {"message": "Incorrect API key"}}"#)
+        } else {
+            Reply::verdict(1.0, "fine")
+        }
+    })
+    .await;
+    let ws = judged_workspace(&server.base_url());
+    let run = ["run", "suite.yaml", "--no-cache", "-q", "-o"];
+    let stopped = gavel(&ws, &[&run[..], &["out"]].concat()).await;
+    let err = stderr(&stopped);
+    assert_eq!(stopped.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used"), "{err}");
+    healed.store(true, Ordering::SeqCst);
+
+    let opens = crate::common::Opens::watch(&ws.path("data.jsonl"));
+    let resumed = gavel(&ws, &[&run[..], &["out", "--resume"]].concat()).await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let resuming = opens.count();
+    let checked_as_graded = gavel(&ws, &[&run[..], &["skipping", "--skip-invalid"]].concat()).await;
+    assert_eq!(checked_as_graded.status.code(), Some(0));
+    assert_eq!(
+        resuming,
+        opens.count(),
+        "the resumed run opened the dataset {resuming} times"
+    );
+
+    let clean = gavel(&ws, &[&run[..], &["clean"]].concat()).await;
+    assert_eq!(clean.status.code(), Some(0));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            read(&ws, &format!("out/{file}")) == read(&ws, &format!("clean/{file}")),
+            "{file} after the resume differs from a clean run's"
+        );
+    }
+}

@@ -545,21 +545,23 @@ impl<'p> Session<'p> {
             }
             Policy::Fresh | Policy::Resume => {
                 // No row is graded while the dataset has an invalid one. Judge requests cost
-                // money, so a suite with a judge checks every row first; any other suite checks
-                // rows as it grades them and takes back what it wrote when it meets a bad one.
-                let total = if refuse_invalid && prepared.plan.has_judge() {
-                    let validation = check_rows(
-                        prepared,
-                        self.setting.selection.clone(),
-                        self.setting.workers,
-                    )?;
-                    if validation.invalid > 0 {
-                        return Ok(Err(validation));
-                    }
-                    RowCount::known(validation.total)
-                } else {
-                    count(prepared, self.setting.selection.clone())
-                };
+                // money, so a suite with a judge checks every row first, unless an earlier run
+                // checked them; any other suite checks rows as it grades them and takes back
+                // what it wrote when it meets a bad one.
+                let total =
+                    if refuse_invalid && prepared.plan.has_judge() && !self.rows_checked_before() {
+                        let validation = check_rows(
+                            prepared,
+                            self.setting.selection.clone(),
+                            self.setting.workers,
+                        )?;
+                        if validation.invalid > 0 {
+                            return Ok(Err(validation));
+                        }
+                        RowCount::known(validation.total)
+                    } else {
+                        count(prepared, self.setting.selection.clone())
+                    };
                 let expected = total.clone();
                 let work = Work { total, retry: None };
                 (
@@ -568,6 +570,19 @@ impl<'p> Session<'p> {
                 )
             }
         }))
+    }
+
+    /// Whether an earlier run in the folder checked the rows this session would: it read the
+    /// same inputs (the dataset known by its stamp) and selection, and it graded, which a run
+    /// refused for an invalid row leaves unrecorded. So a resumed run reads the dataset once.
+    /// An invalid row the stamp misses (an edit inside a large file) is still refused by the
+    /// pass, which takes back what it wrote.
+    fn rows_checked_before(&self) -> bool {
+        self.previous.record.as_ref().is_some_and(|recorded| {
+            recorded.fingerprint.is_some()
+                && recorded.progress.is_some()
+                && recorded.changes(&self.record).is_empty()
+        })
     }
 
     /// Takes back what the session wrote: its results, its record and its JUnit report.
