@@ -535,3 +535,58 @@ async fn a_resumed_run_with_a_judge_reads_the_dataset_once() {
         );
     }
 }
+
+/// `--retry-errors` reads the dataset once: each earlier result is checked to be of the sample
+/// at its place as the retry reads the dataset to grade, not in a pass of its own before. It
+/// opens the dataset as often as a fresh run does; results of another run are still refused,
+/// and left as they were.
+#[test]
+fn a_retry_reads_the_dataset_once() {
+    let ws = workspace(10);
+    let clean = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let text = String::from_utf8(read(&ws, "out/results.jsonl")).unwrap();
+    let error = "{\"sample_id\":4,\"grades\":{},\"error\":{\"category\":\"grading\",\"message\":\"internal error\"}}\n";
+    let broken: String = (text.split_inclusive('\n').enumerate())
+        .map(|(i, line)| if i == 4 { error } else { line })
+        .collect();
+    ws.write("out/results.jsonl", &broken);
+
+    let opens = crate::common::Opens::watch(&ws.path("data.jsonl"));
+    let retried = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--retry-errors"]);
+    assert!(retried.status.success(), "{}", stderr(&retried));
+    let retrying = opens.count();
+    let fresh = ws.gavel(&["run", "suite.yaml", "-o", "fresh", "-q"]);
+    assert!(fresh.status.success(), "{}", stderr(&fresh));
+    assert_eq!(
+        retrying,
+        opens.count(),
+        "the retry opened the dataset {retrying} times"
+    );
+    assert!(read(&ws, "out/results.jsonl") == text.as_bytes());
+
+    // Line 8 is another sample's: the retry grades line 4, then refuses the file at line 8.
+    let foreign: String = (text.split_inclusive('\n').enumerate())
+        .map(|(i, line)| match i {
+            4 => error.to_string(),
+            8 => line.replacen("\"sample_id\":8", "\"sample_id\":\"x8\"", 1),
+            _ => line.to_string(),
+        })
+        .collect();
+    ws.write("out/results.jsonl", &foreign);
+    let refused = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--retry-errors"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot retry the errors of the run in out"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "results.jsonl:9: the result of sample `x8`, where this run's sample 9 is `8`"
+        ),
+        "{err}"
+    );
+    assert!(read(&ws, "out/results.jsonl") == foreign.as_bytes());
+    assert!(!ws.path("out/results.jsonl.retry").exists());
+}

@@ -501,7 +501,7 @@ impl SameSamples {
     /// Whether `result`, the next line's, is of the next selected sample.
     fn check(&mut self, result: &SampleResult) -> bool {
         self.line += 1;
-        let (file, line, held) = (self.path.display(), self.line, &result.sample_id);
+        let (file, line, held) = (self.path.clone(), self.line, &result.sample_id);
         let next = self.selected.next_item();
         let id = next
             .as_ref()
@@ -512,17 +512,7 @@ impl SameSamples {
             }
             self.recent.push_back(next);
         }
-        self.foreign = match id {
-            None => Some(format!(
-                "{file}:{line}: one result more than the {} samples this run grades",
-                line - 1
-            )),
-            Some(Some(id)) if id != held.to_string() => Some(format!(
-                "{file}:{line}: the result of sample `{held}`, where this run's sample {line} \
-                 is `{id}`"
-            )),
-            _ => None,
-        };
+        self.foreign = foreign_line(&file, line, &held.to_string(), id);
         self.foreign.is_none()
     }
 
@@ -535,12 +525,7 @@ impl SameSamples {
     ) -> Result<(), RunError> {
         match self.foreign.take() {
             None => Ok(()),
-            Some(line) => Err(RunError::ResumeMismatch {
-                dir: dir.to_path_buf(),
-                changes: vec![line],
-                what,
-                flag,
-            }),
+            Some(line) => Err(foreign_run(dir, line, what, flag)),
         }
     }
 
@@ -549,6 +534,88 @@ impl SameSamples {
     fn rest(mut self, again: u64) -> Selected {
         let skipped = self.recent.len().saturating_sub(again as usize);
         self.selected.again(self.recent.drain(skipped..))
+    }
+}
+
+/// Refuses to `what` (asked by `flag`) the run in `dir`, whose results file has `line`, said
+/// as where and why, that is not of it.
+fn foreign_run(dir: &Path, line: String, what: &'static str, flag: &'static str) -> RunError {
+    RunError::ResumeMismatch {
+        dir: dir.to_path_buf(),
+        changes: vec![line],
+        what,
+        flag,
+    }
+}
+
+/// Why line `line` of the results file `file`, the result of sample `held`, is not of this run:
+/// `next` is the id of the sample the run selects at its place (`None` when it has no more,
+/// `Some(None)` when the item's id cannot be read, which is not held against it).
+fn foreign_line(
+    file: &Path,
+    line: u64,
+    held: &str,
+    next: Option<Option<String>>,
+) -> Option<String> {
+    let file = file.display();
+    match next {
+        None => Some(format!(
+            "{file}:{line}: one result more than the {} samples this run grades",
+            line - 1
+        )),
+        Some(Some(id)) if id != held => Some(format!(
+            "{file}:{line}: the result of sample `{held}`, where this run's sample {line} is \
+             `{id}`"
+        )),
+        _ => None,
+    }
+}
+
+/// Checks, as a `--retry-errors` pass reads the selection, that each line of the results being
+/// retried is of the sample read at its place, so that the dataset is read once; the pass's
+/// results take the place of the old only when every line was.
+struct ResultsCheck {
+    lines: retry::KeptLines,
+    path: PathBuf,
+    /// The first line that is not of this run, said as where and why.
+    foreign: Option<String>,
+}
+
+impl ResultsCheck {
+    fn open(path: &Path) -> Result<ResultsCheck, RunError> {
+        Ok(ResultsCheck {
+            lines: retry::KeptLines::open(path, Vec::new())?,
+            path: path.to_path_buf(),
+            foreign: None,
+        })
+    }
+
+    /// The first line found not of this run; once the pass read every selected item
+    /// (`complete`), a line past them is one.
+    fn finish(&mut self, complete: bool) -> Option<String> {
+        if self.foreign.is_none() && complete {
+            let line = self.lines.line + 1;
+            if let Ok(Some(text)) = self.lines.next_line()
+                && let Ok(result) = retry::parse_line(text)
+            {
+                self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), None);
+            }
+        }
+        self.foreign.take()
+    }
+}
+
+impl engine::Check for ResultsCheck {
+    fn item(&mut self, next: &Result<Item, ItemError>) -> bool {
+        let line = self.lines.line + 1;
+        // A line that cannot be read fails the retry where its result is kept or retried.
+        if let Ok(Some(text)) = self.lines.next_line()
+            && let Ok(result) = retry::parse_line(text)
+        {
+            let id = next.as_ref().ok().and_then(result_id);
+            self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), Some(id));
+        }
+        self.foreign.is_none()
     }
 }
 
@@ -794,6 +861,8 @@ struct RunSink<'a> {
     /// `--retry-errors`: the earlier results, each written in its place around those graded
     /// again.
     kept: Option<retry::KeptLines>,
+    /// `--retry-errors`: each item read checked to be the earlier run's at its place.
+    check: Option<Arc<std::sync::Mutex<ResultsCheck>>>,
 }
 
 impl RunSink<'_> {
@@ -884,5 +953,10 @@ impl Sink for RunSink<'_> {
         self.flush_each = true;
         self.observer.stopping();
         self.results.flush()
+    }
+
+    fn check(&self) -> Option<Arc<std::sync::Mutex<dyn engine::Check>>> {
+        let check = self.check.clone()?;
+        Some(check)
     }
 }

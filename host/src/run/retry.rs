@@ -10,8 +10,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::engine::Selection;
-use super::{Prepared, PreviousRecord, RunError, SameSamples, same_inputs};
+use super::{Prepared, PreviousRecord, RunError, same_inputs};
 use crate::fsio;
 use crate::grade::Status;
 use crate::output::record::{RunRecord, State};
@@ -69,8 +68,8 @@ pub(super) fn parse_line(line: &[u8]) -> std::io::Result<SampleResult> {
     result::parse_result(text).map_err(std::io::Error::other)
 }
 
-/// The results in error of the finished run whose results are in `results_path`, each checked
-/// to be of the sample `selection` selects at its place.
+/// The results in error of the finished run whose results are in `results_path`; that each is
+/// of the sample the run selects at its place is checked as the retry reads the dataset.
 pub(super) struct Errored {
     /// The results graded again, by line.
     pub(super) retry: BTreeMap<u64, SampleResult>,
@@ -81,21 +80,12 @@ pub(super) struct Errored {
 }
 
 impl Errored {
-    pub(super) fn find(
-        prepared: &Prepared,
-        selection: &Selection,
-        dir: &Path,
-        results_path: &Path,
-    ) -> Result<Errored, RunError> {
+    pub(super) fn find(prepared: &Prepared, results_path: &Path) -> Result<Errored, RunError> {
         let mut retry = BTreeMap::new();
         let mut grades = 0u64;
         let mut line = 0u64;
         let metrics = prepared.plan.metrics.len() as u64;
-        let mut same = SameSamples::new(prepared, selection, results_path, 0)?;
         let results = result::read_previous(results_path, |r| {
-            if !same.check(&r) {
-                return false;
-            }
             match r.retry() {
                 Retry::Nothing => {}
                 Retry::Grades => {
@@ -114,7 +104,6 @@ impl Errored {
             line += 1;
             true
         })?;
-        same.finish(dir, "retry the errors of", "--retry-errors")?;
         Ok(Errored {
             retry,
             grades,

@@ -8,14 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::engine::{Batching, Pass, PassEnd, PassError, Selected, Validation};
 use super::retry::{self, KeptLines};
 use super::{
-    Graded, Junit, Observer, Outcome, PreviousRecord, RunError, RunFailure, RunOptions, RunSink,
-    SameSamples, Setting, aggregator, check_rows, conclude, count, finish_junit, judge_down,
-    judge_failed, judge_stopped, nothing_selected, open_junit, read_back, record_of, same_inputs,
-    verify, write_error,
+    Graded, Junit, Observer, Outcome, PreviousRecord, ResultsCheck, RunError, RunFailure,
+    RunOptions, RunSink, SameSamples, Setting, aggregator, check_rows, conclude, count,
+    finish_junit, foreign_run, judge_down, judge_failed, judge_stopped, nothing_selected,
+    open_junit, read_back, record_of, same_inputs, verify, write_error,
 };
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::{Items, RowCount};
@@ -23,6 +24,9 @@ use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::{self, ResultsFile, SampleResult};
 use crate::output::summary::Aggregator;
 use crate::run::Prepared;
+
+/// What `--retry-errors` asks of an earlier run, as its errors say it.
+const RETRY: &str = "retry the errors of";
 
 /// What a session does with what an earlier run left in its output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,13 +208,18 @@ impl<'p> Session<'p> {
         let results_path = &self.setting.results_path;
         let (already, replay, selected) = match &retry {
             Some(retry) if retry.is_empty() => {
+                // Nothing is graded: the results are checked as they are read back.
+                let selection = &self.setting.selection;
+                let mut same = SameSamples::new(self.prepared, selection, results_path, 0)?;
+                let observed = &mut *observer;
                 read_back(
                     results_path,
                     &mut aggregator,
-                    observer,
+                    observed,
                     junit.as_mut(),
-                    None,
+                    Some(&mut same),
                 )?;
+                same.finish(&self.setting.out_dir, RETRY, "--retry-errors")?;
                 return Ok(Plan::AsItIs(Box::new(ReadBack { aggregator, junit })));
             }
             None if self.policy == Policy::Resume => {
@@ -305,6 +314,10 @@ impl<'p> Session<'p> {
             )?),
             None => None,
         };
+        let check = match &retry {
+            Some(_) => Some(Arc::new(Mutex::new(ResultsCheck::open(results_path)?))),
+            None => None,
+        };
         let started = std::time::Instant::now();
         if let Err(e) = self.mark() {
             return Err(RunFailure::from(e).with(self.take_back(output, junit)));
@@ -319,6 +332,7 @@ impl<'p> Session<'p> {
             written: 0,
             judge_tokens: self.prepared.plan.has_judge().then(BTreeMap::new),
             kept,
+            check: check.clone(),
         };
         let pass = Pass {
             plan: self.prepared.plan.clone(),
@@ -336,6 +350,15 @@ impl<'p> Session<'p> {
         let written = sink.written;
         let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
         observer.finish(matches!(end, Ok(PassEnd::Complete)));
+        let complete = matches!(end, Ok(PassEnd::Complete));
+        let foreign = check.and_then(|check| {
+            let mut check = check.lock().unwrap_or_else(PoisonError::into_inner);
+            check.finish(complete)
+        });
+        if let Some(line) = foreign {
+            let refused = foreign_run(&self.setting.out_dir, line, RETRY, "--retry-errors");
+            return Err(RunFailure::from(refused).with(self.take_back(output, junit)));
+        }
         let end = match (end, rest) {
             (Ok(PassEnd::Refused), _) => return self.refused(output, junit),
             (Err(e), _) => return self.failed(e, output, junit),
@@ -529,12 +552,7 @@ impl<'p> Session<'p> {
         let refuse_invalid = !self.options.skip_invalid;
         Ok(Ok(match self.policy {
             Policy::RetryErrors => {
-                let errored = retry::Errored::find(
-                    prepared,
-                    &self.setting.selection,
-                    &self.setting.out_dir,
-                    &self.setting.results_path,
-                )?;
+                let errored = retry::Errored::find(prepared, &self.setting.results_path)?;
                 observer.retrying(errored.grades, errored.retry.len() as u64);
                 let results = errored.results;
                 let work = Work {
