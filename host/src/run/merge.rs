@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::engine::{Selected, Selection};
-use super::retry::{KeptLines, parse_line};
 use super::session::{Output, Policy};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
@@ -19,6 +18,7 @@ use crate::input::dataset::Items;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{JudgeDown, Progress, RunRecord, State, Tokens};
+use crate::output::result::{ResultLines, parse_line};
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -296,7 +296,7 @@ pub fn merge(
     for (dir, record) in &shards.shards {
         let path = dir.join(RESULTS_FILE);
         let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
-        lines.push((KeptLines::open(&path, Vec::new())?, path, shard));
+        lines.push((ResultLines::open(&path)?, path, shard));
     }
     let count = lines.len() as u32;
     let joined = (|| -> Result<(), RunError> {

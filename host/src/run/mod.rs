@@ -575,7 +575,7 @@ fn foreign_line(
 /// retried is of the sample read at its place, so that the dataset is read once; the pass's
 /// results take the place of the old only when every line was.
 struct ResultsCheck {
-    lines: retry::KeptLines,
+    lines: result::ResultLines,
     path: PathBuf,
     /// The first line that is not of this run, said as where and why.
     foreign: Option<String>,
@@ -584,7 +584,7 @@ struct ResultsCheck {
 impl ResultsCheck {
     fn open(path: &Path) -> Result<ResultsCheck, RunError> {
         Ok(ResultsCheck {
-            lines: retry::KeptLines::open(path, Vec::new())?,
+            lines: result::ResultLines::open(path)?,
             path: path.to_path_buf(),
             foreign: None,
         })
@@ -596,7 +596,7 @@ impl ResultsCheck {
         if self.foreign.is_none() && complete {
             let line = self.lines.line + 1;
             if let Ok(Some(text)) = self.lines.next_line()
-                && let Ok(result) = retry::parse_line(text)
+                && let Ok(result) = result::parse_line(text)
             {
                 self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), None);
             }
@@ -610,7 +610,7 @@ impl engine::Check for ResultsCheck {
         let line = self.lines.line + 1;
         // A line that cannot be read fails the retry where its result is kept or retried.
         if let Ok(Some(text)) = self.lines.next_line()
-            && let Ok(result) = retry::parse_line(text)
+            && let Ok(result) = result::parse_line(text)
         {
             let id = next.as_ref().ok().and_then(result_id);
             self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), Some(id));
@@ -906,7 +906,7 @@ impl RunSink<'_> {
 
     /// Writes an earlier result's line, as it was.
     fn keep(&mut self, line: &[u8]) -> std::io::Result<()> {
-        let result = retry::parse_line(line)?;
+        let result = result::parse_line(line)?;
         self.results.append(line)?;
         self.aggregator.add(&result);
         if let Some(junit) = self.junit.as_mut() {
@@ -923,13 +923,13 @@ impl RunSink<'_> {
             return Ok(None);
         };
         let written = (|| {
-            while next.is_none_or(|next| kept.line < next) {
-                match kept.next_line()? {
+            while next.is_none_or(|next| kept.lines.line < next) {
+                match kept.lines.next_line()? {
                     Some(line) => self.keep(line)?,
                     None => return Ok(None),
                 }
             }
-            kept.next_line()?.map(retry::parse_line).transpose()
+            kept.lines.next_line()?.map(result::parse_line).transpose()
         })();
         self.kept = Some(kept);
         written

@@ -7,24 +7,20 @@
 //! all of its results.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use super::{Prepared, PreviousRecord, RunError, same_inputs};
 use crate::fsio;
 use crate::grade::Status;
 use crate::output::record::{RunRecord, State};
-use crate::output::result::{self, Retry, SampleResult};
+use crate::output::result::{self, ResultLines, Retry, SampleResult};
 
 /// Where the new results are written until they replace the old.
 pub(super) const RETRY_FILE: &str = "results.jsonl.retry";
 
 /// The lines of the results file being retried, read as the new one is written.
 pub(super) struct KeptLines {
-    old: BufReader<std::fs::File>,
-    /// The number of the next line (from 0).
-    pub(super) line: u64,
-    text: Vec<u8>,
+    pub(super) lines: ResultLines,
     /// The lines graded again, in order.
     retried: std::vec::IntoIter<u64>,
 }
@@ -32,40 +28,16 @@ pub(super) struct KeptLines {
 impl KeptLines {
     /// The lines of the results file at `path`; `retried`, the lines graded again, in order.
     pub(super) fn open(path: &Path, retried: Vec<u64>) -> Result<KeptLines, RunError> {
-        let (old, _) = fsio::open_regular(path, fsio::cap::STREAM).map_err(|source| {
-            RunError::from(result::ResultsError::Open {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
         Ok(KeptLines {
-            old: BufReader::new(old),
-            line: 0,
-            text: Vec::new(),
+            lines: ResultLines::open(path)?,
             retried: retried.into_iter(),
         })
-    }
-
-    /// The next line, with its newline; `None` at the end.
-    pub(super) fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
-        self.text.clear();
-        if self.old.read_until(b'\n', &mut self.text)? == 0 {
-            return Ok(None);
-        }
-        self.line += 1;
-        Ok(Some(&self.text))
     }
 
     /// The line of the next result graded again.
     pub(super) fn next_retried(&mut self) -> Option<u64> {
         self.retried.next()
     }
-}
-
-/// The result of a line of `results.jsonl`.
-pub(super) fn parse_line(line: &[u8]) -> std::io::Result<SampleResult> {
-    let text = std::str::from_utf8(line).map_err(std::io::Error::other)?;
-    result::parse_result(text).map_err(std::io::Error::other)
 }
 
 /// The results in error of the finished run whose results are in `results_path`; that each is
