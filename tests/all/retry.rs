@@ -422,3 +422,171 @@ async fn ctrl_c_while_retrying_keeps_every_result() {
 const FAILING: usize = 0;
 const SLOW: usize = 1;
 const FINE: usize = 2;
+const REFUSED: usize = 3;
+
+/// A judge refused while errors are retried: the unsharded run and the merge of its shards,
+/// each retried with the judge refused, both exit 2 naming the judge; the merged run's record
+/// keeps why, and once the shards' errors are retried with the judge back the merge passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_down_while_retrying_fails_the_run_and_its_merged_shards_alike() {
+    let state = Arc::new(AtomicUsize::new(FAILING));
+    let seen = Arc::clone(&state);
+    let server = Server::start(move |_, request| match seen.load(Ordering::SeqCst) {
+        // An answer without a verdict: an error grade, the endpoint still up.
+        FAILING if asked(request).starts_with("quality") => Reply::completion("no verdict"),
+        REFUSED => Reply::status(401, r#"{"error": {"message": "Incorrect API key"}}"#),
+        _ => Reply::verdict(1.0, "fine"),
+    })
+    .await;
+    let ws = judged_workspace(&server.base_url());
+    let run = ["run", "suite.yaml", "--no-cache", "-q", "-o"];
+    for (out, shard) in [("whole", None), ("s0", Some("0/2")), ("s1", Some("1/2"))] {
+        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
+        let first = gavel(&ws, &[&run[..], &[out], &shard[..]].concat()).await;
+        assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
+    }
+    let retry = |out: &'static str, shard: Option<&'static str>| {
+        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
+        [&run[..], &[out, "--retry-errors"], &shard[..]].concat()
+    };
+    let merge = |out: &'static str| ["merge", "s0", "s1", "-q", "-o", out];
+
+    state.store(REFUSED, Ordering::SeqCst);
+    let whole = gavel(&ws, &retry("whole", None)).await;
+    let err = stderr(&whole);
+    assert_eq!(whole.status.code(), Some(2), "{err}");
+    assert!(err.contains("judge `quality` cannot be used"), "{err}");
+    for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
+        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        assert_eq!(retried.status.code(), Some(2), "{}", stderr(&retried));
+    }
+    let merged = gavel(&ws, &merge("merged")).await;
+    let err = stderr(&merged);
+    assert_eq!(
+        merged.status.code(),
+        Some(2),
+        "the merge exits as the run: {err}"
+    );
+    assert!(err.contains("judge `quality` cannot be used"), "{err}");
+    assert!(err.contains("--shard 0/2 --retry-errors -o s0"), "{err}");
+    let record: serde_json::Value = serde_json::from_slice(&read(&ws, "merged/run.json")).unwrap();
+    assert_eq!(record["progress"]["judge_down"]["key"], "quality");
+
+    state.store(FINE, Ordering::SeqCst);
+    for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
+        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
+    }
+    let healed = gavel(&ws, &merge("healed")).await;
+    assert_eq!(healed.status.code(), Some(0), "{}", stderr(&healed));
+    let whole = gavel(&ws, &retry("whole", None)).await;
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            read(&ws, &format!("healed/{file}")) == read(&ws, &format!("whole/{file}")),
+            "{file} of the merged shards differs from the unsharded run's"
+        );
+    }
+}
+
+/// A resumed run of a suite with a judge reads the dataset once more than nothing: the
+/// interrupted run checked every row of the same dataset (known by its stamp), so the rows are
+/// not checked again before grading, and grading goes on where the check of the earlier results
+/// stopped reading. It opens the dataset as often as a run that checks rows as it grades them
+/// (`--skip-invalid`), and ends where a run that was never stopped ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_with_a_judge_reads_the_dataset_once() {
+    let healed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&healed);
+    let server = Server::start(move |i, _| {
+        if i >= 8 && !flag.load(Ordering::SeqCst) {
+            Reply::status(401, r#"{"error": {"message": "Incorrect API key"}}"#)
+        } else {
+            Reply::verdict(1.0, "fine")
+        }
+    })
+    .await;
+    let ws = judged_workspace(&server.base_url());
+    let run = ["run", "suite.yaml", "--no-cache", "-q", "-o"];
+    let stopped = gavel(&ws, &[&run[..], &["out"]].concat()).await;
+    let err = stderr(&stopped);
+    assert_eq!(stopped.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used"), "{err}");
+    healed.store(true, Ordering::SeqCst);
+
+    let opens = crate::common::Opens::watch(&ws.path("data.jsonl"));
+    let resumed = gavel(&ws, &[&run[..], &["out", "--resume"]].concat()).await;
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let resuming = opens.count();
+    let checked_as_graded = gavel(&ws, &[&run[..], &["skipping", "--skip-invalid"]].concat()).await;
+    assert_eq!(checked_as_graded.status.code(), Some(0));
+    assert_eq!(
+        resuming,
+        opens.count(),
+        "the resumed run opened the dataset {resuming} times"
+    );
+
+    let clean = gavel(&ws, &[&run[..], &["clean"]].concat()).await;
+    assert_eq!(clean.status.code(), Some(0));
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            read(&ws, &format!("out/{file}")) == read(&ws, &format!("clean/{file}")),
+            "{file} after the resume differs from a clean run's"
+        );
+    }
+}
+
+/// `--retry-errors` reads the dataset once: each earlier result is checked to be of the sample
+/// at its place as the retry reads the dataset to grade, not in a pass of its own before. It
+/// opens the dataset as often as a fresh run does; results of another run are still refused,
+/// and left as they were.
+#[test]
+fn a_retry_reads_the_dataset_once() {
+    let ws = workspace(10);
+    let clean = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(clean.status.success(), "{}", stderr(&clean));
+    let text = String::from_utf8(read(&ws, "out/results.jsonl")).unwrap();
+    let error = "{\"sample_id\":4,\"grades\":{},\"error\":{\"category\":\"grading\",\"message\":\"internal error\"}}\n";
+    let broken: String = (text.split_inclusive('\n').enumerate())
+        .map(|(i, line)| if i == 4 { error } else { line })
+        .collect();
+    ws.write("out/results.jsonl", &broken);
+
+    let opens = crate::common::Opens::watch(&ws.path("data.jsonl"));
+    let retried = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--retry-errors"]);
+    assert!(retried.status.success(), "{}", stderr(&retried));
+    let retrying = opens.count();
+    let fresh = ws.gavel(&["run", "suite.yaml", "-o", "fresh", "-q"]);
+    assert!(fresh.status.success(), "{}", stderr(&fresh));
+    assert_eq!(
+        retrying,
+        opens.count(),
+        "the retry opened the dataset {retrying} times"
+    );
+    assert!(read(&ws, "out/results.jsonl") == text.as_bytes());
+
+    // Line 8 is another sample's: the retry grades line 4, then refuses the file at line 8.
+    let foreign: String = (text.split_inclusive('\n').enumerate())
+        .map(|(i, line)| match i {
+            4 => error.to_string(),
+            8 => line.replacen("\"sample_id\":8", "\"sample_id\":\"x8\"", 1),
+            _ => line.to_string(),
+        })
+        .collect();
+    ws.write("out/results.jsonl", &foreign);
+    let refused = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--retry-errors"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot retry the errors of the run in out"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "results.jsonl:9: the result of sample `x8`, where this run's sample 9 is `8`"
+        ),
+        "{err}"
+    );
+    assert!(read(&ws, "out/results.jsonl") == foreign.as_bytes());
+    assert!(!ws.path("out/results.jsonl.retry").exists());
+}

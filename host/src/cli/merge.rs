@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use gavel::run::{Observer, Shards};
 
-use super::run::{Failing, show};
+use super::run::{Failing, show, status};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -52,11 +52,7 @@ pub fn run(args: Args) -> super::Status {
     if code != super::Status::Ok {
         return code;
     }
-    if graded.gate_passed {
-        super::Status::Ok
-    } else {
-        super::Status::GateFailed
-    }
+    status(&graded, args.output.quiet)
 }
 
 /// The failing samples of the merged results, for the summary.

@@ -168,13 +168,6 @@ pub fn run(mut args: Args) -> super::Status {
     if let (Some(shard), Some(_), false) = (args.shard, &prepared.suite.file.gate, shown.quiet) {
         println!("shard {shard}: the gate is applied to the whole run by gavel merge");
     }
-    if let Some(failed) = &graded.judge_failed {
-        return super::report_run_errors([failed]);
-    }
-    let isolation_passed = graded
-        .isolation
-        .as_ref()
-        .is_none_or(|check| report_isolation(check, args.output.quiet));
     if graded.interrupted && args.retry_errors {
         eprintln!(
             "interrupted: what was not retried keeps its earlier result in {}; retry it with: \
@@ -183,7 +176,6 @@ pub fn run(mut args: Args) -> super::Status {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
-        super::Status::Interrupted
     } else if graded.interrupted {
         eprintln!(
             "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
@@ -191,6 +183,21 @@ pub fn run(mut args: Args) -> super::Status {
             shown_path(&args.suite),
             shown_path(&graded.out_dir)
         );
+    }
+    status(&graded, args.output.quiet)
+}
+
+/// How a run that graded ends, `gavel run`'s and `gavel merge`'s alike: a judge that failed
+/// it is an error, Ctrl-C interrupted it, else its gate and isolation check say.
+pub(super) fn status(graded: &Graded, quiet: bool) -> super::Status {
+    if let Some(failed) = &graded.judge_failed {
+        return super::report_run_errors([failed]);
+    }
+    let isolation_passed = graded
+        .isolation
+        .as_ref()
+        .is_none_or(|check| report_isolation(check, quiet));
+    if graded.interrupted {
         super::Status::Interrupted
     } else if graded.gate_passed && isolation_passed {
         super::Status::Ok

@@ -99,6 +99,19 @@ pub struct Progress {
     /// Tokens the judges' endpoints reported for this run's requests, by model.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub judge_tokens: BTreeMap<String, Tokens>,
+    /// A judge that could not be used stopped this run's `--retry-errors`: the run is whole,
+    /// what the judge left in error is kept, and the run fails (merged too) until a retry
+    /// grades it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_down: Option<JudgeDown>,
+}
+
+/// The judge that stopped a run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeDown {
+    /// The judge's grader.
+    pub key: String,
+    pub reason: String,
 }
 
 impl Progress {
@@ -110,6 +123,7 @@ impl Progress {
             seconds: None,
             results: None,
             judge_tokens: BTreeMap::new(),
+            judge_down: None,
         }
     }
 }

@@ -761,6 +761,45 @@ pub(crate) fn parse_result(line: &str) -> Result<SampleResult, serde_json::Error
     })
 }
 
+/// A results file read a line at a time, each line as it was written.
+pub struct ResultLines {
+    file: BufReader<File>,
+    /// The number of the next line (from 0).
+    pub line: u64,
+    text: Vec<u8>,
+}
+
+impl ResultLines {
+    pub fn open(path: &Path) -> Result<ResultLines, ResultsError> {
+        let (file, _) =
+            fsio::open_regular(path, fsio::cap::STREAM).map_err(|source| ResultsError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(ResultLines {
+            file: BufReader::new(file),
+            line: 0,
+            text: Vec::new(),
+        })
+    }
+
+    /// The next line, with its newline; `None` at the end.
+    pub fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
+        self.text.clear();
+        if self.file.read_until(b'\n', &mut self.text)? == 0 {
+            return Ok(None);
+        }
+        self.line += 1;
+        Ok(Some(&self.text))
+    }
+}
+
+/// The result of a line of `results.jsonl`.
+pub fn parse_line(line: &[u8]) -> std::io::Result<SampleResult> {
+    let text = std::str::from_utf8(line).map_err(std::io::Error::other)?;
+    parse_result(text).map_err(std::io::Error::other)
+}
+
 /// Earlier results that cannot be read back.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {

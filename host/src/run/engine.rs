@@ -194,6 +194,11 @@ pub trait Sink: Send {
     fn deadline(&self) -> Option<std::time::Instant> {
         None
     }
+    /// What each item read is shown to, in order, before it is graded or passed over: the
+    /// reader then reads the whole selection, and stops at the first item it refuses.
+    fn check(&self) -> Option<Arc<Mutex<dyn Check>>> {
+        None
+    }
 }
 
 /// The `results.jsonl` lines of a batch of results, serialized on the worker that graded them so
@@ -298,6 +303,12 @@ pub struct Pass<'a> {
     pub sink: &'a mut dyn Sink,
 }
 
+/// Checks the items a pass reads against what an earlier run wrote at their places.
+pub trait Check: Send {
+    /// Whether `next`, the next item of the selection, is the earlier run's at its place.
+    fn item(&mut self, next: &Result<Item, ItemError>) -> bool;
+}
+
 /// How a pass grades in batches: the engine's own unit of work for a plan without Python, one
 /// sample at a time for a plan whose Python calls are each fresh (so that they run in
 /// parallel), and the warm instances' batch ([`pack::BATCH_ROWS`]) for a plan with warm ones.
@@ -377,6 +388,7 @@ impl Pass<'_> {
         let halt = Arc::new(Halt::default());
         let spent = Spent::default();
         let deadline = self.sink.deadline();
+        let check = self.sink.check();
         let mut writer = Writer {
             sink: self.sink,
             refuse_invalid: self.refuse_invalid,
@@ -404,6 +416,7 @@ impl Pass<'_> {
         let reader = Reader {
             selected,
             retry: self.retry,
+            check,
             batch_size: batching.size,
             halt: halt.clone(),
             batches: batch_tx,
@@ -491,6 +504,7 @@ struct Reader {
     selected: Selected,
     /// `--retry-errors`: the positions graded again, with their earlier results.
     retry: Option<BTreeMap<u64, SampleResult>>,
+    check: Option<Arc<Mutex<dyn Check>>>,
     batch_size: usize,
     halt: Arc<Halt>,
     batches: tokio::sync::mpsc::Sender<Batch>,
@@ -501,11 +515,21 @@ impl Reader {
     fn run(mut self) -> Result<(), SourceError> {
         let mut index = 0u64;
         let mut works = Vec::with_capacity(self.batch_size);
-        // Retrying, the rows after the last to retry are not read.
-        while !self.halt.is_raised() && self.retry.as_ref().is_none_or(|r| !r.is_empty()) {
+        // Retrying, the rows after the last to retry are not read, unless they are checked.
+        while !self.halt.is_raised()
+            && (self.check.is_some() || self.retry.as_ref().is_none_or(|r| !r.is_empty()))
+        {
             let Some(next) = self.selected.next_item() else {
                 break;
             };
+            if let Some(check) = &self.check
+                && !check
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .item(&next)
+            {
+                break;
+            }
             let mut previous = None;
             if let Some(retry) = self.retry.as_mut()
                 && !matches!(next, Err(ItemError::Source(_)))

@@ -9,15 +9,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::engine::{Selected, Selection};
-use super::retry::{KeptLines, parse_line};
 use super::session::{Output, Policy};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
-    conclude, finish_junit, open_junit, record_of, write_error,
+    conclude, finish_junit, judge_down, open_junit, record_of, write_error,
 };
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
-use crate::output::record::{Progress, RunRecord, State, Tokens};
+use crate::output::record::{JudgeDown, Progress, RunRecord, State, Tokens};
+use crate::output::result::{ResultLines, parse_line};
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -295,7 +295,7 @@ pub fn merge(
     for (dir, record) in &shards.shards {
         let path = dir.join(RESULTS_FILE);
         let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
-        lines.push((KeptLines::open(&path, Vec::new())?, path, shard));
+        lines.push((ResultLines::open(&path)?, path, shard));
     }
     let count = lines.len() as u32;
     let joined = (|| -> Result<(), RunError> {
@@ -370,17 +370,43 @@ pub fn merge(
     results.keep()?;
     let concluded = conclude(prepared, aggregator, out_dir, false, None, None)?;
     finish_junit(junit, junit_path)?;
-    record.progress = Some(merged_progress(shards, concluded.0.counts.total, started));
+    let mut progress = merged_progress(shards, concluded.0.counts.total, started);
+    let judge_failed = judge_down_in(shards).map(|(stopped, error)| {
+        progress.judge_down = Some(stopped);
+        error
+    });
+    record.progress = Some(progress);
     record.merged = (shards.shards.iter())
         .map(|(dir, _)| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
         .collect();
     record.write(out_dir)?;
-    Ok(Graded::whole(
-        concluded,
-        out_dir.to_path_buf(),
-        results_path,
-        record,
-    ))
+    Ok(Graded {
+        judge_failed,
+        ..Graded::whole(concluded, out_dir.to_path_buf(), results_path, record)
+    })
+}
+
+/// Why the merged run fails as the shard's run did: the judge that could not be used when it
+/// stopped a shard's `--retry-errors`, and the error naming how to retry that shard.
+fn judge_down_in(shards: &Shards) -> Option<(JudgeDown, RunError)> {
+    shards.shards.iter().find_map(|(dir, record)| {
+        let progress = record.progress.as_ref()?;
+        let stopped = progress.judge_down.clone()?;
+        let shard = record.shard?;
+        let next = format!(
+            "`gavel run {} --shard {shard} --retry-errors -o {}` retries what is still in \
+             error, and then merge again",
+            record.suite.display(),
+            dir.display()
+        );
+        let error = judge_down(
+            stopped.clone(),
+            progress.results.unwrap_or(0),
+            dir.clone(),
+            next,
+        );
+        Some((stopped, error))
+    })
 }
 
 /// The merged run's progress: from the first shard's start to the last shard's end (the merge

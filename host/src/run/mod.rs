@@ -29,7 +29,9 @@ use crate::input::dataset::{Item, ItemError, Items, RowCount, SourceError};
 use crate::input::select::result_id;
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
-use crate::output::record::{FileStamp, Fingerprint, RUN_FILE, RecordError, RunRecord, Tokens};
+use crate::output::record::{
+    FileStamp, Fingerprint, JudgeDown, RUN_FILE, RecordError, RunRecord, Tokens,
+};
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
 use engine::{PassError, Selected, Selection, Sink};
@@ -94,8 +96,9 @@ pub struct Graded {
     pub gate_passed: bool,
     /// What was written to `run.json`.
     pub record: RunRecord,
-    /// A judge answered none of the gradings it was asked for: every grade it gave is an
-    /// error, and the run fails whatever its gate says.
+    /// A judge failed the run whatever its gate says: it answered none of the gradings it was
+    /// asked for (every grade it gave is an error), or it could not be used while errors were
+    /// retried (here, or in a merged shard), and what it left in error is kept.
     pub judge_failed: Option<RunError>,
     /// What `--verify-isolation` found (also in the summary, as `isolation_check`).
     pub isolation: Option<IsolationCheck>,
@@ -190,7 +193,7 @@ pub enum RunError {
         kept: u64,
         dir: PathBuf,
         /// How to go on once the judge works.
-        next: &'static str,
+        next: String,
     },
     #[error(
         "judge `{key}` answered none of the {failed} gradings it was asked for, so every grade \
@@ -498,7 +501,7 @@ impl SameSamples {
     /// Whether `result`, the next line's, is of the next selected sample.
     fn check(&mut self, result: &SampleResult) -> bool {
         self.line += 1;
-        let (file, line, held) = (self.path.display(), self.line, &result.sample_id);
+        let (file, line, held) = (self.path.clone(), self.line, &result.sample_id);
         let next = self.selected.next_item();
         let id = next
             .as_ref()
@@ -509,17 +512,7 @@ impl SameSamples {
             }
             self.recent.push_back(next);
         }
-        self.foreign = match id {
-            None => Some(format!(
-                "{file}:{line}: one result more than the {} samples this run grades",
-                line - 1
-            )),
-            Some(Some(id)) if id != held.to_string() => Some(format!(
-                "{file}:{line}: the result of sample `{held}`, where this run's sample {line} \
-                 is `{id}`"
-            )),
-            _ => None,
-        };
+        self.foreign = foreign_line(&file, line, &held.to_string(), id);
         self.foreign.is_none()
     }
 
@@ -532,12 +525,7 @@ impl SameSamples {
     ) -> Result<(), RunError> {
         match self.foreign.take() {
             None => Ok(()),
-            Some(line) => Err(RunError::ResumeMismatch {
-                dir: dir.to_path_buf(),
-                changes: vec![line],
-                what,
-                flag,
-            }),
+            Some(line) => Err(foreign_run(dir, line, what, flag)),
         }
     }
 
@@ -546,6 +534,88 @@ impl SameSamples {
     fn rest(mut self, again: u64) -> Selected {
         let skipped = self.recent.len().saturating_sub(again as usize);
         self.selected.again(self.recent.drain(skipped..))
+    }
+}
+
+/// Refuses to `what` (asked by `flag`) the run in `dir`, whose results file has `line`, said
+/// as where and why, that is not of it.
+fn foreign_run(dir: &Path, line: String, what: &'static str, flag: &'static str) -> RunError {
+    RunError::ResumeMismatch {
+        dir: dir.to_path_buf(),
+        changes: vec![line],
+        what,
+        flag,
+    }
+}
+
+/// Why line `line` of the results file `file`, the result of sample `held`, is not of this run:
+/// `next` is the id of the sample the run selects at its place (`None` when it has no more,
+/// `Some(None)` when the item's id cannot be read, which is not held against it).
+fn foreign_line(
+    file: &Path,
+    line: u64,
+    held: &str,
+    next: Option<Option<String>>,
+) -> Option<String> {
+    let file = file.display();
+    match next {
+        None => Some(format!(
+            "{file}:{line}: one result more than the {} samples this run grades",
+            line - 1
+        )),
+        Some(Some(id)) if id != held => Some(format!(
+            "{file}:{line}: the result of sample `{held}`, where this run's sample {line} is \
+             `{id}`"
+        )),
+        _ => None,
+    }
+}
+
+/// Checks, as a `--retry-errors` pass reads the selection, that each line of the results being
+/// retried is of the sample read at its place, so that the dataset is read once; the pass's
+/// results take the place of the old only when every line was.
+struct ResultsCheck {
+    lines: result::ResultLines,
+    path: PathBuf,
+    /// The first line that is not of this run, said as where and why.
+    foreign: Option<String>,
+}
+
+impl ResultsCheck {
+    fn open(path: &Path) -> Result<ResultsCheck, RunError> {
+        Ok(ResultsCheck {
+            lines: result::ResultLines::open(path)?,
+            path: path.to_path_buf(),
+            foreign: None,
+        })
+    }
+
+    /// The first line found not of this run; once the pass read every selected item
+    /// (`complete`), a line past them is one.
+    fn finish(&mut self, complete: bool) -> Option<String> {
+        if self.foreign.is_none() && complete {
+            let line = self.lines.line + 1;
+            if let Ok(Some(text)) = self.lines.next_line()
+                && let Ok(result) = result::parse_line(text)
+            {
+                self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), None);
+            }
+        }
+        self.foreign.take()
+    }
+}
+
+impl engine::Check for ResultsCheck {
+    fn item(&mut self, next: &Result<Item, ItemError>) -> bool {
+        let line = self.lines.line + 1;
+        // A line that cannot be read fails the retry where its result is kept or retried.
+        if let Ok(Some(text)) = self.lines.next_line()
+            && let Ok(result) = result::parse_line(text)
+        {
+            let id = next.as_ref().ok().and_then(result_id);
+            self.foreign = foreign_line(&self.path, line, &result.sample_id.to_string(), Some(id));
+        }
+        self.foreign.is_none()
     }
 }
 
@@ -590,13 +660,20 @@ fn conclude(
     Ok((summary, summary_json, gate_passed))
 }
 
-/// Why a run stopped when a judge's endpoint could not be used; `next` says how to go on.
-fn judge_down(prepared: &Prepared, kept: u64, dir: PathBuf, next: &'static str) -> RunError {
+/// The judge whose endpoint could not be used, which stopped the pass.
+fn judge_stopped(prepared: &Prepared) -> JudgeDown {
     let (key, reason) = prepared
         .plan
         .judge_down()
         .map(|(key, reason)| (key.to_string(), reason))
         .unwrap_or_default();
+    JudgeDown { key, reason }
+}
+
+/// Why a run stopped (or failed) when `stopped`'s endpoint could not be used, with `kept`
+/// results kept in `dir`; `next` says how to go on.
+fn judge_down(stopped: JudgeDown, kept: u64, dir: PathBuf, next: String) -> RunError {
+    let JudgeDown { key, reason } = stopped;
     RunError::JudgeDown {
         key,
         reason,
@@ -786,6 +863,8 @@ struct RunSink<'a> {
     /// `--retry-errors`: the earlier results, each written in its place around those graded
     /// again.
     kept: Option<retry::KeptLines>,
+    /// `--retry-errors`: each item read checked to be the earlier run's at its place.
+    check: Option<Arc<std::sync::Mutex<ResultsCheck>>>,
 }
 
 impl RunSink<'_> {
@@ -829,7 +908,7 @@ impl RunSink<'_> {
 
     /// Writes an earlier result's line, as it was.
     fn keep(&mut self, line: &[u8]) -> std::io::Result<()> {
-        let result = retry::parse_line(line)?;
+        let result = result::parse_line(line)?;
         self.results.append(line)?;
         self.aggregator.add(&result);
         if let Some(junit) = self.junit.as_mut() {
@@ -846,13 +925,13 @@ impl RunSink<'_> {
             return Ok(None);
         };
         let written = (|| {
-            while next.is_none_or(|next| kept.line < next) {
-                match kept.next_line()? {
+            while next.is_none_or(|next| kept.lines.line < next) {
+                match kept.lines.next_line()? {
                     Some(line) => self.keep(line)?,
                     None => return Ok(None),
                 }
             }
-            kept.next_line()?.map(retry::parse_line).transpose()
+            kept.lines.next_line()?.map(result::parse_line).transpose()
         })();
         self.kept = Some(kept);
         written
@@ -876,5 +955,10 @@ impl Sink for RunSink<'_> {
         self.flush_each = true;
         self.observer.stopping();
         self.results.flush()
+    }
+
+    fn check(&self) -> Option<Arc<std::sync::Mutex<dyn engine::Check>>> {
+        let check = self.check.clone()?;
+        Some(check)
     }
 }

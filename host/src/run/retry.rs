@@ -7,25 +7,20 @@
 //! all of its results.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::engine::Selection;
-use super::{Prepared, PreviousRecord, RunError, SameSamples, same_inputs};
+use super::{Prepared, PreviousRecord, RunError, same_inputs};
 use crate::fsio;
 use crate::grade::Status;
 use crate::output::record::{RunRecord, State};
-use crate::output::result::{self, Retry, SampleResult};
+use crate::output::result::{self, ResultLines, Retry, SampleResult};
 
 /// Where the new results are written until they replace the old.
 pub(super) const RETRY_FILE: &str = "results.jsonl.retry";
 
 /// The lines of the results file being retried, read as the new one is written.
 pub(super) struct KeptLines {
-    old: BufReader<std::fs::File>,
-    /// The number of the next line (from 0).
-    pub(super) line: u64,
-    text: Vec<u8>,
+    pub(super) lines: ResultLines,
     /// The lines graded again, in order.
     retried: std::vec::IntoIter<u64>,
 }
@@ -33,28 +28,10 @@ pub(super) struct KeptLines {
 impl KeptLines {
     /// The lines of the results file at `path`; `retried`, the lines graded again, in order.
     pub(super) fn open(path: &Path, retried: Vec<u64>) -> Result<KeptLines, RunError> {
-        let (old, _) = fsio::open_regular(path, fsio::cap::STREAM).map_err(|source| {
-            RunError::from(result::ResultsError::Open {
-                path: path.to_path_buf(),
-                source,
-            })
-        })?;
         Ok(KeptLines {
-            old: BufReader::new(old),
-            line: 0,
-            text: Vec::new(),
+            lines: ResultLines::open(path)?,
             retried: retried.into_iter(),
         })
-    }
-
-    /// The next line, with its newline; `None` at the end.
-    pub(super) fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
-        self.text.clear();
-        if self.old.read_until(b'\n', &mut self.text)? == 0 {
-            return Ok(None);
-        }
-        self.line += 1;
-        Ok(Some(&self.text))
     }
 
     /// The line of the next result graded again.
@@ -63,14 +40,8 @@ impl KeptLines {
     }
 }
 
-/// The result of a line of `results.jsonl`.
-pub(super) fn parse_line(line: &[u8]) -> std::io::Result<SampleResult> {
-    let text = std::str::from_utf8(line).map_err(std::io::Error::other)?;
-    result::parse_result(text).map_err(std::io::Error::other)
-}
-
-/// The results in error of the finished run whose results are in `results_path`, each checked
-/// to be of the sample `selection` selects at its place.
+/// The results in error of the finished run whose results are in `results_path`; that each is
+/// of the sample the run selects at its place is checked as the retry reads the dataset.
 pub(super) struct Errored {
     /// The results graded again, by line.
     pub(super) retry: BTreeMap<u64, SampleResult>,
@@ -81,21 +52,12 @@ pub(super) struct Errored {
 }
 
 impl Errored {
-    pub(super) fn find(
-        prepared: &Prepared,
-        selection: &Selection,
-        dir: &Path,
-        results_path: &Path,
-    ) -> Result<Errored, RunError> {
+    pub(super) fn find(prepared: &Prepared, results_path: &Path) -> Result<Errored, RunError> {
         let mut retry = BTreeMap::new();
         let mut grades = 0u64;
         let mut line = 0u64;
         let metrics = prepared.plan.metrics.len() as u64;
-        let mut same = SameSamples::new(prepared, selection, results_path, 0)?;
         let results = result::read_previous(results_path, |r| {
-            if !same.check(&r) {
-                return false;
-            }
             match r.retry() {
                 Retry::Nothing => {}
                 Retry::Grades => {
@@ -114,7 +76,6 @@ impl Errored {
             line += 1;
             true
         })?;
-        same.finish(dir, "retry the errors of", "--retry-errors")?;
         Ok(Errored {
             retry,
             grades,

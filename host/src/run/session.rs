@@ -8,14 +8,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::engine::{Batching, Pass, PassEnd, PassError, Selected, Validation};
 use super::retry::{self, KeptLines};
 use super::{
-    Graded, Junit, Observer, Outcome, PreviousRecord, RunError, RunFailure, RunOptions, RunSink,
-    SameSamples, Setting, aggregator, check_rows, conclude, count, finish_junit, judge_down,
-    judge_failed, nothing_selected, open_junit, read_back, record_of, same_inputs, verify,
-    write_error,
+    Graded, Junit, Observer, Outcome, PreviousRecord, ResultsCheck, RunError, RunFailure,
+    RunOptions, RunSink, SameSamples, Setting, aggregator, check_rows, conclude, count,
+    finish_junit, foreign_run, judge_down, judge_failed, judge_stopped, nothing_selected,
+    open_junit, read_back, record_of, same_inputs, verify, write_error,
 };
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::RowCount;
@@ -23,6 +24,9 @@ use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::{self, ResultsFile, SampleResult};
 use crate::output::summary::Aggregator;
 use crate::run::Prepared;
+
+/// What `--retry-errors` asks of an earlier run, as its errors say it.
+const RETRY: &str = "retry the errors of";
 
 /// What a session does with what an earlier run left in its output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +53,14 @@ impl Policy {
     }
 
     /// How to go on once a judge that stopped the session works again.
-    fn after_judge_down(self) -> &'static str {
+    fn after_judge_down(self) -> String {
         match self {
             Policy::RetryErrors => "--retry-errors retries what is still in error",
             Policy::Fresh | Policy::Resume => {
                 "--resume continues (if the suite file is unchanged; else --overwrite starts afresh)"
             }
         }
+        .to_string()
     }
 }
 
@@ -78,7 +83,40 @@ pub(super) struct Session<'p> {
 struct Ended {
     end: PassEnd,
     started: std::time::Instant,
+    /// Results the session's output holds.
+    results: u64,
     judge_tokens: BTreeMap<String, Tokens>,
+    aggregator: Aggregator,
+    junit: Option<Junit>,
+}
+
+/// What a session does once it has read what it needs.
+enum Plan {
+    /// The dataset has invalid rows: nothing is graded.
+    Invalid(Validation),
+    /// `--retry-errors` found nothing in error: the run is concluded as it is.
+    AsItIs(Box<ReadBack>),
+    Grade(Box<Planned>),
+}
+
+/// A run's results read back into its aggregates and JUnit report.
+struct ReadBack {
+    aggregator: Aggregator,
+    junit: Option<Junit>,
+}
+
+/// What a session's pass grades and starts with.
+struct Planned {
+    /// Items that will have results, for the observer.
+    total: RowCount,
+    /// `--retry-errors`: the results graded again, by line.
+    retry: Option<BTreeMap<u64, SampleResult>>,
+    /// Results an earlier run wrote that are kept ahead of those graded (`--resume`).
+    already: u64,
+    /// Items graded again and not written (see [`Pass::replay`]).
+    replay: u64,
+    /// The items the pass reads.
+    selected: Selected,
     aggregator: Aggregator,
     junit: Option<Junit>,
 }
@@ -146,92 +184,142 @@ impl<'p> Session<'p> {
         }
     }
 
-    /// Grades what the policy grades and concludes.
-    pub(super) fn run(mut self, observer: &mut dyn Observer) -> Result<Outcome, RunFailure> {
-        let prepared = self.prepared;
-        let options = self.options;
-        let refuse_invalid = !options.skip_invalid;
-        let (work, mut aggregator) = match self.work(observer)? {
+    /// Grades what the policy grades and concludes: the session is planned (what is graded,
+    /// what an earlier run's results add), graded, and concluded.
+    pub(super) fn run(self, observer: &mut dyn Observer) -> Result<Outcome, RunFailure> {
+        match self.plan(observer)? {
+            Plan::Invalid(validation) => Ok(Outcome::Invalid {
+                validation,
+                not_restored: None,
+            }),
+            Plan::AsItIs(read) => self.conclude_unchanged(*read),
+            Plan::Grade(planned) => self.grade(*planned, observer),
+        }
+    }
+
+    /// What the session grades and where its pass starts; the results an earlier run wrote
+    /// that it keeps ahead of its own are read back into the aggregates.
+    fn plan(&self, observer: &mut dyn Observer) -> Result<Plan, RunFailure> {
+        let (Work { total, retry }, mut aggregator) = match self.work(observer)? {
             Ok(work) => work,
-            Err(validation) => {
-                return Ok(Outcome::Invalid {
-                    validation,
-                    not_restored: None,
-                });
-            }
+            Err(validation) => return Ok(Plan::Invalid(validation)),
         };
-        let Work { total, retry } = work;
-        // Results an earlier run wrote that are kept ahead of those graded (`--resume`).
-        let mut already = 0;
-        let settled = total.clone();
-        let junit_path = options.junit.as_deref();
-        let mut junit = open_junit(prepared, junit_path)?;
-        let results_path = self.setting.results_path.clone();
-        let out_dir = self.setting.out_dir.clone();
-        // Warm graders' batches start where an uninterrupted run's start: the one left unfinished
-        // is graded again from its first sample, its results already written not written again.
-        let warm = Batching::of(&prepared.plan, false).warm_graders > 0;
-        let mut resumed = None;
-        match &retry {
-            None if self.policy == Policy::Resume => {
-                let keep = if warm { BATCH_ROWS } else { 0 };
-                let mut same =
-                    SameSamples::new(prepared, &self.setting.selection, &results_path, keep)?;
-                already = read_back(
-                    &results_path,
+        let mut junit = open_junit(self.prepared, self.options.junit.as_deref())?;
+        let results_path = &self.setting.results_path;
+        let (already, replay, selected) = match &retry {
+            Some(retry) if retry.is_empty() => {
+                // Nothing is graded: the results are checked as they are read back.
+                let selection = &self.setting.selection;
+                let mut same = SameSamples::new(self.prepared, selection, results_path, 0)?;
+                let observed = &mut *observer;
+                read_back(
+                    results_path,
                     &mut aggregator,
-                    observer,
+                    observed,
                     junit.as_mut(),
                     Some(&mut same),
                 )?;
-                same.finish(&out_dir, "resume", "--resume")?;
-                resumed = Some(same);
+                same.finish(&self.setting.out_dir, RETRY, "--retry-errors")?;
+                return Ok(Plan::AsItIs(Box::new(ReadBack { aggregator, junit })));
             }
-            Some(retry) if retry.is_empty() => {
-                // Nothing is graded: the summary and the gate are the run's as it is.
-                read_back(
-                    &results_path,
-                    &mut aggregator,
-                    observer,
-                    junit.as_mut(),
-                    None,
-                )?;
-                let shard = self.setting.selection.shard;
-                let concluded = conclude(prepared, aggregator, &out_dir, false, shard, None)?;
-                finish_junit(junit, junit_path)?;
-                let record = self.previous.record.unwrap_or(self.record);
-                let graded = Graded::whole(concluded, out_dir, results_path, record);
-                return Ok(Outcome::Graded(Box::new(graded)));
+            None if self.policy == Policy::Resume => {
+                self.resumed(&mut aggregator, observer, junit.as_mut())?
             }
-            _ => {}
-        }
+            _ => {
+                let items = self.prepared.items().map_err(RunError::from)?;
+                (0, 0, Selected::new(items, self.setting.selection.clone()))
+            }
+        };
+        Ok(Plan::Grade(Box::new(Planned {
+            total,
+            retry,
+            already,
+            replay,
+            selected,
+            aggregator,
+            junit,
+        })))
+    }
 
-        let mut output = Output::open(self.policy, &results_path)?;
+    /// `--resume`: the earlier results read back, each checked to be of this run's sample;
+    /// grading goes on where that check stopped reading, so the dataset is read once. Warm
+    /// graders' batches start where an uninterrupted run's start: the one left unfinished is
+    /// graded again from its first sample, its results already written not written again.
+    /// The results kept, the items graded again unwritten, and the items left.
+    fn resumed(
+        &self,
+        aggregator: &mut Aggregator,
+        observer: &mut dyn Observer,
+        junit: Option<&mut Junit>,
+    ) -> Result<(u64, u64, Selected), RunError> {
+        let warm = Batching::of(&self.prepared.plan, false).warm_graders > 0;
+        let keep = if warm { BATCH_ROWS } else { 0 };
+        let results_path = &self.setting.results_path;
+        let mut same =
+            SameSamples::new(self.prepared, &self.setting.selection, results_path, keep)?;
+        let already = read_back(results_path, aggregator, observer, junit, Some(&mut same))?;
+        same.finish(&self.setting.out_dir, "resume", "--resume")?;
+        let replay = if warm { already % BATCH_ROWS as u64 } else { 0 };
+        Ok((already, replay, same.rest(replay)))
+    }
+
+    /// Concludes a retry that found nothing in error: the summary and the gate are the run's
+    /// as it is, and its record stays.
+    fn conclude_unchanged(self, read: ReadBack) -> Result<Outcome, RunFailure> {
+        let ReadBack { aggregator, junit } = read;
+        let Setting {
+            out_dir,
+            results_path,
+            selection,
+            ..
+        } = self.setting;
+        let concluded = conclude(
+            self.prepared,
+            aggregator,
+            &out_dir,
+            false,
+            selection.shard,
+            None,
+        )?;
+        finish_junit(junit, self.options.junit.as_deref())?;
+        let record = self.previous.record.unwrap_or(self.record);
+        let graded = Graded::whole(concluded, out_dir, results_path, record);
+        Ok(Outcome::Graded(Box::new(graded)))
+    }
+
+    /// Grades what was planned into the session's [`Output`], keeps what the pass leaves (or
+    /// takes it back, as the policy promises), and concludes.
+    fn grade(
+        mut self,
+        planned: Planned,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome, RunFailure> {
+        let Planned {
+            total,
+            retry,
+            already,
+            replay,
+            selected,
+            mut aggregator,
+            mut junit,
+        } = planned;
+        let settled = total.clone();
+        let results_path = &self.setting.results_path;
+        let mut output = Output::open(self.policy, results_path)?;
         let kept = match &retry {
             Some(retry) => Some(KeptLines::open(
-                &results_path,
+                results_path,
                 retry.keys().copied().collect(),
             )?),
             None => None,
         };
-        let replay = if warm { already % BATCH_ROWS as u64 } else { 0 };
-        // Resumed, grading goes on where the check of the earlier results stopped reading: the
-        // dataset is read once.
-        let selected = match resumed {
-            Some(same) => same.rest(replay),
-            None => Selected::new(
-                prepared.items().map_err(RunError::from)?,
-                self.setting.selection.clone(),
-            ),
+        let check = match &retry {
+            Some(_) => Some(Arc::new(Mutex::new(ResultsCheck::open(results_path)?))),
+            None => None,
         };
         let started = std::time::Instant::now();
-        self.record.progress = Some(Progress::running());
-        // A retry's run stays the finished one it was until its new results are whole.
-        if self.policy != Policy::RetryErrors {
-            self.marked = true;
-            if let Err(e) = self.record.write(&out_dir) {
-                return Err(RunFailure::from(e).with(self.take_back(output, junit)));
-            }
+        if let Err(e) = self.mark() {
+            return Err(RunFailure::from(e).with(self.take_back(output, junit)));
         }
         observer.start(total, already);
         let mut sink = RunSink {
@@ -241,15 +329,16 @@ impl<'p> Session<'p> {
             observer: &mut *observer,
             flush_each: false,
             written: 0,
-            judge_tokens: prepared.plan.has_judge().then(BTreeMap::new),
+            judge_tokens: self.prepared.plan.has_judge().then(BTreeMap::new),
             kept,
+            check: check.clone(),
         };
         let pass = Pass {
-            plan: prepared.plan.clone(),
-            parser: prepared.parser.clone(),
+            plan: self.prepared.plan.clone(),
+            parser: self.prepared.parser.clone(),
             reward: self.setting.reward.clone(),
             workers: self.setting.workers,
-            refuse_invalid,
+            refuse_invalid: !self.options.skip_invalid,
             retry,
             replay,
             sink: &mut sink,
@@ -260,32 +349,18 @@ impl<'p> Session<'p> {
         let written = sink.written;
         let judge_tokens = sink.judge_tokens.take().unwrap_or_default();
         observer.finish(matches!(end, Ok(PassEnd::Complete)));
+        let complete = matches!(end, Ok(PassEnd::Complete));
+        let foreign = check.and_then(|check| {
+            let mut check = check.lock().unwrap_or_else(PoisonError::into_inner);
+            check.finish(complete)
+        });
+        if let Some(line) = foreign {
+            let refused = foreign_run(&self.setting.out_dir, line, RETRY, "--retry-errors");
+            return Err(RunFailure::from(refused).with(self.take_back(output, junit)));
+        }
         let end = match (end, rest) {
-            (Ok(PassEnd::Refused), _) => {
-                // Nothing of this run is kept: the rows are reported as if checked before
-                // grading.
-                let not_restored = self.take_back(output, junit);
-                return match check_rows(
-                    prepared,
-                    self.setting.selection.clone(),
-                    self.setting.workers,
-                ) {
-                    Ok(validation) => Ok(Outcome::Invalid {
-                        validation,
-                        not_restored,
-                    }),
-                    Err(e) => Err(RunFailure::after(not_restored, e)),
-                };
-            }
-            // A file that cannot be read is refused like an invalid row: nothing of this run is
-            // kept.
-            (Err(e @ PassError::Source(_)), _) if refuse_invalid => {
-                return Err(RunFailure::from(e).with(self.take_back(output, junit)));
-            }
-            (Err(e), _) => {
-                output.abandon();
-                return Err(e.into());
-            }
+            (Ok(PassEnd::Refused), _) => return self.refused(output, junit),
+            (Err(e), _) => return self.failed(e, output, junit),
             (Ok(_), Err(source)) => {
                 let path = output.file().path().to_path_buf();
                 output.abandon();
@@ -293,46 +368,106 @@ impl<'p> Session<'p> {
             }
             (Ok(end), Ok(_)) => end,
         };
-        // Stopped short, a fresh or resumed run is an unfinished one; a retry's is still whole.
+        let ended = Ended {
+            end,
+            started,
+            results: already + written,
+            judge_tokens,
+            aggregator,
+            junit,
+        };
+        if end == PassEnd::Complete {
+            // Every selected item has its result: the count is in without reading them again.
+            settled.settle(ended.results);
+        }
+        self.keep(output, ended)
+    }
+
+    /// `run.json` says the session is running; a retry's run stays the finished one it was
+    /// until its new results are whole.
+    fn mark(&mut self) -> Result<(), RunError> {
+        self.record.progress = Some(Progress::running());
+        if self.policy == Policy::RetryErrors {
+            return Ok(());
+        }
+        self.marked = true;
+        Ok(self.record.write(&self.setting.out_dir)?)
+    }
+
+    /// The pass met an invalid row: nothing of this run is kept, and the rows are reported as
+    /// if checked before grading.
+    fn refused(self, output: Output, junit: Option<Junit>) -> Result<Outcome, RunFailure> {
+        let not_restored = self.take_back(output, junit);
+        match check_rows(
+            self.prepared,
+            self.setting.selection.clone(),
+            self.setting.workers,
+        ) {
+            Ok(validation) => Ok(Outcome::Invalid {
+                validation,
+                not_restored,
+            }),
+            Err(e) => Err(RunFailure::after(not_restored, e)),
+        }
+    }
+
+    /// The pass failed: a file that cannot be read is refused like an invalid row (nothing of
+    /// this run is kept); any other failure leaves what an interrupted run would have.
+    fn failed(
+        self,
+        error: PassError,
+        output: Output,
+        junit: Option<Junit>,
+    ) -> Result<Outcome, RunFailure> {
+        if matches!(error, PassError::Source(_)) && !self.options.skip_invalid {
+            return Err(RunFailure::from(error).with(self.take_back(output, junit)));
+        }
+        output.abandon();
+        Err(error.into())
+    }
+
+    /// Keeps the results of a pass that ended, and concludes; stopped short by a judge, a
+    /// fresh or resumed run is an unfinished one (a retry's is still whole), and a run that
+    /// selected nothing keeps nothing.
+    fn keep(mut self, output: Output, ended: Ended) -> Result<Outcome, RunFailure> {
         let whole = self.policy == Policy::RetryErrors;
-        if end == PassEnd::JudgeDown && !whole {
-            let kept = already + written;
+        if ended.end == PassEnd::JudgeDown && !whole {
             let finished = output.keep().err();
             let recorded = self
                 .record
-                .ended(State::Interrupted, started.elapsed(), kept, judge_tokens)
-                .write(&out_dir)
+                .ended(
+                    State::Interrupted,
+                    ended.started.elapsed(),
+                    ended.results,
+                    ended.judge_tokens,
+                )
+                .write(&self.setting.out_dir)
                 .err()
                 .map(RunError::from);
-            let down = judge_down(prepared, kept, out_dir, self.policy.after_judge_down());
+            let down = judge_down(
+                judge_stopped(self.prepared),
+                ended.results,
+                self.setting.out_dir,
+                self.policy.after_judge_down(),
+            );
             return Err(RunFailure::after(
                 finished.into_iter().chain(recorded),
                 down,
             ));
         }
-        if end == PassEnd::Complete {
-            // Every selected item has its result: the count is in without reading them again.
-            settled.settle(already + written);
-        }
         // A shard may hold none of a small dataset's samples; merged, the run has them all.
         if !whole
-            && already + written == 0
-            && end == PassEnd::Complete
+            && ended.results == 0
+            && ended.end == PassEnd::Complete
             && self.setting.selection.shard.is_none()
         {
             let nothing = RunError::NothingSelected {
-                what: nothing_selected(prepared, &self.setting.selection),
+                what: nothing_selected(self.prepared, &self.setting.selection),
             };
-            return Err(RunFailure::from(nothing).with(self.take_back(output, junit)));
+            return Err(RunFailure::from(nothing).with(self.take_back(output, ended.junit)));
         }
         output.keep()?;
-        self.conclude(Ended {
-            end,
-            started,
-            judge_tokens,
-            aggregator,
-            junit,
-        })
+        self.conclude(ended)
     }
 
     /// Concludes a session whose results are kept: the summary and its gate, the JUnit report,
@@ -344,6 +479,7 @@ impl<'p> Session<'p> {
             judge_tokens,
             aggregator,
             junit,
+            ..
         } = ended;
         let prepared = self.prepared;
         let junit_path = self.options.junit.as_deref();
@@ -380,14 +516,23 @@ impl<'p> Session<'p> {
             State::Complete
         };
         let results = concluded.0.counts.total;
+        // Only a retry's pass ends here with its judge down: the run is whole, and fails.
+        let stopped = (end == PassEnd::JudgeDown).then(|| judge_stopped(prepared));
+        if let Some(progress) = self.record.progress.as_mut() {
+            progress.judge_down.clone_from(&stopped);
+        }
         self.record
             .ended(state, started.elapsed(), results, judge_tokens)
             .write(&out_dir)?;
-        if end == PassEnd::JudgeDown {
-            let next = self.policy.after_judge_down();
-            return Err(judge_down(prepared, results, out_dir, next).into());
-        }
-        let judge_failed = judge_failed(prepared, &out_dir, interrupted);
+        let judge_failed = match stopped {
+            Some(stopped) => Some(judge_down(
+                stopped,
+                results,
+                out_dir.clone(),
+                self.policy.after_judge_down(),
+            )),
+            None => judge_failed(prepared, &out_dir, interrupted),
+        };
         Ok(Outcome::Graded(Box::new(Graded {
             interrupted,
             judge_failed,
@@ -406,12 +551,7 @@ impl<'p> Session<'p> {
         let refuse_invalid = !self.options.skip_invalid;
         Ok(Ok(match self.policy {
             Policy::RetryErrors => {
-                let errored = retry::Errored::find(
-                    prepared,
-                    &self.setting.selection,
-                    &self.setting.out_dir,
-                    &self.setting.results_path,
-                )?;
+                let errored = retry::Errored::find(prepared, &self.setting.results_path)?;
                 observer.retrying(errored.grades, errored.retry.len() as u64);
                 let results = errored.results;
                 let work = Work {
@@ -422,21 +562,23 @@ impl<'p> Session<'p> {
             }
             Policy::Fresh | Policy::Resume => {
                 // No row is graded while the dataset has an invalid one. Judge requests cost
-                // money, so a suite with a judge checks every row first; any other suite checks
-                // rows as it grades them and takes back what it wrote when it meets a bad one.
-                let total = if refuse_invalid && prepared.plan.has_judge() {
-                    let validation = check_rows(
-                        prepared,
-                        self.setting.selection.clone(),
-                        self.setting.workers,
-                    )?;
-                    if validation.invalid > 0 {
-                        return Ok(Err(validation));
-                    }
-                    RowCount::known(validation.total)
-                } else {
-                    count(prepared, self.setting.selection.clone())
-                };
+                // money, so a suite with a judge checks every row first, unless an earlier run
+                // checked them; any other suite checks rows as it grades them and takes back
+                // what it wrote when it meets a bad one.
+                let total =
+                    if refuse_invalid && prepared.plan.has_judge() && !self.rows_checked_before() {
+                        let validation = check_rows(
+                            prepared,
+                            self.setting.selection.clone(),
+                            self.setting.workers,
+                        )?;
+                        if validation.invalid > 0 {
+                            return Ok(Err(validation));
+                        }
+                        RowCount::known(validation.total)
+                    } else {
+                        count(prepared, self.setting.selection.clone())
+                    };
                 let expected = total.clone();
                 let work = Work { total, retry: None };
                 (
@@ -445,6 +587,19 @@ impl<'p> Session<'p> {
                 )
             }
         }))
+    }
+
+    /// Whether an earlier run in the folder checked the rows this session would: it read the
+    /// same inputs (the dataset known by its stamp) and selection, and it graded, which a run
+    /// refused for an invalid row leaves unrecorded. So a resumed run reads the dataset once.
+    /// An invalid row the stamp misses (an edit inside a large file) is still refused by the
+    /// pass, which takes back what it wrote.
+    fn rows_checked_before(&self) -> bool {
+        self.previous.record.as_ref().is_some_and(|recorded| {
+            recorded.fingerprint.is_some()
+                && recorded.progress.is_some()
+                && recorded.changes(&self.record).is_empty()
+        })
     }
 
     /// Takes back what the session wrote: its results, its record and its JUnit report.

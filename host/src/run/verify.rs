@@ -175,7 +175,7 @@ struct Collected {
 impl Sink for Collected {
     fn write(&mut self, _results: &[SampleResult], lines: &[u8]) -> std::io::Result<()> {
         for line in lines.split(|&b| b == b'\n').filter(|line| !line.is_empty()) {
-            self.results.push(super::retry::parse_line(line)?);
+            self.results.push(crate::output::result::parse_line(line)?);
         }
         Ok(())
     }

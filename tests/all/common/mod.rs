@@ -161,3 +161,37 @@ pub fn peer_python(what: &str) -> Option<PathBuf> {
     eprintln!("SKIPPED: no {} with {what}", python.display());
     None
 }
+
+/// Watches a file for opens (inotify): [`Opens::count`] says how many there were since.
+pub struct Opens(std::os::fd::OwnedFd);
+
+impl Opens {
+    pub fn watch(path: &Path) -> Opens {
+        use rustix::fs::inotify;
+        let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)
+            .expect("inotify starts");
+        // Closes and reads are watched too, so that two opens in a row are never one event.
+        let flags = inotify::WatchFlags::OPEN
+            | inotify::WatchFlags::CLOSE_NOWRITE
+            | inotify::WatchFlags::ACCESS;
+        inotify::add_watch(&fd, path, flags).expect("the file is watched");
+        Opens(fd)
+    }
+
+    /// The opens since the watch began, or since the last count.
+    pub fn count(&self) -> usize {
+        use rustix::fs::inotify;
+        let mut buf = [std::mem::MaybeUninit::uninit(); 4096];
+        let mut events = inotify::Reader::new(&self.0, &mut buf);
+        let mut opens = 0;
+        loop {
+            match events.next() {
+                Ok(event) => {
+                    opens += usize::from(event.events().contains(inotify::ReadFlags::OPEN));
+                }
+                Err(rustix::io::Errno::AGAIN) => return opens,
+                Err(e) => panic!("inotify: {e}"),
+            }
+        }
+    }
+}
