@@ -1130,7 +1130,11 @@ mod tests {
                 "def f():\n    import helpers.text\n",
             ),
             source("helpers", "g/helpers/__init__.py", "import util\n"),
-            source("helpers.text", "g/helpers/text.py", "from . import shared\n"),
+            source(
+                "helpers.text",
+                "g/helpers/text.py",
+                "from . import shared\n",
+            ),
             source("helpers.shared", "g/helpers/shared.py", ""),
             source("util", "g/util.py", "import json\n"),
             source("scratch", "g/scratch.py", "import grading\n"),
