@@ -15,7 +15,7 @@ use crate::resume::{SUITE, workspace};
 const ROWS: usize = 12;
 
 /// Two judges and a built-in; each judge's prompt names its grader and the sample's answer.
-fn judged_workspace(base_url: &str) -> Workspace {
+pub(crate) fn judged_workspace(base_url: &str) -> Workspace {
     let ws = Workspace::new();
     let judge = |name: &str| {
         format!(
@@ -50,7 +50,7 @@ fn judged_workspace(base_url: &str) -> Workspace {
 }
 
 /// Runs gavel off the test's runtime, which serves the judge.
-async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
+pub(crate) async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
     let dir = ws.dir.path().to_path_buf();
     let args: Vec<String> = args.iter().map(ToString::to_string).collect();
     tokio::task::spawn_blocking(move || {
@@ -62,7 +62,7 @@ async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
 }
 
 /// The grader and the sample a judge request is for, as `quality 3`.
-fn asked(request: &Recorded) -> String {
+pub(crate) fn asked(request: &Recorded) -> String {
     let prompt = request.prompt();
     let (grader, rest) = prompt.split_once(" of Answer ").expect("a rubric");
     let (sample, _) = rest.split_once(':').expect("an answer");
