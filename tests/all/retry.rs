@@ -62,7 +62,22 @@ pub(crate) async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
 }
 
 /// The grader and the sample a judge request is for, as `quality 3`.
-pub(crate) fn asked(request: &Recorded) -> String {
+/// Whether `request` is one of the grades a judge fails first: the quality of samples 3 and 7,
+/// the tone of 7.
+pub(crate) fn fails_first(request: &Recorded) -> bool {
+    ["quality 3", "quality 7", "tone 7"].contains(&asked(request).as_str())
+}
+
+/// A judge's reply: a 500 when `failed`, else a passing verdict.
+pub(crate) fn judged(failed: bool) -> Reply {
+    if failed {
+        Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
+    } else {
+        Reply::verdict(1.0, "fine")
+    }
+}
+
+fn asked(request: &Recorded) -> String {
     let prompt = request.prompt();
     let (grader, rest) = prompt.split_once(" of Answer ").expect("a rubric");
     let (sample, _) = rest.split_once(':').expect("an answer");
@@ -81,12 +96,7 @@ async fn retry_errors_regrades_only_the_errored_grades() {
     let failing = Arc::new(AtomicBool::new(true));
     let flag = Arc::clone(&failing);
     let server = Server::start(move |_, request| {
-        let failed = ["quality 3", "quality 7", "tone 7"].contains(&asked(request).as_str());
-        if failed && flag.load(Ordering::SeqCst) {
-            Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
-        } else {
-            Reply::verdict(1.0, "fine")
-        }
+        judged(fails_first(request) && flag.load(Ordering::SeqCst))
     })
     .await;
     let ws = judged_workspace(&server.base_url());

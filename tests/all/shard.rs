@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::common::{Workspace, gavel_command, stderr};
-use crate::openai_server::{Reply, Server};
+use crate::openai_server::Server;
 use crate::python_graders::{cache, paris_row};
-use crate::retry::{asked, gavel, judged_workspace};
+use crate::retry::{fails_first, gavel, judged, judged_workspace};
 use crate::warm_python::COUNTING;
 use gavel::grade::pack::BATCH_ROWS;
 use serde_json::Value;
@@ -583,12 +583,7 @@ async fn a_retry_whose_judge_went_down_ends_alike_sharded_and_whole() {
     let down = Arc::new(AtomicBool::new(false));
     let seen = Arc::clone(&down);
     let server = Server::start(move |_, request| {
-        let failed = ["quality 3", "quality 7", "tone 7"].contains(&asked(request).as_str());
-        if failed || seen.load(Ordering::SeqCst) {
-            Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
-        } else {
-            Reply::verdict(1.0, "fine")
-        }
+        judged(fails_first(request) || seen.load(Ordering::SeqCst))
     })
     .await;
     let ws = judged_workspace(&server.base_url());
