@@ -112,6 +112,7 @@ def test_ctrl_c_stops_grading_and_raises_keyboard_interrupt(tmp_path: Path) -> N
         assert child.stdout is not None
         assert child.stdout.readline() == "grading\n", child.stderr.read() if child.stderr else ""
         while judge.asked < 3:
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
             time.sleep(0.01)
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
