@@ -86,6 +86,8 @@ class Suite:
             that is not a dict or not JSON).
         :raises GradingError: the pass stopped (a judge stopped answering, ``timeout`` seconds
             passed).
+        :raises KeyboardInterrupt: Ctrl-C: no row was started after it, and the rows being
+            graded finished first.
         """
         if isinstance(rows, (str, os.PathLike)):
             lines = self._suite.grade_file(os.fspath(rows), timeout=timeout)

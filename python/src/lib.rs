@@ -13,7 +13,7 @@ use gavel::serve::grading::{Graded, GradingError as PassError, grade_items};
 use gavel::serve::openrlhf::{RewardRequest, answer};
 use gavel::terminal::printable_lines;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -177,15 +177,22 @@ impl Suite {
         Ok(PyBytes::new(py, &graded.lines))
     }
 
-    /// The pass, with the GIL released.
+    /// The pass, with the GIL released. Ctrl-C stops it as it stops `gavel run` (no row is
+    /// started after it, the rows being graded finish) and raises `KeyboardInterrupt`.
     fn pass(&self, py: Python<'_>, items: Items, deadline: Instant) -> PyResult<Graded> {
-        py.detach(|| grade_items(&self.prepared, self.workers, items, deadline))
-            .map_err(|e| match e {
-                PassError::Deadline => {
-                    GradingError::new_err("the timeout passed before the rows were graded")
-                }
-                other => GradingError::new_err(other.to_string()),
-            })
+        let graded = py.detach(|| grade_items(&self.prepared, self.workers, items, deadline));
+        // The signal reached Python's handler as well: its KeyboardInterrupt (or whatever the
+        // program's handler raises) is raised here, once, rather than at some later line.
+        py.check_signals()?;
+        graded.map_err(|e| match e {
+            PassError::Deadline => {
+                GradingError::new_err("the timeout passed before the rows were graded")
+            }
+            PassError::Stopped => PyKeyboardInterrupt::new_err(
+                "grading stopped at Ctrl-C: the rows not yet started were not graded",
+            ),
+            other => GradingError::new_err(other.to_string()),
+        })
     }
 }
 

@@ -60,6 +60,32 @@ def test_map_batches_grades_as_gavel_run(cluster, cache, expected, name, batch_s
     assert len(nodes) == 2
 
 
+# Rows as Ray's columns: Arrow gives each row every field some row has (the quickstart's rows
+# differ in their `expected` keys) and its trajectories as nested lists of structs.
+@pytest.mark.parametrize("name,batch_size", [("python-graders", 64), ("quickstart", 2)])
+def test_plain_columns_grade_as_gavel_run(cluster, cache, expected, name, batch_size):
+    rows = rows_of(dataset(SUITES[name]))
+    graded = (
+        ray.data.from_items(rows)
+        .map_batches(
+            GavelGrader,
+            fn_constructor_args=(str(SUITES[name]),),
+            fn_constructor_kwargs={"column": None, "cache_dir": cache},
+            concurrency=2,
+            batch_size=batch_size,
+            batch_format="pyarrow",
+        )
+        .take_all()
+    )
+    assert [r["result"] for r in graded] == expected[name]
+
+
+def test_plain_columns_refuse_numpy_batches(cache):
+    grader = GavelGrader(str(SUITES["capitals"]), column=None, cache_dir=cache)
+    with pytest.raises(TypeError, match='batch_format="pyarrow"'):
+        grader({"id": [1, 2]})
+
+
 def test_read_text_lines_grade_as_gavel_run(cluster, cache, expected):
     path = dataset(SUITES["capitals"])
     from_text = (

@@ -15,7 +15,7 @@ use crate::resume::{SUITE, workspace};
 const ROWS: usize = 12;
 
 /// Two judges and a built-in; each judge's prompt names its grader and the sample's answer.
-fn judged_workspace(base_url: &str) -> Workspace {
+pub(crate) fn judged_workspace(base_url: &str) -> Workspace {
     let ws = Workspace::new();
     let judge = |name: &str| {
         format!(
@@ -50,7 +50,7 @@ fn judged_workspace(base_url: &str) -> Workspace {
 }
 
 /// Runs gavel off the test's runtime, which serves the judge.
-async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
+pub(crate) async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
     let dir = ws.dir.path().to_path_buf();
     let args: Vec<String> = args.iter().map(ToString::to_string).collect();
     tokio::task::spawn_blocking(move || {
@@ -62,6 +62,21 @@ async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
 }
 
 /// The grader and the sample a judge request is for, as `quality 3`.
+/// Whether `request` is one of the grades a judge fails first: the quality of samples 3 and 7,
+/// the tone of 7.
+pub(crate) fn fails_first(request: &Recorded) -> bool {
+    ["quality 3", "quality 7", "tone 7"].contains(&asked(request).as_str())
+}
+
+/// A judge's reply: a 500 when `failed`, else a passing verdict.
+pub(crate) fn judged(failed: bool) -> Reply {
+    if failed {
+        Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
+    } else {
+        Reply::verdict(1.0, "fine")
+    }
+}
+
 fn asked(request: &Recorded) -> String {
     let prompt = request.prompt();
     let (grader, rest) = prompt.split_once(" of Answer ").expect("a rubric");
@@ -81,12 +96,7 @@ async fn retry_errors_regrades_only_the_errored_grades() {
     let failing = Arc::new(AtomicBool::new(true));
     let flag = Arc::clone(&failing);
     let server = Server::start(move |_, request| {
-        let failed = ["quality 3", "quality 7", "tone 7"].contains(&asked(request).as_str());
-        if failed && flag.load(Ordering::SeqCst) {
-            Reply::status(500, r#"{"error": {"message": "overloaded"}}"#)
-        } else {
-            Reply::verdict(1.0, "fine")
-        }
+        judged(fails_first(request) && flag.load(Ordering::SeqCst))
     })
     .await;
     let ws = judged_workspace(&server.base_url());

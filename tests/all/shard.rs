@@ -4,9 +4,13 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::common::{Workspace, gavel_command, stderr};
+use crate::openai_server::Server;
 use crate::python_graders::{cache, paris_row};
+use crate::retry::{fails_first, gavel, judged, judged_workspace};
 use crate::warm_python::COUNTING;
 use gavel::grade::pack::BATCH_ROWS;
 use serde_json::Value;
@@ -570,4 +574,65 @@ fn refused_as_another_shard(ws: &Workspace, flag: &str, out: &str, now: &str) {
         err.contains(&format!("--shard: was 1/3, now {now}")),
         "{err}"
     );
+}
+
+/// A judge that failed some grades, then went down for good while they were retried: the
+/// unsharded retry and the shards' retries merged end alike, in their files and exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_whose_judge_went_down_ends_alike_sharded_and_whole() {
+    let down = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&down);
+    let server = Server::start(move |_, request| {
+        judged(fails_first(request) || seen.load(Ordering::SeqCst))
+    })
+    .await;
+    let ws = judged_workspace(&server.base_url());
+    let runs = |retry: bool| -> Vec<Vec<String>> {
+        let mut runs = vec![vec!["whole".to_string()]];
+        runs.extend((0..3).map(|i| vec![format!("shard{i}"), format!("{i}/3")]));
+        runs.into_iter()
+            .map(|run| {
+                let mut args: Vec<String> = ["run", "suite.yaml", "--no-cache", "-q", "-o"]
+                    .map(String::from)
+                    .into();
+                args.push(run[0].clone());
+                if let Some(shard) = run.get(1) {
+                    args.extend(["--shard".to_string(), shard.clone()]);
+                }
+                if retry {
+                    args.push("--retry-errors".to_string());
+                }
+                args
+            })
+            .collect()
+    };
+    for args in runs(false) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let first = gavel(&ws, &args).await;
+        assert_eq!(first.status.code(), Some(0), "{args:?}: {}", stderr(&first));
+    }
+    down.store(true, Ordering::SeqCst);
+    let mut codes = Vec::new();
+    for args in runs(true) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        codes.push(gavel(&ws, &args).await.status.code());
+    }
+    assert_eq!(codes[0], Some(2), "the unsharded retry met the judge down");
+    let merged = gavel(
+        &ws,
+        &["merge", "shard0", "shard1", "shard2", "-o", "merged", "-q"],
+    )
+    .await;
+    assert_eq!(
+        merged.status.code(),
+        codes[0],
+        "the shards' retries exited {codes:?}: {}",
+        stderr(&merged)
+    );
+    for file in ["results.jsonl", "summary.json"] {
+        assert!(
+            read(&ws, &format!("whole/{file}")) == read(&ws, &format!("merged/{file}")),
+            "{file} differs"
+        );
+    }
 }
