@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use gavel::input::dataset::Items;
 use gavel::run::{Options, Prepared, default_cache_dir, prepare, workers};
-use gavel::serve::grading::{Graded, GradingError as PassError, grade_items};
+use gavel::serve::grading::{Graded, GradingError as PassError, grade_items_blocking};
 use gavel::serve::openrlhf::{RewardRequest, answer};
 use gavel::terminal::printable_lines;
 use pyo3::create_exception;
@@ -180,7 +180,8 @@ impl Suite {
     /// The pass, with the GIL released. Ctrl-C stops it as it stops `gavel run` (no row is
     /// started after it, the rows being graded finish) and raises `KeyboardInterrupt`.
     fn pass(&self, py: Python<'_>, items: Items, deadline: Instant) -> PyResult<Graded> {
-        let graded = py.detach(|| grade_items(&self.prepared, self.workers, items, deadline));
+        let graded =
+            py.detach(|| grade_items_blocking(&self.prepared, self.workers, items, deadline));
         // The signal reached Python's handler as well: its KeyboardInterrupt (or whatever the
         // program's handler raises) is raised here, once, rather than at some later line.
         py.check_signals()?;

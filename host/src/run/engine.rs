@@ -359,12 +359,7 @@ impl Pass<'_> {
     /// task for each batch as the writer makes room, and a [`Writer`] hands their results to
     /// the sink in order.
     pub fn run(self, selected: Selected) -> Result<PassEnd, PassError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(self.workers.max(1))
-            .enable_all()
-            .build()
-            .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))?;
-        runtime.block_on(self.run_within(selected, None))
+        workers_runtime(self.workers)?.block_on(self.run_within(selected, None))
     }
 
     /// [`Pass::run`] on the runtime it is awaited on, which may outlive it (a server's, shared
@@ -469,6 +464,15 @@ impl Pass<'_> {
             PassEnd::Complete
         })
     }
+}
+
+/// The runtime a pass of its own runs on: `workers` threads (at least one).
+pub fn workers_runtime(workers: usize) -> Result<tokio::runtime::Runtime, PassError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers.max(1))
+        .enable_all()
+        .build()
+        .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))
 }
 
 /// Raises `halt` at Ctrl-C; a second one calls the hook of [`on_second_ctrl_c`].

@@ -10,7 +10,7 @@ use crate::grade::{GradeKey, Status};
 use crate::input::dataset::Items;
 use crate::output::result::{ErrorCategory, SampleResult};
 use crate::run::Prepared;
-use crate::run::engine::{Pass, PassEnd, Selected, Selection, Sink};
+use crate::run::engine::{Pass, PassEnd, Selected, Selection, Sink, workers_runtime};
 
 /// What the file of a request's rows is called in row errors.
 const ROWS_NAME: &str = "request body";
@@ -111,6 +111,19 @@ pub async fn grade(
 ) -> Result<Graded, GradingError> {
     let items = Items::in_memory(Path::new(ROWS_NAME), rows);
     grade_items(prepared, workers, items, deadline, kept).await
+}
+
+/// [`grade_items`] for a caller without a runtime (the Python package): the pass runs on
+/// worker threads of its own, as `gavel run`'s does, and its Python instances are its own.
+pub fn grade_items_blocking(
+    prepared: &Prepared,
+    workers: usize,
+    items: Items,
+    deadline: Instant,
+) -> Result<Graded, GradingError> {
+    workers_runtime(workers)
+        .map_err(|e| GradingError::Failed(e.to_string()))?
+        .block_on(grade_items(prepared, workers, items, deadline, None))
 }
 
 /// [`grade`] over any stream of rows (held in memory, or a dataset file read as `gavel run`
