@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::config::spec::SamplePer;
 use crate::fsio;
 use crate::grade::grants::Reach;
+pub use crate::grade::judge::{JudgeCalls, JudgeDown};
 use crate::input::shard::Shard;
 use crate::input::trajectory::Format;
 
@@ -104,14 +105,10 @@ pub struct Progress {
     /// grades it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_down: Option<JudgeDown>,
-}
-
-/// The judge that stopped a run, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JudgeDown {
-    /// The judge's grader.
-    pub key: String,
-    pub reason: String,
+    /// How this run's pass fared with each judge, in the plan's order, when it asked any: what
+    /// a merge adds up to fail as one run fails when a judge answered none of its gradings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judge_calls: Vec<JudgeCalls>,
 }
 
 impl Progress {
@@ -124,6 +121,7 @@ impl Progress {
             results: None,
             judge_tokens: BTreeMap::new(),
             judge_down: None,
+            judge_calls: Vec::new(),
         }
     }
 }

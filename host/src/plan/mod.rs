@@ -18,7 +18,7 @@ use crate::grade::builtin::letta;
 use crate::grade::config::ConfigError;
 use crate::grade::extract::Extractor;
 use crate::grade::grants::{AllowSpec, Grants};
-use crate::grade::judge::{Judge, JudgeError, JudgeOptions, RequestBound, TurnJudges};
+use crate::grade::judge::{Judge, JudgeCalls, JudgeError, JudgeOptions, RequestBound, TurnJudges};
 use crate::grade::openai;
 use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader};
 use crate::grade::program::reward::CustomReward;
@@ -919,23 +919,38 @@ impl Plan {
 
     /// The first judge that failed every grading it was asked for, by grader key, with how
     /// many and the first one's reason.
-    pub fn judge_never_answered(&self) -> Option<(&str, u64, String)> {
-        self.first_judge(Judge::never_answered)
-            .map(|(key, (failed, reason))| (key, failed, reason))
+    pub fn judge_never_answered(&self) -> Option<JudgeCalls> {
+        JudgeCalls::never_answered(&self.judge_calls()).cloned()
+    }
+
+    /// Every judge's gradings so far, in the order [`Plan::judge_down`] looks; empty when none
+    /// was asked anything.
+    pub fn judge_calls(&self) -> Vec<JudgeCalls> {
+        let calls: Vec<JudgeCalls> = (self.all_judges().into_iter())
+            .map(|(key, judge)| judge.calls(key))
+            .collect();
+        if calls.iter().all(|c| c.answered == 0 && c.failed == 0) {
+            return Vec::new();
+        }
+        calls
     }
 
     /// What `found` finds of the first judge, rubric graders' then those a case's `llm`
     /// entries asked, where it finds anything, with the grader's key.
     fn first_judge<T>(&self, found: impl Fn(&Judge) -> Option<T>) -> Option<(&str, T)> {
+        (self.all_judges().into_iter())
+            .find_map(|(key, judge)| found(judge).map(|value| (key, value)))
+    }
+
+    /// Every judge, rubric graders' then those a case's `llm` entries asked, with the grader's
+    /// key.
+    fn all_judges(&self) -> Vec<(&str, &Judge)> {
         let nodes = self.nodes();
         let turn_judges = nodes.iter().flat_map(|(key, node)| match node {
             Node::Expectations(graders) => graders.judges.asked().map(|j| (*key, j)).collect(),
             _ => Vec::new(),
         });
-        self.judges()
-            .into_iter()
-            .chain(turn_judges)
-            .find_map(|(key, judge)| found(judge).map(|value| (key, value)))
+        self.judges().into_iter().chain(turn_judges).collect()
     }
 
     /// Whether grading `sample` may ask a model though the plan has no rubric grader: a case

@@ -12,11 +12,11 @@ use super::engine::{Selected, Selection};
 use super::session::{Output, Policy};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
-    conclude, finish_junit, judge_down, open_junit, record_of, write_error,
+    conclude, finish_junit, judge_down, never_answered, open_junit, record_of, write_error,
 };
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
-use crate::output::record::{JudgeDown, Progress, RunRecord, State, Tokens};
+use crate::output::record::{JudgeCalls, JudgeDown, Progress, RunRecord, State, Tokens};
 use crate::output::result::{ResultLines, parse_line};
 use crate::run::Filter;
 
@@ -371,10 +371,15 @@ pub fn merge(
     let concluded = conclude(prepared, aggregator, out_dir, false, None, None)?;
     finish_junit(junit, junit_path)?;
     let mut progress = merged_progress(shards, concluded.0.counts.total, started);
-    let judge_failed = judge_down_in(shards).map(|(stopped, error)| {
-        progress.judge_down = Some(stopped);
-        error
-    });
+    progress.judge_calls = judge_calls_in(shards);
+    let judge_failed = match judge_down_in(shards) {
+        Some((stopped, error)) => {
+            progress.judge_down = Some(stopped);
+            Some(error)
+        }
+        None => JudgeCalls::never_answered(&progress.judge_calls)
+            .map(|calls| never_answered(calls.clone(), out_dir)),
+    };
     record.progress = Some(progress);
     record.merged = (shards.shards.iter())
         .map(|(dir, _)| std::path::absolute(dir).unwrap_or_else(|_| dir.clone()))
@@ -384,6 +389,26 @@ pub fn merge(
         judge_failed,
         ..Graded::whole(concluded, out_dir.to_path_buf(), results_path, record)
     })
+}
+
+/// The judges' gradings of the shards' last passes added up, judge by judge: a merged run
+/// whose judge answered none of them fails as one run whose judge answered none fails.
+fn judge_calls_in(shards: &Shards) -> Vec<JudgeCalls> {
+    let mut sum: Vec<JudgeCalls> = Vec::new();
+    for (_, record) in &shards.shards {
+        let Some(progress) = &record.progress else {
+            continue;
+        };
+        if sum.is_empty() {
+            sum.clone_from(&progress.judge_calls);
+            continue;
+        }
+        // One suite's plan: the same judges in the same order, or none asked.
+        for (total, calls) in sum.iter_mut().zip(&progress.judge_calls) {
+            total.absorb(calls);
+        }
+    }
+    sum
 }
 
 /// Why the merged run fails as the shard's run did: the judge that could not be used when it

@@ -30,7 +30,7 @@ use crate::input::select::result_id;
 use crate::input::shard::Shard;
 use crate::output::junit::JunitWriter;
 use crate::output::record::{
-    FileStamp, Fingerprint, JudgeDown, RUN_FILE, RecordError, RunRecord, Tokens,
+    FileStamp, Fingerprint, JudgeCalls, JudgeDown, RUN_FILE, RecordError, RunRecord, Tokens,
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
@@ -333,13 +333,18 @@ fn judge_failed(prepared: &Prepared, dir: &Path, interrupted: bool) -> Option<Ru
     if interrupted {
         return None;
     }
-    let (key, failed, reason) = prepared.plan.judge_never_answered()?;
-    Some(RunError::JudgeNeverAnswered {
-        key: key.to_string(),
-        failed,
-        reason,
+    let calls = prepared.plan.judge_never_answered()?;
+    Some(never_answered(calls, dir))
+}
+
+/// The error of a run whose judge answered none of the gradings `calls` counts.
+fn never_answered(calls: JudgeCalls, dir: &Path) -> RunError {
+    RunError::JudgeNeverAnswered {
+        key: calls.key,
+        failed: calls.failed,
+        reason: calls.first_failure.unwrap_or_default(),
         dir: dir.to_path_buf(),
-    })
+    }
 }
 
 /// How a run reads its options and the suite.

@@ -264,7 +264,8 @@ impl<'p> Session<'p> {
     }
 
     /// Concludes a retry that found nothing in error: the summary and the gate are the run's
-    /// as it is, and its record stays.
+    /// as it is, and its record stays, but for the judges' gradings of its last pass: this
+    /// pass asked none (what a merge of shards adds up).
     fn conclude_unchanged(self, read: ReadBack) -> Result<Outcome, RunFailure> {
         let ReadBack { aggregator, junit } = read;
         let Setting {
@@ -282,7 +283,13 @@ impl<'p> Session<'p> {
             None,
         )?;
         finish_junit(junit, self.options.junit.as_deref())?;
-        let record = self.previous.record.unwrap_or(self.record);
+        let mut record = self.previous.record.unwrap_or(self.record);
+        if let Some(progress) = record.progress.as_mut()
+            && !progress.judge_calls.is_empty()
+        {
+            progress.judge_calls.clear();
+            record.write(&out_dir)?;
+        }
         let graded = Graded::whole(concluded, out_dir, results_path, record);
         Ok(Outcome::Graded(Box::new(graded)))
     }
@@ -520,6 +527,7 @@ impl<'p> Session<'p> {
         let stopped = (end == PassEnd::JudgeDown).then(|| judge_stopped(prepared));
         if let Some(progress) = self.record.progress.as_mut() {
             progress.judge_down.clone_from(&stopped);
+            progress.judge_calls = prepared.plan.judge_calls();
         }
         self.record
             .ended(state, started.elapsed(), results, judge_tokens)

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use reqwest::Url;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -330,14 +331,15 @@ impl Judge {
             .map(|reason| format!("{endpoint}: {reason}"))
     }
 
-    /// How many gradings failed and the first one's reason, when none of this judge's
-    /// gradings so far had an answer: a run that ends so graded nothing with it.
-    pub fn never_answered(&self) -> Option<(u64, String)> {
-        let failed = self.failed.load(Ordering::Relaxed);
-        (failed > 0 && self.answered.load(Ordering::Relaxed) == 0).then(|| {
-            let reason = self.first_failure.get().cloned().unwrap_or_default();
-            (failed, reason)
-        })
+    /// Its gradings so far, as the grader `key`'s: answered, failed, the first failure's
+    /// reason.
+    pub fn calls(&self, key: &str) -> JudgeCalls {
+        JudgeCalls {
+            key: key.to_string(),
+            answered: self.answered.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            first_failure: self.first_failure.get().cloned(),
+        }
     }
 
     /// Counts how a grading came out: `Err` with why it had no answer, the API key redacted.
@@ -793,6 +795,41 @@ fn response_schema() -> Value {
         "title": "_JudgeResponse",
         "type": "object",
     })
+}
+
+/// One judge's gradings in a pass: answered, failed, and the first failure's reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeCalls {
+    /// The judge's grader.
+    pub key: String,
+    pub answered: u64,
+    pub failed: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_failure: Option<String>,
+}
+
+impl JudgeCalls {
+    /// Adds `other`, the same judge's gradings in another part of the run.
+    pub fn absorb(&mut self, other: &JudgeCalls) {
+        self.answered += other.answered;
+        self.failed += other.failed;
+        if self.first_failure.is_none() {
+            self.first_failure.clone_from(&other.first_failure);
+        }
+    }
+
+    /// The first of `calls` that failed every grading it was asked for.
+    pub fn never_answered(calls: &[JudgeCalls]) -> Option<&JudgeCalls> {
+        calls.iter().find(|c| c.failed > 0 && c.answered == 0)
+    }
+}
+
+/// The judge that stopped a run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgeDown {
+    /// The judge's grader.
+    pub key: String,
+    pub reason: String,
 }
 
 #[cfg(test)]
