@@ -585,8 +585,8 @@ fn a_module_and_a_plain_shell_line_run_as_processes() {
 }
 
 /// `os.chdir` goes where CPython's goes: back to `/` (an empty folder when nothing is granted),
-/// into `/tmp` where the grader has one, and nowhere for a folder that is not there; and a
-/// process started from `/` starts there.
+/// into `/tmp` where the grader has one, nowhere for a folder that is not there, and from `/`
+/// up to `/` itself; and a process started from `/` starts there.
 #[test]
 fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does() {
     let Some(cache) = cache() else {
@@ -596,7 +596,7 @@ fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does()
     ws.write("agent/a.txt", "a");
     let grader = reporting(
         "import os\nseen = []\n\
-         for folder in ['/', '/tmp', '/nope', '/']:\n\
+         for folder in ['/', '/tmp', '/nope', '/', '..', '../..']:\n\
          \x20   try:\n\
          \x20       os.chdir(folder)\n\
          \x20       seen.append(os.getcwd())\n\
@@ -619,7 +619,7 @@ fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does()
             said(&graded(cache, &ws)),
             vec![(
                 1.0,
-                format!("['/', '{tmp}', 'FileNotFoundError /nope', '/'] [] /")
+                format!("['/', '{tmp}', 'FileNotFoundError /nope', '/', '/', '/'] [] /")
             )],
             "{allow}"
         );

@@ -119,6 +119,19 @@ class _Environ(type(os.environ)):
             raise
 
 
+_chdir = os.chdir
+
+
+def _chdir_as_linux(path):
+    # WASI's C library keeps the working folder as a text and refuses one that climbs above
+    # every mounted folder: `..` at `/` stays at `/`, as Linux has it.
+    if isinstance(path, (str, bytes, os.PathLike)):
+        text = os.fsdecode(path)
+        if text and ".." in text.split("/"):
+            path = os.path.normpath(os.path.join(os.getcwd(), text))
+    return _chdir(path)
+
+
 _installed = False
 
 
@@ -130,6 +143,7 @@ def install():
     _installed = True
     # The same object, which the component fills with the host's variables on its first call.
     os.environ.__class__ = _Environ
+    os.chdir = _chdir_as_linux
     for name in _PROCESS_FUNCTIONS:
         if not hasattr(os, name):
             setattr(os, name, _no_processes(name))
