@@ -579,3 +579,196 @@ fn a_collector_file_gives_a_sample_per_root_span_when_the_suite_says_so() {
         ]
     );
 }
+
+/// What the recorded weather runs were asked.
+const PARIS: &str = "What is the weather in Paris?";
+const OSLO: &str = "What is the weather in Oslo?";
+
+/// An evaldeck project in `dir` of the cases `(name, input, tool expected called)`.
+fn weather_cases(ws: &Workspace, dir: &str, cases: &[(&str, &str, &str)]) {
+    for (name, input, tool) in cases {
+        ws.write(
+            &format!("{dir}/{name}.yaml"),
+            &format!("name: {name}\ninput: {input:?}\nexpected:\n  tools_called: [{tool}]\n"),
+        );
+    }
+}
+
+/// `gavel run DIR --traces TRACES` into `out-DIR`: its results' ids, statuses and submissions.
+fn graded_cases(ws: &Workspace, dir: &str, traces: &str) -> Vec<(String, String, String)> {
+    let out = format!("out-{dir}");
+    let run = ws.gavel(&["run", dir, "--traces", traces, "-o", &out, "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{dir}: {}", stderr(&run));
+    ws.results(&out)
+        .iter()
+        .map(|r| {
+            let case = &r["grades"]["case"];
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                text(&r["sample_id"]),
+                text(&case["status"]),
+                text(&case["submission"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_recorded_format_given_as_traces_is_paired_with_its_case() {
+    let ws = Workspace::new();
+    for name in [
+        "otel-genai.jsonl",
+        "otel-openinference.json",
+        "responses-object.json",
+        "responses-items.json",
+        "anthropic-conversation.json",
+        "inspect-weather.eval",
+        "inspect-weather.json",
+    ] {
+        std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    }
+    ws.write_rows("sessions/a.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows("sessions/b.jsonl", &session("s-paris", "Paris"));
+    let pass =
+        |id: &str, submission: &str| (id.to_string(), "pass".to_string(), submission.to_string());
+    let answer = "Paris: 18C and sunny.";
+
+    // GenAI spans carry no case name: each trace is paired by the question it was asked.
+    weather_cases(
+        &ws,
+        "genai",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("oslo", OSLO, "get_weather"),
+        ],
+    );
+    assert_eq!(
+        graded_cases(&ws, "genai", "otel-genai.jsonl"),
+        [pass("oslo", "Oslo: 4C with snow."), pass("weather", answer)]
+    );
+    // OpenInference's `using_metadata({"case_name": ...})` names the case, whatever its input.
+    weather_cases(&ws, "oi", &[("weather", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "oi", "otel-openinference.json"),
+        [pass("weather", answer)]
+    );
+    // So does the metadata a Responses object gives back (it records no input).
+    weather_cases(&ws, "object", &[("fahrenheit", "In F?", "web_search")]);
+    assert_eq!(
+        graded_cases(&ws, "object", "responses-object.json"),
+        [pass("fahrenheit", "18C (64.4F) and sunny.")]
+    );
+    // Responses items and an Anthropic conversation: by their first user message.
+    for (dir, file) in [
+        ("items", "responses-items.json"),
+        ("anthropic", "anthropic-conversation.json"),
+    ] {
+        weather_cases(&ws, dir, &[("weather", PARIS, "get_weather")]);
+        assert_eq!(
+            graded_cases(&ws, dir, file),
+            [pass("weather", answer)],
+            "{file}"
+        );
+    }
+    // An Inspect sample whose id is a case's name is that case's, each epoch a run of it.
+    weather_cases(&ws, "by-id", &[("paris", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "by-id", "inspect-weather.eval"),
+        [pass("paris", answer), pass("paris", answer)]
+    );
+    weather_cases(&ws, "by-input", &[("weather", PARIS, "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "by-input", "inspect-weather.json"),
+        [pass("weather", answer), pass("weather", answer)]
+    );
+    // Claude Code sessions: by the first prompt.
+    weather_cases(
+        &ws,
+        "claude",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("oslo", OSLO, "get_weather"),
+        ],
+    );
+    assert_eq!(
+        graded_cases(&ws, "claude", "sessions"),
+        [pass("oslo", ""), pass("weather", "")]
+    );
+}
+
+#[test]
+fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_lacks() {
+    let ws = Workspace::new();
+    for name in [
+        "otel-genai.jsonl",
+        "anthropic-message.json",
+        "inspect-weather.eval",
+    ] {
+        std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    }
+    weather_cases(&ws, "cases", &[("weather", PARIS, "get_weather")]);
+    let refused = |traces: &str| {
+        let run = ws.gavel(&["run", "cases", "--traces", traces, "-o", "out", "-q"]);
+        assert_eq!(run.status.code(), Some(2), "{traces}");
+        assert!(!ws.path("out/results.jsonl").exists(), "{traces}");
+        let err = stderr(&run);
+        let errors: Vec<String> = err
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .map(str::to_string)
+            .collect();
+        (errors, err)
+    };
+    let lacks = "missing: a trace names the case it records, or was given a case's input; ";
+    let (errors, err) = refused("otel-genai.jsonl");
+    assert_eq!(
+        errors,
+        [format!(
+            "error: otel-genai.jsonl:1: metadata.case_name: sample \
+             `00000000000000000000000000000005`: {lacks}its id is no case's name, and its input \
+             \"{OSLO}\" is no case's input"
+        )],
+        "{err}"
+    );
+    assert!(
+        err.contains("using_metadata({\"case_name\": NAME})"),
+        "{err}"
+    );
+    let (errors, err) = refused("anthropic-message.json");
+    assert_eq!(
+        errors[0],
+        format!("error: anthropic-message.json:1: metadata.case_name: {lacks}it records no input"),
+        "{err}"
+    );
+    // Both epochs of the Inspect sample, at their places in the log.
+    weather_cases(&ws, "cases", &[("weather", "Paris?", "get_weather")]);
+    let (errors, err) = refused("inspect-weather.eval");
+    assert_eq!(errors.len(), 3, "{err}");
+    for (epoch, error) in errors[..2].iter().enumerate() {
+        assert_eq!(
+            *error,
+            format!(
+                "error: inspect-weather.eval:{}: metadata.case_name: sample `paris` (epoch {}): \
+                 {lacks}its id is no case's name, and its input \"{PARIS}\" is no case's input",
+                epoch + 1,
+                epoch + 1
+            ),
+            "{err}"
+        );
+    }
+    // A run whose input is the input of two cases names its case.
+    weather_cases(
+        &ws,
+        "cases",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("again", PARIS, "get_weather"),
+        ],
+    );
+    let (errors, err) = refused("inspect-weather.eval");
+    assert!(
+        errors[0]
+            .ends_with("missing, and its input is the input of several cases: `again`, `weather`"),
+        "{err}"
+    );
+}
