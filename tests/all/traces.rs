@@ -447,6 +447,50 @@ fn a_named_format_reads_a_file_that_detection_misses() {
 }
 
 #[test]
+fn a_folder_under_a_named_format_reads_each_file_as_that_format() {
+    let ws = Workspace::new();
+    // A session whose first record is a file-history snapshot, which detection misses.
+    let snapshot = serde_json::json!({"type": "file-history-snapshot", "messageId": "m0",
+        "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false});
+    let mut records = vec![snapshot];
+    records.extend(session("s-oslo", "Oslo"));
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    ws.write_rows("sessions/b.jsonl", &records);
+    let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "sessions");
+    ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        ids_and_weather(&ws, "out"),
+        [
+            ("s-paris".to_string(), "Paris: 18C, sunny".to_string()),
+            ("s-oslo".to_string(), "Oslo: 18C, sunny".to_string())
+        ]
+    );
+    // Detected, the snapshot's file is no session.
+    ws.write("detected.yaml", &suite);
+    let run = ws.gavel(&["run", "detected.yaml", "-o", "detected", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("b.jsonl: line 1: not a Claude Code transcript record"),
+        "{}",
+        stderr(&run)
+    );
+    // A file of another format in the folder is refused, named, saying what was expected.
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("sessions/c.jsonl")).unwrap();
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "other", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(
+        err.contains(
+            "c.jsonl: this is an OpenTelemetry collector file (OTLP JSON), but the suite's \
+             `format: claude_code` expects a Claude Code session file"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_file_not_of_the_named_format_is_refused_saying_what_was_expected() {
     let ws = Workspace::new();
     std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();

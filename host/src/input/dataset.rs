@@ -892,7 +892,14 @@ impl FileKind {
             FileKind::InspectLog => inspect_log::convert(path)?,
             FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
             FileKind::Session => session_files::convert(path)?,
-            FileKind::Sessions => session_files::convert_folder(path)?,
+            // Each file of the folder is read as a lone file is: under `format:`, as a
+            // session even where detection misses it.
+            FileKind::Sessions => {
+                session_files::convert_folder(path, |file| match reading.format {
+                    Some(format) => Ok(FileKind::forced(file, format)? == FileKind::Session),
+                    None => session_files::is_session(file),
+                })?
+            }
         }))
     }
 }
