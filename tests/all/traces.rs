@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::common::{Workspace, data, stderr};
+use crate::report::script_data;
 
 const SUITE: &str = "\
 name: traces
@@ -559,16 +560,22 @@ fn ids_and_weather(ws: &Workspace, out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The two agent runs of the GenAI collector file recorded in one trace, as a service that
+/// traces a whole session writes them.
+fn one_trace() -> String {
+    std::fs::read_to_string(data("traces/otel-genai.jsonl"))
+        .unwrap()
+        .replace(
+            "00000000000000000000000000000005",
+            "00000000000000000000000000000001",
+        )
+}
+
 #[test]
 fn a_collector_file_gives_a_sample_per_root_span_when_the_suite_says_so() {
     let ws = Workspace::new();
     let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
-    // The two agent runs recorded in one trace, as a service that traces a whole session writes
-    // them.
-    let one_trace = text.replace(
-        "00000000000000000000000000000005",
-        "00000000000000000000000000000001",
-    );
+    let one_trace = one_trace();
     assert_ne!(one_trace, text);
     ws.write("otel-genai.jsonl", &text);
     ws.write("one-trace.jsonl", &one_trace);
@@ -815,4 +822,84 @@ fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_l
             .ends_with("missing, and its input is the input of several cases: `again`, `weather`"),
         "{err}"
     );
+}
+
+/// A collector file of one trace holding two agent runs, under a suite that makes each root
+/// span a sample (where the default makes the trace one), graded into `clean`: its results.
+fn one_trace_per_root_span(ws: &Workspace) -> String {
+    ws.write("one-trace.jsonl", &one_trace());
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "{}sample_per: root_span\n",
+            COLLECTOR_SUITE.replace("otel-genai.jsonl", "one-trace.jsonl")
+        ),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "clean", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(ws.results("clean").len(), 2);
+    std::fs::read_to_string(ws.path("clean/results.jsonl")).unwrap()
+}
+
+#[test]
+fn resume_reads_a_recording_with_the_suites_settings() {
+    let ws = Workspace::new();
+    let clean = one_trace_per_root_span(&ws);
+    let first = clean.split_inclusive('\n').next().unwrap();
+    ws.write("resumed/results.jsonl", first);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "resumed", "-q", "--resume"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(ws.path("resumed/results.jsonl")).unwrap(),
+        clean
+    );
+}
+
+#[test]
+fn retry_errors_reads_a_recording_with_the_suites_settings() {
+    let ws = Workspace::new();
+    let clean = one_trace_per_root_span(&ws);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "retried", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let lines: Vec<&str> = clean.split_inclusive('\n').collect();
+    let failed = format!(
+        "{}{{\"sample_id\":\"00000000000000000000000000000001:0000000000000007\",\"grades\":{{}},\
+         \"error\":{{\"category\":\"grading\",\"message\":\"internal error\"}}}}\n",
+        lines[0]
+    );
+    ws.write("retried/results.jsonl", &failed);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "retried", "--retry-errors"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(ws.path("retried/results.jsonl")).unwrap(),
+        clean
+    );
+}
+
+#[test]
+fn report_reads_a_recording_with_the_runs_settings() {
+    let ws = Workspace::new();
+    one_trace_per_root_span(&ws);
+    let run = ws.gavel(&["report", "clean", "-o", "report.html"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let html = std::fs::read_to_string(ws.path("report.html")).unwrap();
+    let details = script_data(&html, "details-data");
+    // Each sample shows its own run: the question its root span was asked, and no other.
+    let asked: Vec<Vec<&Value>> = details
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|detail| {
+            assert!(detail["sample"]["problem"].is_null(), "{detail}");
+            detail["sample"]["trajectory"]["turns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|turn| turn.as_array().unwrap())
+                .filter(|event| event["type"] == "user")
+                .map(|event| &event["content"])
+                .collect()
+        })
+        .collect();
+    assert_eq!(asked, [[PARIS], [OSLO]]);
 }
