@@ -305,6 +305,15 @@ fn session(id: &str, city: &str) -> [Value; 3] {
     ]
 }
 
+/// [`session`] as newer Claude Code versions write it: a file-history snapshot first, a record
+/// with no session keys, so that detection misses it.
+fn snapshot_first(id: &str, city: &str) -> Vec<Value> {
+    let mut records = vec![serde_json::json!({"type": "file-history-snapshot",
+        "messageId": "m0", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false})];
+    records.extend(session(id, city));
+    records
+}
+
 #[test]
 fn a_claude_code_session_file_is_a_dataset_of_one_row() {
     let ws = Workspace::new();
@@ -415,13 +424,7 @@ fn session_files_are_recorded_runs_joined_to_rows_by_session_id() {
 #[test]
 fn a_named_format_reads_a_file_that_detection_misses() {
     let ws = Workspace::new();
-    // A session as newer Claude Code versions write it: a file-history snapshot first, a record
-    // with no session keys.
-    let snapshot = serde_json::json!({"type": "file-history-snapshot", "messageId": "m0",
-        "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false});
-    let mut records = vec![snapshot];
-    records.extend(session("s1", "Paris"));
-    ws.write_rows("s1.jsonl", &records);
+    ws.write_rows("s1.jsonl", &snapshot_first("s1", "Paris"));
     let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl");
     ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -450,13 +453,8 @@ fn a_named_format_reads_a_file_that_detection_misses() {
 #[test]
 fn a_folder_under_a_named_format_reads_each_file_as_that_format() {
     let ws = Workspace::new();
-    // A session whose first record is a file-history snapshot, which detection misses.
-    let snapshot = serde_json::json!({"type": "file-history-snapshot", "messageId": "m0",
-        "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false});
-    let mut records = vec![snapshot];
-    records.extend(session("s-oslo", "Oslo"));
     ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
-    ws.write_rows("sessions/b.jsonl", &records);
+    ws.write_rows("sessions/b.jsonl", &snapshot_first("s-oslo", "Oslo"));
     let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "sessions");
     ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -876,16 +874,14 @@ fn retry_errors_reads_a_recording_with_the_suites_settings() {
     );
 }
 
-#[test]
-fn report_reads_a_recording_with_the_runs_settings() {
-    let ws = Workspace::new();
-    one_trace_per_root_span(&ws);
-    let run = ws.gavel(&["report", "clean", "-o", "report.html"]);
+/// `gavel report` of the run in `out`: the user messages each sample shows, in order.
+fn reported_questions(ws: &Workspace, out: &str) -> Vec<Vec<Value>> {
+    let page = format!("{out}.html");
+    let run = ws.gavel(&["report", out, "-o", &page]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    let html = std::fs::read_to_string(ws.path("report.html")).unwrap();
+    let html = std::fs::read_to_string(ws.path(&page)).unwrap();
     let details = script_data(&html, "details-data");
-    // Each sample shows its own run: the question its root span was asked, and no other.
-    let asked: Vec<Vec<&Value>> = details
+    details
         .as_array()
         .unwrap()
         .iter()
@@ -897,9 +893,23 @@ fn report_reads_a_recording_with_the_runs_settings() {
                 .iter()
                 .flat_map(|turn| turn.as_array().unwrap())
                 .filter(|event| event["type"] == "user")
-                .map(|event| &event["content"])
+                .map(|event| event["content"].clone())
                 .collect()
         })
-        .collect();
-    assert_eq!(asked, [[PARIS], [OSLO]]);
+        .collect()
+}
+
+#[test]
+fn report_reads_a_recording_with_the_runs_settings() {
+    let ws = Workspace::new();
+    // Each sample shows its own run: the question its root span was asked, and no other.
+    one_trace_per_root_span(&ws);
+    assert_eq!(reported_questions(&ws, "clean"), [[PARIS], [OSLO]]);
+    // A session that only `format: claude_code` reads as one.
+    ws.write_rows("s1.jsonl", &snapshot_first("s1", "Oslo"));
+    let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl");
+    ws.write("session.yaml", &format!("{suite}format: claude_code\n"));
+    let run = ws.gavel(&["run", "session.yaml", "-o", "session", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(reported_questions(&ws, "session"), [[OSLO]]);
 }
