@@ -430,9 +430,9 @@ fn pair(
                 .filter(|case| given.is_some() && case_input(case).map(str::trim) == given)
                 .map(|case| case.name.as_str())
                 .collect();
-            match (matching.as_slice(), given) {
-                ([name], _) => ((*name).to_string(), "", ", whose input it was given,"),
-                ([], given) => {
+            match matching.as_slice() {
+                [name] => ((*name).to_string(), "", ", whose input it was given,"),
+                [] => {
                     let id = if run.id.is_some() {
                         "its id is no case's name, and "
                     } else {
@@ -457,7 +457,7 @@ fn pair(
                     );
                     continue;
                 }
-                (names, _) => {
+                names => {
                     errors.push(
                         at(
                             "metadata.case_name",
@@ -541,7 +541,8 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
                     traces.display()
                 ),
                 format!(
-                    "add a line whose trace has `\"metadata\": {{\"case_name\": \"{}\"}}`",
+                    "add a line whose trace has `\"metadata\": {{\"case_name\": \"{}\"}}`, or \
+                     the run of the case's input",
                     case.name
                 ),
             )),
