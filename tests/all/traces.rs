@@ -719,15 +719,29 @@ fn each_recorded_format_given_as_traces_is_paired_with_its_case() {
             "{file}"
         );
     }
-    // An Inspect sample whose id is a case's name is that case's, each epoch a run of it.
+    // An Inspect sample names its case in its metadata (`Sample(metadata=...)`), each epoch a
+    // run of it.
+    weather_cases(&ws, "named", &[("weather", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "named", "inspect-weather.eval"),
+        [pass("weather", answer), pass("weather", answer)]
+    );
+    // Else by its id, else by its input.
+    let mut log: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("inspect-weather.json")).unwrap())
+            .unwrap();
+    for sample in log["samples"].as_array_mut().unwrap() {
+        sample["metadata"] = serde_json::json!({});
+    }
+    ws.write("unnamed.json", &serde_json::to_string_pretty(&log).unwrap());
     weather_cases(&ws, "by-id", &[("paris", "Paris?", "get_weather")]);
     assert_eq!(
-        graded_cases(&ws, "by-id", "inspect-weather.eval"),
+        graded_cases(&ws, "by-id", "unnamed.json"),
         [pass("paris", answer), pass("paris", answer)]
     );
     weather_cases(&ws, "by-input", &[("weather", PARIS, "get_weather")]);
     assert_eq!(
-        graded_cases(&ws, "by-input", "inspect-weather.json"),
+        graded_cases(&ws, "by-input", "unnamed.json"),
         [pass("weather", answer), pass("weather", answer)]
     );
     // Claude Code sessions: by the first prompt.
@@ -751,6 +765,7 @@ fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_l
     for name in [
         "otel-genai.jsonl",
         "anthropic-message.json",
+        "anthropic-conversation.json",
         "inspect-weather.eval",
     ] {
         std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
@@ -790,18 +805,23 @@ fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_l
         "{err}"
     );
     // Both epochs of the Inspect sample, at their places in the log.
-    weather_cases(&ws, "cases", &[("weather", "Paris?", "get_weather")]);
-    let (errors, err) = refused("inspect-weather.eval");
-    assert_eq!(errors.len(), 3, "{err}");
-    for (epoch, error) in errors[..2].iter().enumerate() {
-        assert_eq!(
-            *error,
-            format!(
-                "error: inspect-weather.eval:{}: metadata.case_name: sample `paris` (epoch {}): \
-                 {lacks}its id is no case's name, and its input \"{PARIS}\" is no case's input",
-                epoch + 1,
-                epoch + 1
-            ),
+    weather_cases(&ws, "other", &[("forecast", PARIS, "get_weather")]);
+    let run = ws.gavel(&[
+        "run",
+        "other",
+        "--traces",
+        "inspect-weather.eval",
+        "-o",
+        "out",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    for epoch in [1, 2] {
+        assert!(
+            err.contains(&format!(
+                "error: inspect-weather.eval:{epoch}: metadata.case_name: sample `paris` (epoch \
+                 {epoch}): no case is named `weather` in other\n"
+            )),
             "{err}"
         );
     }
@@ -814,10 +834,11 @@ fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_l
             ("again", PARIS, "get_weather"),
         ],
     );
-    let (errors, err) = refused("inspect-weather.eval");
-    assert!(
-        errors[0]
-            .ends_with("missing, and its input is the input of several cases: `again`, `weather`"),
+    let (errors, err) = refused("anthropic-conversation.json");
+    assert_eq!(
+        errors[0],
+        "error: anthropic-conversation.json:1: metadata.case_name: missing, and its input is the \
+         input of several cases: `again`, `weather`",
         "{err}"
     );
 }

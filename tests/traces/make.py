@@ -17,7 +17,8 @@ about Oslo, traced by opentelemetry-instrumentation-openai-v2 2.4b0 (opentelemet
 whose lines mix the two traces.
 
 The Inspect logs are the same run evaluated by inspect_ai 0.3.285 with its mock model
-(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample, written
+(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample whose
+metadata names its evaldeck case, written
 as Inspect writes them: the `.eval` zip (zstd members) and the `.json` log. What differs every
 run (ids, times, the working folder) becomes fixed values, and the zip's members are written
 again in order with a fixed date.
@@ -284,7 +285,8 @@ def inspect_run(out):
         answer.usage = ModelUsage(input_tokens=80, output_tokens=9, total_tokens=89)
         outputs += [call, answer]
     task = Task(name="weather",
-                dataset=[Sample(id="paris", input=QUESTION, target="18C")],
+                dataset=[Sample(id="paris", input=QUESTION, target="18C",
+                                metadata={"case_name": "weather"})],
                 solver=[system_message(SYSTEM), use_tools(get_weather()), generate()],
                 scorer=includes(), epochs=2)
     here = os.getcwd()
