@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use crate::config::spec::SamplePer;
 use crate::config::suite::normalise_path;
 use crate::fsio;
+use crate::input::csv_rows::Converted;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
@@ -407,7 +408,7 @@ struct RubricError {
 
 /// The items of `raw` when it is a non-empty list of evaldeck traces (a Letta trajectory is a list
 /// of lists, an OpenAI one a list of messages).
-fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
+pub fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
     let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
     let traces = !items.is_empty()
         && items
@@ -881,15 +882,36 @@ impl FileKind {
             FileKind::Sessions => "a folder of Claude Code session files",
         }
     }
+
+    /// The rows a file of this kind at `path` is made into; `None` for JSON Lines, which are
+    /// rows as they are.
+    fn convert(self, path: &Path, reading: Reading) -> Result<Option<Converted>, SourceError> {
+        Ok(Some(match self {
+            FileKind::Rows => return Ok(None),
+            FileKind::Csv => csv_rows::convert(path)?,
+            FileKind::InspectLog => inspect_log::convert(path)?,
+            FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
+            FileKind::Session => session_files::convert(path)?,
+            // Each file of the folder is read as a lone file is: under `format:`, as a
+            // session even where detection misses it.
+            FileKind::Sessions => {
+                session_files::convert_folder(path, |file| match reading.format {
+                    Some(format) => Ok(FileKind::forced(file, format)? == FileKind::Session),
+                    None => session_files::is_session(file),
+                })?
+            }
+        }))
+    }
 }
 
-/// What the file at `path` is when detection tells a recording made into rows: an Inspect log,
-/// a collector file, a Claude Code session file or a folder (of session files); `None` for
-/// JSON Lines, a CSV file or a file that cannot be told.
-pub fn recording_kind(path: &Path) -> Option<&'static str> {
-    match FileKind::detect(path).ok()? {
-        FileKind::Rows | FileKind::Csv => None,
-        kind => Some(kind.what()),
+/// The rows of the file at `path` when detection tells a recording made into rows (an Inspect
+/// log, a collector file, a Claude Code session file or a folder of them), read with the
+/// default settings, each numbered by its line (or place) in the recording; `None` for JSON
+/// Lines and CSV files.
+pub fn recording_rows(path: &Path) -> Result<Option<Converted>, SourceError> {
+    match FileKind::detect(path)? {
+        FileKind::Rows | FileKind::Csv => Ok(None),
+        kind => kind.convert(path, Reading::default()),
     }
 }
 
@@ -903,13 +925,8 @@ impl DatasetText {
             Some(format) => FileKind::forced(path, format)?,
             None => FileKind::detect(path)?,
         };
-        let converted = match kind {
-            FileKind::Rows => return Ok(DatasetText::Jsonl),
-            FileKind::Csv => csv_rows::convert(path)?,
-            FileKind::InspectLog => inspect_log::convert(path)?,
-            FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
-            FileKind::Session => session_files::convert(path)?,
-            FileKind::Sessions => session_files::convert_folder(path)?,
+        let Some(converted) = kind.convert(path, reading)? else {
+            return Ok(DatasetText::Jsonl);
         };
         Ok(DatasetText::Made {
             text: converted.text.into_bytes().into(),
