@@ -286,7 +286,7 @@ def evaldeck_case(row, fallback_name):
         data["input"] = "\n".join(str(x) for x in data["input"]) if isinstance(data["input"], list) else str(data["input"])
     if "input" not in data and "turns" not in data:
         data["input"] = ""
-    return EvalCase._from_dict(data)
+    return EvalCase._from_dict_deferred(data)
 
 
 _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout", "error": "error"}
@@ -298,7 +298,8 @@ def evaldeck_trace(run):
 
     recorded = run.recorded("evaldeck")
     if recorded is not None:
-        return Trace.from_dict(recorded)
+        trace = Trace._deferred_if_usual(recorded)
+        return Trace.from_dict(recorded) if trace is None else trace
     returns = {}
     for event in run.events():
         if event[0] == "tool_return" and event[1] and event[1] not in returns:

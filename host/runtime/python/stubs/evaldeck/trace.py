@@ -51,6 +51,7 @@ class TokenUsage(Model):
         Field("completion_tokens", integer, 0),
         Field("total_tokens", integer, 0),
     )
+    _defer = ()
 
     @property
     def cost_estimate(self):
@@ -80,6 +81,8 @@ class Step(Model):
         Field("duration_ms", optional(floating)),
         Field("metadata", mapping, factory=dict),
     )
+    # Built on first read when its id is set (`_validate` then does nothing).
+    _defer = ("id",)
 
     def _validate(self):
         if not self.id:
@@ -118,6 +121,8 @@ class Trace(Model):
         Field("framework", optional(string)),
         Field("agent_name", optional(string)),
     )
+    # Built on first read when its id is set (`_validate` then does nothing).
+    _defer = ("id",)
 
     def _validate(self):
         if not self.id:
