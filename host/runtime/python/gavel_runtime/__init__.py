@@ -12,6 +12,10 @@ import math
 import os
 import sys
 
+from evaldeck.graders import CustomGrader
+from evaldeck.results import GradeResult as EvaldeckGrade
+from letta_evals.models import GradeResult as LettaGrade
+
 from gavel_runtime import convert, loader, process, sandbox
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
@@ -276,14 +280,12 @@ class Runtime:
         raise CallError(f"{name!r} is not a grader")
 
     def _letta_grade(self, func, row, sample_id, submission):
-        from letta_evals.models import GradeResult
-
         sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
             result = run_coroutine(func(sample, submission))
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
-        if not isinstance(result, GradeResult):
+        if not isinstance(result, LettaGrade):
             raise CallError(
                 f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
                 "(a @grader must return letta_evals.models.GradeResult)"
@@ -298,9 +300,6 @@ class Runtime:
         }
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
-        from evaldeck.graders import CustomGrader
-        from evaldeck.results import GradeResult
-
         trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
         case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
@@ -309,10 +308,10 @@ class Runtime:
             result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
             # evaldeck's Evaluator reports what escapes a grader this way.
-            result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")
         except BaseException as e:  # SystemExit: evaldeck's run would end; this call does
             raise CallError(_user_error(e, self.finder)) from None
-        if not isinstance(result, GradeResult):
+        if not isinstance(result, EvaldeckGrade):
             # evaldeck's Evaluator reads `.status` of whatever came back.
             return {
                 "score": 0.0,

@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 from _gavel_model import TzInfo
+from evaldeck.test_case import EvalCase
+from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
+from letta_evals.models import Sample
 
 # Message dates the canonical events do not carry; fixed so that a run grades the same twice.
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=TzInfo(0))
@@ -109,8 +112,6 @@ def _marker():
 
 def letta_sample(row, fallback_id):
     """`letta_evals.models.Sample` as letta-evals' JSONL loader builds it from a row."""
-    from letta_evals.models import Sample
-
     metadata = row.get("metadata") or {}
     sample_id = fallback_id
     for key in ("sample_id", "id"):
@@ -278,8 +279,6 @@ _CASE_KEYS = (
 def evaldeck_case(row, fallback_name):
     """`evaldeck.EvalCase` from a row written as an evaldeck case (`name`, `input`, `expected`,
     ...), through evaldeck's loader rule for single-turn cases."""
-    from evaldeck.test_case import EvalCase
-
     data = {key: row[key] for key in _CASE_KEYS if key in row}
     data.setdefault("name", str(fallback_name))
     if "input" in data and not isinstance(data["input"], str):
@@ -294,8 +293,6 @@ _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout"
 
 def evaldeck_trace(run):
     """`evaldeck.Trace`: the recording when it is evaldeck's, else built from the events."""
-    from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
-
     recorded = run.recorded("evaldeck")
     if recorded is not None:
         trace = Trace._deferred_if_usual(recorded)
@@ -418,3 +415,4 @@ def _fallback(value):
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()
     return str(value)
+
