@@ -402,7 +402,7 @@ def openai_sample(run):
 
 def to_json(value: Any) -> str:
     """JSON for grade metadata and expected/actual values; what JSON cannot hold is its `str`."""
-    return json.dumps(value, ensure_ascii=False, default=_fallback)
+    return _ENCODER.encode(value)
 
 
 def _fallback(value):
@@ -416,3 +416,7 @@ def _fallback(value):
         return value.isoformat()
     return str(value)
 
+
+# `json.dumps(value, ensure_ascii=False, default=_fallback)` makes this encoder anew on every
+# call; it keeps nothing between calls, so one serves them all.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_fallback)
