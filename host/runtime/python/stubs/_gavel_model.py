@@ -437,7 +437,6 @@ def _deferred_parts(cls):
     settled = cls._defer
     for i, field in enumerate(cls._fields):
         name = repr(field.name)
-        lines.append(f"    v = d.get({name}, _ABSENT)")
         take = [f"def take{i}(data):", f"    v = data.get({name}, _ABSENT)", "    if v is _ABSENT:"]
         if field.factory is not None:
             scope[f"factory{i}"] = field.factory
@@ -445,22 +444,33 @@ def _deferred_parts(cls):
         else:
             scope[f"default{i}"] = field.default
             take.append(f"        return default{i}")
-        # A missing value is usual when its default is fixed or a new empty container: a
-        # factory such as `datetime.now` would give another value when taken later.
-        if field.default is REQUIRED or (field.factory is not None and field.factory not in (dict, list)) or field.name in settled:
-            lines.append("    if v is _ABSENT:\n        return False")
         if field.check is any_value:
             take.append("    return v")
             takes.append("\n".join(take))
             continue
         scope[f"check{i}"] = field.check
         condition, sure, taken = _usual_form(field.check, i, scope)
+        # A missing value is usual when its default is fixed or a new empty container: a
+        # factory such as `datetime.now` would give another value when taken later.
+        needed = (
+            field.default is REQUIRED
+            or (field.factory is not None and field.factory not in (dict, list))
+            or field.name in settled
+        )
+        if needed:
+            lines.append(f"    v = d.get({name}, _ABSENT)\n    if v is _ABSENT:\n        return False")
+        elif field.default is None and field.factory is None and sure and sure[0][0] == "v is None":
+            # Optional: a missing value reads as None, which the condition takes.
+            lines.append(f"    v = d.get({name})")
+        else:
+            lines.append(f"    v = d.get({name}, _ABSENT)")
+            condition = condition and f"v is _ABSENT or {condition}"
         if condition is None:
             lines.append("    if v is not _ABSENT:\n        return False")
         else:
             if field.name in settled:
                 condition = f"v and ({condition})"
-            lines.append(f"    if v is not _ABSENT and not ({condition}):\n        return False")
+            lines.append(f"    if not ({condition}):\n        return False")
         for condition, value in sure:
             take.append(f"    if {condition}:\n        return {value}")
         take.append(f"    return {taken or f'check{i}(v)'}")
