@@ -105,7 +105,7 @@ def _event(event):
     return ("other", event.value)
 
 
-def _run(trajectory):
+def _run(trajectory, parsed):
     recorded = trajectory.recorded
     return Run(
         turns=lambda: [[_event(e) for e in turn] for turn in trajectory.turns],
@@ -116,12 +116,16 @@ def _run(trajectory):
         usage=_tokens(trajectory.usage),
         recorded_format=recorded.format if recorded else None,
         recorded_value=recorded.value if recorded else None,
+        recorded_parsed=parsed,
     )
 
 
-def _row(name, sample, trajectory):
+def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
-    return _runtime.row(name, sample.row, recorded.value if recorded else None)
+    row, parsed = _runtime.row(
+        name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
+    )
+    return row, _run(trajectory, parsed)
 
 
 def _call(fn, *args):
@@ -141,7 +145,8 @@ class Pack(exports.Pack):
         _call(_runtime.check_config, name, config)
 
     def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
-        grade = _call(_runtime.grade, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), submission, config)
+        row, run = _row_and_run(name, sample, trajectory)
+        grade = _call(_runtime.grade, name, row, sample.id.value, run, submission, config)
         return types.Grade(
             score=grade["score"],
             status=None if grade["status"] is None else _STATUS[grade["status"]],
@@ -152,7 +157,8 @@ class Pack(exports.Pack):
         )
 
     def extract(self, name, sample, trajectory, config):
-        return _call(_runtime.extract, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), config)
+        row, run = _row_and_run(name, sample, trajectory)
+        return _call(_runtime.extract, name, row, sample.id.value, run, config)
 
 
 def _load_error(e):

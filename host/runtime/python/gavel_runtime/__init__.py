@@ -22,6 +22,9 @@ from gavel_runtime.loader import LoadFailure
 
 __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
 
+# The forms whose builders read the run's recording, and the format each reads.
+READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
+
 FORMS = (
     "letta-grader",
     "letta-extractor",
@@ -255,15 +258,22 @@ class Runtime:
 
     # -- grade / extract -----------------------------------------------------------------
 
-    def row(self, name, text, recorded):
+    def row(self, name, text, recorded, recorded_format=None):
         """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
-        as the host cut it from the row or its run record (or None). OpenAI's graders receive
-        the row whole, as their item; the other forms' builders read the run from its recording
-        or its events and the row only for other members, so the row's `trajectory`, the
-        recording again, is not parsed for them (`convert.row_apart`)."""
-        if recorded is None or name.startswith("openai:"):
-            return convert.row_whole(text)
-        return convert.row_apart(text, recorded)
+        as the host cut it from the row or its run record (or None) in `recorded_format`; and
+        the recording parsed with the row, or None. OpenAI's graders receive the row whole, as
+        their item; the other forms' builders read the run from its recording or its events
+        and the row only for other members, so the row's `trajectory`, the recording again, is
+        parsed for them only as the recording, and only by the forms that read it
+        (`convert.row_and_recording`, `convert.row_apart`)."""
+        form = name.partition(":")[0]
+        if recorded is None or form == "openai":
+            return convert.row_whole(text), None
+        if READS_RECORDING.get(form) == recorded_format:
+            both = convert.row_and_recording(text, recorded)
+            if both is not None:
+                return both
+        return convert.row_apart(text, recorded), None
 
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,

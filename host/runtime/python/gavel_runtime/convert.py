@@ -25,6 +25,8 @@ class Run:
     ("llm_call", model, input, output, tokens), ("human_input", text), ("other", name);
     content is a str or a list of str, tokens a dict or None, status "success" or "error".
 
+    `recorded_parsed`, when given, is `recorded_value` already parsed (`row_and_recording`).
+
     `turns` may be given as a function returning them: it is called on first use, so that a
     call whose builder reads only the recording (or nothing of the run) never converts the
     events. Converting them cannot fail, so when it happens changes no outcome."""
@@ -39,6 +41,7 @@ class Run:
         usage=None,
         recorded_format=None,
         recorded_value=None,
+        recorded_parsed=None,
     ):
         self._turns = turns
         self.output = output
@@ -48,6 +51,7 @@ class Run:
         self.usage = usage
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
+        self.recorded_parsed = recorded_parsed
 
     @property
     def turns(self):
@@ -57,7 +61,9 @@ class Run:
 
     def recorded(self, fmt):
         if self.recorded_format == fmt and self.recorded_value is not None:
-            return json.loads(self.recorded_value)
+            # Parsed with the row once, handed out once: a later reader parses its own.
+            parsed, self.recorded_parsed = self.recorded_parsed, None
+            return json.loads(self.recorded_value) if parsed is None else parsed
         return None
 
     def events(self):
@@ -85,6 +91,58 @@ def row_apart(text, recorded):
             del row["trajectory"]
             return row
     return row_whole(text)
+
+
+def row_and_recording(text, recorded):
+    """The row (`text`, JSON) without its `trajectory` member, and that member's value, from
+    one parse of the row, when `recorded`, the run's recording as the host cut it, is the text
+    of that member and the member is the row's last (as a row written with its run usually
+    has it); None otherwise, for `row_apart`. For the builders that read the recording this
+    parses the row once, where `row_apart` would parse it in two pieces, after finding the
+    recording in it and writing a copy with a marker in its place.
+
+    The text must end with `"trajectory": <recorded> }` (any whitespace between the parts),
+    preceded by `,` or `{`. In a text that parses as JSON, the quote after that `,` or `{` can
+    only open a string (a string closed there would leave `trajectory` bare), so the `,` or
+    `{` stands outside strings and the string is the key `trajectory`; the value after its
+    colon is the recording's text, a JSON value, and the `}` right after it is the text's
+    last, so it closes the row itself: the member is the row's own, and the last of its name,
+    the one Python keeps."""
+    # Walked back from the end by index: a copy or a scan of the text costs the sandbox about
+    # as much a kilobyte as a few thousand instructions (only the recording's own comparison
+    # reads it whole).
+    i = len(text)
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    if i < 2 or text[i - 1] != "}":
+        return None
+    i -= 1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    i -= len(recorded)
+    if i < 1 or not text.startswith(recorded, i):
+        return None
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    if text[i - 1] != ":":
+        return None
+    i -= 1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    i -= 12
+    if i < 1 or not text.startswith('"trajectory"', i):
+        return None
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    if text[i - 1] not in "{,":
+        return None
+    row = json.loads(text)
+    if not isinstance(row, dict) or "trajectory" not in row:
+        return None
+    return row, row.pop("trajectory")
+
+
+_SPACE = " \t\n\r"
 
 
 def row_whole(text):

@@ -479,13 +479,53 @@ print(json.dumps(out))
 class Rows(unittest.TestCase):
     """What each form's builders receive of a row: the row whole for OpenAI's graders (their
     item), and the same row without its `trajectory` for the others when the recording the
-    host cut from it is that member's text; never another member left out or changed."""
+    host cut from it is that member's text; never another member left out or changed. The
+    forms that read the recording get it parsed with the row when it is the row's last member."""
 
     RECORDING = '{"steps": [{"type": "llm_call"}], "output": "Paris"}'
 
     def rows(self, text, recorded):
+        whole, apart = self.parsed(text, recorded)
+        return whole[0], apart[0]
+
+    def parsed(self, text, recorded, name="evaldeck-function:m:f", fmt="evaldeck"):
         runtime = Runtime(sandboxed=False)
-        return runtime.row("openai:m:f", text, recorded), runtime.row("evaldeck-function:m:f", text, recorded)
+        return runtime.row("openai:m:f", text, recorded, fmt), runtime.row(name, text, recorded, fmt)
+
+    def test_a_last_member_recording_comes_parsed_with_the_row_to_the_forms_that_read_it(self):
+        recording = json.loads(self.RECORDING)
+        for text in (
+            '{"id": 3, "trajectory": %s}' % self.RECORDING,
+            '{"trajectory":%s}' % self.RECORDING,
+            '{"id": 3 ,\n "trajectory" :\t%s \n}\n' % self.RECORDING,
+            '{"trajectory": 1, "trajectory": %s}' % self.RECORDING,
+        ):
+            whole, apart = self.parsed(text, self.RECORDING)
+            self.assertEqual(whole, (json.loads(text), None), text)
+            row = json.loads(text)
+            del row["trajectory"]
+            self.assertEqual(apart, (row, recording), text)
+            self.assertEqual(self.parsed(text, self.RECORDING, "letta-extractor:m:f", "letta")[1], (row, recording))
+            # A form that reads no recording, or not in this format, gets the row alone.
+            for name, fmt in (("letta-grader:m:f", "evaldeck"), ("evaldeck-class:m:f", "letta")):
+                self.assertEqual(self.parsed(text, self.RECORDING, name, fmt)[1], (row, None), (text, name))
+
+    def test_a_recording_not_the_rows_own_last_member_is_parsed_apart(self):
+        for text in (
+            '{"inner": {"trajectory": %s}}' % self.RECORDING,
+            '{"trajectory": 1, "a\\"trajectory": %s}' % self.RECORDING,
+            '{"x": ["trajectory", %s]}' % self.RECORDING,
+            '{"mytrajectory": %s}' % self.RECORDING,
+        ):
+            self.assertEqual(self.parsed(text, self.RECORDING)[1], (json.loads(text), None), text)
+
+    def test_the_recording_parsed_with_the_row_is_handed_out_once(self):
+        row, parsed = self.parsed('{"trajectory": %s}' % self.RECORDING, self.RECORDING)[1]
+        run = Run(recorded_format="evaldeck", recorded_value=self.RECORDING, recorded_parsed=parsed)
+        first, second = run.recorded("evaldeck"), run.recorded("evaldeck")
+        self.assertIs(first, parsed)
+        self.assertEqual(second, parsed)
+        self.assertIsNot(second, parsed)
 
     def test_the_recorded_member_is_left_out_for_the_forms_that_read_the_recording(self):
         text = '{"id": 3, "input": "capital?", "trajectory": %s, "expected": {"output_contains": ["Paris"]}}' % (
@@ -522,7 +562,7 @@ class Rows(unittest.TestCase):
 
     def test_rows_that_are_no_object_or_absent_are_empty(self):
         for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1")):
-            self.assertEqual(self.rows(text, recorded), ({}, {}), text)
+            self.assertEqual(self.parsed(text, recorded), (({}, None), ({}, None)), text)
 
     def test_events_given_as_a_function_are_converted_on_first_use_only(self):
         made = []
