@@ -336,9 +336,9 @@ def _constructor(cls):
     string, a `dict` for a model, a known value for an enum) are taken inline; any other goes
     through the field's check, so what is refused, and how, is the check's. Made when the class
     is defined, so at build time, into the snapshot."""
-    lines = ["def _construct(self, **data):", "    values = self.__dict__", "    errors = None"]
+    lines = ["def _construct(self, **data):", "    values = _dict_of(self)", "    errors = None"]
     scope = {"_ABSENT": _ABSENT, "_Invalid": _Invalid, "ValidationError": ValidationError, "_bad": _bad,
-             "_missing": _missing}
+             "_missing": _missing, "_dict_of": _dict_of}
     for i, field in enumerate(cls._fields):
         name = repr(field.name)
         lines.append(f"    v = data.get({name}, _ABSENT)")
@@ -395,7 +395,7 @@ _USUAL_DATETIME = _re.compile(
 
 def _deferrable(cls):
     """Whether `cls` may be built on first read: it says so (`_defer`) and keeps no extra keys."""
-    return "_fields" in cls.__dict__ and "_defer" in cls.__dict__ and not cls._extra
+    return "_fields" in cls.__dict__ and "_defer" in cls.__dict__ and issubclass(cls, DeferredModel) and not cls._extra
 
 
 def _usual_form(check, i, scope):
@@ -483,11 +483,12 @@ def _deferred_parts(cls):
 def _read_deferred(self, name):
     """`__getattr__` of the classes that may be deferred, called only for names not set on the
     instance: a deferred model's field on its first read."""
-    data = self.__dict__.get("_gavel_data")
+    values = _dict_of(self)
+    data = values.get("_gavel_data")
     if data is not None:
         take = self._take.get(name)
         if take is not None:
-            value = self.__dict__[name] = take(data)
+            value = values[name] = take(data)
             return value
     raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -565,7 +566,7 @@ class Model:
     @classmethod
     def _deferred(cls, data):
         model = object.__new__(cls)
-        model.__dict__["_gavel_data"] = data
+        _dict_of(model)["_gavel_data"] = data
         return model
 
     @classmethod
@@ -577,7 +578,7 @@ class Model:
         return {f.name for f in self._fields}
 
     def _items(self):
-        names = [f.name for f in self._fields] + list(self.__dict__.get("_extras", ()))
+        names = [f.name for f in self._fields] + list(_dict_of(self).get("_extras", ()))
         return [(name, getattr(self, name)) for name in names]
 
     def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
@@ -635,6 +636,32 @@ class Model:
 
     def __iter__(self):
         return iter(self._items())
+
+
+# The instance dictionary itself, past a class's own `__dict__` (`DeferredModel`'s).
+_dict_of = Model.__dict__["__dict__"].__get__
+
+
+def _whole_dict(self):
+    """`__dict__` of a model that may be deferred: every field, in their order, as a model
+    built when made holds them (attributes set on it since kept), the parsed data gone."""
+    values = _dict_of(self)
+    data = values.get("_gavel_data")
+    if data is not None:
+        whole = {name: values[name] if name in values else take(data) for name, take in self._take.items()}
+        for key, value in values.items():
+            if key != "_gavel_data" and key not in whole:
+                whole[key] = value
+        values.clear()
+        values.update(whole)
+    return values
+
+
+class DeferredModel(Model):
+    """A model whose class may be built on first read (it sets `_defer`). Its `__dict__`
+    (`vars()`) builds every field first, so that it shows what an eagerly built model's does."""
+
+    __dict__ = property(_whole_dict)
 
 
 def _dump(value, mode, exclude_none):

@@ -431,6 +431,7 @@ def deferred_cases(out):
         "edited": edited,
         "missing-attribute": lambda data: getattr(built(data), "tool_call_count"),
         "copy": lambda data: copy.deepcopy(built(data)).to_dict() == built(data).to_dict(),
+        "vars": lambda data: [list(vars(built(data))), [repr(vars(s)) for s in vars(built(data))["steps"]]],
     }
     for name, data in traces.items():
         for probe, fn in probes.items():

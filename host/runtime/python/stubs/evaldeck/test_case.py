@@ -2,6 +2,7 @@
 
 from _gavel_model import (
     REQUIRED,
+    DeferredModel,
     Field,
     Model,
     boolean,
@@ -17,7 +18,7 @@ from _gavel_model import (
 _strings = optional(list_of(string))
 
 
-class ExpectedBehavior(Model):
+class ExpectedBehavior(DeferredModel):
     _fields = (
         Field("tools_called", _strings),
         Field("tools_not_called", _strings),
@@ -36,7 +37,7 @@ class ExpectedBehavior(Model):
     _defer = ()
 
 
-class GraderConfig(Model):
+class GraderConfig(DeferredModel):
     _fields = (
         Field("type", string, REQUIRED),
         Field("params", mapping, factory=dict),
@@ -49,7 +50,7 @@ class GraderConfig(Model):
     _defer = ()
 
 
-class Turn(Model):
+class Turn(DeferredModel):
     _fields = (
         Field("user", string, REQUIRED),
         Field("expected", optional(model(ExpectedBehavior))),
@@ -58,7 +59,7 @@ class Turn(Model):
     _defer = ()
 
 
-class EvalCase(Model):
+class EvalCase(DeferredModel):
     _fields = (
         Field("name", string, REQUIRED),
         Field("description", optional(string)),

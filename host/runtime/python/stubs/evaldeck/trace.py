@@ -6,6 +6,7 @@ from enum import Enum
 
 from _gavel_model import (
     REQUIRED,
+    DeferredModel,
     Field,
     Model,
     any_value,
@@ -45,7 +46,7 @@ class Message(Model):
     _fields = (Field("role", string, REQUIRED), Field("content", string, REQUIRED))
 
 
-class TokenUsage(Model):
+class TokenUsage(DeferredModel):
     _fields = (
         Field("prompt_tokens", integer, 0),
         Field("completion_tokens", integer, 0),
@@ -62,7 +63,7 @@ def _short_id():
     return str(_uuid.uuid4())[:8]
 
 
-class Step(Model):
+class Step(DeferredModel):
     _fields = (
         Field("id", string, ""),
         Field("type", enum(StepType), REQUIRED),
@@ -107,7 +108,7 @@ class Step(Model):
         return cls(type=StepType.REASONING, reasoning_text=text, **kwargs)
 
 
-class Trace(Model):
+class Trace(DeferredModel):
     _fields = (
         Field("id", string, ""),
         Field("input", string, REQUIRED),
