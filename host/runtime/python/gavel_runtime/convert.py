@@ -75,11 +75,19 @@ def row_apart(text, recorded):
     """The row (`text`, JSON) as `row_whole` gives it, without its `trajectory` member when that
     member's text is `recorded`, the run's recording as the host cut it out: for the builders
     that read the run from the recording and nothing of the row's `trajectory`, this saves
-    parsing the run twice. The member is found by its text: a marker no row holds takes the
+    parsing the run twice. When the member is the row's last (`_last_member`), the row is
+    parsed up to it. Otherwise the member is found by its text: a marker no row holds takes the
     recording's last place in the row, and only when the parsed row's `trajectory` is that
     marker was the text there the member's whole value. Otherwise (no such text, or it stood
     elsewhere) the row is parsed whole.
     """
+    start = _last_member(text, recorded) if recorded else -1
+    if start >= 0:
+        # The row closed where the member starts; a `trajectory` given before it goes too, as
+        # the whole row's parse keeps only the last.
+        row = json.loads(f"{text[:start]}}}") if text[start] == "," else {}
+        row.pop("trajectory", None)
+        return row
     at = text.rfind(recorded) if recorded else -1
     marker = _marker() if at >= 0 else None
     if marker is not None and marker not in text:
@@ -96,18 +104,27 @@ def row_apart(text, recorded):
 def row_and_recording(text, recorded):
     """The row (`text`, JSON) without its `trajectory` member, and that member's value, from
     one parse of the row, when `recorded`, the run's recording as the host cut it, is the text
-    of that member and the member is the row's last (as a row written with its run usually
-    has it); None otherwise, for `row_apart`. For the builders that read the recording this
-    parses the row once, where `row_apart` would parse it in two pieces, after finding the
-    recording in it and writing a copy with a marker in its place.
+    of the row's last member (`_last_member`); None otherwise, for `row_apart`. For the
+    builders that read the recording this parses the row once, where `row_apart` would parse it
+    in two pieces."""
+    if _last_member(text, recorded) < 0:
+        return None
+    row = json.loads(text)
+    return row, row.pop("trajectory")
+
+
+def _last_member(text, recorded):
+    """Where the row's last member starts (its `,`, or the row's `{`) when that member is
+    `trajectory` with `recorded` as its value's text (as a row written with its run usually
+    has it); -1 otherwise.
 
     The text must end with `"trajectory": <recorded> }` (any whitespace between the parts),
-    preceded by `,` or `{`. In a text that parses as JSON, the quote after that `,` or `{` can
-    only open a string (a string closed there would leave `trajectory` bare), so the `,` or
-    `{` stands outside strings and the string is the key `trajectory`; the value after its
-    colon is the recording's text, a JSON value, and the `}` right after it is the text's
-    last, so it closes the row itself: the member is the row's own, and the last of its name,
-    the one Python keeps."""
+    preceded by `,` or `{`. The host sends only rows it parsed, JSON texts; in one, the quote
+    after that `,` or `{` can only open a string (a string closed there would leave
+    `trajectory` bare), so the `,` or `{` stands outside strings and the string is the key
+    `trajectory`; the value after its colon is the recording's text, a JSON value, and the `}`
+    right after it is the text's last, so it closes the row itself: the member is the row's
+    own, and the last of its name, the one Python keeps."""
     # Walked back from the end by index: a copy or a scan of the text costs the sandbox about
     # as much a kilobyte as a few thousand instructions (only the recording's own comparison
     # reads it whole).
@@ -115,31 +132,26 @@ def row_and_recording(text, recorded):
     while i > 0 and text[i - 1] in _SPACE:
         i -= 1
     if i < 2 or text[i - 1] != "}":
-        return None
+        return -1
     i -= 1
     while i > 0 and text[i - 1] in _SPACE:
         i -= 1
     i -= len(recorded)
     if i < 1 or not text.startswith(recorded, i):
-        return None
+        return -1
     while i > 0 and text[i - 1] in _SPACE:
         i -= 1
     if text[i - 1] != ":":
-        return None
+        return -1
     i -= 1
     while i > 0 and text[i - 1] in _SPACE:
         i -= 1
     i -= 12
     if i < 1 or not text.startswith('"trajectory"', i):
-        return None
+        return -1
     while i > 0 and text[i - 1] in _SPACE:
         i -= 1
-    if text[i - 1] not in "{,":
-        return None
-    row = json.loads(text)
-    if not isinstance(row, dict) or "trajectory" not in row:
-        return None
-    return row, row.pop("trajectory")
+    return i - 1 if text[i - 1] in "{," else -1
 
 
 _SPACE = " \t\n\r"

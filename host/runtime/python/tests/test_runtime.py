@@ -518,6 +518,7 @@ class Rows(unittest.TestCase):
             '{"mytrajectory": %s}' % self.RECORDING,
         ):
             self.assertEqual(self.parsed(text, self.RECORDING)[1], (json.loads(text), None), text)
+            self.assertEqual(self.parsed(text, self.RECORDING, "letta-grader:m:f")[1], (json.loads(text), None), text)
 
     def test_the_recording_parsed_with_the_row_is_handed_out_once(self):
         row, parsed = self.parsed('{"trajectory": %s}' % self.RECORDING, self.RECORDING)[1]
