@@ -511,9 +511,9 @@ class Model:
                 cls.__getattr__ = _read_deferred
 
     _fields = ()
-    # Set by a class that may be built on first read (`_deferred_if_usual`): the fields that,
-    # when set, leave its `_validate` nothing to do (an empty tuple for a class without one).
-    # Absent: the class is always built when made.
+    # `_defer`, set by a `DeferredModel` class that may be built on first read
+    # (`_deferred_if_usual`): the fields that, when set, leave its `_validate` nothing to do
+    # (an empty tuple for a class without one). Any other class is built when made.
     # Unknown keys are kept as attributes (pydantic `extra="allow"`, as letta_client's models).
     _extra = False
     # `str()` shows what `repr()` shows (letta_client's models), not pydantic's `a=1 b=2`.
