@@ -210,20 +210,22 @@ def _passes(found: Iterable[tuple[Any, ...]]) -> Iterator[tuple[int, int, str, b
     """Windows joined into passes: each window that follows the one before it in its file (a
     whole window before it) is graded in the same pass, with the blank lines between them,
     as ``gavel run``'s pass grades them; any other starts a pass."""
-    current: list[Any] | None = None
-    for first_row, first_line, file, text in found:
-        first_row, first_line, text = int(first_row), int(first_line), bytes(text)
-        if current is not None and current[2] == file and current[4] == first_row:
-            gap = first_line - current[1] - current[3].count(b"\n")
-            if gap >= 0:
-                current[3] += b"\n" * gap + text
-                current[4] += WINDOW_ROWS
-                continue
-        if current is not None:
-            yield current[0], current[1], current[2], bytes(current[3])
-        current = [first_row, first_line, str(file), bytearray(text), first_row + WINDOW_ROWS]
-    if current is not None:
-        yield current[0], current[1], current[2], bytes(current[3])
+    start: tuple[int, int, str] | None = None
+    text = bytearray()
+    next_row = next_line = 0
+    for first_row, first_line, file, rows in found:
+        first_row, first_line, file, rows = int(first_row), int(first_line), str(file), bytes(rows)
+        follows = start is not None and (file, first_row) == (start[2], next_row)
+        if follows and first_line >= next_line:
+            text += b"\n" * (first_line - next_line)
+        else:
+            if start is not None:
+                yield (*start, bytes(text))
+            start, text = (first_row, first_line, file), bytearray()
+        text += rows
+        next_row, next_line = first_row + WINDOW_ROWS, first_line + rows.count(b"\n")
+    if start is not None:
+        yield (*start, bytes(text))
 
 
 def _outputs(lines: list[str]) -> dict[str, list[Any]]:
