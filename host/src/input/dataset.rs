@@ -1199,14 +1199,21 @@ impl Items {
     /// Rows held in memory (JSON Lines), each item's file named `name`: rows sent to
     /// `gavel serve`, which carry their own trajectories.
     pub fn in_memory(name: &Path, text: Vec<u8>) -> Items {
+        Items::in_memory_at(name, text, 0, 1)
+    }
+
+    /// Rows held in memory that stand at a place in a longer stream: the first is its row
+    /// `seq` (from 0) at line `line` (from 1) of `name`. A part of a dataset graded apart from
+    /// the rest is numbered as in the whole, so that its rows without an id get the ids, and
+    /// its invalid rows the lines, that grading the whole gives them.
+    pub fn in_memory_at(name: &Path, text: Vec<u8>, seq: u64, line: usize) -> Items {
         // Read in one block of the text's size: a request of a row or two does not zero a
         // whole file's block (that was most of the CPU a small request took).
         let block_size = text.len().clamp(1, BLOCK_SIZE);
         let source = Box::new(std::io::Cursor::new(text));
-        Items::Inline {
-            rows: Lines::new(name.into(), source, block_size),
-            seq: 0,
-        }
+        let mut rows = Lines::new(name.into(), source, block_size);
+        rows.number = line.saturating_sub(1);
+        Items::Inline { rows, seq }
     }
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`, read as
@@ -1870,6 +1877,24 @@ mod tests {
                 "{block_size}-byte reads"
             );
         }
+    }
+
+    #[test]
+    fn rows_in_memory_at_a_place_are_numbered_from_it() {
+        let text = b"{\"id\": \"a\"}\n\n{}\n".to_vec();
+        let mut items = Items::in_memory_at(Path::new("data.jsonl"), text, 128, 131);
+        let mut numbered = Vec::new();
+        while let Some(item) = items.next_item() {
+            let item = item.unwrap();
+            numbered.push((item.seq, item.row.number, item.row.text.to_string()));
+        }
+        assert_eq!(
+            numbered,
+            [
+                (128, 131, "{\"id\": \"a\"}".to_string()),
+                (129, 133, "{}".to_string())
+            ]
+        );
     }
 
     #[test]
