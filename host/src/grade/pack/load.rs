@@ -240,6 +240,20 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// The component whose file has the SHA-256 `sha256`, loaded from `cache` when a previous
+/// run compiled it there, in the pool for components that write as `writes` says; `None` when
+/// the cache has no artifact for it whose tag checks out (which [`compiled`] then says).
+pub(super) fn cached(
+    sandbox: &Sandbox,
+    writes: Writes,
+    sha256: &str,
+    cache: &Cache,
+) -> Option<Component> {
+    let key = engine_key(sandbox.engine());
+    let checked = cache.load(&cache.path(sha256, &key), sha256, &key).ok()?;
+    deserialize_cached(sandbox, &checked, writes).ok()
+}
+
 /// The component `file`, compiled, or loaded from `cache` when a previous run compiled it there,
 /// in the pool for components that write as `writes` says.
 pub(super) fn compiled(

@@ -337,7 +337,30 @@ impl PackHost {
         let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(sandbox, writes, name, &file, self.cache.as_ref())?;
-        Pack::new(name, &file, &component, limits)
+        Pack::new(name, &file.path, &file.sha256, &component, limits)
+    }
+
+    /// As [`PackHost::load_writing`], for the component at `path` whose SHA-256 is known to be
+    /// `sha256` (checked under this user's key, as the cached interpreter's is), loaded from its
+    /// compiled artifact without reading the component; `None` when the cache holds no artifact
+    /// for it, so that the caller reads the file and checks it.
+    pub fn load_compiled(
+        &self,
+        writes: Writes,
+        name: &str,
+        path: &Path,
+        sha256: &str,
+        suite_limits: &Limits,
+    ) -> Result<Option<Pack>, PackError> {
+        let Some(cache) = &self.cache else {
+            return Ok(None);
+        };
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let Some(component) = load::cached(sandbox, writes, sha256, cache) else {
+            return Ok(None);
+        };
+        let limits = CallLimits::resolve(name, &Limits::default(), suite_limits)?;
+        Pack::new(name, path, sha256, &component, limits).map(Some)
     }
 
     /// Checks and describes the component at `path`, for `gavel inspect` and `gavel list
@@ -349,7 +372,11 @@ impl PackHost {
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(sandbox, Writes::Few, &name, &file, self.cache.as_ref())?;
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
-        Ok(Pack::new(&name, &file, &component, limits)?.info().clone())
+        Ok(
+            Pack::new(&name, &file.path, &file.sha256, &component, limits)?
+                .info()
+                .clone(),
+        )
     }
 }
 
@@ -373,11 +400,11 @@ struct PackInner {
 impl Pack {
     fn new(
         name: &str,
-        file: &load::PackFile,
+        path: &Path,
+        sha256: &str,
         component: &wasmtime::component::Component,
         limits: CallLimits,
     ) -> Result<Pack, PackError> {
-        let path = file.path.as_path();
         let pool = engine::sandbox()
             .map_err(PackError::Sandbox)?
             .pool(component);
@@ -412,7 +439,7 @@ impl Pack {
         Ok(Pack {
             inner: Arc::new(PackInner {
                 name: name.to_string(),
-                sha256: file.sha256.clone(),
+                sha256: sha256.to_string(),
                 info,
                 engine,
                 pre,

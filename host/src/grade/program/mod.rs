@@ -425,28 +425,39 @@ fn imported(statement: &str, module: &str, package: bool) -> Vec<String> {
     }
 }
 
-/// The interpreter component, loaded.
+/// The interpreter component, loaded: from its compiled artifact alone when its stamp and the
+/// artifact check out, else read, checked, and compiled or loaded from the cache.
 fn load(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
 ) -> Result<Pack, LoadError> {
-    let component = interpreter::component(cache_dir)?;
-    // The cached component is loaded only as the file whose tag was checked.
-    let spec = PackSpec {
-        path: component.path,
-        sha256: component.sha256,
-        limits: None,
-        allow: None,
-    };
     let limits = suite.file.limits.clone().unwrap_or_default();
-    let pack = host()
-        .and_then(|host| {
-            host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits)
-        })
-        .map_err(|e| LoadError::Pack(Box::new(e)))?;
+    let host = host().map_err(|e| LoadError::Pack(Box::new(e)))?;
+    let stamped = interpreter::stamped(cache_dir).and_then(|stamped| {
+        let sha256 = stamped.sha256?;
+        let pack = host.load_compiled(Writes::Scattered, "python", &stamped.path, &sha256, &limits);
+        pack.transpose().map(|pack| (pack, stamped.path))
+    });
+    let (pack, path) = match stamped {
+        Some((pack, path)) => (pack, path),
+        None => {
+            let component = interpreter::component(cache_dir)?;
+            // The cached component is loaded only as the file whose tag was checked.
+            let spec = PackSpec {
+                path: component.path,
+                sha256: component.sha256,
+                limits: None,
+                allow: None,
+            };
+            let pack =
+                host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits);
+            (pack, spec.path)
+        }
+    };
+    let pack = pack.map_err(|e| LoadError::Pack(Box::new(e)))?;
     if !pack.is_interpreter() {
-        return Err(LoadError::NotInterpreter(spec.path));
+        return Err(LoadError::NotInterpreter(path));
     }
     Ok(pack)
 }
