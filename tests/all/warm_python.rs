@@ -284,3 +284,57 @@ fn an_unrelated_large_python_file_beside_a_grader_leaves_its_calls_fuel_alone() 
         );
     }
 }
+
+/// A file a grader names in an import statement but that does not compile is said once, by
+/// name, when the run starts: the grader does not import it on the rows graded here, so
+/// nothing else would say it, and a row that reached the import would fail there.
+#[test]
+fn a_python_file_a_grader_may_import_that_does_not_compile_is_named_once() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "graders/grading.py",
+        r#"from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+def rarely():
+    import broken
+
+    return broken
+
+
+@grader
+def fine(sample, submission):
+    return GradeResult(score=1.0, rationale="fine")
+"#,
+    );
+    ws.write("graders/broken.py", "def broken(:\n    return 1\n");
+    ws.write(
+        "suite.yaml",
+        "name: broken\ndataset: data.jsonl\ngraders:\n  fine:\n    kind: tool\n    \
+         function: graders/grading.py:fine\n",
+    );
+    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let output = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warning = "warning: graders/broken.py: the Python file does not compile; a grader that \
+                   imports it fails there, with Python's reason\n";
+    assert_eq!(
+        stderr(&output).matches(warning).count(),
+        1,
+        "{}",
+        stderr(&output)
+    );
+    let results = std::fs::read_to_string(ws.path("out").join("results.jsonl")).expect("results");
+    assert_eq!(results.lines().count(), 3);
+    for line in results.lines() {
+        let result: Value = serde_json::from_str(line).expect("a result is JSON");
+        assert_eq!(result["grades"]["fine"]["score"], 1.0, "{result}");
+    }
+}

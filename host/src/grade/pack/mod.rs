@@ -477,26 +477,31 @@ impl Pack {
 
     /// Sets each of `sources`' code as this interpreter compiles it, so that no call compiles
     /// it again. Sources that do not compile are left as they are: loading them then reports
-    /// why, at their place, as it would have.
+    /// why, at their place, as it would have. When the compile fails as a whole (its budget,
+    /// a trap), no source gets its code, and the error says why.
     ///
     /// The compiler runs once, on every source of the suite together, on a budget that grows
     /// with their size ([`CallLimits::compiling`]) rather than a grading call's: a folder of a
     /// few hundred kB of Python outgrows a call's fuel, and then no source would have its code
     /// and every load would compile its program again.
-    pub fn compile(&self, sources: &mut [Source]) {
+    pub fn compile(&self, sources: &mut [Source]) -> Result<(), CallFailure> {
         let bytes = sources.iter().map(|s| s.text.len() as u64).sum();
-        self.compile_within(sources, &self.inner.limits.compiling(bytes));
+        self.compile_within(sources, &self.inner.limits.compiling(bytes))
     }
 
     /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
     /// bounds of their own ([`COMPILE_FUEL`], [`COMPILE_TIMEOUT`]), since packages hold far
     /// more source than a grader.
-    pub fn compile_packages(&self, sources: &mut [Source]) {
+    pub fn compile_packages(&self, sources: &mut [Source]) -> Result<(), CallFailure> {
         let limits = self.inner.limits.widened(COMPILE_FUEL, COMPILE_TIMEOUT);
-        self.compile_within(sources, &limits);
+        self.compile_within(sources, &limits)
     }
 
-    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
+    fn compile_within(
+        &self,
+        sources: &mut [Source],
+        limits: &CallLimits,
+    ) -> Result<(), CallFailure> {
         let pack = &self.inner;
         let Outcome { result, .. } = call::run(
             &pack.engine,
@@ -505,13 +510,18 @@ impl Pack {
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
-        if let Ok(Ok(codes)) = result
-            && codes.len() == sources.len()
-        {
-            for (source, code) in sources.iter_mut().zip(codes) {
-                source.code = code;
-            }
+        let codes = result?.map_err(CallFailure::Program)?;
+        if codes.len() != sources.len() {
+            return Err(CallFailure::Host(format!(
+                "{} compiled sources for {}",
+                codes.len(),
+                sources.len()
+            )));
         }
+        for (source, code) in sources.iter_mut().zip(codes) {
+            source.code = code;
+        }
+        Ok(())
     }
 
     /// The grader `name` of `program`, run by this interpreter; the program is loaded and the
