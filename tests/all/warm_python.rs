@@ -221,6 +221,20 @@ def imported(sample, submission):
     return GradeResult(score=helper.score(submission), rationale="imported")
 "#;
 
+/// A suite whose one grader is `graders/grading.py`'s `function`, named after it, over three
+/// rows answering Paris.
+fn graded_by(ws: &Workspace, function: &str) {
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: {function}\ndataset: data.jsonl\ngraders:\n  {function}:\n    kind: tool\n    \
+             function: graders/grading.py:{function}\n"
+        ),
+    );
+    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+}
+
 /// A module of a few dozen functions: compiling it is most of a call that imports it.
 fn helper_source() -> String {
     let mut text = String::from("def score(text):\n    return 1.0 if 'Paris' in text else 0.0\n");
@@ -253,13 +267,7 @@ fn an_unrelated_large_python_file_beside_a_grader_leaves_its_calls_fuel_alone() 
     let ws = Workspace::new();
     ws.write("graders/grading.py", IMPORTING);
     ws.write("graders/helper.py", &helper_source());
-    ws.write(
-        "suite.yaml",
-        "name: importing\ndataset: data.jsonl\ngraders:\n  imported:\n    kind: tool\n    \
-         function: graders/grading.py:imported\n",
-    );
-    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
-    ws.write_rows("data.jsonl", &rows);
+    graded_by(&ws, "imported");
     let alone = fuels(&run(cache, &ws, "alone", &[]));
 
     // Half a megabyte of Python nobody imports (a scratch copy of some code, say).
@@ -310,13 +318,7 @@ def fine(sample, submission):
 "#,
     );
     ws.write("graders/broken.py", "def broken(:\n    return 1\n");
-    ws.write(
-        "suite.yaml",
-        "name: broken\ndataset: data.jsonl\ngraders:\n  fine:\n    kind: tool\n    \
-         function: graders/grading.py:fine\n",
-    );
-    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
-    ws.write_rows("data.jsonl", &rows);
+    graded_by(&ws, "fine");
     let output = gavel(
         cache,
         ws.dir.path(),
