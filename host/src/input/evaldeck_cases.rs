@@ -26,7 +26,7 @@ use crate::config::pyyaml;
 use crate::config::suite::{CaseCodeSpec, SuiteError};
 use crate::fsio;
 use crate::input::dataset::{self, check_case_turns};
-use crate::input::trajectory::{self, Event};
+use crate::input::trajectory::{self, ConvertError, Event};
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";
@@ -359,13 +359,14 @@ fn named_case(run: &Value) -> Option<String> {
 
 /// The task a recorded run was given: its input, else its first user message, read as its
 /// format is read (of a list of evaldeck traces, the first trace's).
-fn recorded_input(run: &Value) -> Result<Option<String>, String> {
+fn recorded_input(run: &Value) -> Result<Option<String>, ConvertError> {
     let text = run.to_string();
-    let raw: &RawValue = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let raw: &RawValue =
+        serde_json::from_str(&text).map_err(|e| ConvertError(format!("not JSON: {e}")))?;
     let first = dataset::per_turn_traces(raw)
         .and_then(|traces| traces.first().copied())
         .unwrap_or(raw);
-    let run = trajectory::convert(first, None).map_err(|e| e.0)?;
+    let run = trajectory::convert(first, None)?;
     Ok(run.input.as_deref().map(str::to_string).or_else(|| {
         run.events().find_map(|event| match event {
             Event::User { content } => Some(content.flatten().into_owned()),
