@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
@@ -135,8 +136,18 @@ pub(super) struct Artifact {
 
 impl Artifact {
     /// A path that opens the checked file itself (its open handle in `/proc`), for wasmtime to
-    /// map; `None` where the system has no such path.
+    /// map; `None` where the system has no such path, or where anyone but this user could
+    /// change the file while it is mapped (it belongs to another user, others may write it, or
+    /// it has another name elsewhere, as a link planted while the folder was shared would):
+    /// such a file is read and copied instead, so that what runs is what was checked.
     pub(super) fn mapped_path(&self) -> Option<PathBuf> {
+        let meta = self.file.metadata().ok()?;
+        let only_mine = meta.uid() == rustix::process::geteuid().as_raw()
+            && meta.mode() & 0o022 == 0
+            && meta.nlink() == 1;
+        if !only_mine {
+            return None;
+        }
         let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
         path.exists().then_some(path)
     }
@@ -152,6 +163,28 @@ impl Artifact {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A checked artifact is mapped only while no one else can change it: one others may write,
+    /// or with a second name (a link planted while the folder was shared), is read instead.
+    #[test]
+    fn an_artifact_others_could_change_is_read_not_mapped() {
+        use std::os::unix::fs::PermissionsExt;
+        let home = tempfile::tempdir().unwrap();
+        let dir = CacheDir::open_with(&home.path().join("cache"), &home.path().join("config/key"));
+        let cache = Cache::open(&dir.unwrap()).unwrap();
+        let path = cache.path("abc", "e1");
+        cache.store(&path, "abc", "e1", b"native code").unwrap();
+        let mapped = || cache.load(&path, "abc", "e1").unwrap().mapped_path();
+        assert!(mapped().is_some(), "this user's own artifact is mapped");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(mapped(), None, "others may write it");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(mapped().is_some());
+        std::fs::hard_link(&path, home.path().join("elsewhere")).unwrap();
+        assert_eq!(mapped(), None, "it has a second name");
+        let artifact = cache.load(&path, "abc", "e1").unwrap();
+        assert_eq!(artifact.bytes().unwrap(), b"native code", "read instead");
+    }
 
     #[test]
     fn artifacts_load_only_with_their_tag_pack_and_engine() {

@@ -322,8 +322,9 @@ fn deserialize_cached(
 ) -> wasmtime::Result<Component> {
     if let Some(path) = artifact.mapped_path() {
         // SAFETY: the file is the one whose tag the cache checked under this user's key, kept
-        // open so that its path leads to it; its folder is this user's alone, so no one else
-        // can write it while it is mapped.
+        // open so that its path leads to it; it is this user's, with no other name, and no one
+        // else may write it (`mapped_path`), in a folder that is this user's alone, so no one
+        // else can change it while it is mapped.
         if let Ok(component) = unsafe { sandbox.deserialize_file(&path, writes) } {
             return Ok(component);
         }
