@@ -230,16 +230,38 @@ pub(super) async fn off_worker<T: Send + 'static>(
         None if !room => return call::off_worker(move || call(None)).await,
         None => batch.kept.as_ref().and_then(|kept| kept.take(id)),
     };
-    let (value, kept) = call::off_worker(move || {
+    // The instance a call spends is dropped (its pool slot reset: milliseconds for an
+    // interpreter's memory) after the call's value is handed back, on the call's thread, so
+    // that no sample (no server's request) waits for it; it holds a slot of the warm ones
+    // meanwhile, or is dropped first when none is free.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::task::spawn_blocking(move || {
         let mut instance = instance;
-        let value = call(Some(&mut instance));
-        (value, instance)
-    })
-    .await;
-    if let Some(kept) = kept {
-        batch.instances().insert(id, kept);
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            SPENT.with(|spent| *spent.borrow_mut() = Some(None));
+            call(Some(&mut instance))
+        }));
+        let spent = SPENT.with(|spent| spent.borrow_mut().take()).flatten();
+        let retiring = spent.and_then(|spent| Some((spent, RESERVED.try_acquire().ok()?)));
+        let _ = tx.send(ran.map(|value| (value, instance)));
+        drop(retiring);
+    });
+    match rx.await {
+        Ok(Ok((value, kept))) => {
+            if let Some(kept) = kept {
+                batch.instances().insert(id, kept);
+            }
+            value
+        }
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("a sandboxed call's thread ended without its value"),
     }
-    value
+}
+
+thread_local! {
+    /// Set while a warm call runs on this thread: where [`call`] leaves the instance it
+    /// spends, to be dropped once the call's value is handed back.
+    static SPENT: std::cell::RefCell<Option<Option<Warm>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// An instance of one function's program, kept between the calls of a batch.
@@ -304,6 +326,12 @@ pub(super) fn call<T>(
         // The next call's stdout and stderr start empty, with their whole caps.
         state.clear_output();
         *slot = Some(warm);
+    } else {
+        SPENT.with(|spent| {
+            if let Some(spent) = spent.borrow_mut().as_mut() {
+                *spent = Some(warm);
+            }
+        });
     }
     outcome
 }
