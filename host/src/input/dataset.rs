@@ -1154,7 +1154,12 @@ pub struct Reading {
 
 /// The stream of items of a suite: dataset rows, or run records joined to their rows.
 pub enum Items {
-    Inline { rows: Lines, seq: u64 },
+    /// Rows of a dataset, or `held` in memory already (reading them never waits on a file).
+    Inline {
+        rows: Lines,
+        seq: u64,
+        held: bool,
+    },
     Joined(Box<Joined>),
 }
 
@@ -1179,6 +1184,11 @@ impl Items {
         }
     }
 
+    /// Whether every item is in memory already, so that reading them never waits.
+    pub fn held(&self) -> bool {
+        matches!(self, Items::Inline { held: true, .. })
+    }
+
     /// Rows held in memory (JSON Lines), each item's file named `name`: rows sent to
     /// `gavel serve`, which carry their own trajectories.
     pub fn in_memory(name: &Path, text: Vec<u8>) -> Items {
@@ -1189,6 +1199,7 @@ impl Items {
         Items::Inline {
             rows: Lines::new(name.into(), source, block_size),
             seq: 0,
+            held: true,
         }
     }
 
@@ -1203,7 +1214,11 @@ impl Items {
         let text = DatasetText::open(dataset, dataset_reading)?;
         let mut rows = text.lines(dataset)?;
         if runs.is_empty() {
-            return Ok(Items::Inline { rows, seq: 0 });
+            return Ok(Items::Inline {
+                rows,
+                seq: 0,
+                held: false,
+            });
         }
         let mut index = HashMap::new();
         let mut position = 0usize;
@@ -1236,7 +1251,7 @@ impl Items {
     /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         match self {
-            Items::Inline { rows, seq } => match rows.next_line() {
+            Items::Inline { rows, seq, .. } => match rows.next_line() {
                 Ok(Some((_, row))) => {
                     let item = Item {
                         seq: *seq,
