@@ -396,16 +396,20 @@ impl Pass<'_> {
             spent: spent.clone(),
             halt: halt.clone(),
         };
-        // Watchers that end with the pass (the set aborts them when dropped), not with the
+        // One watcher of the deadline and Ctrl-C (a task each cost a served request two more
+        // wake-ups), which ends with the pass (the set aborts it when dropped), not with the
         // runtime, which may outlive it.
         let mut watchers = tokio::task::JoinSet::new();
-        if let Some(deadline) = deadline {
-            let halt = halt.clone();
-            watchers.spawn(async move {
-                tokio::time::sleep_until(deadline.into()).await;
-                halt.raise();
-            });
-        }
+        let watching = halt.clone();
+        watchers.spawn(async move {
+            let at_deadline = async {
+                if let Some(deadline) = deadline {
+                    tokio::time::sleep_until(deadline.into()).await;
+                    watching.raise();
+                }
+            };
+            tokio::join!(at_deadline, on_ctrl_c(watching.clone()));
+        });
         let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
         let held = selected.held();
         let reader = Reader {
@@ -439,7 +443,6 @@ impl Pass<'_> {
             });
             (batch_rx, ReaderEnd::Reading(reading))
         };
-        watchers.spawn(on_ctrl_c(halt.clone()));
         let dispatcher = Dispatcher {
             batches: batch_rx,
             permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
