@@ -4,7 +4,8 @@
 # compiled are reused, not rebuilt in release), installed with one pip install, then pytest.
 # Run after `cargo test --workspace` and tests/build-python-interpreter.sh: the tests compare
 # with target/debug/gavel's results and find the Python graders' interpreter in
-# target/tmp/python-interpreter.
+# target/tmp/python-interpreter. With GAVEL_WHEELS=DIR the wheel in DIR is tested instead of
+# one built here (python/build-wheels.sh tests the wheels it builds so).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -19,8 +20,12 @@ fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check \
     maturin==1.16.0 pytest==9.2.0 'ray[data]==2.60.0'
 
-rm -rf "$wheels"
-(cd "$here" && "$venv/bin/maturin" build --profile dev --quiet --out "$wheels")
+if [ -n "${GAVEL_WHEELS:-}" ]; then
+    wheels=$GAVEL_WHEELS
+else
+    rm -rf "$wheels"
+    (cd "$here" && "$venv/bin/maturin" build --profile dev --quiet --out "$wheels")
+fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
     "$wheels"/gavel-*.whl
 

@@ -76,11 +76,23 @@ class Suite:
         """Rows graded at once."""
         return self._suite.workers
 
-    def grade_lines(self, rows: Rows, *, timeout: float | None = None) -> list[str]:
+    def grade_lines(
+        self,
+        rows: Rows,
+        *,
+        timeout: float | None = None,
+        file: str | os.PathLike[str] | None = None,
+        row: int = 0,
+        line: int = 1,
+    ) -> list[str]:
         """The ``results.jsonl`` lines of ``rows``, in row order, each without its newline.
 
         An invalid row is an error result, as ``gavel run --skip-invalid`` writes it, located in
         its file (``rows`` for rows given in memory) at its line.
+
+        Rows given in memory may be a part of a longer dataset: ``file`` (where invalid rows are
+        located), whose row ``row`` (from 0) is their first, at line ``line`` (from 1). A row
+        without an id takes its line's index as its id, as in ``gavel run`` of the whole.
 
         :raises RowsError: the rows cannot be read at all (a file that cannot be opened, a row
             that is not a dict or not JSON).
@@ -90,9 +102,15 @@ class Suite:
             graded finished first.
         """
         if isinstance(rows, (str, os.PathLike)):
+            if (file, row, line) != (None, 0, 1):
+                raise RowsError(
+                    "file=, row= and line= place rows given in memory; the rows of the file "
+                    f"{os.fspath(rows)} are numbered in it: leave them out"
+                )
             lines = self._suite.grade_file(os.fspath(rows), timeout=timeout)
         else:
-            lines = self._suite.grade_jsonl(json_lines(rows), timeout=timeout)
+            place = {"file": None if file is None else os.fspath(file), "row": row, "line": line}
+            lines = self._suite.grade_jsonl(json_lines(rows), timeout=timeout, **place)
         return lines.decode("utf-8").splitlines()
 
     def grade(self, rows: Rows, *, timeout: float | None = None) -> list[dict[str, Any]]:

@@ -4,6 +4,10 @@ from os import PathLike
 from pathlib import Path
 
 __version__: str
+#: Consecutive rows graded as one window (a warm Python grader's instance serves them in order).
+WINDOW_ROWS: int
+
+def file_windows(path: str | PathLike[str]) -> list[tuple[int, int, bytes]]: ...
 
 class SuiteError(ValueError):
     """A suite that does not load: every mistake at its file, line and field."""
@@ -30,6 +34,14 @@ class Suite:
     def has_reward(self) -> bool: ...
     @property
     def workers(self) -> int: ...
-    def grade_jsonl(self, rows: bytes, *, timeout: float | None = None) -> bytes: ...
+    def grade_jsonl(
+        self,
+        rows: bytes,
+        *,
+        timeout: float | None = None,
+        file: str | PathLike[str] | None = None,
+        row: int = 0,
+        line: int = 1,
+    ) -> bytes: ...
     def grade_file(self, path: str | PathLike[str], *, timeout: float | None = None) -> bytes: ...
     def reward_request(self, request: bytes, *, timeout: float | None = None) -> bytes: ...

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use gavel::input::dataset::Items;
+use gavel::grade::pack::BATCH_ROWS;
+use gavel::input::dataset::{Items, Lines};
 use gavel::run::{Options, Prepared, default_cache_dir, prepare, workers};
 use gavel::serve::grading::{Graded, GradingError as PassError, grade_items_blocking};
 use gavel::serve::openrlhf::{RewardRequest, answer};
@@ -110,16 +111,28 @@ impl Suite {
         self.workers
     }
 
-    /// Grades rows given as JSON Lines; answers the `results.jsonl` lines, in row order.
-    #[pyo3(signature = (rows, *, timeout = None))]
+    /// Grades rows given as JSON Lines; answers the `results.jsonl` lines, in row order. The
+    /// rows may be a part of a longer dataset, `file` (`rows` when not given): the first is
+    /// its row `row` (from 0), at line `line` (from 1), so that rows without an id and invalid
+    /// rows are reported as grading the whole reports them.
+    #[pyo3(signature = (rows, *, timeout = None, file = None, row = 0, line = 1))]
     fn grade_jsonl<'py>(
         &self,
         py: Python<'py>,
         rows: Vec<u8>,
         timeout: Option<f64>,
+        file: Option<PathBuf>,
+        row: u64,
+        line: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let deadline = deadline(timeout)?;
-        let items = Items::in_memory(Path::new(ROWS_NAME), rows);
+        if line == 0 {
+            return Err(PyValueError::new_err(
+                "line is the first row's line in its file, counted from 1",
+            ));
+        }
+        let file = file.unwrap_or_else(|| PathBuf::from(ROWS_NAME));
+        let items = Items::in_memory_at(&file, rows, row, line);
         self.grade(py, items, deadline)
     }
 
@@ -197,6 +210,48 @@ impl Suite {
     }
 }
 
+/// A window of a dataset: its first row's position (from 0) and line (from 1), and its rows'
+/// text, one a line, with the blank lines between them.
+type Window<'py> = (u64, usize, Bound<'py, PyBytes>);
+
+/// The rows of the JSON Lines file at `path`, read as `gavel run` reads a dataset, in windows
+/// of [`BATCH_ROWS`] consecutive rows (the last may hold fewer): graded apart, at the position
+/// and line each window gives, each window's rows grade as they do in a run of the whole file.
+#[pyfunction]
+fn file_windows(py: Python<'_>, path: PathBuf) -> PyResult<Vec<Window<'_>>> {
+    let windows = py.detach(|| read_windows(&path));
+    let windows = windows.map_err(|e| RowsError::new_err(e.to_string()))?;
+    Ok(windows
+        .into_iter()
+        .map(|(row, line, text)| (row, line, PyBytes::new(py, &text)))
+        .collect())
+}
+
+fn read_windows(
+    path: &Path,
+) -> Result<Vec<(u64, usize, Vec<u8>)>, gavel::input::source::SourceError> {
+    let mut lines = Lines::open(path)?;
+    let mut windows: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+    let mut rows = 0u64;
+    let mut last_line = 0;
+    while let Some((_, line)) = lines.next_line()? {
+        match windows.last_mut() {
+            Some((_, _, text)) if !rows.is_multiple_of(BATCH_ROWS as u64) => {
+                // The blank lines between two rows, kept so that the later row keeps its line.
+                text.resize(text.len() + (line.number - last_line - 1), b'\n');
+                text.extend_from_slice(line.text.as_bytes());
+            }
+            _ => windows.push((rows, line.number, line.text.as_bytes().to_vec())),
+        }
+        if let Some((_, _, text)) = windows.last_mut() {
+            text.push(b'\n');
+        }
+        rows += 1;
+        last_line = line.number;
+    }
+    Ok(windows)
+}
+
 /// The moment a pass given `timeout` seconds must end by.
 fn deadline(timeout: Option<f64>) -> PyResult<Instant> {
     let span = match timeout {
@@ -237,9 +292,11 @@ fn print_notice(notice: &gavel::notice::Notice) {
 fn _gavel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gavel::notice::set_receiver(print_notice);
     m.add_class::<Suite>()?;
+    m.add_function(wrap_pyfunction!(file_windows, m)?)?;
     m.add("SuiteError", m.py().get_type::<SuiteError>())?;
     m.add("RowsError", m.py().get_type::<RowsError>())?;
     m.add("GradingError", m.py().get_type::<GradingError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("WINDOW_ROWS", BATCH_ROWS)?;
     Ok(())
 }

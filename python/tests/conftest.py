@@ -38,11 +38,11 @@ def rows_of(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def gavel_run(suite: Path, out: Path) -> list[str]:
-    """The `results.jsonl` lines `gavel run` writes for `suite`."""
+def gavel_run(suite: Path, out: Path, *options: str) -> list[str]:
+    """The `results.jsonl` lines `gavel run` writes for `suite`, given `options` besides."""
     assert GAVEL.is_file(), f"{GAVEL} is missing: run `cargo build -p gavel` (or set GAVEL_BIN)"
     done = subprocess.run(
-        [str(GAVEL), "run", str(suite), "-o", str(out), "--cache-dir", str(CACHE), "-q"],
+        [str(GAVEL), "run", str(suite), "-o", str(out), "--cache-dir", str(CACHE), "-q", *options],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

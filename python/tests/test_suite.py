@@ -109,6 +109,18 @@ def test_an_invalid_row_is_an_error_result_located_in_the_rows(suites):
     assert error["message"].startswith("rows:2"), error
 
 
+def test_rows_placed_in_a_longer_dataset_are_numbered_there(suites):
+    # The second row, after a blank line, has no id: its line's index is its id.
+    rows = b'not json\n\n{"input": "x"}\n'
+    results = [json.loads(r) for r in suites["capitals"].grade_lines(
+        rows, file="data.jsonl", row=128, line=131
+    )]
+    assert results[0]["error"]["message"].startswith("data.jsonl:131:"), results[0]
+    assert results[1]["sample_id"] == 132
+    with pytest.raises(gavel.RowsError, match="leave them out"):
+        suites["capitals"].grade_lines(dataset(SUITES["capitals"]), row=3)
+
+
 def test_a_jsonl_file_that_cannot_be_read_raises_naming_it(suites, tmp_path):
     missing = tmp_path / "missing.jsonl"
     with pytest.raises(gavel.RowsError, match=str(missing)):

@@ -172,7 +172,7 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
         "error: cases/d.yaml: name: missing",
         "error: traces.jsonl:3: metadata.case_name: no case is named `nobody` in cases",
         "error: traces.jsonl:4: not JSON: expected ident at line 1 column 2",
-        "error: traces.jsonl:5: metadata.case_name: missing: a trace names the case it records",
+        "error: traces.jsonl:5: the case `weather`, whose input it was given, already has its trace on line 1",
         "error: traces.jsonl:6: metadata.case_name: the case `weather` already has its trace on line 1",
         "error: cases/e.yml:1: name: the case `lonely` has no trace in traces.jsonl",
     ];
@@ -264,26 +264,6 @@ fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
         err.contains("error: missing.jsonl: cannot read the traces file"),
         "{err}"
     );
-}
-
-#[test]
-fn a_recording_of_another_format_given_as_traces_is_refused_naming_the_flag_for_it() {
-    let ws = Workspace::new();
-    project(&ws);
-    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel.jsonl")).unwrap();
-    std::fs::copy(data("traces/inspect-weather.eval"), ws.path("log.eval")).unwrap();
-    for (file, what) in [
-        ("otel.jsonl", "an OpenTelemetry collector file (OTLP JSON)"),
-        ("log.eval", "an Inspect log"),
-    ] {
-        let err = refused(&ws, &["run", "cases", "--traces", file, "-o", "out"]);
-        assert!(
-            err.contains(&format!(
-                "error: {file}: this is {what}, but --traces takes evaldeck traces"
-            )) && err.contains("(--trajectories FILE)"),
-            "{err}"
-        );
-    }
 }
 
 /// The project of `type: code` entries (`host/tests/data/evaldeck-code`): the seed's

@@ -654,3 +654,98 @@ def judged(sample, submission):
     );
     assert!(said.ends_with(") (at clients.py:19)"), "{said}");
 }
+
+/// A copy of the shared cache's interpreter (its component, stamp and compiled artifact) in a
+/// cache folder of `ws`'s own; the copy and the component's path in it.
+fn cache_copy(cache: &Path, ws: &Workspace) -> (PathBuf, PathBuf) {
+    let built = gavel(cache, ws.dir.path(), &["build-python"]);
+    assert_eq!(built.status.code(), Some(0), "{}", stderr(&built));
+    let component = PathBuf::from(String::from_utf8_lossy(&built.stdout).trim());
+    let stamp = component.with_extension("sha256");
+    let digest = std::fs::read(&stamp).expect("the build stamped the component");
+    let digest = String::from_utf8_lossy(&digest[..64]).into_owned();
+    let copy = ws.path("cache");
+    let mut wanted = vec![component.clone(), stamp];
+    for entry in std::fs::read_dir(cache.join("packs")).expect("packs folder") {
+        let path = entry.expect("entry").path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(&digest)
+        {
+            wanted.push(path);
+        }
+    }
+    assert_eq!(
+        wanted.len(),
+        3,
+        "one compiled artifact of the component: {wanted:?}"
+    );
+    for path in wanted {
+        let folder = copy.join(path.parent().unwrap().file_name().unwrap());
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        std::fs::copy(&path, folder.join(path.file_name().unwrap())).expect("copy");
+    }
+    let name = component.file_name().unwrap();
+    (copy.clone(), copy.join("python").join(name))
+}
+
+fn letta_suite(ws: &Workspace) {
+    ws.write(
+        "g.py",
+        "from letta_evals.decorators import grader\n\
+         from letta_evals.models import GradeResult\n\n\
+         @grader\n\
+         def paris(sample, submission):\n    \
+             return GradeResult(score=float('Paris' in submission), rationale='')\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: p\ndataset: data.jsonl\ngraders:\n  g:\n    kind: tool\n    \
+         function: g.py:paris\n    extractor: last_assistant\n",
+    );
+    ws.write("data.jsonl", &format!("{}\n", paris_row(1, "It is Paris.")));
+}
+
+/// A run whose interpreter is compiled in the cache finds the compiled artifact by the digest
+/// its stamp records, without reading the 25 MiB component: here the component is replaced by
+/// other bytes after the build, and the run grades with the compiled one, building nothing.
+#[test]
+fn a_compiled_interpreter_loads_by_its_stamp_without_reading_the_component() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    letta_suite(&ws);
+    let (copy, component) = cache_copy(cache, &ws);
+    std::fs::write(&component, b"not the component").expect("replace");
+    let out = gavel(
+        &copy,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("building"), "{}", stderr(&out));
+    let results = results(ws.dir.path(), "out");
+    assert_eq!(
+        results[0]["grades"]["g"]["score"],
+        json!(1.0),
+        "{results:?}"
+    );
+}
+
+/// A stamp that does not check out (planted, or damaged) is not trusted: the component is read
+/// and checked as before, graded with, and stamped again.
+#[test]
+fn a_planted_interpreter_stamp_is_not_trusted() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    letta_suite(&ws);
+    let (copy, component) = cache_copy(cache, &ws);
+    let stamp = component.with_extension("sha256");
+    let genuine = std::fs::read(&stamp).expect("the build stamped the component");
+    // A stamp naming another digest under a tag made without the key.
+    let planted = [[b'0'; 64].as_slice(), &genuine[64..]].concat();
+    std::fs::write(&stamp, &planted).expect("plant");
+    assert_eq!(graded(&copy, &ws)[0]["grades"]["g"]["score"], json!(1.0));
+    assert_eq!(std::fs::read(&stamp).expect("stamped again"), genuine);
+}

@@ -259,7 +259,7 @@ fn a_dataset_changed_after_the_run_is_said_not_shown_wrongly() {
 }
 
 /// The JSON of the page's `<script type="application/json" id=ID>`.
-fn script_data(html: &str, id: &str) -> Value {
+pub(crate) fn script_data(html: &str, id: &str) -> Value {
     let open = format!(r#"<script type="application/json" id="{id}">"#);
     let start = html.find(&open).expect("the data element") + open.len();
     let end = start + html[start..].find("</script>").expect("its end");

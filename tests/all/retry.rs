@@ -61,6 +61,24 @@ pub(crate) async fn gavel(ws: &Workspace, args: &[&str]) -> Output {
     .expect("joined")
 }
 
+/// Runs `gavel run` of the judged workspace's suite into `out`: the whole dataset, or the
+/// shard `I/N` given, regrading only the errored grades of `out` when `retry`.
+pub(crate) async fn judged_run(
+    ws: &Workspace,
+    out: &str,
+    shard: Option<&str>,
+    retry: bool,
+) -> Output {
+    let mut args = vec!["run", "suite.yaml", "--no-cache", "-q", "-o", out];
+    if let Some(shard) = shard {
+        args.extend(["--shard", shard]);
+    }
+    if retry {
+        args.push("--retry-errors");
+    }
+    gavel(ws, &args).await
+}
+
 /// The grader and the sample a judge request is for, as `quality 3`.
 /// Whether `request` is one of the grades a judge fails first: the quality of samples 3 and 7,
 /// the tone of 7.
@@ -449,25 +467,19 @@ async fn a_judge_down_while_retrying_fails_the_run_and_its_merged_shards_alike()
     })
     .await;
     let ws = judged_workspace(&server.base_url());
-    let run = ["run", "suite.yaml", "--no-cache", "-q", "-o"];
     for (out, shard) in [("whole", None), ("s0", Some("0/2")), ("s1", Some("1/2"))] {
-        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
-        let first = gavel(&ws, &[&run[..], &[out], &shard[..]].concat()).await;
+        let first = judged_run(&ws, out, shard, false).await;
         assert_eq!(first.status.code(), Some(2), "{}", stderr(&first));
     }
-    let retry = |out: &'static str, shard: Option<&'static str>| {
-        let shard: Vec<&str> = shard.map(|s| vec!["--shard", s]).unwrap_or_default();
-        [&run[..], &[out, "--retry-errors"], &shard[..]].concat()
-    };
     let merge = |out: &'static str| ["merge", "s0", "s1", "-q", "-o", out];
 
     state.store(REFUSED, Ordering::SeqCst);
-    let whole = gavel(&ws, &retry("whole", None)).await;
+    let whole = judged_run(&ws, "whole", None, true).await;
     let err = stderr(&whole);
     assert_eq!(whole.status.code(), Some(2), "{err}");
     assert!(err.contains("judge `quality` cannot be used"), "{err}");
     for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
-        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        let retried = judged_run(&ws, out, Some(shard), true).await;
         assert_eq!(retried.status.code(), Some(2), "{}", stderr(&retried));
     }
     let merged = gavel(&ws, &merge("merged")).await;
@@ -484,12 +496,12 @@ async fn a_judge_down_while_retrying_fails_the_run_and_its_merged_shards_alike()
 
     state.store(FINE, Ordering::SeqCst);
     for (out, shard) in [("s0", "0/2"), ("s1", "1/2")] {
-        let retried = gavel(&ws, &retry(out, Some(shard))).await;
+        let retried = judged_run(&ws, out, Some(shard), true).await;
         assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
     }
     let healed = gavel(&ws, &merge("healed")).await;
     assert_eq!(healed.status.code(), Some(0), "{}", stderr(&healed));
-    let whole = gavel(&ws, &retry("whole", None)).await;
+    let whole = judged_run(&ws, "whole", None, true).await;
     assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
     for file in ["results.jsonl", "summary.json"] {
         assert!(

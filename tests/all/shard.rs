@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::common::{Workspace, gavel_command, stderr};
 use crate::openai_server::Server;
 use crate::python_graders::{cache, paris_row};
-use crate::retry::{fails_first, gavel, judged, judged_workspace};
+use crate::retry::{fails_first, gavel, judged, judged_run, judged_workspace};
 use crate::warm_python::COUNTING;
 use gavel::grade::pack::BATCH_ROWS;
 use serde_json::Value;
@@ -587,35 +587,20 @@ async fn a_retry_whose_judge_went_down_ends_alike_sharded_and_whole() {
     })
     .await;
     let ws = judged_workspace(&server.base_url());
-    let runs = |retry: bool| -> Vec<Vec<String>> {
-        let mut runs = vec![vec!["whole".to_string()]];
-        runs.extend((0..3).map(|i| vec![format!("shard{i}"), format!("{i}/3")]));
-        runs.into_iter()
-            .map(|run| {
-                let mut args: Vec<String> = ["run", "suite.yaml", "--no-cache", "-q", "-o"]
-                    .map(String::from)
-                    .into();
-                args.push(run[0].clone());
-                if let Some(shard) = run.get(1) {
-                    args.extend(["--shard".to_string(), shard.clone()]);
-                }
-                if retry {
-                    args.push("--retry-errors".to_string());
-                }
-                args
-            })
-            .collect()
-    };
-    for args in runs(false) {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let first = gavel(&ws, &args).await;
-        assert_eq!(first.status.code(), Some(0), "{args:?}: {}", stderr(&first));
+    let runs = [
+        ("whole", None),
+        ("shard0", Some("0/3")),
+        ("shard1", Some("1/3")),
+        ("shard2", Some("2/3")),
+    ];
+    for (out, shard) in runs {
+        let first = judged_run(&ws, out, shard, false).await;
+        assert_eq!(first.status.code(), Some(0), "{out}: {}", stderr(&first));
     }
     down.store(true, Ordering::SeqCst);
     let mut codes = Vec::new();
-    for args in runs(true) {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        codes.push(gavel(&ws, &args).await.status.code());
+    for (out, shard) in runs {
+        codes.push(judged_run(&ws, out, shard, true).await.status.code());
     }
     assert_eq!(codes[0], Some(2), "the unsharded retry met the judge down");
     let merged = gavel(

@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::common::{Workspace, data, stderr};
+use crate::report::script_data;
 
 const SUITE: &str = "\
 name: traces
@@ -304,6 +305,15 @@ fn session(id: &str, city: &str) -> [Value; 3] {
     ]
 }
 
+/// [`session`] as newer Claude Code versions write it: a file-history snapshot first, a record
+/// with no session keys, so that detection misses it.
+fn snapshot_first(id: &str, city: &str) -> Vec<Value> {
+    let mut records = vec![serde_json::json!({"type": "file-history-snapshot",
+        "messageId": "m0", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false})];
+    records.extend(session(id, city));
+    records
+}
+
 #[test]
 fn a_claude_code_session_file_is_a_dataset_of_one_row() {
     let ws = Workspace::new();
@@ -414,13 +424,7 @@ fn session_files_are_recorded_runs_joined_to_rows_by_session_id() {
 #[test]
 fn a_named_format_reads_a_file_that_detection_misses() {
     let ws = Workspace::new();
-    // A session as newer Claude Code versions write it: a file-history snapshot first, a record
-    // with no session keys.
-    let snapshot = serde_json::json!({"type": "file-history-snapshot", "messageId": "m0",
-        "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": false});
-    let mut records = vec![snapshot];
-    records.extend(session("s1", "Paris"));
-    ws.write_rows("s1.jsonl", &records);
+    ws.write_rows("s1.jsonl", &snapshot_first("s1", "Paris"));
     let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl");
     ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
@@ -444,6 +448,45 @@ fn a_named_format_reads_a_file_that_detection_misses() {
     let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
     assert_eq!(ids, ["paris", "paris"]);
     assert_eq!(results[0]["grades"]["weather"]["submission"], "18C, sunny");
+}
+
+#[test]
+fn a_folder_under_a_named_format_reads_each_file_as_that_format() {
+    let ws = Workspace::new();
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    ws.write_rows("sessions/b.jsonl", &snapshot_first("s-oslo", "Oslo"));
+    let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "sessions");
+    ws.write("suite.yaml", &format!("{suite}format: claude_code\n"));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        ids_and_weather(&ws, "out"),
+        [
+            ("s-paris".to_string(), "Paris: 18C, sunny".to_string()),
+            ("s-oslo".to_string(), "Oslo: 18C, sunny".to_string())
+        ]
+    );
+    // Detected, the snapshot's file is no session.
+    ws.write("detected.yaml", &suite);
+    let run = ws.gavel(&["run", "detected.yaml", "-o", "detected", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr(&run).contains("b.jsonl: line 1: not a Claude Code transcript record"),
+        "{}",
+        stderr(&run)
+    );
+    // A file of another format in the folder is refused, named, saying what was expected.
+    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("sessions/c.jsonl")).unwrap();
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "other", "-q"]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    assert!(
+        err.contains(
+            "c.jsonl: this is an OpenTelemetry collector file (OTLP JSON), but the suite's \
+             `format: claude_code` expects a Claude Code session file"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -515,16 +558,22 @@ fn ids_and_weather(ws: &Workspace, out: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The two agent runs of the GenAI collector file recorded in one trace, as a service that
+/// traces a whole session writes them.
+fn one_trace() -> String {
+    std::fs::read_to_string(data("traces/otel-genai.jsonl"))
+        .unwrap()
+        .replace(
+            "00000000000000000000000000000005",
+            "00000000000000000000000000000001",
+        )
+}
+
 #[test]
 fn a_collector_file_gives_a_sample_per_root_span_when_the_suite_says_so() {
     let ws = Workspace::new();
     let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
-    // The two agent runs recorded in one trace, as a service that traces a whole session writes
-    // them.
-    let one_trace = text.replace(
-        "00000000000000000000000000000005",
-        "00000000000000000000000000000001",
-    );
+    let one_trace = one_trace();
     assert_ne!(one_trace, text);
     ws.write("otel-genai.jsonl", &text);
     ws.write("one-trace.jsonl", &one_trace);
@@ -578,4 +627,310 @@ fn a_collector_file_gives_a_sample_per_root_span_when_the_suite_says_so() {
             ),
         ]
     );
+}
+
+/// What the recorded weather runs were asked.
+const PARIS: &str = "What is the weather in Paris?";
+const OSLO: &str = "What is the weather in Oslo?";
+
+/// An evaldeck project in `dir` of the cases `(name, input, tool expected called)`.
+fn weather_cases(ws: &Workspace, dir: &str, cases: &[(&str, &str, &str)]) {
+    for (name, input, tool) in cases {
+        ws.write(
+            &format!("{dir}/{name}.yaml"),
+            &format!("name: {name}\ninput: {input:?}\nexpected:\n  tools_called: [{tool}]\n"),
+        );
+    }
+}
+
+/// `gavel run DIR --traces TRACES` into `out-DIR`: its results' ids, statuses and submissions.
+fn graded_cases(ws: &Workspace, dir: &str, traces: &str) -> Vec<(String, String, String)> {
+    let out = format!("out-{dir}");
+    let run = ws.gavel(&["run", dir, "--traces", traces, "-o", &out, "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{dir}: {}", stderr(&run));
+    ws.results(&out)
+        .iter()
+        .map(|r| {
+            let case = &r["grades"]["case"];
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+            (
+                text(&r["sample_id"]),
+                text(&case["status"]),
+                text(&case["submission"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_recorded_format_given_as_traces_is_paired_with_its_case() {
+    let ws = Workspace::new();
+    for name in [
+        "otel-genai.jsonl",
+        "otel-openinference.json",
+        "responses-object.json",
+        "responses-items.json",
+        "anthropic-conversation.json",
+        "inspect-weather.eval",
+        "inspect-weather.json",
+    ] {
+        std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    }
+    ws.write_rows("sessions/a.jsonl", &session("s-oslo", "Oslo"));
+    ws.write_rows("sessions/b.jsonl", &session("s-paris", "Paris"));
+    let pass =
+        |id: &str, submission: &str| (id.to_string(), "pass".to_string(), submission.to_string());
+    let answer = "Paris: 18C and sunny.";
+
+    // GenAI spans carry no case name: each trace is paired by the question it was asked.
+    weather_cases(
+        &ws,
+        "genai",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("oslo", OSLO, "get_weather"),
+        ],
+    );
+    assert_eq!(
+        graded_cases(&ws, "genai", "otel-genai.jsonl"),
+        [pass("oslo", "Oslo: 4C with snow."), pass("weather", answer)]
+    );
+    // OpenInference's `using_metadata({"case_name": ...})` names the case, whatever its input.
+    weather_cases(&ws, "oi", &[("weather", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "oi", "otel-openinference.json"),
+        [pass("weather", answer)]
+    );
+    // So does the metadata a Responses object gives back (it records no input).
+    weather_cases(&ws, "object", &[("fahrenheit", "In F?", "web_search")]);
+    assert_eq!(
+        graded_cases(&ws, "object", "responses-object.json"),
+        [pass("fahrenheit", "18C (64.4F) and sunny.")]
+    );
+    // Responses items and an Anthropic conversation: by their first user message.
+    for (dir, file) in [
+        ("items", "responses-items.json"),
+        ("anthropic", "anthropic-conversation.json"),
+    ] {
+        weather_cases(&ws, dir, &[("weather", PARIS, "get_weather")]);
+        assert_eq!(
+            graded_cases(&ws, dir, file),
+            [pass("weather", answer)],
+            "{file}"
+        );
+    }
+    // An Inspect sample names its case in its metadata (`Sample(metadata=...)`), each epoch a
+    // run of it.
+    weather_cases(&ws, "named", &[("weather", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "named", "inspect-weather.eval"),
+        [pass("weather", answer), pass("weather", answer)]
+    );
+    // Else by its id, else by its input.
+    let mut log: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path("inspect-weather.json")).unwrap())
+            .unwrap();
+    for sample in log["samples"].as_array_mut().unwrap() {
+        sample["metadata"] = serde_json::json!({});
+    }
+    ws.write("unnamed.json", &serde_json::to_string_pretty(&log).unwrap());
+    weather_cases(&ws, "by-id", &[("paris", "Paris?", "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "by-id", "unnamed.json"),
+        [pass("paris", answer), pass("paris", answer)]
+    );
+    weather_cases(&ws, "by-input", &[("weather", PARIS, "get_weather")]);
+    assert_eq!(
+        graded_cases(&ws, "by-input", "unnamed.json"),
+        [pass("weather", answer), pass("weather", answer)]
+    );
+    // Claude Code sessions: by the first prompt.
+    weather_cases(
+        &ws,
+        "claude",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("oslo", OSLO, "get_weather"),
+        ],
+    );
+    assert_eq!(
+        graded_cases(&ws, "claude", "sessions"),
+        [pass("oslo", ""), pass("weather", "")]
+    );
+}
+
+#[test]
+fn a_recorded_run_paired_with_no_case_is_refused_naming_its_sample_and_what_it_lacks() {
+    let ws = Workspace::new();
+    for name in [
+        "otel-genai.jsonl",
+        "anthropic-message.json",
+        "anthropic-conversation.json",
+        "inspect-weather.eval",
+    ] {
+        std::fs::copy(data(&format!("traces/{name}")), ws.path(name)).unwrap();
+    }
+    weather_cases(&ws, "cases", &[("weather", PARIS, "get_weather")]);
+    let refused = |traces: &str| {
+        let run = ws.gavel(&["run", "cases", "--traces", traces, "-o", "out", "-q"]);
+        assert_eq!(run.status.code(), Some(2), "{traces}");
+        assert!(!ws.path("out/results.jsonl").exists(), "{traces}");
+        let err = stderr(&run);
+        let errors: Vec<String> = err
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .map(str::to_string)
+            .collect();
+        (errors, err)
+    };
+    let lacks = "missing: a trace names the case it records, or was given a case's input; ";
+    let (errors, err) = refused("otel-genai.jsonl");
+    assert_eq!(
+        errors,
+        [format!(
+            "error: otel-genai.jsonl:1: metadata.case_name: sample \
+             `00000000000000000000000000000005`: {lacks}its id is no case's name, and its input \
+             \"{OSLO}\" is no case's input"
+        )],
+        "{err}"
+    );
+    assert!(
+        err.contains("using_metadata({\"case_name\": NAME})"),
+        "{err}"
+    );
+    let (errors, err) = refused("anthropic-message.json");
+    assert_eq!(
+        errors[0],
+        format!("error: anthropic-message.json:1: metadata.case_name: {lacks}it records no input"),
+        "{err}"
+    );
+    // Both epochs of the Inspect sample, at their places in the log.
+    weather_cases(&ws, "other", &[("forecast", PARIS, "get_weather")]);
+    let run = ws.gavel(&[
+        "run",
+        "other",
+        "--traces",
+        "inspect-weather.eval",
+        "-o",
+        "out",
+    ]);
+    assert_eq!(run.status.code(), Some(2));
+    let err = stderr(&run);
+    for epoch in [1, 2] {
+        assert!(
+            err.contains(&format!(
+                "error: inspect-weather.eval:{epoch}: metadata.case_name: sample `paris` (epoch \
+                 {epoch}): no case is named `weather` in other\n"
+            )),
+            "{err}"
+        );
+    }
+    // A run whose input is the input of two cases names its case.
+    weather_cases(
+        &ws,
+        "cases",
+        &[
+            ("weather", PARIS, "get_weather"),
+            ("again", PARIS, "get_weather"),
+        ],
+    );
+    let (errors, err) = refused("anthropic-conversation.json");
+    assert_eq!(
+        errors[0],
+        "error: anthropic-conversation.json:1: metadata.case_name: missing, and its input is the \
+         input of several cases: `again`, `weather`",
+        "{err}"
+    );
+}
+
+/// A collector file of one trace holding two agent runs, under a suite that makes each root
+/// span a sample (where the default makes the trace one), graded into `clean`: its results.
+fn one_trace_per_root_span(ws: &Workspace) -> String {
+    ws.write("one-trace.jsonl", &one_trace());
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "{}sample_per: root_span\n",
+            COLLECTOR_SUITE.replace("otel-genai.jsonl", "one-trace.jsonl")
+        ),
+    );
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "clean", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(ws.results("clean").len(), 2);
+    std::fs::read_to_string(ws.path("clean/results.jsonl")).unwrap()
+}
+
+#[test]
+fn resume_reads_a_recording_with_the_suites_settings() {
+    let ws = Workspace::new();
+    let clean = one_trace_per_root_span(&ws);
+    let first = clean.split_inclusive('\n').next().unwrap();
+    ws.write("resumed/results.jsonl", first);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "resumed", "-q", "--resume"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(ws.path("resumed/results.jsonl")).unwrap(),
+        clean
+    );
+}
+
+#[test]
+fn retry_errors_reads_a_recording_with_the_suites_settings() {
+    let ws = Workspace::new();
+    let clean = one_trace_per_root_span(&ws);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "retried", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let lines: Vec<&str> = clean.split_inclusive('\n').collect();
+    let failed = format!(
+        "{}{{\"sample_id\":\"00000000000000000000000000000001:0000000000000007\",\"grades\":{{}},\
+         \"error\":{{\"category\":\"grading\",\"message\":\"internal error\"}}}}\n",
+        lines[0]
+    );
+    ws.write("retried/results.jsonl", &failed);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "retried", "--retry-errors"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_to_string(ws.path("retried/results.jsonl")).unwrap(),
+        clean
+    );
+}
+
+/// `gavel report` of the run in `out`: the user messages each sample shows, in order.
+fn reported_questions(ws: &Workspace, out: &str) -> Vec<Vec<Value>> {
+    let page = format!("{out}.html");
+    let run = ws.gavel(&["report", out, "-o", &page]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let html = std::fs::read_to_string(ws.path(&page)).unwrap();
+    let details = script_data(&html, "details-data");
+    details
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|detail| {
+            assert!(detail["sample"]["problem"].is_null(), "{detail}");
+            detail["sample"]["trajectory"]["turns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|turn| turn.as_array().unwrap())
+                .filter(|event| event["type"] == "user")
+                .map(|event| event["content"].clone())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn report_reads_a_recording_with_the_runs_settings() {
+    let ws = Workspace::new();
+    // Each sample shows its own run: the question its root span was asked, and no other.
+    one_trace_per_root_span(&ws);
+    assert_eq!(reported_questions(&ws, "clean"), [[PARIS], [OSLO]]);
+    // A session that only `format: claude_code` reads as one.
+    ws.write_rows("s1.jsonl", &snapshot_first("s1", "Oslo"));
+    let suite = COLLECTOR_SUITE.replace("otel-genai.jsonl", "s1.jsonl");
+    ws.write("session.yaml", &format!("{suite}format: claude_code\n"));
+    let run = ws.gavel(&["run", "session.yaml", "-o", "session", "-q"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(reported_questions(&ws, "session"), [[OSLO]]);
 }

@@ -221,6 +221,20 @@ def imported(sample, submission):
     return GradeResult(score=helper.score(submission), rationale="imported")
 "#;
 
+/// A suite whose one grader is `graders/grading.py`'s `function`, named after it, over three
+/// rows answering Paris.
+fn graded_by(ws: &Workspace, function: &str) {
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: {function}\ndataset: data.jsonl\ngraders:\n  {function}:\n    kind: tool\n    \
+             function: graders/grading.py:{function}\n"
+        ),
+    );
+    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+}
+
 /// A module of a few dozen functions: compiling it is most of a call that imports it.
 fn helper_source() -> String {
     let mut text = String::from("def score(text):\n    return 1.0 if 'Paris' in text else 0.0\n");
@@ -253,13 +267,7 @@ fn an_unrelated_large_python_file_beside_a_grader_leaves_its_calls_fuel_alone() 
     let ws = Workspace::new();
     ws.write("graders/grading.py", IMPORTING);
     ws.write("graders/helper.py", &helper_source());
-    ws.write(
-        "suite.yaml",
-        "name: importing\ndataset: data.jsonl\ngraders:\n  imported:\n    kind: tool\n    \
-         function: graders/grading.py:imported\n",
-    );
-    let rows: Vec<Value> = (0..3).map(|i| paris_row(i, "Paris")).collect();
-    ws.write_rows("data.jsonl", &rows);
+    graded_by(&ws, "imported");
     let alone = fuels(&run(cache, &ws, "alone", &[]));
 
     // Half a megabyte of Python nobody imports (a scratch copy of some code, say).
@@ -282,5 +290,53 @@ fn an_unrelated_large_python_file_beside_a_grader_leaves_its_calls_fuel_alone() 
             beside.abs_diff(*alone) <= alone / 50,
             "a call cost {alone} fuel alone and {beside} with the unrelated file beside it"
         );
+    }
+}
+
+/// A file a grader names in an import statement but that does not compile is said once, by
+/// name, when the run starts: the grader does not import it on the rows graded here, so
+/// nothing else would say it, and a row that reached the import would fail there.
+#[test]
+fn a_python_file_a_grader_may_import_that_does_not_compile_is_named_once() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "graders/grading.py",
+        r#"from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+def rarely():
+    import broken
+
+    return broken
+
+
+@grader
+def fine(sample, submission):
+    return GradeResult(score=1.0, rationale="fine")
+"#,
+    );
+    ws.write("graders/broken.py", "def broken(:\n    return 1\n");
+    graded_by(&ws, "fine");
+    let output = gavel(
+        cache,
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let warning = "warning: graders/broken.py: the Python file does not compile; a grader that \
+                   imports it fails there, with Python's reason\n";
+    assert_eq!(
+        stderr(&output).matches(warning).count(),
+        1,
+        "{}",
+        stderr(&output)
+    );
+    let results = std::fs::read_to_string(ws.path("out").join("results.jsonl")).expect("results");
+    assert_eq!(results.lines().count(), 3);
+    for line in results.lines() {
+        let result: Value = serde_json::from_str(line).expect("a result is JSON");
+        assert_eq!(result["grades"]["fine"]["score"], 1.0, "{result}");
     }
 }

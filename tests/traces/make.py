@@ -9,13 +9,16 @@ One run of a weather agent (asked for the weather in Paris, it calls `get_weathe
 is recorded in each format, plus single responses with reasoning and built-in tool calls. The
 OpenTelemetry recording is the chat completions run traced by openinference-instrumentation-openai
 0.1.66 with opentelemetry-sdk 1.45.2, encoded by the SDK's OTLP encoder and written as the
-collector's file exporter writes JSON. The GenAI recording is the same run, then the run asked
+collector's file exporter writes JSON, the evaldeck case it runs named in the spans' metadata
+(OpenInference's `using_metadata`); the research response names its case in the metadata the
+Responses API gives back. The GenAI recording is the same run, then the run asked
 about Oslo, traced by opentelemetry-instrumentation-openai-v2 2.4b0 (opentelemetry-util-genai
 1.1b0, the latest conventions, messages on the spans), its spans written as a collector file
 whose lines mix the two traces.
 
 The Inspect logs are the same run evaluated by inspect_ai 0.3.285 with its mock model
-(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample, written
+(`mockllm/model`, given the replies above as custom outputs), two epochs of one sample whose
+metadata names its evaldeck case, written
 as Inspect writes them: the `.eval` zip (zstd members) and the `.json` log. What differs every
 run (ids, times, the working folder) becomes fixed values, and the zip's members are written
 again in order with a fixed date.
@@ -38,6 +41,7 @@ import zipfile
 import anthropic
 import openai
 from google.protobuf.json_format import MessageToDict
+from openinference.instrumentation import using_metadata
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as GenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
@@ -161,8 +165,12 @@ REPLIES = {
 
 class StandIn(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        body = json.dumps(REPLIES[self.path].pop(0)).encode()
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        reply = REPLIES[self.path].pop(0)
+        if self.path == "/v1/responses":
+            # The Responses API gives back the request's metadata.
+            reply = dict(reply, metadata=request.get("metadata") or {})
+        body = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
@@ -202,7 +210,8 @@ def otlp_json(spans):
 
 def openinference_run(base):
     """The weather run through the chat completions API, traced by OpenInference's
-    instrumentation of the openai client, under an agent span of the application's."""
+    instrumentation of the openai client, under an agent span of the application's, the
+    evaldeck case it runs named in the spans' metadata."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -212,7 +221,8 @@ def openinference_run(base):
         "name": "get_weather", "parameters": {
             "type": "object", "properties": {"city": {"type": "string"}}}}}]
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": QUESTION}]
-    with provider.get_tracer("weather-agent").start_as_current_span("agent"):
+    with using_metadata({"case_name": "weather"}), \
+            provider.get_tracer("weather-agent").start_as_current_span("agent"):
         first = client.chat.completions.create(model="gpt-4.1", messages=messages, tools=tools)
         messages.append(first.choices[0].message.model_dump(exclude_none=True))
         messages.append({"role": "tool", "tool_call_id": "call_1", "content": RESULT})
@@ -275,7 +285,8 @@ def inspect_run(out):
         answer.usage = ModelUsage(input_tokens=80, output_tokens=9, total_tokens=89)
         outputs += [call, answer]
     task = Task(name="weather",
-                dataset=[Sample(id="paris", input=QUESTION, target="18C")],
+                dataset=[Sample(id="paris", input=QUESTION, target="18C",
+                                metadata={"case_name": "weather"})],
                 solver=[system_message(SYSTEM), use_tools(get_weather()), generate()],
                 scorer=includes(), epochs=2)
     here = os.getcwd()
@@ -374,7 +385,8 @@ def main(out):
                      + [dump(item) for item in first.output] + [returned]
                      + [dump(item) for item in second.output])
     research = oai.responses.create(model="gpt-4.1", input="Weather in Paris, in F?",
-                                    tools=[{"type": "web_search"}])
+                                    tools=[{"type": "web_search"}],
+                                    metadata={"case_name": "fahrenheit"})
 
     ant = anthropic.Anthropic(api_key="test", base_url=base, max_retries=0)
     a_tools = [{"name": "get_weather", "description": "Weather in a city",

@@ -105,7 +105,7 @@ def _event(event):
     return ("other", event.value)
 
 
-def _run(trajectory):
+def _run(trajectory, parsed):
     recorded = trajectory.recorded
     return Run(
         turns=lambda: [[_event(e) for e in turn] for turn in trajectory.turns],
@@ -116,12 +116,16 @@ def _run(trajectory):
         usage=_tokens(trajectory.usage),
         recorded_format=recorded.format if recorded else None,
         recorded_value=recorded.value if recorded else None,
+        recorded_parsed=parsed,
     )
 
 
-def _row(name, sample, trajectory):
+def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
-    return _runtime.row(name, sample.row, recorded.value if recorded else None)
+    row, parsed = _runtime.row(
+        name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
+    )
+    return row, _run(trajectory, parsed)
 
 
 def _call(fn, *args):
@@ -141,7 +145,8 @@ class Pack(exports.Pack):
         _call(_runtime.check_config, name, config)
 
     def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
-        grade = _call(_runtime.grade, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), submission, config)
+        row, run = _row_and_run(name, sample, trajectory)
+        grade = _call(_runtime.grade, name, row, sample.id.value, run, submission, config)
         return types.Grade(
             score=grade["score"],
             status=None if grade["status"] is None else _STATUS[grade["status"]],
@@ -152,7 +157,8 @@ class Pack(exports.Pack):
         )
 
     def extract(self, name, sample, trajectory, config):
-        return _call(_runtime.extract, name, _row(name, sample, trajectory), sample.id.value, _run(trajectory), config)
+        row, run = _row_and_run(name, sample, trajectory)
+        return _call(_runtime.extract, name, row, sample.id.value, run, config)
 
 
 def _load_error(e):
@@ -195,6 +201,13 @@ def evaldeck_function(trace, test_case):
     return EvaldeckGrade.passed_result("warm", "warm")
 
 
+def evaldeck_reads(trace, test_case):
+    called = [(step.tool_name, step.tool_args) for step in trace.tool_calls]
+    if trace.output and called and test_case.expected.tools_called:
+        return EvaldeckGrade.passed_result("warm", "warm")
+    return EvaldeckGrade.failed_result("warm", "warm", expected=called, actual=trace.output)
+
+
 @grader
 def letta_grader(sample, submission):
     return LettaGrade(score=1.0, rationale="warm")
@@ -225,6 +238,16 @@ def _warm_up(rounds=8):
         input="Book NYC",
     )
     row = {"input": "Book NYC", "expected": {"tools_called": ["search"]}, "ground_truth": "Booked"}
+    # A row with its run recorded as evaldeck's, the usual way: the forms that read it parse the
+    # two at once and build the trace on first read; the others set the recording aside.
+    recording = (
+        '{"id":"t","input":"Book NYC","output":"Booked.","status":"success","started_at":"2026-01-01T00:00:00",'
+        '"steps":[{"id":"s1","type":"llm_call","timestamp":"2026-01-01T00:00:01","model":"m","input":"Book NYC",'
+        '"output":"search","tokens":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7},"duration_ms":1.5},'
+        '{"id":"s2","type":"tool_call","timestamp":"2026-01-01T00:00:02","status":"success","tool_name":"search",'
+        '"tool_args":{"to":"NYC"},"tool_result":[1],"duration_ms":2.5}],"metadata":{}}'
+    )
+    text = '{"id":0,"name":"warm","input":"Book NYC","expected":{"tools_called":["search"]},"trajectory":%s}' % recording
     warm = Runtime()
     for _ in range(rounds):
         code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
@@ -234,6 +257,13 @@ def _warm_up(rounds=8):
         warm.grade(f"evaldeck-function:{module}:evaldeck_function", row, 0, run, "Booked.", "{}")
         warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
         warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
+        for name in (f"evaldeck-function:{module}:evaldeck_reads", f"letta-grader:{module}:letta_grader"):
+            recorded_row, parsed = warm.row(name, text, recording, "evaldeck")
+            recorded_run = Run(
+                output="Booked.", input="Book NYC", recorded_format="evaldeck", recorded_value=recording,
+                recorded_parsed=parsed,
+            )
+            warm.grade(name, recorded_row, 0, recorded_run, "Booked.", "{}")
     warm.load([], [])
 
 

@@ -19,8 +19,10 @@ use super::progress::{Progress, paint};
 pub struct Args {
     /// The suite file (YAML); with --traces, an evaldeck case file or a folder of them.
     suite: PathBuf,
-    /// Grade evaldeck cases: the JSONL file of their recorded traces, one evaldeck Trace (or a
-    /// list of them, one per turn) per line, naming its case in `metadata.case_name`.
+    /// Grade evaldeck cases with their recorded runs: a JSONL file of a recording a line (an
+    /// evaldeck Trace, or a list of them, one per turn; any other format), or a collector file,
+    /// Inspect log or Claude Code session file or folder. Each run is its case's by
+    /// `metadata.case_name`, else by its sample id, else by its first input.
     #[arg(long, value_name = "FILE")]
     traces: Option<PathBuf>,
     /// Grade these recorded runs in place of the suite's `trajectories:` (a letta-evals

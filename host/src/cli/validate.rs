@@ -16,8 +16,8 @@ use serde::Serialize;
 pub struct Args {
     /// The suite file (YAML); with --traces, an evaldeck case file or a folder of them.
     suite: PathBuf,
-    /// Check evaldeck cases with the JSONL of their recorded traces, as `gavel run SUITE
-    /// --traces FILE` grades them.
+    /// Check evaldeck cases with their recorded runs, as `gavel run SUITE --traces FILE`
+    /// grades them.
     #[arg(long, value_name = "FILE", conflicts_with = "trajectories")]
     traces: Option<PathBuf>,
     /// Check these recorded runs in place of the suite's `trajectories:`, as `gavel run

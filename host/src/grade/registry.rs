@@ -118,7 +118,7 @@ mod tests {
 
         // The `expected:` block's keys: the checks' names and `custom`.
         let block = EVALDECK_CASE
-            .split("class ExpectedBehavior(Model):")
+            .split("class ExpectedBehavior(")
             .nth(1)
             .and_then(|rest| rest.split("\n\n").next())
             .expect("ExpectedBehavior");

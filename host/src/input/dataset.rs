@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 use crate::config::spec::SamplePer;
 use crate::config::suite::normalise_path;
 use crate::fsio;
+use crate::input::csv_rows::Converted;
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
@@ -407,7 +408,7 @@ struct RubricError {
 
 /// The items of `raw` when it is a non-empty list of evaldeck traces (a Letta trajectory is a list
 /// of lists, an OpenAI one a list of messages).
-fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
+pub fn per_turn_traces(raw: &RawValue) -> Option<Vec<&RawValue>> {
     let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
     let traces = !items.is_empty()
         && items
@@ -881,15 +882,36 @@ impl FileKind {
             FileKind::Sessions => "a folder of Claude Code session files",
         }
     }
+
+    /// The rows a file of this kind at `path` is made into; `None` for JSON Lines, which are
+    /// rows as they are.
+    fn convert(self, path: &Path, reading: Reading) -> Result<Option<Converted>, SourceError> {
+        Ok(Some(match self {
+            FileKind::Rows => return Ok(None),
+            FileKind::Csv => csv_rows::convert(path)?,
+            FileKind::InspectLog => inspect_log::convert(path)?,
+            FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
+            FileKind::Session => session_files::convert(path)?,
+            // Each file of the folder is read as a lone file is: under `format:`, as a
+            // session even where detection misses it.
+            FileKind::Sessions => {
+                session_files::convert_folder(path, |file| match reading.format {
+                    Some(format) => Ok(FileKind::forced(file, format)? == FileKind::Session),
+                    None => session_files::is_session(file),
+                })?
+            }
+        }))
+    }
 }
 
-/// What the file at `path` is when detection tells a recording made into rows: an Inspect log,
-/// a collector file, a Claude Code session file or a folder (of session files); `None` for
-/// JSON Lines, a CSV file or a file that cannot be told.
-pub fn recording_kind(path: &Path) -> Option<&'static str> {
-    match FileKind::detect(path).ok()? {
-        FileKind::Rows | FileKind::Csv => None,
-        kind => Some(kind.what()),
+/// The rows of the file at `path` when detection tells a recording made into rows (an Inspect
+/// log, a collector file, a Claude Code session file or a folder of them), read with the
+/// default settings, each numbered by its line (or place) in the recording; `None` for JSON
+/// Lines and CSV files.
+pub fn recording_rows(path: &Path) -> Result<Option<Converted>, SourceError> {
+    match FileKind::detect(path)? {
+        FileKind::Rows | FileKind::Csv => Ok(None),
+        kind => kind.convert(path, Reading::default()),
     }
 }
 
@@ -903,13 +925,8 @@ impl DatasetText {
             Some(format) => FileKind::forced(path, format)?,
             None => FileKind::detect(path)?,
         };
-        let converted = match kind {
-            FileKind::Rows => return Ok(DatasetText::Jsonl),
-            FileKind::Csv => csv_rows::convert(path)?,
-            FileKind::InspectLog => inspect_log::convert(path)?,
-            FileKind::CollectorFile => otlp_file::convert(path, reading.sample_per)?,
-            FileKind::Session => session_files::convert(path)?,
-            FileKind::Sessions => session_files::convert_folder(path)?,
+        let Some(converted) = kind.convert(path, reading)? else {
+            return Ok(DatasetText::Jsonl);
         };
         Ok(DatasetText::Made {
             text: converted.text.into_bytes().into(),
@@ -1192,13 +1209,23 @@ impl Items {
     /// Rows held in memory (JSON Lines), each item's file named `name`: rows sent to
     /// `gavel serve`, which carry their own trajectories.
     pub fn in_memory(name: &Path, text: Vec<u8>) -> Items {
+        Items::in_memory_at(name, text, 0, 1)
+    }
+
+    /// Rows held in memory that stand at a place in a longer stream: the first is its row
+    /// `seq` (from 0) at line `line` (from 1) of `name`. A part of a dataset graded apart from
+    /// the rest is numbered as in the whole, so that its rows without an id get the ids, and
+    /// its invalid rows the lines, that grading the whole gives them.
+    pub fn in_memory_at(name: &Path, text: Vec<u8>, seq: u64, line: usize) -> Items {
         // Read in one block of the text's size: a request of a row or two does not zero a
         // whole file's block (that was most of the CPU a small request took).
         let block_size = text.len().clamp(1, BLOCK_SIZE);
         let source = Box::new(std::io::Cursor::new(text));
+        let mut rows = Lines::new(name.into(), source, block_size);
+        rows.number = line.saturating_sub(1);
         Items::Inline {
-            rows: Lines::new(name.into(), source, block_size),
-            seq: 0,
+            rows,
+            seq,
             held: true,
         }
     }
@@ -1868,6 +1895,24 @@ mod tests {
                 "{block_size}-byte reads"
             );
         }
+    }
+
+    #[test]
+    fn rows_in_memory_at_a_place_are_numbered_from_it() {
+        let text = b"{\"id\": \"a\"}\n\n{}\n".to_vec();
+        let mut items = Items::in_memory_at(Path::new("data.jsonl"), text, 128, 131);
+        let mut numbered = Vec::new();
+        while let Some(item) = items.next_item() {
+            let item = item.unwrap();
+            numbered.push((item.seq, item.row.number, item.row.text.to_string()));
+        }
+        assert_eq!(
+            numbered,
+            [
+                (128, 131, "{\"id\": \"a\"}".to_string()),
+                (129, 133, "{}".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -6,14 +6,19 @@
 //! the YAML as PyYAML's `safe_load` reads it):
 //! a folder's `*.yaml` files in name order, then its `*.yml` files, each skipped when its name
 //! starts with `_`; a case in the older form (`input`, `expected`, `graders` beside `name`, no
-//! `turns`) is one turn. Each line of the traces file is one evaldeck `Trace` dict, or a list of
-//! them (one per turn), and names its case in `metadata.case_name` (a list: its first trace's).
+//! `turns`) is one turn. The traces file holds recorded runs: a JSON recording a line (an
+//! evaldeck `Trace` dict or a list of them, one per turn, or a recording of another format), or a
+//! recording gavel makes into samples (a collector file, an Inspect log, a Claude Code session
+//! file or folder), a run per sample. Each run is its case's: the case it names
+//! (`metadata.case_name`, or OpenInference's `metadata` span attribute), else the case whose name
+//! is its sample's id, else the case whose first input it was given.
 //! The cases' `type: code` entries are listed in the suite, each with the folder its module is
 //! found in (the case file's) and where the case file writes it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::config::position::Positions;
@@ -21,6 +26,7 @@ use crate::config::pyyaml;
 use crate::config::suite::{CaseCodeSpec, SuiteError};
 use crate::fsio;
 use crate::input::dataset::{self, check_case_turns};
+use crate::input::trajectory::{self, ConvertError, Event};
 
 /// The grader that grades each case, as named in the suite and in the results.
 pub const GRADER: &str = "case";
@@ -236,13 +242,252 @@ fn key_line(text: &str, key: &str) -> Option<u64> {
         .map(|index| index as u64 + 1)
 }
 
-/// The case a trace line names: `metadata.case_name` of the trace, or of a list's first trace.
-fn case_name(line: &Value) -> Option<&str> {
-    let trace = match line {
-        Value::Array(traces) => traces.first()?,
-        trace => trace,
+/// A recorded run of the traces file, before it is paired with its case.
+struct Recorded {
+    /// The line of the traces file it is on; in a recording made into samples, the line (or
+    /// place) its sample starts at.
+    line: u64,
+    /// Its sample's id, in a recording made into samples: a trace id, an Inspect sample's id, a
+    /// session's id.
+    id: Option<String>,
+    /// Its Inspect epoch: the epochs of one sample are runs of one case.
+    epoch: Option<u64>,
+    trajectory: Value,
+}
+
+impl Recorded {
+    /// How the run is named in an error: by its sample's id (and epoch), when it has one.
+    fn who(&self) -> String {
+        let epoch = self
+            .epoch
+            .map_or(String::new(), |e| format!(" (epoch {e})"));
+        self.id
+            .as_ref()
+            .map_or(String::new(), |id| format!("sample `{id}`{epoch}: "))
+    }
+}
+
+/// The recorded runs of the traces file at `traces`: a recording gavel makes into samples (a
+/// collector file, an Inspect log, a Claude Code session file or folder) a run per sample, else
+/// a JSON value per line. `errors` gets each line that is not JSON.
+fn recorded_runs(traces: &Path, errors: &mut Vec<SuiteError>) -> Result<Vec<Recorded>, SuiteError> {
+    let failed = |message: String| SuiteError::at(traces, "", message);
+    let runs = match dataset::recording_rows(traces).map_err(|e| failed(e.message))? {
+        Some(made) => made
+            .text
+            .lines()
+            .zip(made.lines)
+            .map(|(row, line)| {
+                let mut row: Map<String, Value> = serde_json::from_str(row)
+                    .map_err(|e| failed(format!("cannot read a sample made of it: {e}")))?;
+                let id = row.get("id").map(|id| match id {
+                    Value::String(id) => id.clone(),
+                    id => id.to_string(),
+                });
+                let epoch = row.get("metadata").and_then(|m| m.get("epoch")?.as_u64());
+                Ok(Recorded {
+                    line: line as u64,
+                    id,
+                    epoch,
+                    trajectory: row.remove("trajectory").unwrap_or_default(),
+                })
+            })
+            .collect::<Result<_, SuiteError>>()?,
+        None => {
+            let text = fsio::read_text(traces, fsio::cap::DOCUMENT)
+                .map_err(|e| failed(format!("cannot read the traces file: {e}")))?;
+            let mut runs = Vec::new();
+            for (index, line) in text.lines().enumerate() {
+                let number = index as u64 + 1;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str(line) {
+                    Ok(trajectory) => runs.push(Recorded {
+                        line: number,
+                        id: None,
+                        epoch: None,
+                        trajectory,
+                    }),
+                    Err(e) => errors.push(SuiteError {
+                        line: Some(number),
+                        ..failed(format!("not JSON: {e}"))
+                    }),
+                }
+            }
+            runs
+        }
     };
-    trace.get("metadata")?.get("case_name")?.as_str()
+    Ok(runs)
+}
+
+/// The case a recorded run names: `metadata.case_name` of the run (an evaldeck Trace, an
+/// OpenAI Responses object, an Inspect sample) or of a list's first item, else the `case_name`
+/// of the `metadata` span attribute (JSON text) that OpenInference's `using_metadata` sets on
+/// the spans of an OTLP trace.
+fn named_case(run: &Value) -> Option<String> {
+    let items = match run {
+        Value::Array(items) => items.as_slice(),
+        run => std::slice::from_ref(run),
+    };
+    if let Some(name) = items
+        .first()?
+        .get("metadata")
+        .and_then(|m| m.get("case_name"))
+    {
+        return name.as_str().map(str::to_string);
+    }
+    fn list<'v>(value: &'v Value, key: &str) -> &'v [Value] {
+        value
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+    items
+        .iter()
+        .flat_map(|export| list(export, "resourceSpans"))
+        .flat_map(|resource| list(resource, "scopeSpans"))
+        .flat_map(|scope| list(scope, "spans"))
+        .flat_map(|span| list(span, "attributes"))
+        .filter(|attribute| attribute.get("key").and_then(Value::as_str) == Some("metadata"))
+        .find_map(|attribute| {
+            let text = attribute.get("value")?.get("stringValue")?.as_str()?;
+            let metadata: Value = serde_json::from_str(text).ok()?;
+            metadata.get("case_name")?.as_str().map(str::to_string)
+        })
+}
+
+/// The task a recorded run was given: its input, else its first user message, read as its
+/// format is read (of a list of evaldeck traces, the first trace's).
+fn recorded_input(run: &Value) -> Result<Option<String>, ConvertError> {
+    let text = run.to_string();
+    let raw: &RawValue =
+        serde_json::from_str(&text).map_err(|e| ConvertError(format!("not JSON: {e}")))?;
+    let first = dataset::per_turn_traces(raw)
+        .and_then(|traces| traces.first().copied())
+        .unwrap_or(raw);
+    let run = trajectory::convert(first, None)?;
+    Ok(run.input.as_deref().map(str::to_string).or_else(|| {
+        run.events().find_map(|event| match event {
+            Event::User { content } => Some(content.flatten().into_owned()),
+            _ => None,
+        })
+    }))
+}
+
+/// The text a case gives its agent first: its first turn's `user`.
+fn case_input(case: &Case) -> Option<&str> {
+    case.row.get("turns")?.get(0)?.get("user")?.as_str()
+}
+
+/// Pairs the recorded runs with the cases (`rows`, of the project at `cases`): each run with the
+/// case it names (`metadata.case_name`), else the case its sample's id is the name of, else the
+/// case whose first input it was given, as evaldeck's runner gives a case's input to the agent.
+/// The runs of each case, in the file's order; `errors` gets each run paired with no case, or
+/// with one that already has a run (the epochs of an Inspect sample are runs of one case).
+fn pair(
+    cases: &Path,
+    traces: &Path,
+    rows: &[Case],
+    runs: Vec<Recorded>,
+    errors: &mut Vec<SuiteError>,
+) -> HashMap<String, Vec<Value>> {
+    let mut paired: HashMap<String, Vec<Value>> = HashMap::new();
+    let mut first_on: HashMap<(String, Option<u64>), u64> = HashMap::new();
+    for run in runs {
+        let at = |field: &str, message: String| SuiteError {
+            line: Some(run.line),
+            ..SuiteError::at(traces, field, format!("{}{message}", run.who()))
+        };
+        let (name, field, how) = if let Some(name) = named_case(&run.trajectory) {
+            if !rows.iter().any(|case| case.name == name) {
+                errors.push(
+                    at(
+                        "metadata.case_name",
+                        format!("no case is named `{name}` in {}", cases.display()),
+                    )
+                    .with_hint("name one of the cases, or add the case file"),
+                );
+                continue;
+            }
+            (name, "metadata.case_name", "")
+        } else if let Some(id) = run
+            .id
+            .as_ref()
+            .filter(|id| rows.iter().any(|case| &case.name == *id))
+        {
+            (id.clone(), "", ", named by the sample's id,")
+        } else {
+            let input = match recorded_input(&run.trajectory) {
+                Ok(input) => input,
+                Err(e) => {
+                    errors.push(at("", format!("not a recording gavel reads: {e}")));
+                    continue;
+                }
+            };
+            let given = input.as_deref().map(str::trim);
+            let matching: Vec<&str> = rows
+                .iter()
+                .filter(|case| given.is_some() && case_input(case).map(str::trim) == given)
+                .map(|case| case.name.as_str())
+                .collect();
+            match matching.as_slice() {
+                [name] => ((*name).to_string(), "", ", whose input it was given,"),
+                [] => {
+                    let id = if run.id.is_some() {
+                        "its id is no case's name, and "
+                    } else {
+                        ""
+                    };
+                    let input = given.map_or("it records no input".into(), |input| {
+                        format!("its input {input:?} is no case's input")
+                    });
+                    errors.push(
+                        at(
+                            "metadata.case_name",
+                            format!(
+                                "missing: a trace names the case it records, or was given a \
+                                 case's input; {id}{input}"
+                            ),
+                        )
+                        .with_hint(
+                            "add `\"metadata\": {\"case_name\": NAME}` to the trace (a list: to its \
+                             first trace; OpenInference: `using_metadata({\"case_name\": NAME})`), \
+                             or record the run of a case's input",
+                        ),
+                    );
+                    continue;
+                }
+                names => {
+                    errors.push(
+                        at(
+                            "metadata.case_name",
+                            format!(
+                                "missing, and its input is the input of several cases: `{}`",
+                                names.join("`, `")
+                            ),
+                        )
+                        .with_hint("add `\"metadata\": {\"case_name\": NAME}` to the trace"),
+                    );
+                    continue;
+                }
+            }
+        };
+        match first_on.get(&(name.clone(), run.epoch)) {
+            Some(first) => errors.push(
+                at(
+                    field,
+                    format!("the case `{name}`{how} already has its trace on line {first}"),
+                )
+                .with_hint("keep one trace (or one list of traces) per case"),
+            ),
+            None => {
+                first_on.insert((name.clone(), run.epoch), run.line);
+                paired.entry(name).or_default().push(run.trajectory);
+            }
+        }
+    }
+    paired
 }
 
 /// Reads the cases at `cases` and their traces from `traces` into rows, every problem found
@@ -272,83 +517,24 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
             Err(e) => errors.push(e),
         }
     }
-    if let Some(what) = dataset::recording_kind(traces) {
-        errors.push(
-            SuiteError::at(
-                traces,
-                "",
-                format!(
-                    "this is {what}, but --traces takes evaldeck traces: a JSON Trace a line, \
-                     naming its case in `metadata.case_name`"
-                ),
-            )
-            .with_hint(
-                "grade a recording of another format with a suite: name it as the suite's \
-                 `dataset:`, or as its `trajectories:` (--trajectories FILE) joined to a dataset",
-            ),
-        );
-        return Err(errors);
-    }
-    let text = fsio::read_text(traces, fsio::cap::DOCUMENT).map_err(|e| {
-        errors.push(SuiteError::at(
-            traces,
-            "",
-            format!("cannot read the traces file: {e}"),
-        ));
+    let mut traces_errors = Vec::new();
+    let runs = recorded_runs(traces, &mut traces_errors).map_err(|e| {
+        errors.push(e);
         std::mem::take(&mut errors)
     })?;
-    let mut found: HashMap<String, (u64, Value)> = HashMap::new();
-    for (index, line) in text.lines().enumerate() {
-        let number = index as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = |field: &str, message: String| SuiteError {
-            line: Some(number),
-            ..SuiteError::at(traces, field, message)
-        };
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(e) => {
-                errors.push(at("", format!("not JSON: {e}")));
-                continue;
-            }
-        };
-        let Some(name) = case_name(&value).map(str::to_string) else {
-            errors.push(
-                at(
-                    "metadata.case_name",
-                    "missing: a trace names the case it records".into(),
-                )
-                .with_hint("add `\"metadata\": {\"case_name\": NAME}` to the trace (a list: to its first trace)"),
-            );
-            continue;
-        };
-        if !rows.iter().any(|case| case.name == name) {
-            errors.push(
-                at(
-                    "metadata.case_name",
-                    format!("no case is named `{name}` in {}", cases.display()),
-                )
-                .with_hint("name one of the cases, or add the case file"),
-            );
-        } else if let Some((first, _)) = found.get(&name) {
-            errors.push(
-                at(
-                    "metadata.case_name",
-                    format!("the case `{name}` already has its trace on line {first}"),
-                )
-                .with_hint("keep one trace (or one list of traces) per case"),
-            );
-        } else {
-            found.insert(name, (number, value));
-        }
-    }
-    for case in &mut rows {
-        match found.remove(case.name.as_str()) {
-            Some((_, trace)) => {
-                case.row.insert("trajectory".into(), trace);
-            }
+    let mut paired = pair(cases, traces, &rows, runs, &mut traces_errors);
+    // In the order of the lines they are found at.
+    traces_errors.sort_by_key(|e| e.line);
+    errors.append(&mut traces_errors);
+    let mut made = Vec::with_capacity(rows.len());
+    let mut code = Vec::new();
+    for case in rows {
+        match paired.remove(case.name.as_str()) {
+            Some(runs) => made.extend(runs.into_iter().map(|run| {
+                let mut row = case.row.clone();
+                row.insert("trajectory".into(), run);
+                Value::Object(row)
+            })),
             None => errors.push(case.error(
                 format!(
                     "the case `{}` has no trace in {}",
@@ -356,11 +542,13 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
                     traces.display()
                 ),
                 format!(
-                    "add a line whose trace has `\"metadata\": {{\"case_name\": \"{}\"}}`",
+                    "add a line whose trace has `\"metadata\": {{\"case_name\": \"{}\"}}`, or \
+                     the run of the case's input",
                     case.name
                 ),
             )),
         }
+        code.extend(case.code);
     }
     if !errors.is_empty() {
         return Err(errors);
@@ -368,15 +556,11 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
     let name = cases
         .file_stem()
         .map_or("cases".into(), |s| s.to_string_lossy().into_owned());
-    let mut code = Vec::new();
-    let rows = rows
-        .into_iter()
-        .map(|case| {
-            code.extend(case.code);
-            Value::Object(case.row)
-        })
-        .collect();
-    Ok(Project { name, rows, code })
+    Ok(Project {
+        name,
+        rows: made,
+        code,
+    })
 }
 
 impl Project {

@@ -106,9 +106,13 @@ pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
 }
 
 /// The session files of the folder `folder` as JSONL rows, a row per file in the order of their
-/// names, each numbered by its place in that order. A file that is not a session, or a session
-/// a second file also holds, is refused, naming the file (and the other).
-pub fn convert_folder(folder: &Path) -> Result<Converted, SourceError> {
+/// names, each numbered by its place in that order. A file that is not a session (as
+/// `is_session` tells, or refuses it), or a session a second file also holds, is refused, naming
+/// the file (and the other).
+pub fn convert_folder(
+    folder: &Path,
+    is_session: impl Fn(&Path) -> Result<bool, SourceError>,
+) -> Result<Converted, SourceError> {
     let mut converted = Converted::default();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
     let mut budget = fsio::cap::TABLE;

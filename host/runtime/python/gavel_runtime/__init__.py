@@ -12,11 +12,18 @@ import math
 import os
 import sys
 
+from evaldeck.graders import CustomGrader
+from evaldeck.results import GradeResult as EvaldeckGrade
+from letta_evals.models import GradeResult as LettaGrade
+
 from gavel_runtime import convert, loader, process, sandbox
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
 
 __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
+
+# The forms whose builders read the run's recording, and the format each reads.
+READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
 
 FORMS = (
     "letta-grader",
@@ -251,15 +258,22 @@ class Runtime:
 
     # -- grade / extract -----------------------------------------------------------------
 
-    def row(self, name, text, recorded):
+    def row(self, name, text, recorded, recorded_format=None):
         """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
-        as the host cut it from the row or its run record (or None). OpenAI's graders receive
-        the row whole, as their item; the other forms' builders read the run from its recording
-        or its events and the row only for other members, so the row's `trajectory`, the
-        recording again, is not parsed for them (`convert.row_apart`)."""
-        if recorded is None or name.startswith("openai:"):
-            return convert.row_whole(text)
-        return convert.row_apart(text, recorded)
+        as the host cut it from the row or its run record (or None) in `recorded_format`; and
+        the recording parsed with the row, or None. OpenAI's graders receive the row whole, as
+        their item; the other forms' builders read the run from its recording or its events
+        and the row only for other members, so the row's `trajectory`, the recording again, is
+        parsed for them only as the recording, and only by the forms that read it
+        (`convert.row_and_recording`, `convert.row_apart`)."""
+        form = name.partition(":")[0]
+        if recorded is None or form == "openai":
+            return convert.row_whole(text), None
+        if READS_RECORDING.get(form) == recorded_format:
+            both = convert.row_and_recording(text, recorded)
+            if both is not None:
+                return both
+        return convert.row_apart(text, recorded), None
 
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
@@ -276,14 +290,12 @@ class Runtime:
         raise CallError(f"{name!r} is not a grader")
 
     def _letta_grade(self, func, row, sample_id, submission):
-        from letta_evals.models import GradeResult
-
         sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
             result = run_coroutine(func(sample, submission))
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
-        if not isinstance(result, GradeResult):
+        if not isinstance(result, LettaGrade):
             raise CallError(
                 f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
                 "(a @grader must return letta_evals.models.GradeResult)"
@@ -298,9 +310,6 @@ class Runtime:
         }
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
-        from evaldeck.graders import CustomGrader
-        from evaldeck.results import GradeResult
-
         trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
         case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
@@ -309,10 +318,10 @@ class Runtime:
             result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
             # evaldeck's Evaluator reports what escapes a grader this way.
-            result = GradeResult.error_result(grader.name, f"Grader error: {e}")
+            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")
         except BaseException as e:  # SystemExit: evaldeck's run would end; this call does
             raise CallError(_user_error(e, self.finder)) from None
-        if not isinstance(result, GradeResult):
+        if not isinstance(result, EvaldeckGrade):
             # evaldeck's Evaluator reads `.status` of whatever came back.
             return {
                 "score": 0.0,

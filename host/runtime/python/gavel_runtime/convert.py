@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 from _gavel_model import TzInfo
+from evaldeck.test_case import EvalCase
+from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
+from letta_evals.models import Sample
 
 # Message dates the canonical events do not carry; fixed so that a run grades the same twice.
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=TzInfo(0))
@@ -21,6 +24,8 @@ class Run:
     ("tool_call", id, name, arguments, failed), ("tool_return", call_id, content, status),
     ("llm_call", model, input, output, tokens), ("human_input", text), ("other", name);
     content is a str or a list of str, tokens a dict or None, status "success" or "error".
+
+    `recorded_parsed`, when given, is `recorded_value` already parsed (`row_and_recording`).
 
     `turns` may be given as a function returning them: it is called on first use, so that a
     call whose builder reads only the recording (or nothing of the run) never converts the
@@ -36,6 +41,7 @@ class Run:
         usage=None,
         recorded_format=None,
         recorded_value=None,
+        recorded_parsed=None,
     ):
         self._turns = turns
         self.output = output
@@ -45,6 +51,7 @@ class Run:
         self.usage = usage
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
+        self.recorded_parsed = recorded_parsed
 
     @property
     def turns(self):
@@ -54,7 +61,9 @@ class Run:
 
     def recorded(self, fmt):
         if self.recorded_format == fmt and self.recorded_value is not None:
-            return json.loads(self.recorded_value)
+            # Parsed with the row once, handed out once: a later reader parses its own.
+            parsed, self.recorded_parsed = self.recorded_parsed, None
+            return json.loads(self.recorded_value) if parsed is None else parsed
         return None
 
     def events(self):
@@ -66,11 +75,19 @@ def row_apart(text, recorded):
     """The row (`text`, JSON) as `row_whole` gives it, without its `trajectory` member when that
     member's text is `recorded`, the run's recording as the host cut it out: for the builders
     that read the run from the recording and nothing of the row's `trajectory`, this saves
-    parsing the run twice. The member is found by its text: a marker no row holds takes the
+    parsing the run twice. When the member is the row's last (`_last_member`), the row is
+    parsed up to it. Otherwise the member is found by its text: a marker no row holds takes the
     recording's last place in the row, and only when the parsed row's `trajectory` is that
     marker was the text there the member's whole value. Otherwise (no such text, or it stood
     elsewhere) the row is parsed whole.
     """
+    start = _last_member(text, recorded) if recorded else -1
+    if start >= 0:
+        # The row closed where the member starts; a `trajectory` given before it goes too, as
+        # the whole row's parse keeps only the last.
+        row = json.loads(f"{text[:start]}}}") if text[start] == "," else {}
+        row.pop("trajectory", None)
+        return row
     at = text.rfind(recorded) if recorded else -1
     marker = _marker() if at >= 0 else None
     if marker is not None and marker not in text:
@@ -82,6 +99,62 @@ def row_apart(text, recorded):
             del row["trajectory"]
             return row
     return row_whole(text)
+
+
+def row_and_recording(text, recorded):
+    """The row (`text`, JSON) without its `trajectory` member, and that member's value, from
+    one parse of the row, when `recorded`, the run's recording as the host cut it, is the text
+    of the row's last member (`_last_member`); None otherwise, for `row_apart`. For the
+    builders that read the recording this parses the row once, where `row_apart` would parse it
+    in two pieces."""
+    if _last_member(text, recorded) < 0:
+        return None
+    row = json.loads(text)
+    return row, row.pop("trajectory")
+
+
+def _last_member(text, recorded):
+    """Where the row's last member starts (its `,`, or the row's `{`) when that member is
+    `trajectory` with `recorded` as its value's text (as a row written with its run usually
+    has it); -1 otherwise.
+
+    The text must end with `"trajectory": <recorded> }` (any whitespace between the parts),
+    preceded by `,` or `{`. The host sends only rows it parsed, JSON texts; in one, the quote
+    after that `,` or `{` can only open a string (a string closed there would leave
+    `trajectory` bare), so the `,` or `{` stands outside strings and the string is the key
+    `trajectory`; the value after its colon is the recording's text, a JSON value, and the `}`
+    right after it is the text's last, so it closes the row itself: the member is the row's
+    own, and the last of its name, the one Python keeps."""
+    # Walked back from the end by index: a copy or a scan of the text costs the sandbox about
+    # as much a kilobyte as a few thousand instructions (only the recording's own comparison
+    # reads it whole).
+    i = len(text)
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    if i < 2 or text[i - 1] != "}":
+        return -1
+    i -= 1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    i -= len(recorded)
+    if i < 1 or not text.startswith(recorded, i):
+        return -1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    if text[i - 1] != ":":
+        return -1
+    i -= 1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    i -= 12
+    if i < 1 or not text.startswith('"trajectory"', i):
+        return -1
+    while i > 0 and text[i - 1] in _SPACE:
+        i -= 1
+    return i - 1 if text[i - 1] in "{," else -1
+
+
+_SPACE = " \t\n\r"
 
 
 def row_whole(text):
@@ -109,8 +182,6 @@ def _marker():
 
 def letta_sample(row, fallback_id):
     """`letta_evals.models.Sample` as letta-evals' JSONL loader builds it from a row."""
-    from letta_evals.models import Sample
-
     metadata = row.get("metadata") or {}
     sample_id = fallback_id
     for key in ("sample_id", "id"):
@@ -278,15 +349,13 @@ _CASE_KEYS = (
 def evaldeck_case(row, fallback_name):
     """`evaldeck.EvalCase` from a row written as an evaldeck case (`name`, `input`, `expected`,
     ...), through evaldeck's loader rule for single-turn cases."""
-    from evaldeck.test_case import EvalCase
-
     data = {key: row[key] for key in _CASE_KEYS if key in row}
     data.setdefault("name", str(fallback_name))
     if "input" in data and not isinstance(data["input"], str):
         data["input"] = "\n".join(str(x) for x in data["input"]) if isinstance(data["input"], list) else str(data["input"])
     if "input" not in data and "turns" not in data:
         data["input"] = ""
-    return EvalCase._from_dict(data)
+    return EvalCase._from_dict_deferred(data)
 
 
 _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout", "error": "error"}
@@ -294,11 +363,10 @@ _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout"
 
 def evaldeck_trace(run):
     """`evaldeck.Trace`: the recording when it is evaldeck's, else built from the events."""
-    from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
-
     recorded = run.recorded("evaldeck")
     if recorded is not None:
-        return Trace.from_dict(recorded)
+        trace = Trace._deferred_if_usual(recorded)
+        return Trace.from_dict(recorded) if trace is None else trace
     returns = {}
     for event in run.events():
         if event[0] == "tool_return" and event[1] and event[1] not in returns:
@@ -404,7 +472,7 @@ def openai_sample(run):
 
 def to_json(value: Any) -> str:
     """JSON for grade metadata and expected/actual values; what JSON cannot hold is its `str`."""
-    return json.dumps(value, ensure_ascii=False, default=_fallback)
+    return _ENCODER.encode(value)
 
 
 def _fallback(value):
@@ -417,3 +485,8 @@ def _fallback(value):
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()
     return str(value)
+
+
+# `json.dumps(value, ensure_ascii=False, default=_fallback)` makes this encoder anew on every
+# call; it keeps nothing between calls, so one serves them all.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_fallback)

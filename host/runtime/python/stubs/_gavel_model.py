@@ -11,6 +11,7 @@ pydantic so that printing or serialising a model shows what the real package sho
 import datetime as _dt
 import enum as _enum
 import json as _json
+import re as _re
 
 PYDANTIC_VERSION = "2.14"
 REQUIRED = object()
@@ -335,9 +336,9 @@ def _constructor(cls):
     string, a `dict` for a model, a known value for an enum) are taken inline; any other goes
     through the field's check, so what is refused, and how, is the check's. Made when the class
     is defined, so at build time, into the snapshot."""
-    lines = ["def _construct(self, **data):", "    values = self.__dict__", "    errors = None"]
+    lines = ["def _construct(self, **data):", "    values = _dict_of(self)", "    errors = None"]
     scope = {"_ABSENT": _ABSENT, "_Invalid": _Invalid, "ValidationError": ValidationError, "_bad": _bad,
-             "_missing": _missing}
+             "_missing": _missing, "_dict_of": _dict_of}
     for i, field in enumerate(cls._fields):
         name = repr(field.name)
         lines.append(f"    v = data.get({name}, _ABSENT)")
@@ -384,6 +385,114 @@ def _constructor(cls):
     return scope["_construct"]
 
 
+# A datetime text `datetime` certainly parses: a day of 28 or fewer, seconds with 0, 3 or 6
+# fractional digits, an optional `Z` or `+hh:mm` offset. Any other text takes the check itself.
+_USUAL_DATETIME = _re.compile(
+    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])[T ](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+    r"(?:\.[0-9]{3}(?:[0-9]{3})?)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
+).fullmatch
+
+
+def _deferrable(cls):
+    """Whether `cls` may be built on first read: it says so (`_defer`) and keeps no extra keys."""
+    return "_fields" in cls.__dict__ and "_defer" in cls.__dict__ and issubclass(cls, DeferredModel) and not cls._extra
+
+
+def _usual_form(check, i, scope):
+    """For a field checked by `check`: a condition on `v` that holds only when `check(v)`
+    certainly accepts `v` (None when no such test is cheap), `_shortcuts`' sure pairs, and the
+    source of the value to take when none of those applies (None: `check(v)` itself, which
+    cannot refuse a value the condition let through)."""
+    sure, guarded = _shortcuts(check, i, scope)
+    conditions = [condition for condition, _ in sure]
+    inner = getattr(check, "inner", check) if getattr(check, "__name__", None) == "check_optional" else check
+    taken = None
+    if inner is datetime:
+        scope["_usual_datetime"] = _USUAL_DATETIME
+        conditions.append("type(v) is str and _usual_datetime(v) is not None")
+    elif guarded and _deferrable(inner.cls):
+        scope[f"init{i}"] = inner.cls._construct
+        conditions.append(f"type(v) is dict and model{i}.__init__ is init{i} and model{i}._usual(v)")
+        taken = f"model{i}._deferred(v)"
+    elif getattr(inner, "__name__", None) == "check_list":
+        item = inner.inner
+        if item is string:
+            scope["_only_str"] = frozenset((str,))
+            conditions.append("type(v) is list and set(map(type, v)) <= _only_str")
+            taken = "list(v)"
+        elif hasattr(item, "cls") and not hasattr(item, "members") and _deferrable(item.cls):
+            scope[f"model{i}"], scope[f"init{i}"] = item.cls, item.cls._construct
+            conditions.append(f"type(v) is list and model{i}.__init__ is init{i} and all(map(model{i}._usual, v))")
+            taken = f"[model{i}._deferred(x) for x in v]"
+    return " or ".join(f"({c})" for c in conditions) or None, sure, taken
+
+
+def _deferred_parts(cls):
+    """`_usual(data)`, true only when `cls(**data)` certainly succeeds (and leaves the model
+    checks nothing to do), and `_take`, each field's function from `data` to the value that
+    constructor would give it. Written out per class when it is defined, as `_constructor` is."""
+    lines = ["def _usual(d):", "    if type(d) is not dict:", "        return False"]
+    takes = []
+    scope = {"_ABSENT": _ABSENT}
+    settled = cls._defer
+    for i, field in enumerate(cls._fields):
+        name = repr(field.name)
+        take = [f"def take{i}(data):", f"    v = data.get({name}, _ABSENT)", "    if v is _ABSENT:"]
+        if field.factory is not None:
+            scope[f"factory{i}"] = field.factory
+            take.append(f"        return factory{i}()")
+        else:
+            scope[f"default{i}"] = field.default
+            take.append(f"        return default{i}")
+        if field.check is any_value:
+            take.append("    return v")
+            takes.append("\n".join(take))
+            continue
+        scope[f"check{i}"] = field.check
+        condition, sure, taken = _usual_form(field.check, i, scope)
+        # A missing value is usual when its default is fixed or a new empty container: a
+        # factory such as `datetime.now` would give another value when taken later.
+        needed = (
+            field.default is REQUIRED
+            or (field.factory is not None and field.factory not in (dict, list))
+            or field.name in settled
+        )
+        if needed:
+            lines.append(f"    v = d.get({name}, _ABSENT)\n    if v is _ABSENT:\n        return False")
+        elif field.default is None and field.factory is None and sure and sure[0][0] == "v is None":
+            # Optional: a missing value reads as None, which the condition takes.
+            lines.append(f"    v = d.get({name})")
+        else:
+            lines.append(f"    v = d.get({name}, _ABSENT)")
+            condition = condition and f"v is _ABSENT or {condition}"
+        if condition is None:
+            lines.append("    if v is not _ABSENT:\n        return False")
+        else:
+            if field.name in settled:
+                condition = f"v and ({condition})"
+            lines.append(f"    if not ({condition}):\n        return False")
+        for condition, value in sure:
+            take.append(f"    if {condition}:\n        return {value}")
+        take.append(f"    return {taken or f'check{i}(v)'}")
+        takes.append("\n".join(take))
+    lines.append("    return True")
+    exec("\n\n".join(["\n".join(lines)] + takes), scope)
+    return scope["_usual"], {f.name: scope[f"take{i}"] for i, f in enumerate(cls._fields)}
+
+
+def _read_deferred(self, name):
+    """`__getattr__` of the classes that may be deferred, called only for names not set on the
+    instance: a deferred model's field on its first read."""
+    values = _dict_of(self)
+    data = values.get("_gavel_data")
+    if data is not None:
+        take = self._take.get(name)
+        if take is not None:
+            value = values[name] = take(data)
+            return value
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 class Model:
     """The shared behaviour of every stand-in model; subclasses set `_fields`."""
 
@@ -394,8 +503,17 @@ class Model:
             cls._known = frozenset(f.name for f in cls._fields)
             if "__init__" not in cls.__dict__:
                 cls.__init__ = cls._construct
+            if _deferrable(cls):
+                usual, cls._take = _deferred_parts(cls)
+                cls._usual = staticmethod(usual)
+                # Only these classes read attributes through `__getattr__`: on any other, it
+                # would keep CPython from specialising every read of a field.
+                cls.__getattr__ = _read_deferred
 
     _fields = ()
+    # `_defer`, set by a `DeferredModel` class that may be built on first read
+    # (`_deferred_if_usual`): the fields that, when set, leave its `_validate` nothing to do
+    # (an empty tuple for a class without one). Any other class is built when made.
     # Unknown keys are kept as attributes (pydantic `extra="allow"`, as letta_client's models).
     _extra = False
     # `str()` shows what `repr()` shows (letta_client's models), not pydantic's `a=1 b=2`.
@@ -435,6 +553,23 @@ class Model:
         return cls(**data)
 
     @classmethod
+    def _deferred_if_usual(cls, data):
+        """The model of `data`, a dict nothing else holds (just parsed), built field by field
+        on first read, when `data` has the usual form, which `cls(**data)` cannot refuse; None
+        otherwise, for the caller to validate `data` now, so that every error is raised where
+        and as it always is."""
+        usual = cls.__dict__.get("_usual")
+        if usual is not None and cls.__init__ is cls._construct and usual(data):
+            return cls._deferred(data)
+        return None
+
+    @classmethod
+    def _deferred(cls, data):
+        model = object.__new__(cls)
+        _dict_of(model)["_gavel_data"] = data
+        return model
+
+    @classmethod
     def model_validate_json(cls, text):
         return cls.model_validate(_json.loads(text))
 
@@ -443,7 +578,7 @@ class Model:
         return {f.name for f in self._fields}
 
     def _items(self):
-        names = [f.name for f in self._fields] + list(self.__dict__.get("_extras", ()))
+        names = [f.name for f in self._fields] + list(_dict_of(self).get("_extras", ()))
         return [(name, getattr(self, name)) for name in names]
 
     def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
@@ -501,6 +636,32 @@ class Model:
 
     def __iter__(self):
         return iter(self._items())
+
+
+# The instance dictionary itself, past a class's own `__dict__` (`DeferredModel`'s).
+_dict_of = Model.__dict__["__dict__"].__get__
+
+
+def _whole_dict(self):
+    """`__dict__` of a model that may be deferred: every field, in their order, as a model
+    built when made holds them (attributes set on it since kept), the parsed data gone."""
+    values = _dict_of(self)
+    data = values.get("_gavel_data")
+    if data is not None:
+        whole = {name: values[name] if name in values else take(data) for name, take in self._take.items()}
+        for key, value in values.items():
+            if key != "_gavel_data" and key not in whole:
+                whole[key] = value
+        values.clear()
+        values.update(whole)
+    return values
+
+
+class DeferredModel(Model):
+    """A model whose class may be built on first read (it sets `_defer`). Its `__dict__`
+    (`vars()`) builds every field first, so that it shows what an eagerly built model's does."""
+
+    __dict__ = property(_whole_dict)
 
 
 def _dump(value, mode, exclude_none):

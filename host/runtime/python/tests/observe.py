@@ -8,6 +8,7 @@ test_differential.py runs both and compares the entries field by field.
 """
 
 import asyncio
+import copy
 import json
 import os
 import sys
@@ -360,6 +361,125 @@ def model_cases(out):
     attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))
 
 
+def deferred_cases(out):
+    """What a grader reads of the trace and the case of a row, built as each tool builds them:
+    evaldeck with `Trace.from_dict` and `EvalCase._from_dict`, gavel's runtime from the run's
+    recording and the row (which builds a model of the usual form on first read). Each probe
+    starts from a new model, so that it reads only what it names."""
+    from evaldeck import EvalCase, Step, Trace
+
+    rows = jsonl(os.path.join(DATA, "evaldeck", "cases.jsonl"))
+    step = {"id": "s1", "type": "llm_call", "timestamp": "2026-01-01T00:00:01", "status": "success", "model": "m",
+            "input": "q", "output": "a", "tokens": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7},
+            "duration_ms": 112.5}
+    tool = {"id": "s2", "type": "tool_call", "timestamp": "2026-01-01T00:00:02Z", "tool_name": "search_flights",
+            "tool_args": {"from": "SFO", "to": "NYC"}, "tool_result": {"flights": [1, 2]}, "duration_ms": 30}
+    trace = {"id": "t", "input": "q", "output": "Confirmation: AB123456", "status": "success", "steps": [step, tool],
+             "started_at": "2026-01-01T00:00:00.250", "completed_at": "2026-01-01T00:00:09+02:00",
+             "duration_ms": 9000.0, "metadata": {"k": [1]}, "framework": "custom", "agent_name": "A", "extra": 1}
+    traces = {row["name"]: row["trace"] for row in rows}
+    traces["usual"] = trace
+    # Valid, but not of the form taken on first read: the full check converts these.
+    traces["lax-values"] = dict(trace, steps=[dict(step, tokens={"total_tokens": "7"}, duration_ms="1.5"),
+                                              dict(tool, timestamp="2024-02-29T10:00:00.1", status="failure")])
+    traces["step-objects-and-tuple"] = dict(trace, steps=({"type": "reasoning", "id": "r", "timestamp": 0,
+                                                           "reasoning_text": "why"},))
+    # Refused: the error must come when the trace is built, as evaldeck's, not on a read.
+    bad = {
+        "bad-day": dict(trace, steps=[dict(step, timestamp="2026-02-30T00:00:00")]),
+        "bad-month": dict(trace, completed_at="2026-13-01T00:00:00"),
+        "bad-type": dict(trace, steps=[step, dict(tool, type="tool")]),
+        "bad-tokens": dict(trace, steps=[dict(step, tokens={"total_tokens": "many"})]),
+        "bad-args": dict(trace, steps=[dict(tool, tool_args=["SFO"])]),
+        "bad-input": dict(trace, input=None),
+        "bad-steps": dict(trace, steps=[step, "s"]),
+        "not-a-dict": [trace],
+    }
+
+    def built(data):
+        if MODE == "real":
+            return Trace.from_dict(copy.deepcopy(data))
+        from gavel_runtime.convert import evaldeck_trace
+
+        return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(data)))
+
+    def attempt(key, fn):
+        try:
+            out[key] = fn()
+        except Exception as e:
+            out[key] = {"error": error_text(e)}
+
+    def edited(data):
+        t = built(data)
+        t.output = "changed"
+        t.steps.append(Step(type="reasoning", id="new", timestamp="2026-01-01T00:00:00"))
+        return [t.output, t.step_count, t.to_dict()]
+
+    probes = {
+        "output": lambda data: built(data).output,
+        "tool-calls": lambda data: [(s.id, s.tool_name, s.tool_args, s.status.value) for s in built(data).tool_calls],
+        "step-types": lambda data: [str(s.type) for s in built(data).steps],
+        "tokens": lambda data: [built(data).total_tokens, built(data).tools_called],
+        "dump": lambda data: built(data).model_dump(mode="json"),
+        "dump-python": lambda data: repr(built(data).model_dump()),
+        "repr": lambda data: [repr(built(data)), str(built(data).steps[:1])],
+        "equal": lambda data: [built(data) == Trace.from_dict(copy.deepcopy(data)), built(data) == built(dict(data, id="x")),
+                               [a == b for a, b in zip(built(data).steps, Trace.from_dict(copy.deepcopy(data)).steps)]],
+        "isinstance": lambda data: [isinstance(built(data), Trace), type(built(data)).__name__,
+                                    all(isinstance(s, Step) and type(s) is Step for s in built(data).steps)],
+        "iterate": lambda data: [name for name, _ in built(data)] + [repr(v) for _, v in built(data)],
+        "edited": edited,
+        "missing-attribute": lambda data: getattr(built(data), "tool_call_count"),
+        "copy": lambda data: copy.deepcopy(built(data)).to_dict() == built(data).to_dict(),
+        "vars": lambda data: [list(vars(built(data))), [repr(vars(s)) for s in vars(built(data))["steps"]]],
+    }
+    for name, data in traces.items():
+        for probe, fn in probes.items():
+            attempt(f"deferred/trace/{name}/{probe}", lambda fn=fn, data=data: fn(data))
+    # An empty or missing id is made when the model is built (a random one, so only its length
+    # is compared).
+    without = {k: v for k, v in trace.items() if k != "id"}
+    for name, data in (("empty", dict(trace, id="", steps=[dict(step, id=""), tool])),
+                       ("missing", dict(without, steps=[step, {k: v for k, v in tool.items() if k != "id"}]))):
+        attempt(f"deferred/trace/{name}-ids", lambda data=data: [len(built(data).id), [len(s.id) for s in built(data).steps]])
+    def refused(data):
+        try:
+            built(data)
+        except Exception as e:
+            # The error's kind, title and where it points (the stand-ins word some datetime
+            # errors more briefly than pydantic-core, and shorten long inputs otherwise).
+            return [line.split(", input_value=")[0] for line in error_text(e).splitlines()[:2]]
+        return "built"
+
+    for name, data in bad.items():
+        attempt(f"deferred/trace/{name}", lambda data=data: refused(data))
+
+    def case(row):
+        data = {k: v for k, v in row.items() if k != "trace"}
+        if MODE == "real":
+            return EvalCase._from_dict(copy.deepcopy(data))
+        from gavel_runtime.convert import evaldeck_case
+
+        return evaldeck_case(data, data["name"])
+
+    cases = {row["name"]: row for row in rows}
+    cases["graders"] = {"name": "g", "input": "i", "expected": {"tools_called": ["a"], "max_steps": 3, "task_completed": True},
+                        "graders": [{"type": "contains", "params": {"values": ["z"]}}], "tags": ["t"], "timeout": 5}
+    cases["bad-expected"] = {"name": "b", "input": "i", "expected": {"tools_called": ["a", 2]}}
+    cases["bad-grader"] = {"name": "b", "input": "i", "graders": [{"params": {}}]}
+    cases["bad-tags"] = {"name": "b", "input": "i", "tags": "t"}
+    case_probes = {
+        "expected": lambda row: case(row).expected.model_dump(),
+        "input": lambda row: [case(row).input, case(row).name, case(row).is_multi_turn],
+        "dump": lambda row: case(row).model_dump(mode="json"),
+        "graders": lambda row: [g.model_dump() for g in case(row).graders],
+        "equal": lambda row: case(row) == EvalCase._from_dict({k: v for k, v in row.items() if k != "trace"}),
+    }
+    for name, row in cases.items():
+        for probe, fn in case_probes.items():
+            attempt(f"deferred/case/{name}/{probe}", lambda fn=fn, row=row: fn(row))
+
+
 def message_cases(out):
     """The Letta messages a trajectory recording becomes, as user code sees them."""
     runs = jsonl(os.path.join(DATA, "letta-runs.jsonl"))
@@ -391,7 +511,7 @@ def message_cases(out):
 
 def main():
     out = {}
-    for section in (evaldeck_cases, letta_cases, model_cases, message_cases):
+    for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, message_cases):
         try:
             section(out)
         except Exception:

@@ -479,13 +479,54 @@ print(json.dumps(out))
 class Rows(unittest.TestCase):
     """What each form's builders receive of a row: the row whole for OpenAI's graders (their
     item), and the same row without its `trajectory` for the others when the recording the
-    host cut from it is that member's text; never another member left out or changed."""
+    host cut from it is that member's text; never another member left out or changed. The
+    forms that read the recording get it parsed with the row when it is the row's last member."""
 
     RECORDING = '{"steps": [{"type": "llm_call"}], "output": "Paris"}'
 
     def rows(self, text, recorded):
+        whole, apart = self.parsed(text, recorded)
+        return whole[0], apart[0]
+
+    def parsed(self, text, recorded, name="evaldeck-function:m:f", fmt="evaldeck"):
         runtime = Runtime(sandboxed=False)
-        return runtime.row("openai:m:f", text, recorded), runtime.row("evaldeck-function:m:f", text, recorded)
+        return runtime.row("openai:m:f", text, recorded, fmt), runtime.row(name, text, recorded, fmt)
+
+    def test_a_last_member_recording_comes_parsed_with_the_row_to_the_forms_that_read_it(self):
+        recording = json.loads(self.RECORDING)
+        for text in (
+            '{"id": 3, "trajectory": %s}' % self.RECORDING,
+            '{"trajectory":%s}' % self.RECORDING,
+            '{"id": 3 ,\n "trajectory" :\t%s \n}\n' % self.RECORDING,
+            '{"trajectory": 1, "trajectory": %s}' % self.RECORDING,
+        ):
+            whole, apart = self.parsed(text, self.RECORDING)
+            self.assertEqual(whole, (json.loads(text), None), text)
+            row = json.loads(text)
+            del row["trajectory"]
+            self.assertEqual(apart, (row, recording), text)
+            self.assertEqual(self.parsed(text, self.RECORDING, "letta-extractor:m:f", "letta")[1], (row, recording))
+            # A form that reads no recording, or not in this format, gets the row alone.
+            for name, fmt in (("letta-grader:m:f", "evaldeck"), ("evaldeck-class:m:f", "letta")):
+                self.assertEqual(self.parsed(text, self.RECORDING, name, fmt)[1], (row, None), (text, name))
+
+    def test_a_recording_not_the_rows_own_last_member_is_parsed_apart(self):
+        for text in (
+            '{"inner": {"trajectory": %s}}' % self.RECORDING,
+            '{"trajectory": 1, "a\\"trajectory": %s}' % self.RECORDING,
+            '{"x": ["trajectory", %s]}' % self.RECORDING,
+            '{"mytrajectory": %s}' % self.RECORDING,
+        ):
+            self.assertEqual(self.parsed(text, self.RECORDING)[1], (json.loads(text), None), text)
+            self.assertEqual(self.parsed(text, self.RECORDING, "letta-grader:m:f")[1], (json.loads(text), None), text)
+
+    def test_the_recording_parsed_with_the_row_is_handed_out_once(self):
+        row, parsed = self.parsed('{"trajectory": %s}' % self.RECORDING, self.RECORDING)[1]
+        run = Run(recorded_format="evaldeck", recorded_value=self.RECORDING, recorded_parsed=parsed)
+        first, second = run.recorded("evaldeck"), run.recorded("evaldeck")
+        self.assertIs(first, parsed)
+        self.assertEqual(second, parsed)
+        self.assertIsNot(second, parsed)
 
     def test_the_recorded_member_is_left_out_for_the_forms_that_read_the_recording(self):
         text = '{"id": 3, "input": "capital?", "trajectory": %s, "expected": {"output_contains": ["Paris"]}}' % (
@@ -522,7 +563,7 @@ class Rows(unittest.TestCase):
 
     def test_rows_that_are_no_object_or_absent_are_empty(self):
         for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1")):
-            self.assertEqual(self.rows(text, recorded), ({}, {}), text)
+            self.assertEqual(self.parsed(text, recorded), (({}, None), ({}, None)), text)
 
     def test_events_given_as_a_function_are_converted_on_first_use_only(self):
         made = []
@@ -536,6 +577,56 @@ class Rows(unittest.TestCase):
         self.assertEqual(list(run.events()), [e for turn in RUN.turns for e in turn])
         self.assertEqual(run.turns, RUN.turns)
         self.assertEqual(made, [1])
+
+
+def held(model):
+    from _gavel_model import _dict_of
+
+    return _dict_of(model)
+
+
+class Deferred(unittest.TestCase):
+    """evaldeck's trace and case of a usual recording and row are built on first read (their
+    values and errors against evaldeck's own: test_differential's `deferred/` cases). What a
+    model holds is read past its `__dict__`, which builds every field (as `held()` shows an
+    eagerly built model)."""
+
+    STEP = {"id": "s1", "type": "tool_call", "timestamp": "2026-01-01T00:00:01", "tool_name": "search",
+            "tool_args": {"to": "NYC"}, "tokens": {"total_tokens": 3}}
+    TRACE = {"id": "t", "input": "q", "output": "done", "started_at": "2026-01-01T00:00:00", "steps": [STEP, STEP]}
+
+    def trace(self, data):
+        from gavel_runtime.convert import evaldeck_trace
+
+        return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(data)))
+
+    def test_a_read_builds_only_the_fields_read(self):
+        trace = self.trace(self.TRACE)
+        self.assertEqual(trace.output, "done")
+        self.assertNotIn("steps", held(trace))
+        self.assertEqual([s.tool_name for s in trace.tool_calls], ["search", "search"])
+        self.assertIn("steps", held(trace))
+        step = trace.steps[0]
+        self.assertIn("type", held(step))
+        self.assertNotIn("timestamp", held(step))
+        self.assertNotIn("tokens", held(step))
+
+    def test_a_trace_of_another_form_is_built_whole_at_once(self):
+        for data in (dict(self.TRACE, steps=[dict(self.STEP, timestamp="2026-01-01T00:00:01.5")]),
+                     dict(self.TRACE, id=""), {k: v for k, v in self.TRACE.items() if k != "started_at"}):
+            trace = self.trace(data)
+            self.assertIn("steps", held(trace), data)
+            self.assertIn("timestamp", held(trace.steps[0]), data)
+
+    def test_a_usual_case_is_built_on_first_read(self):
+        from gavel_runtime.convert import evaldeck_case
+
+        case = evaldeck_case({"name": "c", "input": "q", "expected": {"tools_called": ["search"]}}, 0)
+        self.assertEqual(held(case).keys(), {"_gavel_data"})
+        self.assertEqual(case.expected.tools_called, ["search"])
+        self.assertNotIn("name", held(case))
+        self.assertEqual(list(vars(case)), [f.name for f in case._fields])
+        self.assertEqual(held(case).keys(), {f.name for f in case._fields})
 
 
 class Sandbox(unittest.TestCase):

@@ -7,11 +7,16 @@
 //! then delete or damage artifacts, making gavel compile again, but not plant code: an artifact
 //! whose tag does not check out is compiled again, with a warning.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
 use crate::cache::{CacheDir, CacheError, Key, TAG_BYTES};
-use crate::fsio::{read_regular, write_atomic_with};
+use crate::fsio::{open_regular, read_capped, write_atomic_with};
 
 /// The largest artifact read back: an interpreter compiled to a component (Python,
 /// JavaScript) is about 40 MiB.
@@ -19,6 +24,9 @@ const MAX_ARTIFACT_BYTES: u64 = 1 << 30;
 
 /// What the tag covers besides the artifact, with the layout's version.
 const DOMAIN: &[u8] = b"gavel compiled pack v1\0";
+
+/// How much of an artifact is read at a time while its tag is checked.
+const CHUNK_BYTES: usize = 1 << 20;
 
 /// The cache's folder of compiled packs and the key its artifacts are authenticated with.
 pub(super) struct Cache {
@@ -50,31 +58,43 @@ impl Cache {
         self.dir.join(format!("{sha256}-{engine_key}.cwasm"))
     }
 
-    /// The artifact at `path`, once its tag checks out for the pack and the engine.
+    /// The artifact at `path`, open, once its tag checks out for the pack and the engine.
+    ///
+    /// The file is read through a buffer of its own, never whole: a compiled interpreter is
+    /// about 50 MiB, which wasmtime then maps from the file ([`Artifact::mapped_path`]) instead
+    /// of copying it from memory.
     pub(super) fn load(
         &self,
         path: &Path,
         sha256: &str,
         engine_key: &str,
-    ) -> Result<Vec<u8>, Stale> {
-        let mut bytes = match read_regular(path, MAX_ARTIFACT_BYTES) {
-            Ok(bytes) => bytes,
+    ) -> Result<Artifact, Stale> {
+        let rejected = |e: io::Error| Stale::Rejected(e.to_string());
+        let (mut file, len) = match open_regular(path, MAX_ARTIFACT_BYTES) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Stale::Missing),
-            Err(e) => return Err(Stale::Rejected(e.to_string())),
+            Err(e) => return Err(rejected(e)),
         };
-        let Some(split) = bytes.len().checked_sub(TAG_BYTES) else {
+        let Some(body) = len.checked_sub(TAG_BYTES as u64) else {
             return Err(Stale::Rejected("it is too short to be an artifact".into()));
         };
-        let tag = bytes.split_off(split);
-        if !self
-            .key
-            .verify(DOMAIN, &parts(sha256, engine_key, &bytes), &tag)
-        {
+        let mut mac = self.mac(sha256, engine_key);
+        let mut chunk = vec![0; CHUNK_BYTES];
+        let mut left = body;
+        while left > 0 {
+            let take = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            file.read_exact(&mut chunk[..take]).map_err(rejected)?;
+            mac.update(&chunk[..take]);
+            left -= take as u64;
+        }
+        let mut tag = [0u8; TAG_BYTES];
+        file.read_exact(&mut tag).map_err(rejected)?;
+        if mac.verify_slice(&tag).is_err() {
             return Err(Stale::Rejected(
                 "its authentication tag does not match its content".into(),
             ));
         }
-        Ok(bytes)
+        Ok(Artifact { file, body })
     }
 
     /// Stores `artifact` at `path` with its tag, written whole under a new name that nothing
@@ -87,23 +107,46 @@ impl Cache {
         engine_key: &str,
         artifact: &[u8],
     ) -> io::Result<()> {
-        let tag = self.key.tag(DOMAIN, &parts(sha256, engine_key, artifact));
+        let mut mac = self.mac(sha256, engine_key);
+        mac.update(artifact);
+        let tag = mac.finalize().into_bytes();
         write_atomic_with(path, |file| {
             file.write_all(artifact)?;
             file.write_all(&tag)
         })
     }
+
+    /// The tag's MAC fed what it covers before the artifact: the pack's SHA-256 and the engine.
+    fn mac(&self, sha256: &str, engine_key: &str) -> Hmac<Sha256> {
+        self.key.mac(
+            DOMAIN,
+            &[sha256.as_bytes(), b"\0", engine_key.as_bytes(), b"\0"],
+        )
+    }
 }
 
-/// What an artifact's tag covers after the domain.
-fn parts<'a>(sha256: &'a str, engine_key: &'a str, artifact: &'a [u8]) -> [&'a [u8]; 5] {
-    [
-        sha256.as_bytes(),
-        b"\0",
-        engine_key.as_bytes(),
-        b"\0",
-        artifact,
-    ]
+/// An artifact in the cache whose tag checked out, kept open: what is loaded is the file that
+/// was checked, whatever its name leads to by then.
+pub(super) struct Artifact {
+    file: File,
+    /// Its length without the tag.
+    body: u64,
+}
+
+impl Artifact {
+    /// A path that opens the checked file itself (its open handle in `/proc`), for wasmtime to
+    /// map; `None` where the system has no such path.
+    pub(super) fn mapped_path(&self) -> Option<PathBuf> {
+        let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        path.exists().then_some(path)
+    }
+
+    /// The artifact's bytes, without the tag, read from the checked file.
+    pub(super) fn bytes(&self) -> io::Result<Vec<u8>> {
+        let mut file = &self.file;
+        file.rewind()?;
+        read_capped(file.take(self.body), self.body, self.body)
+    }
 }
 
 #[cfg(test)]
@@ -123,7 +166,10 @@ mod tests {
             Err(Stale::Missing)
         ));
         cache.store(&path, "abc", "e1", b"native code").unwrap();
-        assert_eq!(cache.load(&path, "abc", "e1").unwrap(), b"native code");
+        assert_eq!(
+            cache.load(&path, "abc", "e1").unwrap().bytes().unwrap(),
+            b"native code"
+        );
         assert!(matches!(
             cache.load(&path, "abd", "e1"),
             Err(Stale::Rejected(_))
@@ -142,7 +188,12 @@ mod tests {
         // The same key file gives the same key: a second run reads what a first wrote.
         cache.store(&path, "abc", "e1", b"native code").unwrap();
         assert_eq!(
-            open().unwrap().load(&path, "abc", "e1").unwrap(),
+            open()
+                .unwrap()
+                .load(&path, "abc", "e1")
+                .unwrap()
+                .bytes()
+                .unwrap(),
             b"native code"
         );
         // Nothing is left behind but the artifact.
@@ -151,5 +202,46 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("abc-e1.cwasm")]);
+    }
+
+    #[test]
+    fn an_artifact_longer_than_a_chunk_is_checked_whole() {
+        let home = tempfile::tempdir().unwrap();
+        let cache = Cache::open(
+            &CacheDir::open_with(&home.path().join("cache"), &home.path().join("config/key"))
+                .unwrap(),
+        )
+        .unwrap();
+        let path = cache.path("abc", "e1");
+        let artifact: Vec<u8> = (0..3 * CHUNK_BYTES + 5).map(|i| (i % 251) as u8).collect();
+        cache.store(&path, "abc", "e1", &artifact).unwrap();
+        assert_eq!(
+            cache.load(&path, "abc", "e1").unwrap().bytes().unwrap(),
+            artifact
+        );
+        // A byte changed in any chunk, the last one included, fails the check.
+        for at in [0, CHUNK_BYTES + 7, 3 * CHUNK_BYTES + 4] {
+            let mut planted = std::fs::read(&path).unwrap();
+            planted[at] ^= 1;
+            std::fs::write(&path, &planted).unwrap();
+            assert!(
+                matches!(cache.load(&path, "abc", "e1"), Err(Stale::Rejected(_))),
+                "byte {at}"
+            );
+            planted[at] ^= 1;
+            std::fs::write(&path, &planted).unwrap();
+        }
+        // One byte cut off the end, or one added, fails it too.
+        let whole = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &whole[..whole.len() - 1]).unwrap();
+        assert!(matches!(
+            cache.load(&path, "abc", "e1"),
+            Err(Stale::Rejected(_))
+        ));
+        std::fs::write(&path, [whole.as_slice(), b"x"].concat()).unwrap();
+        assert!(matches!(
+            cache.load(&path, "abc", "e1"),
+            Err(Stale::Rejected(_))
+        ));
     }
 }

@@ -151,12 +151,31 @@ impl Sandbox {
         artifact: &[u8],
         writes: Writes,
     ) -> wasmtime::Result<Component> {
-        let pool = match writes {
+        // SAFETY: passed on to the caller.
+        unsafe { Component::deserialize(&self.writing(writes).engine, artifact) }
+    }
+
+    /// [`Sandbox::deserialize`] for an artifact in the file at `path`, which wasmtime maps.
+    ///
+    /// # Safety
+    ///
+    /// As [`Component::deserialize_file`]: the file must hold what wasmtime's own compiler
+    /// produced, and must not change while the component lives.
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn deserialize_file(
+        &self,
+        path: &Path,
+        writes: Writes,
+    ) -> wasmtime::Result<Component> {
+        // SAFETY: passed on to the caller.
+        unsafe { Component::deserialize_file(&self.writing(writes).engine, path) }
+    }
+
+    fn writing(&self, writes: Writes) -> &Pool {
+        match writes {
             Writes::Few => &self.few,
             Writes::Scattered => &self.scattered,
-        };
-        // SAFETY: passed on to the caller.
-        unsafe { Component::deserialize(&pool.engine, artifact) }
+        }
     }
 
     /// The pool `component` was loaded into by [`Sandbox::deserialize`].

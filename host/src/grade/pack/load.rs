@@ -9,7 +9,7 @@ use wasmtime::Engine;
 use wasmtime::component::{Component, types::ComponentItem};
 
 use super::PackError;
-use super::cache::{Cache, Stale};
+use super::cache::{Artifact, Cache, Stale};
 use super::compile;
 pub(super) use super::compile::{MAX_PACK_BYTES, PackFile};
 use super::describe::printable;
@@ -240,6 +240,20 @@ fn not_a_component(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// The component whose file has the SHA-256 `sha256`, loaded from `cache` when a previous
+/// run compiled it there, in the pool for components that write as `writes` says; `None` when
+/// the cache has no artifact for it whose tag checks out (which [`compiled`] then says).
+pub(super) fn cached(
+    sandbox: &Sandbox,
+    writes: Writes,
+    sha256: &str,
+    cache: &Cache,
+) -> Option<Component> {
+    let key = engine_key(sandbox.engine());
+    let checked = cache.load(&cache.path(sha256, &key), sha256, &key).ok()?;
+    deserialize_cached(sandbox, &checked, writes).ok()
+}
+
 /// The component `file`, compiled, or loaded from `cache` when a previous run compiled it there,
 /// in the pool for components that write as `writes` says.
 pub(super) fn compiled(
@@ -254,7 +268,7 @@ pub(super) fn compiled(
     if let Some(cache) = cache {
         let artifact = cache.path(&file.sha256, &key);
         let why = match cache.load(&artifact, &file.sha256, &key) {
-            Ok(bytes) => match deserialize(sandbox, &bytes, writes) {
+            Ok(checked) => match deserialize_cached(sandbox, &checked, writes) {
                 Ok(component) => return Ok(component),
                 Err(e) => format!("{e:#}"),
             },
@@ -294,6 +308,27 @@ fn deserialize(sandbox: &Sandbox, artifact: &[u8], writes: Writes) -> wasmtime::
     // or in an earlier run, in which case the cache checked its tag under this user's key
     // before handing it over; wasmtime checks the version and settings recorded in it.
     unsafe { sandbox.deserialize(artifact, writes) }
+}
+
+/// The cached `artifact`, mapped from its file where wasmtime can map it: no copy of its
+/// code in memory, and the memory images of its modules mapped from the file too, where a copy
+/// costs a page fault a page (a compiled interpreter is about 50 MiB). Where it cannot (no
+/// `/proc`, a cache folder mounted `noexec`), it is read and copied.
+#[allow(unsafe_code)]
+fn deserialize_cached(
+    sandbox: &Sandbox,
+    artifact: &Artifact,
+    writes: Writes,
+) -> wasmtime::Result<Component> {
+    if let Some(path) = artifact.mapped_path() {
+        // SAFETY: the file is the one whose tag the cache checked under this user's key, kept
+        // open so that its path leads to it; its folder is this user's alone, so no one else
+        // can write it while it is mapped.
+        if let Ok(component) = unsafe { sandbox.deserialize_file(&path, writes) } {
+            return Ok(component);
+        }
+    }
+    deserialize(sandbox, &artifact.bytes()?, writes)
 }
 
 /// A short key for the engine settings that compiled code depends on.

@@ -337,7 +337,30 @@ impl PackHost {
         let file = load::read(name, &base_dir.join(&spec.path), spec.sha256.as_deref())?;
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(sandbox, writes, name, &file, self.cache.as_ref())?;
-        Pack::new(name, &file, &component, limits)
+        Pack::new(name, &file.path, &file.sha256, &component, limits)
+    }
+
+    /// As [`PackHost::load_writing`], for the component at `path` whose SHA-256 is known to be
+    /// `sha256` (checked under this user's key, as the cached interpreter's is), loaded from its
+    /// compiled artifact without reading the component; `None` when the cache holds no artifact
+    /// for it, so that the caller reads the file and checks it.
+    pub fn load_compiled(
+        &self,
+        writes: Writes,
+        name: &str,
+        path: &Path,
+        sha256: &str,
+        suite_limits: &Limits,
+    ) -> Result<Option<Pack>, PackError> {
+        let Some(cache) = &self.cache else {
+            return Ok(None);
+        };
+        let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
+        let Some(component) = load::cached(sandbox, writes, sha256, cache) else {
+            return Ok(None);
+        };
+        let limits = CallLimits::resolve(name, &Limits::default(), suite_limits)?;
+        Pack::new(name, path, sha256, &component, limits).map(Some)
     }
 
     /// Checks and describes the component at `path`, for `gavel inspect` and `gavel list
@@ -349,7 +372,11 @@ impl PackHost {
         let sandbox = engine::sandbox().map_err(PackError::Sandbox)?;
         let component = load::compiled(sandbox, Writes::Few, &name, &file, self.cache.as_ref())?;
         let limits = CallLimits::resolve(&name, &Limits::default(), &Limits::default())?;
-        Ok(Pack::new(&name, &file, &component, limits)?.info().clone())
+        Ok(
+            Pack::new(&name, &file.path, &file.sha256, &component, limits)?
+                .info()
+                .clone(),
+        )
     }
 }
 
@@ -373,11 +400,11 @@ struct PackInner {
 impl Pack {
     fn new(
         name: &str,
-        file: &load::PackFile,
+        path: &Path,
+        sha256: &str,
         component: &wasmtime::component::Component,
         limits: CallLimits,
     ) -> Result<Pack, PackError> {
-        let path = file.path.as_path();
         let pool = engine::sandbox()
             .map_err(PackError::Sandbox)?
             .pool(component);
@@ -412,7 +439,7 @@ impl Pack {
         Ok(Pack {
             inner: Arc::new(PackInner {
                 name: name.to_string(),
-                sha256: file.sha256.clone(),
+                sha256: sha256.to_string(),
                 info,
                 engine,
                 pre,
@@ -450,26 +477,31 @@ impl Pack {
 
     /// Sets each of `sources`' code as this interpreter compiles it, so that no call compiles
     /// it again. Sources that do not compile are left as they are: loading them then reports
-    /// why, at their place, as it would have.
+    /// why, at their place, as it would have. When the compile fails as a whole (its budget,
+    /// a trap), no source gets its code, and the error says why.
     ///
     /// The compiler runs once, on every source of the suite together, on a budget that grows
     /// with their size ([`CallLimits::compiling`]) rather than a grading call's: a folder of a
     /// few hundred kB of Python outgrows a call's fuel, and then no source would have its code
     /// and every load would compile its program again.
-    pub fn compile(&self, sources: &mut [Source]) {
+    pub fn compile(&self, sources: &mut [Source]) -> Result<(), CallFailure> {
         let bytes = sources.iter().map(|s| s.text.len() as u64).sum();
-        self.compile_within(sources, &self.inner.limits.compiling(bytes));
+        self.compile_within(sources, &self.inner.limits.compiling(bytes))
     }
 
     /// [`Pack::compile`] for the files of Python packages, once when they are unpacked: within
     /// bounds of their own ([`COMPILE_FUEL`], [`COMPILE_TIMEOUT`]), since packages hold far
     /// more source than a grader.
-    pub fn compile_packages(&self, sources: &mut [Source]) {
+    pub fn compile_packages(&self, sources: &mut [Source]) -> Result<(), CallFailure> {
         let limits = self.inner.limits.widened(COMPILE_FUEL, COMPILE_TIMEOUT);
-        self.compile_within(sources, &limits);
+        self.compile_within(sources, &limits)
     }
 
-    fn compile_within(&self, sources: &mut [Source], limits: &CallLimits) {
+    fn compile_within(
+        &self,
+        sources: &mut [Source],
+        limits: &CallLimits,
+    ) -> Result<(), CallFailure> {
         let pack = &self.inner;
         let Outcome { result, .. } = call::run(
             &pack.engine,
@@ -478,13 +510,18 @@ impl Pack {
             CallGrants::default(),
             |instance, store| pack.exports.compile(instance, store, sources),
         );
-        if let Ok(Ok(codes)) = result
-            && codes.len() == sources.len()
-        {
-            for (source, code) in sources.iter_mut().zip(codes) {
-                source.code = code;
-            }
+        let codes = result?.map_err(CallFailure::Program)?;
+        if codes.len() != sources.len() {
+            return Err(CallFailure::Host(format!(
+                "{} compiled sources for {}",
+                codes.len(),
+                sources.len()
+            )));
         }
+        for (source, code) in sources.iter_mut().zip(codes) {
+            source.code = code;
+        }
+        Ok(())
     }
 
     /// The grader `name` of `program`, run by this interpreter; the program is loaded and the

@@ -7,10 +7,11 @@
 //! instance therefore depends on the input and the batch size only, never on threads, timing or
 //! `--concurrency`. An instance serves one grader (one function of one program) of one batch:
 //! nothing crosses graders, batches, runs or suites, except where a pass is given a [`Kept`]
-//! store (`gavel serve`'s loaded suites), whose instances its batches take and leave. It is replaced, so that the next call
-//! starts afresh, after a call that trapped or hit a limit (fuel, deadline, memory, output), [`MAX_CALLS`]
-//! calls, or once its memory has grown by [`MAX_GROWTH`] beyond what it held after its first
-//! call. Fuel and the deadline are each call's own; memory is the instance's.
+//! store (`gavel serve`'s loaded suites), whose instances its batches take and leave. It is
+//! replaced, so that the next call starts afresh, after a call that trapped or hit a limit
+//! (fuel, deadline, memory, output), [`MAX_CALLS`] calls, or once its memory has grown by
+//! [`MAX_GROWTH`] beyond what it held after its first call. Fuel and the deadline are each
+//! call's own; memory is the instance's.
 //!
 //! Pool slots: a batch reserves, before its first warm call, a slot for each warm grader of
 //! the plan at once ([`WARM_SLOTS`] in the process, apart from the slots of fresh calls), so
@@ -134,7 +135,9 @@ impl Batch {
         }
     }
 
-    /// The batch, taking its instances from `kept` and leaving them there, when given.
+    /// The batch, taking its instances from `kept` and leaving them there, when given: the
+    /// instances still fit for calls go back to `kept` when the batch is dropped (`Drop for
+    /// Batch`), not when its last call ends.
     pub fn keeping(mut self, kept: Option<Arc<Kept>>) -> Batch {
         self.kept = kept;
         self

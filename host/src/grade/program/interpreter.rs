@@ -56,6 +56,9 @@ fn sources_hash() -> String {
 /// layout's version.
 const DOMAIN: &[u8] = b"gavel python interpreter v1\0";
 
+/// What a component's stamp's tag covers besides the sources' hash and the component's SHA-256.
+const STAMP_DOMAIN: &[u8] = b"gavel python interpreter digest v1\0";
+
 /// What the cache's toolchain's tag covers besides the digest of its folder.
 const TOOLCHAIN_DOMAIN: &[u8] = b"gavel python toolchain v1\0";
 
@@ -140,6 +143,42 @@ pub fn component(cache_dir: Option<&Path>) -> Result<Component, InterpreterError
     cached(cache_dir)
 }
 
+/// The cached component of these sources as its stamp records it, without reading it: the
+/// SHA-256 that [`cached`] found the component to have when its tag checked out, kept beside it
+/// (`interpreter-<hash>.sha256`) under the per-user key, so that a run whose compiled
+/// interpreter is in the cache finds it by that digest without reading and hashing the 25 MiB
+/// component twice. `None` when `$GAVEL_PYTHON_COMPONENT` names one, or no stamp checks out:
+/// then [`component`] reads the component.
+pub fn stamped(cache_dir: Option<&Path>) -> Option<Component> {
+    if std::env::var_os(COMPONENT_ENV).is_some_and(|path| !path.is_empty()) {
+        return None;
+    }
+    let cache_dir = std::path::absolute(cache_dir?).ok()?;
+    let cache = CacheDir::open(&cache_dir).ok()??;
+    let folder = cache.folder("python").ok()?;
+    let hash = sources_hash();
+    let stamp = read_regular(&stamp_path(&folder, &hash), (64 + TAG_BYTES) as u64).ok()?;
+    let (digest, tag) = stamp.split_at_checked(64)?;
+    if !cache
+        .key()
+        .verify(STAMP_DOMAIN, &[hash.as_bytes(), b"\0", digest], tag)
+    {
+        return None;
+    }
+    Some(Component {
+        path: component_path(&folder, &hash),
+        sha256: Some(String::from_utf8(digest.to_vec()).ok()?),
+    })
+}
+
+fn component_path(folder: &Path, hash: &str) -> PathBuf {
+    folder.join(format!("interpreter-{hash}.wasm"))
+}
+
+fn stamp_path(folder: &Path, hash: &str) -> PathBuf {
+    folder.join(format!("interpreter-{hash}.sha256"))
+}
+
 /// The component of these sources in `cache_dir`, once its tag checks out; built now when it
 /// is not there yet (with a one-line notice on stderr), or when it is there but its tag does
 /// not check out (with a one-line warning).
@@ -153,10 +192,10 @@ pub fn cached(cache_dir: &Path) -> Result<Component, InterpreterError> {
     let cache = CacheDir::open(cache_dir)?.ok_or(InterpreterError::NoKey)?;
     let folder = cache.folder("python")?;
     let hash = sources_hash();
-    let path = folder.join(format!("interpreter-{hash}.wasm"));
+    let path = component_path(&folder, &hash);
     match read_regular(&path, cap::COMPONENT) {
         Ok(bytes) => match check_tag(cache.key(), &hash, &bytes) {
-            Ok(()) => return Ok(loaded(path, &bytes)),
+            Ok(()) => return Ok(loaded(&cache, &folder, &hash, path, &bytes)),
             Err(why) => stale(&path, why),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -174,7 +213,7 @@ pub fn cached(cache_dir: &Path) -> Result<Component, InterpreterError> {
         path: path.clone(),
         source,
     })?;
-    Ok(loaded(path, &bytes))
+    Ok(loaded(&cache, &folder, &hash, path, &bytes))
 }
 
 fn stale(path: &Path, why: &str) {
@@ -185,10 +224,21 @@ fn stale(path: &Path, why: &str) {
     ));
 }
 
-fn loaded(path: PathBuf, bytes: &[u8]) -> Component {
+/// The component at `path` (in `folder`, of the sources of `hash`) whose tag checked out,
+/// with its SHA-256, which its stamp now records (see [`stamped`]). A stamp that cannot be
+/// written only leaves the next run to read the component again.
+fn loaded(cache: &CacheDir, folder: &Path, hash: &str, path: PathBuf, bytes: &[u8]) -> Component {
+    let sha256 = format!("{:x}", Sha256::digest(bytes));
+    let tag = cache
+        .key()
+        .tag(STAMP_DOMAIN, &[hash.as_bytes(), b"\0", sha256.as_bytes()]);
+    let _ = write_atomic(
+        &stamp_path(folder, hash),
+        &[sha256.as_bytes(), &tag].concat(),
+    );
     Component {
         path,
-        sha256: Some(format!("{:x}", Sha256::digest(bytes))),
+        sha256: Some(sha256),
     }
 }
 

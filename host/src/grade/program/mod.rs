@@ -37,8 +37,10 @@ use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::fsio;
 use crate::grade::grants::Grants;
 use crate::grade::pack::{
-    Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source, Writes,
+    CallFailure, Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source,
+    Writes,
 };
+use crate::terminal::printable;
 use reward::CustomReward;
 
 /// A suite's Python code and the interpreter that runs it.
@@ -280,7 +282,12 @@ pub fn prepare(
     let packages = match lock {
         None => None,
         Some((cache, lock)) => {
-            match packages::tree(&cache, &lock, &|sources| pack.compile_packages(sources)) {
+            let compile = |sources: &mut [Source]| {
+                if let Err(why) = pack.compile_packages(sources) {
+                    not_compiled(sources, &why);
+                }
+            };
+            match packages::tree(&cache, &lock, &compile) {
                 Ok(tree) => Some(Packages {
                     tree,
                     entries: wants.entries,
@@ -312,7 +319,18 @@ fn compile_importable<'a>(
         .filter(|(_, wanted)| **wanted)
         .map(|(source, _)| source.clone())
         .collect();
-    pack.compile(&mut chosen);
+    match pack.compile(&mut chosen) {
+        Err(why) => not_compiled(&chosen, &why),
+        Ok(()) => {
+            for source in chosen.iter().filter(|source| source.code.is_none()) {
+                crate::notice::warn(format!(
+                    "{}: the Python file does not compile; a grader that imports it fails \
+                     there, with Python's reason",
+                    printable(&source.path)
+                ));
+            }
+        }
+    }
     let mut codes = chosen.into_iter().map(|source| source.code);
     for (source, _) in sources
         .iter_mut()
@@ -321,6 +339,23 @@ fn compile_importable<'a>(
     {
         source.code = codes.next().flatten();
     }
+}
+
+/// Says that `sources` were not compiled ahead of the run, and `why`: the run goes on, each
+/// load compiling the files it imports, which costs every instance that compile.
+fn not_compiled(sources: &[Source], why: &CallFailure) {
+    let Some(first) = sources.first() else {
+        return;
+    };
+    let others = match sources.len() {
+        1 => String::new(),
+        n => format!(" and {} other Python files", n - 1),
+    };
+    crate::notice::warn(format!(
+        "{}{others}: not compiled ahead of the run ({why}); each load compiles them, which is \
+         slower",
+        printable(&first.path)
+    ));
 }
 
 /// Which of `sources` the `entries` reach through their import statements (see
@@ -425,28 +460,39 @@ fn imported(statement: &str, module: &str, package: bool) -> Vec<String> {
     }
 }
 
-/// The interpreter component, loaded.
+/// The interpreter component, loaded: from its compiled artifact alone when its stamp and the
+/// artifact check out, else read, checked, and compiled or loaded from the cache.
 fn load(
     suite: &Suite,
     host: impl FnOnce() -> Result<PackHost, PackError>,
     cache_dir: Option<&Path>,
 ) -> Result<Pack, LoadError> {
-    let component = interpreter::component(cache_dir)?;
-    // The cached component is loaded only as the file whose tag was checked.
-    let spec = PackSpec {
-        path: component.path,
-        sha256: component.sha256,
-        limits: None,
-        allow: None,
-    };
     let limits = suite.file.limits.clone().unwrap_or_default();
-    let pack = host()
-        .and_then(|host| {
-            host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits)
-        })
-        .map_err(|e| LoadError::Pack(Box::new(e)))?;
+    let host = host().map_err(|e| LoadError::Pack(Box::new(e)))?;
+    let stamped = interpreter::stamped(cache_dir).and_then(|stamped| {
+        let sha256 = stamped.sha256?;
+        let pack = host.load_compiled(Writes::Scattered, "python", &stamped.path, &sha256, &limits);
+        pack.transpose().map(|pack| (pack, stamped.path))
+    });
+    let (pack, path) = match stamped {
+        Some((pack, path)) => (pack, path),
+        None => {
+            let component = interpreter::component(cache_dir)?;
+            // The cached component is loaded only as the file whose tag was checked.
+            let spec = PackSpec {
+                path: component.path,
+                sha256: component.sha256,
+                limits: None,
+                allow: None,
+            };
+            let pack =
+                host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits);
+            (pack, spec.path)
+        }
+    };
+    let pack = pack.map_err(|e| LoadError::Pack(Box::new(e)))?;
     if !pack.is_interpreter() {
-        return Err(LoadError::NotInterpreter(spec.path));
+        return Err(LoadError::NotInterpreter(path));
     }
     Ok(pack)
 }

@@ -2,6 +2,7 @@
 
 from _gavel_model import (
     REQUIRED,
+    DeferredModel,
     Field,
     Model,
     boolean,
@@ -17,7 +18,7 @@ from _gavel_model import (
 _strings = optional(list_of(string))
 
 
-class ExpectedBehavior(Model):
+class ExpectedBehavior(DeferredModel):
     _fields = (
         Field("tools_called", _strings),
         Field("tools_not_called", _strings),
@@ -33,9 +34,10 @@ class ExpectedBehavior(Model):
         Field("task_completed", optional(boolean)),
         Field("custom", optional(mapping)),
     )
+    _defer = ()
 
 
-class GraderConfig(Model):
+class GraderConfig(DeferredModel):
     _fields = (
         Field("type", string, REQUIRED),
         Field("params", mapping, factory=dict),
@@ -45,17 +47,19 @@ class GraderConfig(Model):
         Field("module", optional(string)),
         Field("function", optional(string)),
     )
+    _defer = ()
 
 
-class Turn(Model):
+class Turn(DeferredModel):
     _fields = (
         Field("user", string, REQUIRED),
         Field("expected", optional(model(ExpectedBehavior))),
         Field("graders", list_of(model(GraderConfig)), factory=list),
     )
+    _defer = ()
 
 
-class EvalCase(Model):
+class EvalCase(DeferredModel):
     _fields = (
         Field("name", string, REQUIRED),
         Field("description", optional(string)),
@@ -67,6 +71,7 @@ class EvalCase(Model):
         Field("reference_output", optional(string)),
         Field("reference_tools", optional(list_of(string))),
     )
+    _defer = ()
 
     @property
     def is_multi_turn(self):
@@ -95,14 +100,7 @@ class EvalCase(Model):
         """evaldeck's loader: a case written with `input` (and `expected`/`graders`) and no
         `turns` becomes one turn; each turn's parts are built in turn, so an error names the
         innermost model, as evaldeck's does."""
-        data = dict(data)
-        if "input" in data and "turns" not in data:
-            turn = {"user": data.pop("input")}
-            if "expected" in data:
-                turn["expected"] = data.pop("expected")
-            if "graders" in data:
-                turn["graders"] = data.pop("graders")
-            data["turns"] = [turn]
+        data = _one_turn(data)
         if "turns" in data:
             turns = []
             for turn in data["turns"]:
@@ -116,6 +114,28 @@ class EvalCase(Model):
                 turns.append(turn)
             data["turns"] = turns
         return cls(**data)
+
+    @classmethod
+    def _from_dict_deferred(cls, data):
+        """`_from_dict(data)` for `data` nothing else holds: built on first read when its form
+        is usual (`Model._deferred_if_usual`), so that a grader that never reads the case
+        never pays for it; validated now otherwise."""
+        case = cls._deferred_if_usual(_one_turn(data))
+        return cls._from_dict(data) if case is None else case
+
+
+def _one_turn(data):
+    """A copy of `data`, a case written with `input` (and `expected`/`graders`) and no `turns`
+    made the one turn evaldeck's loader makes of it."""
+    data = dict(data)
+    if "input" in data and "turns" not in data:
+        turn = {"user": data.pop("input")}
+        if "expected" in data:
+            turn["expected"] = data.pop("expected")
+        if "graders" in data:
+            turn["graders"] = data.pop("graders")
+        data["turns"] = [turn]
+    return data
 
 
 class EvalSuite(Model):

@@ -6,6 +6,7 @@ from enum import Enum
 
 from _gavel_model import (
     REQUIRED,
+    DeferredModel,
     Field,
     Model,
     any_value,
@@ -45,12 +46,13 @@ class Message(Model):
     _fields = (Field("role", string, REQUIRED), Field("content", string, REQUIRED))
 
 
-class TokenUsage(Model):
+class TokenUsage(DeferredModel):
     _fields = (
         Field("prompt_tokens", integer, 0),
         Field("completion_tokens", integer, 0),
         Field("total_tokens", integer, 0),
     )
+    _defer = ()
 
     @property
     def cost_estimate(self):
@@ -61,7 +63,7 @@ def _short_id():
     return str(_uuid.uuid4())[:8]
 
 
-class Step(Model):
+class Step(DeferredModel):
     _fields = (
         Field("id", string, ""),
         Field("type", enum(StepType), REQUIRED),
@@ -80,6 +82,8 @@ class Step(Model):
         Field("duration_ms", optional(floating)),
         Field("metadata", mapping, factory=dict),
     )
+    # Built on first read when its id is set (`_validate` then does nothing).
+    _defer = ("id",)
 
     def _validate(self):
         if not self.id:
@@ -104,7 +108,7 @@ class Step(Model):
         return cls(type=StepType.REASONING, reasoning_text=text, **kwargs)
 
 
-class Trace(Model):
+class Trace(DeferredModel):
     _fields = (
         Field("id", string, ""),
         Field("input", string, REQUIRED),
@@ -118,6 +122,8 @@ class Trace(Model):
         Field("framework", optional(string)),
         Field("agent_name", optional(string)),
     )
+    # Built on first read when its id is set (`_validate` then does nothing).
+    _defer = ("id",)
 
     def _validate(self):
         if not self.id:
