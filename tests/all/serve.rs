@@ -532,6 +532,12 @@ CALLS = []
 def counts(sample, submission):
     CALLS.append(1)
     return GradeResult(score=len(CALLS) / 100, rationale='calls made in this instance')
+
+
+@grader
+def tally(sample, submission):
+    CALLS.append(1)
+    return GradeResult(score=len(CALLS) / 1000, rationale='calls made in this instance')
 ";
 
 /// A server of the suite `name` in a workspace holding [`HOSTILE`], `rows` Paris rows and a
@@ -1091,4 +1097,49 @@ fn warm_instances_cross_a_suites_requests_but_never_a_posted_graders() {
         assert_eq!(reply.status, 200, "{}", reply.text());
         assert_eq!(reply.json()["reward"], json!(0.01), "{}", reply.text());
     }
+}
+
+/// A request's rows read in memory come back whole and in order however many batches of the
+/// engine they fill (three here), each graded as `gavel run` grades it.
+#[test]
+fn a_request_of_several_batches_is_answered_whole_and_in_order() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let rows: String = (0..300)
+        .map(|i| row(if i % 3 == 0 { "Lyon" } else { "It is Paris." }).to_string() + "\n")
+        .collect();
+    let reply = server.post("/v1/suites/caps/grade", rows.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let results: Vec<Value> = (reply.text().lines())
+        .map(|l| serde_json::from_str(l).expect("a result"))
+        .collect();
+    assert_eq!(results.len(), 300);
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result["sample_id"], json!(i), "{result}");
+        let want = if i % 3 == 0 { 0.0 } else { 1.0 };
+        assert_eq!(result["reward"], json!(want), "{result}");
+    }
+}
+
+/// A warm instance spent by its calls (256 of them) is replaced between a suite's requests:
+/// the next request's call starts afresh, and the server goes on answering.
+#[test]
+fn a_spent_warm_instance_is_replaced_between_requests() {
+    let warm = graders(&["tally"]);
+    let Some((_ws, server)) = hostile_server(&[("warm", &warm)], 1, &[], &[]) else {
+        return;
+    };
+    let line = paris_row(1, "Paris").to_string() + "\n";
+    let scores: Vec<f64> = (0..260)
+        .map(|_| {
+            let reply = server.post("/v1/suites/warm/grade", line.as_bytes());
+            assert_eq!(reply.status, 200, "{}", reply.text());
+            let result: Value = serde_json::from_str(&reply.text()).expect("a result");
+            result["grades"]["tally"]["score"]
+                .as_f64()
+                .expect("a score")
+        })
+        .collect();
+    let want: Vec<f64> = (1..=256).chain(1..=4).map(|n| n as f64 / 1000.0).collect();
+    assert_eq!(scores, want);
 }

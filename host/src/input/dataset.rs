@@ -1171,7 +1171,12 @@ pub struct Reading {
 
 /// The stream of items of a suite: dataset rows, or run records joined to their rows.
 pub enum Items {
-    Inline { rows: Lines, seq: u64 },
+    /// Rows of a dataset, or `held` in memory already (reading them never waits on a file).
+    Inline {
+        rows: Lines,
+        seq: u64,
+        held: bool,
+    },
     Joined(Box<Joined>),
 }
 
@@ -1196,6 +1201,11 @@ impl Items {
         }
     }
 
+    /// Whether every item is in memory already, so that reading them never waits.
+    pub fn held(&self) -> bool {
+        matches!(self, Items::Inline { held: true, .. })
+    }
+
     /// Rows held in memory (JSON Lines), each item's file named `name`: rows sent to
     /// `gavel serve`, which carry their own trajectories.
     pub fn in_memory(name: &Path, text: Vec<u8>) -> Items {
@@ -1213,7 +1223,11 @@ impl Items {
         let source = Box::new(std::io::Cursor::new(text));
         let mut rows = Lines::new(name.into(), source, block_size);
         rows.number = line.saturating_sub(1);
-        Items::Inline { rows, seq }
+        Items::Inline {
+            rows,
+            seq,
+            held: true,
+        }
     }
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`, read as
@@ -1227,7 +1241,11 @@ impl Items {
         let text = DatasetText::open(dataset, dataset_reading)?;
         let mut rows = text.lines(dataset)?;
         if runs.is_empty() {
-            return Ok(Items::Inline { rows, seq: 0 });
+            return Ok(Items::Inline {
+                rows,
+                seq: 0,
+                held: false,
+            });
         }
         let mut index = HashMap::new();
         let mut position = 0usize;
@@ -1260,7 +1278,7 @@ impl Items {
     /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         match self {
-            Items::Inline { rows, seq } => match rows.next_line() {
+            Items::Inline { rows, seq, .. } => match rows.next_line() {
                 Ok(Some((_, row))) => {
                     let item = Item {
                         seq: *seq,

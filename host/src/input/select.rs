@@ -101,6 +101,11 @@ impl Selected {
         self
     }
 
+    /// Whether every item is in memory already, so that reading them never waits.
+    pub fn held(&self) -> bool {
+        self.items.held()
+    }
+
     /// The place among the selected items (its line in `results.jsonl`) of the item
     /// [`Selected::next_item`] returned last.
     pub fn position(&self) -> u64 {

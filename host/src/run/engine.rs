@@ -396,33 +396,59 @@ impl Pass<'_> {
             spent: spent.clone(),
             halt: halt.clone(),
         };
-        // Watchers that end with the pass (the set aborts them when dropped), not with the
+        // One watcher of the deadline and Ctrl-C (a task each cost a served request two more
+        // wake-ups), which ends with the pass (the set aborts it when dropped), not with the
         // runtime, which may outlive it.
         let mut watchers = tokio::task::JoinSet::new();
-        if let Some(deadline) = deadline {
-            let halt = halt.clone();
-            watchers.spawn(async move {
-                tokio::time::sleep_until(deadline.into()).await;
-                halt.raise();
-            });
-        }
-        let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
+        let watching = halt.clone();
+        watchers.spawn(async move {
+            let at_deadline = async {
+                if let Some(deadline) = deadline {
+                    tokio::time::sleep_until(deadline.into()).await;
+                    watching.raise();
+                }
+            };
+            tokio::join!(at_deadline, on_ctrl_c(watching.clone()));
+        });
         let (result_tx, mut result_rx) = tokio::sync::mpsc::unbounded_channel();
+        let held = selected.held();
         let reader = Reader {
             selected,
             retry: self.retry,
             check,
             batch_size: batching.size,
             halt: halt.clone(),
-            batches: batch_tx,
         };
-        let reader = tokio::task::spawn_blocking(move || reader.run());
-        watchers.spawn(on_ctrl_c(halt.clone()));
+        // Rows in memory already (a served request's) are read here, before any is graded:
+        // the thread a file's reader needs cost a request two wake-ups. A single batch of
+        // them is graded here too, beside the writer, rather than in tasks of its own.
+        let mut here = false;
+        let (batch_rx, reader) = if held {
+            let mut batches = Vec::new();
+            let read = reader.run(|batch| {
+                batches.push(batch);
+                true
+            });
+            here = batches.len() == 1;
+            let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(batches.len().max(1));
+            for batch in batches {
+                // The channel has room for them all.
+                let _ = batch_tx.try_send(batch);
+            }
+            (batch_rx, ReaderEnd::Read(read))
+        } else {
+            let (batch_tx, batch_rx) = tokio::sync::mpsc::channel(2);
+            let reading = tokio::task::spawn_blocking(move || {
+                reader.run(|batch| batch_tx.blocking_send(batch).is_ok())
+            });
+            (batch_rx, ReaderEnd::Reading(reading))
+        };
         let dispatcher = Dispatcher {
             batches: batch_rx,
             permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
             warm_graders: batching.warm_graders,
             kept,
+            here,
             grader: BatchGrader {
                 plan: self.plan,
                 parser: self.parser,
@@ -436,9 +462,13 @@ impl Pass<'_> {
                 results: result_tx,
             },
         };
-        let dispatcher = tokio::spawn(dispatcher.run());
-        writer.run(&mut result_rx).await;
-        let dispatched = dispatcher.await.unwrap_or(u64::MAX);
+        let dispatched = if here {
+            tokio::join!(dispatcher.run(), writer.run(&mut result_rx)).0
+        } else {
+            let dispatcher = tokio::spawn(dispatcher.run());
+            writer.run(&mut result_rx).await;
+            dispatcher.await.unwrap_or(u64::MAX)
+        };
         if !writer.refused && writer.next < dispatched {
             // A batch never came back: its samples must not vanish from a finished run.
             return Err(PassError::Io(
@@ -447,9 +477,12 @@ impl Pass<'_> {
                     .to_string(),
             ));
         }
-        let read = reader
-            .await
-            .map_err(|_| PassError::Io("the reader thread failed".to_string()))?;
+        let read = match reader {
+            ReaderEnd::Read(read) => read,
+            ReaderEnd::Reading(reading) => reading
+                .await
+                .map_err(|_| PassError::Io("the reader thread failed".to_string()))?,
+        };
         read.map_err(PassError::Source)?;
         if let Some(e) = writer.write_error {
             return Err(PassError::Io(e));
@@ -502,8 +535,8 @@ struct Batch {
     works: Vec<Work>,
 }
 
-/// Reads the selected items into batches, on a thread of its own, until the stream ends or the
-/// pass is halted.
+/// Reads the selected items into batches, on a thread of its own (or, for items held in
+/// memory, on the pass's task), until the stream ends or the pass is halted.
 struct Reader {
     selected: Selected,
     /// `--retry-errors`: the positions graded again, with their earlier results.
@@ -511,12 +544,18 @@ struct Reader {
     check: Option<Arc<Mutex<dyn Check>>>,
     batch_size: usize,
     halt: Arc<Halt>,
-    batches: tokio::sync::mpsc::Sender<Batch>,
+}
+
+/// How the reader's end is known: read already, or from its thread.
+enum ReaderEnd {
+    Read(Result<(), SourceError>),
+    Reading(tokio::task::JoinHandle<Result<(), SourceError>>),
 }
 
 impl Reader {
-    /// Reads until done; `Err` when the stream cannot be read.
-    fn run(mut self) -> Result<(), SourceError> {
+    /// Reads until done, handing each batch to `send` (`false`: no more are wanted); `Err`
+    /// when the stream cannot be read.
+    fn run(mut self, mut send: impl FnMut(Batch) -> bool) -> Result<(), SourceError> {
         let mut index = 0u64;
         let mut works = Vec::with_capacity(self.batch_size);
         // Retrying, the rows after the last to retry are not read, unless they are checked.
@@ -553,14 +592,14 @@ impl Reader {
                     index,
                     works: std::mem::take(&mut works),
                 };
-                if self.batches.blocking_send(batch).is_err() {
+                if !send(batch) {
                     return Ok(());
                 }
                 index += 1;
             }
         }
         if !works.is_empty() {
-            let _ = self.batches.blocking_send(Batch { index, works });
+            send(Batch { index, works });
         }
         Ok(())
     }
@@ -576,6 +615,9 @@ struct Dispatcher {
     warm_graders: usize,
     /// Where batches find warm instances left by earlier passes, and leave theirs.
     kept: Option<Arc<pack::Kept>>,
+    /// Each batch is graded on the dispatcher's task, one after another, not in a task of
+    /// its own.
+    here: bool,
     grader: BatchGrader,
 }
 
@@ -597,10 +639,12 @@ impl Dispatcher {
             dispatched += 1;
             let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
                 .keeping(self.kept.clone());
-            grading.spawn(pack::scope(
-                shared,
-                self.grader.clone().grade(batch, permit),
-            ));
+            let graded = pack::scope(shared, self.grader.clone().grade(batch, permit));
+            if self.here {
+                graded.await;
+            } else {
+                grading.spawn(graded);
+            }
         }
         while grading.join_next().await.is_some() {}
         dispatched

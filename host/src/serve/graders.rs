@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 use super::grading::{self, GradingError};
 use crate::config::openai::python_inside;
 use crate::grade::openai::{self, Endpoints, Grader, GraderError, Outcome, PythonResult};
+use crate::grade::pack;
 use crate::run::{Options, Prepared, prepare};
 
 /// What a request's grader object may use, set when the server starts.
@@ -337,7 +338,8 @@ fn python_result(
     let started = Instant::now();
     let row = json!({"item": item, "sample": sample}).to_string() + "\n";
     let grading = grading::grade(&python.prepared, 1, row.into_bytes(), deadline, None);
-    let graded = runtime.block_on(grading).map_err(Failure::Grading)?;
+    let graded = pack::block_on_here(runtime, grading);
+    let graded = graded.map_err(Failure::Grading)?;
     let seconds = started.elapsed().as_secs_f64();
     let result: Value = serde_json::from_slice(&graded.lines).unwrap_or_default();
     let grade = &result["grades"][UNNAMED];

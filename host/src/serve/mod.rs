@@ -37,7 +37,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
-use crate::grade::pack::Kept;
+use crate::grade::pack::{self, Kept};
 use crate::run::Prepared;
 use graders::{Failure, Requested};
 use grading::{Graded, GradingError};
@@ -549,12 +549,16 @@ impl Service {
     ) -> Result<Graded, Answer> {
         let permit = self.place(deadline).await?;
         let suite = suite.clone();
+        let runtime = tokio::runtime::Handle::current();
         // The pass is a task of its own: the place is held until it ends, not until the answer
-        // leaves, so that a request past its deadline still counts until it stops.
-        let task = tokio::spawn(async move {
+        // leaves, so that a request past its deadline still counts until it stops. It runs on
+        // a thread for blocking work, where its Python calls run too (one a request, as the
+        // places bound them) instead of each hopping to another thread.
+        let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let kept = Some(suite.kept.clone());
-            grading::grade(&suite.prepared, suite.workers, rows, deadline, kept).await
+            let grading = grading::grade(&suite.prepared, suite.workers, rows, deadline, kept);
+            pack::block_on_here(&runtime, grading)
         });
         let graded = match tokio::time::timeout_at(deadline.into(), task).await {
             Err(_) => Err(GradingError::Deadline),

@@ -93,7 +93,7 @@ pub use limits::{
     DEFAULT_TMP_MB,
 };
 use warm::Place;
-pub use warm::{BATCH_ROWS, Batch, Kept, peak_calls_in_flight, scope};
+pub use warm::{BATCH_ROWS, Batch, Kept, block_on_here, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Events, Exports, PackV0Pre, v0};
 

@@ -19,6 +19,7 @@
 //! that runs them in fresh instances. The run's bound on calls in flight (its worker count) is
 //! taken for each call, after the reservation.
 
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -203,6 +204,58 @@ impl Drop for Counted {
 /// yet: one is started), which the call leaves there to keep.
 pub(super) type Place<'a> = Option<&'a mut Option<Warm>>;
 
+thread_local! {
+    /// Set on a thread for blocking work that awaits a grading in place ([`block_on_here`]):
+    /// its calls run where they are made.
+    static BLOCKING: Cell<bool> = const { Cell::new(false) };
+    /// Set while a warm call runs on this thread: where [`call`] leaves the instance it
+    /// spends, to be dropped once the call's value is handed back.
+    static SPENT: RefCell<Option<Option<Warm>>> = const { RefCell::new(None) };
+}
+
+/// Awaits `future` on this thread, which must be one for blocking work (a spawned blocking
+/// task's, never an async worker's), within `runtime` (its tasks, timers and sockets): the
+/// sandboxed calls of `future` then run here rather than each hop to another thread and back.
+/// Not tokio's `block_on`, inside which a call's WASI host functions could not wait on the
+/// runtime themselves.
+pub fn block_on_here<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> F::Output {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            BLOCKING.set(self.0);
+        }
+    }
+    /// Wakes the thread that awaits.
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let _entered = runtime.enter();
+    let _restore = Restore(BLOCKING.replace(true));
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut context = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
+            return value;
+        }
+        std::thread::park();
+    }
+}
+
+/// Runs `call` here on a thread for blocking work ([`block_on_here`]), else on one of tokio's.
+async fn blocking<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> T {
+    if BLOCKING.get() {
+        return call();
+    }
+    call::off_worker(call).await
+}
+
 /// Runs `call` on a thread for blocking work, under the batch's bound on calls in flight, in
 /// the batch's warm instance of function `warm` (its id) when it is given and the batch keeps
 /// warm instances; in a fresh instance otherwise.
@@ -211,7 +264,7 @@ pub(super) async fn off_worker<T: Send + 'static>(
     call: impl FnOnce(Place<'_>) -> T + Send + 'static,
 ) -> T {
     let Ok(batch) = BATCH.try_with(Arc::clone) else {
-        return call::off_worker(move || call(None)).await;
+        return blocking(move || call(None)).await;
     };
     let warm = match warm {
         Some(id) if batch.reserve().await => Some(id),
@@ -220,7 +273,7 @@ pub(super) async fn off_worker<T: Send + 'static>(
     let _permit = batch.calls.acquire().await;
     let _counted = Counted::new();
     let Some(id) = warm else {
-        return call::off_worker(move || call(None)).await;
+        return blocking(move || call(None)).await;
     };
     let (instance, room) = {
         let mut instances = batch.instances();
@@ -228,21 +281,65 @@ pub(super) async fn off_worker<T: Send + 'static>(
         // map: one more than the plan counted would outrun the slots reserved.
         (instances.remove(&id), instances.len() < batch.warm_graders)
     };
-    let instance = match instance {
+    let mut instance = match instance {
         Some(instance) => Some(instance),
-        None if !room => return call::off_worker(move || call(None)).await,
+        None if !room => return blocking(move || call(None)).await,
         None => batch.kept.as_ref().and_then(|kept| kept.take(id)),
     };
-    let (value, kept) = call::off_worker(move || {
-        let mut instance = instance;
-        let value = call(Some(&mut instance));
+    // The instance a call spends is dropped (its pool slot reset: milliseconds for an
+    // interpreter's memory) after the call's value is handed back, on a thread for blocking
+    // work, so that no sample (no server's request) waits for it.
+    let (value, kept) = if BLOCKING.get() {
+        let (value, spent) = spending(|| call(Some(&mut instance)));
+        if let Some(spent) = spent {
+            tokio::task::spawn_blocking(move || drop(spent));
+        }
         (value, instance)
-    })
-    .await;
+    } else {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::task::spawn_blocking(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                spending(|| call(Some(&mut instance)))
+            }));
+            let (ran, spent) = match ran {
+                Ok((value, spent)) => (Ok((value, instance)), spent),
+                Err(panic) => (Err(panic), None),
+            };
+            let _ = tx.send(ran);
+            drop(spent);
+        });
+        match rx.await {
+            Ok(Ok(ran)) => ran,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => panic!("a sandboxed call's thread ended without its value"),
+        }
+    };
     if let Some(kept) = kept {
         batch.instances().insert(id, kept);
     }
     value
+}
+
+/// An instance spent by a call, waiting to be dropped, with the warm slot it holds meanwhile
+/// (so that the pool never holds more than its bounds).
+type Spent = (Warm, SemaphorePermit<'static>);
+
+/// What the warm call `call` gives, and the instance it spent, unless it spent none or no warm
+/// slot is free to hold it (then it is dropped now).
+fn spending<T>(call: impl FnOnce() -> T) -> (T, Option<Spent>) {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            SPENT.with(|spent| spent.borrow_mut().take());
+        }
+    }
+    SPENT.with(|spent| *spent.borrow_mut() = Some(None));
+    let clear = Clear;
+    let value = call();
+    let spent = SPENT.with(|spent| spent.borrow_mut().take()).flatten();
+    drop(clear);
+    let spent = spent.and_then(|spent| Some((spent, RESERVED.try_acquire().ok()?)));
+    (value, spent)
 }
 
 /// An instance of one function's program, kept between the calls of a batch.
@@ -307,6 +404,12 @@ pub(super) fn call<T>(
         // The next call's stdout and stderr start empty, with their whole caps.
         state.clear_output();
         *slot = Some(warm);
+    } else {
+        SPENT.with(|spent| {
+            if let Some(spent) = spent.borrow_mut().as_mut() {
+                *spent = Some(warm);
+            }
+        });
     }
     outcome
 }
