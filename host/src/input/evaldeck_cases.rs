@@ -18,7 +18,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::config::position::Positions;
@@ -360,12 +359,11 @@ fn named_case(run: &Value) -> Option<String> {
 /// The task a recorded run was given: its input, else its first user message, read as its
 /// format is read (of a list of evaldeck traces, the first trace's).
 fn recorded_input(run: &Value) -> Result<Option<String>, ConvertError> {
-    let text = run.to_string();
-    let raw: &RawValue =
-        serde_json::from_str(&text).map_err(|e| ConvertError(format!("not JSON: {e}")))?;
-    let first = dataset::per_turn_traces(raw)
+    let raw =
+        serde_json::value::to_raw_value(run).map_err(|e| ConvertError(format!("not JSON: {e}")))?;
+    let first = dataset::per_turn_traces(&raw)
         .and_then(|traces| traces.first().copied())
-        .unwrap_or(raw);
+        .unwrap_or(&raw);
     let run = trajectory::convert(first, None)?;
     Ok(run.input.as_deref().map(str::to_string).or_else(|| {
         run.events().find_map(|event| match event {
