@@ -1121,25 +1121,42 @@ fn a_request_of_several_batches_is_answered_whole_and_in_order() {
     }
 }
 
-/// A warm instance spent by its calls (256 of them) is replaced between a suite's requests:
-/// the next request's call starts afresh, and the server goes on answering.
+/// A warm instance spent by its calls (256 of them) is replaced ahead of the next request: the
+/// replacement is started off the request's path and waits for it, afresh (its module state
+/// new), so that only the suite's first request started an instance in its own time.
 #[test]
-fn a_spent_warm_instance_is_replaced_between_requests() {
+fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
     let warm = graders(&["tally"]);
     let Some((_ws, server)) = hostile_server(&[("warm", &warm)], 1, &[], &[]) else {
         return;
     };
     let line = paris_row(1, "Paris").to_string() + "\n";
-    let scores: Vec<f64> = (0..260)
-        .map(|_| {
-            let reply = server.post("/v1/suites/warm/grade", line.as_bytes());
-            assert_eq!(reply.status, 200, "{}", reply.text());
-            let result: Value = serde_json::from_str(&reply.text()).expect("a result");
-            result["grades"]["tally"]["score"]
-                .as_f64()
-                .expect("a score")
-        })
-        .collect();
+    let grade = || {
+        let reply = server.post("/v1/suites/warm/grade", line.as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let result: Value = serde_json::from_str(&reply.text()).expect("a result");
+        result["grades"]["tally"]["score"]
+            .as_f64()
+            .expect("a score")
+    };
+    let mut scores: Vec<f64> = (0..256).map(|_| grade()).collect();
+    // The 256th call spent the instance; its replacement is loading on another thread. (Few
+    // looks: the server logs each request on the stderr it is given, a pipe no one reads.)
+    let ahead = "gavel_serve_warm_instances_started_total{suite=\"warm\",where=\"ahead\"} 1";
+    let replaced = (0..120).any(|_| {
+        let seen = metric(&server, ahead);
+        if !seen {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+        seen
+    });
+    let metrics = server.get("/metrics").text();
+    assert!(replaced, "no replacement was started ahead: {metrics}");
+    scores.extend((0..4).map(|_| grade()));
     let want: Vec<f64> = (1..=256).chain(1..=4).map(|n| n as f64 / 1000.0).collect();
     assert_eq!(scores, want);
+    let in_request = "gavel_serve_warm_instances_started_total{suite=\"warm\",where=\"request\"} 1";
+    let metrics = server.get("/metrics").text();
+    assert!(metrics.lines().any(|l| l == in_request), "{metrics}");
+    assert!(metrics.lines().any(|l| l == ahead), "{metrics}");
 }

@@ -1,5 +1,6 @@
 //! The server's counters in Prometheus' text format: requests by route and status code, their
-//! latency, samples by suite and status, and grades in error because a grader could not grade.
+//! latency, samples by suite and status, grades in error because a grader could not grade, and
+//! where each suite's warm Python instances were started.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -7,6 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use super::grading::Scored;
+use crate::grade::pack::Started;
 
 /// Upper bounds of the latency histogram's buckets, in seconds.
 const BUCKETS: [f64; 12] = [
@@ -67,8 +69,8 @@ impl Metrics {
     }
 
     /// Everything counted, in Prometheus' text format, with the requests being graded and
-    /// waiting now.
-    pub fn render(&self, grading: usize, queued: usize) -> String {
+    /// waiting now, and how each suite's warm instances were started (`warm`, by suite).
+    pub fn render(&self, grading: usize, queued: usize, warm: &[(&str, Started)]) -> String {
         let counters = self.counters();
         let mut out = String::new();
         let gauges = [
@@ -130,6 +132,17 @@ impl Metrics {
             "Grades in error because a grader could not grade: a sandbox's trap, timeout, fuel \
              or memory, a judge's failure.",
             failures,
+        );
+        let started = warm.iter().flat_map(|(suite, started)| {
+            [("request", started.in_pass), ("ahead", started.ahead)]
+                .map(|(place, n)| (format!("suite=\"{suite}\",where=\"{place}\""), n))
+        });
+        counter(
+            &mut out,
+            "gavel_serve_warm_instances_started_total",
+            "Warm Python instances started, by suite: in a request's time (none was waiting) or \
+             ahead of the requests (replacing a spent one).",
+            started,
         );
         out
     }

@@ -383,13 +383,19 @@ impl Service {
                 Answer::error(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping")
             }
             Route::Ready => Answer::ok("text/plain", "ready\n"),
-            Route::Metrics => Answer::ok(
-                "text/plain; version=0.0.4; charset=utf-8",
-                self.metrics.render(
-                    self.limits.concurrency.max(1) - self.slots.available_permits(),
-                    self.waiting.load(Ordering::SeqCst),
-                ),
-            ),
+            Route::Metrics => {
+                let warm: Vec<(&str, pack::Started)> = (self.suites.iter())
+                    .map(|(name, suite)| (name.as_str(), suite.kept.started()))
+                    .collect();
+                Answer::ok(
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    self.metrics.render(
+                        self.limits.concurrency.max(1) - self.slots.available_permits(),
+                        self.waiting.load(Ordering::SeqCst),
+                        &warm,
+                    ),
+                )
+            }
             Route::Suites => {
                 let names: Vec<&String> = self.suites.keys().collect();
                 Answer::ok(
@@ -713,6 +719,9 @@ pub async fn serve(
     }
     drop(listener);
     service.draining.store(true, Ordering::SeqCst);
+    for suite in service.suites.values() {
+        suite.kept.stop();
+    }
     let _ = draining_tx.send(true);
     while connections.join_next().await.is_some() {}
     Ok(())

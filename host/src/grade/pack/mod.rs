@@ -93,7 +93,7 @@ pub use limits::{
     DEFAULT_TMP_MB,
 };
 use warm::Place;
-pub use warm::{BATCH_ROWS, Batch, Kept, block_on_here, peak_calls_in_flight, scope};
+pub use warm::{BATCH_ROWS, Batch, Kept, Started, block_on_here, peak_calls_in_flight, scope};
 pub use wit::Source;
 use wit::{Events, Exports, PackV0Pre, v0};
 
@@ -776,36 +776,48 @@ impl Function {
         + Send,
     ) -> Outcome<T> {
         let exports = &self.pack.exports;
+        self.reaching(access, |reach| {
+            if let (Some(slot), Some(program)) = (place, &self.program) {
+                return warm::call(self, program, slot, reach, f);
+            }
+            call::run(
+                &self.pack.engine,
+                &self.pack.pre,
+                &self.pack.limits,
+                reach,
+                |instance, store| {
+                    if let Some(program) = &self.program
+                        && let Err(failed) =
+                            program.load(exports, instance, store, &self.pack.limits)?
+                    {
+                        return Err(wasmtime::Error::new(failed));
+                    }
+                    f(exports, instance, store)
+                },
+            )
+        })
+    }
+
+    /// `f` given what a call of this function reaching `access` may reach: its grants, its
+    /// program's packages and, for a program, its interpreter for the processes it starts.
+    fn reaching<T>(&self, access: Option<&Access>, f: impl FnOnce(CallGrants<'_>) -> T) -> T {
         // A program's processes are new instances of its interpreter.
         let processes = self
             .program
             .as_ref()
             .map(|_| process::Processes::new(&self.pack.pre));
-        let reach = CallGrants {
+        f(CallGrants {
             access,
             network: self.grants.as_ref(),
             packages: self.program.as_ref().and_then(|p| p.packages.as_deref()),
             processes: processes.as_ref(),
             stdio: None,
-        };
-        if let (Some(slot), Some(program)) = (place, &self.program) {
-            return warm::call(&self.pack, program, slot, reach, f);
-        }
-        call::run(
-            &self.pack.engine,
-            &self.pack.pre,
-            &self.pack.limits,
-            reach,
-            |instance, store| {
-                if let Some(program) = &self.program
-                    && let Err(failed) =
-                        program.load(exports, instance, store, &self.pack.limits)?
-                {
-                    return Err(wasmtime::Error::new(failed));
-                }
-                f(exports, instance, store)
-            },
-        )
+        })
+    }
+
+    /// What each call of a warm function reaches, whatever its row ([`Function::warm_id`]).
+    fn warm_access(&self) -> Option<Access> {
+        self.grants.as_ref().map(|grants| grants.access())
     }
 
     /// Its id when its calls run in a batch's warm instance: an interpreter's function in

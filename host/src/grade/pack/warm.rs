@@ -20,9 +20,9 @@
 //! taken for each call, after the reservation.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
@@ -31,7 +31,7 @@ use wasmtime::component::Instance;
 use super::call::{self, Outcome};
 use super::engine::{CallGrants, CallState, WARM_SLOTS};
 use super::wit::Exports;
-use super::{PackInner, Program};
+use super::{Function, Program};
 
 /// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
@@ -77,9 +77,37 @@ pub struct Batch {
 /// a grader's module state crosses the passes until its instance is replaced. An instance
 /// waiting here holds no pool slot: at most `per_function` of each warm function wait besides
 /// the [`WARM_SLOTS`] in use.
+///
+/// When a call spends an instance that was kept here, its replacement is started ahead, on a
+/// thread for blocking work (a new store reaching what the function's calls reach, its program
+/// loaded on its load budget), and left waiting for the next pass, so that no pass pays the
+/// load: at most one replacement of a function at a time, holding a warm slot while it starts
+/// (none free: none is started), none once [`Kept::stop`] is called. One whose load fails is
+/// not kept: the next call starts its own and reports why, as without it.
 pub struct Kept {
     per_function: usize,
-    instances: Mutex<HashMap<u64, Vec<Warm>>>,
+    idle: Mutex<Idle>,
+    stopped: AtomicBool,
+    /// Instances started by a pass's call because none was waiting.
+    started_in_pass: AtomicU64,
+    /// Replacements started ahead and left waiting.
+    started_ahead: AtomicU64,
+}
+
+/// The instances waiting, by function id, and the functions whose replacement is starting.
+#[derive(Default)]
+struct Idle {
+    waiting: HashMap<u64, Vec<Warm>>,
+    replacing: HashSet<u64>,
+}
+
+/// How a [`Kept`]'s instances were started so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started {
+    /// By a pass's call, in its time, because none was waiting.
+    pub in_pass: u64,
+    /// Ahead of the passes, replacing a spent one.
+    pub ahead: u64,
 }
 
 impl Kept {
@@ -87,18 +115,91 @@ impl Kept {
     pub fn new(per_function: usize) -> Kept {
         Kept {
             per_function,
-            instances: Mutex::new(HashMap::new()),
+            idle: Mutex::new(Idle::default()),
+            stopped: AtomicBool::new(false),
+            started_in_pass: AtomicU64::new(0),
+            started_ahead: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Warm>>> {
-        self.instances
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// Starts no replacement from now on, and keeps none that ends its start later.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
     }
 
+    /// How its instances were started so far.
+    pub fn started(&self) -> Started {
+        Started {
+            in_pass: self.started_in_pass.load(Ordering::Relaxed),
+            ahead: self.started_ahead.load(Ordering::Relaxed),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Idle> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A waiting instance of function `id`; none: the caller's call starts one.
     fn take(&self, id: u64) -> Option<Warm> {
-        self.lock().get_mut(&id)?.pop()
+        let taken = self.lock().waiting.get_mut(&id).and_then(Vec::pop);
+        if taken.is_none() {
+            self.started_in_pass.fetch_add(1, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Leaves `warm`, an instance of function `id`, waiting, unless `per_function` already
+    /// are (it is then handed back to be dropped).
+    fn leave(self: &Arc<Self>, idle: &mut Idle, id: u64, mut warm: Warm) -> Option<Warm> {
+        let waiting = idle.waiting.entry(id).or_default();
+        if waiting.len() >= self.per_function {
+            return Some(warm);
+        }
+        warm.kept = Some(Arc::downgrade(self));
+        waiting.push(warm);
+        None
+    }
+
+    /// Starts a replacement of `function`'s instance just spent, unless one is starting, the
+    /// function has `per_function` waiting, no warm slot is free, or the store is stopped.
+    fn replace(self: &Arc<Self>, function: &Function) {
+        let id = function.id;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let slot = {
+            let mut idle = self.lock();
+            let full = (idle.waiting.get(&id)).is_some_and(|w| w.len() >= self.per_function);
+            if self.stopped.load(Ordering::SeqCst) || full || idle.replacing.contains(&id) {
+                return;
+            }
+            let Ok(slot) = RESERVED.try_acquire() else {
+                return;
+            };
+            idle.replacing.insert(id);
+            slot
+        };
+        let kept = Arc::clone(self);
+        let function = function.clone();
+        runtime.spawn_blocking(move || {
+            let started = Warm::started(&function);
+            let mut idle = kept.lock();
+            idle.replacing.remove(&id);
+            let unkept = match started {
+                Some(warm) if !kept.stopped.load(Ordering::SeqCst) => {
+                    let unkept = kept.leave(&mut idle, id, warm);
+                    if unkept.is_none() {
+                        kept.started_ahead.fetch_add(1, Ordering::Relaxed);
+                    }
+                    unkept
+                }
+                unkept => unkept,
+            };
+            drop(idle);
+            // The slot is held until an instance not kept is gone.
+            drop(unkept);
+            drop(slot);
+        });
     }
 }
 
@@ -109,12 +210,11 @@ impl Drop for Batch {
         };
         let instances = std::mem::take(&mut *self.instances());
         let mut idle = kept.lock();
-        for (id, warm) in instances {
-            let waiting = idle.entry(id).or_default();
-            if waiting.len() < kept.per_function {
-                waiting.push(warm);
-            }
-        }
+        let unkept: Vec<Warm> = (instances.into_iter())
+            .filter_map(|(id, warm)| kept.leave(&mut idle, id, warm))
+            .collect();
+        drop(idle);
+        drop(unkept);
     }
 }
 
@@ -345,51 +445,80 @@ fn spending<T>(call: impl FnOnce() -> T) -> (T, Option<Spent>) {
 /// An instance of one function's program, kept between the calls of a batch.
 pub(super) struct Warm {
     store: Store<CallState>,
-    /// Started, with the program loaded, by the first call.
+    /// Started, with the program loaded, by the first call, or ahead of it.
     instance: Option<Instance>,
     calls: u32,
     /// Memory held after the first call.
     settled: usize,
+    /// The store it was kept in, which replaces it ahead once a call spends it.
+    kept: Option<Weak<Kept>>,
 }
 
-/// Runs `f` in `slot`'s warm instance of `program`, started (and the program loaded, on its
-/// load budget) when there is none, reaching what `grants` grants (the same for every
-/// call of a warm function: one whose row chooses a folder runs fresh); leaves it in `slot`
-/// unless it must be replaced.
+impl Warm {
+    /// A new instance of `function`'s program reaching what `grants` grants, not started.
+    fn new(function: &Function, grants: CallGrants<'_>) -> wasmtime::Result<Warm> {
+        let pack = &function.pack;
+        Ok(Warm {
+            store: call::new_store(&pack.engine, &pack.limits, grants)?,
+            instance: None,
+            calls: 0,
+            settled: 0,
+            kept: None,
+        })
+    }
+
+    /// Its instance, started and `program` loaded into it (on its load budget) when it has
+    /// none; the store is armed for a call.
+    fn loaded(&mut self, function: &Function, program: &Program) -> wasmtime::Result<Instance> {
+        if let Some(instance) = self.instance {
+            return Ok(instance);
+        }
+        let pack = &function.pack;
+        let store = &mut self.store;
+        let instance = pack.pre.instantiate(&mut *store)?;
+        if let Err(failed) = program.load(&pack.exports, &instance, store, &pack.limits)? {
+            return Err(wasmtime::Error::new(failed));
+        }
+        self.instance = Some(instance);
+        Ok(instance)
+    }
+
+    /// A new instance of `function`'s program, reaching what its calls reach, started and
+    /// loaded as its first call would, ahead of it; none when it does not load.
+    fn started(function: &Function) -> Option<Warm> {
+        let program = function.program.as_ref()?;
+        let access = function.warm_access();
+        function.reaching(access.as_ref(), |grants| {
+            let mut warm = Warm::new(function, grants).ok()?;
+            call::arm(&mut warm.store, &function.pack.limits).ok()?;
+            warm.loaded(function, program).ok()?;
+            Some(warm)
+        })
+    }
+}
+
+/// Runs `f` in `slot`'s warm instance of `function`'s `program`, started (and the program
+/// loaded, on its load budget) when there is none, reaching what `grants` grants (the same for
+/// every call of a warm function: one whose row chooses a folder runs fresh); leaves it in
+/// `slot` unless it must be replaced.
 pub(super) fn call<T>(
-    pack: &PackInner,
+    function: &Function,
     program: &Program,
     slot: &mut Option<Warm>,
     grants: CallGrants<'_>,
     f: impl FnOnce(&Exports, &Instance, &mut Store<CallState>) -> wasmtime::Result<T>,
 ) -> Outcome<T> {
+    let pack = &function.pack;
     let mut warm = match slot.take() {
         Some(warm) => warm,
-        None => match call::new_store(&pack.engine, &pack.limits, grants) {
-            Ok(store) => Warm {
-                store,
-                instance: None,
-                calls: 0,
-                settled: 0,
-            },
+        None => match Warm::new(function, grants) {
+            Ok(warm) => warm,
             Err(e) => return Outcome::host_failure(&e),
         },
     };
-    let store = &mut warm.store;
-    let result = call::arm(store, &pack.limits).and_then(|()| {
-        let instance = match warm.instance {
-            Some(instance) => instance,
-            None => {
-                let instance = pack.pre.instantiate(&mut *store)?;
-                if let Err(failed) = program.load(&pack.exports, &instance, store, &pack.limits)? {
-                    return Err(wasmtime::Error::new(failed));
-                }
-                warm.instance = Some(instance);
-                instance
-            }
-        };
-        f(&pack.exports, &instance, store)
-    });
+    let result = call::arm(&mut warm.store, &pack.limits)
+        .and_then(|()| warm.loaded(function, program))
+        .and_then(|instance| f(&pack.exports, &instance, &mut warm.store));
     let outcome = call::outcome(&warm.store, &pack.limits, result);
     warm.calls += 1;
     let state = warm.store.data();
@@ -405,6 +534,9 @@ pub(super) fn call<T>(
         state.clear_output();
         *slot = Some(warm);
     } else {
+        if let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade) {
+            kept.replace(function);
+        }
         SPENT.with(|spent| {
             if let Some(spent) = spent.borrow_mut().as_mut() {
                 *spent = Some(warm);
