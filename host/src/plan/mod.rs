@@ -20,7 +20,7 @@ use crate::grade::extract::Extractor;
 use crate::grade::grants::{AllowSpec, Grants};
 use crate::grade::judge::{Judge, JudgeCalls, JudgeError, JudgeOptions, RequestBound, TurnJudges};
 use crate::grade::openai;
-use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader};
+use crate::grade::pack::{Isolation, Pack, PackExtractor, PackGrader, ProgramFunction};
 use crate::grade::program::reward::CustomReward;
 use crate::grade::program::{self, Python};
 use crate::grade::registry::Family;
@@ -786,6 +786,13 @@ impl Plan {
     /// The interpreter's functions the plan calls (graders, extractors, case code entries and
     /// the reward composer), each once, with where its calls run; empty without Python.
     pub fn python_functions(&self) -> Vec<(u64, Isolation)> {
+        (self.program_functions().iter())
+            .map(ProgramFunction::isolation)
+            .collect()
+    }
+
+    /// The interpreter's functions the plan calls, each once, in the order of their ids.
+    pub fn program_functions(&self) -> Vec<ProgramFunction<'_>> {
         let mut found = Vec::new();
         for (_, node) in self.nodes() {
             match node {
@@ -794,31 +801,31 @@ impl Plan {
                     function,
                 } => {
                     if let Extraction::Pack(e) = extraction {
-                        found.extend(e.program_isolation());
+                        found.extend(e.program_function());
                     }
                     if let Function::Pack(g) = function {
-                        found.extend(g.program_isolation());
+                        found.extend(g.program_function());
                     }
                 }
                 Node::Judge {
                     extraction: Extraction::Pack(e),
                     ..
-                } => found.extend(e.program_isolation()),
-                Node::Program { grader, .. } => found.extend(grader.program_isolation()),
+                } => found.extend(e.program_function()),
+                Node::Program { grader, .. } => found.extend(grader.program_function()),
                 Node::Expectations(turns) => {
                     found.extend(
                         turns
                             .code
                             .iter()
-                            .filter_map(|c| c.grader.program_isolation()),
+                            .filter_map(|c| c.grader.program_function()),
                     );
                 }
                 _ => {}
             }
         }
-        found.extend(self.reward.as_ref().and_then(|r| r.program_isolation()));
-        found.sort_unstable_by_key(|(id, _)| *id);
-        found.dedup_by_key(|(id, _)| *id);
+        found.extend(self.reward.as_ref().and_then(|r| r.program_function()));
+        found.sort_unstable_by_key(|f| f.isolation().0);
+        found.dedup_by_key(|f| f.isolation().0);
         found
     }
 

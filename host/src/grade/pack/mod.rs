@@ -737,6 +737,17 @@ impl Program {
     }
 }
 
+/// An interpreter's function of a plan: a grader, extractor or reward composer of a program.
+#[derive(Clone, Copy)]
+pub struct ProgramFunction<'a>(&'a Function);
+
+impl ProgramFunction<'_> {
+    /// Its id and where its calls run.
+    pub fn isolation(&self) -> (u64, Isolation) {
+        (self.0.id, self.0.isolation)
+    }
+}
+
 /// One function of a pack with its checked config.
 #[derive(Clone)]
 struct Function {
@@ -828,11 +839,12 @@ impl Function {
             .grants
             .as_ref()
             .is_some_and(|grants| grants.varies_by_row());
-        (self.program_isolation()? == (self.id, Isolation::Batch) && !per_row).then_some(self.id)
+        let program = self.program_function()?;
+        (program.isolation() == (self.id, Isolation::Batch) && !per_row).then_some(self.id)
     }
 
-    fn program_isolation(&self) -> Option<(u64, Isolation)> {
-        self.program.as_ref().map(|_| (self.id, self.isolation))
+    fn program_function(&self) -> Option<ProgramFunction<'_>> {
+        self.program.as_ref().map(|_| ProgramFunction(self))
     }
 
     /// Which of its grading calls read the run's events, as the interpreter's forms (the first
@@ -912,9 +924,9 @@ impl PackGrader {
         self.function.isolation = isolation;
     }
 
-    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
-    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
-        self.function.program_isolation()
+    /// An interpreter's function (`None` for a pack's).
+    pub fn program_function(&self) -> Option<ProgramFunction<'_>> {
+        self.function.program_function()
     }
 
     fn grade_wit(
@@ -1060,9 +1072,9 @@ impl PackExtractor {
         self.function.isolation = isolation;
     }
 
-    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
-    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
-        self.function.program_isolation()
+    /// An interpreter's function (`None` for a pack's).
+    pub fn program_function(&self) -> Option<ProgramFunction<'_>> {
+        self.function.program_function()
     }
 
     fn extract_wit(
@@ -1108,9 +1120,9 @@ impl PackReward {
         self.function.isolation = isolation;
     }
 
-    /// An interpreter's function: its id and where its calls run (`None` for a pack's).
-    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
-        self.function.program_isolation()
+    /// An interpreter's function (`None` for a pack's).
+    pub fn program_function(&self) -> Option<ProgramFunction<'_>> {
+        self.function.program_function()
     }
 
     fn reward(&self, context: &str, place: Place<'_>) -> Result<String, GuestError> {

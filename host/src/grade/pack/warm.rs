@@ -31,7 +31,7 @@ use wasmtime::component::Instance;
 use super::call::{self, Outcome};
 use super::engine::{CallGrants, CallState, WARM_SLOTS};
 use super::wit::Exports;
-use super::{Function, Program};
+use super::{Function, Program, ProgramFunction};
 
 /// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
@@ -106,7 +106,7 @@ struct Idle {
 pub struct Started {
     /// By a pass's call, in its time, because none was waiting.
     pub in_pass: u64,
-    /// Ahead of the passes, replacing a spent one.
+    /// Ahead of the passes: before the first ([`Kept::warm_up`]), or replacing a spent one.
     pub ahead: u64,
 }
 
@@ -181,25 +181,44 @@ impl Kept {
         };
         let kept = Arc::clone(self);
         let function = function.clone();
-        runtime.spawn_blocking(move || {
-            let started = Warm::started(&function);
-            let mut idle = kept.lock();
-            idle.replacing.remove(&id);
-            let unkept = match started {
-                Some(warm) if !kept.stopped.load(Ordering::SeqCst) => {
-                    let unkept = kept.leave(&mut idle, id, warm);
-                    if unkept.is_none() {
-                        kept.started_ahead.fetch_add(1, Ordering::Relaxed);
-                    }
-                    unkept
-                }
-                unkept => unkept,
+        runtime.spawn_blocking(move || kept.start_ahead(&function, slot));
+    }
+
+    /// Starts an instance of each of `functions` that runs warm (an interpreter's, in batch
+    /// isolation, reaching the same for every row) and leaves it waiting, so that the first
+    /// passes do not pay the load either; while warm slots are free.
+    pub fn warm_up(self: &Arc<Self>, functions: &[ProgramFunction<'_>]) {
+        for function in functions {
+            if function.0.warm_id().is_none() {
+                continue;
+            }
+            let Ok(slot) = RESERVED.try_acquire() else {
+                return;
             };
-            drop(idle);
-            // The slot is held until an instance not kept is gone.
-            drop(unkept);
-            drop(slot);
-        });
+            self.start_ahead(function.0, slot);
+        }
+    }
+
+    /// Starts an instance of `function` here, holding `slot`, and leaves it waiting unless it
+    /// does not load, the store is stopped or `per_function` wait already.
+    fn start_ahead(self: &Arc<Self>, function: &Function, slot: SemaphorePermit<'static>) {
+        let started = Warm::started(function);
+        let mut idle = self.lock();
+        idle.replacing.remove(&function.id);
+        let unkept = match started {
+            Some(warm) if !self.stopped.load(Ordering::SeqCst) => {
+                let unkept = self.leave(&mut idle, function.id, warm);
+                if unkept.is_none() {
+                    self.started_ahead.fetch_add(1, Ordering::Relaxed);
+                }
+                unkept
+            }
+            unkept => unkept,
+        };
+        drop(idle);
+        // The slot is held until an instance not kept is gone.
+        drop(unkept);
+        drop(slot);
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::grade::Grade;
 use crate::grade::GradeKey;
-use crate::grade::pack::{GuestError, Isolation, PackReward};
+use crate::grade::pack::{GuestError, Isolation, PackReward, ProgramFunction};
 use crate::input::sample::Sample;
 
 /// Why a reward composer gave no reward.
@@ -29,9 +29,9 @@ impl CustomReward {
         self.0.set_isolation(isolation);
     }
 
-    /// The composer's id and where its calls run.
-    pub fn program_isolation(&self) -> Option<(u64, Isolation)> {
-        self.0.program_isolation()
+    /// The composer, an interpreter's function.
+    pub fn program_function(&self) -> Option<ProgramFunction<'_>> {
+        self.0.program_function()
     }
 
     /// The sample's reward: the composer gets `{"sample": <row>, "grades": {key: {score,
