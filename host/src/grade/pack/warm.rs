@@ -22,7 +22,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
@@ -87,6 +87,8 @@ pub struct Batch {
 pub struct Kept {
     per_function: usize,
     idle: Mutex<Idle>,
+    /// Told when a replacement's start ends.
+    replaced: Condvar,
     stopped: AtomicBool,
     /// Instances started by a pass's call because none was waiting.
     started_in_pass: AtomicU64,
@@ -116,6 +118,7 @@ impl Kept {
         Kept {
             per_function,
             idle: Mutex::new(Idle::default()),
+            replaced: Condvar::new(),
             stopped: AtomicBool::new(false),
             started_in_pass: AtomicU64::new(0),
             started_ahead: AtomicU64::new(0),
@@ -139,13 +142,22 @@ impl Kept {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A waiting instance of function `id`; none: the caller's call starts one.
+    /// A waiting instance of function `id`; none: the caller's call starts one. On a thread
+    /// for blocking work, a replacement of the function that is starting is waited for: what
+    /// is left of its load is less than a whole one in the caller's time.
     fn take(&self, id: u64) -> Option<Warm> {
-        let taken = self.lock().waiting.get_mut(&id).and_then(Vec::pop);
-        if taken.is_none() {
-            self.started_in_pass.fetch_add(1, Ordering::Relaxed);
+        let mut idle = self.lock();
+        loop {
+            if let Some(warm) = idle.waiting.get_mut(&id).and_then(Vec::pop) {
+                return Some(warm);
+            }
+            if !(BLOCKING.get() && idle.replacing.contains(&id)) {
+                break;
+            }
+            idle = (self.replaced.wait(idle)).unwrap_or_else(PoisonError::into_inner);
         }
-        taken
+        self.started_in_pass.fetch_add(1, Ordering::Relaxed);
+        None
     }
 
     /// Leaves `warm`, an instance of function `id`, waiting, unless `per_function` already
@@ -216,6 +228,7 @@ impl Kept {
             unkept => unkept,
         };
         drop(idle);
+        self.replaced.notify_all();
         // The slot is held until an instance not kept is gone.
         drop(unkept);
         drop(slot);
