@@ -173,7 +173,9 @@ impl Kept {
     }
 
     /// Starts a replacement of `function`'s instance just spent, unless one is starting, the
-    /// function has `per_function` waiting, no warm slot is free, or the store is stopped.
+    /// function has `per_function` waiting, no warm slot is free, or the store is stopped. It
+    /// starts on a thread of its own at the lowest priority, so that the calls in flight keep
+    /// their cores while it loads (a pass that needs it waits for it, lending it its core).
     fn replace(self: &Arc<Self>, function: &Function) {
         let id = function.id;
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
@@ -191,9 +193,19 @@ impl Kept {
             idle.replacing.insert(id);
             slot
         };
-        let kept = Arc::clone(self);
+        let replacing = Replacing(Arc::clone(self), id);
         let function = function.clone();
-        runtime.spawn_blocking(move || kept.start_ahead(&function, slot));
+        // Not started (no thread to be had): the replacement is dropped, and the next pass
+        // starts its own.
+        let _ = std::thread::Builder::new()
+            .name("gavel-warm-start".to_string())
+            .spawn(move || {
+                let _entered = runtime.enter();
+                // Only this thread's priority: a failure leaves it at the process's.
+                let _ = rustix::process::nice(19);
+                replacing.0.start_ahead(&function, slot);
+                drop(replacing);
+            });
     }
 
     /// Starts an instance of each of `functions` that runs warm (an interpreter's, in batch
@@ -216,7 +228,6 @@ impl Kept {
     fn start_ahead(self: &Arc<Self>, function: &Function, slot: SemaphorePermit<'static>) {
         let started = Warm::started(function);
         let mut idle = self.lock();
-        idle.replacing.remove(&function.id);
         let unkept = match started {
             Some(warm) if !self.stopped.load(Ordering::SeqCst) => {
                 let unkept = self.leave(&mut idle, function.id, warm);
@@ -228,10 +239,21 @@ impl Kept {
             unkept => unkept,
         };
         drop(idle);
-        self.replaced.notify_all();
         // The slot is held until an instance not kept is gone.
         drop(unkept);
         drop(slot);
+    }
+}
+
+/// A replacement of function `.1` starting for the store `.0`: once it ends, however it ends
+/// (started, failed, never run), the function may be replaced again and the passes waiting for
+/// it are told.
+struct Replacing(Arc<Kept>, u64);
+
+impl Drop for Replacing {
+    fn drop(&mut self) {
+        self.0.lock().replacing.remove(&self.1);
+        self.0.replaced.notify_all();
     }
 }
 
