@@ -40,6 +40,11 @@ pub const BATCH_ROWS: usize = 64;
 /// Calls a warm instance makes before it is replaced.
 const MAX_CALLS: u32 = 256;
 
+/// Calls before [`MAX_CALLS`] at which a kept instance's replacement is started ahead
+/// ([`Kept`]): a server's next request for the function then finds it loaded, rather than
+/// waiting for the rest of its load.
+const REPLACED_AHEAD: u32 = MAX_CALLS / 4;
+
 /// Bytes of linear memory a warm instance may gain over what it held after its first call
 /// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
 const MAX_GROWTH: usize = 16 << 20;
@@ -78,12 +83,13 @@ pub struct Batch {
 /// waiting here holds no pool slot: at most `per_function` of each warm function wait besides
 /// the [`WARM_SLOTS`] in use.
 ///
-/// When a call spends an instance that was kept here, its replacement is started ahead, on a
-/// thread for blocking work (a new store reaching what the function's calls reach, its program
-/// loaded on its load budget), and left waiting for the next pass, so that no pass pays the
-/// load: at most one replacement of a function at a time, holding a warm slot while it starts
-/// (none free: none is started), none once [`Kept::stop`] is called. One whose load fails is
-/// not kept: the next call starts its own and reports why, as without it.
+/// When a call spends an instance that was kept here, or [`REPLACED_AHEAD`] calls before its
+/// last, its replacement is started ahead, on a thread of its own (a new store reaching what
+/// the function's calls reach, its program loaded on its load budget), and left waiting for
+/// the next pass, so that no pass pays the load: at most one replacement of a function at a
+/// time, holding a warm slot while it starts (none free: none is started), none once
+/// [`Kept::stop`] is called. One whose load fails is not kept: the next call starts its own and
+/// reports why, as without it.
 pub struct Kept {
     per_function: usize,
     idle: Mutex<Idle>,
@@ -161,14 +167,16 @@ impl Kept {
     }
 
     /// Leaves `warm`, an instance of function `id`, waiting, unless `per_function` already
-    /// are (it is then handed back to be dropped).
+    /// are (it is then handed back to be dropped). One not called yet is taken after those
+    /// called, so that an instance serves its calls to the end before its replacement does.
     fn leave(self: &Arc<Self>, idle: &mut Idle, id: u64, mut warm: Warm) -> Option<Warm> {
         let waiting = idle.waiting.entry(id).or_default();
         if waiting.len() >= self.per_function {
             return Some(warm);
         }
         warm.kept = Some(Arc::downgrade(self));
-        waiting.push(warm);
+        let place = if warm.calls == 0 { 0 } else { waiting.len() };
+        waiting.insert(place, warm);
         None
     }
 
@@ -583,14 +591,16 @@ pub(super) fn call<T>(
     let keep = outcome.result.is_ok()
         && warm.calls < MAX_CALLS
         && memory <= warm.settled.saturating_add(MAX_GROWTH);
+    // Spent by its calls, it was replaced ahead already.
+    let replace = (!keep && warm.calls < MAX_CALLS) || warm.calls == MAX_CALLS - REPLACED_AHEAD;
+    if replace && let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade) {
+        kept.replace(function);
+    }
     if keep {
         // The next call's stdout and stderr start empty, with their whole caps.
         state.clear_output();
         *slot = Some(warm);
     } else {
-        if let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade) {
-            kept.replace(function);
-        }
         SPENT.with(|spent| {
             if let Some(spent) = spent.borrow_mut().as_mut() {
                 *spent = Some(warm);
