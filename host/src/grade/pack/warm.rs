@@ -591,9 +591,11 @@ pub(super) fn call<T>(
     let keep = outcome.result.is_ok()
         && warm.calls < MAX_CALLS
         && memory <= warm.settled.saturating_add(MAX_GROWTH);
-    // Spent by its calls, it was replaced ahead already.
-    let replace = (!keep && warm.calls < MAX_CALLS) || warm.calls == MAX_CALLS - REPLACED_AHEAD;
-    if replace && let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade) {
+    // Spent, it is replaced unless a replacement is starting or enough wait already (the one
+    // started ahead may not have been: another was starting, or as many as kept were waiting).
+    if (!keep || warm.calls == MAX_CALLS - REPLACED_AHEAD)
+        && let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade)
+    {
         kept.replace(function);
     }
     if keep {
