@@ -260,20 +260,19 @@ class Runtime:
 
     def row(self, name, text, recorded, recorded_format=None):
         """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
-        as the host cut it from the row or its run record (or None) in `recorded_format`; and
-        the recording parsed with the row, or None. OpenAI's graders receive the row whole, as
-        their item; the other forms' builders read the run from its recording or its events
-        and the row only for other members, so the row's `trajectory`, the recording again, is
-        parsed for them only as the recording, and only by the forms that read it
-        (`convert.row_and_recording`, `convert.row_apart`)."""
+        (or None) in `recorded_format`; and the recording parsed with the row, or None.
+
+        The host sends the recording's text when it came from a run record, and an empty text
+        when it is the row's own `trajectory` member, sent once, with the row (host
+        `grade/pack/wit.rs`, `crossing`): the row is then parsed once, the member taken out of
+        it as the recording for the forms that read it in its format. OpenAI's graders receive
+        the row whole, as their item. The other forms' builders read the run from its recording
+        or its events and the row only for its other members."""
         form = name.partition(":")[0]
-        if recorded is None or form == "openai":
+        if recorded != "" or form == "openai":
             return convert.row_whole(text), None
-        if READS_RECORDING.get(form) == recorded_format:
-            both = convert.row_and_recording(text, recorded)
-            if both is not None:
-                return both
-        return convert.row_apart(text, recorded), None
+        row, parsed = convert.row_and_recording(text)
+        return row, parsed if READS_RECORDING.get(form) == recorded_format else None
 
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
