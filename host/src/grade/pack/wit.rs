@@ -253,8 +253,13 @@ impl Exports {
             Events::Never => false,
             Events::Unless(format) => recorded.is_none() || trajectory.format != format,
         };
-        let (v1_sample, v1_trajectory) =
-            (self::sample(sample), self::trajectory(trajectory, events));
+        let v1_sample = match self.is_interpreter() {
+            // The interpreter reads the row's own text and its id (`app.py`): the row's parts,
+            // parsed, would cross again for nothing.
+            true => identified(sample),
+            false => self::sample(sample),
+        };
+        let v1_trajectory = self::trajectory(trajectory, events);
         if self.line == Line::V0_1 {
             return Args::V1(v1_sample, v1_trajectory);
         }
@@ -467,10 +472,7 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
         serde_json::to_string(map).unwrap_or_default()
     };
     v0::Sample {
-        id: match sample.id() {
-            SampleId::Int(i) => v0::SampleId::Int(i),
-            SampleId::Str(s) => v0::SampleId::Str(s),
-        },
+        id: sample_id(sample),
         input: sample.input.as_ref().map(texts),
         ground_truth: sample.ground_truth.as_ref().map(texts),
         rubric_vars: json(&sample.rubric_vars),
@@ -494,6 +496,31 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
                 })
                 .collect()
         }),
+    }
+}
+
+/// The sample's id, and none of its parts.
+fn identified(sample: &Sample<'_>) -> v0::Sample {
+    v0::Sample {
+        id: sample_id(sample),
+        input: None,
+        ground_truth: None,
+        rubric_vars: "{}".to_string(),
+        name: None,
+        description: None,
+        expected: None,
+        reference_output: None,
+        reference_tools: Vec::new(),
+        tags: Vec::new(),
+        metadata: "{}".to_string(),
+        memory: None,
+    }
+}
+
+fn sample_id(sample: &Sample<'_>) -> v0::SampleId {
+    match sample.id() {
+        SampleId::Int(i) => v0::SampleId::Int(i),
+        SampleId::Str(s) => v0::SampleId::Str(s),
     }
 }
 
