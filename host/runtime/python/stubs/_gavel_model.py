@@ -578,8 +578,22 @@ class Model:
         return {f.name for f in self._fields}
 
     def _items(self):
-        names = [f.name for f in self._fields] + list(_dict_of(self).get("_extras", ()))
-        return [(name, getattr(self, name)) for name in names]
+        """The fields and extra keys the model holds, as pydantic lists them (its `__dict__`'s
+        order, a field deleted left out); a deferred model's in their order (deleting a field
+        builds every field first, so none is deleted from one)."""
+        values = _dict_of(self)
+        if "_gavel_data" in values:
+            return [(f.name, getattr(self, f.name)) for f in self._fields]
+        known, extras = self._known, values.get("_extras", ())
+        return [(name, value) for name, value in values.items() if name in known or name in extras]
+
+    def __delattr__(self, name):
+        # pydantic's: a field deleted is gone (reads fail, dumps and `repr` leave it out), and
+        # what cannot be deleted has "no attribute".
+        try:
+            object.__delattr__(self, name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
     def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
         out = {}
@@ -659,9 +673,14 @@ def _whole_dict(self):
 
 class DeferredModel(Model):
     """A model whose class may be built on first read (it sets `_defer`). Its `__dict__`
-    (`vars()`) builds every field first, so that it shows what an eagerly built model's does."""
+    (`vars()`) and a deletion build every field first, so that they act as on an eagerly built
+    model: a field deleted before it was read is gone, not read from the data later."""
 
     __dict__ = property(_whole_dict)
+
+    def __delattr__(self, name):
+        _whole_dict(self)
+        Model.__delattr__(self, name)
 
 
 def _dump(value, mode, exclude_none):

@@ -415,7 +415,59 @@ def deferred_cases(out):
         t.steps.append(Step(type="reasoning", id="new", timestamp="2026-01-01T00:00:00"))
         return [t.output, t.step_count, t.to_dict()]
 
+    def outcomes(model, *reads):
+        """What each read of `model` gives, or the error it raises, in order."""
+        seen = []
+        for read in reads:
+            try:
+                seen.append(repr(read(model)))
+            except Exception as e:
+                seen.append({"error": error_text(e)})
+        return seen
+
+    def after_edits(data, edit):
+        """A model of `data` edited before any field was read, then read as a grader reads it."""
+        t = built(data)
+        edit(t)
+        return outcomes(t, lambda t: t.output, lambda t: t.completed_at, lambda t: [s.model for s in t.steps],
+                        lambda t: t.model_dump(mode="json"), repr, str, list, vars, lambda t: t == built(data),
+                        lambda t: t.to_dict())
+
+    refused = []
+
+    def delete(*names):
+        def edit(t):
+            for name in names:
+                try:
+                    delattr(t, name)
+                except AttributeError as e:
+                    refused.append(error_text(e))
+
+        return edit
+
+    def edits(data):
+        out = {}
+        for name, edit in {
+            "del-output": delete("output"),
+            "del-twice": delete("output", "output"),
+            "del-unknown": delete("nothing"),
+            "del-property": delete("tool_calls"),
+            "del-then-set": lambda t: (delattr(t, "output"), setattr(t, "output", "again")),
+            "set-unread": lambda t: (setattr(t, "output", 5), setattr(t, "completed_at", None)),
+            "del-step-field": lambda t: delattr(t.steps[0], "model") if t.steps else None,
+            "dict-set": lambda t: t.__dict__.__setitem__("output", "z"),
+            "dict-del": lambda t: t.__dict__.pop("completed_at"),
+            "dict-clear": lambda t: t.__dict__.clear(),
+        }.items():
+            refused.clear()
+            try:
+                out[name] = [after_edits(data, edit), list(refused)]
+            except Exception as e:
+                out[name] = {"error": error_text(e)}
+        return out
+
     probes = {
+        "edits": edits,
         "output": lambda data: built(data).output,
         "tool-calls": lambda data: [(s.id, s.tool_name, s.tool_args, s.status.value) for s in built(data).tool_calls],
         "step-types": lambda data: [str(s.type) for s in built(data).steps],
@@ -468,7 +520,19 @@ def deferred_cases(out):
     cases["bad-expected"] = {"name": "b", "input": "i", "expected": {"tools_called": ["a", 2]}}
     cases["bad-grader"] = {"name": "b", "input": "i", "graders": [{"params": {}}]}
     cases["bad-tags"] = {"name": "b", "input": "i", "tags": "t"}
+    def case_edited(row):
+        c = case(row)
+        seen = []
+        for name in ("name", "expected", "input", "name"):
+            try:
+                delattr(c, name)
+                seen.append("deleted")
+            except AttributeError as e:
+                seen.append(error_text(e))
+        return seen + outcomes(c, lambda c: c.name, lambda c: c.input, lambda c: c.model_dump(mode="json"), repr)
+
     case_probes = {
+        "deleted": case_edited,
         "expected": lambda row: case(row).expected.model_dump(),
         "input": lambda row: [case(row).input, case(row).name, case(row).is_multi_turn],
         "dump": lambda row: case(row).model_dump(mode="json"),
