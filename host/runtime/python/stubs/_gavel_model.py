@@ -11,7 +11,6 @@ pydantic so that printing or serialising a model shows what the real package sho
 import datetime as _dt
 import enum as _enum
 import json as _json
-import re as _re
 
 PYDANTIC_VERSION = "2.14"
 REQUIRED = object()
@@ -385,12 +384,19 @@ def _constructor(cls):
     return scope["_construct"]
 
 
-# A datetime text `datetime` certainly parses: a day of 28 or fewer, seconds with 0, 3 or 6
-# fractional digits, an optional `Z` or `+hh:mm` offset. Any other text takes the check itself.
-_USUAL_DATETIME = _re.compile(
-    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])[T ](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-    r"(?:\.[0-9]{3}(?:[0-9]{3})?)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
-).fullmatch
+_from_iso = _dt.datetime.fromisoformat
+
+
+def _usual_datetime(text):
+    """Whether `datetime` takes `text`: it does when the text is ISO 8601 as Python reads it
+    whole (the check strips spaces first and reads a final `Z` as UTC, as Python's own parser
+    does too, so it takes all that parser takes). One parse of C code, where a pattern of the
+    usual forms cost the sandbox's regex engine twice as much."""
+    try:
+        _from_iso(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _deferrable(cls):
@@ -408,8 +414,8 @@ def _usual_form(check, i, scope):
     inner = getattr(check, "inner", check) if getattr(check, "__name__", None) == "check_optional" else check
     taken = None
     if inner is datetime:
-        scope["_usual_datetime"] = _USUAL_DATETIME
-        conditions.append("type(v) is str and _usual_datetime(v) is not None")
+        scope["_usual_datetime"] = _usual_datetime
+        conditions.append("type(v) is str and _usual_datetime(v)")
     elif guarded and _deferrable(inner.cls):
         scope[f"init{i}"] = inner.cls._construct
         conditions.append(f"type(v) is dict and model{i}.__init__ is init{i} and model{i}._usual(v)")

@@ -584,11 +584,20 @@ class Deferred(unittest.TestCase):
         self.assertNotIn("tokens", held(step))
 
     def test_a_trace_of_another_form_is_built_whole_at_once(self):
-        for data in (dict(self.TRACE, steps=[dict(self.STEP, timestamp="2026-01-01T00:00:01.5")]),
+        for data in (dict(self.TRACE, steps=[dict(self.STEP, timestamp=" 2026-01-01T00:00:01 ")]),
+                     dict(self.TRACE, steps=[dict(self.STEP, timestamp=1767225600)]),
                      dict(self.TRACE, id=""), {k: v for k, v in self.TRACE.items() if k != "started_at"}):
             trace = self.trace(data)
             self.assertIn("steps", held(trace), data)
             self.assertIn("timestamp", held(trace.steps[0]), data)
+
+    def test_a_datetime_python_reads_is_taken_on_first_read(self):
+        from evaldeck.trace import Trace
+
+        for text in ("2026-01-01T00:00:01.5", "2028-02-29T00:00:00", "2026-01-01 00:00:01+05:30", "2026-01-01"):
+            trace = self.trace(dict(self.TRACE, started_at=text))
+            self.assertNotIn("started_at", held(trace), text)
+            self.assertEqual(trace.started_at, Trace.from_dict(dict(self.TRACE, started_at=text)).started_at, text)
 
     def test_a_usual_case_is_built_on_first_read(self):
         from gavel_runtime.convert import evaldeck_case
