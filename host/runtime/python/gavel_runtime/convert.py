@@ -110,15 +110,19 @@ def letta_sample(row, fallback_id):
             if isinstance(sample_id, float) and sample_id.is_integer():
                 sample_id = int(sample_id)
             break
-    return Sample(
-        id=sample_id,
-        input=row.get("input") or row["prompt"],
-        ground_truth=row.get("ground_truth"),
-        agent_args=row.get("agent_args") or metadata.get("agent_args"),
-        rubric_vars=row.get("rubric_vars") or metadata.get("rubric_vars"),
-        extra_vars=row.get("extra_vars") or metadata.get("extra_vars"),
-        rubric=row.get("rubric"),
-    )
+    data = {
+        "id": sample_id,
+        "input": row.get("input") or row["prompt"],
+        "ground_truth": row.get("ground_truth"),
+        "agent_args": row.get("agent_args") or metadata.get("agent_args"),
+        "rubric_vars": row.get("rubric_vars") or metadata.get("rubric_vars"),
+        "extra_vars": row.get("extra_vars") or metadata.get("extra_vars"),
+        "rubric": row.get("rubric"),
+    }
+    # Built on first read when the data has the usual form; validated now otherwise, so that
+    # every error comes where letta-evals raises it.
+    sample = Sample._deferred_if_usual(data)
+    return Sample(**data) if sample is None else sample
 
 
 def letta_message(data):

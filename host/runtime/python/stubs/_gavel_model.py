@@ -221,6 +221,7 @@ def union(*checks):
                 first = first or _Invalid("model_type", str(e))
         raise first
 
+    check_union.checks = checks
     return check_union
 
 
@@ -309,6 +310,9 @@ def _shortcuts(check, i, scope):
     if getattr(check, "__name__", None) == "check_optional":
         sure, guarded = _shortcuts(check.inner, i, scope)
         return [("v is None", "None")] + sure, guarded
+    if getattr(check, "__name__", None) == "check_union":
+        # What the first check certainly takes, the union returns as it gives it.
+        return _shortcuts(check.checks[0], i, scope)[0], []
     return [], []
 
 

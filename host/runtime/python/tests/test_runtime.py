@@ -599,6 +599,17 @@ class Deferred(unittest.TestCase):
             self.assertNotIn("started_at", held(trace), text)
             self.assertEqual(trace.started_at, Trace.from_dict(dict(self.TRACE, started_at=text)).started_at, text)
 
+    def test_a_usual_letta_sample_is_built_on_first_read(self):
+        from gavel_runtime.convert import letta_sample
+
+        sample = letta_sample({"id": 3, "input": "q", "ground_truth": "a", "metadata": {"agent_args": {"k": 1}}}, 0)
+        self.assertEqual(held(sample).keys(), {"_gavel_data"})
+        self.assertEqual(sample.ground_truth, "a")
+        self.assertEqual(held(sample).keys(), {"_gavel_data", "ground_truth"})
+        self.assertEqual(sample.agent_args, {"k": 1})
+        for row in ({"id": "s", "input": "q"}, {"id": 1, "input": ["a"], "ground_truth": ["b"]}):
+            self.assertNotIn("_gavel_data", held(letta_sample(row, 0)), row)
+
     def test_a_usual_case_is_built_on_first_read(self):
         from gavel_runtime.convert import evaldeck_case
 
