@@ -551,6 +551,23 @@ class Rows(unittest.TestCase):
         self.assertEqual(made, [1])
 
 
+class GradeTexts(unittest.TestCase):
+    def test_a_grades_values_are_written_as_json_writes_them(self):
+        from gavel_runtime.convert import to_json
+
+        class Text(str):
+            pass
+
+        values = [
+            {}, {"grader_name": "g"}, {"length": 12, "ok": True, "no": False, "none": None, "ratio": 0.1 + 0.2},
+            {"big": 10**30, "neg": -0.0, "exp": 1e300, "tiny": 5e-324, "mixed": "é \" \\ \n \u2028 \x00 😀"},
+            {"nan": float("nan")}, {"inf": float("inf")}, {1: "int key"}, {"nested": {"a": [1]}}, {"t": (1, 2)},
+            {"sub": Text("x")}, {"flag": 1}, {"set": {1}}, "text", 3, [1, {"a": 2}], None,
+        ]
+        for value in values:
+            self.assertEqual(to_json(value), json.dumps(value, ensure_ascii=False, default=list), repr(value))
+
+
 def held(model):
     from _gavel_model import _dict_of
 
