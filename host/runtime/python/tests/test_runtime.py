@@ -533,6 +533,19 @@ class Rows(unittest.TestCase):
             self.assertIsNot(second["steps"], parsed["steps"])
             self.assertIsNone(run.recorded("letta"))
 
+    def test_a_row_parses_as_json_loads_parses_it(self):
+        from gavel_runtime.convert import row_whole
+
+        for text in ('{"a": 1}', ' {"a": [1, 2.5, "é"]}\n', '{"a": 1} x', '{"a": 1', "\ufeff{}", " ", "{} {}", "[1]", "nul"):
+            try:
+                expected = json.loads(text)
+            except ValueError as e:
+                with self.assertRaises(type(e), msg=text) as raised:
+                    row_whole(text)
+                self.assertEqual(str(raised.exception), str(e))
+                continue
+            self.assertEqual(row_whole(text), expected if isinstance(expected, dict) else {}, text)
+
     def test_rows_that_are_no_object_or_absent_are_empty(self):
         for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1"), ("[1]", "")):
             self.assertEqual(self.parsed(text, recorded), (({}, None), ({}, None)), text)
