@@ -291,7 +291,9 @@ class Runtime:
     def _letta_grade(self, func, row, sample_id, submission):
         sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
-            result = run_coroutine(func(sample, submission))
+            result = func(sample, submission)
+            if type(result) is not LettaGrade:  # the usual result, which is no awaitable
+                result = run_coroutine(result)
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, LettaGrade):
