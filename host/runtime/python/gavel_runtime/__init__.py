@@ -315,8 +315,13 @@ class Runtime:
         case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
         try:
-            # evaldeck's CustomGrader turns an exception into an ERROR grade itself.
-            result = run_coroutine(grader.grade_async(trace, case))
+            # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its
+            # `grade_async` calls a plain function as `grade` does: called so, without a
+            # coroutine to drive.
+            if func is not None and not inspect.iscoroutinefunction(func):
+                result = grader.grade(trace, case)
+            else:
+                result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
             # evaldeck's Evaluator reports what escapes a grader this way.
             result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")
