@@ -430,6 +430,40 @@ class Conversions(unittest.TestCase):
         with self.assertRaisesRegex(CallError, "RuntimeError: gavel's sandbox runs no event loop"):
             runtime.grade("letta-grader:a:waits", {"input": "q"}, 0, RUN, "s", "{}")
 
+    def test_evaldeck_functions_are_awaited_when_they_are_coroutines_only(self):
+        runtime = loaded(
+            {
+                "e": """
+                import asyncio
+                from evaldeck.results import GradeResult
+
+                async def awaited(trace, case):
+                    await asyncio.sleep(0)
+                    return GradeResult.passed_result("a", "awaited")
+
+                def plain(trace, case):
+                    return GradeResult.passed_result("p", "plain")
+
+                def hands_back_a_coroutine(trace, case):
+                    return awaited(trace, case)
+
+                def raises(trace, case):
+                    raise KeyError("k")
+                """
+            }
+        )
+
+        def grade(name):
+            return runtime.grade(f"evaldeck-function:e:{name}", {"input": "q"}, 0, RUN, "s", "{}")
+
+        self.assertEqual(grade("awaited")["rationale"], "awaited")
+        self.assertEqual(grade("plain")["rationale"], "plain")
+        # evaldeck's grade_async returns what a plain function returns, unawaited.
+        self.assertEqual(
+            grade("hands_back_a_coroutine")["rationale"], "Grader error: 'coroutine' object has no attribute 'status'"
+        )
+        self.assertEqual((grade("raises")["status"], grade("raises")["rationale"]), ("error", "Custom grader error: 'k'"))
+
 
 SANDBOXED = r"""
 import json, os, sys
