@@ -125,6 +125,8 @@ def _row_and_run(name, sample, trajectory):
     row, parsed = _runtime.row(
         name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
     )
+    if name.partition(":")[0] == gavel_runtime.READS_NO_RUN:
+        return row, None
     return row, _run(trajectory, parsed)
 
 

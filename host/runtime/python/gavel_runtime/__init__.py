@@ -25,6 +25,10 @@ __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
 # The forms whose builders read the run's recording, and the format each reads.
 READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
 
+# The form that reads nothing of the run (a letta `@grader` reads the row and the submission):
+# its calls may be given None for it.
+READS_NO_RUN = "letta-grader"
+
 FORMS = (
     "letta-grader",
     "letta-extractor",

@@ -426,7 +426,8 @@ class Conversions(unittest.TestCase):
                 """
             }
         )
-        self.assertEqual(runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, RUN, "s", "{}")["rationale"], "awaited")
+        # A letta @grader reads nothing of the run: the interpreter gives it none.
+        self.assertEqual(runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, None, "s", "{}")["rationale"], "awaited")
         with self.assertRaisesRegex(CallError, "RuntimeError: gavel's sandbox runs no event loop"):
             runtime.grade("letta-grader:a:waits", {"input": "q"}, 0, RUN, "s", "{}")
 
