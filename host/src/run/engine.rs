@@ -317,6 +317,9 @@ pub struct Batching {
     pub size: usize,
     /// Warm Python graders: a batch holds an instance of each.
     pub warm_graders: usize,
+    /// Whether the plan makes sandboxed calls: each batch is then graded on a thread for
+    /// blocking work, where they run in place ([`pack::scope`]).
+    pub sandboxed: bool,
 }
 
 impl Batching {
@@ -338,7 +341,11 @@ impl Batching {
         } else {
             BATCH
         };
-        Batching { size, warm_graders }
+        Batching {
+            size,
+            warm_graders,
+            sandboxed: plan.has_sandboxed(),
+        }
     }
 }
 
@@ -447,6 +454,7 @@ impl Pass<'_> {
             batches: batch_rx,
             permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
             warm_graders: batching.warm_graders,
+            sandboxed: batching.sandboxed,
             kept,
             here,
             grader: BatchGrader {
@@ -613,6 +621,8 @@ struct Dispatcher {
     permits: Arc<tokio::sync::Semaphore>,
     /// Warm Python graders: each batch holds an instance of each.
     warm_graders: usize,
+    /// Whether the plan makes sandboxed calls (see [`Batching::sandboxed`]).
+    sandboxed: bool,
     /// Where batches find warm instances left by earlier passes, and leave theirs.
     kept: Option<Arc<pack::Kept>>,
     /// Each batch is graded on the dispatcher's task, one after another, not in a task of
@@ -637,17 +647,30 @@ impl Dispatcher {
                 break;
             }
             dispatched += 1;
-            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
-                .keeping(self.kept.clone());
-            let graded = pack::scope(shared, self.grader.clone().grade(batch, permit));
-            if self.here {
-                graded.await;
+            let graded = self.grader.clone().grade(batch, permit);
+            if self.sandboxed {
+                let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
+                    .keeping(self.kept.clone());
+                self.start(&mut grading, pack::scope(shared, graded)).await;
             } else {
-                grading.spawn(graded);
+                self.start(&mut grading, graded).await;
             }
         }
         while grading.join_next().await.is_some() {}
         dispatched
+    }
+
+    /// Grades a batch here, or starts it in a task of its own.
+    async fn start(
+        &self,
+        grading: &mut tokio::task::JoinSet<()>,
+        graded: impl Future<Output = ()> + Send + 'static,
+    ) {
+        if self.here {
+            graded.await;
+        } else {
+            grading.spawn(graded);
+        }
     }
 }
 
