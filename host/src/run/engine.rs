@@ -455,6 +455,9 @@ impl Pass<'_> {
             permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
             warm_graders: batching.warm_graders,
             sandboxed: batching.sandboxed,
+            // Without a judge, one a worker.
+            grading: (batching.sandboxed && !has_judge)
+                .then(|| Arc::new(tokio::sync::Semaphore::new(self.workers.max(1)))),
             kept,
             here,
             grader: BatchGrader {
@@ -623,6 +626,12 @@ struct Dispatcher {
     warm_graders: usize,
     /// Whether the plan makes sandboxed calls (see [`Batching::sandboxed`]).
     sandboxed: bool,
+    /// Batches of sandboxed calls graded at once, when bounded: each holds its place until its
+    /// warm instances are dropped, so that its calls never wait for another batch's, and a
+    /// batch takes the pool slot a finished one gave back rather than another (a slot's first
+    /// reset writes its whole memory image over pages still shared with the image, a fault
+    /// each).
+    grading: Option<Arc<tokio::sync::Semaphore>>,
     /// Where batches find warm instances left by earlier passes, and leave theirs.
     kept: Option<Arc<pack::Kept>>,
     /// Each batch is graded on the dispatcher's task, one after another, not in a task of
@@ -643,6 +652,13 @@ impl Dispatcher {
             let Ok(permit) = self.permits.clone().acquire_owned().await else {
                 break;
             };
+            let place = match &self.grading {
+                Some(bound) => match bound.clone().acquire_owned().await {
+                    Ok(place) => Some(place),
+                    Err(_) => break,
+                },
+                None => None,
+            };
             if self.grader.halt.is_raised() {
                 break;
             }
@@ -651,7 +667,12 @@ impl Dispatcher {
             if self.sandboxed {
                 let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
                     .keeping(self.kept.clone());
-                self.start(&mut grading, pack::scope(shared, graded)).await;
+                let graded = pack::scope(shared, graded);
+                let graded = async move {
+                    graded.await;
+                    drop(place);
+                };
+                self.start(&mut grading, graded).await;
             } else {
                 self.start(&mut grading, graded).await;
             }
