@@ -786,6 +786,21 @@ impl Plan {
     /// The interpreter's functions the plan calls (graders, extractors, case code entries and
     /// the reward composer), each once, with where its calls run; empty without Python.
     pub fn python_functions(&self) -> Vec<(u64, Isolation)> {
+        let mut found: Vec<_> = self.sandboxed().into_iter().flatten().collect();
+        found.sort_unstable_by_key(|(id, _)| *id);
+        found.dedup_by_key(|(id, _)| *id);
+        found
+    }
+
+    /// Whether any grader, extractor or the reward composer runs in the sandbox (a pack's
+    /// function or the interpreter's).
+    pub fn has_sandboxed(&self) -> bool {
+        !self.sandboxed().is_empty()
+    }
+
+    /// Each sandboxed function the plan calls, as often as it is named: an interpreter's as
+    /// its id and where its calls run, a pack's as `None`.
+    fn sandboxed(&self) -> Vec<Option<(u64, Isolation)>> {
         let mut found = Vec::new();
         for (_, node) in self.nodes() {
             match node {
@@ -794,31 +809,26 @@ impl Plan {
                     function,
                 } => {
                     if let Extraction::Pack(e) = extraction {
-                        found.extend(e.program_isolation());
+                        found.push(e.program_isolation());
                     }
                     if let Function::Pack(g) = function {
-                        found.extend(g.program_isolation());
+                        found.push(g.program_isolation());
                     }
                 }
                 Node::Judge {
                     extraction: Extraction::Pack(e),
                     ..
-                } => found.extend(e.program_isolation()),
-                Node::Program { grader, .. } => found.extend(grader.program_isolation()),
+                } => found.push(e.program_isolation()),
+                Node::Program { grader, .. } => found.push(grader.program_isolation()),
                 Node::Expectations(turns) => {
-                    found.extend(
-                        turns
-                            .code
-                            .iter()
-                            .filter_map(|c| c.grader.program_isolation()),
-                    );
+                    found.extend(turns.code.iter().map(|c| c.grader.program_isolation()));
                 }
                 _ => {}
             }
         }
-        found.extend(self.reward.as_ref().and_then(|r| r.program_isolation()));
-        found.sort_unstable_by_key(|(id, _)| *id);
-        found.dedup_by_key(|(id, _)| *id);
+        if let Some(reward) = &self.reward {
+            found.push(reward.program_isolation());
+        }
         found
     }
 
