@@ -125,6 +125,8 @@ def _row_and_run(name, sample, trajectory):
     row, parsed = _runtime.row(
         name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
     )
+    if name.partition(":")[0] == gavel_runtime.READS_NO_RUN:
+        return row, None
     return row, _run(trajectory, parsed)
 
 
@@ -239,7 +241,7 @@ def _warm_up(rounds=8):
     )
     row = {"input": "Book NYC", "expected": {"tools_called": ["search"]}, "ground_truth": "Booked"}
     # A row with its run recorded as evaldeck's, the usual way: the forms that read it parse the
-    # two at once and build the trace on first read; the others set the recording aside.
+    # two at once and build the trace on first read; the others receive the row without it.
     recording = (
         '{"id":"t","input":"Book NYC","output":"Booked.","status":"success","started_at":"2026-01-01T00:00:00",'
         '"steps":[{"id":"s1","type":"llm_call","timestamp":"2026-01-01T00:00:01","model":"m","input":"Book NYC",'
@@ -247,7 +249,8 @@ def _warm_up(rounds=8):
         '{"id":"s2","type":"tool_call","timestamp":"2026-01-01T00:00:02","status":"success","tool_name":"search",'
         '"tool_args":{"to":"NYC"},"tool_result":[1],"duration_ms":2.5}],"metadata":{}}'
     )
-    text = '{"id":0,"name":"warm","input":"Book NYC","expected":{"tools_called":["search"]},"trajectory":%s}' % recording
+    apart = '{"id":0,"name":"warm","input":"Book NYC","expected":{"tools_called":["search"]}}'
+    text = '%s,"trajectory":%s}' % (apart[:-1], recording)
     warm = Runtime()
     for _ in range(rounds):
         code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
@@ -257,10 +260,15 @@ def _warm_up(rounds=8):
         warm.grade(f"evaldeck-function:{module}:evaldeck_function", row, 0, run, "Booked.", "{}")
         warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
         warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
-        for name in (f"evaldeck-function:{module}:evaldeck_reads", f"letta-grader:{module}:letta_grader"):
-            recorded_row, parsed = warm.row(name, text, recording, "evaldeck")
+        # The host sends the row with the recording as its member to the forms that read it,
+        # and without it to the others (`Runtime.row`).
+        for name, sent, recorded in (
+            (f"evaldeck-function:{module}:evaldeck_reads", text, ""),
+            (f"letta-grader:{module}:letta_grader", apart, None),
+        ):
+            recorded_row, parsed = warm.row(name, sent, recorded, "evaldeck")
             recorded_run = Run(
-                output="Booked.", input="Book NYC", recorded_format="evaldeck", recorded_value=recording,
+                output="Booked.", input="Book NYC", recorded_format="evaldeck", recorded_value=recorded,
                 recorded_parsed=parsed,
             )
             warm.grade(name, recorded_row, 0, recorded_run, "Booked.", "{}")

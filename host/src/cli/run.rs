@@ -123,6 +123,10 @@ pub fn run(mut args: Args) -> super::Status {
         Ok(prepared) => prepared,
         Err(errors) => return super::report_suite_errors(&errors),
     };
+    // The process ends once the run is written and synced: the suite's packs (their compiled
+    // code, and the pool slots whose memory holds their images, each of which dropping them
+    // would clear) are given back by its exit, not torn down first.
+    let prepared = std::mem::ManuallyDrop::new(prepared);
     if !args.output.quiet {
         for notice in prepared.suite.notices() {
             eprintln!("{}", printable_lines(&notice));

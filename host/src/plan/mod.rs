@@ -793,6 +793,21 @@ impl Plan {
 
     /// The interpreter's functions the plan calls, each once, in the order of their ids.
     pub fn program_functions(&self) -> Vec<ProgramFunction<'_>> {
+        let mut found: Vec<_> = self.sandboxed().into_iter().flatten().collect();
+        found.sort_unstable_by_key(|f| f.isolation().0);
+        found.dedup_by_key(|f| f.isolation().0);
+        found
+    }
+
+    /// Whether any grader, extractor or the reward composer runs in the sandbox (a pack's
+    /// function or the interpreter's).
+    pub fn has_sandboxed(&self) -> bool {
+        !self.sandboxed().is_empty()
+    }
+
+    /// Each sandboxed function the plan calls, as often as it is named: an interpreter's as
+    /// itself, a pack's as `None`.
+    fn sandboxed(&self) -> Vec<Option<ProgramFunction<'_>>> {
         let mut found = Vec::new();
         for (_, node) in self.nodes() {
             match node {
@@ -801,31 +816,26 @@ impl Plan {
                     function,
                 } => {
                     if let Extraction::Pack(e) = extraction {
-                        found.extend(e.program_function());
+                        found.push(e.program_function());
                     }
                     if let Function::Pack(g) = function {
-                        found.extend(g.program_function());
+                        found.push(g.program_function());
                     }
                 }
                 Node::Judge {
                     extraction: Extraction::Pack(e),
                     ..
-                } => found.extend(e.program_function()),
-                Node::Program { grader, .. } => found.extend(grader.program_function()),
+                } => found.push(e.program_function()),
+                Node::Program { grader, .. } => found.push(grader.program_function()),
                 Node::Expectations(turns) => {
-                    found.extend(
-                        turns
-                            .code
-                            .iter()
-                            .filter_map(|c| c.grader.program_function()),
-                    );
+                    found.extend(turns.code.iter().map(|c| c.grader.program_function()));
                 }
                 _ => {}
             }
         }
-        found.extend(self.reward.as_ref().and_then(|r| r.program_function()));
-        found.sort_unstable_by_key(|f| f.isolation().0);
-        found.dedup_by_key(|f| f.isolation().0);
+        if let Some(reward) = &self.reward {
+            found.push(reward.program_function());
+        }
         found
     }
 

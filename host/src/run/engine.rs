@@ -317,6 +317,9 @@ pub struct Batching {
     pub size: usize,
     /// Warm Python graders: a batch holds an instance of each.
     pub warm_graders: usize,
+    /// Whether the plan makes sandboxed calls: each batch is then graded on a thread for
+    /// blocking work, where they run in place ([`pack::scope`]).
+    pub sandboxed: bool,
 }
 
 impl Batching {
@@ -338,7 +341,11 @@ impl Batching {
         } else {
             BATCH
         };
-        Batching { size, warm_graders }
+        Batching {
+            size,
+            warm_graders,
+            sandboxed: plan.has_sandboxed(),
+        }
     }
 }
 
@@ -447,6 +454,10 @@ impl Pass<'_> {
             batches: batch_rx,
             permits: Arc::new(tokio::sync::Semaphore::new(in_flight)),
             warm_graders: batching.warm_graders,
+            sandboxed: batching.sandboxed,
+            // Without a judge, one a worker.
+            grading: (batching.sandboxed && !has_judge)
+                .then(|| Arc::new(tokio::sync::Semaphore::new(self.workers.max(1)))),
             kept,
             here,
             grader: BatchGrader {
@@ -613,6 +624,14 @@ struct Dispatcher {
     permits: Arc<tokio::sync::Semaphore>,
     /// Warm Python graders: each batch holds an instance of each.
     warm_graders: usize,
+    /// Whether the plan makes sandboxed calls (see [`Batching::sandboxed`]).
+    sandboxed: bool,
+    /// Batches of sandboxed calls graded at once, when bounded: each holds its place until its
+    /// warm instances are dropped, so that its calls never wait for another batch's, and a
+    /// batch takes the pool slot a finished one gave back rather than another (a slot's first
+    /// reset writes its whole memory image over pages still shared with the image, a fault
+    /// each).
+    grading: Option<Arc<tokio::sync::Semaphore>>,
     /// Where batches find warm instances left by earlier passes, and leave theirs.
     kept: Option<Arc<pack::Kept>>,
     /// Each batch is graded on the dispatcher's task, one after another, not in a task of
@@ -633,21 +652,46 @@ impl Dispatcher {
             let Ok(permit) = self.permits.clone().acquire_owned().await else {
                 break;
             };
+            let place = match &self.grading {
+                Some(bound) => match bound.clone().acquire_owned().await {
+                    Ok(place) => Some(place),
+                    Err(_) => break,
+                },
+                None => None,
+            };
             if self.grader.halt.is_raised() {
                 break;
             }
             dispatched += 1;
-            let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
-                .keeping(self.kept.clone());
-            let graded = pack::scope(shared, self.grader.clone().grade(batch, permit));
-            if self.here {
-                graded.await;
+            let graded = self.grader.clone().grade(batch, permit);
+            if self.sandboxed {
+                let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
+                    .keeping(self.kept.clone());
+                let graded = pack::scope(shared, graded);
+                let graded = async move {
+                    graded.await;
+                    drop(place);
+                };
+                self.start(&mut grading, graded).await;
             } else {
-                grading.spawn(graded);
+                self.start(&mut grading, graded).await;
             }
         }
         while grading.join_next().await.is_some() {}
         dispatched
+    }
+
+    /// Grades a batch here, or starts it in a task of its own.
+    async fn start(
+        &self,
+        grading: &mut tokio::task::JoinSet<()>,
+        graded: impl Future<Output = ()> + Send + 'static,
+    ) {
+        if self.here {
+            graded.await;
+        } else {
+            grading.spawn(graded);
+        }
     }
 }
 

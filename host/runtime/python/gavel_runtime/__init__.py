@@ -25,6 +25,10 @@ __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
 # The forms whose builders read the run's recording, and the format each reads.
 READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
 
+# The form that reads nothing of the run (a letta `@grader` reads the row and the submission):
+# its calls may be given None for it.
+READS_NO_RUN = "letta-grader"
+
 FORMS = (
     "letta-grader",
     "letta-extractor",
@@ -260,20 +264,19 @@ class Runtime:
 
     def row(self, name, text, recorded, recorded_format=None):
         """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
-        as the host cut it from the row or its run record (or None) in `recorded_format`; and
-        the recording parsed with the row, or None. OpenAI's graders receive the row whole, as
-        their item; the other forms' builders read the run from its recording or its events
-        and the row only for other members, so the row's `trajectory`, the recording again, is
-        parsed for them only as the recording, and only by the forms that read it
-        (`convert.row_and_recording`, `convert.row_apart`)."""
+        (or None) in `recorded_format`; and the recording parsed with the row, or None.
+
+        The host sends the recording's text when it came from a run record, and an empty text
+        when it is the row's own `trajectory` member, sent once, with the row (host
+        `grade/pack/wit.rs`, `crossing`): the row is then parsed once, the member taken out of
+        it as the recording for the forms that read it in its format. OpenAI's graders receive
+        the row whole, as their item. The other forms' builders read the run from its recording
+        or its events and the row only for its other members."""
         form = name.partition(":")[0]
-        if recorded is None or form == "openai":
+        if recorded != "" or form == "openai":
             return convert.row_whole(text), None
-        if READS_RECORDING.get(form) == recorded_format:
-            both = convert.row_and_recording(text, recorded)
-            if both is not None:
-                return both
-        return convert.row_apart(text, recorded), None
+        row, parsed = convert.row_and_recording(text)
+        return row, parsed if READS_RECORDING.get(form) == recorded_format else None
 
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
@@ -292,7 +295,9 @@ class Runtime:
     def _letta_grade(self, func, row, sample_id, submission):
         sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
         try:
-            result = run_coroutine(func(sample, submission))
+            result = func(sample, submission)
+            if type(result) is not LettaGrade:  # the usual result, which is no awaitable
+                result = run_coroutine(result)
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, LettaGrade):
@@ -314,8 +319,13 @@ class Runtime:
         case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
         try:
-            # evaldeck's CustomGrader turns an exception into an ERROR grade itself.
-            result = run_coroutine(grader.grade_async(trace, case))
+            # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its
+            # `grade_async` calls a plain function as `grade` does: called so, without a
+            # coroutine to drive.
+            if func is not None and not inspect.iscoroutinefunction(func):
+                result = grader.grade(trace, case)
+            else:
+                result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
             # evaldeck's Evaluator reports what escapes a grader this way.
             result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")

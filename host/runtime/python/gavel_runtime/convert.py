@@ -5,8 +5,10 @@ canonical events every format converts to. Each builder prefers the recording in
 and otherwise converts the canonical events.
 """
 
+import copy
 import datetime
 import json
+import math
 from typing import Any
 
 from _gavel_model import TzInfo
@@ -25,7 +27,9 @@ class Run:
     ("llm_call", model, input, output, tokens), ("human_input", text), ("other", name);
     content is a str or a list of str, tokens a dict or None, status "success" or "error".
 
-    `recorded_parsed`, when given, is `recorded_value` already parsed (`row_and_recording`).
+    `recorded_parsed`, when given, is `recorded_value` already parsed; an empty
+    `recorded_value` says the recording was the row's own `trajectory` member, parsed with the
+    row (`row_and_recording`), and is then given.
 
     `turns` may be given as a function returning them: it is called on first use, so that a
     call whose builder reads only the recording (or nothing of the run) never converts the
@@ -52,6 +56,7 @@ class Run:
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
         self.recorded_parsed = recorded_parsed
+        self._handed = None
 
     @property
     def turns(self):
@@ -61,9 +66,16 @@ class Run:
 
     def recorded(self, fmt):
         if self.recorded_format == fmt and self.recorded_value is not None:
-            # Parsed with the row once, handed out once: a later reader parses its own.
+            # Parsed with the row once, handed out once: a later reader gets its own, parsed
+            # from the text or, when the recording was the row's member (its text empty), a
+            # copy (a builder reads what it is handed and changes nothing of it).
             parsed, self.recorded_parsed = self.recorded_parsed, None
-            return json.loads(self.recorded_value) if parsed is None else parsed
+            if parsed is not None:
+                self._handed = parsed
+                return parsed
+            if self.recorded_value:
+                return json.loads(self.recorded_value)
+            return copy.deepcopy(self._handed)
         return None
 
     def events(self):
@@ -71,109 +83,33 @@ class Run:
             yield from turn
 
 
-def row_apart(text, recorded):
-    """The row (`text`, JSON) as `row_whole` gives it, without its `trajectory` member when that
-    member's text is `recorded`, the run's recording as the host cut it out: for the builders
-    that read the run from the recording and nothing of the row's `trajectory`, this saves
-    parsing the run twice. When the member is the row's last (`_last_member`), the row is
-    parsed up to it. Otherwise the member is found by its text: a marker no row holds takes the
-    recording's last place in the row, and only when the parsed row's `trajectory` is that
-    marker was the text there the member's whole value. Otherwise (no such text, or it stood
-    elsewhere) the row is parsed whole.
-    """
-    start = _last_member(text, recorded) if recorded else -1
-    if start >= 0:
-        # The row closed where the member starts; a `trajectory` given before it goes too, as
-        # the whole row's parse keeps only the last.
-        row = json.loads(f"{text[:start]}}}") if text[start] == "," else {}
-        row.pop("trajectory", None)
-        return row
-    at = text.rfind(recorded) if recorded else -1
-    marker = _marker() if at >= 0 else None
-    if marker is not None and marker not in text:
-        try:
-            row = json.loads(f"{text[:at]}{marker}{text[at + len(recorded):]}")
-        except ValueError:
-            row = None
-        if isinstance(row, dict) and row.get("trajectory") == marker[1:-1]:
-            del row["trajectory"]
-            return row
-    return row_whole(text)
-
-
-def row_and_recording(text, recorded):
-    """The row (`text`, JSON) without its `trajectory` member, and that member's value, from
-    one parse of the row, when `recorded`, the run's recording as the host cut it, is the text
-    of the row's last member (`_last_member`); None otherwise, for `row_apart`. For the
-    builders that read the recording this parses the row once, where `row_apart` would parse it
-    in two pieces."""
-    if _last_member(text, recorded) < 0:
-        return None
-    row = json.loads(text)
-    return row, row.pop("trajectory")
-
-
-def _last_member(text, recorded):
-    """Where the row's last member starts (its `,`, or the row's `{`) when that member is
-    `trajectory` with `recorded` as its value's text (as a row written with its run usually
-    has it); -1 otherwise.
-
-    The text must end with `"trajectory": <recorded> }` (any whitespace between the parts),
-    preceded by `,` or `{`. The host sends only rows it parsed, JSON texts; in one, the quote
-    after that `,` or `{` can only open a string (a string closed there would leave
-    `trajectory` bare), so the `,` or `{` stands outside strings and the string is the key
-    `trajectory`; the value after its colon is the recording's text, a JSON value, and the `}`
-    right after it is the text's last, so it closes the row itself: the member is the row's
-    own, and the last of its name, the one Python keeps."""
-    # Walked back from the end by index: a copy or a scan of the text costs the sandbox about
-    # as much a kilobyte as a few thousand instructions (only the recording's own comparison
-    # reads it whole).
-    i = len(text)
-    while i > 0 and text[i - 1] in _SPACE:
-        i -= 1
-    if i < 2 or text[i - 1] != "}":
-        return -1
-    i -= 1
-    while i > 0 and text[i - 1] in _SPACE:
-        i -= 1
-    i -= len(recorded)
-    if i < 1 or not text.startswith(recorded, i):
-        return -1
-    while i > 0 and text[i - 1] in _SPACE:
-        i -= 1
-    if text[i - 1] != ":":
-        return -1
-    i -= 1
-    while i > 0 and text[i - 1] in _SPACE:
-        i -= 1
-    i -= 12
-    if i < 1 or not text.startswith('"trajectory"', i):
-        return -1
-    while i > 0 and text[i - 1] in _SPACE:
-        i -= 1
-    return i - 1 if text[i - 1] in "{," else -1
-
-
-_SPACE = " \t\n\r"
+def row_and_recording(text):
+    """The row (`text`, JSON) without its `trajectory` member, and that member's value: for a
+    row whose own `trajectory` member is the run's recording (the host sends the recording's
+    value empty then, see `Runtime.row`), one parse gives both."""
+    row = row_whole(text)
+    return row, row.pop("trajectory", None)
 
 
 def row_whole(text):
     """The row (`text`, JSON) as a dict; a row that is not an object is an empty one."""
-    row = json.loads(text) if text else {}
+    row = _parsed(text) if text else {}
     return row if isinstance(row, dict) else {}
 
 
-_MARKER = []
+def _parsed(text):
+    """`json.loads(text)`: the scanner called directly when the text is one JSON value from
+    its first character to its last (a row as the host sends it), so that the call skips the
+    decoder's two searches for surrounding whitespace; `json.loads` itself otherwise, for
+    whatever it gives or raises."""
+    try:
+        value, end = _scan(text, 0)
+    except (StopIteration, ValueError):
+        end = -1
+    return value if end == len(text) else json.loads(text)
 
 
-def _marker():
-    """A JSON string no row holds: random to this instance, drawn on its first use (never in
-    the snapshot every instance starts from)."""
-    if not _MARKER:
-        import os
-
-        _MARKER.append(f'"gavel-run-{os.urandom(16).hex()}"')
-    return _MARKER[0]
+_scan = json.JSONDecoder().scan_once
 
 
 # ------------------------------------------------------------------------------------------
@@ -190,15 +126,19 @@ def letta_sample(row, fallback_id):
             if isinstance(sample_id, float) and sample_id.is_integer():
                 sample_id = int(sample_id)
             break
-    return Sample(
-        id=sample_id,
-        input=row.get("input") or row["prompt"],
-        ground_truth=row.get("ground_truth"),
-        agent_args=row.get("agent_args") or metadata.get("agent_args"),
-        rubric_vars=row.get("rubric_vars") or metadata.get("rubric_vars"),
-        extra_vars=row.get("extra_vars") or metadata.get("extra_vars"),
-        rubric=row.get("rubric"),
-    )
+    data = {
+        "id": sample_id,
+        "input": row.get("input") or row["prompt"],
+        "ground_truth": row.get("ground_truth"),
+        "agent_args": row.get("agent_args") or metadata.get("agent_args"),
+        "rubric_vars": row.get("rubric_vars") or metadata.get("rubric_vars"),
+        "extra_vars": row.get("extra_vars") or metadata.get("extra_vars"),
+        "rubric": row.get("rubric"),
+    }
+    # Built on first read when the data has the usual form; validated now otherwise, so that
+    # every error comes where letta-evals raises it.
+    sample = Sample._deferred_if_usual(data)
+    return Sample(**data) if sample is None else sample
 
 
 def letta_message(data):
@@ -472,7 +412,41 @@ def openai_sample(run):
 
 def to_json(value: Any) -> str:
     """JSON for grade metadata and expected/actual values; what JSON cannot hold is its `str`."""
+    if type(value) is dict:
+        text = _flat_json(value)
+        if text is not None:
+            return text
     return _ENCODER.encode(value)
+
+
+def _flat_json(value):
+    """The encoder's text of `value`, a dict, when its keys are `str` and its values `str`,
+    `int`, finite `float`, `bool` or None (a grade's usual metadata), written as the encoder
+    writes them; None for any other dict. The encoder sets up its C writer anew for every value
+    it encodes, which costs a small dict's grade more than writing it."""
+    items = []
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) is not str:
+            return None
+        if kind is str:
+            text = _escaped(item)
+        elif kind is int:
+            text = int.__repr__(item)
+        elif kind is float and _isfinite(item):
+            text = float.__repr__(item)
+        elif item is None:
+            text = "null"
+        elif kind is bool:
+            text = "true" if item else "false"
+        else:
+            return None
+        items.append(f"{_escaped(key)}: {text}")
+    return "{" + ", ".join(items) + "}"
+
+
+_escaped = json.encoder.encode_basestring
+_isfinite = math.isfinite
 
 
 def _fallback(value):

@@ -11,7 +11,6 @@ pydantic so that printing or serialising a model shows what the real package sho
 import datetime as _dt
 import enum as _enum
 import json as _json
-import re as _re
 
 PYDANTIC_VERSION = "2.14"
 REQUIRED = object()
@@ -222,6 +221,7 @@ def union(*checks):
                 first = first or _Invalid("model_type", str(e))
         raise first
 
+    check_union.checks = checks
     return check_union
 
 
@@ -310,6 +310,9 @@ def _shortcuts(check, i, scope):
     if getattr(check, "__name__", None) == "check_optional":
         sure, guarded = _shortcuts(check.inner, i, scope)
         return [("v is None", "None")] + sure, guarded
+    if getattr(check, "__name__", None) == "check_union":
+        # What the first check certainly takes, the union returns as it gives it.
+        return _shortcuts(check.checks[0], i, scope)[0], []
     return [], []
 
 
@@ -385,12 +388,19 @@ def _constructor(cls):
     return scope["_construct"]
 
 
-# A datetime text `datetime` certainly parses: a day of 28 or fewer, seconds with 0, 3 or 6
-# fractional digits, an optional `Z` or `+hh:mm` offset. Any other text takes the check itself.
-_USUAL_DATETIME = _re.compile(
-    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])[T ](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
-    r"(?:\.[0-9]{3}(?:[0-9]{3})?)?(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
-).fullmatch
+_from_iso = _dt.datetime.fromisoformat
+
+
+def _usual_datetime(text):
+    """Whether `datetime` takes `text`: it does when the text is ISO 8601 as Python reads it
+    whole (the check strips spaces first and reads a final `Z` as UTC, as Python's own parser
+    does too, so it takes all that parser takes). One parse of C code, where a pattern of the
+    usual forms cost the sandbox's regex engine twice as much."""
+    try:
+        _from_iso(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _deferrable(cls):
@@ -408,8 +418,8 @@ def _usual_form(check, i, scope):
     inner = getattr(check, "inner", check) if getattr(check, "__name__", None) == "check_optional" else check
     taken = None
     if inner is datetime:
-        scope["_usual_datetime"] = _USUAL_DATETIME
-        conditions.append("type(v) is str and _usual_datetime(v) is not None")
+        scope["_usual_datetime"] = _usual_datetime
+        conditions.append("type(v) is str and _usual_datetime(v)")
     elif guarded and _deferrable(inner.cls):
         scope[f"init{i}"] = inner.cls._construct
         conditions.append(f"type(v) is dict and model{i}.__init__ is init{i} and model{i}._usual(v)")
@@ -578,8 +588,22 @@ class Model:
         return {f.name for f in self._fields}
 
     def _items(self):
-        names = [f.name for f in self._fields] + list(_dict_of(self).get("_extras", ()))
-        return [(name, getattr(self, name)) for name in names]
+        """The fields and extra keys the model holds, as pydantic lists them (its `__dict__`'s
+        order, a field deleted left out); a deferred model's in their order (deleting a field
+        builds every field first, so none is deleted from one)."""
+        values = _dict_of(self)
+        if "_gavel_data" in values:
+            return [(f.name, getattr(self, f.name)) for f in self._fields]
+        known, extras = self._known, values.get("_extras", ())
+        return [(name, value) for name, value in values.items() if name in known or name in extras]
+
+    def __delattr__(self, name):
+        # pydantic's: a field deleted is gone (reads fail, dumps and `repr` leave it out), and
+        # what cannot be deleted has "no attribute".
+        try:
+            object.__delattr__(self, name)
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
     def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
         out = {}
@@ -659,9 +683,14 @@ def _whole_dict(self):
 
 class DeferredModel(Model):
     """A model whose class may be built on first read (it sets `_defer`). Its `__dict__`
-    (`vars()`) builds every field first, so that it shows what an eagerly built model's does."""
+    (`vars()`) and a deletion build every field first, so that they act as on an eagerly built
+    model: a field deleted before it was read is gone, not read from the data later."""
 
     __dict__ = property(_whole_dict)
+
+    def __delattr__(self, name):
+        _whole_dict(self)
+        Model.__delattr__(self, name)
 
 
 def _dump(value, mode, exclude_none):

@@ -415,7 +415,59 @@ def deferred_cases(out):
         t.steps.append(Step(type="reasoning", id="new", timestamp="2026-01-01T00:00:00"))
         return [t.output, t.step_count, t.to_dict()]
 
+    def outcomes(model, *reads):
+        """What each read of `model` gives, or the error it raises, in order."""
+        seen = []
+        for read in reads:
+            try:
+                seen.append(repr(read(model)))
+            except Exception as e:
+                seen.append({"error": error_text(e)})
+        return seen
+
+    def after_edits(data, edit):
+        """A model of `data` edited before any field was read, then read as a grader reads it."""
+        t = built(data)
+        edit(t)
+        return outcomes(t, lambda t: t.output, lambda t: t.completed_at, lambda t: [s.model for s in t.steps],
+                        lambda t: t.model_dump(mode="json"), repr, str, list, vars, lambda t: t == built(data),
+                        lambda t: t.to_dict())
+
+    refused = []
+
+    def delete(*names):
+        def edit(t):
+            for name in names:
+                try:
+                    delattr(t, name)
+                except AttributeError as e:
+                    refused.append(error_text(e))
+
+        return edit
+
+    def edits(data):
+        out = {}
+        for name, edit in {
+            "del-output": delete("output"),
+            "del-twice": delete("output", "output"),
+            "del-unknown": delete("nothing"),
+            "del-property": delete("tool_calls"),
+            "del-then-set": lambda t: (delattr(t, "output"), setattr(t, "output", "again")),
+            "set-unread": lambda t: (setattr(t, "output", 5), setattr(t, "completed_at", None)),
+            "del-step-field": lambda t: delattr(t.steps[0], "model") if t.steps else None,
+            "dict-set": lambda t: t.__dict__.__setitem__("output", "z"),
+            "dict-del": lambda t: t.__dict__.pop("completed_at"),
+            "dict-clear": lambda t: t.__dict__.clear(),
+        }.items():
+            refused.clear()
+            try:
+                out[name] = [after_edits(data, edit), list(refused)]
+            except Exception as e:
+                out[name] = {"error": error_text(e)}
+        return out
+
     probes = {
+        "edits": edits,
         "output": lambda data: built(data).output,
         "tool-calls": lambda data: [(s.id, s.tool_name, s.tool_args, s.status.value) for s in built(data).tool_calls],
         "step-types": lambda data: [str(s.type) for s in built(data).steps],
@@ -468,7 +520,19 @@ def deferred_cases(out):
     cases["bad-expected"] = {"name": "b", "input": "i", "expected": {"tools_called": ["a", 2]}}
     cases["bad-grader"] = {"name": "b", "input": "i", "graders": [{"params": {}}]}
     cases["bad-tags"] = {"name": "b", "input": "i", "tags": "t"}
+    def case_edited(row):
+        c = case(row)
+        seen = []
+        for name in ("name", "expected", "input", "name"):
+            try:
+                delattr(c, name)
+                seen.append("deleted")
+            except AttributeError as e:
+                seen.append(error_text(e))
+        return seen + outcomes(c, lambda c: c.name, lambda c: c.input, lambda c: c.model_dump(mode="json"), repr)
+
     case_probes = {
+        "deleted": case_edited,
         "expected": lambda row: case(row).expected.model_dump(),
         "input": lambda row: [case(row).input, case(row).name, case(row).is_multi_turn],
         "dump": lambda row: case(row).model_dump(mode="json"),
@@ -478,6 +542,87 @@ def deferred_cases(out):
     for name, row in cases.items():
         for probe, fn in case_probes.items():
             attempt(f"deferred/case/{name}/{probe}", lambda fn=fn, row=row: fn(row))
+
+
+def sample_cases(out):
+    """What a grader reads of a letta-evals `Sample`, built from a dataset row by letta-evals'
+    JSONL loader and by gavel's runtime (which builds one of the usual form on first read).
+    Each probe starts from a new sample, so that it reads only what it names."""
+    rows = {
+        "usual": {"id": 3, "input": "What is 2+2?", "ground_truth": "4", "trajectory": [[]]},
+        "no-truth": {"id": 0, "input": "q"},
+        "str-id": {"id": "case-7", "input": "q", "ground_truth": "a"},
+        "float-id": {"id": 2.0, "input": "q", "ground_truth": "a"},
+        "sample-id": {"sample_id": 5, "id": 1, "input": "q"},
+        "prompt": {"prompt": "from the prompt", "ground_truth": "x"},
+        "per-turn": {"id": 1, "input": ["a", "b"], "ground_truth": ["x", "y"]},
+        "args": {"id": 1, "input": "q", "metadata": {"agent_args": {"k": [1]}, "rubric_vars": {"r": "v"}},
+                 "extra_vars": {"e": 1}, "rubric": "Be kind."},
+        "bad-truth-list": {"id": 1, "input": "q", "ground_truth": ["x"]},
+        "bad-lengths": {"id": 1, "input": ["a"], "ground_truth": ["x", "y"]},
+        "bad-args": {"id": 1, "input": "q", "agent_args": [1]},
+    }
+
+    def built(row):
+        if MODE == "real":
+            from letta_evals.datasets.loader import load_jsonl
+
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "dataset.jsonl")
+                with open(path, "w") as f:
+                    f.write(json.dumps(row) + "\n")
+                return next(load_jsonl(__import__("pathlib").Path(path)))
+        from gavel_runtime.convert import letta_sample
+
+        return letta_sample(copy.deepcopy(row), 0)
+
+    def attempt(key, fn):
+        try:
+            out[key] = fn()
+        except Exception as e:
+            out[key] = {"error": error_text(e).split(", input_value=")[0]}
+
+    def edited(row, edit):
+        sample = built(row)
+        seen = [edit(sample)]
+        for read in (lambda s: s.ground_truth, lambda s: s.input, repr, str, lambda s: s.model_dump(mode="json"),
+                     lambda s: list(vars(s)), lambda s: s == built(row)):
+            try:
+                seen.append(repr(read(sample)))
+            except Exception as e:
+                seen.append({"error": error_text(e)})
+        return seen
+
+    def deleted(name):
+        def edit(sample):
+            try:
+                delattr(sample, name)
+            except AttributeError as e:
+                return error_text(e)
+            return "deleted"
+
+        return edit
+
+    probes = {
+        "truth": lambda row: [built(row).ground_truth, type(built(row).ground_truth).__name__],
+        "fields": lambda row: [built(row).id, built(row).input, built(row).agent_args, built(row).rubric_vars,
+                               built(row).extra_vars, built(row).rubric, built(row).rubric_path],
+        "repr": lambda row: [repr(built(row)), str(built(row))],
+        "dump": lambda row: [built(row).model_dump(mode="json"), repr(built(row).model_dump())],
+        "vars": lambda row: repr(vars(built(row))),
+        "iterate": lambda row: repr(list(built(row))),
+        "equal": lambda row: [built(row) == built(row), built(row) == built(dict(row, id=99))],
+        "isinstance": lambda row: type(built(row)).__name__,
+        "del-truth": lambda row: edited(row, deleted("ground_truth")),
+        "del-twice": lambda row: edited(row, lambda s: [deleted("input")(s), deleted("input")(s)]),
+        "del-unknown": lambda row: edited(row, deleted("nothing")),
+        "set-unread": lambda row: edited(row, lambda s: setattr(s, "ground_truth", "set")),
+        "dict-set": lambda row: edited(row, lambda s: s.__dict__.__setitem__("input", "z")),
+        "dict-del": lambda row: edited(row, lambda s: repr(s.__dict__.pop("ground_truth"))),
+    }
+    for name, row in rows.items():
+        for probe, fn in probes.items():
+            attempt(f"deferred/sample/{name}/{probe}", lambda fn=fn, row=row: fn(row))
 
 
 def message_cases(out):
@@ -511,7 +656,7 @@ def message_cases(out):
 
 def main():
     out = {}
-    for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, message_cases):
+    for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, sample_cases, message_cases):
         try:
             section(out)
         except Exception:

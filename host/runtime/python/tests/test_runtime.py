@@ -1,6 +1,7 @@
 """The interpreter runtime's own behaviour under CPython: loading sources, resolving names,
 checking configs, building what each form receives, and the sandbox's guards."""
 
+import copy
 import json
 import math
 import os
@@ -425,9 +426,44 @@ class Conversions(unittest.TestCase):
                 """
             }
         )
-        self.assertEqual(runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, RUN, "s", "{}")["rationale"], "awaited")
+        # A letta @grader reads nothing of the run: the interpreter gives it none.
+        self.assertEqual(runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, None, "s", "{}")["rationale"], "awaited")
         with self.assertRaisesRegex(CallError, "RuntimeError: gavel's sandbox runs no event loop"):
             runtime.grade("letta-grader:a:waits", {"input": "q"}, 0, RUN, "s", "{}")
+
+    def test_evaldeck_functions_are_awaited_when_they_are_coroutines_only(self):
+        runtime = loaded(
+            {
+                "e": """
+                import asyncio
+                from evaldeck.results import GradeResult
+
+                async def awaited(trace, case):
+                    await asyncio.sleep(0)
+                    return GradeResult.passed_result("a", "awaited")
+
+                def plain(trace, case):
+                    return GradeResult.passed_result("p", "plain")
+
+                def hands_back_a_coroutine(trace, case):
+                    return awaited(trace, case)
+
+                def raises(trace, case):
+                    raise KeyError("k")
+                """
+            }
+        )
+
+        def grade(name):
+            return runtime.grade(f"evaldeck-function:e:{name}", {"input": "q"}, 0, RUN, "s", "{}")
+
+        self.assertEqual(grade("awaited")["rationale"], "awaited")
+        self.assertEqual(grade("plain")["rationale"], "plain")
+        # evaldeck's grade_async returns what a plain function returns, unawaited.
+        self.assertEqual(
+            grade("hands_back_a_coroutine")["rationale"], "Grader error: 'coroutine' object has no attribute 'status'"
+        )
+        self.assertEqual((grade("raises")["status"], grade("raises")["rationale"]), ("error", "Custom grader error: 'k'"))
 
 
 SANDBOXED = r"""
@@ -478,91 +514,75 @@ print(json.dumps(out))
 
 class Rows(unittest.TestCase):
     """What each form's builders receive of a row: the row whole for OpenAI's graders (their
-    item), and the same row without its `trajectory` for the others when the recording the
-    host cut from it is that member's text; never another member left out or changed. The
-    forms that read the recording get it parsed with the row when it is the row's last member."""
+    item); for the others, when the host sends the recording's value empty (the recording is
+    the row's own `trajectory` member), the row without that member, and the member parsed as
+    the recording for the forms that read it in its format; the row whole otherwise. Never
+    another member left out or changed."""
 
     RECORDING = '{"steps": [{"type": "llm_call"}], "output": "Paris"}'
-
-    def rows(self, text, recorded):
-        whole, apart = self.parsed(text, recorded)
-        return whole[0], apart[0]
 
     def parsed(self, text, recorded, name="evaldeck-function:m:f", fmt="evaldeck"):
         runtime = Runtime(sandboxed=False)
         return runtime.row("openai:m:f", text, recorded, fmt), runtime.row(name, text, recorded, fmt)
 
-    def test_a_last_member_recording_comes_parsed_with_the_row_to_the_forms_that_read_it(self):
+    def test_the_rows_own_recording_comes_parsed_with_the_row_to_the_forms_that_read_it(self):
         recording = json.loads(self.RECORDING)
         for text in (
             '{"id": 3, "trajectory": %s}' % self.RECORDING,
             '{"trajectory":%s}' % self.RECORDING,
             '{"id": 3 ,\n "trajectory" :\t%s \n}\n' % self.RECORDING,
-            '{"trajectory": 1, "trajectory": %s}' % self.RECORDING,
+            '{"trajectory": %s, "expected": {"output_contains": ["Paris"]}}' % self.RECORDING,
+            '{"traj\\u0065ctory": %s, "id": 3}' % self.RECORDING,
         ):
-            whole, apart = self.parsed(text, self.RECORDING)
+            whole, apart = self.parsed(text, "")
             self.assertEqual(whole, (json.loads(text), None), text)
             row = json.loads(text)
             del row["trajectory"]
             self.assertEqual(apart, (row, recording), text)
-            self.assertEqual(self.parsed(text, self.RECORDING, "letta-extractor:m:f", "letta")[1], (row, recording))
+            self.assertEqual(self.parsed(text, "", "letta-extractor:m:f", "letta")[1], (row, recording))
             # A form that reads no recording, or not in this format, gets the row alone.
             for name, fmt in (("letta-grader:m:f", "evaldeck"), ("evaldeck-class:m:f", "letta")):
-                self.assertEqual(self.parsed(text, self.RECORDING, name, fmt)[1], (row, None), (text, name))
+                self.assertEqual(self.parsed(text, "", name, fmt)[1], (row, None), (text, name))
 
-    def test_a_recording_not_the_rows_own_last_member_is_parsed_apart(self):
-        for text in (
-            '{"inner": {"trajectory": %s}}' % self.RECORDING,
-            '{"trajectory": 1, "a\\"trajectory": %s}' % self.RECORDING,
-            '{"x": ["trajectory", %s]}' % self.RECORDING,
-            '{"mytrajectory": %s}' % self.RECORDING,
-        ):
-            self.assertEqual(self.parsed(text, self.RECORDING)[1], (json.loads(text), None), text)
-            self.assertEqual(self.parsed(text, self.RECORDING, "letta-grader:m:f")[1], (json.loads(text), None), text)
-
-    def test_the_recording_parsed_with_the_row_is_handed_out_once(self):
-        row, parsed = self.parsed('{"trajectory": %s}' % self.RECORDING, self.RECORDING)[1]
-        run = Run(recorded_format="evaldeck", recorded_value=self.RECORDING, recorded_parsed=parsed)
-        first, second = run.recorded("evaldeck"), run.recorded("evaldeck")
-        self.assertIs(first, parsed)
-        self.assertEqual(second, parsed)
-        self.assertIsNot(second, parsed)
-
-    def test_the_recorded_member_is_left_out_for_the_forms_that_read_the_recording(self):
-        text = '{"id": 3, "input": "capital?", "trajectory": %s, "expected": {"output_contains": ["Paris"]}}' % (
-            self.RECORDING
-        )
-        whole, apart = self.rows(text, self.RECORDING)
-        self.assertEqual(whole, json.loads(text))
-        expected = json.loads(text)
-        del expected["trajectory"]
-        self.assertEqual(apart, expected)
-
-    def test_the_recording_elsewhere_in_the_row_leaves_the_row_whole(self):
-        # The run came from a run record; the row holds its text in other places only.
+    def test_a_recording_sent_as_text_leaves_the_row_whole(self):
+        # The run came from a run record; the row may hold a `trajectory` of its own.
         for text in (
             '{"expected": %s, "trajectory": null}' % self.RECORDING,
-            '{"trajectory": [%s], "input": "x"}' % self.RECORDING,
-            '{"trajectory": {"inner": %s}}' % self.RECORDING,
-            '{"note": "%s", "trajectory": 1}' % self.RECORDING.replace('"', '\\"'),
-            '{"trajectory": %s, "trajectory": 2}' % self.RECORDING,
+            '{"trajectory": %s, "input": "x"}' % self.RECORDING,
+            '{"id": 1}',
         ):
-            whole, apart = self.rows(text, self.RECORDING)
-            self.assertEqual(apart, json.loads(text), text)
-            self.assertEqual(whole, json.loads(text), text)
+            for recorded in (self.RECORDING, None):
+                whole, apart = self.parsed(text, recorded)
+                self.assertEqual(apart, (json.loads(text), None), text)
+                self.assertEqual(whole, (json.loads(text), None), text)
 
-    def test_a_recording_whose_text_ends_another_value_is_not_taken_for_it(self):
-        text = '{"trajectory": 1, "count": 10}'
-        _, apart = self.rows(text, "1")
-        self.assertEqual(apart, {"trajectory": 1, "count": 10})
+    def test_the_recording_parsed_with_the_row_is_handed_out_once(self):
+        row, parsed = self.parsed('{"trajectory": %s}' % self.RECORDING, "")[1]
+        for value in (self.RECORDING, ""):
+            parsed = copy.deepcopy(parsed)
+            run = Run(recorded_format="evaldeck", recorded_value=value, recorded_parsed=parsed)
+            first, second = run.recorded("evaldeck"), run.recorded("evaldeck")
+            self.assertIs(first, parsed)
+            self.assertEqual(second, parsed)
+            self.assertIsNot(second, parsed)
+            self.assertIsNot(second["steps"], parsed["steps"])
+            self.assertIsNone(run.recorded("letta"))
 
-    def test_a_recording_given_twice_leaves_out_the_member_python_keeps(self):
-        text = '{"trajectory": %s, "trajectory": %s, "id": 1}' % (self.RECORDING, self.RECORDING)
-        _, apart = self.rows(text, self.RECORDING)
-        self.assertEqual(apart, {"id": 1})
+    def test_a_row_parses_as_json_loads_parses_it(self):
+        from gavel_runtime.convert import row_whole
+
+        for text in ('{"a": 1}', ' {"a": [1, 2.5, "é"]}\n', '{"a": 1} x', '{"a": 1', "\ufeff{}", " ", "{} {}", "[1]", "nul"):
+            try:
+                expected = json.loads(text)
+            except ValueError as e:
+                with self.assertRaises(type(e), msg=text) as raised:
+                    row_whole(text)
+                self.assertEqual(str(raised.exception), str(e))
+                continue
+            self.assertEqual(row_whole(text), expected if isinstance(expected, dict) else {}, text)
 
     def test_rows_that_are_no_object_or_absent_are_empty(self):
-        for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1")):
+        for text, recorded in (("", None), ("[1, 2]", None), ('["x"]', '"x"'), ('"x"', '"x"'), ("", "1"), ("[1]", "")):
             self.assertEqual(self.parsed(text, recorded), (({}, None), ({}, None)), text)
 
     def test_events_given_as_a_function_are_converted_on_first_use_only(self):
@@ -577,6 +597,23 @@ class Rows(unittest.TestCase):
         self.assertEqual(list(run.events()), [e for turn in RUN.turns for e in turn])
         self.assertEqual(run.turns, RUN.turns)
         self.assertEqual(made, [1])
+
+
+class GradeTexts(unittest.TestCase):
+    def test_a_grades_values_are_written_as_json_writes_them(self):
+        from gavel_runtime.convert import to_json
+
+        class Text(str):
+            pass
+
+        values = [
+            {}, {"grader_name": "g"}, {"length": 12, "ok": True, "no": False, "none": None, "ratio": 0.1 + 0.2},
+            {"big": 10**30, "neg": -0.0, "exp": 1e300, "tiny": 5e-324, "mixed": "é \" \\ \n \u2028 \x00 😀"},
+            {"nan": float("nan")}, {"inf": float("inf")}, {1: "int key"}, {"nested": {"a": [1]}}, {"t": (1, 2)},
+            {"sub": Text("x")}, {"flag": 1}, {"set": {1}}, "text", 3, [1, {"a": 2}], None,
+        ]
+        for value in values:
+            self.assertEqual(to_json(value), json.dumps(value, ensure_ascii=False, default=list), repr(value))
 
 
 def held(model):
@@ -612,11 +649,31 @@ class Deferred(unittest.TestCase):
         self.assertNotIn("tokens", held(step))
 
     def test_a_trace_of_another_form_is_built_whole_at_once(self):
-        for data in (dict(self.TRACE, steps=[dict(self.STEP, timestamp="2026-01-01T00:00:01.5")]),
+        for data in (dict(self.TRACE, steps=[dict(self.STEP, timestamp=" 2026-01-01T00:00:01 ")]),
+                     dict(self.TRACE, steps=[dict(self.STEP, timestamp=1767225600)]),
                      dict(self.TRACE, id=""), {k: v for k, v in self.TRACE.items() if k != "started_at"}):
             trace = self.trace(data)
             self.assertIn("steps", held(trace), data)
             self.assertIn("timestamp", held(trace.steps[0]), data)
+
+    def test_a_datetime_python_reads_is_taken_on_first_read(self):
+        from evaldeck.trace import Trace
+
+        for text in ("2026-01-01T00:00:01.5", "2028-02-29T00:00:00", "2026-01-01 00:00:01+05:30", "2026-01-01"):
+            trace = self.trace(dict(self.TRACE, started_at=text))
+            self.assertNotIn("started_at", held(trace), text)
+            self.assertEqual(trace.started_at, Trace.from_dict(dict(self.TRACE, started_at=text)).started_at, text)
+
+    def test_a_usual_letta_sample_is_built_on_first_read(self):
+        from gavel_runtime.convert import letta_sample
+
+        sample = letta_sample({"id": 3, "input": "q", "ground_truth": "a", "metadata": {"agent_args": {"k": 1}}}, 0)
+        self.assertEqual(held(sample).keys(), {"_gavel_data"})
+        self.assertEqual(sample.ground_truth, "a")
+        self.assertEqual(held(sample).keys(), {"_gavel_data", "ground_truth"})
+        self.assertEqual(sample.agent_args, {"k": 1})
+        for row in ({"id": "s", "input": "q"}, {"id": 1, "input": ["a"], "ground_truth": ["b"]}):
+            self.assertNotIn("_gavel_data", held(letta_sample(row, 0)), row)
 
     def test_a_usual_case_is_built_on_first_read(self):
         from gavel_runtime.convert import evaldeck_case

@@ -333,7 +333,11 @@ fn pool_bounds() -> PoolingAllocationConfig {
         .max_memories_per_component(MEMORIES_PER_CALL)
         .max_tables_per_component(TABLES_PER_CALL)
         .table_elements(100_000)
-        .table_keep_resident(64 << 10);
+        .table_keep_resident(64 << 10)
+        // Calls run on the calling thread's stack: the engine is not async, so no call takes a
+        // fiber's. A pool of them cost a guard page protected for each of its 1,000 stacks at
+        // start.
+        .total_stacks(0);
     pool
 }
 

@@ -95,7 +95,7 @@ pub use limits::{
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, Kept, Started, block_on_here, peak_calls_in_flight, scope};
 pub use wit::Source;
-use wit::{Events, Exports, PackV0Pre, v0};
+use wit::{Events, Exports, PackV0Pre, Recording, v0};
 
 /// What a pack provides, as it describes itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -850,8 +850,8 @@ impl Function {
     /// Which of its grading calls read the run's events, as the interpreter's forms (the first
     /// part of its name, see `host/runtime/python/gavel_runtime`) read them: a letta `@grader`
     /// reads the row and the submission only, an evaldeck function or class the run's evaldeck
-    /// recording when it has one. The recording itself always crosses (the interpreter finds it
-    /// in the row's text by it); a pack's functions receive everything.
+    /// recording when it has one (what crosses of the recording itself: [`Function::recording`]);
+    /// a pack's functions receive everything.
     fn events(&self) -> Events {
         let form = self.name.split(':').next();
         match (&self.program, form) {
@@ -860,6 +860,24 @@ impl Function {
                 Events::Unless(Format::Evaldeck)
             }
             _ => Events::Always,
+        }
+    }
+
+    /// What its calls read of the row's `trajectory` member, the run as the row recorded it, as
+    /// the interpreter's forms read it: OpenAI's graders the row whole (their item), an
+    /// evaldeck function or class an evaldeck recording, a letta extractor a letta one, and
+    /// nothing of it otherwise; a pack's functions receive everything.
+    fn recording(&self) -> Recording {
+        let form = self.name.split(':').next();
+        match (&self.program, form) {
+            (None, _) => Recording::Sent,
+            (Some(_), Some("openai")) => Recording::RowOnly,
+            (Some(_), Some("evaldeck-function" | "evaldeck-class")) => {
+                Recording::Reads(Format::Evaldeck)
+            }
+            (Some(_), Some("letta-extractor")) => Recording::Reads(Format::Letta),
+            (Some(_), Some("letta-grader" | "letta-reward")) => Recording::Unread,
+            (Some(_), _) => Recording::Sent,
         }
     }
 
@@ -894,7 +912,12 @@ impl PackGrader {
             Ok(access) => access,
             Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
-        let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
+        let args = (self.function.pack.exports).args(
+            sample,
+            trajectory,
+            self.function.events(),
+            self.function.recording(),
+        );
         self.grade_wit(&args, submission, None, access.as_ref())
     }
 
@@ -911,7 +934,12 @@ impl PackGrader {
             Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
         let grader = self.clone();
-        let args = (self.function.pack.exports).args(sample, trajectory, self.function.events());
+        let args = (self.function.pack.exports).args(
+            sample,
+            trajectory,
+            self.function.events(),
+            self.function.recording(),
+        );
         let submission = submission.to_string();
         warm::off_worker(self.function.warm_id(), move |place| {
             grader.grade_wit(&args, &submission, place, access.as_ref())
@@ -1044,7 +1072,12 @@ impl PackExtractor {
             .function
             .access(sample)
             .map_err(|why| GuestError::Refused(why.to_string()))?;
-        let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
+        let args = (self.function.pack.exports).args(
+            sample,
+            trajectory,
+            Events::Always,
+            self.function.recording(),
+        );
         self.extract_wit(&args, None, access.as_ref())
     }
 
@@ -1060,7 +1093,12 @@ impl PackExtractor {
             .access(sample)
             .map_err(|why| GuestError::Refused(why.to_string()))?;
         let extractor = self.clone();
-        let args = (self.function.pack.exports).args(sample, trajectory, Events::Always);
+        let args = (self.function.pack.exports).args(
+            sample,
+            trajectory,
+            Events::Always,
+            self.function.recording(),
+        );
         warm::off_worker(self.function.warm_id(), move |place| {
             extractor.extract_wit(&args, place, access.as_ref())
         })

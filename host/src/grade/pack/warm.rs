@@ -331,9 +331,24 @@ impl Batch {
     }
 }
 
-/// Grades `batch` (a future grading consecutive samples in order) within `shared`.
-pub async fn scope<F: Future>(shared: Batch, batch: F) -> F::Output {
-    BATCH.scope(Arc::new(shared), batch).await
+/// Grades `batch` (a future grading consecutive samples in order) within `shared`, on a thread
+/// for blocking work, where its sandboxed calls then run in place rather than each hop to
+/// another thread and back: this one when it is such a thread ([`block_on_here`]), else one of
+/// the runtime's.
+pub async fn scope<F>(shared: Batch, batch: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let scoped = BATCH.scope(Arc::new(shared), batch);
+    if BLOCKING.get() {
+        return scoped.await;
+    }
+    let runtime = tokio::runtime::Handle::current();
+    match tokio::task::spawn_blocking(move || block_on_here(&runtime, scoped)).await {
+        Ok(value) => value,
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
 }
 
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
@@ -410,23 +425,19 @@ pub fn block_on_here<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> 
     }
 }
 
-/// Runs `call` here on a thread for blocking work ([`block_on_here`]), else on one of tokio's.
-async fn blocking<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> T {
-    if BLOCKING.get() {
-        return call();
-    }
-    call::off_worker(call).await
-}
-
-/// Runs `call` on a thread for blocking work, under the batch's bound on calls in flight, in
-/// the batch's warm instance of function `warm` (its id) when it is given and the batch keeps
-/// warm instances; in a fresh instance otherwise.
+/// Runs `call` under the batch's bound on calls in flight, in the batch's warm instance of
+/// function `warm` (its id) when it is given and the batch keeps warm instances, in a fresh
+/// instance otherwise; in place within a batch (whose [`scope`] is a thread for blocking work),
+/// else on a thread for blocking work.
 pub(super) async fn off_worker<T: Send + 'static>(
     warm: Option<u64>,
     call: impl FnOnce(Place<'_>) -> T + Send + 'static,
 ) -> T {
     let Ok(batch) = BATCH.try_with(Arc::clone) else {
-        return blocking(move || call(None)).await;
+        if BLOCKING.get() {
+            return call(None);
+        }
+        return call::off_worker(move || call(None)).await;
     };
     let warm = match warm {
         Some(id) if batch.reserve().await => Some(id),
@@ -435,7 +446,7 @@ pub(super) async fn off_worker<T: Send + 'static>(
     let _permit = batch.calls.acquire().await;
     let _counted = Counted::new();
     let Some(id) = warm else {
-        return blocking(move || call(None)).await;
+        return call(None);
     };
     let (instance, room) = {
         let mut instances = batch.instances();
@@ -445,38 +456,17 @@ pub(super) async fn off_worker<T: Send + 'static>(
     };
     let mut instance = match instance {
         Some(instance) => Some(instance),
-        None if !room => return blocking(move || call(None)).await,
+        None if !room => return call(None),
         None => batch.kept.as_ref().and_then(|kept| kept.take(id)),
     };
     // The instance a call spends is dropped (its pool slot reset: milliseconds for an
-    // interpreter's memory) after the call's value is handed back, on a thread for blocking
-    // work, so that no sample (no server's request) waits for it.
-    let (value, kept) = if BLOCKING.get() {
-        let (value, spent) = spending(|| call(Some(&mut instance)));
-        if let Some(spent) = spent {
-            tokio::task::spawn_blocking(move || drop(spent));
-        }
-        (value, instance)
-    } else {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::task::spawn_blocking(move || {
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                spending(|| call(Some(&mut instance)))
-            }));
-            let (ran, spent) = match ran {
-                Ok((value, spent)) => (Ok((value, instance)), spent),
-                Err(panic) => (Err(panic), None),
-            };
-            let _ = tx.send(ran);
-            drop(spent);
-        });
-        match rx.await {
-            Ok(Ok(ran)) => ran,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(_) => panic!("a sandboxed call's thread ended without its value"),
-        }
-    };
-    if let Some(kept) = kept {
+    // interpreter's memory) on another thread for blocking work, so that no sample (no
+    // server's request) waits for it.
+    let (value, spent) = spending(|| call(Some(&mut instance)));
+    if let Some(spent) = spent {
+        tokio::task::spawn_blocking(move || drop(spent));
+    }
+    if let Some(kept) = instance {
         batch.instances().insert(id, kept);
     }
     value
@@ -610,4 +600,32 @@ pub(super) fn call<T>(
         });
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch is graded on a thread for blocking work, where its calls, warm and fresh, run
+    /// without hopping to another thread.
+    #[test]
+    fn a_batchs_calls_run_on_the_thread_that_grades_it() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let (grading, warm, fresh) =
+            runtime.block_on(scope(Batch::new(Arc::new(Semaphore::new(1)), 1), async {
+                let warm = off_worker(Some(next_function_id()), |place| {
+                    assert!(place.is_some(), "a warm call has its place");
+                    std::thread::current().id()
+                })
+                .await;
+                let fresh = off_worker(None, |_| std::thread::current().id()).await;
+                (std::thread::current().id(), warm, fresh)
+            }));
+        assert_eq!(warm, grading);
+        assert_eq!(fresh, grading);
+    }
 }

@@ -119,6 +119,21 @@ pub(super) enum Events {
     Unless(Format),
 }
 
+/// What a call of an interpreter's function reads of the row's `trajectory` member, the run as
+/// the row recorded it, as its form reads it (`host/runtime/python/gavel_runtime`); a pack's
+/// functions receive everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Recording {
+    /// The row and the recording as written.
+    Sent,
+    /// The row whole, as the function's own data; never the recording.
+    RowOnly,
+    /// The recording, when it is in this format, and the row's other members.
+    Reads(Format),
+    /// The row's other members only.
+    Unread,
+}
+
 /// The `gavel:grader` line a pack was built against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Line {
@@ -220,24 +235,31 @@ impl Exports {
         self.program.is_some()
     }
 
-    /// The arguments of a call for this pack's WIT version, the run's events as `events` says.
+    /// The arguments of a call for this pack's WIT version, the run's events as `events` says
+    /// and the row and its recording as `recording` says.
     pub(super) fn args(
         &self,
         sample: &Sample<'_>,
         trajectory: &Trajectory<'_>,
         events: Events,
+        recording: Recording,
     ) -> Args {
         let recorded = match self.line {
             Line::V0_1 => None,
-            Line::V0_2 => recorded(sample, trajectory),
+            Line::V0_2 => recorded(sample),
         };
         let events = match events {
             Events::Always => true,
             Events::Never => false,
             Events::Unless(format) => recorded.is_none() || trajectory.format != format,
         };
-        let (v1_sample, v1_trajectory) =
-            (self::sample(sample), self::trajectory(trajectory, events));
+        let v1_sample = match self.is_interpreter() {
+            // The interpreter reads the row's own text and its id (`app.py`): the row's parts,
+            // parsed, would cross again for nothing.
+            true => identified(sample),
+            false => self::sample(sample),
+        };
+        let v1_trajectory = self::trajectory(trajectory, events);
         if self.line == Line::V0_1 {
             return Args::V1(v1_sample, v1_trajectory);
         }
@@ -263,6 +285,7 @@ impl Exports {
             duration_ms,
             usage,
         } = v1_trajectory;
+        let (row, recorded) = crossing(sample.row, recorded, trajectory.format, recording);
         Args::V2(
             Sample2 {
                 id,
@@ -277,7 +300,7 @@ impl Exports {
                 tags,
                 metadata,
                 memory,
-                row: sample.row.to_string(),
+                row,
             },
             Trajectory2 {
                 turns,
@@ -449,10 +472,7 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
         serde_json::to_string(map).unwrap_or_default()
     };
     v0::Sample {
-        id: match sample.id() {
-            SampleId::Int(i) => v0::SampleId::Int(i),
-            SampleId::Str(s) => v0::SampleId::Str(s),
-        },
+        id: sample_id(sample),
         input: sample.input.as_ref().map(texts),
         ground_truth: sample.ground_truth.as_ref().map(texts),
         rubric_vars: json(&sample.rubric_vars),
@@ -476,6 +496,31 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
                 })
                 .collect()
         }),
+    }
+}
+
+/// The sample's id, and none of its parts.
+fn identified(sample: &Sample<'_>) -> v0::Sample {
+    v0::Sample {
+        id: sample_id(sample),
+        input: None,
+        ground_truth: None,
+        rubric_vars: "{}".to_string(),
+        name: None,
+        description: None,
+        expected: None,
+        reference_output: None,
+        reference_tools: Vec::new(),
+        tags: Vec::new(),
+        metadata: "{}".to_string(),
+        memory: None,
+    }
+}
+
+fn sample_id(sample: &Sample<'_>) -> v0::SampleId {
+    match sample.id() {
+        SampleId::Int(i) => v0::SampleId::Int(i),
+        SampleId::Str(s) => v0::SampleId::Str(s),
     }
 }
 
@@ -552,8 +597,9 @@ fn tokens(tokens: Tokens) -> v0::Tokens {
     }
 }
 
-/// The run as the row (or its run record) wrote it, under its `trajectory` key.
-fn recorded(sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Option<RecordedRun> {
+/// The run as the row (or its run record) wrote it: the text of the `trajectory` member, and
+/// whether it is the row's own (not a run record's).
+fn recorded<'a>(sample: &Sample<'a>) -> Option<(&'a str, bool)> {
     #[derive(serde::Deserialize)]
     struct Record<'a> {
         #[serde(borrow)]
@@ -563,8 +609,191 @@ fn recorded(sample: &Sample<'_>, trajectory: &Trajectory<'_>) -> Option<Recorded
     let value = serde_json::from_str::<Record<'_>>(record)
         .ok()?
         .trajectory?;
-    Some(RecordedRun {
-        format: trajectory.format.name().to_string(),
-        value: value.get().to_string(),
-    })
+    Some((value.get(), sample.run.is_none()))
+}
+
+/// The row's text and the recording a call sends, as `recording` says its function reads them.
+///
+/// Where the recording is the row's own `trajectory` member (the only member of that name: the
+/// row parsed with one, see [`recorded`]), it crosses once. To a function that reads it, the row
+/// is sent whole and the recording's value empty, which no JSON text is: the interpreter takes
+/// the row's `trajectory` member as the recording. To one that reads neither, the row is sent
+/// without the member when its key is written plainly (with the empty recording otherwise, so
+/// that the interpreter leaves the member out itself).
+fn crossing(
+    row: &str,
+    recorded: Option<(&str, bool)>,
+    format: Format,
+    recording: Recording,
+) -> (String, Option<RecordedRun>) {
+    let run = |value: &str| {
+        Some(RecordedRun {
+            format: format.name().to_string(),
+            value: value.to_string(),
+        })
+    };
+    let Some((value, own)) = recorded else {
+        return (row.to_string(), None);
+    };
+    match recording {
+        Recording::Sent => (row.to_string(), run(value)),
+        Recording::RowOnly => (row.to_string(), None),
+        Recording::Reads(read) if read == format => match own {
+            true => (row.to_string(), run("")),
+            false => (row.to_string(), run(value)),
+        },
+        Recording::Reads(_) | Recording::Unread => match own {
+            false => (row.to_string(), None),
+            true => match without_member(row, value) {
+                Some(cut) => (cut, None),
+                None => (row.to_string(), run("")),
+            },
+        },
+    }
+}
+
+/// `row`, a JSON object's text, without its member `"trajectory": value`, `value` being that
+/// member's value as a slice of `row`; None when the key is not written plainly.
+///
+/// The slice is a member's value, so what comes before it is its key and a colon, and before
+/// the key the object's `{` or the `,` after the member before; a key that reads
+/// `"trajectory"` in its last twelve bytes and decodes to `trajectory` is those twelve bytes
+/// (any escape before them would add a character).
+fn without_member(row: &str, value: &str) -> Option<String> {
+    const KEY: &[u8] = b"\"trajectory\"";
+    let bytes = row.as_bytes();
+    let start = (value.as_ptr() as usize).checked_sub(row.as_ptr() as usize)?;
+    let end = start + value.len();
+    if end > bytes.len() {
+        return None;
+    }
+    let space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let back = |mut i: usize| {
+        while i > 0 && space(bytes[i - 1]) {
+            i -= 1;
+        }
+        i
+    };
+    let colon = back(start).checked_sub(1)?;
+    let key = back(colon).checked_sub(KEY.len())?;
+    if bytes[colon] != b':' || &bytes[key..key + KEY.len()] != KEY {
+        return None;
+    }
+    let before = back(key).checked_sub(1)?;
+    let mut after = end;
+    while after < bytes.len() && space(bytes[after]) {
+        after += 1;
+    }
+    let (from, to) = match (bytes[before], bytes.get(after)) {
+        // Not the first member: from the comma before it to the end of its value.
+        (b',', _) => (before, end),
+        // The first of several: from the key to the comma after it.
+        (b'{', Some(b',')) => (before + 1, after + 1),
+        // The only member.
+        (b'{', _) => (before + 1, end),
+        _ => return None,
+    };
+    Some([&row[..from], &row[to..]].concat())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The row's `trajectory` member cut out of `row`, found as serde finds it.
+    fn cut(row: &str) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Record<'a> {
+            #[serde(borrow)]
+            trajectory: &'a serde_json::value::RawValue,
+        }
+        let value = serde_json::from_str::<Record<'_>>(row)
+            .unwrap()
+            .trajectory
+            .get();
+        without_member(row, value)
+    }
+
+    #[test]
+    fn the_rows_recording_is_cut_out_wherever_it_stands() {
+        let run = r#"{"steps": [{"trajectory": 1}], "output": "x"}"#;
+        for (row, left) in [
+            (
+                format!(r#"{{"id": 1, "trajectory": {run}}}"#),
+                r#"{"id": 1}"#,
+            ),
+            (
+                format!(r#"{{"trajectory": {run}, "id": 1}}"#),
+                r#"{ "id": 1}"#,
+            ),
+            (
+                format!(r#"{{"a": 1, "trajectory" :{run} , "b": [2]}}"#),
+                r#"{"a": 1 , "b": [2]}"#,
+            ),
+            (format!("{{ \"trajectory\"\n:\t{run}\n}}"), "{\n}"),
+            (format!(r#"{{"trajectory":{run}}}"#), "{}"),
+        ] {
+            let rest = cut(&row).unwrap_or_else(|| panic!("not cut: {row}"));
+            assert_eq!(rest, left, "{row}");
+            let parsed: serde_json::Value = serde_json::from_str(&rest).unwrap();
+            let mut whole: serde_json::Value = serde_json::from_str(&row).unwrap();
+            whole.as_object_mut().unwrap().remove("trajectory");
+            assert_eq!(parsed, whole, "{row}");
+        }
+    }
+
+    #[test]
+    fn a_key_written_with_escapes_is_left_to_the_interpreter() {
+        let row = r#"{"id": 1, "traj\u0065ctory": [1]}"#;
+        assert_eq!(cut(row), None);
+        let (sent, recorded) = crossing(
+            row,
+            Some(("[1]", true)),
+            Format::Evaldeck,
+            Recording::Unread,
+        );
+        assert_eq!(sent, row);
+        assert_eq!(recorded.map(|r| r.value), Some(String::new()));
+    }
+
+    #[test]
+    fn the_recording_crosses_once_as_the_function_reads_it() {
+        let row = r#"{"id": 1, "trajectory": [1]}"#;
+        let own = Some((&row[24..27], true));
+        let sent = |recorded, format, recording| {
+            let (row, run) = crossing(row, recorded, format, recording);
+            (row, run.map(|r| (r.format, r.value)))
+        };
+        let whole = |value: &str| (row.to_string(), Some(("evaldeck".into(), value.into())));
+        assert_eq!(sent(own, Format::Evaldeck, Recording::Sent), whole("[1]"));
+        assert_eq!(
+            sent(own, Format::Evaldeck, Recording::Reads(Format::Evaldeck)),
+            whole("")
+        );
+        assert_eq!(
+            sent(own, Format::Evaldeck, Recording::RowOnly),
+            (row.to_string(), None)
+        );
+        let apart = (r#"{"id": 1}"#.to_string(), None);
+        assert_eq!(sent(own, Format::Evaldeck, Recording::Unread), apart);
+        assert_eq!(
+            sent(own, Format::Evaldeck, Recording::Reads(Format::Letta)),
+            apart
+        );
+        // A run record's recording is not in the row: its text crosses to a function reading it.
+        let record = Some(("[2]", false));
+        let text = (row.to_string(), Some(("evaldeck".into(), "[2]".into())));
+        assert_eq!(
+            sent(record, Format::Evaldeck, Recording::Reads(Format::Evaldeck)),
+            text
+        );
+        assert_eq!(
+            sent(record, Format::Evaldeck, Recording::Unread),
+            (row.to_string(), None)
+        );
+        assert_eq!(
+            sent(None, Format::Evaldeck, Recording::Sent),
+            (row.to_string(), None)
+        );
+    }
 }

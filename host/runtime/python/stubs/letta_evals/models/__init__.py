@@ -7,6 +7,7 @@ from pathlib import Path
 
 from _gavel_model import (
     REQUIRED,
+    DeferredModel,
     Field,
     Model,
     ValidationError,
@@ -63,7 +64,7 @@ def _path(value):
 _text_or_texts = union(string, list_of(string))
 
 
-class Sample(Model):
+class Sample(DeferredModel):
     _fields = (
         Field("id", union(integer, string), REQUIRED),
         Field("input", _text_or_texts, REQUIRED),
@@ -74,6 +75,10 @@ class Sample(Model):
         Field("rubric", optional(string)),
         Field("rubric_path", optional(_path)),
     )
+    # Built on first read from data of the usual form (`_gavel_model._usual_form`): an int id,
+    # a str input, a str or no ground truth, no rubric path. `_validate` finds nothing wrong in
+    # such data (its checks are of lists and of a rubric path).
+    _defer = ()
 
     def _validate(self):
         if isinstance(self.ground_truth, list) and not isinstance(self.input, list):
