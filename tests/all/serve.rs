@@ -1122,12 +1122,16 @@ fn a_request_of_several_batches_is_answered_whole_and_in_order() {
 }
 
 /// A loaded suite's warm instance is started before the first request, and replaced, once its
-/// calls (256 of them) spent it, ahead of the next request: the replacement is started off the
-/// request's path and waits for it, afresh (its module state new). No request starts one.
+/// calls (`--warm-calls` of them) spent it, ahead of the next request: the replacement is
+/// started off the request's path and waits for it, afresh (its module state new). No request
+/// starts one.
 #[test]
 fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
+    const CALLS: usize = 40;
     let warm = graders(&["tally"]);
-    let Some((_ws, server)) = hostile_server(&[("warm", &warm)], 1, &[], &[]) else {
+    let bound = CALLS.to_string();
+    let args = ["--warm-calls", &bound];
+    let Some((_ws, server)) = hostile_server(&[("warm", &warm)], 1, &args, &[]) else {
         return;
     };
     let line = paris_row(1, "Paris").to_string() + "\n";
@@ -1139,8 +1143,8 @@ fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
             .as_f64()
             .expect("a score")
     };
-    let mut scores: Vec<f64> = (0..256).map(|_| grade()).collect();
-    // The instance's replacement is loading on another thread, started before its 256th call
+    let mut scores: Vec<f64> = (0..CALLS).map(|_| grade()).collect();
+    // The instance's replacement is loading on another thread, started before its last call
     // spent it. (Few looks: the server logs each request on the stderr it is given, a pipe no
     // one reads.)
     let started = |place: &str| -> u64 {
@@ -1162,7 +1166,10 @@ fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
     });
     assert!(replaced, "no replacement was started ahead");
     scores.extend((0..4).map(|_| grade()));
-    let want: Vec<f64> = (1..=256).chain(1..=4).map(|n| n as f64 / 1000.0).collect();
+    let want: Vec<f64> = (1..=CALLS)
+        .chain(1..=4)
+        .map(|n| n as f64 / 1000.0)
+        .collect();
     assert_eq!(scores, want);
     assert_eq!(started("request"), 0);
 }

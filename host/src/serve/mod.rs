@@ -53,10 +53,16 @@ pub struct ServedSuite {
 
 impl ServedSuite {
     /// `prepared` graded on `workers` threads a request, keeping warm Python instances of
-    /// each grader for `concurrency` requests at once: one of each is started now, so that the
-    /// first request does not load the program in its time.
-    pub fn new(prepared: Prepared, workers: usize, concurrency: usize) -> ServedSuite {
-        let kept = Arc::new(Kept::new(concurrency.max(1)));
+    /// each grader for `concurrency` requests at once, each replaced after `warm_calls` calls:
+    /// one of each is started now, so that the first request does not load the program in its
+    /// time.
+    pub fn new(
+        prepared: Prepared,
+        workers: usize,
+        concurrency: usize,
+        warm_calls: u32,
+    ) -> ServedSuite {
+        let kept = Arc::new(Kept::new(concurrency.max(1), warm_calls));
         kept.warm_up(&prepared.plan.program_functions());
         ServedSuite {
             prepared,

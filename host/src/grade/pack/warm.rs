@@ -37,13 +37,9 @@ use super::{Function, Program, ProgramFunction};
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
 pub const BATCH_ROWS: usize = 64;
 
-/// Calls a warm instance makes before it is replaced.
+/// Calls a warm instance of a batch makes before it is replaced; a [`Kept`] store sets its own
+/// instances' bound.
 const MAX_CALLS: u32 = 256;
-
-/// Calls before [`MAX_CALLS`] at which a kept instance's replacement is started ahead
-/// ([`Kept`]): a server's next request for the function then finds it loaded, rather than
-/// waiting for the rest of its load.
-const REPLACED_AHEAD: u32 = MAX_CALLS / 4;
 
 /// Bytes of linear memory a warm instance may gain over what it held after its first call
 /// before it is replaced: a grader that leaks does not carry its leak through a whole batch.
@@ -77,13 +73,14 @@ pub struct Batch {
 
 /// Warm instances kept between passes with the same plan (a server's requests to one loaded
 /// suite): a batch takes one of a function's before starting a new one, and leaves those it
-/// holds when it ends, unless the function already has `per_function` waiting. The instances'
-/// replacement rules stay those of a batch ([`MAX_CALLS`], traps and limits, memory growth), so
-/// a grader's module state crosses the passes until its instance is replaced. An instance
+/// holds when it ends, unless the function already has `per_function` waiting. The instances
+/// are replaced as a batch's are (a trap or limit hit, memory growth), but after the store's
+/// own bound on calls instead of [`MAX_CALLS`], so a grader's module state crosses the passes
+/// until its instance is replaced. An instance
 /// waiting here holds no pool slot: at most `per_function` of each warm function wait besides
 /// the [`WARM_SLOTS`] in use.
 ///
-/// When a call spends an instance that was kept here, or [`REPLACED_AHEAD`] calls before its
+/// When a call spends an instance that was kept here, or a quarter of its bound before its
 /// last, its replacement is started ahead, on a thread of its own (a new store reaching what
 /// the function's calls reach, its program loaded on its load budget), and left waiting for
 /// the next pass, so that no pass pays the load: at most one replacement of a function at a
@@ -92,6 +89,7 @@ pub struct Batch {
 /// reports why, as without it.
 pub struct Kept {
     per_function: usize,
+    max_calls: u32,
     idle: Mutex<Idle>,
     /// Told when a replacement's start ends.
     replaced: Condvar,
@@ -119,10 +117,12 @@ pub struct Started {
 }
 
 impl Kept {
-    /// A store keeping up to `per_function` idle instances of each function.
-    pub fn new(per_function: usize) -> Kept {
+    /// A store keeping up to `per_function` idle instances of each function, each replaced
+    /// after `max_calls` calls (at least 1).
+    pub fn new(per_function: usize, max_calls: u32) -> Kept {
         Kept {
             per_function,
+            max_calls: max_calls.max(1),
             idle: Mutex::new(Idle::default()),
             replaced: Condvar::new(),
             stopped: AtomicBool::new(false),
@@ -209,7 +209,9 @@ impl Kept {
             .name("gavel-warm-start".to_string())
             .spawn(move || {
                 let _entered = runtime.enter();
-                // Only this thread's priority: a failure leaves it at the process's.
+                // Only this thread's priority, on Linux (where a priority is a thread's): a
+                // failure leaves it at the process's.
+                #[cfg(target_os = "linux")]
                 let _ = rustix::process::nice(19);
                 replacing.0.start_ahead(&function, slot);
                 drop(replacing);
@@ -578,13 +580,16 @@ pub(super) fn call<T>(
     if warm.calls == 1 {
         warm.settled = memory;
     }
+    let kept = warm.kept.as_ref().and_then(Weak::upgrade);
+    let max_calls = kept.as_ref().map_or(MAX_CALLS, |kept| kept.max_calls);
     let keep = outcome.result.is_ok()
-        && warm.calls < MAX_CALLS
+        && warm.calls < max_calls
         && memory <= warm.settled.saturating_add(MAX_GROWTH);
     // Spent, it is replaced unless a replacement is starting or enough wait already (the one
-    // started ahead may not have been: another was starting, or as many as kept were waiting).
-    if (!keep || warm.calls == MAX_CALLS - REPLACED_AHEAD)
-        && let Some(kept) = warm.kept.as_ref().and_then(Weak::upgrade)
+    // started ahead, a quarter of its calls before its last, may not have been: another was
+    // starting, or as many as kept were waiting).
+    if (!keep || warm.calls == max_calls - max_calls / 4)
+        && let Some(kept) = kept
     {
         kept.replace(function);
     }
