@@ -37,7 +37,7 @@ pub struct Args {
     /// Calls a loaded suite's warm Python instance serves before it is replaced by a new one
     /// (started ahead, off the requests' path); it is replaced sooner after a call that failed
     /// in the sandbox or 16 MiB of memory growth.
-    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
     warm_calls: u32,
     /// Requests that may wait for a place; past them, 429 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = 64)]
