@@ -406,7 +406,7 @@ async fn slow_answers_time_out_and_are_retried() {
         json!({"timeout": 0.2, "max_retries": 1}),
     );
     let grade = judge.grade(&sample("q", "a"), "x").await;
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(server.request_count_reaching(2).await, 2);
     assert_eq!(grade.status, Status::Error);
     assert_eq!(
         grade.rationale,

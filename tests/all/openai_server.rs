@@ -210,6 +210,18 @@ impl Server {
         self.state.requests.lock().expect("requests lock").len()
     }
 
+    /// The requests read so far, once they are `n` or ten seconds have passed: a request its
+    /// client gave up on (a timeout) may be read after the client has moved on.
+    pub async fn request_count_reaching(&self, n: usize) -> usize {
+        for _ in 0..1000 {
+            if self.request_count() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.request_count()
+    }
+
     pub fn max_in_flight(&self) -> usize {
         self.state.max_in_flight.load(Ordering::SeqCst)
     }
