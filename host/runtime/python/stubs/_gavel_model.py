@@ -26,7 +26,8 @@ class ValidationError(ValueError):
         super().__init__(self._render())
 
     def errors(self):
-        return [dict(e) for e in self._errors]
+        # Each as pydantic lists it: its kind, where, message, input, context, then its page.
+        return [dict(e, url=f"https://errors.pydantic.dev/{PYDANTIC_VERSION}/v/{e['type']}") for e in self._errors]
 
     def error_count(self):
         return len(self._errors)
@@ -52,14 +53,23 @@ class ValidationError(ValueError):
 
 
 def _input_repr(value):
+    # pydantic-core's: a repr past 50 characters keeps its first 25 and last 24.
     text = repr(value)
-    return text if len(text) <= 100 else text[:49] + "..." + text[-48:]
+    return text if len(text) <= 50 else text[:25] + "..." + text[-24:]
 
 
 class _Invalid(Exception):
-    def __init__(self, kind, msg):
+    def __init__(self, kind, msg, ctx=None):
         self.kind = kind
         self.msg = msg
+        self.ctx = ctx
+
+    def error(self, loc, value):
+        """The error as `ValidationError` lists it, at `loc`, for the input `value`."""
+        error = {"type": self.kind, "loc": loc, "msg": self.msg, "input": value}
+        if self.ctx is not None:
+            error["ctx"] = self.ctx
+        return error
 
 
 # Checks: each takes a value and returns it converted, or raises _Invalid.
@@ -181,6 +191,18 @@ def datetime(value):
     raise _Invalid("datetime_type", "Input should be a valid datetime")
 
 
+# pydantic's names of the types these checks take, which place a union member's errors, and
+# the type each takes as it is (pydantic's strict match, which a union tries first).
+any_value.label = "any"
+string.label = "str"
+floating.label = "float"
+integer.label = "int"
+boolean.label = "bool"
+mapping.label = "dict[str,any]"
+datetime.label = "datetime"
+_EXACT = {string: str, integer: int, floating: float, boolean: bool, mapping: dict, datetime: _dt.datetime}
+
+
 def optional(check):
     def check_optional(value):
         return None if value is None else check(value)
@@ -198,7 +220,7 @@ def list_of(check):
             try:
                 items.append(check(item))
             except _Invalid as e:
-                errors.append({"type": e.kind, "loc": (index,), "msg": e.msg, "input": item})
+                errors.append(e.error((index,), item))
             except ValidationError as e:
                 errors.extend(dict(inner, loc=(index,) + tuple(inner["loc"])) for inner in e._errors)
         if errors:
@@ -206,22 +228,37 @@ def list_of(check):
         return items
 
     check_list.inner = check
+    check_list.label = f"list[{check.label}]"
     return check_list
 
 
 def union(*checks):
+    """pydantic's smart union of `checks`, in the order the real type declares them: a value of
+    exactly the type one member takes as it is (a `str` for `str`, an instance for a model) goes
+    to that member, any other to each member in turn, the first that takes it winning. A value
+    that every member refuses raises every member's errors, each under its member's label."""
+    exact = {}
+    for check in checks:
+        kind = getattr(check, "cls", None) if hasattr(check, "cls") and not hasattr(check, "members") else _EXACT.get(check)
+        if kind is not None:
+            exact.setdefault(kind, check)
+
     def check_union(value):
-        first = None
+        check = exact.get(type(value))
+        if check is not None:
+            return check(value)
+        errors = []
         for check in checks:
             try:
                 return check(value)
             except _Invalid as e:
-                first = first or e
+                errors.append(e.error((check.label,), value))
             except ValidationError as e:
-                first = first or _Invalid("model_type", str(e))
-        raise first
+                errors.extend(dict(inner, loc=(check.label,) + tuple(inner["loc"])) for inner in e._errors)
+        raise ValidationError("union", errors)
 
     check_union.checks = checks
+    check_union.label = f"union[{','.join(check.label for check in checks)}]"
     return check_union
 
 
@@ -237,9 +274,10 @@ def enum(cls):
             return member
         values = [repr(member.value) for member in cls]
         expected = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
-        raise _Invalid("enum", f"Input should be {expected}")
+        raise _Invalid("enum", f"Input should be {expected}", {"expected": expected})
 
     check_enum.cls = cls
+    check_enum.label = cls.__name__
     check_enum.members = members
     return check_enum
 
@@ -250,10 +288,15 @@ def model(cls):
             return value
         if isinstance(value, dict):
             return cls(**value)
-        raise _Invalid("model_type", f"Input should be a valid dictionary or instance of {cls.__name__}")
+        raise _model_type(cls)
 
     check_model.cls = cls
+    check_model.label = cls.__name__
     return check_model
+
+
+def _model_type(cls):
+    return _Invalid("model_type", f"Input should be a valid dictionary or instance of {cls.__name__}", {"class_name": cls.__name__})
 
 
 class Field:
@@ -271,7 +314,7 @@ def _bad(errors, name, value, error):
     if isinstance(error, ValidationError):
         errors.extend(dict(inner, loc=(name,) + tuple(inner["loc"])) for inner in error._errors)
     else:
-        errors.append({"type": error.kind, "loc": (name,), "msg": error.msg, "input": value})
+        errors.append(error.error((name,), value))
     return errors
 
 
@@ -311,8 +354,8 @@ def _shortcuts(check, i, scope):
         sure, guarded = _shortcuts(check.inner, i, scope)
         return [("v is None", "None")] + sure, guarded
     if getattr(check, "__name__", None) == "check_union":
-        # What the first check certainly takes, the union returns as it gives it.
-        return _shortcuts(check.checks[0], i, scope)[0], []
+        # A value of exactly the type a member takes as it is goes to that member.
+        return [_shortcuts(member, i, scope)[0][0] for member in check.checks if member in _EXACT], []
     return [], []
 
 
@@ -508,6 +551,7 @@ class Model:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls._extra = cls.model_config.get("extra") == "allow"
         if "_fields" in cls.__dict__:
             cls._construct = _constructor(cls)
             cls._known = frozenset(f.name for f in cls._fields)
@@ -521,10 +565,12 @@ class Model:
                 cls.__getattr__ = _read_deferred
 
     _fields = ()
+    # pydantic's configuration of the model: `"extra": "allow"` keeps unknown keys, given or
+    # assigned, as attributes (letta_client's models).
+    model_config = {}
     # `_defer`, set by a `DeferredModel` class that may be built on first read
     # (`_deferred_if_usual`): the fields that, when set, leave its `_validate` nothing to do
     # (an empty tuple for a class without one). Any other class is built when made.
-    # Unknown keys are kept as attributes (pydantic `extra="allow"`, as letta_client's models).
     _extra = False
     # `str()` shows what `repr()` shows (letta_client's models), not pydantic's `a=1 b=2`.
     _str_is_repr = False
@@ -546,20 +592,15 @@ class Model:
         """Model-level checks after the fields (pydantic's validators); raise `_invalid(...)`."""
 
     def _invalid(self, name, message, value):
-        return ValidationError(
-            type(self).__name__,
-            [{"type": "value_error", "loc": (name,) if name else (), "msg": f"Value error, {message}", "input": value}],
-        )
+        error = _Invalid("value_error", f"Value error, {message}", {"error": ValueError(message)})
+        return ValidationError(type(self).__name__, [error.error((name,) if name else (), value)])
 
     @classmethod
     def model_validate(cls, data):
         if isinstance(data, cls):
             return data
         if not isinstance(data, dict):
-            raise ValidationError(
-                cls.__name__,
-                [{"type": "model_type", "loc": (), "msg": f"Input should be a valid dictionary or instance of {cls.__name__}", "input": data}],
-            )
+            raise ValidationError(cls.__name__, [_model_type(cls).error((), data)])
         return cls(**data)
 
     @classmethod
@@ -594,8 +635,34 @@ class Model:
         values = _dict_of(self)
         if "_gavel_data" in values:
             return [(f.name, getattr(self, f.name)) for f in self._fields]
-        known, extras = self._known, values.get("_extras", ())
-        return [(name, value) for name, value in values.items() if name in known or name in extras]
+        known = self._known
+        items = [(name, value) for name, value in values.items() if name in known]
+        # Extra keys follow the fields, as pydantic keeps them apart.
+        extras = values.get("_extras")
+        if extras:
+            items += [(name, values[name]) for name in extras if name in values]
+        return items
+
+    def __setattr__(self, name, value):
+        # pydantic's: a field, or a name starting with `_` (a private attribute), is set; a
+        # property runs its setter; any other name is refused, unless the model keeps extra
+        # keys, where it becomes one (last of them) when the class has no attribute of that name.
+        if name in self._known or name[:1] == "_":
+            object.__setattr__(self, name, value)
+            return
+        cls = type(self)
+        attribute = getattr(cls, name, _ABSENT)
+        if isinstance(attribute, property):
+            attribute.__set__(self, value)
+            return
+        if not cls._extra:
+            raise ValueError(f'"{cls.__name__}" object has no field "{name}"')
+        if attribute is _ABSENT:
+            values = _dict_of(self)
+            extras = values.get("_extras", [])
+            if name not in values or name not in extras:
+                values["_extras"] = [extra for extra in extras if extra != name] + [name]
+        object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
         # pydantic's: a field deleted is gone (reads fail, dumps and `repr` leave it out), and

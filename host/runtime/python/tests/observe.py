@@ -499,7 +499,7 @@ def deferred_cases(out):
             built(data)
         except Exception as e:
             # The error's kind, title and where it points (the stand-ins word some datetime
-            # errors more briefly than pydantic-core, and shorten long inputs otherwise).
+            # errors more briefly than pydantic-core).
             return [line.split(", input_value=")[0] for line in error_text(e).splitlines()[:2]]
         return "built"
 
@@ -625,6 +625,172 @@ def sample_cases(out):
             attempt(f"deferred/sample/{name}/{probe}", lambda fn=fn, row=row: fn(row))
 
 
+def assignment_cases(out):
+    """What assigning an attribute does to each model a grader may hold: a field, a private
+    name, a property, a method's name and a name that is none of these; then what the model
+    shows. Models the runtime builds on first read are assigned to before any read."""
+    from evaldeck import EvalCase, Step, TokenUsage, Trace, Turn
+    from evaldeck.results import EvaluationResult, GradeResult as EGrade, MetricResult, TurnResult
+    from letta_client.types.agents import AssistantMessage, ToolCall
+    from letta_evals.models import GradeResult, PerTurnGrade, RewardOutput, Sample, Timing, Usage
+
+    case = {"name": "c", "input": "i", "expected": {"tools_called": ["a"]}, "graders": [{"type": "contains"}],
+            "turns": [{"user": "u"}]}
+    trace = {"id": "t", "input": "q", "output": "o", "started_at": "2026-01-01T00:00:00",
+             "steps": [{"id": "s", "type": "llm_call", "timestamp": "2026-01-01T00:00:01", "model": "m",
+                        "tokens": {"total_tokens": 3}}]}
+    row = {"id": 3, "input": "q", "ground_truth": "a"}
+
+    def deferred_trace():
+        if MODE == "real":
+            return Trace.from_dict(copy.deepcopy(trace))
+        from gavel_runtime.convert import evaldeck_trace
+
+        return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(trace)))
+
+    def deferred_case():
+        if MODE == "real":
+            return EvalCase._from_dict(copy.deepcopy(case))
+        from gavel_runtime.convert import evaldeck_case
+
+        return evaldeck_case(copy.deepcopy(case), "c")
+
+    def deferred_sample():
+        if MODE == "real":
+            from letta_evals.datasets.loader import load_jsonl
+
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "dataset.jsonl")
+                with open(path, "w") as f:
+                    f.write(json.dumps(row) + "\n")
+                return next(load_jsonl(__import__("pathlib").Path(path)))
+        from gavel_runtime.convert import letta_sample
+
+        return letta_sample(copy.deepcopy(row), 0)
+
+    stamp = "2026-01-01T00:00:00"
+    models = {
+        "evaldeck-trace": (lambda: Trace(id="t", input="q", started_at=stamp), ["output", "tool_calls", "step_count"]),
+        "evaldeck-step": (lambda: Step(id="s", type="llm_call", timestamp=stamp), ["model"]),
+        "evaldeck-tokens": (lambda: TokenUsage(total_tokens=2), ["total_tokens", "cost_estimate"]),
+        "evaldeck-case": (lambda: EvalCase._from_dict(copy.deepcopy(case)), ["name", "is_multi_turn"]),
+        "evaldeck-expected": (lambda: EvalCase._from_dict(copy.deepcopy(case)).expected, ["max_steps"]),
+        "evaldeck-turn": (lambda: Turn(user="u"), ["user"]),
+        "evaldeck-grade": (lambda: EGrade(grader_name="g", status="pass"), ["message", "passed"]),
+        "evaldeck-metric": (lambda: MetricResult(metric_name="m", value=1), ["unit"]),
+        "evaldeck-turn-result": (lambda: TurnResult(turn_index=0, user_input="u", status="pass"), ["skipped", "passed"]),
+        "evaldeck-evaluation": (lambda: EvaluationResult(test_case_name="c", status="fail", started_at=stamp),
+                                ["error", "pass_rate"]),
+        "evaldeck-deferred-trace": (deferred_trace, ["output", "tool_calls"]),
+        "evaldeck-deferred-step": (lambda: deferred_trace().steps[0], ["model"]),
+        "evaldeck-deferred-tokens": (lambda: deferred_trace().steps[0].tokens, ["total_tokens"]),
+        "evaldeck-deferred-case": (deferred_case, ["name", "is_multi_turn"]),
+        "letta-sample": (lambda: Sample(id=1, input="q"), ["ground_truth"]),
+        "letta-deferred-sample": (deferred_sample, ["ground_truth"]),
+        "letta-grade": (lambda: GradeResult(score=1), ["rationale"]),
+        "letta-per-turn": (lambda: PerTurnGrade(turn=0, score=1, submission="s"), ["rationale"]),
+        "letta-reward": (lambda: RewardOutput(score=0.5), ["metadata"]),
+        "letta-usage": (lambda: Usage(), ["cost"]),
+        "letta-timing": (lambda: Timing(total=1, target=1), ["extraction"]),
+        # letta_client's models keep extra keys: an unknown name assigned becomes one.
+        "letta-message": (lambda: AssistantMessage(id="m", date=stamp, content="hi", message_type="assistant_message", extra=1),
+                         ["name", "to_dict"]),
+        "letta-tool-call": (lambda: ToolCall(arguments="{}", name="n", tool_call_id="i"), ["name"]),
+    }
+    names = ["foo", "_foo", "__foo", "", "model_config", "model_dump"]
+    for key, (make, own) in models.items():
+        for name in names + own:
+            def assign(make=make, name=name):
+                model = make()
+                try:
+                    setattr(model, name, "set")
+                    outcome = "set"
+                except Exception as e:
+                    outcome = error_text(e)
+                seen = [outcome]
+                # A method is told apart by being callable (the real one is pydantic's).
+                reads = [lambda m: (lambda v: "a method" if callable(v) else v)(getattr(m, name)), repr, str, lambda m: m.model_dump(mode="json"),
+                         lambda m: m == make()]
+                if not key.startswith("letta-message") and not key.startswith("letta-tool-call"):
+                    reads.append(lambda m: sorted(vars(m)))
+                for read in reads:
+                    try:
+                        seen.append(repr(read(model)))
+                    except Exception as e:
+                        seen.append({"error": error_text(e)})
+                return seen
+
+            try:
+                out[f"assign/{key}/{name or '(empty)'}"] = assign()
+            except Exception as e:
+                out[f"assign/{key}/{name or '(empty)'}"] = {"error": error_text(e)}
+    # Assigned twice, deleted and assigned again: where the extra key stands.
+    def again():
+        message = AssistantMessage(id="m", date=stamp, content="hi", message_type="assistant_message", extra=1)
+        message.foo = 1
+        message.bar = 2
+        message.foo = 3
+        del message.extra
+        message.extra = 4
+        return [repr(message), message.model_dump(mode="json"), message == AssistantMessage(id="m", date=stamp, content="hi", message_type="assistant_message")]
+
+    try:
+        out["assign/letta-message/order"] = again()
+    except Exception as e:
+        out["assign/letta-message/order"] = {"error": error_text(e)}
+
+
+def union_cases(out):
+    """A value that every member of a field's union refuses: pydantic lists each member's
+    errors, as `str(e)` and `e.errors()` show them."""
+    from letta_client.types.agents import AssistantMessage, ToolCallMessage, UserMessage
+    from letta_evals.models import Sample
+
+    stamp = "2026-01-01T00:00:00"
+    call = {"name": "n", "arguments": "{}", "tool_call_id": "i"}
+    attempts = {
+        "sample-input-int": lambda: Sample(id=1, input=5),
+        "sample-input-items": lambda: Sample(id=1, input=["a", 2]),
+        "sample-id-list": lambda: Sample(id=[1], input="q"),
+        "sample-id-none": lambda: Sample(id=None, input="q"),
+        "sample-truth-int": lambda: Sample(id=1, input="q", ground_truth=5),
+        "sample-several": lambda: Sample(id=[1], input=None, ground_truth=3),
+        "sample-id-text": lambda: [repr(Sample(id="5", input="q").id), repr(Sample(id=5.0, input="q").id),
+                                   repr(Sample(id=True, input="q").id)],
+        "user-content-int": lambda: UserMessage(id="m", date=stamp, content=5),
+        "user-content-item": lambda: UserMessage(id="m", date=stamp, content=[5]),
+        "assistant-content-int": lambda: AssistantMessage(id="m", date=stamp, content=5),
+        "assistant-content-items": lambda: AssistantMessage(id="m", date=stamp, content=["a", {}]),
+        "tool-call-int": lambda: ToolCallMessage(id="m", date=stamp, tool_call=5),
+        "tool-call-fields": lambda: ToolCallMessage(id="m", date=stamp, tool_call={"name": 1}),
+        "tool-calls-int": lambda: ToolCallMessage(id="m", date=stamp, tool_call=call, tool_calls=5),
+        "tool-calls-items": lambda: ToolCallMessage(id="m", date=stamp, tool_call=call, tool_calls=[call, {"name": "n"}]),
+    }
+    for name, attempt in attempts.items():
+        try:
+            out[f"union/{name}"] = attempt()
+        except Exception as e:
+            out[f"union/{name}"] = {"error": error_text(e), "errors": repr(e.errors()) if hasattr(e, "errors") else None,
+                                    "count": e.error_count() if hasattr(e, "error_count") else None}
+    # The other errors a grader may list, with their context.
+    from evaldeck import Step
+    from letta_evals.models import GradeResult, RewardOutput
+
+    for name, attempt in {
+        "enum": lambda: Step(type="x"),
+        "ge": lambda: RewardOutput(score=-1),
+        "le": lambda: RewardOutput(score=2),
+        "value-error": lambda: GradeResult(score=1.5),
+        "model-validator": lambda: Sample(id=1, input="a", ground_truth=["x"]),
+        "model-type": lambda: Step(type="llm_call", duration_ms="x", tokens=5),
+    }.items():
+        try:
+            attempt()
+            out[f"errors/{name}"] = "built"
+        except Exception as e:
+            out[f"errors/{name}"] = repr(e.errors())
+
+
 def message_cases(out):
     """The Letta messages a trajectory recording becomes, as user code sees them."""
     runs = jsonl(os.path.join(DATA, "letta-runs.jsonl"))
@@ -656,7 +822,8 @@ def message_cases(out):
 
 def main():
     out = {}
-    for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, sample_cases, message_cases):
+    for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, sample_cases, message_cases,
+                    assignment_cases, union_cases):
         try:
             section(out)
         except Exception:

@@ -11,6 +11,7 @@ from _gavel_model import (
     Field,
     Model,
     ValidationError,
+    _Invalid,
     any_value,
     floating,
     integer,
@@ -56,8 +57,6 @@ LettaMessageUnion = typing.Union[
 def _path(value):
     if isinstance(value, (str, Path)):
         return Path(value)
-    from _gavel_model import _Invalid
-
     raise _Invalid("path_type", "Input is not a valid path")
 
 
@@ -75,7 +74,7 @@ class Sample(DeferredModel):
         Field("rubric", optional(string)),
         Field("rubric_path", optional(_path)),
     )
-    # Built on first read from data of the usual form (`_gavel_model._usual_form`): an int id,
+    # Built on first read from data of the usual form (`_gavel_model._usual_form`): an int or str id,
     # a str input, a str or no ground truth, no rubric path. `_validate` finds nothing wrong in
     # such data (its checks are of lists and of a rubric path).
     _defer = ()
@@ -131,14 +130,12 @@ class RewardOutput(Model):
     def __init__(self, **data):
         super().__init__(**data)
         if self.score < 0:
-            kind, message = "greater_than_equal", "Input should be greater than or equal to 0"
+            error = _Invalid("greater_than_equal", "Input should be greater than or equal to 0", {"ge": 0.0})
         elif self.score > 1:
-            kind, message = "less_than_equal", "Input should be less than or equal to 1"
+            error = _Invalid("less_than_equal", "Input should be less than or equal to 1", {"le": 1.0})
         else:
             return
-        raise ValidationError(
-            "RewardOutput", [{"type": kind, "loc": ("score",), "msg": message, "input": data["score"]}]
-        )
+        raise ValidationError("RewardOutput", [error.error(("score",), data["score"])])
 
 
 class Usage(Model):

@@ -8,6 +8,8 @@ from _gavel_model import (
     REQUIRED,
     Field,
     Model,
+    ValidationError,
+    _model_type,
     any_value,
     boolean,
     datetime,
@@ -23,7 +25,7 @@ from _gavel_model import (
 
 
 class _SdkModel(Model):
-    _extra = True
+    model_config = {"extra": "allow", "defer_build": True}
     _str_is_repr = True
 
     def to_dict(self, *, mode="python", exclude_none=True):
@@ -79,13 +81,15 @@ class Block(_SdkModel):
 def _content_part(value):
     if isinstance(value, Model):
         return value
-    if isinstance(value, dict) and value.get("type") == "image":
-        return ImageContent(**value)
-    return model(TextContent)(value)
+    if isinstance(value, dict):
+        return ImageContent(**value) if value.get("type") == "image" else TextContent(**value)
+    raise ValidationError("union", [_model_type(cls).error((cls.__name__,), value) for cls in (TextContent, ImageContent)])
 
 
-_content = union(string, list_of(_content_part))
-_assistant_content = union(string, list_of(model(LettaAssistantMessageContentUnion)))
+_content_part.label = "union[TextContent,ImageContent]"
+# In the SDK's order, which pydantic lists a refused value's errors in.
+_content = union(list_of(_content_part), string)
+_assistant_content = union(list_of(model(LettaAssistantMessageContentUnion)), string)
 _call = union(model(ToolCall), model(ToolCallDelta))
 
 
