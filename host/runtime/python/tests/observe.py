@@ -270,6 +270,57 @@ def letta_rewards(out):
 # The models themselves: what printing, comparing and the helpers show
 
 
+def outcomes(model, *reads):
+    """What each read of `model` gives, or the error it raises, in order."""
+    seen = []
+    for read in reads:
+        try:
+            seen.append(repr(read(model)))
+        except Exception as e:
+            seen.append({"error": error_text(e)})
+    return seen
+
+
+def trace_of(data):
+    """evaldeck's `Trace` of `data`, as `Trace.from_dict` builds it, or as gavel's runtime
+    builds it from a run's recording (a model of the usual form built on first read)."""
+    if MODE == "real":
+        from evaldeck import Trace
+
+        return Trace.from_dict(copy.deepcopy(data))
+    from gavel_runtime.convert import evaldeck_trace
+
+    return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(data)))
+
+
+def case_of(data):
+    """evaldeck's `EvalCase` of a row without its trace, as `EvalCase._from_dict` builds it, or
+    as gavel's runtime builds it from the row."""
+    if MODE == "real":
+        from evaldeck import EvalCase
+
+        return EvalCase._from_dict(copy.deepcopy(data))
+    from gavel_runtime.convert import evaldeck_case
+
+    return evaldeck_case(copy.deepcopy(data), data["name"])
+
+
+def sample_of(row):
+    """letta-evals' `Sample` of a dataset row, as its JSONL loader builds it, or as gavel's
+    runtime builds it."""
+    if MODE == "real":
+        from letta_evals.datasets.loader import load_jsonl
+
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "dataset.jsonl")
+            with open(path, "w") as f:
+                f.write(json.dumps(row) + "\n")
+            return next(load_jsonl(__import__("pathlib").Path(path)))
+    from gavel_runtime.convert import letta_sample
+
+    return letta_sample(copy.deepcopy(row), 0)
+
+
 def model_cases(out):
     from evaldeck import EvalCase, Step, StepType, TokenUsage, Trace
     from evaldeck.results import GradeResult as EGrade, GradeStatus
@@ -396,12 +447,7 @@ def deferred_cases(out):
         "not-a-dict": [trace],
     }
 
-    def built(data):
-        if MODE == "real":
-            return Trace.from_dict(copy.deepcopy(data))
-        from gavel_runtime.convert import evaldeck_trace
-
-        return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(data)))
+    built = trace_of
 
     def attempt(key, fn):
         try:
@@ -414,16 +460,6 @@ def deferred_cases(out):
         t.output = "changed"
         t.steps.append(Step(type="reasoning", id="new", timestamp="2026-01-01T00:00:00"))
         return [t.output, t.step_count, t.to_dict()]
-
-    def outcomes(model, *reads):
-        """What each read of `model` gives, or the error it raises, in order."""
-        seen = []
-        for read in reads:
-            try:
-                seen.append(repr(read(model)))
-            except Exception as e:
-                seen.append({"error": error_text(e)})
-        return seen
 
     def after_edits(data, edit):
         """A model of `data` edited before any field was read, then read as a grader reads it."""
@@ -507,12 +543,7 @@ def deferred_cases(out):
         attempt(f"deferred/trace/{name}", lambda data=data: refused(data))
 
     def case(row):
-        data = {k: v for k, v in row.items() if k != "trace"}
-        if MODE == "real":
-            return EvalCase._from_dict(copy.deepcopy(data))
-        from gavel_runtime.convert import evaldeck_case
-
-        return evaldeck_case(data, data["name"])
+        return case_of({k: v for k, v in row.items() if k != "trace"})
 
     cases = {row["name"]: row for row in rows}
     cases["graders"] = {"name": "g", "input": "i", "expected": {"tools_called": ["a"], "max_steps": 3, "task_completed": True},
@@ -563,18 +594,7 @@ def sample_cases(out):
         "bad-args": {"id": 1, "input": "q", "agent_args": [1]},
     }
 
-    def built(row):
-        if MODE == "real":
-            from letta_evals.datasets.loader import load_jsonl
-
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "dataset.jsonl")
-                with open(path, "w") as f:
-                    f.write(json.dumps(row) + "\n")
-                return next(load_jsonl(__import__("pathlib").Path(path)))
-        from gavel_runtime.convert import letta_sample
-
-        return letta_sample(copy.deepcopy(row), 0)
+    built = sample_of
 
     def attempt(key, fn):
         try:
@@ -585,13 +605,8 @@ def sample_cases(out):
     def edited(row, edit):
         sample = built(row)
         seen = [edit(sample)]
-        for read in (lambda s: s.ground_truth, lambda s: s.input, repr, str, lambda s: s.model_dump(mode="json"),
-                     lambda s: list(vars(s)), lambda s: s == built(row)):
-            try:
-                seen.append(repr(read(sample)))
-            except Exception as e:
-                seen.append({"error": error_text(e)})
-        return seen
+        return seen + outcomes(sample, lambda s: s.ground_truth, lambda s: s.input, repr, str,
+                               lambda s: s.model_dump(mode="json"), lambda s: list(vars(s)), lambda s: s == built(row))
 
     def deleted(name):
         def edit(sample):
@@ -642,31 +657,7 @@ def assignment_cases(out):
     row = {"id": 3, "input": "q", "ground_truth": "a"}
 
     def deferred_trace():
-        if MODE == "real":
-            return Trace.from_dict(copy.deepcopy(trace))
-        from gavel_runtime.convert import evaldeck_trace
-
-        return evaldeck_trace(Run(recorded_format="evaldeck", recorded_value=json.dumps(trace)))
-
-    def deferred_case():
-        if MODE == "real":
-            return EvalCase._from_dict(copy.deepcopy(case))
-        from gavel_runtime.convert import evaldeck_case
-
-        return evaldeck_case(copy.deepcopy(case), "c")
-
-    def deferred_sample():
-        if MODE == "real":
-            from letta_evals.datasets.loader import load_jsonl
-
-            with tempfile.TemporaryDirectory() as tmp:
-                path = os.path.join(tmp, "dataset.jsonl")
-                with open(path, "w") as f:
-                    f.write(json.dumps(row) + "\n")
-                return next(load_jsonl(__import__("pathlib").Path(path)))
-        from gavel_runtime.convert import letta_sample
-
-        return letta_sample(copy.deepcopy(row), 0)
+        return trace_of(trace)
 
     stamp = "2026-01-01T00:00:00"
     models = {
@@ -684,9 +675,9 @@ def assignment_cases(out):
         "evaldeck-deferred-trace": (deferred_trace, ["output", "tool_calls"]),
         "evaldeck-deferred-step": (lambda: deferred_trace().steps[0], ["model"]),
         "evaldeck-deferred-tokens": (lambda: deferred_trace().steps[0].tokens, ["total_tokens"]),
-        "evaldeck-deferred-case": (deferred_case, ["name", "is_multi_turn"]),
+        "evaldeck-deferred-case": (lambda: case_of(case), ["name", "is_multi_turn"]),
         "letta-sample": (lambda: Sample(id=1, input="q"), ["ground_truth"]),
-        "letta-deferred-sample": (deferred_sample, ["ground_truth"]),
+        "letta-deferred-sample": (lambda: sample_of(row), ["ground_truth"]),
         "letta-grade": (lambda: GradeResult(score=1), ["rationale"]),
         "letta-per-turn": (lambda: PerTurnGrade(turn=0, score=1, submission="s"), ["rationale"]),
         "letta-reward": (lambda: RewardOutput(score=0.5), ["metadata"]),
@@ -707,18 +698,12 @@ def assignment_cases(out):
                     outcome = "set"
                 except Exception as e:
                     outcome = error_text(e)
-                seen = [outcome]
                 # A method is told apart by being callable (the real one is pydantic's).
-                reads = [lambda m: (lambda v: "a method" if callable(v) else v)(getattr(m, name)), repr, str, lambda m: m.model_dump(mode="json"),
-                         lambda m: m == make()]
+                reads = [lambda m: (lambda v: "a method" if callable(v) else v)(getattr(m, name)), repr, str,
+                         lambda m: m.model_dump(mode="json"), lambda m: m == make()]
                 if not key.startswith("letta-message") and not key.startswith("letta-tool-call"):
                     reads.append(lambda m: sorted(vars(m)))
-                for read in reads:
-                    try:
-                        seen.append(repr(read(model)))
-                    except Exception as e:
-                        seen.append({"error": error_text(e)})
-                return seen
+                return [outcome] + outcomes(model, *reads)
 
             try:
                 out[f"assign/{key}/{name or '(empty)'}"] = assign()
