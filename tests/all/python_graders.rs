@@ -749,3 +749,77 @@ fn a_planted_interpreter_stamp_is_not_trusted() {
     assert_eq!(graded(&copy, &ws)[0]["grades"]["g"]["score"], json!(1.0));
     assert_eq!(std::fs::read(&stamp).expect("stamped again"), genuine);
 }
+
+/// An interpreter component named by `$GAVEL_PYTHON_COMPONENT` that speaks another
+/// `gavel:interpreter` than this gavel (one built from other sources, whose runtime would
+/// misread what the host hands it) is refused before any sample is graded, naming the file,
+/// both versions and the fix. Here the real component, its interfaces' version rewritten.
+#[test]
+fn an_interpreter_of_other_sources_is_refused_before_grading() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    letta_suite(&ws);
+    let built = gavel(cache, ws.dir.path(), &["build-python"]);
+    assert_eq!(built.status.code(), Some(0), "{}", stderr(&built));
+    let component = PathBuf::from(String::from_utf8_lossy(&built.stdout).trim());
+    let mut bytes = std::fs::read(&component).expect("the built component");
+    // Every `gavel:interpreter/<interface>@<version>` it names, at version 9.9.9 (the same
+    // length as the one it has, so that the component stays valid).
+    let package = b"gavel:interpreter/";
+    let mut rewritten = 0;
+    let mut at = 0;
+    while let Some(found) = bytes[at..]
+        .windows(package.len())
+        .position(|w| w == package)
+    {
+        let start = at + found + package.len();
+        let Some(sign) = bytes[start..].iter().take(16).position(|&b| b == b'@') else {
+            at = start;
+            continue;
+        };
+        let version = start + sign + 1;
+        let end = version
+            + bytes[version..]
+                .iter()
+                .position(|b| !(b.is_ascii_digit() || *b == b'.'))
+                .expect("the name ends");
+        for b in &mut bytes[version..end] {
+            if b.is_ascii_digit() {
+                *b = b'9';
+            }
+        }
+        rewritten += 1;
+        at = end;
+    }
+    assert!(
+        rewritten > 0,
+        "the component names no gavel:interpreter interface"
+    );
+    let other = ws.path("other.wasm");
+    std::fs::write(&other, &bytes).expect("write");
+    let own_cache = ws.path("cache");
+    let out = gavel_with_env(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "-q"],
+        &[
+            ("GAVEL_CACHE_DIR", &own_cache.to_string_lossy()),
+            ("GAVEL_PYTHON_COMPONENT", &other.to_string_lossy()),
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for wanted in [
+        &*other.to_string_lossy(),
+        "other sources than this gavel's",
+        &format!(
+            "gavel:interpreter@{}",
+            gavel::grade::pack::INTERPRETER_PROTOCOL
+        ),
+        "speaks gavel:interpreter@9.9.9",
+        "gavel build-python",
+        "unset $GAVEL_PYTHON_COMPONENT",
+    ] {
+        assert!(err.contains(wanted), "{wanted:?} in {err}");
+    }
+    assert!(!ws.path("out/results.jsonl").exists(), "{err}");
+}

@@ -34,6 +34,8 @@ fn main() {
         "guest-sdk/wit",
         "guest-sdk/Cargo.toml",
         "wit",
+        // The Python interpreter's world, which the stand-in interpreter guest exports.
+        "host/runtime/python/wit",
     ] {
         watch(&root.join(shared));
     }

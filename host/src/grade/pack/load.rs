@@ -349,28 +349,35 @@ fn engine_key(engine: &Engine) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// The `gavel:grader` version the component exports its pack interface for, if this host
-/// supports it.
-pub(super) fn wit_version(
-    engine: &Engine,
-    pack: &str,
-    path: &Path,
-    component: &Component,
-) -> Result<String, PackError> {
-    let ty = component.component_type();
-    let exported: Vec<&str> = ty
+/// The names of the instances `component` exports (`gavel:grader/pack@0.2.0`, ...).
+pub(super) fn exported_instances(engine: &Engine, component: &Component) -> Vec<String> {
+    component
+        .component_type()
         .exports(engine)
         .filter(|(_, item)| matches!(item.ty, ComponentItem::ComponentInstance(_)))
-        .map(|(name, _)| name)
-        .collect();
-    let Some(version) = exported.iter().find_map(|name| {
-        name.strip_prefix(PACK_INTERFACE)
-            .and_then(|rest| rest.strip_prefix('@'))
-    }) else {
+        .map(|(name, _)| name.to_string())
+        .collect()
+}
+
+/// The version at which `exported` (see [`exported_instances`]) holds `interface`, if it does.
+pub(super) fn export_version<'a>(exported: &'a [String], interface: &str) -> Option<&'a str> {
+    exported
+        .iter()
+        .find_map(|name| name.strip_prefix(interface)?.strip_prefix('@'))
+}
+
+/// The `gavel:grader` version the component exports its pack interface for (`exported`, see
+/// [`exported_instances`]), if this host supports it.
+pub(super) fn wit_version(
+    pack: &str,
+    path: &Path,
+    exported: &[String],
+) -> Result<String, PackError> {
+    let Some(version) = export_version(exported, PACK_INTERFACE) else {
         return Err(PackError::NotAPack {
             pack: pack.to_string(),
             path: path.to_path_buf(),
-            exports: exported.iter().map(|s| s.to_string()).collect(),
+            exports: exported.to_vec(),
         });
     };
     let line = version.rsplit_once('.').map_or(version, |(line, _)| line);

@@ -92,6 +92,7 @@ pub use limits::{
     DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, DEFAULT_TMP_FILES,
     DEFAULT_TMP_MB,
 };
+pub use process::PROTOCOL as INTERPRETER_PROTOCOL;
 use warm::Place;
 pub use warm::{BATCH_ROWS, Batch, Kept, Started, block_on_here, peak_calls_in_flight, scope};
 pub use wit::Source;
@@ -394,6 +395,8 @@ struct PackInner {
     engine: wasmtime::Engine,
     pre: wasmtime::component::InstancePre<CallState>,
     exports: Exports,
+    /// The version of `gavel:interpreter` it speaks, for gavel's Python interpreter.
+    protocol: Option<String>,
     limits: CallLimits,
 }
 
@@ -409,7 +412,10 @@ impl Pack {
             .map_err(PackError::Sandbox)?
             .pool(component);
         let engine = pool.engine.clone();
-        let wit_version = load::wit_version(&engine, name, path, component)?;
+        let exported = load::exported_instances(&engine, component);
+        let wit_version = load::wit_version(name, path, &exported)?;
+        let protocol =
+            load::export_version(&exported, process::CHILD_INTERFACE).map(str::to_string);
         let link_error = |e: wasmtime::Error| PackError::Link {
             pack: name.to_string(),
             path: path.to_path_buf(),
@@ -444,6 +450,7 @@ impl Pack {
                 engine,
                 pre,
                 exports,
+                protocol,
                 limits,
             }),
         })
@@ -468,6 +475,12 @@ impl Pack {
     pub fn extractor(&self, name: &str, config: &Value) -> Result<PackExtractor, PackError> {
         let function = self.function(None, name, FunctionKind::Extractor, config, None)?;
         Ok(PackExtractor { function })
+    }
+
+    /// The version of `gavel:interpreter` the pack speaks (that of the `child` interface it
+    /// exports), if any: gavel's Python interpreter speaks [`INTERPRETER_PROTOCOL`].
+    pub fn interpreter_protocol(&self) -> Option<&str> {
+        self.inner.protocol.as_deref()
     }
 
     /// Whether the pack is an interpreter: it runs a [`Program`] handed to it as data.

@@ -23,11 +23,28 @@ use wasmtime::{Engine, StoreContextMut, Trap};
 use super::limits::CallLimits;
 use crate::grade::grants::Access;
 
-/// The interface, as the interpreter's world imports it.
-pub(super) const INTERFACE: &str = "gavel:interpreter/process@0.1.0";
+/// The version of `gavel:interpreter` (`host/runtime/python/wit/deps/interpreter.wit`), as a
+/// literal for the names below.
+macro_rules! protocol {
+    () => {
+        "0.2.0"
+    };
+}
 
-/// The interface whose `main` a process runs.
-pub(super) const CHILD: &str = "gavel:interpreter/child@0.1.0";
+/// The version of `gavel:interpreter` this host speaks with its Python interpreter component:
+/// what crosses between them, the interfaces of that package and the JSON the runtime is handed
+/// (`host/runtime/python/`), changes only with it. An interpreter that exports its `child`
+/// interface at another version was built from other sources and is refused before any call.
+pub const PROTOCOL: &str = protocol!();
+
+/// The interface, as the interpreter's world imports it.
+pub(super) const INTERFACE: &str = concat!("gavel:interpreter/process@", protocol!());
+
+/// The interface whose `main` a process runs, before its `@version`.
+pub(super) const CHILD_INTERFACE: &str = "gavel:interpreter/child";
+
+/// That interface at this host's version.
+pub(super) const CHILD: &str = concat!("gavel:interpreter/child@", protocol!());
 
 /// How deep processes may nest below a grader: its process's process's process.
 pub const MAX_DEPTH: u32 = 3;

@@ -8,7 +8,8 @@
 //! PyPI into the cache folder, 72 MB) into `<cache>/python/interpreter-<hash of the
 //! sources>.wasm`, which every later run loads. The build takes about 30 s on two cores;
 //! compiling the 24 MB component to native code takes 20 to 40 s more, once, in the pack cache.
-//! `$GAVEL_PYTHON_COMPONENT` names a component built ahead of time instead, trusted as named.
+//! `$GAVEL_PYTHON_COMPONENT` names a component built ahead of time instead, trusted as named
+//! once it speaks this host's `gavel:interpreter` (checked when it is loaded).
 //!
 //! The component decides every Python grade, and the toolchain that builds it is native code,
 //! so neither is trusted for being in the cache folder (see [`crate::cache`]). The cached
@@ -436,4 +437,26 @@ fn shared_toolchain() -> Option<PathBuf> {
         .join("bin/componentize-py")
         .is_file()
         .then_some(folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RUNTIME_PYTHON;
+    use crate::grade::pack::INTERPRETER_PROTOCOL;
+
+    /// The host's protocol is the version of the interpreter's own WIT package, which the
+    /// component it builds exports.
+    #[test]
+    fn the_protocol_is_the_version_of_the_interpreters_wit_package() {
+        let (_, wit) = RUNTIME_PYTHON
+            .iter()
+            .find(|(path, _)| *path == "wit/deps/interpreter.wit")
+            .expect("the interpreter's WIT is embedded");
+        let wit = String::from_utf8_lossy(wit);
+        let package = wit
+            .lines()
+            .find_map(|line| line.strip_prefix("package gavel:interpreter@"))
+            .expect("a package line");
+        assert_eq!(package, format!("{INTERPRETER_PROTOCOL};"));
+    }
 }

@@ -37,8 +37,8 @@ use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::fsio;
 use crate::grade::grants::Grants;
 use crate::grade::pack::{
-    CallFailure, Pack, PackError, PackExtractor, PackGrader, PackHost, PackSpec, Program, Source,
-    Writes,
+    CallFailure, INTERPRETER_PROTOCOL, Pack, PackError, PackExtractor, PackGrader, PackHost,
+    PackSpec, Program, Source, Writes,
 };
 use crate::terminal::printable;
 use reward::CustomReward;
@@ -494,6 +494,12 @@ fn load(
     if !pack.is_interpreter() {
         return Err(LoadError::NotInterpreter(path));
     }
+    // A component built from other sources (named by hand) would misread what the host hands
+    // it: refused before any call, by what its type says.
+    if pack.interpreter_protocol() != Some(INTERPRETER_PROTOCOL) {
+        let found = pack.interpreter_protocol().map(str::to_string);
+        return Err(LoadError::Protocol { path, found });
+    }
     Ok(pack)
 }
 
@@ -509,6 +515,19 @@ enum LoadError {
         .0.display()
     )]
     NotInterpreter(PathBuf),
+    #[error(
+        "{} is a Python interpreter component of other sources than this gavel's: this gavel \
+         speaks gavel:interpreter@{INTERPRETER_PROTOCOL} with it, and it {}; build one with \
+         this gavel (`gavel build-python` prints its path) and name that, or unset \
+         ${} to use the one gavel builds into its cache",
+        path.display(),
+        found.as_ref().map_or("exports no gavel:interpreter/child".to_string(), |v| format!("speaks gavel:interpreter@{v}")),
+        interpreter::COMPONENT_ENV
+    )]
+    Protocol {
+        path: PathBuf,
+        found: Option<String>,
+    },
 }
 
 /// The packages of a suite's `requirements:` (see [`packages`]), unpacked and mounted for the

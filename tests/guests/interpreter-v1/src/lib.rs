@@ -12,12 +12,16 @@
 
 use std::cell::RefCell;
 
+// The Python interpreter's own world: gavel names it by `GAVEL_PYTHON_COMPONENT` only when it
+// speaks the host's `gavel:interpreter`.
 wit_bindgen::generate!({
-    path: "../../../wit/gavel-grader-0.2.0",
+    path: "../../../host/runtime/python/wit",
     world: "interpreter-v1",
+    generate_all,
 });
 
 use exports::gavel::grader::pack::Guest as Pack;
+use exports::gavel::interpreter::child::Guest as Child;
 use exports::gavel::grader::program::{Guest as Program, LoadError, Source};
 use gavel::grader::types::{Grade, PackInfo, Sample, Trajectory};
 
@@ -145,6 +149,13 @@ impl Pack for Fake {
         _config: String,
     ) -> Result<Option<String>, String> {
         Ok(Some(format!("{} extracted", attribute(&name).1)))
+    }
+}
+
+/// Runs no process: its programs end at once, successfully.
+impl Child for Fake {
+    fn main(_argv: Vec<String>, _cwd: String) -> i32 {
+        0
     }
 }
 
