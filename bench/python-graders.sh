@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Users' own Python graders: gavel running them sandboxed (by default a warm WebAssembly
 # instance per grader and batch of 64 rows) against evaldeck 0.1.5 and letta-evals 0.26.0 calling the same functions natively in
-# CPython, on the same rows, in one run. See bench/README.md ("Python graders").
+# CPython, and against gavel's floor (functions of the same forms returning a constant), on the
+# same rows, in one run. See bench/README.md ("Python graders").
 #
 #   bench/python-graders.sh [N]   N samples of the peer workload (default 2000), release build
 #
@@ -18,7 +19,7 @@ repeat=3
 while [ $# -gt 0 ]; do
     case "$1" in
         --repeat) repeat=$2; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         ''|*[!0-9]*) echo "python-graders.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
         *) samples=$1 ;;
     esac

@@ -1,5 +1,6 @@
 """Times users' own Python graders: gavel running them in its sandbox, a fresh WebAssembly
-instance per call, against the peers calling the same functions natively in CPython, on the same
+instance per call, against the peers calling the same functions natively in CPython, and against
+gavel's floor (functions of the same forms that read nothing and return a constant), on the same
 rows, in one run. Run by bench/python-graders.sh, which builds gavel, prepares the virtualenv and
 generates the workload first. Standard library only; the timing helpers are the peer benchmark's
 (harness.py).
@@ -16,26 +17,33 @@ from harness import CommandFailed, gavel_tallies, machine, measure, median_run, 
 # The seed's evaldeck functions, and the suite keys gavel grades them under.
 EVALDECK_FUNCTIONS = {"booking": "check_booking_format", "search": "validate_search_args"}
 LETTA_GRADER = "answer"
+# The floors' modules (in bench/python) and their one function, which returns a constant.
+EVALDECK_FLOOR = "evaldeck_floor"
+LETTA_FLOOR = "letta_floor"
+FLOOR_FUNCTION = "constant"
 
 
-def evaldeck_suite(work):
+def evaldeck_suite(work, name, module, functions):
+    """A suite grading the evaldeck workload with `functions` (suite key -> function) of the
+    Python module `module` beside it."""
     graders = "".join(
-        f"  {key}:\n    kind: code\n    module: my_graders\n    function: {function}\n"
-        for key, function in EVALDECK_FUNCTIONS.items()
+        f"  {key}:\n    kind: code\n    module: {module}\n    function: {function}\n"
+        for key, function in functions.items()
     )
-    path = work / "evaldeck-python.yaml"
-    path.write_text(f"name: evaldeck-python\ndataset: evaldeck/dataset.jsonl\ngraders:\n{graders}")
+    path = work / f"{name}.yaml"
+    path.write_text(f"name: {name}\ndataset: evaldeck/dataset.jsonl\ngraders:\n{graders}")
     return path
 
 
-def letta_suite(work):
-    """The workload's letta suite with its graders replaced by the user's @grader."""
+def letta_suite(work, name, function):
+    """The workload's letta suite with its graders replaced by the @grader `function`
+    (`FILE.py:NAME`)."""
     base = (work / "letta" / "suite.yaml").read_text()
-    head = base.split("graders:\n", 1)[0].replace("name: ", "name: python-", 1)
-    path = work / "letta" / "python-suite.yaml"
+    head = base.split("graders:\n", 1)[0].replace("name: ", f"name: {name}-", 1)
+    path = work / "letta" / f"{name}-suite.yaml"
     path.write_text(
         f"{head}graders:\n  {LETTA_GRADER}:\n    kind: tool\n"
-        "    function: letta_graders.py:mentions_answer\n    extractor: last_assistant\n"
+        f"    function: {function}\n    extractor: last_assistant\n"
         f"reward:\n  kind: metric\n  metric_key: {LETTA_GRADER}\n"
     )
     return path
@@ -77,8 +85,18 @@ def main():
     args = p.parse_args()
     work, python, here = args.work, args.venv / "bin" / "python", Path(__file__).parent
     (work / "my_graders.py").write_text(args.graders.read_text())
-    (work / "letta" / "letta_graders.py").write_text((here / "python" / "letta_graders.py").read_text())
-    suites = {"evaldeck": evaldeck_suite(work), "letta": letta_suite(work)}
+    (work / f"{EVALDECK_FLOOR}.py").write_text((here / "python" / f"{EVALDECK_FLOOR}.py").read_text())
+    for module in ("letta_graders", LETTA_FLOOR):
+        (work / "letta" / f"{module}.py").write_text((here / "python" / f"{module}.py").read_text())
+    # The floors grade the same rows as the entries, with as many graders, each calling a
+    # function that reads nothing of its row.
+    suites = {
+        "evaldeck": evaldeck_suite(work, "evaldeck-python", "my_graders", EVALDECK_FUNCTIONS),
+        "evaldeck-floor": evaldeck_suite(
+            work, "evaldeck-floor", EVALDECK_FLOOR, dict.fromkeys(EVALDECK_FUNCTIONS, FLOOR_FUNCTION)),
+        "letta": letta_suite(work, "python", "letta_graders.py:mentions_answer"),
+        "letta-floor": letta_suite(work, "floor", f"{LETTA_FLOOR}.py:{FLOOR_FUNCTION}"),
+    }
     log_dir = work / "logs"
 
     # The first run builds the interpreter component (when the cache has none) and compiles it
@@ -96,6 +114,9 @@ def main():
         "gavel-evaldeck": lambda: gavel_entry(
             "gavel-evaldeck", "gavel run, 2 evaldeck `kind: code` functions", args, suites["evaldeck"],
             work / "out-evaldeck", log_dir),
+        "gavel-evaldeck-floor": lambda: gavel_entry(
+            "gavel-evaldeck-floor", "gavel run, 2 evaldeck `kind: code` functions returning a constant (floor)",
+            args, suites["evaldeck-floor"], work / "out-evaldeck-floor", log_dir),
         "letta-custom": lambda: measure(
             "letta-custom", "letta-evals 0.26.0 in-process (mode E)", "JSON line -> `@grader` -> `model_dump_json`",
             [python, here / "peers" / "letta_inproc.py", suites["letta"], work / "letta" / "dataset.jsonl",
@@ -103,6 +124,9 @@ def main():
             args.samples, log_dir, inner_time=True),
         "gavel-letta": lambda: gavel_entry(
             "gavel-letta", "gavel run, 1 letta-evals `@grader`", args, suites["letta"], work / "out-letta", log_dir),
+        "gavel-letta-floor": lambda: gavel_entry(
+            "gavel-letta-floor", "gavel run, 1 letta-evals `@grader` returning a constant (floor)", args,
+            suites["letta-floor"], work / "out-letta-floor", log_dir),
     }
     runs = {name: [] for name in entries}
     for _ in range(max(1, args.repeat)):
@@ -148,6 +172,13 @@ def render(args, by, first):
         if ratio < 1.0:
             failures.append(label)
         lines.append(f"| {label} | {ratio:.2f}x | >= 1x | {'yes' if ratio >= 1.0 else 'NO'} |")
+    # Against its floor, an entry has no goal: the ratio says how much of its time the user's
+    # function itself takes, the rest being gavel's cost of any call.
+    for label, a, b in [
+        ("gavel's evaldeck functions vs their floor", "gavel-evaldeck", "gavel-evaldeck-floor"),
+        ("gavel's letta-evals `@grader` vs its floor", "gavel-letta", "gavel-letta-floor"),
+    ]:
+        lines.append(f"| {label} | {by[a].rate / by[b].rate:.2f}x | (none) | |")
     lines += ["", "Cross-checks (the tools graded the same thing):", ""]
     peer = by["evaldeck-custom"].report["statuses"]
     ours = by["gavel-evaldeck"].report["statuses"]
@@ -168,6 +199,8 @@ def render(args, by, first):
         f"- `mentions_answer`: letta-evals {letta['errored']:,} errored, means {letta['mean_scores']}; "
         f"gavel {gavel['errored']:,} errored, means {gavel['mean_scores']}: {'agree' if same else 'DIFFER'}."
     )
+    floors = {name: by[f"gavel-{name}"].report["statuses"] for name in ("evaldeck-floor", "letta-floor")}
+    lines.append(f"- The floors' grades by status (their calls return a constant): {floors}.")
     lines += [
         "",
         "Notes:",
@@ -179,6 +212,10 @@ def render(args, by, first):
         "component cached; the peers' loops only, as their own benchmarks time them.",
         "- µs per call is the entry's seconds over its grader calls (gavel uses both cores).",
         "- Fuel per call is the mean `fuel_used` the sandbox reports in each grade's metadata.",
+        "- The floors (`python/evaldeck_floor.py`, `python/letta_floor.py`) are functions of the same "
+        "forms, as many graders over the same rows, that read nothing and return a constant: "
+        "what gavel costs whatever the function does. An entry's ratio to its floor is the share "
+        "of its time that is gavel's alone.",
     ]
     return "\n".join(lines) + "\n", failures
 

@@ -9,7 +9,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::common::{Workspace, gavel_command};
+use crate::common::{Drained, Workspace, gavel_command};
 use crate::python_graders::{cache, paris_row};
 use serde_json::{Value, json};
 
@@ -24,11 +24,13 @@ reward:
   metric_key: answer
 ";
 
-/// A `gavel serve` started on a free port of 127.0.0.1, stopped when dropped.
+/// A `gavel serve` started on a free port of 127.0.0.1, stopped when dropped. Its log (a line a
+/// request, on stderr) is read as it comes, so that the server never waits on a full pipe, and
+/// printed when the test fails.
 struct Server {
     child: Child,
     addr: SocketAddr,
-    stderr: Option<std::process::ChildStderr>,
+    log: Option<Drained>,
 }
 
 impl Server {
@@ -49,19 +51,19 @@ impl Server {
         BufReader::new(child.stdout.take().expect("stdout"))
             .read_line(&mut line)
             .expect("the address is printed");
-        let stderr = child.stderr.take();
+        let log = Drained::new(child.stderr.take().expect("stderr"));
         let Some(addr) = (line.strip_prefix("listening on http://"))
             .and_then(|rest| rest.split(' ').next())
             .and_then(|addr| addr.parse().ok())
         else {
-            let mut err = String::new();
-            let _ = stderr.expect("stderr").read_to_string(&mut err);
-            panic!("no address printed: {line:?}; stderr: {err}");
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no address printed: {line:?}; stderr: {}", log.finish());
         };
         Server {
             child,
             addr,
-            stderr,
+            log: Some(log),
         }
     }
 
@@ -97,9 +99,7 @@ impl Server {
             .expect("kill runs");
         assert!(status.success());
         let code = self.child.wait().expect("the server exits").code();
-        let mut err = String::new();
-        let _ = self.stderr.take().expect("stderr").read_to_string(&mut err);
-        (code, err)
+        (code, self.log.take().expect("the log").finish())
     }
 }
 
@@ -107,6 +107,11 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking()
+            && let Some(log) = self.log.take()
+        {
+            eprintln!("gavel serve's stderr:\n{}", log.finish());
+        }
     }
 }
 
@@ -549,8 +554,20 @@ fn hostile_server(
     args: &[&str],
     vars: &[(&str, &str)],
 ) -> Option<(Workspace, Server)> {
-    let cache = cache()?.to_string_lossy();
     let ws = Workspace::new();
+    let server = hostile_server_in(&ws, suites, rows, args, vars)?;
+    Some((ws, server))
+}
+
+/// [`hostile_server`] in `ws`, which may hold more files the suites name.
+fn hostile_server_in(
+    ws: &Workspace,
+    suites: &[(&str, &str)],
+    rows: i64,
+    args: &[&str],
+    vars: &[(&str, &str)],
+) -> Option<Server> {
+    let cache = cache()?.to_string_lossy();
     ws.write("hostile.py", HOSTILE);
     let mut all: Vec<String> = ["--load-python", "start"]
         .iter()
@@ -571,8 +588,7 @@ fn hostile_server(
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     let mut vars = vars.to_vec();
     vars.extend([("GAVEL_CACHE_DIR", &*cache), ("GAVEL_PYTHON_COMPONENT", "")]);
-    let server = Server::start(&ws, &all, &vars);
-    Some((ws, server))
+    Some(Server::start(ws, &all, &vars))
 }
 
 /// The suite lines of [`HOSTILE`]'s graders named.
@@ -968,10 +984,17 @@ fn a_posted_multi_runs_its_python_sub_grader() {
     assert!(details.contains("ValueError: no verdict"), "{details}");
 }
 
-/// A request sent on `stream` and its answer read, the connection kept open.
-fn keep_alive_get(stream: &mut TcpStream, path: &str) -> u16 {
-    let head = format!("GET {path} HTTP/1.1\r\nHost: test\r\n\r\n");
-    stream.write_all(head.as_bytes()).expect("head sent");
+/// A request sent on `stream` and its answer read (its status and body), the connection kept
+/// open.
+fn keep_alive(stream: &mut TcpStream, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    // In one write: a body sent after its head would wait for the head's acknowledgement.
+    stream
+        .write_all(&[head.as_bytes(), body].concat())
+        .expect("request sent");
     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
     let (mut status, mut length) = (0, 0);
     loop {
@@ -994,7 +1017,7 @@ fn keep_alive_get(stream: &mut TcpStream, path: &str) -> u16 {
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).expect("the body");
-    status
+    (status, body)
 }
 
 /// Clients holding connections open take no more than `--max-connections`: past them a new
@@ -1011,7 +1034,7 @@ fn connections_past_the_cap_are_answered_503_and_closed() {
     // Two clients that stay connected once answered, as idle keep-alive clients do.
     let mut held: Vec<TcpStream> = (0..2).map(|_| server.connect()).collect();
     for stream in &mut held {
-        assert_eq!(keep_alive_get(stream, "/healthz"), 200);
+        assert_eq!(keep_alive(stream, "GET", "/healthz", b"").0, 200);
     }
     let refused = server.get("/healthz");
     assert_eq!(refused.status, 503, "{}", refused.text());
@@ -1121,6 +1144,17 @@ fn a_request_of_several_batches_is_answered_whole_and_in_order() {
     }
 }
 
+/// The warm instances of `suite`'s Python graders started so far at `place` (`ahead` or
+/// `request`), as `/metrics` counts them.
+fn warm_started(server: &Server, suite: &str, place: &str) -> u64 {
+    let name =
+        format!("gavel_serve_warm_instances_started_total{{suite=\"{suite}\",where=\"{place}\"}} ");
+    let metrics = server.get("/metrics").text();
+    (metrics.lines())
+        .find_map(|l| l.strip_prefix(name.as_str())?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name}in {metrics}"))
+}
+
 /// A loaded suite's warm instance is started before the first request, and replaced, once its
 /// calls (`--warm-calls` of them) spent it, ahead of the next request: the replacement is
 /// started off the request's path and waits for it, afresh (its module state new). No request
@@ -1145,17 +1179,8 @@ fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
     };
     let mut scores: Vec<f64> = (0..CALLS).map(|_| grade()).collect();
     // The instance's replacement is loading on another thread, started before its last call
-    // spent it. (Few looks: the server logs each request on the stderr it is given, a pipe no
-    // one reads.)
-    let started = |place: &str| -> u64 {
-        let name = format!(
-            "gavel_serve_warm_instances_started_total{{suite=\"warm\",where=\"{place}\"}} "
-        );
-        let metrics = server.get("/metrics").text();
-        (metrics.lines())
-            .find_map(|l| l.strip_prefix(name.as_str())?.parse().ok())
-            .unwrap_or_else(|| panic!("no {name}in {metrics}"))
-    };
+    // spent it.
+    let started = |place: &str| warm_started(&server, "warm", place);
     // Besides the one started before the server listened.
     let replaced = (0..120).any(|_| {
         let seen = started("ahead") >= 2;
@@ -1172,4 +1197,102 @@ fn a_spent_warm_instance_is_replaced_ahead_of_the_next_request() {
         .collect();
     assert_eq!(scores, want);
     assert_eq!(started("request"), 0);
+}
+
+/// The server logs each request, a line on its stderr, and goes on answering however many it
+/// logged: a client's 2,000 requests on one connection (far more lines than a pipe holds) are
+/// each answered with its own grade, and the log has a line for each.
+#[test]
+fn a_long_run_of_requests_on_one_connection_is_answered_whole() {
+    const REQUESTS: usize = 2000;
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let mut stream = server.connect();
+    for i in 0..REQUESTS {
+        let (answer, want) = if i % 3 == 0 {
+            ("Lyon", 0.0)
+        } else {
+            ("It is Paris.", 1.0)
+        };
+        let line = row(answer).to_string() + "\n";
+        let (status, body) = keep_alive(
+            &mut stream,
+            "POST",
+            "/v1/suites/caps/grade",
+            line.as_bytes(),
+        );
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "request {i}: {text}");
+        let result: Value = serde_json::from_str(&text).expect("a result");
+        assert_eq!(result["reward"], json!(want), "request {i}: {result}");
+    }
+    drop(stream);
+    let (code, log) = server.terminate();
+    assert_eq!(code, Some(0), "{log}");
+    let graded = (log.lines())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["route"] == "grade" && l["suite"] == "caps" && l["status"] == 200)
+        .count();
+    assert_eq!(graded, REQUESTS, "{log}");
+}
+
+/// A Python grader whose module loads only while the file `state` of the folder it is granted
+/// says `ok`, and whose grade counts the calls made in its instance.
+const LOADS: &str = "from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+with open('state') as state:
+    if state.read() != 'ok':
+        raise RuntimeError('the state file says no')
+
+CALLS = []
+
+
+@grader
+def tally(sample, submission):
+    CALLS.append(1)
+    return GradeResult(score=len(CALLS) / 1000, rationale='calls made in this instance')
+";
+
+/// A spent warm instance's replacement whose load fails (its module raises at import) is not
+/// kept: the next request starts its own instance, which reports the load's error as a first
+/// load does, and once the module loads again the requests are answered, afresh.
+#[test]
+fn a_replacement_that_does_not_load_is_not_kept() {
+    let ws = Workspace::new();
+    ws.write("loads.py", LOADS);
+    let state = ws.write("granted/state", "ok");
+    let suite = "allow:\n  files: [granted/]\n\
+                 graders:\n  tally:\n    kind: tool\n    function: loads.py:tally\n";
+    let args = ["--warm-calls", "3"];
+    let Some(server) = hostile_server_in(&ws, &[("warm", suite)], 1, &args, &[]) else {
+        return;
+    };
+    let line = paris_row(1, "Paris").to_string() + "\n";
+    let grade = || -> Value {
+        let reply = server.post("/v1/suites/warm/grade", line.as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let result: Value = serde_json::from_str(&reply.text()).expect("a result");
+        result["grades"]["tally"].clone()
+    };
+    let score = |grade: Value| grade["score"].as_f64().unwrap_or_else(|| panic!("{grade}"));
+    let mut scores = vec![score(grade()), score(grade())];
+    std::fs::write(&state, "no").expect("state written");
+    // The instance's third call spends it, and its replacement, started then, cannot load.
+    scores.push(score(grade()));
+    assert_eq!(scores, [0.001, 0.002, 0.003]);
+    // The next request waits for that replacement's start to end, finds none kept, and
+    // starts its own, whose load fails as a first one does.
+    let failed = grade();
+    assert_eq!(failed["status"], "error", "{failed}");
+    assert!(
+        failed
+            .to_string()
+            .contains("RuntimeError: the state file says no"),
+        "{failed}"
+    );
+    assert_eq!(warm_started(&server, "warm", "request"), 1);
+    std::fs::write(&state, "ok").expect("state written");
+    let scores: Vec<f64> = (0..3).map(|_| score(grade())).collect();
+    assert_eq!(scores, [0.001, 0.002, 0.003]);
 }

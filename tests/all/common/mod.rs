@@ -195,3 +195,47 @@ impl Opens {
         }
     }
 }
+
+/// What a child process writes on a pipe (its stderr, say), read as it comes on a thread of its
+/// own, so that the child never blocks on a full pipe, and kept for the test to look at or print.
+pub struct Drained {
+    text: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drained {
+    pub fn new(mut pipe: impl std::io::Read + Send + 'static) -> Drained {
+        let text = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&text);
+        let reader = std::thread::spawn(move || {
+            let mut chunk = [0; 8192];
+            while let Ok(read @ 1..) = pipe.read(&mut chunk) {
+                kept.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend_from_slice(&chunk[..read]);
+            }
+        });
+        Drained {
+            text,
+            reader: Some(reader),
+        }
+    }
+
+    /// What was read so far.
+    pub fn text(&self) -> String {
+        let text = self
+            .text
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    /// Everything written on the pipe, once every end of it that writes is closed (the child
+    /// exited).
+    pub fn finish(mut self) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the pipe's reader ends");
+        }
+        self.text()
+    }
+}
