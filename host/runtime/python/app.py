@@ -122,8 +122,14 @@ def _run(trajectory, parsed):
 
 def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
+    # `sample.expected`, which the host leaves empty for this interpreter's functions, carries
+    # its digest of the row's evaldeck recording when it has one (`Runtime.row`).
     row, parsed = _runtime.row(
-        name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
+        name,
+        sample.row,
+        recorded.value if recorded else None,
+        recorded.format if recorded else None,
+        sample.expected,
     )
     if name.partition(":")[0] == gavel_runtime.READS_NO_RUN:
         return row, None

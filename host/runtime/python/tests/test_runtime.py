@@ -686,6 +686,82 @@ class Deferred(unittest.TestCase):
         self.assertEqual(held(case).keys(), {f.name for f in case._fields})
 
 
+class UsualForms(unittest.TestCase):
+    """The labels the host's own tests hold its digest to (host `grade/pack/digest.rs`): the
+    runtime's check takes each recording labelled usual (true, or null where the host leaves
+    the form to the runtime) and refuses each labelled false."""
+
+    def test_the_labels_are_the_checks(self):
+        from evaldeck.trace import Trace
+
+        with open(os.path.join(HERE, "data", "evaldeck", "usual-forms.json"), encoding="utf-8") as f:
+            forms = json.load(f)
+        for form in forms:
+            self.assertEqual(Trace._usual(form["recording"]), form["usual"] is not False, form["why"])
+
+
+class Vouched(unittest.TestCase):
+    """A row whose evaldeck recording the host vouched for: its members parsed each where it
+    starts, the recording's fields on first read, and all of it as the row parsed whole gives."""
+
+    TEXT = (
+        '{"id": 3, "name": "c\u00e9", "input": "Book ≥ 2", "trajectory": {"id": "t", "input": "q", '
+        '"steps": [{"id": "s1", "type": "tool_call", "timestamp": "2026-01-01T00:00:01", "tool_name": "search", '
+        '"tool_args": {"to": "NYC"}, "tokens": {"total_tokens": 3}}], "started_at": "2026-01-01T00:00:00", '
+        '"extra": 1}, "expected": {"tools_called": ["search"]}}'
+    )
+
+    def digest(self):
+        """The digest the host sends for TEXT: each value's start found by its key."""
+        text = self.TEXT
+
+        def at(key, after=0):
+            return text.index(key, after) + len(key) + 2
+
+        trajectory = text.index('"trajectory"')
+        row = [text.index('"id"'), at('"id"'), text.index('"name"'), at('"name"'), text.index('"input"'),
+               at('"input"'), text.index('"expected"'), at('"expected"')]
+        trace = [at('"id"', trajectory), at('"input"', trajectory), 0, 0, at('"steps"'), at('"started_at"'),
+                 0, 0, 0, 0, 0]
+        step = text.index('"steps"')
+        steps = [at('"id"', step), at('"type"'), at('"timestamp"'), 0, 0, 0, 0, at('"tokens"'), at('"tool_name"'),
+                 at('"tool_args"'), 0, 0, 0, 0, 0, 0]
+        return " ".join(map(str, [4] + row + trace + steps))
+
+    def test_the_row_and_trace_are_the_parsed_rows(self):
+        from evaldeck.trace import Trace
+        from gavel_runtime.convert import evaldeck_trace
+
+        runtime = Runtime(sandboxed=False)
+        name = "evaldeck-function:m:f"
+        whole, parsed = runtime.row(name, self.TEXT, "", "evaldeck")
+        row, located = runtime.row(name, self.TEXT, "", "evaldeck", self.digest())
+        self.assertEqual(list(row.items()), list(whole.items()))
+        trace = evaldeck_trace(Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located))
+        self.assertEqual(held(trace).keys(), {"_gavel_data"})
+        self.assertEqual([s.tool_args for s in trace.tool_calls], [{"to": "NYC"}])
+        self.assertNotIn("timestamp", held(trace.steps[0]))
+        expected = Trace.from_dict(parsed)
+        self.assertEqual(trace, expected)
+        self.assertEqual(repr(trace), repr(expected))
+        self.assertEqual(trace.model_dump_json(), expected.model_dump_json())
+
+    def test_a_form_that_reads_no_recording_or_a_replaced_model_takes_the_usual_path(self):
+        from evaldeck.trace import Step
+
+        runtime = Runtime(sandboxed=False)
+        row, parsed = runtime.row("letta-grader:m:f", self.TEXT, "", "evaldeck", self.digest())
+        self.assertIsNone(parsed)
+        self.assertNotIn("trajectory", row)
+        init = Step.__init__
+        Step.__init__ = lambda self, **data: init(self, **data)
+        try:
+            _, parsed = runtime.row("evaldeck-function:m:f", self.TEXT, "", "evaldeck", self.digest())
+        finally:
+            Step.__init__ = init
+        self.assertEqual(type(parsed), dict)
+
+
 class Sandbox(unittest.TestCase):
     """What the sandbox adds to what WASI answers, installed in a child interpreter (it cannot
     be removed once installed); the files, network and processes WASI refuses are tested
