@@ -102,7 +102,10 @@ def row_and_vouched(text, digest):
         and TokenUsage.__init__ is TokenUsage._construct
     ):
         return None
-    starts = list(map(int, digest.split()))
+    # Each number is one character, its code point past the surrogates (which no text holds).
+    starts = list(map(ord, digest))
+    if starts and max(starts) >= 0xE000:
+        starts = [n - 0x800 if n >= 0xE000 else n for n in starts]
     fields = 2 * starts[0] + 1
     row = {}
     for i in range(1, fields, 2):

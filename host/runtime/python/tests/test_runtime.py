@@ -711,9 +711,9 @@ class Vouched(unittest.TestCase):
         '"extra": 1}, "expected": {"tools_called": ["search"]}}'
     )
 
-    def digest(self):
-        """The digest the host sends for TEXT: each value's start found by its key."""
-        text = self.TEXT
+    def digest(self, text=TEXT):
+        """The digest the host sends for `text` (TEXT or it longer): each value's start found by
+        its key, each number one character, its code point past the surrogates."""
 
         def at(key, after=0):
             return text.index(key, after) + len(key) + 2
@@ -726,16 +726,22 @@ class Vouched(unittest.TestCase):
         step = text.index('"steps"')
         steps = [at('"id"', step), at('"type"'), at('"timestamp"'), 0, 0, 0, 0, at('"tokens"'), at('"tool_name"'),
                  at('"tool_args"'), 0, 0, 0, 0, 0, 0]
-        return " ".join(map(str, [4] + row + trace + steps))
+        return "".join(chr(n + 0x800 if n >= 0xD800 else n) for n in [4] + row + trace + steps)
 
     def test_the_row_and_trace_are_the_parsed_rows(self):
+        self.check_row(self.TEXT)
+
+    def test_numbers_past_the_surrogates_are_read(self):
+        self.check_row(self.TEXT.replace("Book", "Book" + "x" * 0xE000))
+
+    def check_row(self, text):
         from evaldeck.trace import Trace
         from gavel_runtime.convert import evaldeck_trace
 
         runtime = Runtime(sandboxed=False)
         name = "evaldeck-function:m:f"
-        whole, parsed = runtime.row(name, self.TEXT, "", "evaldeck")
-        row, located = runtime.row(name, self.TEXT, "", "evaldeck", self.digest())
+        whole, parsed = runtime.row(name, text, "", "evaldeck")
+        row, located = runtime.row(name, text, "", "evaldeck", self.digest(text))
         self.assertEqual(list(row.items()), list(whole.items()))
         trace = evaldeck_trace(Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located))
         self.assertEqual(held(trace).keys(), {"_gavel_data"})

@@ -191,7 +191,9 @@ fn by_field<'a>(object: &Members<'a>, fields: &[&str]) -> Option<Vec<Option<&'a 
 
 /// The digest of `row`, whose own `trajectory` member is `recording` (a slice of `row`), an
 /// evaldeck recording: None when the host cannot tell that the interpreter's check would find
-/// it usual. Otherwise the digest, ASCII decimal numbers separated by spaces:
+/// it usual (or its text is too long for the digest's numbers, past a million characters).
+/// Otherwise the digest, a string of numbers, each one character (its code point, past the
+/// surrogates: see [`encoded`]), read by the interpreter without parsing:
 ///
 /// - `n`, the row's member count less its `trajectory`, then those `n` members' key and value
 ///   starts, in their order;
@@ -230,13 +232,26 @@ pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
     for values in std::iter::once(&trace_values).chain(&steps) {
         starts.extend(values.iter().map(|v| v.map_or(0, |v| start(row, v.get()))));
     }
-    let mut digest = members.to_string();
-    for char in char_indices(row, &starts) {
-        digest.push(' ');
-        digest.push_str(&char.to_string());
+    let mut digest = String::with_capacity(4 * (1 + starts.len()));
+    for number in std::iter::once(members).chain(char_indices(row, &starts)) {
+        digest.push(encoded(number)?);
     }
     Some(digest)
 }
+
+/// `number` as the one character the digest writes it as: its code point, past the surrogates
+/// (which no string holds) for numbers from `0xD800`; None past the last code point.
+fn encoded(number: usize) -> Option<char> {
+    let point = u32::try_from(number).ok()?;
+    char::from_u32(if point < SURROGATES {
+        point
+    } else {
+        point.checked_add(0x800)?
+    })
+}
+
+/// Where the surrogates start, which the digest's numbers skip.
+const SURROGATES: u32 = 0xD800;
 
 /// Where `part`, a slice of `row`, starts in it, in bytes.
 fn start(row: &str, part: &str) -> usize {
@@ -394,7 +409,7 @@ mod tests {
 
     fn digest_of(row: &str) -> Option<Vec<usize>> {
         let recording = recorded(row);
-        evaldeck(row, recording).map(|d| d.split(' ').map(|n| n.parse().unwrap()).collect())
+        evaldeck(row, recording).map(|d| d.chars().map(decoded).collect())
     }
 
     fn recorded(row: &str) -> &str {
@@ -407,6 +422,24 @@ mod tests {
             .unwrap()
             .trajectory
             .get()
+    }
+
+    /// A digest's character as the number it stands for, as the interpreter reads it.
+    fn decoded(c: char) -> usize {
+        let point = c as u32;
+        (if point >= SURROGATES + 0x800 {
+            point - 0x800
+        } else {
+            point
+        }) as usize
+    }
+
+    #[test]
+    fn numbers_past_the_surrogates_skip_them() {
+        for number in [0, 1, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0x10FFFF - 0x800] {
+            assert_eq!(decoded(encoded(number).unwrap()), number);
+        }
+        assert_eq!(encoded(0x10FFFF - 0x7FF), None);
     }
 
     #[test]
