@@ -102,37 +102,39 @@ def row_and_vouched(text, digest):
         and TokenUsage.__init__ is TokenUsage._construct
     ):
         return None
-    # Each number is one character, its code point past the surrogates (which no text holds).
-    starts = list(map(ord, digest))
-    if starts and max(starts) >= 0xE000:
-        starts = [n - 0x800 if n >= 0xE000 else n for n in starts]
-    fields = 2 * starts[0] + 1
+    fields = 2 * ord(digest[0]) + 1
     row = {}
     for i in range(1, fields, 2):
-        row[_scan(text, starts[i])[0]] = _scan(text, starts[i + 1])[0]
-    traced = fields + _TRACE_FIELDS
-    steps = [Located(text, _STEP_AT, starts[i : i + _STEP_FIELDS]) for i in range(traced, len(starts), _STEP_FIELDS)]
-    return row, Located(text, _TRACE_AT, starts[fields:traced], steps)
+        key, value = ord(digest[i]), ord(digest[i + 1])
+        if value >= 0xE000:
+            key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
+        row[_scan(text, key)[0]] = _scan(text, value)[0]
+    return row, Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS)
 
 
 class Located:
-    """A recorded model's data as its deferred model reads it (`get`), each field's value
-    parsed from `text` at its start (`at` maps names to places in `starts`; a start of 0: the
-    field is left out) when read; `steps`, a trace's, already located."""
+    """A recorded model's data as its deferred model reads it (`get`): each field's value parsed
+    from `text` where it starts when read. `digest` holds the starts, each one character (its
+    code point, past the surrogates; 0: the field is left out), the model's from `base` in the
+    order of `at`'s places; a trace's steps follow from `steps`, each its fields' starts."""
 
-    __slots__ = ("text", "at", "starts", "steps")
+    __slots__ = ("text", "at", "digest", "base", "steps")
 
-    def __init__(self, text, at, starts, steps=None):
+    def __init__(self, text, at, digest, base, steps=None):
         self.text = text
         self.at = at
-        self.starts = starts
+        self.digest = digest
+        self.base = base
         self.steps = steps
 
     def get(self, name, default=None):
+        start = ord(self.digest[self.base + self.at[name]])
+        if not start:
+            return default
         if name == "steps" and self.steps is not None:
-            return self.steps if self.starts[self.at[name]] else default
-        start = self.starts[self.at[name]]
-        return _scan(self.text, start)[0] if start else default
+            text, digest = self.text, self.digest
+            return [Located(text, _STEP_AT, digest, i) for i in range(self.steps, len(digest), _STEP_FIELDS)]
+        return _scan(self.text, start - 0x800 if start >= 0xE000 else start)[0]
 
 
 _TRACE_AT = {field.name: i for i, field in enumerate(Trace._fields)}
