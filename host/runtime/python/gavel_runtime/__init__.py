@@ -326,7 +326,13 @@ class Runtime:
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
         trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
-        case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
+        case = _built(
+            "the dataset row as an evaldeck EvalCase",
+            convert.evaldeck_case,
+            row,
+            row.get("name") or sample_id,
+            run.case_vouched,
+        )
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
         try:
             # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its

@@ -699,6 +699,18 @@ class UsualForms(unittest.TestCase):
         for form in forms:
             self.assertEqual(Trace._usual(form["recording"]), form["usual"] is not False, form["why"])
 
+    def test_the_case_labels_are_the_checks(self):
+        from gavel_runtime.convert import evaldeck_case
+
+        with open(os.path.join(HERE, "data", "evaldeck", "usual-cases.json"), encoding="utf-8") as f:
+            cases = json.load(f)
+        for case in cases:
+            try:
+                deferred = "_gavel_data" in held(evaldeck_case(case["row"], 7))
+            except (TypeError, ValueError):  # refused, as evaldeck's loader refuses it
+                deferred = False
+            self.assertEqual(deferred, case["usual"] is not False, case["why"])
+
 
 class Vouched(unittest.TestCase):
     """A row whose evaldeck recording the host vouched for: its members parsed each where it
@@ -726,7 +738,7 @@ class Vouched(unittest.TestCase):
         step = text.index('"steps"')
         steps = [at('"id"', step), at('"type"'), at('"timestamp"'), 0, 0, 0, 0, at('"tokens"'), at('"tool_name"'),
                  at('"tool_args"'), 0, 0, 0, 0, 0, 0]
-        return "".join(chr(n + 0x800 if n >= 0xD800 else n) for n in [4] + row + trace + steps)
+        return "".join(chr(n + 0x800 if n >= 0xD800 else n) for n in [1, 4] + row + trace + steps)
 
     def test_the_row_and_trace_are_the_parsed_rows(self):
         self.check_row(self.TEXT)
@@ -743,7 +755,8 @@ class Vouched(unittest.TestCase):
         whole, parsed = runtime.row(name, text, "", "evaldeck")
         row, located = runtime.row(name, text, "", "evaldeck", self.digest(text))
         self.assertEqual(list(row.items()), list(whole.items()))
-        trace = evaldeck_trace(Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located))
+        run = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
+        trace = evaldeck_trace(run)
         self.assertEqual(held(trace).keys(), {"_gavel_data"})
         self.assertEqual([s.tool_args for s in trace.tool_calls], [{"to": "NYC"}])
         self.assertNotIn("timestamp", held(trace.steps[0]))
@@ -751,6 +764,26 @@ class Vouched(unittest.TestCase):
         self.assertEqual(trace, expected)
         self.assertEqual(repr(trace), repr(expected))
         self.assertEqual(trace.model_dump_json(), expected.model_dump_json())
+        self.assertTrue(run.case_vouched)
+
+    def test_a_vouched_case_is_built_on_first_read_as_the_checked_one(self):
+        from evaldeck.test_case import Turn
+        from gavel_runtime.convert import evaldeck_case
+
+        row = json.loads(self.TEXT)
+        del row["trajectory"]
+        case = evaldeck_case(row, 3, vouched=True)
+        self.assertEqual(held(case).keys(), {"_gavel_data"})
+        self.assertEqual(case, evaldeck_case(row, 3))
+        self.assertEqual(case.expected.tools_called, ["search"])
+        init = Turn.__init__
+        Turn.__init__ = lambda self, **data: init(self, **data)
+        try:
+            self.assertNotIn("_gavel_data", held(evaldeck_case(dict(row, expected={"max_steps": "x"}), 3, vouched=True)))
+        except ValueError:
+            pass
+        finally:
+            Turn.__init__ = init
 
     def test_a_form_that_reads_no_recording_or_a_replaced_model_takes_the_usual_path(self):
         from evaldeck.trace import Step

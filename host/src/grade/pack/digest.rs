@@ -15,42 +15,6 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The fields of evaldeck's `Trace`, in the stand-in's order (`stubs/evaldeck/trace.py`): the
-/// digest gives each one's place in this order.
-const TRACE: [&str; 11] = [
-    "id",
-    "input",
-    "output",
-    "status",
-    "steps",
-    "started_at",
-    "completed_at",
-    "duration_ms",
-    "metadata",
-    "framework",
-    "agent_name",
-];
-
-/// The fields of evaldeck's `Step`, in the stand-in's order.
-const STEP: [&str; 16] = [
-    "id",
-    "type",
-    "timestamp",
-    "status",
-    "model",
-    "input",
-    "output",
-    "tokens",
-    "tool_name",
-    "tool_args",
-    "tool_result",
-    "reasoning_text",
-    "parent_id",
-    "error",
-    "duration_ms",
-    "metadata",
-];
-
 /// What the interpreter's check takes of a field's value.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -68,18 +32,30 @@ enum Kind {
     OptDatetime,
     /// A number or null.
     OptNumber,
+    /// An integer (a number written without fraction or exponent).
+    Int,
+    /// Such an integer or null.
+    OptInt,
+    /// `true`, `false` or null.
+    OptBool,
     /// An object.
     Object,
     /// An object or null.
     OptObject,
-    /// An integer (a number written without fraction or exponent).
-    Int,
-    /// null or an object of the usual form of evaldeck's `TokenUsage`.
-    OptTokens,
-    /// A list of objects of the usual form of evaldeck's `Step`.
+    /// A list of strings.
+    Strs,
+    /// A list of strings or null.
+    OptStrs,
+    /// An object of this model's usual form, or null.
+    OptModel(Model),
+    /// A list of objects of this model's usual form.
+    Models(Model),
+    /// A list (of steps: each is checked where the digest locates it).
     Steps,
     /// Anything.
     Any,
+    /// Nothing the host vouches for: a record with this field is left to the interpreter.
+    Unvouched,
 }
 
 /// Whether a field may be left out: with `Required`, the check refuses a record without it
@@ -93,47 +69,102 @@ enum Presence {
 use Kind::*;
 use Presence::*;
 
+/// A stand-in model's fields in its order, each with its check: the digest gives the place of
+/// each of a `Trace`'s and a `Step`'s fields in this order.
+type Model = &'static [(&'static str, Kind, Presence)];
+
 const TRACE_STATUS: &[&str] = &["success", "failure", "timeout", "error"];
 const STEP_TYPE: &[&str] = &["llm_call", "tool_call", "reasoning", "human_input"];
 const STEP_STATUS: &[&str] = &["success", "failure", "pending"];
 
-/// Each `Trace` field's check, in [`TRACE`]'s order.
-const TRACE_KINDS: [(Kind, Presence); 11] = [
-    (Id, Required),
-    (Str, Required),
-    (OptStr, Optional),
-    (Enum(TRACE_STATUS), Optional),
-    (Steps, Optional),
-    (Datetime, Required),
-    (OptDatetime, Optional),
-    (OptNumber, Optional),
-    (Object, Optional),
-    (OptStr, Optional),
-    (OptStr, Optional),
+/// evaldeck's `Trace` (`stubs/evaldeck/trace.py`).
+const TRACE: Model = &[
+    ("id", Id, Required),
+    ("input", Str, Required),
+    ("output", OptStr, Optional),
+    ("status", Enum(TRACE_STATUS), Optional),
+    ("steps", Steps, Optional),
+    ("started_at", Datetime, Required),
+    ("completed_at", OptDatetime, Optional),
+    ("duration_ms", OptNumber, Optional),
+    ("metadata", Object, Optional),
+    ("framework", OptStr, Optional),
+    ("agent_name", OptStr, Optional),
 ];
 
-/// Each `Step` field's check, in [`STEP`]'s order.
-const STEP_KINDS: [(Kind, Presence); 16] = [
-    (Id, Required),
-    (Enum(STEP_TYPE), Required),
-    (Datetime, Required),
-    (Enum(STEP_STATUS), Optional),
-    (OptStr, Optional),
-    (OptStr, Optional),
-    (OptStr, Optional),
-    (OptTokens, Optional),
-    (OptStr, Optional),
-    (OptObject, Optional),
-    (Any, Optional),
-    (OptStr, Optional),
-    (OptStr, Optional),
-    (OptStr, Optional),
-    (OptNumber, Optional),
-    (Object, Optional),
+/// evaldeck's `Step`.
+const STEP: Model = &[
+    ("id", Id, Required),
+    ("type", Enum(STEP_TYPE), Required),
+    ("timestamp", Datetime, Required),
+    ("status", Enum(STEP_STATUS), Optional),
+    ("model", OptStr, Optional),
+    ("input", OptStr, Optional),
+    ("output", OptStr, Optional),
+    ("tokens", OptModel(TOKENS), Optional),
+    ("tool_name", OptStr, Optional),
+    ("tool_args", OptObject, Optional),
+    ("tool_result", Any, Optional),
+    ("reasoning_text", OptStr, Optional),
+    ("parent_id", OptStr, Optional),
+    ("error", OptStr, Optional),
+    ("duration_ms", OptNumber, Optional),
+    ("metadata", Object, Optional),
 ];
 
-/// `TokenUsage`'s fields, each an integer when present.
-const TOKENS: [&str; 3] = ["prompt_tokens", "completion_tokens", "total_tokens"];
+/// evaldeck's `TokenUsage`.
+const TOKENS: Model = &[
+    ("prompt_tokens", Int, Optional),
+    ("completion_tokens", Int, Optional),
+    ("total_tokens", Int, Optional),
+];
+
+/// evaldeck's `EvalCase` (`stubs/evaldeck/test_case.py`), as the runtime makes it of a row
+/// (`convert.evaldeck_case`): the row's `input` (with its `expected` and `graders`) is its
+/// one turn.
+const CASE: Model = &[
+    ("name", Str, Optional),
+    ("description", OptStr, Optional),
+    // A case written with its turns.
+    ("turns", Unvouched, Optional),
+    ("timeout", OptNumber, Optional),
+    ("retries", OptInt, Optional),
+    ("tags", Strs, Optional),
+    ("metadata", Object, Optional),
+    ("reference_output", OptStr, Optional),
+    ("reference_tools", OptStrs, Optional),
+    ("input", Str, Optional),
+    ("expected", OptModel(EXPECTED), Optional),
+    ("graders", Models(GRADER), Optional),
+];
+
+/// evaldeck's `ExpectedBehavior`.
+const EXPECTED: Model = &[
+    ("tools_called", OptStrs, Optional),
+    ("tools_not_called", OptStrs, Optional),
+    ("tool_call_order", OptStrs, Optional),
+    ("output_contains", OptStrs, Optional),
+    ("output_not_contains", OptStrs, Optional),
+    ("output_equals", OptStr, Optional),
+    ("output_matches", OptStr, Optional),
+    ("max_steps", OptInt, Optional),
+    ("min_steps", OptInt, Optional),
+    ("max_tool_calls", OptInt, Optional),
+    ("max_llm_calls", OptInt, Optional),
+    ("task_completed", OptBool, Optional),
+    ("custom", OptObject, Optional),
+];
+
+/// evaldeck's `GraderConfig`.
+const GRADER: Model = &[
+    ("type", Str, Required),
+    ("params", Object, Optional),
+    ("prompt", OptStr, Optional),
+    ("model", OptStr, Optional),
+    ("threshold", OptNumber, Optional),
+    ("module", OptStr, Optional),
+    ("function", OptStr, Optional),
+];
 
 /// The longest run of digits the interpreter's JSON parser reads as an integer (CPython's
 /// `sys.int_info.default_max_str_digits`): past it, parsing the row whole fails, which a field
@@ -178,11 +209,11 @@ fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
 
 /// The value each of `fields` takes in `object` (its last member of that name, as Python's
 /// parser keeps it), or None when a key does not decode.
-fn by_field<'a>(object: &Members<'a>, fields: &[&str]) -> Option<Vec<Option<&'a RawValue>>> {
-    let mut found = vec![None; fields.len()];
+fn by_field<'a>(object: &Members<'a>, model: Model) -> Option<Vec<Option<&'a RawValue>>> {
+    let mut found = vec![None; model.len()];
     for (key, value) in &object.0 {
         let key = string(key)?;
-        if let Some(i) = fields.iter().position(|f| *f == key) {
+        if let Some(i) = model.iter().position(|(name, _, _)| *name == key) {
             found[i] = Some(*value);
         }
     }
@@ -195,6 +226,8 @@ fn by_field<'a>(object: &Members<'a>, fields: &[&str]) -> Option<Vec<Option<&'a 
 /// Otherwise the digest, a string of numbers, each one character (its code point, past the
 /// surrogates: see [`encoded`]), read by the interpreter without parsing:
 ///
+/// - 1 when the case the runtime makes of the row's other members is of the usual form its
+///   check takes (see [`CASE`]), else 0;
 /// - `n`, the row's member count less its `trajectory`, then those `n` members' key and value
 ///   starts, in their order;
 /// - the start of each `Trace` field's value, in [`TRACE`]'s order (0 when it is left out: no
@@ -208,15 +241,15 @@ pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
     }
     let top = members(row)?;
     let trace = members(recording)?;
-    let trace_values = by_field(&trace, &TRACE)?;
-    if !usual(&trace_values, &TRACE_KINDS) {
+    let trace_values = by_field(&trace, TRACE)?;
+    if !usual(&trace_values, TRACE) {
         return None;
     }
     let mut steps = Vec::new();
     if let Some(list) = trace_values[4] {
         for step in serde_json::from_str::<Vec<&RawValue>>(list.get()).ok()? {
-            let values = by_field(&members(step.get())?, &STEP)?;
-            if !usual(&values, &STEP_KINDS) {
+            let values = by_field(&members(step.get())?, STEP)?;
+            if !usual(&values, STEP) {
                 return None;
             }
             steps.push(values);
@@ -229,11 +262,13 @@ pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
         }
     }
     let members = starts.len() / 2;
+    let case = by_field(&top, CASE).is_some_and(|values| usual(&values, CASE));
     for values in std::iter::once(&trace_values).chain(&steps) {
         starts.extend(values.iter().map(|v| v.map_or(0, |v| start(row, v.get()))));
     }
-    let mut digest = String::with_capacity(4 * (1 + starts.len()));
-    for number in std::iter::once(members).chain(char_indices(row, &starts)) {
+    let mut digest = String::with_capacity(4 * (2 + starts.len()));
+    let head = [usize::from(case), members];
+    for number in head.into_iter().chain(char_indices(row, &starts)) {
         digest.push(encoded(number)?);
     }
     Some(digest)
@@ -287,14 +322,21 @@ fn longest_digit_run(text: &str) -> usize {
 }
 
 /// Whether every field's value passes its check, and every required one is there.
-fn usual(values: &[Option<&RawValue>], kinds: &[(Kind, Presence)]) -> bool {
+fn usual(values: &[Option<&RawValue>], model: Model) -> bool {
     values
         .iter()
-        .zip(kinds)
-        .all(|(value, (kind, presence))| match value {
+        .zip(model)
+        .all(|(value, (_, kind, presence))| match value {
             None => *presence == Optional,
             Some(value) => takes(*kind, value),
         })
+}
+
+/// Whether `text` is an object of `model`'s usual form.
+fn object_usual(text: &str, model: Model) -> bool {
+    members(text)
+        .and_then(|object| by_field(&object, model))
+        .is_some_and(|values| usual(&values, model))
 }
 
 /// Whether the interpreter's check for `kind` certainly takes `value` as its usual form.
@@ -309,19 +351,23 @@ fn takes(kind: Kind, value: &RawValue) -> bool {
         Datetime => string(value).is_some_and(|s| usual_datetime(&s)),
         OptDatetime => null || takes(Datetime, value),
         OptNumber => null || text.starts_with(|c: char| c == '-' || c.is_ascii_digit()),
-        Object => text.starts_with('{'),
-        OptObject => null || takes(Object, value),
         Int => {
             let digits = text.strip_prefix('-').unwrap_or(text);
             !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
         }
-        OptTokens => {
-            null || members(text)
-                .and_then(|tokens| by_field(&tokens, &TOKENS))
-                .is_some_and(|values| values.iter().flatten().all(|v| takes(Int, v)))
-        }
+        OptInt => null || takes(Int, value),
+        OptBool => null || text == "true" || text == "false",
+        Object => text.starts_with('{'),
+        OptObject => null || takes(Object, value),
+        Strs => serde_json::from_str::<Vec<&RawValue>>(text)
+            .is_ok_and(|items| items.iter().all(|item| takes(Str, item))),
+        OptStrs => null || takes(Strs, value),
+        OptModel(model) => null || object_usual(text, model),
+        Models(model) => serde_json::from_str::<Vec<&RawValue>>(text)
+            .is_ok_and(|items| items.iter().all(|item| object_usual(item.get(), model))),
         Steps => text.starts_with('['),
         Any => true,
+        Unvouched => false,
     }
 }
 
@@ -453,6 +499,29 @@ mod tests {
         }
     }
 
+    /// Rows labelled with the verdict of the runtime's check of the case it makes of them, as
+    /// [`FORMS`] (`UsualForms` checks the same labels).
+    const CASES: &str =
+        include_str!("../../../runtime/python/tests/data/evaldeck/usual-cases.json");
+
+    #[test]
+    fn the_host_vouches_only_for_a_case_the_interpreter_takes() {
+        let forms: Vec<Value> = serde_json::from_str(FORMS).unwrap();
+        let cases: Vec<Value> = serde_json::from_str(CASES).unwrap();
+        assert!(cases.len() > 20);
+        for case in &cases {
+            let mut row = case["row"].clone();
+            row["trajectory"] = forms[0]["recording"].clone();
+            let starts = digest_of(&row.to_string()).unwrap();
+            assert_eq!(
+                starts[0] == 1,
+                case["usual"] == json!(true),
+                "{}",
+                case["why"]
+            );
+        }
+    }
+
     #[test]
     fn each_start_is_where_its_value_stands() {
         let forms: Vec<Value> = serde_json::from_str(FORMS).unwrap();
@@ -460,15 +529,15 @@ mod tests {
         let row = row_of(recording);
         let starts = digest_of(&row).unwrap();
         let whole: Value = serde_json::from_str(&row).unwrap();
-        let members = starts[0];
+        let members = starts[1];
         assert_eq!(members, whole.as_object().unwrap().len() - 1);
-        for pair in starts[1..1 + 2 * members].chunks(2) {
+        for pair in starts[2..2 + 2 * members].chunks(2) {
             let key = value_at(&row, pair[0]);
             assert_ne!(key, json!("trajectory"));
             assert_eq!(whole[key.as_str().unwrap()], value_at(&row, pair[1]));
         }
-        let trace = &starts[1 + 2 * members..];
-        for (i, field) in TRACE.iter().enumerate() {
+        let trace = &starts[2 + 2 * members..];
+        for (i, (field, _, _)) in TRACE.iter().enumerate() {
             match recording.get(field) {
                 None => assert_eq!(trace[i], 0, "{field}"),
                 Some(value) => assert_eq!(&value_at(&row, trace[i]), value, "{field}"),
@@ -478,7 +547,7 @@ mod tests {
         let located: Vec<_> = trace[TRACE.len()..].chunks(STEP.len()).collect();
         assert_eq!(located.len(), steps.len());
         for (step, starts) in steps.iter().zip(located) {
-            for (i, field) in STEP.iter().enumerate() {
+            for (i, (field, _, _)) in STEP.iter().enumerate() {
                 match step.get(field) {
                     None => assert_eq!(starts[i], 0, "{field}"),
                     Some(value) => assert_eq!(&value_at(&row, starts[i]), value, "{field}"),
@@ -499,9 +568,16 @@ mod tests {
     }
 
     #[test]
-    fn the_field_orders_are_the_stand_ins() {
-        let source = include_str!("../../../runtime/python/stubs/evaldeck/trace.py");
-        for (class, fields) in [("class Trace(", &TRACE[..]), ("class Step(", &STEP[..])] {
+    fn the_models_are_the_stand_ins() {
+        let trace = include_str!("../../../runtime/python/stubs/evaldeck/trace.py");
+        let case = include_str!("../../../runtime/python/stubs/evaldeck/test_case.py");
+        for (source, class, model) in [
+            (trace, "class Trace(", TRACE),
+            (trace, "class Step(", STEP),
+            (trace, "class TokenUsage(", TOKENS),
+            (case, "class ExpectedBehavior(", EXPECTED),
+            (case, "class GraderConfig(", GRADER),
+        ] {
             let body = &source[source.find(class).unwrap()..];
             let body = &body[..body.find("\n\n\n").unwrap_or(body.len())];
             let declared: Vec<&str> = body
@@ -509,7 +585,8 @@ mod tests {
                 .skip(1)
                 .map(|rest| &rest[..rest.find('"').unwrap()])
                 .collect();
-            assert_eq!(declared, fields, "{class}");
+            let names: Vec<&str> = model.iter().map(|(name, _, _)| *name).collect();
+            assert_eq!(declared, names, "{class}");
         }
     }
 }
