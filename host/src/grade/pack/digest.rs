@@ -202,9 +202,14 @@ fn members(text: &str) -> Option<Members<'_>> {
     serde_json::from_str(text).ok()
 }
 
-/// A key or string value as it decodes.
+/// A key or string value as it decodes: what is between its quotes when it has no escape (a
+/// string the parser took holds no control character), else as serde decodes it.
 fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    serde_json::from_str::<Cow<'_, str>>(raw.get()).ok()
+    let text = raw.get();
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str::<Cow<'_, str>>(text).ok(),
+    }
 }
 
 /// The value each of `fields` takes in `object` (its last member of that name, as Python's
@@ -236,7 +241,7 @@ fn by_field<'a>(object: &Members<'a>, model: Model) -> Option<Vec<Option<&'a Raw
 ///
 /// Starts are indices of characters (Unicode scalar values), as Python indexes the row's text.
 pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
-    if longest_digit_run(row) >= MAX_DIGITS {
+    if row.len() >= MAX_DIGITS && longest_digit_run(row) >= MAX_DIGITS {
         return None;
     }
     let top = members(row)?;
@@ -314,11 +319,12 @@ fn char_indices(row: &str, bytes: &[usize]) -> Vec<usize> {
 
 /// The length of the longest run of ASCII digits in `text`.
 fn longest_digit_run(text: &str) -> usize {
-    text.as_bytes()
-        .split(|b| !b.is_ascii_digit())
-        .map(<[u8]>::len)
-        .max()
-        .unwrap_or(0)
+    let (mut longest, mut run) = (0, 0);
+    for b in text.bytes() {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
 }
 
 /// Whether every field's value passes its check, and every required one is there.

@@ -290,7 +290,9 @@ impl Exports {
             (Recording::Reads(Format::Evaldeck), Some((value, true)))
                 if trajectory.format == Format::Evaldeck =>
             {
-                digest::evaldeck(sample.row, value)
+                sample
+                    .row_memo
+                    .get(sample.row, |row| digest::evaldeck(row, value))
             }
             _ => None,
         };
