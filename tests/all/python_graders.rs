@@ -448,6 +448,51 @@ fn an_evaldeck_grader_reads_each_run_from_its_recording_or_from_its_events() {
     }
 }
 
+/// A row's evaldeck recording of the usual form, which the host vouches for, grades as its
+/// values say; one the recording's check refuses still errors with evaldeck's own message.
+#[test]
+fn an_evaldeck_recording_grades_when_usual_and_errors_as_evaldeck_when_not() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "steps.py",
+        "from evaldeck.results import GradeResult\n\n\ndef steps(trace, test_case):\n    \
+         said = [f\"{s.tool_name}@{s.timestamp.isoformat()}:{s.tool_args}\" for s in trace.tool_calls]\n    \
+         return GradeResult.passed_result(\"steps\", f\"{test_case.input}|{trace.output}|{said}\")\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: steps\ndataset: data.jsonl\ngraders:\n  steps:\n    kind: code\n    module: steps\n    \
+         function: steps\n",
+    );
+    let step = json!({"id": "s1", "type": "tool_call", "timestamp": "2026-01-01T00:00:01.250+05:30",
+                      "tool_name": "book_flight", "tool_args": {"to": "LAX"}});
+    let trace = json!({"id": "t", "input": "Book ≥ 2", "output": "done", "started_at": "2026-01-01T00:00:00Z",
+                       "steps": [step]});
+    let usual = json!({"id": 1, "input": "Book ≥ 2", "trajectory": trace});
+    let mut odd = usual.clone();
+    odd["id"] = json!(2);
+    odd["trajectory"]["metadata"] = Value::Null;
+    ws.write_rows("data.jsonl", &[usual, odd]);
+    let results = graded(cache, &ws);
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[0]["grades"]["steps"]["rationale"],
+        "Book ≥ 2|done|[\"book_flight@2026-01-01T00:00:01.250000+05:30:{'to': 'LAX'}\"]",
+        "{}",
+        results[0]
+    );
+    let error = results[1]["grades"]["steps"]["rationale"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        error.contains(
+            "cannot build the recorded run as an evaldeck Trace: 1 validation error for Trace"
+        ) && error.contains("metadata\n  Input should be a valid dictionary [type=dict_type"),
+        "{error}"
+    );
+}
+
 /// A grader's code is part of what a run graded with: edited, `--resume` refuses to mix old
 /// grades with new ones and says the Python sources changed.
 #[test]

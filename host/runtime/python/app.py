@@ -20,10 +20,12 @@ from gavel_runtime import Run, Runtime
 # Imported now so that they are in the snapshot, not read on every call.
 import gavel_runtime.stdlib  # noqa: F401
 import anthropic  # noqa: F401
+import gavel_runtime.convert
 import gavel_runtime.http
 import gavel_runtime.process
 import evaldeck  # noqa: F401
 import evaldeck.graders  # noqa: F401
+from evaldeck.trace import Trace
 import letta_client.types  # noqa: F401
 import letta_evals.decorators  # noqa: F401
 import letta_evals.extractors  # noqa: F401
@@ -122,8 +124,14 @@ def _run(trajectory, parsed):
 
 def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
+    # `sample.expected`, which the host leaves empty for this interpreter's functions, carries
+    # its digest of the row's evaldeck recording when it has one (`Runtime.row`).
     row, parsed = _runtime.row(
-        name, sample.row, recorded.value if recorded else None, recorded.format if recorded else None
+        name,
+        sample.row,
+        recorded.value if recorded else None,
+        recorded.format if recorded else None,
+        sample.expected,
     )
     if name.partition(":")[0] == gavel_runtime.READS_NO_RUN:
         return row, None
@@ -251,6 +259,21 @@ def _warm_up(rounds=8):
     )
     apart = '{"id":0,"name":"warm","input":"Book NYC","expected":{"tools_called":["search"]}}'
     text = '%s,"trajectory":%s}' % (apart[:-1], recording)
+    # The host's digest of `text` (host `grade/pack/digest.rs`): its recording and case are
+    # usual, and where each value starts. Checked here against the row parsed whole, so that
+    # the build fails if it ever says otherwise.
+    digest = (
+        "\u0001\u0004\u0001\u0006\u0008\u000f\u0016\u001e\u0029\u0034\u0063\u006f\u0083\u0096\u00cb"
+        "\u00ad\u0000\u0000\u0245\u0000\u0000\u00d2\u00de\u00f5\u0000\u0113\u011f\u0133\u0145\u0000"
+        "\u0000\u0000\u0000\u0000\u0000\u018e\u0000\u0199\u01a5\u01bd\u01dc\u0000\u0000\u0000\u0000"
+        "\u01f2\u0207\u0222\u0000\u0000\u0000\u0234\u0000"
+    )
+    reads = "evaldeck-function:_gavel_warm_up:evaldeck_reads"
+    whole, parsed = Runtime().row(reads, text, "", "evaldeck")
+    row, located = Runtime().row(reads, text, "", "evaldeck", digest)
+    vouched = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
+    if row != whole or gavel_runtime.convert.evaldeck_trace(vouched) != Trace.from_dict(parsed) or not vouched.case_vouched:
+        raise AssertionError("the warm-up's digest does not locate its row's values")
     warm = Runtime()
     for _ in range(rounds):
         code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
@@ -261,12 +284,13 @@ def _warm_up(rounds=8):
         warm.grade(f"letta-grader:{module}:letta_grader", row, 0, run, "Booked.", "{}")
         warm.extract(f"letta-extractor:{module}:letta_extractor", row, 0, run, "{}")
         # The host sends the row with the recording as its member to the forms that read it,
-        # and without it to the others (`Runtime.row`).
-        for name, sent, recorded in (
-            (f"evaldeck-function:{module}:evaldeck_reads", text, ""),
-            (f"letta-grader:{module}:letta_grader", apart, None),
+        # with its digest when it has one, and without it to the others (`Runtime.row`).
+        for name, sent, recorded, vouched in (
+            (reads, text, "", digest),
+            (reads, text, "", None),
+            (f"letta-grader:{module}:letta_grader", apart, None, None),
         ):
-            recorded_row, parsed = warm.row(name, sent, recorded, "evaldeck")
+            recorded_row, parsed = warm.row(name, sent, recorded, "evaldeck", vouched)
             recorded_run = Run(
                 output="Booked.", input="Book NYC", recorded_format="evaldeck", recorded_value=recorded,
                 recorded_parsed=parsed,

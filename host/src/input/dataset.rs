@@ -362,6 +362,7 @@ impl RowParser {
             agent_state: raw.agent_state.take(),
             row: "",
             run: None,
+            row_memo: Default::default(),
         };
         Ok(sample)
     }

@@ -322,6 +322,27 @@ pub struct Sample<'a> {
     pub row: &'a str,
     /// The run record the trajectory came from, when a trajectories file supplied it.
     pub run: Option<&'a str>,
+    /// What the host makes of `row`'s text once for all of the row's graders (the Python
+    /// interpreter's digest of its evaldeck recording).
+    pub row_memo: RowMemo,
+}
+
+/// A text made from a row's text on first need and kept for the row's later needs. It is
+/// tied to the text it was made from: asked for another (a sample cloned with another row),
+/// it makes that one's and keeps nothing.
+#[derive(Debug, Clone, Default)]
+pub struct RowMemo(std::sync::OnceLock<(usize, usize, Option<String>)>);
+
+impl RowMemo {
+    /// `make(row)`, made once for this `row`.
+    pub fn get(&self, row: &str, make: impl Fn(&str) -> Option<String>) -> Option<String> {
+        let at = (row.as_ptr() as usize, row.len());
+        let (ptr, len, made) = self.0.get_or_init(|| (at.0, at.1, make(row)));
+        match (*ptr, *len) == at {
+            true => made.clone(),
+            false => make(row),
+        }
+    }
 }
 
 impl<'a> Sample<'a> {
@@ -478,6 +499,38 @@ impl<T> Default for RawRow<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_memo_is_made_once_for_its_row_and_never_given_for_another() {
+        let made = std::cell::Cell::new(0);
+        let make = |row: &str| {
+            made.set(made.get() + 1);
+            Some(row.to_uppercase())
+        };
+        let (first, second) = (String::from(r#"{"a": 1}"#), String::from(r#"{"b": 2}"#));
+        let sample = Sample {
+            row: &first,
+            ..Sample::default()
+        };
+        assert_eq!(
+            sample.row_memo.get(sample.row, make).as_deref(),
+            Some(r#"{"A": 1}"#)
+        );
+        assert_eq!(
+            sample.row_memo.get(sample.row, make).as_deref(),
+            Some(r#"{"A": 1}"#)
+        );
+        assert_eq!(made.get(), 1);
+        let other = Sample {
+            row: &second,
+            ..sample.clone()
+        };
+        assert_eq!(
+            other.row_memo.get(other.row, make).as_deref(),
+            Some(r#"{"B": 2}"#)
+        );
+        assert_eq!(made.get(), 2);
+    }
 
     /// What the scanner and serde make of an `expected:` block written as `text`.
     fn both_read(text: &str) -> (Option<Expected>, Option<Expected>) {

@@ -262,7 +262,7 @@ class Runtime:
 
     # -- grade / extract -----------------------------------------------------------------
 
-    def row(self, name, text, recorded, recorded_format=None):
+    def row(self, name, text, recorded, recorded_format=None, digest=None):
         """The row of a call of `name`, from its JSON text, with `recorded` the run's recording
         (or None) in `recorded_format`; and the recording parsed with the row, or None.
 
@@ -271,12 +271,22 @@ class Runtime:
         `grade/pack/wit.rs`, `crossing`): the row is then parsed once, the member taken out of
         it as the recording for the forms that read it in its format. OpenAI's graders receive
         the row whole, as their item. The other forms' builders read the run from its recording
-        or its events and the row only for its other members."""
+        or its events and the row only for its other members.
+
+        `digest`, when given, is the host's word that the row's own `trajectory` member is an
+        evaldeck recording of the usual form, with where each value starts (host
+        `grade/pack/digest.rs`): a form that reads it is given the row's other members parsed
+        one by one and the recording located, not parsed, its values parsed on first read."""
         form = name.partition(":")[0]
         if recorded != "" or form == "openai":
             return convert.row_whole(text), None
+        reads = READS_RECORDING.get(form) == recorded_format
+        if digest is not None and reads and recorded_format == "evaldeck":
+            vouched = convert.row_and_vouched(text, digest)
+            if vouched is not None:
+                return vouched
         row, parsed = convert.row_and_recording(text)
-        return row, parsed if READS_RECORDING.get(form) == recorded_format else None
+        return row, parsed if reads else None
 
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
@@ -316,7 +326,13 @@ class Runtime:
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
         trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
-        case = _built("the dataset row as an evaldeck EvalCase", convert.evaldeck_case, row, row.get("name") or sample_id)
+        case = _built(
+            "the dataset row as an evaldeck EvalCase",
+            convert.evaldeck_case,
+            row,
+            row.get("name") or sample_id,
+            run.case_vouched,
+        )
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
         try:
             # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from _gavel_model import TzInfo
+from _gavel_model import TzInfo, own_constructors
 from evaldeck.test_case import EvalCase
 from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
 from letta_evals.models import Sample
@@ -56,6 +56,8 @@ class Run:
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
         self.recorded_parsed = recorded_parsed
+        # A recording the host vouched for comes with its word on the row's case.
+        self.case_vouched = type(recorded_parsed) is Located and recorded_parsed.case
         self._handed = None
 
     @property
@@ -89,6 +91,58 @@ def row_and_recording(text):
     value empty then, see `Runtime.row`), one parse gives both."""
     row = row_whole(text)
     return row, row.pop("trajectory", None)
+
+
+def row_and_vouched(text, digest):
+    """`row_and_recording(text)` for a row whose evaldeck recording the host vouched for
+    (`digest`, host `grade/pack/digest.rs`): the row's other members parsed each at its start,
+    and the recording as a `Located` whose `Trace` reads each field's value on first read. None
+    when a model's constructor is not its own (the recording must then be checked as always)."""
+    if not own_constructors(_TRACE_MODELS):
+        return None
+    fields = 2 * ord(digest[1]) + 2
+    row = {}
+    for i in range(2, fields, 2):
+        key, value = ord(digest[i]), ord(digest[i + 1])
+        if value >= 0xE000:
+            key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
+        row[_scan(text, key)[0]] = _scan(text, value)[0]
+    return row, Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
+
+
+class Located:
+    """A recorded model's data as its deferred model reads it (`get`): each field's value parsed
+    from `text` where it starts when read. `digest` holds the starts, each one character (its
+    code point, past the surrogates; 0: the field is left out), the model's from `base` in the
+    order of `at`'s places; a trace's steps follow from `steps`, each its fields' starts. A
+    trace's `case` is the host's word on the row's case."""
+
+    __slots__ = ("text", "at", "digest", "base", "steps", "case")
+
+    def __init__(self, text, at, digest, base, steps=None, case=False):
+        self.text = text
+        self.at = at
+        self.digest = digest
+        self.base = base
+        self.steps = steps
+        # The host's word that the row's case, as `evaldeck_case` makes it, is usual too.
+        self.case = case
+
+    def get(self, name, default=None):
+        start = ord(self.digest[self.base + self.at[name]])
+        if not start:
+            return default
+        if name == "steps" and self.steps is not None:
+            text, digest = self.text, self.digest
+            return [Located(text, _STEP_AT, digest, i) for i in range(self.steps, len(digest), _STEP_FIELDS)]
+        return _scan(self.text, start - 0x800 if start >= 0xE000 else start)[0]
+
+
+_TRACE_MODELS = (Trace, Step, TokenUsage)
+_TRACE_AT = {field.name: i for i, field in enumerate(Trace._fields)}
+_STEP_AT = {field.name: i for i, field in enumerate(Step._fields)}
+_TRACE_FIELDS = len(_TRACE_AT)
+_STEP_FIELDS = len(_STEP_AT)
 
 
 def row_whole(text):
@@ -286,16 +340,17 @@ _CASE_KEYS = (
 )
 
 
-def evaldeck_case(row, fallback_name):
+def evaldeck_case(row, fallback_name, vouched=False):
     """`evaldeck.EvalCase` from a row written as an evaldeck case (`name`, `input`, `expected`,
-    ...), through evaldeck's loader rule for single-turn cases."""
+    ...), through evaldeck's loader rule for single-turn cases; `vouched`: the host's word that
+    the case made of it is of the usual form (`Run.case_vouched`)."""
     data = {key: row[key] for key in _CASE_KEYS if key in row}
     data.setdefault("name", str(fallback_name))
     if "input" in data and not isinstance(data["input"], str):
         data["input"] = "\n".join(str(x) for x in data["input"]) if isinstance(data["input"], list) else str(data["input"])
     if "input" not in data and "turns" not in data:
         data["input"] = ""
-    return EvalCase._from_dict_deferred(data)
+    return EvalCase._from_dict_deferred(data, vouched)
 
 
 _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout", "error": "error"}
@@ -304,6 +359,8 @@ _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout"
 def evaldeck_trace(run):
     """`evaldeck.Trace`: the recording when it is evaldeck's, else built from the events."""
     recorded = run.recorded("evaldeck")
+    if type(recorded) is Located:
+        return Trace._deferred(recorded)
     if recorded is not None:
         trace = Trace._deferred_if_usual(recorded)
         return Trace.from_dict(recorded) if trace is None else trace

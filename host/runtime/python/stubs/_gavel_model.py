@@ -533,6 +533,15 @@ def _deferred_parts(cls):
     return scope["_usual"], {f.name: scope[f"take{i}"] for i, f in enumerate(cls._fields)}
 
 
+def own_constructors(classes):
+    """Whether each of `classes` is built by its own constructor (none replaced since it was
+    defined), which the host's word that their data is usual presumes."""
+    for cls in classes:
+        if cls.__init__ is not cls._construct:
+            return False
+    return True
+
+
 def _read_deferred(self, name):
     """`__getattr__` of the classes that may be deferred, called only for names not set on the
     instance: a deferred model's field on its first read."""

@@ -688,6 +688,121 @@ class Deferred(unittest.TestCase):
         self.assertEqual(held(case).keys(), {f.name for f in case._fields})
 
 
+class UsualForms(unittest.TestCase):
+    """The labels the host's own tests hold its digest to (host `grade/pack/digest.rs`): the
+    runtime's check takes each recording labelled usual (true, or null where the host leaves
+    the form to the runtime) and refuses each labelled false."""
+
+    def test_the_labels_are_the_checks(self):
+        from evaldeck.trace import Trace
+
+        with open(os.path.join(HERE, "data", "evaldeck", "usual-forms.json"), encoding="utf-8") as f:
+            forms = json.load(f)
+        for form in forms:
+            self.assertEqual(Trace._usual(form["recording"]), form["usual"] is not False, form["why"])
+
+    def test_the_case_labels_are_the_checks(self):
+        from gavel_runtime.convert import evaldeck_case
+
+        with open(os.path.join(HERE, "data", "evaldeck", "usual-cases.json"), encoding="utf-8") as f:
+            cases = json.load(f)
+        for case in cases:
+            try:
+                deferred = "_gavel_data" in held(evaldeck_case(case["row"], 7))
+            except (TypeError, ValueError):  # refused, as evaldeck's loader refuses it
+                deferred = False
+            self.assertEqual(deferred, case["usual"] is not False, case["why"])
+
+
+class Vouched(unittest.TestCase):
+    """A row whose evaldeck recording the host vouched for: its members parsed each where it
+    starts, the recording's fields on first read, and all of it as the row parsed whole gives."""
+
+    TEXT = (
+        '{"id": 3, "name": "c\u00e9", "input": "Book ≥ 2", "trajectory": {"id": "t", "input": "q", '
+        '"steps": [{"id": "s1", "type": "tool_call", "timestamp": "2026-01-01T00:00:01", "tool_name": "search", '
+        '"tool_args": {"to": "NYC"}, "tokens": {"total_tokens": 3}}], "started_at": "2026-01-01T00:00:00", '
+        '"extra": 1}, "expected": {"tools_called": ["search"]}}'
+    )
+
+    def digest(self, text=TEXT):
+        """The digest the host sends for `text` (TEXT or it longer): each value's start found by
+        its key, each number one character, its code point past the surrogates."""
+
+        def at(key, after=0):
+            return text.index(key, after) + len(key) + 2
+
+        trajectory = text.index('"trajectory"')
+        row = [text.index('"id"'), at('"id"'), text.index('"name"'), at('"name"'), text.index('"input"'),
+               at('"input"'), text.index('"expected"'), at('"expected"')]
+        trace = [at('"id"', trajectory), at('"input"', trajectory), 0, 0, at('"steps"'), at('"started_at"'),
+                 0, 0, 0, 0, 0]
+        step = text.index('"steps"')
+        steps = [at('"id"', step), at('"type"'), at('"timestamp"'), 0, 0, 0, 0, at('"tokens"'), at('"tool_name"'),
+                 at('"tool_args"'), 0, 0, 0, 0, 0, 0]
+        return "".join(chr(n + 0x800 if n >= 0xD800 else n) for n in [1, 4] + row + trace + steps)
+
+    def test_the_row_and_trace_are_the_parsed_rows(self):
+        self.check_row(self.TEXT)
+
+    def test_numbers_past_the_surrogates_are_read(self):
+        self.check_row(self.TEXT.replace("Book", "Book" + "x" * 0xE000))
+
+    def check_row(self, text):
+        from evaldeck.trace import Trace
+        from gavel_runtime.convert import evaldeck_trace
+
+        runtime = Runtime(sandboxed=False)
+        name = "evaldeck-function:m:f"
+        whole, parsed = runtime.row(name, text, "", "evaldeck")
+        row, located = runtime.row(name, text, "", "evaldeck", self.digest(text))
+        self.assertEqual(list(row.items()), list(whole.items()))
+        run = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
+        trace = evaldeck_trace(run)
+        self.assertEqual(held(trace).keys(), {"_gavel_data"})
+        self.assertEqual([s.tool_args for s in trace.tool_calls], [{"to": "NYC"}])
+        self.assertNotIn("timestamp", held(trace.steps[0]))
+        expected = Trace.from_dict(parsed)
+        self.assertEqual(trace, expected)
+        self.assertEqual(repr(trace), repr(expected))
+        self.assertEqual(trace.model_dump_json(), expected.model_dump_json())
+        self.assertTrue(run.case_vouched)
+
+    def test_a_vouched_case_is_built_on_first_read_as_the_checked_one(self):
+        from evaldeck.test_case import Turn
+        from gavel_runtime.convert import evaldeck_case
+
+        row = json.loads(self.TEXT)
+        del row["trajectory"]
+        case = evaldeck_case(row, 3, vouched=True)
+        self.assertEqual(held(case).keys(), {"_gavel_data"})
+        self.assertEqual(case, evaldeck_case(row, 3))
+        self.assertEqual(case.expected.tools_called, ["search"])
+        init = Turn.__init__
+        Turn.__init__ = lambda self, **data: init(self, **data)
+        try:
+            self.assertNotIn("_gavel_data", held(evaldeck_case(dict(row, expected={"max_steps": "x"}), 3, vouched=True)))
+        except ValueError:
+            pass
+        finally:
+            Turn.__init__ = init
+
+    def test_a_form_that_reads_no_recording_or_a_replaced_model_takes_the_usual_path(self):
+        from evaldeck.trace import Step
+
+        runtime = Runtime(sandboxed=False)
+        row, parsed = runtime.row("letta-grader:m:f", self.TEXT, "", "evaldeck", self.digest())
+        self.assertIsNone(parsed)
+        self.assertNotIn("trajectory", row)
+        init = Step.__init__
+        Step.__init__ = lambda self, **data: init(self, **data)
+        try:
+            _, parsed = runtime.row("evaldeck-function:m:f", self.TEXT, "", "evaldeck", self.digest())
+        finally:
+            Step.__init__ = init
+        self.assertEqual(type(parsed), dict)
+
+
 class Sandbox(unittest.TestCase):
     """What the sandbox adds to what WASI answers, installed in a child interpreter (it cannot
     be removed once installed); the files, network and processes WASI refuses are tested

@@ -53,6 +53,7 @@ mod capture;
 mod child;
 mod compile;
 mod describe;
+mod digest;
 mod engine;
 mod limits;
 mod load;

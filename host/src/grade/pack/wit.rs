@@ -19,6 +19,7 @@ pub(super) use bindings::gavel::grader::types as v0;
 use wasmtime::Store;
 use wasmtime::component::{ComponentExportIndex, ComponentType, Instance, Lift, Lower};
 
+use super::digest;
 use super::engine::CallState;
 use crate::input::sample::{Sample, SampleId, Texts};
 use crate::input::trajectory::{Content, Event, Format, RunStatus, Tokens, ToolStatus, Trajectory};
@@ -285,6 +286,16 @@ impl Exports {
             duration_ms,
             usage,
         } = v1_trajectory;
+        let digest = match (recording, recorded) {
+            (Recording::Reads(Format::Evaldeck), Some((value, true)))
+                if trajectory.format == Format::Evaldeck =>
+            {
+                sample
+                    .row_memo
+                    .get(sample.row, |row| digest::evaldeck(row, value))
+            }
+            _ => None,
+        };
         let (row, recorded) = crossing(sample.row, recorded, trajectory.format, recording);
         Args::V2(
             Sample2 {
@@ -294,7 +305,9 @@ impl Exports {
                 rubric_vars,
                 name,
                 description,
-                expected,
+                // Left empty by `identified` for the interpreter, which reads the host's word
+                // on the row's evaldeck recording here (see [`digest`]).
+                expected: expected.or(digest),
                 reference_output,
                 reference_tools,
                 tags,

@@ -12,6 +12,7 @@ from _gavel_model import (
     mapping,
     model,
     optional,
+    own_constructors,
     string,
 )
 
@@ -116,12 +117,19 @@ class EvalCase(DeferredModel):
         return cls(**data)
 
     @classmethod
-    def _from_dict_deferred(cls, data):
+    def _from_dict_deferred(cls, data, vouched=False):
         """`_from_dict(data)` for `data` nothing else holds: built on first read when its form
-        is usual (`Model._deferred_if_usual`), so that a grader that never reads the case
+        is usual (`Model._deferred_if_usual`; `vouched`: the host found it so, see
+        `gavel_runtime.convert.evaldeck_case`), so that a grader that never reads the case
         never pays for it; validated now otherwise."""
+        if vouched and own_constructors(_CASE_MODELS):
+            return cls._deferred(_one_turn(data))
         case = cls._deferred_if_usual(_one_turn(data))
         return cls._from_dict(data) if case is None else case
+
+
+# The models a case is made of, built by their own constructors when the host's word stands.
+_CASE_MODELS = (EvalCase, Turn, ExpectedBehavior, GraderConfig)
 
 
 def _one_turn(data):
