@@ -11,6 +11,7 @@ import gc
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import program as wit_program
+from wit_world.exports import grading as wit_grading
 from wit_world.imports import gavel_grader_types as types
 from wit_world.imports import process as wit_process
 
@@ -64,6 +65,12 @@ _STATUS = {
     "fail": types.Status.FAIL,
     "error": types.Status.ERROR,
     "skip": types.Status.SKIP,
+}
+_FLAT_STATUS = {
+    "pass": wit_grading.Status.PASS,
+    "fail": wit_grading.Status.FAIL,
+    "error": wit_grading.Status.ERROR,
+    "skip": wit_grading.Status.SKIP,
 }
 
 
@@ -122,6 +129,25 @@ def _run(trajectory, parsed):
     )
 
 
+def _flat_run(run, recorded_format, recorded_value, parsed):
+    """A `grading.run` (the run but its events) as `_run` makes a trajectory's."""
+    output, status, task, duration_ms, usage = run
+    return Run(
+        turns=[],
+        output=output,
+        status=status,
+        input=task,
+        duration_ms=duration_ms,
+        usage=None if usage is None else dict(zip(_USAGE, usage)),
+        recorded_format=recorded_format,
+        recorded_value=recorded_value,
+        recorded_parsed=parsed,
+    )
+
+
+_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
 def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
     # `sample.expected`, which the host leaves empty for this interpreter's functions, carries
@@ -136,6 +162,31 @@ def _row_and_run(name, sample, trajectory):
     if name.partition(":")[0] == gavel_runtime.READS_NO_RUN:
         return row, None
     return row, _run(trajectory, parsed)
+
+
+def _grade(name, row, id, run, submission, config, statuses):
+    """The user's grade: score, status (from `statuses`), rationale, metadata, expected and
+    actual, in the order of `gavel:grader`'s `grade` record."""
+    grade = _call(_runtime.grade, name, row, id, run, submission, config)
+    status = grade["status"]
+    return (
+        grade["score"],
+        None if status is None else statuses[status],
+        grade["rationale"],
+        grade["metadata"],
+        grade["expected"],
+        grade["actual"],
+    )
+
+
+class Grading(exports.Grading):
+    """`pack.grade` in flat values, for a call that sends no events (see the WIT)."""
+
+    def grade(self, name, id, key, row, run, recorded_format, recorded_value, digest, submission, config):
+        row, parsed = _runtime.row(name, row, recorded_value, recorded_format, digest)
+        if run is not None:
+            run = _flat_run(run, recorded_format, recorded_value, parsed)
+        return _grade(name, row, id if key is None else key, run, submission, config, _FLAT_STATUS)
 
 
 def _call(fn, *args):
@@ -156,15 +207,7 @@ class Pack(exports.Pack):
 
     def grade(self, name, sample, trajectory, submission, config) -> types.Grade:
         row, run = _row_and_run(name, sample, trajectory)
-        grade = _call(_runtime.grade, name, row, sample.id.value, run, submission, config)
-        return types.Grade(
-            score=grade["score"],
-            status=None if grade["status"] is None else _STATUS[grade["status"]],
-            rationale=grade["rationale"],
-            metadata=grade["metadata"],
-            expected=grade["expected"],
-            actual=grade["actual"],
-        )
+        return types.Grade(*_grade(name, row, sample.id.value, run, submission, config, _STATUS))
 
     def extract(self, name, sample, trajectory, config):
         row, run = _row_and_run(name, sample, trajectory)

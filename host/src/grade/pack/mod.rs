@@ -926,7 +926,7 @@ impl PackGrader {
             Ok(access) => access,
             Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
-        let args = (self.function.pack.exports).args(
+        let args = (self.function.pack.exports).grade_args(
             sample,
             trajectory,
             self.function.events(),
@@ -948,7 +948,7 @@ impl PackGrader {
             Err(why) => return Grade::error(why.to_string()).with_submission(submission),
         };
         let grader = self.clone();
-        let args = (self.function.pack.exports).args(
+        let args = (self.function.pack.exports).grade_args(
             sample,
             trajectory,
             self.function.events(),

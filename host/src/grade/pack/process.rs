@@ -27,7 +27,7 @@ use crate::grade::grants::Access;
 /// literal for the names below.
 macro_rules! protocol {
     () => {
-        "0.2.0"
+        "0.3.0"
     };
 }
 
@@ -45,6 +45,10 @@ pub(super) const CHILD_INTERFACE: &str = "gavel:interpreter/child";
 
 /// That interface at this host's version.
 pub(super) const CHILD: &str = concat!("gavel:interpreter/child@", protocol!());
+
+/// The interface of the interpreter's flat `grade` calls (`wit::Args::Flat`), at this host's
+/// version.
+pub(super) const GRADING: &str = concat!("gavel:interpreter/grading@", protocol!());
 
 /// How deep processes may nest below a grader: its process's process's process.
 pub const MAX_DEPTH: u32 = 3;

@@ -21,6 +21,7 @@ use wasmtime::component::{ComponentExportIndex, ComponentType, Instance, Lift, L
 
 use super::digest;
 use super::engine::CallState;
+use super::process::GRADING;
 use crate::input::sample::{Sample, SampleId, Texts};
 use crate::input::trajectory::{Content, Event, Format, RunStatus, Tokens, ToolStatus, Trajectory};
 
@@ -107,7 +108,64 @@ impl LoadError {
 pub(super) enum Args {
     V1(v0::Sample, v0::Trajectory),
     V2(Sample2, Trajectory2),
+    /// A `grade` call of an interpreter that sends no events, in `gavel:interpreter/grading`'s
+    /// flat values.
+    Flat(Flat),
 }
+
+/// What `gavel:interpreter/grading.grade` takes after the function's name and before the
+/// submission and the config: the row's id (`key` when a string), its text, the run but its
+/// events (none when the function reads nothing of it), the recorded run's format and value,
+/// and the host's digest of the row.
+pub(super) struct Flat {
+    id: i64,
+    key: Option<String>,
+    row: String,
+    run: Option<FlatRun>,
+    recorded_format: Option<String>,
+    recorded_value: Option<String>,
+    digest: Option<String>,
+}
+
+/// `grading.run`: output, status, input, duration, usage.
+type FlatRun = (
+    Option<String>,
+    &'static str,
+    Option<String>,
+    Option<f64>,
+    Option<(u64, u64, u64)>,
+);
+
+/// `grading.outcome`: the fields of a `grade` record in order (`grading.status` has the cases of
+/// `gavel:grader`'s `status`).
+type FlatGrade = (
+    f64,
+    Option<v0::Status>,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// `grading.grade`'s parameters.
+type FlatParams<'a> = (
+    &'a str,
+    i64,
+    Option<&'a str>,
+    &'a str,
+    Option<(
+        Option<&'a str>,
+        &'a str,
+        Option<&'a str>,
+        Option<f64>,
+        Option<(u64, u64, u64)>,
+    )>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+    &'a str,
+);
 
 /// Whether a call's `trajectory` carries the run's events (otherwise its list of turns is
 /// empty), for a function known to read them only sometimes.
@@ -153,6 +211,8 @@ pub(super) struct Exports {
     extract: ComponentExportIndex,
     /// `program`'s functions, for an interpreter.
     program: Option<ProgramExports>,
+    /// `gavel:interpreter/grading.grade`, for gavel's Python interpreter.
+    grading: Option<ComponentExportIndex>,
 }
 
 /// Where an interpreter's `program` functions are.
@@ -186,6 +246,7 @@ impl Exports {
                 grade: index("grade")?,
                 extract: index("extract")?,
                 program: None,
+                grading: None,
             };
             return Ok((exports, info));
         }
@@ -216,6 +277,12 @@ impl Exports {
                 )?,
             }),
         };
+        let grading = match instance.get_export_index(&mut *store, None, GRADING) {
+            None => None,
+            Some(_) => Some(checked::<FlatParams<'_>, (Result<FlatGrade, String>,)>(
+                instance, store, GRADING, "grade",
+            )?),
+        };
         let func = export(instance, store, describe)?;
         let info = func
             .typed::<(), (v0::PackInfo,)>(&*store)?
@@ -227,6 +294,7 @@ impl Exports {
             grade,
             extract,
             program,
+            grading,
         };
         Ok((exports, info))
     }
@@ -327,6 +395,25 @@ impl Exports {
         )
     }
 
+    /// The arguments of a `grade` call ([`Exports::args`]); for gavel's Python interpreter, when
+    /// they carry no events, its flat `grading.grade`'s.
+    pub(super) fn grade_args(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        events: Events,
+        recording: Recording,
+    ) -> Args {
+        match self.args(sample, trajectory, events, recording) {
+            Args::V2(sample, trajectory)
+                if self.grading.is_some() && trajectory.turns.is_empty() =>
+            {
+                Args::Flat(flat(sample, trajectory, events != Events::Never))
+            }
+            args => args,
+        }
+    }
+
     pub(super) fn check_config(
         &self,
         instance: &Instance,
@@ -361,6 +448,32 @@ impl Exports {
                     (Result<v0::Grade, String>,),
                 >(&mut *store, self.grade)?
                 .call(store, (name, sample, trajectory, submission, config))?,
+            Args::Flat(flat) => {
+                let Some(grading) = self.grading else {
+                    return Err(wasmtime::format_err!("the pack is not gavel's interpreter"));
+                };
+                let run = flat.run.as_ref().map(|(output, status, input, duration, usage)| {
+                    (output.as_deref(), *status, input.as_deref(), *duration, *usage)
+                });
+                let params: FlatParams<'_> = (
+                    name,
+                    flat.id,
+                    flat.key.as_deref(),
+                    &flat.row,
+                    run,
+                    flat.recorded_format.as_deref(),
+                    flat.recorded_value.as_deref(),
+                    flat.digest.as_deref(),
+                    submission,
+                    config,
+                );
+                let func = instance
+                    .get_typed_func::<FlatParams<'_>, (Result<FlatGrade, String>,)>(
+                        &mut *store,
+                        grading,
+                    )?;
+                return Ok(func.call(store, params)?.0.map(graded));
+            }
         };
         Ok(result.0)
     }
@@ -385,6 +498,9 @@ impl Exports {
                     (Result<Option<String>, String>,),
                 >(&mut *store, self.extract)?
                 .call(store, (name, sample, trajectory, config))?,
+            Args::Flat(_) => {
+                return Err(wasmtime::format_err!("flat arguments are a grade call's"));
+            }
         };
         Ok(result.0)
     }
@@ -509,6 +625,56 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
                 })
                 .collect()
         }),
+    }
+}
+
+/// A call's `grade` arguments in `grading.grade`'s flat values, the run but its events when
+/// `reads_run`.
+fn flat(sample: Sample2, trajectory: Trajectory2, reads_run: bool) -> Flat {
+    let (id, key) = match sample.id {
+        v0::SampleId::Int(i) => (i, None),
+        v0::SampleId::Str(s) => (0, Some(s)),
+    };
+    let status = match trajectory.status {
+        v0::RunStatus::Success => "success",
+        v0::RunStatus::Failure => "failure",
+        v0::RunStatus::Timeout => "timeout",
+        v0::RunStatus::Error => "error",
+    };
+    let usage = |t: v0::Tokens| (t.prompt_tokens, t.completion_tokens, t.total_tokens);
+    let run = reads_run.then(|| {
+        (
+            trajectory.output,
+            status,
+            trajectory.input,
+            trajectory.duration_ms,
+            trajectory.usage.map(usage),
+        )
+    });
+    let (recorded_format, recorded_value) = match trajectory.recorded {
+        Some(RecordedRun { format, value }) => (Some(format), Some(value)),
+        None => (None, None),
+    };
+    Flat {
+        id,
+        key,
+        row: sample.row,
+        run,
+        recorded_format,
+        recorded_value,
+        digest: sample.expected,
+    }
+}
+
+/// `grading.grade`'s tuple as the `grade` record it stands for, to be checked as one.
+fn graded((score, status, rationale, metadata, expected, actual): FlatGrade) -> v0::Grade {
+    v0::Grade {
+        score,
+        status,
+        rationale,
+        metadata,
+        expected,
+        actual,
     }
 }
 

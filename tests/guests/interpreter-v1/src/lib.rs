@@ -7,8 +7,9 @@
 //!   code is another, on a line `import numpy` in any source, and on an entry that is no source;
 //! - `check-config("<form>:<module>:<attr>")` fails unless the module (any entry when the module
 //!   is empty) has a line `def <attr>(` or `class <attr>`;
-//! - `grade` answers score 0.5 with a rationale naming the function, the entries, the modules,
-//!   how many of them came compiled, and the submission; `extract` answers `<attr> extracted`; `reward` answers 0.25.
+//! - `grade` (and `grading.grade`, its flat form) answers score 0.5 with a rationale naming the
+//!   function, the entries, the modules, how many of them came compiled, and the submission;
+//!   `extract` answers `<attr> extracted`; `reward` answers 0.25.
 
 use std::cell::RefCell;
 
@@ -22,6 +23,7 @@ wit_bindgen::generate!({
 
 use exports::gavel::grader::pack::Guest as Pack;
 use exports::gavel::interpreter::child::Guest as Child;
+use exports::gavel::interpreter::grading::{self, Guest as Grading};
 use exports::gavel::grader::program::{Guest as Program, LoadError, Source};
 use gavel::grader::types::{Grade, PackInfo, Sample, Trajectory};
 
@@ -122,21 +124,12 @@ impl Pack for Fake {
         submission: String,
         config: String,
     ) -> Result<Grade, String> {
-        let rationale = LOADED.with(|loaded| {
-            let (sources, entries) = &*loaded.borrow();
-            let modules: Vec<&str> = sources.iter().map(|s| s.module.as_str()).collect();
-            let compiled = sources.iter().filter(|s| s.code.is_some()).count();
-            format!(
-                "{name} entries={} modules={} compiled={compiled} submission={submission}",
-                entries.join(","),
-                modules.join(",")
-            )
-        });
+        let (score, rationale, metadata) = graded(&name, &submission, &config);
         Ok(Grade {
-            score: 0.5,
+            score,
             status: None,
             rationale,
-            metadata: Some(format!("{{\"config\": {config}}}")),
+            metadata: Some(metadata),
             expected: None,
             actual: None,
         })
@@ -149,6 +142,40 @@ impl Pack for Fake {
         _config: String,
     ) -> Result<Option<String>, String> {
         Ok(Some(format!("{} extracted", attribute(&name).1)))
+    }
+}
+
+/// The grade of every call: its score, rationale and metadata.
+fn graded(name: &str, submission: &str, config: &str) -> (f64, String, String) {
+    let rationale = LOADED.with(|loaded| {
+        let (sources, entries) = &*loaded.borrow();
+        let modules: Vec<&str> = sources.iter().map(|s| s.module.as_str()).collect();
+        let compiled = sources.iter().filter(|s| s.code.is_some()).count();
+        format!(
+            "{name} entries={} modules={} compiled={compiled} submission={submission}",
+            entries.join(","),
+            modules.join(",")
+        )
+    });
+    (0.5, rationale, format!("{{\"config\": {config}}}"))
+}
+
+impl Grading for Fake {
+    #[allow(clippy::too_many_arguments)]
+    fn grade(
+        name: String,
+        _id: i64,
+        _key: Option<String>,
+        _row: String,
+        _run: Option<grading::Run>,
+        _recorded_format: Option<String>,
+        _recorded_value: Option<String>,
+        _digest: Option<String>,
+        submission: String,
+        config: String,
+    ) -> Result<grading::Outcome, String> {
+        let (score, rationale, metadata) = graded(&name, &submission, &config);
+        Ok((score, None, rationale, Some(metadata), None, None))
     }
 }
 
