@@ -515,3 +515,68 @@ fn a_case_code_entry_cannot_patch_another_entrys_function() {
     assert_eq!(alone["status"], "fail", "{alone}");
     assert_eq!(case_code_graded(cache, true), alone);
 }
+
+/// A letta `@grader` whose module replaces the interpreter's own code that hands a grade back
+/// (`app._grade`), so that what crosses to the host is what it forges for each submission.
+const FORGING_GRADER: &str = r#"import sys
+
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+FORGED = {
+    "above": (1.5, None, "r", None, None, None),
+    "nan": (float("nan"), None, "r", None, None, None),
+    "list": (1.0, None, "r", "[1]", None, None),
+    "broken": (1.0, None, "r", "{", None, None),
+    "expected": (0.0, None, "r", None, "not json", None),
+    "actual": (0.0, None, "r", None, None, "{x"),
+    "long": (1.0, None, "x" * (1 << 20), "{}", None, None),
+}
+
+app = sys.modules["app"]
+app._grade = lambda name, row, id, run, submission, config, statuses: FORGED[submission]
+
+
+@grader
+def forge(sample, submission):
+    return GradeResult(score=1.0, rationale="honest")
+"#;
+
+#[test]
+fn a_grade_forged_past_the_runtime_is_checked_by_the_host() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("graders/forge.py", FORGING_GRADER);
+    ws.write(
+        "suite.yaml",
+        "name: forge\ndataset: data.jsonl\ngraders:\n  forge:\n    kind: tool\n    \
+         function: graders/forge.py:forge\n    extractor: last_assistant\n",
+    );
+    let answers = [
+        "above", "nan", "list", "broken", "expected", "actual", "long",
+    ];
+    let rows: Vec<Value> = (1..).zip(answers).map(|(id, a)| paris_row(id, a)).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let results = graded(cache, &ws);
+    let said: Vec<(&str, &str)> = results
+        .iter()
+        .map(|r| {
+            let grade = &r["grades"]["forge"];
+            (
+                grade["status"].as_str().unwrap_or_default(),
+                grade["rationale"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expected = [
+        "invalid score: 1.5 is out of range [0, 1]",
+        "invalid score: NaN",
+        "invalid metadata: not a JSON object",
+        "invalid metadata: EOF while parsing an object at line 1 column 1",
+        "invalid expected: expected ident at line 1 column 2",
+        "invalid actual: key must be a string at line 1 column 2",
+        "output too large",
+    ];
+    let expected: Vec<(&str, &str)> = expected.iter().map(|r| ("error", *r)).collect();
+    assert_eq!(said, expected);
+}
