@@ -93,10 +93,13 @@ def floating(value):
     if isinstance(value, int):
         return float(value)
     if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            pass
+        # pydantic reads ASCII digits alone, where Python's `float` reads any script's.
+        text = value.strip()
+        if text.isascii():
+            try:
+                return float(text)
+            except ValueError:
+                pass
         raise _Invalid("float_parsing", "Input should be a valid number, unable to parse string as a number")
     raise _Invalid("float_type", "Input should be a valid number")
 
@@ -111,10 +114,14 @@ def integer(value):
             return int(value)
         raise _Invalid("int_from_float", "Input should be a valid integer, got a number with a fractional part")
     if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
+        # pydantic reads ASCII digits alone, and a fraction of zeros (`"7.0"`) as none.
+        text = value.strip()
+        whole, dot, fraction = text.partition(".")
+        if text.isascii() and (not dot or (fraction and not fraction.strip("0") and not whole[-1:].isspace())):
+            try:
+                return int(whole)
+            except ValueError:
+                pass
         raise _Invalid("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
     raise _Invalid("int_type", "Input should be a valid integer")
 
@@ -282,6 +289,20 @@ def enum(cls):
     return check_enum
 
 
+def literal(expected):
+    """pydantic's `Literal[expected]` of one string: that string, and no other value."""
+
+    def check_literal(value):
+        # pydantic takes a `str` (of a subclass too) equal to it, and gives the literal itself.
+        if value == expected and isinstance(value, str):
+            return expected
+        raise _Invalid("literal_error", f"Input should be {expected!r}", {"expected": repr(expected)})
+
+    check_literal.value = expected
+    check_literal.label = f"literal[{expected!r}]"
+    return check_literal
+
+
 def model(cls):
     def check_model(value):
         if isinstance(value, cls):
@@ -344,6 +365,10 @@ def _shortcuts(check, i, scope):
     if check is datetime:
         scope["_datetime"] = _dt.datetime
         return [("type(v) is _datetime", "v")], []
+    if getattr(check, "__name__", None) == "check_literal":
+        scope[f"literal{i}"] = check.value
+        # A literal is a string, which only a string equals.
+        return [(f"v == literal{i}", f"literal{i}")], []
     if hasattr(check, "members"):
         scope[f"enum{i}"], scope[f"members{i}"] = check.cls, check.members
         return [(f"type(v) is str and (m := members{i}.get(v)) is not None", "m"), (f"type(v) is enum{i}", "v")], []
@@ -385,8 +410,16 @@ def _constructor(cls):
     lines = ["def _construct(self, **data):", "    values = _dict_of(self)", "    errors = None"]
     scope = {"_ABSENT": _ABSENT, "_Invalid": _Invalid, "ValidationError": ValidationError, "_bad": _bad,
              "_missing": _missing, "_dict_of": _dict_of}
+    after = dict(cls._after)
     for i, field in enumerate(cls._fields):
         name = repr(field.name)
+        if field.name in after:
+            # The field's check after its type's, of a value given that its type took.
+            scope[f"after{i}"] = after[field.name]
+            check_after = (f"    if v is not _ABSENT and {name} in values and (e := after{i}(values[{name}])) is not None:\n"
+                           f"        errors = _bad(errors, {name}, v, e)")
+        else:
+            check_after = None
         lines.append(f"    v = data.get({name}, _ABSENT)")
         lines.append("    if v is _ABSENT:")
         if field.factory is not None:
@@ -400,6 +433,7 @@ def _constructor(cls):
         check = field.check
         if check is any_value:
             lines.append(f"    else:\n        values[{name}] = v")
+            lines += [check_after] if check_after else []
             continue
         scope[f"check{i}"] = check
         sure, guarded = _shortcuts(check, i, scope)
@@ -426,6 +460,7 @@ def _constructor(cls):
             lines.append(f"            values[{name}] = check{i}(v)")
         lines.append("        except (_Invalid, ValidationError) as e:")
         lines.append(f"            errors = _bad(errors, {name}, v, e)")
+        lines += [check_after] if check_after else []
     lines.append("    self._finish(data, errors)")
     exec("\n".join(lines), scope)
     return scope["_construct"]
@@ -581,6 +616,12 @@ class Model:
     # (`_deferred_if_usual`): the fields that, when set, leave its `_validate` nothing to do
     # (an empty tuple for a class without one). Any other class is built when made.
     _extra = False
+    # pydantic's extra keys of a model that keeps them (an `ExtraModel`'s), None on any other.
+    __pydantic_extra__ = None
+    # pydantic's checks of a field's value after its type's (constraints, field validators),
+    # which the constructor makes, each error listed with the field's input as given:
+    # `(name, check)` pairs, `check(value)` giving the `_Invalid` of a value it refuses, or None.
+    _after = ()
     # `str()` shows what `repr()` shows (letta_client's models), not pydantic's `a=1 b=2`.
     _str_is_repr = False
 
@@ -591,18 +632,22 @@ class Model:
         if errors:
             raise ValidationError(type(self).__name__, errors)
         if self._extra:
-            extras = [key for key in data if key not in self._known]
-            object.__setattr__(self, "_extras", extras)
-            for key in extras:
-                object.__setattr__(self, key, data[key])
+            if data.keys() <= self._known:
+                object.__setattr__(self, "__pydantic_extra__", {})
+            else:
+                self._keep_extras(data)
         self._validate()
+
+    def _keep_extras(self, data):
+        known = self._known
+        object.__setattr__(self, "__pydantic_extra__", {key: data[key] for key in data if key not in known})
+        _reads_extras(type(self))
 
     def _validate(self):
         """Model-level checks after the fields (pydantic's validators); raise `_invalid(...)`."""
 
     def _invalid(self, name, message, value):
-        error = _Invalid("value_error", f"Value error, {message}", {"error": ValueError(message)})
-        return ValidationError(type(self).__name__, [error.error((name,) if name else (), value)])
+        return ValidationError(type(self).__name__, [_value_error(message).error((name,) if name else (), value)])
 
     @classmethod
     def model_validate(cls, data):
@@ -634,6 +679,10 @@ class Model:
         return cls.model_validate(_json.loads(text))
 
     @property
+    def model_extra(self):
+        return self.__pydantic_extra__
+
+    @property
     def model_fields_set(self):
         return {f.name for f in self._fields}
 
@@ -647,15 +696,16 @@ class Model:
         known = self._known
         items = [(name, value) for name, value in values.items() if name in known]
         # Extra keys follow the fields, as pydantic keeps them apart.
-        extras = values.get("_extras")
+        extras = self.__pydantic_extra__
         if extras:
-            items += [(name, values[name]) for name in extras if name in values]
+            items += extras.items()
         return items
 
     def __setattr__(self, name, value):
         # pydantic's: a field, or a name starting with `_` (a private attribute), is set; a
         # property runs its setter; any other name is refused, unless the model keeps extra
-        # keys, where it becomes one (last of them) when the class has no attribute of that name.
+        # keys, where it becomes one (last of them, unless it is one already) when the class has
+        # no attribute of that name.
         if name in self._known or name[:1] == "_":
             object.__setattr__(self, name, value)
             return
@@ -667,15 +717,18 @@ class Model:
         if not cls._extra:
             raise ValueError(f'"{cls.__name__}" object has no field "{name}"')
         if attribute is _ABSENT:
-            values = _dict_of(self)
-            extras = values.get("_extras", [])
-            if name not in values or name not in extras:
-                values["_extras"] = [extra for extra in extras if extra != name] + [name]
+            self.__pydantic_extra__[name] = value
+            _reads_extras(cls)
+            return
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
-        # pydantic's: a field deleted is gone (reads fail, dumps and `repr` leave it out), and
-        # what cannot be deleted has "no attribute".
+        # pydantic's: a field deleted is gone (reads fail, dumps and `repr` leave it out), an
+        # extra key deleted too, and what cannot be deleted has "no attribute".
+        extras = self.__pydantic_extra__
+        if extras and name not in self._known and name in extras:
+            del extras[name]
+            return
         try:
             object.__delattr__(self, name)
         except AttributeError:
@@ -709,17 +762,23 @@ class Model:
         import copy
 
         clone = copy.deepcopy(self) if deep else copy.copy(self)
+        extras = clone.__pydantic_extra__
         for key, value in (update or {}).items():
-            object.__setattr__(clone, key, value)
+            if extras is not None and key not in self._known:
+                extras[key] = value
+                _reads_extras(type(clone))
+            else:
+                object.__setattr__(clone, key, value)
         return clone
 
     def copy(self, **kwargs):
         return self.model_copy(**kwargs)
 
     def __eq__(self, other):
+        # pydantic compares the fields held and the extra keys, in any order.
         if type(self) is not type(other):
             return NotImplemented
-        return self._items() == other._items()
+        return dict(self._items()) == dict(other._items())
 
     __hash__ = None
 
@@ -735,11 +794,60 @@ class Model:
         return " ".join(f"{name}={value!r}" for name, value in self._items())
 
     def __iter__(self):
-        return iter(self._items())
+        # pydantic's: what `__dict__` holds but private names, then the extra keys.
+        values = _dict_of(self)
+        if "_gavel_data" in values:
+            return iter(self._items())
+        items = [(name, value) for name, value in values.items() if name[:1] != "_"]
+        extras = self.__pydantic_extra__
+        if extras:
+            items += extras.items()
+        return iter(items)
 
 
 # The instance dictionary itself, past a class's own `__dict__` (`DeferredModel`'s).
 _dict_of = Model.__dict__["__dict__"].__get__
+
+
+def _value_error(message):
+    """The error of a validator that raised `ValueError(message)`, as pydantic lists it."""
+    return _Invalid("value_error", f"Value error, {message}", {"error": ValueError(message)})
+
+
+class ExtraModel(Model):
+    """A model that keeps unknown keys, given or assigned (letta_client's), in
+    `__pydantic_extra__` as pydantic does: out of `__dict__` (`vars()` shows the fields alone),
+    read as attributes, listed after the fields by `repr`, dumps and iteration."""
+
+    __slots__ = ("__pydantic_extra__",)
+    model_config = {"extra": "allow"}
+
+    def __copy__(self):
+        # pydantic's: the copy has extra keys of its own.
+        clone = object.__new__(type(self))
+        _dict_of(clone).update(_dict_of(self))
+        object.__setattr__(clone, "__pydantic_extra__", dict(_extras_of(self)))
+        return clone
+
+
+_extras_of = ExtraModel.__dict__["__pydantic_extra__"].__get__
+
+
+def _read_extra(self, name):
+    """`__getattr__` of a class once one of its models holds an extra key (only then: on any
+    other, it would keep CPython from specialising every read of a field): the key's value."""
+    try:
+        extras = _extras_of(self)
+    except AttributeError:
+        extras = None
+    if extras and name in extras:
+        return extras[name]
+    raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def _reads_extras(cls):
+    if not hasattr(cls, "__getattr__"):
+        cls.__getattr__ = _read_extra
 
 
 def _whole_dict(self):

@@ -281,6 +281,19 @@ def outcomes(model, *reads):
     return seen
 
 
+def deleted(name):
+    """An edit of a model that deletes its attribute `name`, giving what that did."""
+
+    def edit(model):
+        try:
+            delattr(model, name)
+        except AttributeError as e:
+            return error_text(e)
+        return "deleted"
+
+    return edit
+
+
 def trace_of(data):
     """evaldeck's `Trace` of `data`, as `Trace.from_dict` builds it, or as gavel's runtime
     builds it from a run's recording (a model of the usual form built on first read)."""
@@ -608,16 +621,6 @@ def sample_cases(out):
         return seen + outcomes(sample, lambda s: s.ground_truth, lambda s: s.input, repr, str,
                                lambda s: s.model_dump(mode="json"), lambda s: list(vars(s)), lambda s: s == built(row))
 
-    def deleted(name):
-        def edit(sample):
-            try:
-                delattr(sample, name)
-            except AttributeError as e:
-                return error_text(e)
-            return "deleted"
-
-        return edit
-
     probes = {
         "truth": lambda row: [built(row).ground_truth, type(built(row).ground_truth).__name__],
         "fields": lambda row: [built(row).id, built(row).input, built(row).agent_args, built(row).rubric_vars,
@@ -701,8 +704,7 @@ def assignment_cases(out):
                 # A method is told apart by being callable (the real one is pydantic's).
                 reads = [lambda m: (lambda v: "a method" if callable(v) else v)(getattr(m, name)), repr, str,
                          lambda m: m.model_dump(mode="json"), lambda m: m == make()]
-                if not key.startswith("letta-message") and not key.startswith("letta-tool-call"):
-                    reads.append(lambda m: sorted(vars(m)))
+                reads.append(lambda m: sorted(vars(m)))
                 return [outcome] + outcomes(model, *reads)
 
             try:
@@ -755,8 +757,7 @@ def union_cases(out):
         try:
             out[f"union/{name}"] = attempt()
         except Exception as e:
-            out[f"union/{name}"] = {"error": error_text(e), "errors": repr(e.errors()) if hasattr(e, "errors") else None,
-                                    "count": e.error_count() if hasattr(e, "error_count") else None}
+            out[f"union/{name}"] = validation_outcome(e)
     # The other errors a grader may list, with their context.
     from evaldeck import Step
     from letta_evals.models import GradeResult, RewardOutput
@@ -774,6 +775,172 @@ def union_cases(out):
             out[f"errors/{name}"] = "built"
         except Exception as e:
             out[f"errors/{name}"] = repr(e.errors())
+
+
+def validation_outcome(e):
+    """What a grader sees of a refused model: the text, each error and how many."""
+    return {"error": error_text(e), "errors": repr(e.errors()) if hasattr(e, "errors") else None,
+            "count": e.error_count() if hasattr(e, "error_count") else None}
+
+
+def sdk_cases(out):
+    """letta_client's models built directly by a grader: the default of `message_type`, extra
+    keys (kept out of `__dict__`), and a content part that no member of its union takes."""
+    import copy as copying
+    import pickle
+
+    from letta_client.types.agents import (
+        ApprovalRequestMessage, ApprovalResponseMessage, AssistantMessage, EventMessage, HiddenReasoningMessage,
+        ImageContent, ReasoningMessage, SummaryMessage, SystemMessage, TextContent, ToolCall, ToolCallMessage,
+        UserMessage,
+    )
+    from letta_client.types import ToolReturnMessage
+    from letta_evals.models import GradeResult
+
+    stamp = "2026-01-01T00:00:00"
+    call = {"name": "n", "arguments": "{}", "tool_call_id": "i"}
+    messages = {
+        "system": (SystemMessage, {"content": "s"}),
+        "user": (UserMessage, {"content": "u"}),
+        "assistant": (AssistantMessage, {"content": "a"}),
+        "reasoning": (ReasoningMessage, {"reasoning": "r"}),
+        "hidden-reasoning": (HiddenReasoningMessage, {"state": "omitted"}),
+        "tool-call": (ToolCallMessage, {"tool_call": call}),
+        "tool-return": (ToolReturnMessage, {"status": "success", "tool_call_id": "i", "tool_return": "x"}),
+        "approval-request": (ApprovalRequestMessage, {"tool_call": call}),
+        "approval-response": (ApprovalResponseMessage, {}),
+        "summary": (SummaryMessage, {"summary": "s"}),
+        "event": (EventMessage, {"event_data": {}, "event_type": "compaction"}),
+    }
+
+    def attempt(key, fn):
+        try:
+            out[key] = fn()
+        except Exception as e:
+            out[key] = validation_outcome(e)
+
+    for name, (cls, fields) in messages.items():
+        def built(cls=cls, fields=fields, **more):
+            return cls(id="m", date=stamp, **fields, **more)
+
+        attempt(f"sdk/message-type/{name}", lambda built=built: outcomes(
+            built(), lambda m: m.message_type, repr, str, lambda m: m.model_dump(mode="json"), lambda m: m.to_dict(mode="json"),
+            lambda m: m == built(message_type=m.model_dump(mode="json", exclude_none=False).get("message_type"))))
+        attempt(f"sdk/message-type/{name}/given", lambda built=built: [m.message_type for m in (
+            built(message_type=None), built(message_type=type(built()).__name__.replace("Message", "").lower()))])
+
+    def with_extras():
+        return AssistantMessage(id="m", date=stamp, content="hi", message_type="assistant_message", zeta=1, alpha=[2])
+
+    def edited(edit):
+        message = with_extras()
+        seen = [edit(message)]
+        return seen + outcomes(message, lambda m: sorted(vars(m)), lambda m: list(m.__dict__), lambda m: m.model_extra,
+                               lambda m: m.__pydantic_extra__, repr, str, lambda m: m.model_dump(mode="json"),
+                               lambda m: m.model_dump_json(), lambda m: m.to_dict(), lambda m: [k for k, _ in m],
+                               lambda m: m.zeta, lambda m: getattr(m, "omega", "absent"), lambda m: m == with_extras())
+
+    extra_edits = {
+        "none": lambda m: None,
+        "assign-new": lambda m: setattr(m, "omega", 3),
+        "assign-extra": lambda m: setattr(m, "zeta", 9),
+        "assign-field": lambda m: setattr(m, "name", "n"),
+        "delete-extra": deleted("zeta"),
+        "delete-field": deleted("content"),
+        "delete-unknown": deleted("omega"),
+        "dict-set": lambda m: m.__dict__.__setitem__("omega", 4),
+        "extra-set": lambda m: m.__pydantic_extra__.__setitem__("omega", 5),
+        "reordered": lambda m: [m == AssistantMessage(id="m", date=stamp, content="hi", message_type="assistant_message",
+                                                      alpha=[2], zeta=1), m == AssistantMessage(
+                                    id="m", date=stamp, content="hi", message_type="assistant_message", zeta=1)],
+    }
+    for name, edit in extra_edits.items():
+        attempt(f"sdk/extras/{name}", lambda edit=edit: edited(edit))
+
+    def copies():
+        message = with_extras()
+        shallow, deep = copying.copy(message), copying.deepcopy(message)
+        updated = message.model_copy(update={"omega": 6, "content": "new"})
+        shallow.zeta = 7
+        deep.alpha.append(3)
+        revived = pickle.loads(pickle.dumps(message))
+        return [repr(m) for m in (message, shallow, deep, updated, revived)] + [
+            sorted(vars(updated)), updated.model_extra, revived.model_extra]
+
+    attempt("sdk/extras/copies", copies)
+    attempt("sdk/extras/none-kept", lambda: outcomes(ToolCall(**call), vars, lambda m: m.model_extra,
+                                                     lambda m: m.__pydantic_extra__, lambda m: getattr(m, "zeta", "absent")))
+    attempt("sdk/extras/not-allowed", lambda: outcomes(GradeResult(score=1), lambda m: m.model_extra,
+                                                       lambda m: m.__pydantic_extra__, lambda m: sorted(vars(m))))
+
+    # A content part that no member of the content union takes, and the parts it does take.
+    parts = {
+        "no-type": {"foo": 1},
+        "empty": {},
+        "wrong-type": {"type": "video", "text": "x"},
+        "text-no-text": {"type": "text"},
+        "text-int": {"type": "text", "text": 5},
+        "text-with-source": {"text": "x", "type": "image"},
+        "image-no-source": {"type": "image"},
+        "image-source-int": {"type": "image", "source": 5},
+        "image-source-empty": {"type": "image", "source": {}},
+        "image-source-url-missing": {"type": "image", "source": {"type": "url"}},
+        "image-source-wrong-type": {"type": "image", "source": {"type": "gif", "url": "u"}},
+        "image-base64-partial": {"type": "image", "source": {"type": "base64", "data": "d"}},
+        "image-url": {"type": "image", "source": {"type": "url", "url": "u"}},
+        "image-url-untyped": {"source": {"url": "u"}},
+        "image-base64": {"type": "image", "source": {"type": "base64", "data": "d", "media_type": "image/png"}},
+        "image-letta": {"type": "image", "source": {"type": "letta", "file_id": "f", "detail": "low"}},
+        "text": {"type": "text", "text": "t", "signature": "s"},
+        "int": 5,
+        "none": None,
+        "model": ToolCall(**call),
+    }
+    for name, part in parts.items():
+        for cls in (UserMessage, AssistantMessage):
+            def content(cls=cls, part=part):
+                message = cls(id="m", date=stamp, content=[part])
+                return [repr(message), message.model_dump(mode="json"), [type(p).__name__ for p in message.content]]
+
+            attempt(f"sdk/content/{cls.__name__}/{name}", content)
+    for name, make in {
+        "text": lambda: TextContent(text="x", type="video"),
+        "image": lambda: ImageContent(source=5),
+        "image-type": lambda: ImageContent(source={"url": "u"}, type="text"),
+        "message-type": lambda: AssistantMessage(id="m", date=stamp, content="a", message_type="user_message"),
+    }.items():
+        attempt(f"sdk/literal/{name}", lambda make=make: repr(make()))
+
+
+def numeric_cases(out):
+    """A number field refused, by its type or by a validator: pydantic shows the input as given
+    (`3`, `'3'`), not as converted, with every other field's error beside it."""
+    from letta_evals.models import GradeResult, PerTurnGrade, RewardOutput, Timing, Usage
+
+    for name, make in {
+        "grade-int": lambda: GradeResult(score=3),
+        "grade-negative": lambda: GradeResult(score=-2),
+        "grade-text": lambda: GradeResult(score="3"),
+        "grade-text-fraction": lambda: GradeResult(score=" 1.5 "),
+        "grade-bool": lambda: GradeResult(score=True),
+        "grade-unparsable": lambda: GradeResult(score="x"),
+        "grade-and-metadata": lambda: GradeResult(score=3, metadata=5),
+        "grade-and-rationale": lambda: GradeResult(rationale=5, score=3),
+        "grade-and-per-turn": lambda: GradeResult(score=2, per_turn_grades=[{"turn": "a", "score": 9, "submission": "s"}]),
+        "grade-ok": lambda: repr(GradeResult(score="1")),
+        "per-turn": lambda: PerTurnGrade(turn=1.5, score="x", submission="s"),
+        "per-turn-ok": lambda: repr(PerTurnGrade(turn="2", score=5, submission="s")),
+        "reward-high": lambda: RewardOutput(score=2),
+        "reward-text": lambda: RewardOutput(score="2"),
+        "reward-negative-text": lambda: RewardOutput(score="-1", metadata=5),
+        "usage": lambda: Usage(prompt_tokens=1.5, cost="x"),
+        "usage-text": lambda: Usage(completion_tokens="7.0"),
+        "timing": lambda: Timing(total="x", target=True, extraction=[1]),
+    }.items():
+        try:
+            out[f"numeric/{name}"] = make()
+        except Exception as e:
+            out[f"numeric/{name}"] = validation_outcome(e)
 
 
 def message_cases(out):
@@ -808,7 +975,7 @@ def message_cases(out):
 def main():
     out = {}
     for section in (evaldeck_cases, letta_cases, model_cases, deferred_cases, sample_cases, message_cases,
-                    assignment_cases, union_cases):
+                    assignment_cases, union_cases, sdk_cases, numeric_cases):
         try:
             section(out)
         except Exception:

@@ -45,7 +45,7 @@ class Differential(unittest.TestCase):
         self.assertEqual(sorted(self.real), sorted(self.gavel))
         # Every family of cases is present, so a section that silently produced nothing fails.
         for prefix, least in (("evaldeck/", 25), ("letta/", 25), ("reward/", 5), ("model/", 12), ("deferred/", 150),
-                              ("assign/", 150), ("union/", 15), ("errors/", 6)):
+                              ("assign/", 150), ("union/", 15), ("errors/", 6), ("sdk/", 75), ("numeric/", 15)):
             self.assertGreaterEqual(sum(1 for k in self.real if k.startswith(prefix)), least, prefix)
 
     def test_every_case_matches(self):

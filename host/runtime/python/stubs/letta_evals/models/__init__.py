@@ -10,8 +10,8 @@ from _gavel_model import (
     DeferredModel,
     Field,
     Model,
-    ValidationError,
     _Invalid,
+    _value_error,
     any_value,
     floating,
     integer,
@@ -111,6 +111,12 @@ class PerTurnGrade(Model):
     )
 
 
+def _score_in_range(score):
+    if score < 0.0 or score > 1.0:
+        return _value_error(f"Score must be between 0.0 and 1.0, got {score}")
+    return None
+
+
 class GradeResult(Model):
     _fields = (
         Field("score", floating, REQUIRED),
@@ -118,24 +124,22 @@ class GradeResult(Model):
         Field("metadata", mapping, factory=dict),
         Field("per_turn_grades", optional(list_of(model(PerTurnGrade)))),
     )
+    # letta-evals' `field_validator("score")`.
+    _after = (("score", _score_in_range),)
 
-    def _validate(self):
-        if self.score < 0.0 or self.score > 1.0:
-            raise self._invalid("score", f"Score must be between 0.0 and 1.0, got {self.score}", self.score)
+
+def _unit_interval(score):
+    """`Field(ge=0.0, le=1.0)`'s constraints."""
+    if score < 0:
+        return _Invalid("greater_than_equal", "Input should be greater than or equal to 0", {"ge": 0.0})
+    if score > 1:
+        return _Invalid("less_than_equal", "Input should be less than or equal to 1", {"le": 1.0})
+    return None
 
 
 class RewardOutput(Model):
     _fields = (Field("score", floating, REQUIRED), Field("metadata", optional(mapping)))
-
-    def __init__(self, **data):
-        super().__init__(**data)
-        if self.score < 0:
-            error = _Invalid("greater_than_equal", "Input should be greater than or equal to 0", {"ge": 0.0})
-        elif self.score > 1:
-            error = _Invalid("less_than_equal", "Input should be less than or equal to 1", {"le": 1.0})
-        else:
-            return
-        raise ValidationError("RewardOutput", [error.error(("score",), data["score"])])
+    _after = (("score", _unit_interval),)
 
 
 class Usage(Model):

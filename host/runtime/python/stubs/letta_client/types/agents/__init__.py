@@ -1,20 +1,23 @@
 """letta_client.types.agents: the messages of a Letta run (stand-in for letta-client 1.12).
 
-Every message has `id`, `date`, `message_type` and the optional `name`, `otid`, `run_id`,
-`sender_id`, `seq_id`, `step_id`, `is_err`; unknown keys are kept, as the SDK keeps them.
+Every message has `id`, `date`, `message_type` (its own literal, or `None` when not given) and
+the optional `name`, `otid`, `run_id`, `sender_id`, `seq_id`, `step_id`, `is_err`; unknown keys
+are kept, as the SDK keeps them, in `__pydantic_extra__`.
 """
+
+import sys
 
 from _gavel_model import (
     REQUIRED,
+    ExtraModel,
     Field,
-    Model,
     ValidationError,
-    _model_type,
     any_value,
     boolean,
     datetime,
     integer,
     list_of,
+    literal,
     mapping,
     model,
     optional,
@@ -24,7 +27,7 @@ from _gavel_model import (
 )
 
 
-class _SdkModel(Model):
+class _SdkModel(ExtraModel):
     model_config = {"extra": "allow", "defer_build": True}
     _str_is_repr = True
 
@@ -36,15 +39,46 @@ class _SdkModel(Model):
 
 
 class TextContent(_SdkModel):
-    _fields = (Field("text", string, REQUIRED), Field("signature", optional(string)), Field("type", optional(string)))
+    _fields = (
+        Field("text", string, REQUIRED),
+        Field("signature", optional(string)),
+        Field("type", optional(literal("text"))),
+    )
 
 
 class LettaAssistantMessageContentUnion(TextContent):
     """A part of an assistant message's content (the SDK's own class for them)."""
 
 
+class SourceURLImage(_SdkModel):
+    _fields = (Field("url", string, REQUIRED), Field("type", optional(literal("url"))))
+
+
+class SourceBase64Image(_SdkModel):
+    _fields = (
+        Field("data", string, REQUIRED),
+        Field("media_type", string, REQUIRED),
+        Field("detail", optional(string)),
+        Field("type", optional(literal("base64"))),
+    )
+
+
+class SourceLettaImage(_SdkModel):
+    _fields = (
+        Field("file_id", string, REQUIRED),
+        Field("data", optional(string)),
+        Field("detail", optional(string)),
+        Field("media_type", optional(string)),
+        Field("type", optional(literal("letta"))),
+    )
+
+
 class ImageContent(_SdkModel):
-    _fields = (Field("source", any_value, REQUIRED), Field("type", optional(string)))
+    _fields = (
+        # The SDK's `Source`: its discriminator is the SDK's own, which pydantic does not read.
+        Field("source", union(model(SourceURLImage), model(SourceBase64Image), model(SourceLettaImage)), REQUIRED),
+        Field("type", optional(literal("image"))),
+    )
 
 
 class ToolCall(_SdkModel):
@@ -78,15 +112,22 @@ class Block(_SdkModel):
     )
 
 
+_content_union = union(model(TextContent), model(ImageContent))
+
+
 def _content_part(value):
-    if isinstance(value, Model):
-        return value
-    if isinstance(value, dict):
-        return ImageContent(**value) if value.get("type") == "image" else TextContent(**value)
-    raise ValidationError("union", [_model_type(cls).error((cls.__name__,), value) for cls in (TextContent, ImageContent)])
+    """A part of a user message's content: the member its `type` names, built at once; a part
+    that member refuses (or any other value) goes through the whole union, which tries each
+    member and lists every member's errors when none takes it."""
+    if type(value) is dict:
+        try:
+            return ImageContent(**value) if value.get("type") == "image" else TextContent(**value)
+        except ValidationError:
+            pass
+    return _content_union(value)
 
 
-_content_part.label = "union[TextContent,ImageContent]"
+_content_part.label = _content_union.label
 # In the SDK's order, which pydantic lists a refused value's errors in.
 _content = union(list_of(_content_part), string)
 _assistant_content = union(list_of(model(LettaAssistantMessageContentUnion)), string)
@@ -97,7 +138,7 @@ def _message(message_type, *fields):
     common_head = (Field("id", string, REQUIRED),)
     common_tail = (
         Field("is_err", optional(boolean)),
-        Field("message_type", optional(string), message_type),
+        Field("message_type", optional(literal(message_type))),
         Field("name", optional(string)),
         Field("otid", optional(string)),
         Field("run_id", optional(string)),
@@ -208,7 +249,7 @@ class EventMessage(_SdkModel):
 
 
 MESSAGE_TYPES = {
-    cls._fields[[f.name for f in cls._fields].index("message_type")].default: cls
+    next(f for f in cls._fields if f.name == "message_type").check.inner.value: cls
     for cls in (
         SystemMessage,
         UserMessage,
@@ -247,6 +288,10 @@ submodules(
         ("user_message", UserMessage),
     ),
 )
+
+# `image_content` defines the image sources beside `ImageContent`.
+for _cls in (SourceURLImage, SourceBase64Image, SourceLettaImage):
+    setattr(sys.modules[f"{__name__}.image_content"], _cls.__name__, _cls)
 
 __all__ = [
     "AssistantMessage",
