@@ -315,7 +315,7 @@ def _warm_up(rounds=8):
     whole, parsed = Runtime().row(reads, text, "", "evaldeck")
     row, located = Runtime().row(reads, text, "", "evaldeck", digest)
     vouched = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
-    if row != whole or gavel_runtime.convert.evaldeck_trace(vouched) != Trace.from_dict(parsed) or not vouched.case_vouched:
+    if dict(row.items()) != whole or gavel_runtime.convert.evaldeck_trace(vouched) != Trace.from_dict(parsed) or not vouched.case_vouched:
         raise AssertionError("the warm-up's digest does not locate its row's values")
     # The flat call (`Grading.grade`) as the host makes it: the run but its events, none for a
     # letta `@grader`. It grades with the instance's own runtime, which loads nothing here.

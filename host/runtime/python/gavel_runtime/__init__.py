@@ -330,7 +330,7 @@ class Runtime:
             "the dataset row as an evaldeck EvalCase",
             convert.evaldeck_case,
             row,
-            row.get("name") or sample_id,
+            sample_id,
             run.case_vouched,
         )
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
