@@ -102,26 +102,36 @@ def row_and_vouched(text, digest):
     if not own_constructors(_TRACE_MODELS):
         return None
     fields = 2 * ord(digest[1]) + 2
-    starts = {}
-    for i in range(2, fields, 2):
-        key, value = ord(digest[i]), ord(digest[i + 1])
-        if value >= 0xE000:
-            key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
-        starts[_scan(text, key)[0]] = value
     located = Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
-    return LocatedRow(text, starts), located
+    return LocatedRow(text, digest), located
 
 
 class LocatedRow:
     """A row's members (its recording left out) as the case's builder reads them: each parsed
-    from `text` where it starts (`starts`, by key) when read, so that a grader that never reads
-    the case never parses them."""
+    from `text` where it starts when read, so that a grader that never reads the case never
+    parses them. `digest` holds each member's key and value starts, from its third character
+    (their count in its second); the keys are read on the row's first use."""
 
-    __slots__ = ("text", "starts")
+    __slots__ = ("text", "digest", "_starts")
 
-    def __init__(self, text, starts):
+    def __init__(self, text, digest):
         self.text = text
-        self.starts = starts
+        self.digest = digest
+        self._starts = None
+
+    @property
+    def starts(self):
+        """Each member's value start, by key."""
+        starts = self._starts
+        if starts is None:
+            text, digest = self.text, self.digest
+            starts = self._starts = {}
+            for i in range(2, 2 * ord(digest[1]) + 2, 2):
+                key, value = ord(digest[i]), ord(digest[i + 1])
+                if value >= 0xE000:
+                    key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
+                starts[_scan(text, key)[0]] = value
+        return starts
 
     def __contains__(self, key):
         return key in self.starts

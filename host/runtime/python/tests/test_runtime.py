@@ -800,10 +800,12 @@ class Vouched(unittest.TestCase):
         try:
             row, located = runtime.row(name, self.TEXT, "", "evaldeck", self.digest())
             case = convert.evaldeck_case(row, 3, vouched=True)
-            # The members' keys only: 4 starts, none of the values'.
-            self.assertEqual(len(scanned), 4)
+            # Nothing of the members until the case reads them; its turn then reads the 4 keys
+            # and the two values it is made of (`input`, `expected`).
+            self.assertEqual(scanned, [])
             self.assertEqual(held(case).keys(), {"_gavel_data"})
             self.assertEqual(case.expected.tools_called, ["search"])
+            self.assertEqual(len(scanned), 4 + 2)
             self.assertEqual(case.input, "Book ≥ 2")
         finally:
             convert._scan = scan
@@ -811,7 +813,8 @@ class Vouched(unittest.TestCase):
         self.assertEqual(repr(case), repr(convert.evaldeck_case(whole, 3)))
         # Without the name, the id names the case; a list input is joined, as evaldeck's loader does.
         text = '{"input": ["a", 2], "expected": {"max_steps": 2}}'
-        row = convert.LocatedRow(text, {"input": 10, "expected": 32})
+        starts = [text.index('"input"'), text.index("["), text.index('"expected"'), text.index('{"max')]
+        row = convert.LocatedRow(text, "\x01\x02" + "".join(map(chr, starts)))
         whole = json.loads(text)
         case = convert.evaldeck_case(row, 3, vouched=True)
         self.assertEqual(held(case).keys(), {"_gavel_data"})
