@@ -315,8 +315,12 @@ def _warm_up(rounds=8):
     whole, parsed = Runtime().row(reads, text, "", "evaldeck")
     row, located = Runtime().row(reads, text, "", "evaldeck", digest)
     vouched = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
-    if row != whole or gavel_runtime.convert.evaldeck_trace(vouched) != Trace.from_dict(parsed) or not vouched.case_vouched:
+    if dict(row.items()) != whole or gavel_runtime.convert.evaldeck_trace(vouched) != Trace.from_dict(parsed) or not vouched.case_vouched:
         raise AssertionError("the warm-up's digest does not locate its row's values")
+    # The flat call (`Grading.grade`) as the host makes it: the run but its events, none for a
+    # letta `@grader`. It grades with the instance's own runtime, which loads nothing here.
+    flat = Grading()
+    flat_run = ("Booked.", "success", "Book NYC", 1.5, (3, 4, 7))
     warm = Runtime()
     for _ in range(rounds):
         code = warm.compile([(module, path, _WARM_UP_SOURCE)])[0]
@@ -339,6 +343,9 @@ def _warm_up(rounds=8):
                 recorded_parsed=parsed,
             )
             warm.grade(name, recorded_row, 0, recorded_run, "Booked.", "{}")
+        for name in (reads, f"evaldeck-function:{module}:evaldeck_function"):
+            flat.grade(name, 0, None, text, flat_run, "evaldeck", "", digest, "Booked.", "{}")
+        flat.grade(f"letta-grader:{module}:letta_grader", 0, None, apart, None, None, None, None, "Booked.", "{}")
     warm.load([], [])
 
 

@@ -275,8 +275,8 @@ class Runtime:
 
         `digest`, when given, is the host's word that the row's own `trajectory` member is an
         evaldeck recording of the usual form, with where each value starts (host
-        `grade/pack/digest.rs`): a form that reads it is given the row's other members parsed
-        one by one and the recording located, not parsed, its values parsed on first read."""
+        `grade/pack/digest.rs`): a form that reads it is given the row's other members and the
+        recording located, not parsed, each value parsed on first read."""
         form = name.partition(":")[0]
         if recorded != "" or form == "openai":
             return convert.row_whole(text), None
@@ -330,7 +330,7 @@ class Runtime:
             "the dataset row as an evaldeck EvalCase",
             convert.evaldeck_case,
             row,
-            row.get("name") or sample_id,
+            sample_id,
             run.case_vouched,
         )
         grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)

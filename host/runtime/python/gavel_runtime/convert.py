@@ -95,19 +95,56 @@ def row_and_recording(text):
 
 def row_and_vouched(text, digest):
     """`row_and_recording(text)` for a row whose evaldeck recording the host vouched for
-    (`digest`, host `grade/pack/digest.rs`): the row's other members parsed each at its start,
-    and the recording as a `Located` whose `Trace` reads each field's value on first read. None
-    when a model's constructor is not its own (the recording must then be checked as always)."""
+    (`digest`, host `grade/pack/digest.rs`): the row's other members as a `LocatedRow`, each
+    parsed at its start when read, and the recording as a `Located` whose `Trace` reads each
+    field's value on first read. None when a model's constructor is not its own (the recording
+    must then be checked as always)."""
     if not own_constructors(_TRACE_MODELS):
         return None
     fields = 2 * ord(digest[1]) + 2
-    row = {}
-    for i in range(2, fields, 2):
-        key, value = ord(digest[i]), ord(digest[i + 1])
-        if value >= 0xE000:
-            key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
-        row[_scan(text, key)[0]] = _scan(text, value)[0]
-    return row, Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
+    located = Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
+    return LocatedRow(text, digest), located
+
+
+class LocatedRow:
+    """A row's members (its recording left out) as the case's builder reads them: each parsed
+    from `text` where it starts when read, so that a grader that never reads the case never
+    parses them. `digest` holds each member's key and value starts, from its third character
+    (their count in its second); the keys are read on the row's first use."""
+
+    __slots__ = ("text", "digest", "_starts")
+
+    def __init__(self, text, digest):
+        self.text = text
+        self.digest = digest
+        self._starts = None
+
+    @property
+    def starts(self):
+        """Each member's value start, by key."""
+        starts = self._starts
+        if starts is None:
+            text, digest = self.text, self.digest
+            starts = self._starts = {}
+            for i in range(2, 2 * ord(digest[1]) + 2, 2):
+                key, value = ord(digest[i]), ord(digest[i + 1])
+                if value >= 0xE000:
+                    key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
+                starts[_scan(text, key)[0]] = value
+        return starts
+
+    def __contains__(self, key):
+        return key in self.starts
+
+    def __getitem__(self, key):
+        return _scan(self.text, self.starts[key])[0]
+
+    def get(self, key, default=None):
+        start = self.starts.get(key)
+        return default if start is None else _scan(self.text, start)[0]
+
+    def items(self):
+        return [(key, _scan(self.text, start)[0]) for key, start in self.starts.items()]
 
 
 class Located:
@@ -344,13 +381,48 @@ def evaldeck_case(row, fallback_name, vouched=False):
     """`evaldeck.EvalCase` from a row written as an evaldeck case (`name`, `input`, `expected`,
     ...), through evaldeck's loader rule for single-turn cases; `vouched`: the host's word that
     the case made of it is of the usual form (`Run.case_vouched`)."""
+    if vouched and type(row) is LocatedRow:
+        case = EvalCase._vouched(LocatedCase(row, fallback_name))
+        if case is not None:
+            return case
     data = {key: row[key] for key in _CASE_KEYS if key in row}
     data.setdefault("name", str(fallback_name))
-    if "input" in data and not isinstance(data["input"], str):
-        data["input"] = "\n".join(str(x) for x in data["input"]) if isinstance(data["input"], list) else str(data["input"])
-    if "input" not in data and "turns" not in data:
+    if "input" in data:
+        data["input"] = _case_input(data["input"])
+    elif "turns" not in data:
         data["input"] = ""
     return EvalCase._from_dict_deferred(data, vouched)
+
+
+def _case_input(value):
+    """A case's `input` as evaldeck's loader takes it: a list's items one a line."""
+    if isinstance(value, str):
+        return value
+    return "\n".join(str(x) for x in value) if isinstance(value, list) else str(value)
+
+
+class LocatedCase:
+    """The data `evaldeck_case` makes of a `LocatedRow`, as a deferred `EvalCase` reads it
+    (`get`): each member parsed from the row on first read, the one turn made of `input`,
+    `expected` and `graders` as `_one_turn` makes it."""
+
+    __slots__ = ("row", "fallback_name")
+
+    def __init__(self, row, fallback_name):
+        self.row = row
+        self.fallback_name = fallback_name
+
+    def get(self, name, default=None):
+        row = self.row
+        if name == "name" and name not in row:
+            return str(self.fallback_name)
+        if name == "turns" and name not in row:
+            turn = {"user": _case_input(row.get("input", ""))}
+            for key in ("expected", "graders"):
+                if key in row:
+                    turn[key] = row[key]
+            return [turn]
+        return row.get(name, default)
 
 
 _STEP_STATUS = {"success": "success", "failure": "failure", "timeout": "timeout", "error": "error"}

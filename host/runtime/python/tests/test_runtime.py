@@ -787,6 +787,49 @@ class Vouched(unittest.TestCase):
         finally:
             Turn.__init__ = init
 
+    def test_a_vouched_rows_members_are_parsed_when_the_case_reads_them(self):
+        from evaldeck.test_case import Turn
+        from gavel_runtime import convert
+
+        runtime = Runtime(sandboxed=False)
+        name = "evaldeck-function:m:f"
+        whole, _ = runtime.row(name, self.TEXT, "", "evaldeck")
+        scanned = []
+        scan = convert._scan
+        convert._scan = lambda text, start: scanned.append(start) or scan(text, start)
+        try:
+            row, located = runtime.row(name, self.TEXT, "", "evaldeck", self.digest())
+            case = convert.evaldeck_case(row, 3, vouched=True)
+            # Nothing of the members until the case reads them; its turn then reads the 4 keys
+            # and the two values it is made of (`input`, `expected`).
+            self.assertEqual(scanned, [])
+            self.assertEqual(held(case).keys(), {"_gavel_data"})
+            self.assertEqual(case.expected.tools_called, ["search"])
+            self.assertEqual(len(scanned), 4 + 2)
+            self.assertEqual(case.input, "Book ≥ 2")
+        finally:
+            convert._scan = scan
+        self.assertEqual(case, convert.evaldeck_case(whole, 3))
+        self.assertEqual(repr(case), repr(convert.evaldeck_case(whole, 3)))
+        # Without the name, the id names the case; a list input is joined, as evaldeck's loader does.
+        text = '{"input": ["a", 2], "expected": {"max_steps": 2}}'
+        starts = [text.index('"input"'), text.index("["), text.index('"expected"'), text.index('{"max')]
+        row = convert.LocatedRow(text, "\x01\x02" + "".join(map(chr, starts)))
+        whole = json.loads(text)
+        case = convert.evaldeck_case(row, 3, vouched=True)
+        self.assertEqual(held(case).keys(), {"_gavel_data"})
+        self.assertEqual(case, convert.evaldeck_case(whole, 3))
+        self.assertEqual((case.name, case.input, case.expected.max_steps), ("3", "a\n2", 2))
+        # A replaced constructor: the case is validated from the members, as without the digest.
+        init = Turn.__init__
+        Turn.__init__ = lambda self, **data: init(self, **data)
+        try:
+            case = convert.evaldeck_case(row, 3, vouched=True)
+        finally:
+            Turn.__init__ = init
+        self.assertNotIn("_gavel_data", held(case))
+        self.assertEqual(case, convert.evaldeck_case(whole, 3))
+
     def test_a_form_that_reads_no_recording_or_a_replaced_model_takes_the_usual_path(self):
         from evaldeck.trace import Step
 

@@ -122,10 +122,19 @@ class EvalCase(DeferredModel):
         is usual (`Model._deferred_if_usual`; `vouched`: the host found it so, see
         `gavel_runtime.convert.evaldeck_case`), so that a grader that never reads the case
         never pays for it; validated now otherwise."""
-        if vouched and own_constructors(_CASE_MODELS):
-            return cls._deferred(_one_turn(data))
+        if vouched:
+            case = cls._vouched(_one_turn(data))
+            if case is not None:
+                return case
         case = cls._deferred_if_usual(_one_turn(data))
         return cls._from_dict(data) if case is None else case
+
+    @classmethod
+    def _vouched(cls, data):
+        """The case of `data` (anything with `get(name, default)`), which the host found usual,
+        built on first read; None when a model's constructor was replaced since it was defined
+        (the case must then be validated)."""
+        return cls._deferred(data) if own_constructors(_CASE_MODELS) else None
 
 
 # The models a case is made of, built by their own constructors when the host's word stands.
