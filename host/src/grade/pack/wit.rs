@@ -178,6 +178,18 @@ pub(super) enum Events {
     Unless(Format),
 }
 
+impl Events {
+    /// Whether a call sends the run's events, with `recorded` the run as its row or run record
+    /// wrote it ([`recorded`]).
+    fn sent(self, recorded: Option<(&str, bool)>, trajectory: &Trajectory<'_>) -> bool {
+        match self {
+            Events::Always => true,
+            Events::Never => false,
+            Events::Unless(format) => recorded.is_none() || trajectory.format != format,
+        }
+    }
+}
+
 /// What a call of an interpreter's function reads of the row's `trajectory` member, the run as
 /// the row recorded it, as its form reads it (`host/runtime/python/gavel_runtime`); a pack's
 /// functions receive everything.
@@ -317,11 +329,19 @@ impl Exports {
             Line::V0_1 => None,
             Line::V0_2 => recorded(sample),
         };
-        let events = match events {
-            Events::Always => true,
-            Events::Never => false,
-            Events::Unless(format) => recorded.is_none() || trajectory.format != format,
-        };
+        self.args_recorded(sample, trajectory, events, recording, recorded)
+    }
+
+    /// [`Exports::args`], with the run as the row (or its run record) wrote it already found.
+    fn args_recorded(
+        &self,
+        sample: &Sample<'_>,
+        trajectory: &Trajectory<'_>,
+        events: Events,
+        recording: Recording,
+        recorded: Option<(&str, bool)>,
+    ) -> Args {
+        let events = events.sent(recorded, trajectory);
         let v1_sample = match self.is_interpreter() {
             // The interpreter reads the row's own text and its id (`app.py`): the row's parts,
             // parsed, would cross again for nothing.
@@ -354,17 +374,7 @@ impl Exports {
             duration_ms,
             usage,
         } = v1_trajectory;
-        let digest = match (recording, recorded) {
-            (Recording::Reads(Format::Evaldeck), Some((value, true)))
-                if trajectory.format == Format::Evaldeck =>
-            {
-                sample
-                    .row_memo
-                    .get(sample.row, |row| digest::evaldeck(row, value))
-            }
-            _ => None,
-        };
-        let (row, recorded) = crossing(sample.row, recorded, trajectory.format, recording);
+        let (row, recorded, digest) = sent_row(sample, trajectory, recorded, recording);
         Args::V2(
             Sample2 {
                 id,
@@ -396,7 +406,8 @@ impl Exports {
     }
 
     /// The arguments of a `grade` call ([`Exports::args`]); for gavel's Python interpreter, when
-    /// they carry no events, its flat `grading.grade`'s.
+    /// they carry no events, its flat `grading.grade`'s, made straight from the sample and the
+    /// run.
     pub(super) fn grade_args(
         &self,
         sample: &Sample<'_>,
@@ -404,14 +415,19 @@ impl Exports {
         events: Events,
         recording: Recording,
     ) -> Args {
-        match self.args(sample, trajectory, events, recording) {
-            Args::V2(sample, trajectory)
-                if self.grading.is_some() && trajectory.turns.is_empty() =>
-            {
-                Args::Flat(flat(sample, trajectory, events != Events::Never))
-            }
-            args => args,
+        if self.grading.is_none() || self.line != Line::V0_2 {
+            return self.args(sample, trajectory, events, recording);
         }
+        let recorded = recorded(sample);
+        if events.sent(recorded, trajectory) && !trajectory.turns.is_empty() {
+            return self.args_recorded(sample, trajectory, events, recording, recorded);
+        }
+        Args::Flat(flat(
+            sample,
+            trajectory,
+            events != Events::Never,
+            sent_row(sample, trajectory, recorded, recording),
+        ))
     }
 
     pub(super) fn check_config(
@@ -629,40 +645,40 @@ fn sample(sample: &Sample<'_>) -> v0::Sample {
 }
 
 /// A call's `grade` arguments in `grading.grade`'s flat values, the run but its events when
-/// `reads_run`.
-fn flat(sample: Sample2, trajectory: Trajectory2, reads_run: bool) -> Flat {
-    let (id, key) = match sample.id {
-        v0::SampleId::Int(i) => (i, None),
-        v0::SampleId::Str(s) => (0, Some(s)),
+/// `reads_run`, with the row, recording and digest it sends ([`sent_row`]).
+fn flat(
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
+    reads_run: bool,
+    (row, recorded, digest): SentRow,
+) -> Flat {
+    let (id, key) = match sample.id() {
+        SampleId::Int(i) => (i, None),
+        SampleId::Str(s) => (0, Some(s)),
     };
-    let status = match trajectory.status {
-        v0::RunStatus::Success => "success",
-        v0::RunStatus::Failure => "failure",
-        v0::RunStatus::Timeout => "timeout",
-        v0::RunStatus::Error => "error",
-    };
-    let usage = |t: v0::Tokens| (t.prompt_tokens, t.completion_tokens, t.total_tokens);
     let run = reads_run.then(|| {
         (
-            trajectory.output,
-            status,
-            trajectory.input,
+            trajectory.output.as_deref().map(str::to_string),
+            trajectory.status.as_str(),
+            trajectory.input.as_deref().map(str::to_string),
             trajectory.duration_ms,
-            trajectory.usage.map(usage),
+            trajectory
+                .usage
+                .map(|t| (t.prompt_tokens, t.completion_tokens, t.total_tokens)),
         )
     });
-    let (recorded_format, recorded_value) = match trajectory.recorded {
+    let (recorded_format, recorded_value) = match recorded {
         Some(RecordedRun { format, value }) => (Some(format), Some(value)),
         None => (None, None),
     };
     Flat {
         id,
         key,
-        row: sample.row,
+        row,
         run,
         recorded_format,
         recorded_value,
-        digest: sample.expected,
+        digest,
     }
 }
 
@@ -774,6 +790,31 @@ fn tokens(tokens: Tokens) -> v0::Tokens {
         completion_tokens: tokens.completion_tokens,
         total_tokens: tokens.total_tokens,
     }
+}
+
+/// What a call sends of the row: its text, the recording ([`crossing`]) and the host's digest
+/// of the row's evaldeck recording for a function that reads it ([`digest`]).
+type SentRow = (String, Option<RecordedRun>, Option<String>);
+
+/// The [`SentRow`] of a call, with `recorded` the run as its row or run record wrote it.
+fn sent_row(
+    sample: &Sample<'_>,
+    trajectory: &Trajectory<'_>,
+    recorded: Option<(&str, bool)>,
+    recording: Recording,
+) -> SentRow {
+    let digest = match (recording, recorded) {
+        (Recording::Reads(Format::Evaldeck), Some((value, true)))
+            if trajectory.format == Format::Evaldeck =>
+        {
+            sample
+                .row_memo
+                .get(sample.row, |row| digest::evaldeck(row, value))
+        }
+        _ => None,
+    };
+    let (row, recorded) = crossing(sample.row, recorded, trajectory.format, recording);
+    (row, recorded, digest)
 }
 
 /// The run as the row (or its run record) wrote it: the text of the `trajectory` member, and
