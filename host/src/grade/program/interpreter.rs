@@ -40,17 +40,22 @@ pub const COMPONENT_ENV: &str = "GAVEL_PYTHON_COMPONENT";
 /// A short hash of the embedded runtime sources: a gavel with other sources builds another
 /// component.
 fn sources_hash() -> String {
+    files_hash(RUNTIME_PYTHON.iter())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// SHA-256 of `files` (path, content), each path and content preceded by its length.
+fn files_hash<'a>(files: impl Iterator<Item = &'a (&'a str, &'a [u8])>) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    for (path, bytes) in RUNTIME_PYTHON {
+    for (path, bytes) in files {
         hasher.update((path.len() as u64).to_le_bytes());
         hasher.update(path.as_bytes());
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
     }
-    hasher.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hasher.finalize().into()
 }
 
 /// What the component's tag covers besides the sources' hash and the component, with the
@@ -441,8 +446,62 @@ fn shared_toolchain() -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::RUNTIME_PYTHON;
+    use super::{RUNTIME_PYTHON, files_hash};
     use crate::grade::pack::INTERPRETER_PROTOCOL;
+
+    /// Each version of `gavel:interpreter`, oldest first, with the SHA-256 ([`files_hash`]) of
+    /// what the host and its interpreter declare of each other at that version: the
+    /// interpreter's WIT (`wit/grader.wit`, `wit/deps/interpreter.wit`). A change to either is
+    /// a change of what crosses, which needs a new version (`process.rs`'s `protocol!`, the
+    /// package line of `interpreter.wit`, the world's imports and exports in `grader.wit`):
+    /// add a line for it; a line is never edited.
+    const CROSSINGS: &[(&str, &str)] = &[(
+        "0.3.0",
+        "97ffe5376965dd0e57f59a7b6429715d153ebca35dc3ef2462f0f2eb3dcf84d1",
+    )];
+
+    /// What crosses changes only with the protocol's version: an interpreter built from other
+    /// sources is refused by its version alone (`grade::program`, where it is loaded), so a change of
+    /// the WIT that kept the version would let a host and an interpreter that disagree on it
+    /// meet.
+    #[test]
+    fn what_crosses_changes_only_with_the_protocols_version() {
+        const WIT: [&str; 2] = ["wit/grader.wit", "wit/deps/interpreter.wit"];
+        let files: Vec<_> = WIT
+            .iter()
+            .map(|name| {
+                *RUNTIME_PYTHON
+                    .iter()
+                    .find(|(path, _)| path == name)
+                    .unwrap_or_else(|| panic!("{name} is embedded"))
+            })
+            .collect();
+        let hash: String = files_hash(files.iter())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let version = |v: &str| -> Vec<u32> { v.split('.').map(|n| n.parse().unwrap()).collect() };
+        for pair in CROSSINGS.windows(2) {
+            assert!(
+                version(pair[0].0) < version(pair[1].0),
+                "versions must rise line by line"
+            );
+            assert_ne!(
+                pair[0].1, pair[1].1,
+                "a new version must cross something new"
+            );
+        }
+        let (last, recorded) = CROSSINGS.last().expect("a line");
+        assert_eq!(
+            *last, INTERPRETER_PROTOCOL,
+            "the last line of CROSSINGS must be the host's protocol"
+        );
+        assert_eq!(
+            hash, *recorded,
+            "the interpreter's WIT changed while gavel:interpreter stayed at {last}: raise the \
+             version and add a line for it to CROSSINGS (its fingerprint: {hash})"
+        );
+    }
 
     /// The host's protocol is the version of the interpreter's own WIT package, which the
     /// component it builds exports.
