@@ -1397,3 +1397,80 @@ async fn the_anthropic_messages_api_is_spoken() {
         json!({"grades": 1, "prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19})
     );
 }
+
+/// A judged suite with a sandboxed grader beside the judge: a batch waiting on its judge's
+/// answer (two requests in flight at most, the rest waiting their turn) waits as a task, not on
+/// a thread of its own, so that the hundreds of batches a judged run keeps in flight (256
+/// here, one row each) do not each hold a parked thread; the sandboxed calls still run off the
+/// runtime's workers, and every row is graded by both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_waiting_on_a_judge_hold_no_thread_each() {
+    let server =
+        Server::start(|_, _| Reply::verdict(0.9, "fine").after(Duration::from_millis(40))).await;
+    let ws = crate::common::Workspace::new();
+    let suite = JUDGED_SUITE
+        .replace("BASE_URL", &server.base_url())
+        .replace(
+            "kind: tool\n    function: contains",
+            "kind: tool\n    function: e.constant",
+        )
+        .replace(
+            "graders:\n",
+            &format!(
+                "packs:\n  e:\n    path: {}\ngraders:\n",
+                gavel_test_artifacts::packs::EMPTY
+            ),
+        );
+    ws.write("suite.yaml", &suite);
+    judged_rows(&ws, 300);
+    let mut command = crate::common::gavel_command(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out", "--concurrency", "2"],
+        &[("OPENAI_API_KEY", KEY)],
+    );
+    let child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gavel starts");
+    let status = format!("/proc/{}/status", child.id());
+    let (peak, output) = tokio::task::spawn_blocking(move || {
+        let mut peak = 0;
+        let threads = || -> Option<usize> {
+            let text = std::fs::read_to_string(&status).ok()?;
+            text.lines()
+                .find_map(|line| line.strip_prefix("Threads:"))?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let mut child = child;
+        while child.try_wait().expect("wait").is_none() {
+            peak = peak.max(threads().unwrap_or(0));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        (peak, child.wait_with_output().expect("output"))
+    })
+    .await
+    .expect("watched");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        crate::common::stderr(&output)
+    );
+    let results = ws.results("out");
+    assert_eq!(results.len(), 300);
+    for result in &results {
+        assert_eq!(result["grades"]["quality"]["status"], "pass", "{result}");
+        assert_eq!(
+            result["grades"]["named"]["rationale"], "constant",
+            "{result}"
+        );
+    }
+    assert!(server.max_in_flight() <= 2, "concurrency: 2 was exceeded");
+    assert!(
+        peak > 0 && peak < 64,
+        "the process held {peak} threads at its peak"
+    );
+}

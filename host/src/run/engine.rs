@@ -318,7 +318,8 @@ pub struct Batching {
     /// Warm Python graders: a batch holds an instance of each.
     pub warm_graders: usize,
     /// Whether the plan makes sandboxed calls: each batch is then graded on a thread for
-    /// blocking work, where they run in place ([`pack::scope`]).
+    /// blocking work, where they run in place, or, with a judge, each call on one while it
+    /// runs ([`pack::scope`]).
     pub sandboxed: bool,
 }
 
@@ -667,7 +668,8 @@ impl Dispatcher {
             if self.sandboxed {
                 let shared = pack::Batch::new(self.grader.calls.clone(), self.warm_graders)
                     .keeping(self.kept.clone());
-                let graded = pack::scope(shared, graded);
+                // With a judge, a batch waits on its answers: on the task, not a thread.
+                let graded = pack::scope(shared, graded, !self.grader.has_judge);
                 let graded = async move {
                     graded.await;
                     drop(place);

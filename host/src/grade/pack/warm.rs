@@ -333,15 +333,26 @@ impl Batch {
     }
 }
 
-/// Grades `batch` (a future grading consecutive samples in order) within `shared`, on a thread
-/// for blocking work, where its sandboxed calls then run in place rather than each hop to
-/// another thread and back: this one when it is such a thread ([`block_on_here`]), else one of
-/// the runtime's.
-pub async fn scope<F>(shared: Batch, batch: F) -> F::Output
+/// Grades `batch` (a future grading consecutive samples in order) within `shared`.
+///
+/// `in_place`: on a thread for blocking work, where its sandboxed calls then run in place
+/// rather than each hop to another thread and back: this one when it is such a thread
+/// ([`block_on_here`]), else one of the runtime's. Otherwise (a batch that also waits on the
+/// network, a judge's answers, which would hold that thread while it waits) on the task that
+/// awaits it, each sandboxed call taking a thread for blocking work only while it runs, and
+/// the batch's instances dropped on one.
+pub async fn scope<F>(shared: Batch, batch: F, in_place: bool) -> F::Output
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    if !in_place && !BLOCKING.get() {
+        let shared = Arc::new(shared);
+        let value = BATCH.scope(Arc::clone(&shared), batch).await;
+        // The last of the batch: its instances' slots are reset as it goes.
+        tokio::task::spawn_blocking(move || drop(shared));
+        return value;
+    }
     let scoped = BATCH.scope(Arc::new(shared), batch);
     if BLOCKING.get() {
         return scoped.await;
@@ -436,10 +447,7 @@ pub(super) async fn off_worker<T: Send + 'static>(
     call: impl FnOnce(Place<'_>) -> T + Send + 'static,
 ) -> T {
     let Ok(batch) = BATCH.try_with(Arc::clone) else {
-        if BLOCKING.get() {
-            return call(None);
-        }
-        return call::off_worker(move || call(None)).await;
+        return here_or_off(move || call(None)).await;
     };
     let warm = match warm {
         Some(id) if batch.reserve().await => Some(id),
@@ -448,7 +456,7 @@ pub(super) async fn off_worker<T: Send + 'static>(
     let _permit = batch.calls.acquire().await;
     let _counted = Counted::new();
     let Some(id) = warm else {
-        return call(None);
+        return here_or_off(move || call(None)).await;
     };
     let (instance, room) = {
         let mut instances = batch.instances();
@@ -464,7 +472,11 @@ pub(super) async fn off_worker<T: Send + 'static>(
     // The instance a call spends is dropped (its pool slot reset: milliseconds for an
     // interpreter's memory) on another thread for blocking work, so that no sample (no
     // server's request) waits for it.
-    let (value, spent) = spending(|| call(Some(&mut instance)));
+    let (value, spent, instance) = here_or_off(move || {
+        let (value, spent) = spending(|| call(Some(&mut instance)));
+        (value, spent, instance)
+    })
+    .await;
     if let Some(spent) = spent {
         tokio::task::spawn_blocking(move || drop(spent));
     }
@@ -472,6 +484,15 @@ pub(super) async fn off_worker<T: Send + 'static>(
         batch.instances().insert(id, kept);
     }
     value
+}
+
+/// `call`'s value, run here on a thread for blocking work ([`block_on_here`]), else on one of
+/// the runtime's.
+async fn here_or_off<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> T {
+    match BLOCKING.get() {
+        true => call(),
+        false => call::off_worker(call).await,
+    }
 }
 
 /// An instance spent by a call, waiting to be dropped, with the warm slot it holds meanwhile
@@ -611,26 +632,45 @@ pub(super) fn call<T>(
 mod tests {
     use super::*;
 
-    /// A batch is graded on a thread for blocking work, where its calls, warm and fresh, run
-    /// without hopping to another thread.
-    #[test]
-    fn a_batchs_calls_run_on_the_thread_that_grades_it() {
+    /// The thread grading a batch, and those its warm and fresh calls ran on, the batch
+    /// scoped `in_place` or not.
+    fn threads(in_place: bool) -> [std::thread::ThreadId; 3] {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .expect("a runtime");
-        let (grading, warm, fresh) =
-            runtime.block_on(scope(Batch::new(Arc::new(Semaphore::new(1)), 1), async {
+        let batch = Batch::new(Arc::new(Semaphore::new(1)), 1);
+        runtime.block_on(scope(
+            batch,
+            async {
                 let warm = off_worker(Some(next_function_id()), |place| {
                     assert!(place.is_some(), "a warm call has its place");
                     std::thread::current().id()
                 })
                 .await;
                 let fresh = off_worker(None, |_| std::thread::current().id()).await;
-                (std::thread::current().id(), warm, fresh)
-            }));
+                [std::thread::current().id(), warm, fresh]
+            },
+            in_place,
+        ))
+    }
+
+    /// A batch scoped in place is graded on a thread for blocking work, where its calls, warm
+    /// and fresh, run without hopping to another thread.
+    #[test]
+    fn a_batchs_calls_run_on_the_thread_that_grades_it() {
+        let [grading, warm, fresh] = threads(true);
         assert_eq!(warm, grading);
         assert_eq!(fresh, grading);
+    }
+
+    /// A batch not scoped in place (one that waits on a judge) is graded on its task, and each
+    /// of its calls, warm or fresh, runs on a thread for blocking work, never the task's.
+    #[test]
+    fn a_batch_waiting_on_the_network_sends_its_calls_off_its_thread() {
+        let [grading, warm, fresh] = threads(false);
+        assert_ne!(warm, grading);
+        assert_ne!(fresh, grading);
     }
 }
