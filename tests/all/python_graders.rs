@@ -251,11 +251,14 @@ const HOSTILE_NAMES: [&str; 9] = [
     "numpy",
 ];
 
+/// A suite of the `fair` grader and the hostile ones `names`, on two rows. Its deadline is far
+/// beyond what the default fuel takes, so that the graders that spin or flood stop on their
+/// fuel however loaded the machine is.
 fn hostile_suite(names: &[&str]) -> Workspace {
     let ws = Workspace::new();
     ws.write("hostile.py", HOSTILE);
     let mut suite = String::from(
-        "name: hostile\ndataset: data.jsonl\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n",
+        "name: hostile\ndataset: data.jsonl\nlimits: {timeout_ms: 120000}\ngraders:\n  fair:\n    kind: tool\n    function: hostile.py:fair\n",
     );
     for name in names {
         suite.push_str(&format!(
