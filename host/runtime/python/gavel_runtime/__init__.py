@@ -113,6 +113,8 @@ class Runtime:
         self.finder = None
         self.entries = []
         self._loaded = None
+        # Each name resolved in the program loaded, by name (`_resolve`).
+        self._resolved = {}
 
     # -- load ----------------------------------------------------------------------------
 
@@ -135,6 +137,7 @@ class Runtime:
         if self.finder is not None and self._loaded == (sources, list(entries)):
             return
         self._loaded = (sources, list(entries))
+        self._resolved = {}
         if self.sandboxed:
             sandbox.install()
         self.finder = loader.install(sources)
@@ -149,6 +152,19 @@ class Runtime:
     # -- resolving names -----------------------------------------------------------------
 
     def _resolve(self, name):
+        """(form, function, module name or None) of `name`, `<form>:<module>:<attribute>`.
+
+        A name is resolved once in the program loaded, as letta-evals and evaldeck take the
+        function once when they load the suite: every call of a warm instance takes the function
+        its first call took (the one a fresh instance's only call takes), even if code run since
+        rebound the module's attribute or the registry's name. Only successes are kept: a name
+        that does not resolve raises on every call, as it did on the first."""
+        resolved = self._resolved.get(name)
+        if resolved is None:
+            resolved = self._resolved[name] = self._resolve_anew(name)
+        return resolved
+
+    def _resolve_anew(self, name):
         form, _, rest = name.partition(":")
         module_name, sep, attribute = rest.partition(":")
         if form not in FORMS or not sep or not attribute:

@@ -466,6 +466,55 @@ class Conversions(unittest.TestCase):
         self.assertEqual((grade("raises")["status"], grade("raises")["rationale"]), ("error", "Custom grader error: 'k'"))
 
 
+class OncePerProgram(unittest.TestCase):
+    """What a call takes once per loaded program: the function a name resolves to. A load of
+    other sources takes it anew; what fails is reported on every call."""
+
+    SOURCE = """
+    from evaldeck.results import GradeResult
+    from letta_evals.decorators import grader
+    from letta_evals.models import GradeResult as LettaGrade
+
+    def check(trace, case):
+        global check
+        check = lambda trace, case: GradeResult.passed_result("rebound", "rebound")
+        return GradeResult.passed_result("first", "%s")
+
+    @grader
+    def answer(sample, submission):
+        return LettaGrade(score=1.0, rationale="%s")
+    """
+
+    def grade(self, runtime, name):
+        return runtime.grade(name, {"input": "q"}, 0, Run(output="a"), "s", "{}")
+
+    def test_a_name_takes_the_function_its_first_call_took(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        for _ in range(3):
+            self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "one")
+
+    def test_a_load_of_other_sources_resolves_each_name_anew(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "one")
+        self.assertEqual(self.grade(runtime, "letta-grader::answer")["rationale"], "one")
+        runtime.load([("m", "m.py", textwrap.dedent(self.SOURCE % ("two", "two")), None)], ["m"])
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "two")
+        self.assertEqual(self.grade(runtime, "letta-grader::answer")["rationale"], "two")
+        # Loading what is loaded keeps what the calls took.
+        runtime.load([("m", "m.py", textwrap.dedent(self.SOURCE % ("two", "two")), None)], ["m"])
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "two")
+
+    def test_a_name_that_does_not_resolve_fails_on_every_call_until_it_does(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        for _ in range(2):
+            with self.assertRaisesRegex(CallError, "module 'm' has no attribute 'late'"):
+                self.grade(runtime, "evaldeck-function:m:late")
+            with self.assertRaisesRegex(CallError, "^Grader function 'late' not found in registry$"):
+                self.grade(runtime, "letta-grader::late")
+        sys.modules["m"].late = sys.modules["m"].check
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:late")["rationale"], "one")
+
+
 SANDBOXED = r"""
 import json, os, sys
 # What CPython lacks on WASI, as the sandbox finds it there.
