@@ -22,6 +22,21 @@ from gavel_runtime.loader import LoadFailure
 
 __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
 
+# The methods of `CustomGrader` a plain function's call runs, as the stand-in defines them.
+_CUSTOM_INIT = CustomGrader.__init__
+_CUSTOM_GRADE = CustomGrader.grade
+_CUSTOM_GET_FUNC = CustomGrader._get_func
+
+
+def _own_custom_grader():
+    """Whether none of `_CUSTOM_*` was replaced: one grader of a function may then serve every
+    call (`Runtime._custom_grader`)."""
+    return (
+        CustomGrader.__init__ is _CUSTOM_INIT
+        and CustomGrader.grade is _CUSTOM_GRADE
+        and CustomGrader._get_func is _CUSTOM_GET_FUNC
+    )
+
 # The forms whose builders read the run's recording, and the format each reads.
 READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
 
@@ -115,6 +130,8 @@ class Runtime:
         self._loaded = None
         # Each name resolved in the program loaded, by name (`_resolve`).
         self._resolved = {}
+        # Each evaldeck function's grader, by the function's id (`_custom_grader`).
+        self._graders = {}
 
     # -- load ----------------------------------------------------------------------------
 
@@ -138,6 +155,7 @@ class Runtime:
             return
         self._loaded = (sources, list(entries))
         self._resolved = {}
+        self._graders = {}
         if self.sandboxed:
             sandbox.install()
         self.finder = loader.install(sources)
@@ -349,12 +367,15 @@ class Runtime:
             sample_id,
             run.case_vouched,
         )
-        grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
+        if func is not None:
+            grader, plain = self._custom_grader(func)
+        else:
+            grader, plain = self._grader_instance(cls, config), False
         try:
             # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its
             # `grade_async` calls a plain function as `grade` does: called so, without a
             # coroutine to drive.
-            if func is not None and not inspect.iscoroutinefunction(func):
+            if plain:
                 result = grader.grade(trace, case)
             else:
                 result = run_coroutine(grader.grade_async(trace, case))
@@ -386,6 +407,31 @@ class Runtime:
             "expected": None if result.expected is None else convert.to_json(result.expected),
             "actual": None if result.actual is None else convert.to_json(result.actual),
         }
+
+    def _custom_grader(self, func):
+        """evaldeck's `CustomGrader` of `func`, and whether `func` is a plain function (no
+        coroutine function), which decides how it is called.
+
+        Made once per function, as evaldeck's user makes the grader once for every case: while
+        the methods a plain function's call runs (`CustomGrader`'s constructor, `grade` and
+        `_get_func`) are the stand-in's own, the grader keeps nothing of a call (its name is
+        its class's), so one serves every call as a new one would. With any of them replaced,
+        or for a coroutine function, each call makes its own as before."""
+        made = self._graders.get(id(func))
+        # `_own_custom_grader()`, inline: a function's every call but its first asks it.
+        if (
+            made is not None
+            and made[0] is func
+            and CustomGrader.__init__ is _CUSTOM_INIT
+            and CustomGrader.grade is _CUSTOM_GRADE
+            and CustomGrader._get_func is _CUSTOM_GET_FUNC
+        ):
+            return made[1], True
+        plain = not inspect.iscoroutinefunction(func)
+        grader = CustomGrader(func=func)
+        if plain and _own_custom_grader():
+            self._graders[id(func)] = (func, grader)
+        return grader, plain
 
     def _openai_grade(self, func, row, run):
         item, sample = convert.openai_item_and_sample(row, run)

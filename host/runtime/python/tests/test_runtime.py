@@ -467,8 +467,9 @@ class Conversions(unittest.TestCase):
 
 
 class OncePerProgram(unittest.TestCase):
-    """What a call takes once per loaded program: the function a name resolves to. A load of
-    other sources takes it anew; what fails is reported on every call."""
+    """What a call takes once per loaded program: the function a name resolves to, and an
+    evaldeck function's grader. A load of other sources takes them anew; what fails is
+    reported on every call."""
 
     SOURCE = """
     from evaldeck.results import GradeResult
@@ -513,6 +514,54 @@ class OncePerProgram(unittest.TestCase):
                 self.grade(runtime, "letta-grader::late")
         sys.modules["m"].late = sys.modules["m"].check
         self.assertEqual(self.grade(runtime, "evaldeck-function:m:late")["rationale"], "one")
+
+    def test_an_evaldeck_functions_grader_serves_every_call_while_custom_grader_is_its_own(self):
+        from evaldeck.graders import CustomGrader
+
+        runtime = loaded(
+            {
+                "e": """
+                import asyncio
+                from evaldeck.results import GradeResult
+
+                def raises(trace, case):
+                    raise KeyError("k")
+
+                async def awaited(trace, case):
+                    await asyncio.sleep(0)
+                    return GradeResult.passed_result("a", "awaited")
+                """
+            }
+        )
+        for _ in range(2):
+            grade = self.grade(runtime, "evaldeck-function:e:raises")
+            self.assertEqual((grade["status"], grade["rationale"]), ("error", "Custom grader error: 'k'"))
+            self.assertEqual(json.loads(grade["metadata"]), {"grader_name": "custom"})
+            self.assertEqual(self.grade(runtime, "evaldeck-function:e:awaited")["rationale"], "awaited")
+        # The class's name, read by the grader when it is made and on every call.
+        CustomGrader.name = "renamed"
+        try:
+            grade = self.grade(runtime, "evaldeck-function:e:raises")
+        finally:
+            CustomGrader.name = "custom"
+        self.assertEqual(json.loads(grade["metadata"]), {"grader_name": "renamed"})
+        # A method replaced: each call makes its own grader, as evaldeck's user would.
+        made = []
+        for method in ("__init__", "grade", "_get_func"):
+            own = getattr(CustomGrader, method)
+
+            def replaced(self, *args, own=own, **kwargs):
+                made.append(self)  # kept, so that no two are at one address
+                return own(self, *args, **kwargs)
+
+            setattr(CustomGrader, method, replaced)
+            try:
+                made.clear()
+                for _ in range(3):
+                    self.grade(runtime, "evaldeck-function:e:raises")
+            finally:
+                setattr(CustomGrader, method, own)
+            self.assertEqual(len({id(grader) for grader in made}), 3, method)
 
 
 SANDBOXED = r"""
