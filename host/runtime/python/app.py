@@ -130,22 +130,11 @@ def _run(trajectory, parsed):
 
 
 def _flat_run(run, recorded_format, recorded_value, parsed):
-    """A `grading.run` (the run but its events) as `_run` makes a trajectory's."""
+    """A `grading.run` (the run but its events) as `_run` makes a trajectory's; its usage is
+    made a dict when read (`Run.usage`). The arguments by position: a call with keywords costs
+    more."""
     output, status, task, duration_ms, usage = run
-    return Run(
-        turns=[],
-        output=output,
-        status=status,
-        input=task,
-        duration_ms=duration_ms,
-        usage=None if usage is None else dict(zip(_USAGE, usage)),
-        recorded_format=recorded_format,
-        recorded_value=recorded_value,
-        recorded_parsed=parsed,
-    )
-
-
-_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+    return Run((), output, status, task, duration_ms, usage, recorded_format, recorded_value, parsed)
 
 
 def _row_and_run(name, sample, trajectory):

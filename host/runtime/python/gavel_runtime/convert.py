@@ -33,7 +33,25 @@ class Run:
 
     `turns` may be given as a function returning them: it is called on first use, so that a
     call whose builder reads only the recording (or nothing of the run) never converts the
-    events. Converting them cannot fail, so when it happens changes no outcome."""
+    events. Converting them cannot fail, so when it happens changes no outcome.
+
+    `usage` (the run's tokens) is a dict or None, and may be given as the tuple of its three
+    counts (`prompt_tokens`, `completion_tokens`, `total_tokens`), made the dict on first read:
+    no builder reads it now. Slots, so that the one made every call is made without a dict."""
+
+    __slots__ = (
+        "_turns",
+        "output",
+        "status",
+        "input",
+        "duration_ms",
+        "_usage",
+        "recorded_format",
+        "recorded_value",
+        "recorded_parsed",
+        "case_vouched",
+        "_handed",
+    )
 
     def __init__(
         self,
@@ -52,13 +70,20 @@ class Run:
         self.status = status
         self.input = input
         self.duration_ms = duration_ms
-        self.usage = usage
+        self._usage = usage
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
         self.recorded_parsed = recorded_parsed
         # A recording the host vouched for comes with its word on the row's case.
         self.case_vouched = type(recorded_parsed) is Located and recorded_parsed.case
         self._handed = None
+
+    @property
+    def usage(self):
+        usage = self._usage
+        if type(usage) is tuple:
+            usage = self._usage = dict(zip(_USAGE, usage))
+        return usage
 
     @property
     def turns(self):
@@ -83,6 +108,9 @@ class Run:
     def events(self):
         for turn in self.turns:
             yield from turn
+
+
+_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def row_and_recording(text):

@@ -696,6 +696,12 @@ class Rows(unittest.TestCase):
         self.assertEqual(run.turns, RUN.turns)
         self.assertEqual(made, [1])
 
+    def test_usage_given_as_its_three_counts_reads_as_the_dict(self):
+        tokens = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+        self.assertEqual(Run(usage=(3, 4, 7)).usage, tokens)
+        self.assertEqual(Run(usage=tokens).usage, tokens)
+        self.assertIsNone(Run().usage)
+
 
 class GradeTexts(unittest.TestCase):
     def test_a_grades_values_are_written_as_json_writes_them(self):
