@@ -156,16 +156,15 @@ def _row_and_run(name, sample, trajectory):
 def _grade(name, row, id, run, submission, config, statuses):
     """The user's grade: score, status (from `statuses`), rationale, metadata, expected and
     actual, in the order of `gavel:grader`'s `grade` record."""
-    grade = _call(_runtime.grade, name, row, id, run, submission, config)
-    status = grade["status"]
-    return (
-        grade["score"],
-        None if status is None else statuses[status],
-        grade["rationale"],
-        grade["metadata"],
-        grade["expected"],
-        grade["actual"],
-    )
+    # `_call`, inline: this is every grade call's way back.
+    try:
+        outcome = _runtime.outcome(name, row, id, run, submission, config)
+    except gavel_runtime.CallError as e:
+        raise Err(str(e))
+    except Exception as e:  # a fault of the runtime itself, reported rather than trapped
+        raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+    score, status, rationale, metadata, expected, actual = outcome
+    return score, None if status is None else statuses[status], rationale, metadata, expected, actual
 
 
 class Grading(exports.Grading):

@@ -44,6 +44,9 @@ READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck"
 # its calls may be given None for it.
 READS_NO_RUN = "letta-grader"
 
+# A grade's values, in the order of `gavel:grader`'s `grade` record (`Runtime.outcome`).
+GRADE_FIELDS = ("score", "status", "rationale", "metadata", "expected", "actual")
+
 FORMS = (
     "letta-grader",
     "letta-extractor",
@@ -118,8 +121,13 @@ def _built(what, build, *args):
     try:
         return build(*args)
     except (KeyError, ValueError, TypeError) as e:
-        detail = f"missing key {e}" if isinstance(e, KeyError) else str(e)
-        raise CallError(f"cannot build {what}: {detail}") from None
+        raise _build_error(what, e) from None
+
+
+def _build_error(what, error):
+    """The `CallError` of `error`, raised building `what` (`_built`)."""
+    detail = f"missing key {error}" if isinstance(error, KeyError) else str(error)
+    return CallError(f"cannot build {what}: {detail}")
 
 
 class Runtime:
@@ -325,6 +333,11 @@ class Runtime:
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
         expected, actual (JSON texts or None)."""
+        return dict(zip(GRADE_FIELDS, self.outcome(name, row, sample_id, run, submission, config)))
+
+    def outcome(self, name, row, sample_id, run, submission, config):
+        """`grade`'s values as a tuple, in the order of `GRADE_FIELDS`: what the interpreter
+        hands back (a tuple costs less to make and to read than the dict)."""
         form, func, _ = self._resolve(name)
         if form == "letta-grader":
             return self._letta_grade(func, row, sample_id, submission)
@@ -337,7 +350,11 @@ class Runtime:
         raise CallError(f"{name!r} is not a grader")
 
     def _letta_grade(self, func, row, sample_id, submission):
-        sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
+        # `_built`, inline: every call of the form makes its sample.
+        try:
+            sample = convert.letta_sample(row, sample_id)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the dataset row as a letta-evals Sample", e) from None
         try:
             result = func(sample, submission)
             if type(result) is not LettaGrade:  # the usual result, which is no awaitable
@@ -349,24 +366,18 @@ class Runtime:
                 f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
                 "(a @grader must return letta_evals.models.GradeResult)"
             )
-        return {
-            "score": result.score,
-            "status": None,
-            "rationale": result.rationale or "",
-            "metadata": convert.to_json(result.metadata),
-            "expected": None,
-            "actual": None,
-        }
+        return result.score, None, result.rationale or "", convert.to_json(result.metadata), None, None
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
-        trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
-        case = _built(
-            "the dataset row as an evaldeck EvalCase",
-            convert.evaldeck_case,
-            row,
-            sample_id,
-            run.case_vouched,
-        )
+        # `_built`, inline: every call of these forms makes both.
+        try:
+            trace = convert.evaldeck_trace(run)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the recorded run as an evaldeck Trace", e) from None
+        try:
+            case = convert.evaldeck_case(row, sample_id, run.case_vouched)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the dataset row as an evaldeck EvalCase", e) from None
         if func is not None:
             grader, plain = self._custom_grader(func)
         else:
@@ -386,27 +397,30 @@ class Runtime:
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, EvaldeckGrade):
             # evaldeck's Evaluator reads `.status` of whatever came back.
-            return {
-                "score": 0.0,
-                "status": "error",
-                "rationale": f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
-                "metadata": convert.to_json({"grader_name": grader.name}),
-                "expected": None,
-                "actual": None,
-            }
+            return (
+                0.0,
+                "error",
+                f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
+                convert.to_json({"grader_name": grader.name}),
+                None,
+                None,
+            )
+        # The status's value read once: `Enum.value` is a property of Python code.
+        status = result.status.value
         score = result.score
         if score is None:
-            score = 1.0 if result.status.value == "pass" else 0.0
+            score = 1.0 if status == "pass" else 0.0
         details = dict(result.details)
         details.setdefault("grader_name", result.grader_name)
-        return {
-            "score": float(score),
-            "status": result.status.value,
-            "rationale": result.message or "",
-            "metadata": convert.to_json(details),
-            "expected": None if result.expected is None else convert.to_json(result.expected),
-            "actual": None if result.actual is None else convert.to_json(result.actual),
-        }
+        expected, actual = result.expected, result.actual
+        return (
+            float(score),
+            status,
+            result.message or "",
+            convert.to_json(details),
+            None if expected is None else convert.to_json(expected),
+            None if actual is None else convert.to_json(actual),
+        )
 
     def _custom_grader(self, func):
         """evaldeck's `CustomGrader` of `func`, and whether `func` is a plain function (no
@@ -443,14 +457,7 @@ class Runtime:
             raise CallError(f"grade returned {type(score).__name__} {score!r}, not a number")
         if not math.isfinite(score):
             raise CallError(f"grade returned {score!r}, not a finite number")
-        return {
-            "score": float(score),
-            "status": None,
-            "rationale": f"grade returned {score!r}",
-            "metadata": None,
-            "expected": None,
-            "actual": None,
-        }
+        return float(score), None, f"grade returned {score!r}", None, None, None
 
     def extract(self, name, row, sample_id, run, config):
         form, func, _ = self._resolve(name)
