@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from _gavel_model import TzInfo, own_constructors
+from _gavel_model import TzInfo, own_constructors_check
 from evaldeck.test_case import EvalCase
 from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
 from letta_evals.models import Sample
@@ -127,7 +127,7 @@ def row_and_vouched(text, digest):
     parsed at its start when read, and the recording as a `Located` whose `Trace` reads each
     field's value on first read. None when a model's constructor is not its own (the recording
     must then be checked as always)."""
-    if not own_constructors(_TRACE_MODELS):
+    if not _own_trace_constructors():
         return None
     fields = 2 * ord(digest[1]) + 2
     located = Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
@@ -204,6 +204,7 @@ class Located:
 
 
 _TRACE_MODELS = (Trace, Step, TokenUsage)
+_own_trace_constructors = own_constructors_check(_TRACE_MODELS)
 _TRACE_AT = {field.name: i for i, field in enumerate(Trace._fields)}
 _STEP_AT = {field.name: i for i, field in enumerate(Step._fields)}
 _TRACE_FIELDS = len(_TRACE_AT)

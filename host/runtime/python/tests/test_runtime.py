@@ -891,6 +891,27 @@ class Vouched(unittest.TestCase):
         finally:
             Turn.__init__ = init
 
+    def test_each_models_constructor_replaced_takes_the_host_at_its_word_no_more(self):
+        from evaldeck import test_case
+        from gavel_runtime import convert
+
+        for classes, check in (
+            (test_case._CASE_MODELS, test_case._own_case_constructors),
+            (convert._TRACE_MODELS, convert._own_trace_constructors),
+        ):
+            self.assertTrue(check())
+            for cls in classes:
+                own = cls.__dict__["__init__"] if "__init__" in cls.__dict__ else None
+                cls.__init__ = lambda self, **data: cls._construct(self, **data)
+                try:
+                    self.assertFalse(check(), cls.__name__)
+                finally:
+                    if own is None:
+                        del cls.__init__
+                    else:
+                        cls.__init__ = own
+                self.assertTrue(check(), cls.__name__)
+
     def test_a_vouched_rows_members_are_parsed_when_the_case_reads_them(self):
         from evaldeck.test_case import Turn
         from gavel_runtime import convert
