@@ -238,22 +238,25 @@ _scan = json.JSONDecoder().scan_once
 
 def letta_sample(row, fallback_id):
     """`letta_evals.models.Sample` as letta-evals' JSONL loader builds it from a row."""
-    metadata = row.get("metadata") or {}
-    sample_id = fallback_id
-    for key in ("sample_id", "id"):
-        if row.get(key) is not None:
-            sample_id = row[key]
-            if isinstance(sample_id, float) and sample_id.is_integer():
-                sample_id = int(sample_id)
-            break
+    # Every letta `@grader` call makes one: the row's `get` taken once, and the metadata asked
+    # only when the row has some (an empty one holds none of the three).
+    get = row.get
+    metadata = get("metadata") or None
+    sample_id = get("sample_id")
+    if sample_id is None:
+        sample_id = get("id")
+    if sample_id is None:
+        sample_id = fallback_id
+    elif isinstance(sample_id, float) and sample_id.is_integer():
+        sample_id = int(sample_id)
     data = {
         "id": sample_id,
-        "input": row.get("input") or row["prompt"],
-        "ground_truth": row.get("ground_truth"),
-        "agent_args": row.get("agent_args") or metadata.get("agent_args"),
-        "rubric_vars": row.get("rubric_vars") or metadata.get("rubric_vars"),
-        "extra_vars": row.get("extra_vars") or metadata.get("extra_vars"),
-        "rubric": row.get("rubric"),
+        "input": get("input") or row["prompt"],
+        "ground_truth": get("ground_truth"),
+        "agent_args": get("agent_args") or (None if metadata is None else metadata.get("agent_args")),
+        "rubric_vars": get("rubric_vars") or (None if metadata is None else metadata.get("rubric_vars")),
+        "extra_vars": get("extra_vars") or (None if metadata is None else metadata.get("extra_vars")),
+        "rubric": get("rubric"),
     }
     # Built on first read when the data has the usual form; validated now otherwise, so that
     # every error comes where letta-evals raises it.
