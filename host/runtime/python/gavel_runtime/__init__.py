@@ -410,14 +410,12 @@ class Runtime:
         score = result.score
         if score is None:
             score = 1.0 if status == "pass" else 0.0
-        details = dict(result.details)
-        details.setdefault("grader_name", result.grader_name)
         expected, actual = result.expected, result.actual
         return (
             float(score),
             status,
             result.message or "",
-            convert.to_json(details),
+            convert.evaldeck_metadata(result.details, result.grader_name),
             None if expected is None else convert.to_json(expected),
             None if actual is None else convert.to_json(actual),
         )

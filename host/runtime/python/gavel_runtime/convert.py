@@ -571,6 +571,17 @@ def openai_sample(run):
     }
 
 
+def evaldeck_metadata(details, grader_name):
+    """A grade's metadata from an evaldeck result: JSON of its `details` with `grader_name`
+    added unless they have one. Most results have no details: their text is written at once,
+    as `to_json` writes `{"grader_name": grader_name}`, without the dict made and walked."""
+    if not details and type(details) is dict and type(grader_name) is str:
+        return '{"grader_name": ' + _escaped(grader_name) + "}"
+    details = dict(details)
+    details.setdefault("grader_name", grader_name)
+    return to_json(details)
+
+
 def to_json(value: Any) -> str:
     """JSON for grade metadata and expected/actual values; what JSON cannot hold is its `str`."""
     if type(value) is dict:

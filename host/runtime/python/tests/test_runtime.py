@@ -720,6 +720,24 @@ class GradeTexts(unittest.TestCase):
             self.assertEqual(to_json(value), json.dumps(value, ensure_ascii=False, default=list), repr(value))
 
 
+    def test_an_evaldeck_results_metadata_is_its_details_with_its_graders_name(self):
+        from gavel_runtime.convert import evaldeck_metadata, to_json
+
+        class Text(str):
+            pass
+
+        class Details(dict):
+            pass
+
+        for details, name in (
+            ({}, "g"), ({}, "é \" \\ \n \u2028 \x00 😀"), ({}, Text("x")), (Details(), "g"),
+            ({"length": 3}, "g"), ({"grader_name": "own"}, "g"), ({"a": {"b": [1]}}, "g"),
+        ):
+            whole = dict(details)
+            whole.setdefault("grader_name", name)
+            self.assertEqual(evaldeck_metadata(details, name), to_json(whole), repr((details, name)))
+            self.assertEqual(evaldeck_metadata(details, name), json.dumps(whole, ensure_ascii=False))
+
 def held(model):
     from _gavel_model import _dict_of
 
