@@ -129,25 +129,6 @@ def _run(trajectory, parsed):
     )
 
 
-def _flat_run(run, recorded_format, recorded_value, parsed):
-    """A `grading.run` (the run but its events) as `_run` makes a trajectory's."""
-    output, status, task, duration_ms, usage = run
-    return Run(
-        turns=[],
-        output=output,
-        status=status,
-        input=task,
-        duration_ms=duration_ms,
-        usage=None if usage is None else dict(zip(_USAGE, usage)),
-        recorded_format=recorded_format,
-        recorded_value=recorded_value,
-        recorded_parsed=parsed,
-    )
-
-
-_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
-
-
 def _row_and_run(name, sample, trajectory):
     recorded = trajectory.recorded
     # `sample.expected`, which the host leaves empty for this interpreter's functions, carries
@@ -167,26 +148,37 @@ def _row_and_run(name, sample, trajectory):
 def _grade(name, row, id, run, submission, config, statuses):
     """The user's grade: score, status (from `statuses`), rationale, metadata, expected and
     actual, in the order of `gavel:grader`'s `grade` record."""
-    grade = _call(_runtime.grade, name, row, id, run, submission, config)
-    status = grade["status"]
-    return (
-        grade["score"],
-        None if status is None else statuses[status],
-        grade["rationale"],
-        grade["metadata"],
-        grade["expected"],
-        grade["actual"],
-    )
+    # `_call`, inline: this is every grade call's way back.
+    try:
+        outcome = _runtime.outcome(name, row, id, run, submission, config)
+    except gavel_runtime.CallError as e:
+        raise Err(str(e))
+    except Exception as e:  # a fault of the runtime itself, reported rather than trapped
+        raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+    score, status, rationale, metadata, expected, actual = outcome
+    return score, None if status is None else statuses[status], rationale, metadata, expected, actual
 
 
 class Grading(exports.Grading):
     """`pack.grade` in flat values, for a call that sends no events (see the WIT)."""
 
     def grade(self, name, id, key, row, run, recorded_format, recorded_value, digest, submission, config):
+        # Every warm call without events comes here: the run made and `_grade`'s work done
+        # inline, a frame less each.
         row, parsed = _runtime.row(name, row, recorded_value, recorded_format, digest)
         if run is not None:
-            run = _flat_run(run, recorded_format, recorded_value, parsed)
-        return _grade(name, row, id if key is None else key, run, submission, config, _FLAT_STATUS)
+            # The run but its events, as `_run` makes a trajectory's: its usage made a dict when
+            # read (`Run.usage`), the arguments by position (keywords cost more).
+            output, run_status, task, duration_ms, usage = run
+            run = Run((), output, run_status, task, duration_ms, usage, recorded_format, recorded_value, parsed)
+        try:
+            outcome = _runtime.outcome(name, row, id if key is None else key, run, submission, config)
+        except gavel_runtime.CallError as e:
+            raise Err(str(e))
+        except Exception as e:  # a fault of the runtime itself, reported rather than trapped
+            raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+        score, status, rationale, metadata, expected, actual = outcome
+        return score, None if status is None else _FLAT_STATUS[status], rationale, metadata, expected, actual
 
 
 def _call(fn, *args):

@@ -22,12 +22,30 @@ from gavel_runtime.loader import LoadFailure
 
 __all__ = ["CallError", "LoadFailure", "Run", "Runtime"]
 
+# The methods of `CustomGrader` a plain function's call runs, as the stand-in defines them.
+_CUSTOM_INIT = CustomGrader.__init__
+_CUSTOM_GRADE = CustomGrader.grade
+_CUSTOM_GET_FUNC = CustomGrader._get_func
+
+
+def _own_custom_grader():
+    """Whether none of `_CUSTOM_*` was replaced: one grader of a function may then serve every
+    call (`Runtime._custom_grader`)."""
+    return (
+        CustomGrader.__init__ is _CUSTOM_INIT
+        and CustomGrader.grade is _CUSTOM_GRADE
+        and CustomGrader._get_func is _CUSTOM_GET_FUNC
+    )
+
 # The forms whose builders read the run's recording, and the format each reads.
 READS_RECORDING = {"evaldeck-function": "evaldeck", "evaldeck-class": "evaldeck", "letta-extractor": "letta"}
 
 # The form that reads nothing of the run (a letta `@grader` reads the row and the submission):
 # its calls may be given None for it.
 READS_NO_RUN = "letta-grader"
+
+# A grade's values, in the order of `gavel:grader`'s `grade` record (`Runtime.outcome`).
+GRADE_FIELDS = ("score", "status", "rationale", "metadata", "expected", "actual")
 
 FORMS = (
     "letta-grader",
@@ -103,8 +121,13 @@ def _built(what, build, *args):
     try:
         return build(*args)
     except (KeyError, ValueError, TypeError) as e:
-        detail = f"missing key {e}" if isinstance(e, KeyError) else str(e)
-        raise CallError(f"cannot build {what}: {detail}") from None
+        raise _build_error(what, e) from None
+
+
+def _build_error(what, error):
+    """The `CallError` of `error`, raised building `what` (`_built`)."""
+    detail = f"missing key {error}" if isinstance(error, KeyError) else str(error)
+    return CallError(f"cannot build {what}: {detail}")
 
 
 class Runtime:
@@ -113,6 +136,10 @@ class Runtime:
         self.finder = None
         self.entries = []
         self._loaded = None
+        # Each name resolved in the program loaded, by name (`_resolve`).
+        self._resolved = {}
+        # Each evaldeck function's grader, by the function's id (`_custom_grader`).
+        self._graders = {}
 
     # -- load ----------------------------------------------------------------------------
 
@@ -135,6 +162,8 @@ class Runtime:
         if self.finder is not None and self._loaded == (sources, list(entries)):
             return
         self._loaded = (sources, list(entries))
+        self._resolved = {}
+        self._graders = {}
         if self.sandboxed:
             sandbox.install()
         self.finder = loader.install(sources)
@@ -149,6 +178,19 @@ class Runtime:
     # -- resolving names -----------------------------------------------------------------
 
     def _resolve(self, name):
+        """(form, function, module name or None) of `name`, `<form>:<module>:<attribute>`.
+
+        A name is resolved once in the program loaded, as letta-evals and evaldeck take the
+        function once when they load the suite: every call of a warm instance takes the function
+        its first call took (the one a fresh instance's only call takes), even if code run since
+        rebound the module's attribute or the registry's name. Only successes are kept: a name
+        that does not resolve raises on every call, as it did on the first."""
+        resolved = self._resolved.get(name)
+        if resolved is None:
+            resolved = self._resolved[name] = self._resolve_anew(name)
+        return resolved
+
+    def _resolve_anew(self, name):
         form, _, rest = name.partition(":")
         module_name, sep, attribute = rest.partition(":")
         if form not in FORMS or not sep or not attribute:
@@ -291,6 +333,11 @@ class Runtime:
     def grade(self, name, row, sample_id, run, submission, config):
         """A grade dict: score, status (None or pass/fail/error/skip), rationale, metadata,
         expected, actual (JSON texts or None)."""
+        return dict(zip(GRADE_FIELDS, self.outcome(name, row, sample_id, run, submission, config)))
+
+    def outcome(self, name, row, sample_id, run, submission, config):
+        """`grade`'s values as a tuple, in the order of `GRADE_FIELDS`: what the interpreter
+        hands back (a tuple costs less to make and to read than the dict)."""
         form, func, _ = self._resolve(name)
         if form == "letta-grader":
             return self._letta_grade(func, row, sample_id, submission)
@@ -303,7 +350,11 @@ class Runtime:
         raise CallError(f"{name!r} is not a grader")
 
     def _letta_grade(self, func, row, sample_id, submission):
-        sample = _built("the dataset row as a letta-evals Sample", convert.letta_sample, row, sample_id)
+        # `_built`, inline: every call of the form makes its sample.
+        try:
+            sample = convert.letta_sample(row, sample_id)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the dataset row as a letta-evals Sample", e) from None
         try:
             result = func(sample, submission)
             if type(result) is not LettaGrade:  # the usual result, which is no awaitable
@@ -315,30 +366,27 @@ class Runtime:
                 f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
                 "(a @grader must return letta_evals.models.GradeResult)"
             )
-        return {
-            "score": result.score,
-            "status": None,
-            "rationale": result.rationale or "",
-            "metadata": convert.to_json(result.metadata),
-            "expected": None,
-            "actual": None,
-        }
+        return result.score, None, result.rationale or "", convert.to_json(result.metadata), None, None
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
-        trace = _built("the recorded run as an evaldeck Trace", convert.evaldeck_trace, run)
-        case = _built(
-            "the dataset row as an evaldeck EvalCase",
-            convert.evaldeck_case,
-            row,
-            sample_id,
-            run.case_vouched,
-        )
-        grader = CustomGrader(func=func) if func is not None else self._grader_instance(cls, config)
+        # `_built`, inline: every call of these forms makes both.
+        try:
+            trace = convert.evaldeck_trace(run)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the recorded run as an evaldeck Trace", e) from None
+        try:
+            case = convert.evaldeck_case(row, sample_id, run.case_vouched)
+        except (KeyError, ValueError, TypeError) as e:
+            raise _build_error("the dataset row as an evaldeck EvalCase", e) from None
+        if func is not None:
+            grader, plain = self._custom_grader(func)
+        else:
+            grader, plain = self._grader_instance(cls, config), False
         try:
             # evaldeck's CustomGrader turns an exception into an ERROR grade itself. Its
             # `grade_async` calls a plain function as `grade` does: called so, without a
             # coroutine to drive.
-            if func is not None and not inspect.iscoroutinefunction(func):
+            if plain:
                 result = grader.grade(trace, case)
             else:
                 result = run_coroutine(grader.grade_async(trace, case))
@@ -349,27 +397,53 @@ class Runtime:
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, EvaldeckGrade):
             # evaldeck's Evaluator reads `.status` of whatever came back.
-            return {
-                "score": 0.0,
-                "status": "error",
-                "rationale": f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
-                "metadata": convert.to_json({"grader_name": grader.name}),
-                "expected": None,
-                "actual": None,
-            }
+            return (
+                0.0,
+                "error",
+                f"Grader error: {type(result).__name__!r} object has no attribute 'status'",
+                convert.to_json({"grader_name": grader.name}),
+                None,
+                None,
+            )
+        # The status's value read once: `Enum.value` is a property of Python code.
+        status = result.status.value
         score = result.score
         if score is None:
-            score = 1.0 if result.status.value == "pass" else 0.0
-        details = dict(result.details)
-        details.setdefault("grader_name", result.grader_name)
-        return {
-            "score": float(score),
-            "status": result.status.value,
-            "rationale": result.message or "",
-            "metadata": convert.to_json(details),
-            "expected": None if result.expected is None else convert.to_json(result.expected),
-            "actual": None if result.actual is None else convert.to_json(result.actual),
-        }
+            score = 1.0 if status == "pass" else 0.0
+        expected, actual = result.expected, result.actual
+        return (
+            float(score),
+            status,
+            result.message or "",
+            convert.evaldeck_metadata(result.details, result.grader_name),
+            None if expected is None else convert.to_json(expected),
+            None if actual is None else convert.to_json(actual),
+        )
+
+    def _custom_grader(self, func):
+        """evaldeck's `CustomGrader` of `func`, and whether `func` is a plain function (no
+        coroutine function), which decides how it is called.
+
+        Made once per function, as evaldeck's user makes the grader once for every case: while
+        the methods a plain function's call runs (`CustomGrader`'s constructor, `grade` and
+        `_get_func`) are the stand-in's own, the grader keeps nothing of a call (its name is
+        its class's), so one serves every call as a new one would. With any of them replaced,
+        or for a coroutine function, each call makes its own as before."""
+        made = self._graders.get(id(func))
+        # `_own_custom_grader()`, inline: a function's every call but its first asks it.
+        if (
+            made is not None
+            and made[0] is func
+            and CustomGrader.__init__ is _CUSTOM_INIT
+            and CustomGrader.grade is _CUSTOM_GRADE
+            and CustomGrader._get_func is _CUSTOM_GET_FUNC
+        ):
+            return made[1], True
+        plain = not inspect.iscoroutinefunction(func)
+        grader = CustomGrader(func=func)
+        if plain and _own_custom_grader():
+            self._graders[id(func)] = (func, grader)
+        return grader, plain
 
     def _openai_grade(self, func, row, run):
         item, sample = convert.openai_item_and_sample(row, run)
@@ -381,14 +455,7 @@ class Runtime:
             raise CallError(f"grade returned {type(score).__name__} {score!r}, not a number")
         if not math.isfinite(score):
             raise CallError(f"grade returned {score!r}, not a finite number")
-        return {
-            "score": float(score),
-            "status": None,
-            "rationale": f"grade returned {score!r}",
-            "metadata": None,
-            "expected": None,
-            "actual": None,
-        }
+        return float(score), None, f"grade returned {score!r}", None, None, None
 
     def extract(self, name, row, sample_id, run, config):
         form, func, _ = self._resolve(name)

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-from _gavel_model import TzInfo, own_constructors
+from _gavel_model import TzInfo, own_constructors_check
 from evaldeck.test_case import EvalCase
 from evaldeck.trace import Step, StepStatus, StepType, TokenUsage, Trace
 from letta_evals.models import Sample
@@ -33,7 +33,25 @@ class Run:
 
     `turns` may be given as a function returning them: it is called on first use, so that a
     call whose builder reads only the recording (or nothing of the run) never converts the
-    events. Converting them cannot fail, so when it happens changes no outcome."""
+    events. Converting them cannot fail, so when it happens changes no outcome.
+
+    `usage` (the run's tokens) is a dict or None, and may be given as the tuple of its three
+    counts (`prompt_tokens`, `completion_tokens`, `total_tokens`), made the dict on first read:
+    no builder reads it now. Slots, so that the one made every call is made without a dict."""
+
+    __slots__ = (
+        "_turns",
+        "output",
+        "status",
+        "input",
+        "duration_ms",
+        "_usage",
+        "recorded_format",
+        "recorded_value",
+        "recorded_parsed",
+        "case_vouched",
+        "_handed",
+    )
 
     def __init__(
         self,
@@ -52,13 +70,20 @@ class Run:
         self.status = status
         self.input = input
         self.duration_ms = duration_ms
-        self.usage = usage
+        self._usage = usage
         self.recorded_format = recorded_format
         self.recorded_value = recorded_value
         self.recorded_parsed = recorded_parsed
         # A recording the host vouched for comes with its word on the row's case.
         self.case_vouched = type(recorded_parsed) is Located and recorded_parsed.case
         self._handed = None
+
+    @property
+    def usage(self):
+        usage = self._usage
+        if type(usage) is tuple:
+            usage = self._usage = dict(zip(_USAGE, usage))
+        return usage
 
     @property
     def turns(self):
@@ -85,6 +110,9 @@ class Run:
             yield from turn
 
 
+_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
 def row_and_recording(text):
     """The row (`text`, JSON) without its `trajectory` member, and that member's value: for a
     row whose own `trajectory` member is the run's recording (the host sends the recording's
@@ -99,7 +127,7 @@ def row_and_vouched(text, digest):
     parsed at its start when read, and the recording as a `Located` whose `Trace` reads each
     field's value on first read. None when a model's constructor is not its own (the recording
     must then be checked as always)."""
-    if not own_constructors(_TRACE_MODELS):
+    if not _own_trace_constructors():
         return None
     fields = 2 * ord(digest[1]) + 2
     located = Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
@@ -176,6 +204,7 @@ class Located:
 
 
 _TRACE_MODELS = (Trace, Step, TokenUsage)
+_own_trace_constructors = own_constructors_check(_TRACE_MODELS)
 _TRACE_AT = {field.name: i for i, field in enumerate(Trace._fields)}
 _STEP_AT = {field.name: i for i, field in enumerate(Step._fields)}
 _TRACE_FIELDS = len(_TRACE_AT)
@@ -209,22 +238,25 @@ _scan = json.JSONDecoder().scan_once
 
 def letta_sample(row, fallback_id):
     """`letta_evals.models.Sample` as letta-evals' JSONL loader builds it from a row."""
-    metadata = row.get("metadata") or {}
-    sample_id = fallback_id
-    for key in ("sample_id", "id"):
-        if row.get(key) is not None:
-            sample_id = row[key]
-            if isinstance(sample_id, float) and sample_id.is_integer():
-                sample_id = int(sample_id)
-            break
+    # Every letta `@grader` call makes one: the row's `get` taken once, and the metadata asked
+    # only when the row has some (an empty one holds none of the three).
+    get = row.get
+    metadata = get("metadata") or None
+    sample_id = get("sample_id")
+    if sample_id is None:
+        sample_id = get("id")
+    if sample_id is None:
+        sample_id = fallback_id
+    elif isinstance(sample_id, float) and sample_id.is_integer():
+        sample_id = int(sample_id)
     data = {
         "id": sample_id,
-        "input": row.get("input") or row["prompt"],
-        "ground_truth": row.get("ground_truth"),
-        "agent_args": row.get("agent_args") or metadata.get("agent_args"),
-        "rubric_vars": row.get("rubric_vars") or metadata.get("rubric_vars"),
-        "extra_vars": row.get("extra_vars") or metadata.get("extra_vars"),
-        "rubric": row.get("rubric"),
+        "input": get("input") or row["prompt"],
+        "ground_truth": get("ground_truth"),
+        "agent_args": get("agent_args") or (None if metadata is None else metadata.get("agent_args")),
+        "rubric_vars": get("rubric_vars") or (None if metadata is None else metadata.get("rubric_vars")),
+        "extra_vars": get("extra_vars") or (None if metadata is None else metadata.get("extra_vars")),
+        "rubric": get("rubric"),
     }
     # Built on first read when the data has the usual form; validated now otherwise, so that
     # every error comes where letta-evals raises it.
@@ -537,6 +569,17 @@ def openai_sample(run):
             }
         ],
     }
+
+
+def evaldeck_metadata(details, grader_name):
+    """A grade's metadata from an evaldeck result: JSON of its `details` with `grader_name`
+    added unless they have one. Most results have no details: their text is written at once,
+    as `to_json` writes `{"grader_name": grader_name}`, without the dict made and walked."""
+    if not details and type(details) is dict and type(grader_name) is str:
+        return '{"grader_name": ' + _escaped(grader_name) + "}"
+    details = dict(details)
+    details.setdefault("grader_name", grader_name)
+    return to_json(details)
 
 
 def to_json(value: Any) -> str:

@@ -466,6 +466,104 @@ class Conversions(unittest.TestCase):
         self.assertEqual((grade("raises")["status"], grade("raises")["rationale"]), ("error", "Custom grader error: 'k'"))
 
 
+class OncePerProgram(unittest.TestCase):
+    """What a call takes once per loaded program: the function a name resolves to, and an
+    evaldeck function's grader. A load of other sources takes them anew; what fails is
+    reported on every call."""
+
+    SOURCE = """
+    from evaldeck.results import GradeResult
+    from letta_evals.decorators import grader
+    from letta_evals.models import GradeResult as LettaGrade
+
+    def check(trace, case):
+        global check
+        check = lambda trace, case: GradeResult.passed_result("rebound", "rebound")
+        return GradeResult.passed_result("first", "%s")
+
+    @grader
+    def answer(sample, submission):
+        return LettaGrade(score=1.0, rationale="%s")
+    """
+
+    def grade(self, runtime, name):
+        return runtime.grade(name, {"input": "q"}, 0, Run(output="a"), "s", "{}")
+
+    def test_a_name_takes_the_function_its_first_call_took(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        for _ in range(3):
+            self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "one")
+
+    def test_a_load_of_other_sources_resolves_each_name_anew(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "one")
+        self.assertEqual(self.grade(runtime, "letta-grader::answer")["rationale"], "one")
+        runtime.load([("m", "m.py", textwrap.dedent(self.SOURCE % ("two", "two")), None)], ["m"])
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "two")
+        self.assertEqual(self.grade(runtime, "letta-grader::answer")["rationale"], "two")
+        # Loading what is loaded keeps what the calls took.
+        runtime.load([("m", "m.py", textwrap.dedent(self.SOURCE % ("two", "two")), None)], ["m"])
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:check")["rationale"], "two")
+
+    def test_a_name_that_does_not_resolve_fails_on_every_call_until_it_does(self):
+        runtime = loaded({"m": self.SOURCE % ("one", "one")})
+        for _ in range(2):
+            with self.assertRaisesRegex(CallError, "module 'm' has no attribute 'late'"):
+                self.grade(runtime, "evaldeck-function:m:late")
+            with self.assertRaisesRegex(CallError, "^Grader function 'late' not found in registry$"):
+                self.grade(runtime, "letta-grader::late")
+        sys.modules["m"].late = sys.modules["m"].check
+        self.assertEqual(self.grade(runtime, "evaldeck-function:m:late")["rationale"], "one")
+
+    def test_an_evaldeck_functions_grader_serves_every_call_while_custom_grader_is_its_own(self):
+        from evaldeck.graders import CustomGrader
+
+        runtime = loaded(
+            {
+                "e": """
+                import asyncio
+                from evaldeck.results import GradeResult
+
+                def raises(trace, case):
+                    raise KeyError("k")
+
+                async def awaited(trace, case):
+                    await asyncio.sleep(0)
+                    return GradeResult.passed_result("a", "awaited")
+                """
+            }
+        )
+        for _ in range(2):
+            grade = self.grade(runtime, "evaldeck-function:e:raises")
+            self.assertEqual((grade["status"], grade["rationale"]), ("error", "Custom grader error: 'k'"))
+            self.assertEqual(json.loads(grade["metadata"]), {"grader_name": "custom"})
+            self.assertEqual(self.grade(runtime, "evaldeck-function:e:awaited")["rationale"], "awaited")
+        # The class's name, read by the grader when it is made and on every call.
+        CustomGrader.name = "renamed"
+        try:
+            grade = self.grade(runtime, "evaldeck-function:e:raises")
+        finally:
+            CustomGrader.name = "custom"
+        self.assertEqual(json.loads(grade["metadata"]), {"grader_name": "renamed"})
+        # A method replaced: each call makes its own grader, as evaldeck's user would.
+        made = []
+        for method in ("__init__", "grade", "_get_func"):
+            own = getattr(CustomGrader, method)
+
+            def replaced(self, *args, own=own, **kwargs):
+                made.append(self)  # kept, so that no two are at one address
+                return own(self, *args, **kwargs)
+
+            setattr(CustomGrader, method, replaced)
+            try:
+                made.clear()
+                for _ in range(3):
+                    self.grade(runtime, "evaldeck-function:e:raises")
+            finally:
+                setattr(CustomGrader, method, own)
+            self.assertEqual(len({id(grader) for grader in made}), 3, method)
+
+
 SANDBOXED = r"""
 import json, os, sys
 # What CPython lacks on WASI, as the sandbox finds it there.
@@ -598,6 +696,12 @@ class Rows(unittest.TestCase):
         self.assertEqual(run.turns, RUN.turns)
         self.assertEqual(made, [1])
 
+    def test_usage_given_as_its_three_counts_reads_as_the_dict(self):
+        tokens = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+        self.assertEqual(Run(usage=(3, 4, 7)).usage, tokens)
+        self.assertEqual(Run(usage=tokens).usage, tokens)
+        self.assertIsNone(Run().usage)
+
 
 class GradeTexts(unittest.TestCase):
     def test_a_grades_values_are_written_as_json_writes_them(self):
@@ -615,6 +719,24 @@ class GradeTexts(unittest.TestCase):
         for value in values:
             self.assertEqual(to_json(value), json.dumps(value, ensure_ascii=False, default=list), repr(value))
 
+
+    def test_an_evaldeck_results_metadata_is_its_details_with_its_graders_name(self):
+        from gavel_runtime.convert import evaldeck_metadata, to_json
+
+        class Text(str):
+            pass
+
+        class Details(dict):
+            pass
+
+        for details, name in (
+            ({}, "g"), ({}, "é \" \\ \n \u2028 \x00 😀"), ({}, Text("x")), (Details(), "g"),
+            ({"length": 3}, "g"), ({"grader_name": "own"}, "g"), ({"a": {"b": [1]}}, "g"),
+        ):
+            whole = dict(details)
+            whole.setdefault("grader_name", name)
+            self.assertEqual(evaldeck_metadata(details, name), to_json(whole), repr((details, name)))
+            self.assertEqual(evaldeck_metadata(details, name), json.dumps(whole, ensure_ascii=False))
 
 def held(model):
     from _gavel_model import _dict_of
@@ -786,6 +908,27 @@ class Vouched(unittest.TestCase):
             pass
         finally:
             Turn.__init__ = init
+
+    def test_each_models_constructor_replaced_takes_the_host_at_its_word_no_more(self):
+        from evaldeck import test_case
+        from gavel_runtime import convert
+
+        for classes, check in (
+            (test_case._CASE_MODELS, test_case._own_case_constructors),
+            (convert._TRACE_MODELS, convert._own_trace_constructors),
+        ):
+            self.assertTrue(check())
+            for cls in classes:
+                own = cls.__dict__["__init__"] if "__init__" in cls.__dict__ else None
+                cls.__init__ = lambda self, **data: cls._construct(self, **data)
+                try:
+                    self.assertFalse(check(), cls.__name__)
+                finally:
+                    if own is None:
+                        del cls.__init__
+                    else:
+                        cls.__init__ = own
+                self.assertTrue(check(), cls.__name__)
 
     def test_a_vouched_rows_members_are_parsed_when_the_case_reads_them(self):
         from evaldeck.test_case import Turn

@@ -12,7 +12,7 @@ from _gavel_model import (
     mapping,
     model,
     optional,
-    own_constructors,
+    own_constructors_check,
     string,
 )
 
@@ -134,11 +134,12 @@ class EvalCase(DeferredModel):
         """The case of `data` (anything with `get(name, default)`), which the host found usual,
         built on first read; None when a model's constructor was replaced since it was defined
         (the case must then be validated)."""
-        return cls._deferred(data) if own_constructors(_CASE_MODELS) else None
+        return cls._deferred(data) if _own_case_constructors() else None
 
 
 # The models a case is made of, built by their own constructors when the host's word stands.
 _CASE_MODELS = (EvalCase, Turn, ExpectedBehavior, GraderConfig)
+_own_case_constructors = own_constructors_check(_CASE_MODELS)
 
 
 def _one_turn(data):
