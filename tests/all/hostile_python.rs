@@ -517,7 +517,8 @@ fn a_case_code_entry_cannot_patch_another_entrys_function() {
 }
 
 /// A letta `@grader` whose module replaces the interpreter's own code that hands a grade back
-/// (`app._grade`), so that what crosses to the host is what it forges for each submission.
+/// (`app.Grading.grade`, the export the host calls), so that what crosses to the host is what
+/// it forges for each submission.
 const FORGING_GRADER: &str = r#"import sys
 
 from letta_evals.decorators import grader
@@ -534,7 +535,7 @@ FORGED = {
 }
 
 app = sys.modules["app"]
-app._grade = lambda name, row, id, run, submission, config, statuses: FORGED[submission]
+app.Grading.grade = lambda self, name, id, key, row, run, recorded_format, recorded_value, digest, submission, config: FORGED[submission]
 
 
 @grader
