@@ -163,22 +163,14 @@ class Grading(exports.Grading):
     """`pack.grade` in flat values, for a call that sends no events (see the WIT)."""
 
     def grade(self, name, id, key, row, run, recorded_format, recorded_value, digest, submission, config):
-        # Every warm call without events comes here: the run made and `_grade`'s work done
-        # inline, a frame less each.
+        # Every warm call without events comes here: the run made inline, a frame less each.
         row, parsed = _runtime.row(name, row, recorded_value, recorded_format, digest)
         if run is not None:
             # The run but its events, as `_run` makes a trajectory's: its usage made a dict when
             # read (`Run.usage`), the arguments by position (keywords cost more).
             output, run_status, task, duration_ms, usage = run
             run = Run((), output, run_status, task, duration_ms, usage, recorded_format, recorded_value, parsed)
-        try:
-            outcome = _runtime.outcome(name, row, id if key is None else key, run, submission, config)
-        except gavel_runtime.CallError as e:
-            raise Err(str(e))
-        except Exception as e:  # a fault of the runtime itself, reported rather than trapped
-            raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
-        score, status, rationale, metadata, expected, actual = outcome
-        return score, None if status is None else _FLAT_STATUS[status], rationale, metadata, expected, actual
+        return _grade(name, row, id if key is None else key, run, submission, config, _FLAT_STATUS)
 
 
 def _call(fn, *args):
