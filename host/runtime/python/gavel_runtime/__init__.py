@@ -430,14 +430,7 @@ class Runtime:
         its class's), so one serves every call as a new one would. With any of them replaced,
         or for a coroutine function, each call makes its own as before."""
         made = self._graders.get(id(func))
-        # `_own_custom_grader()`, inline: a function's every call but its first asks it.
-        if (
-            made is not None
-            and made[0] is func
-            and CustomGrader.__init__ is _CUSTOM_INIT
-            and CustomGrader.grade is _CUSTOM_GRADE
-            and CustomGrader._get_func is _CUSTOM_GET_FUNC
-        ):
+        if made is not None and made[0] is func and _own_custom_grader():
             return made[1], True
         plain = not inspect.iscoroutinefunction(func)
         grader = CustomGrader(func=func)
