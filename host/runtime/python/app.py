@@ -151,10 +151,8 @@ def _grade(name, row, id, run, submission, config, statuses):
     # `_call`, inline: this is every grade call's way back.
     try:
         outcome = _runtime.outcome(name, row, id, run, submission, config)
-    except gavel_runtime.CallError as e:
-        raise Err(str(e))
-    except Exception as e:  # a fault of the runtime itself, reported rather than trapped
-        raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+    except Exception as e:
+        raise _failed(e)
     score, status, rationale, metadata, expected, actual = outcome
     return score, None if status is None else statuses[status], rationale, metadata, expected, actual
 
@@ -176,10 +174,16 @@ class Grading(exports.Grading):
 def _call(fn, *args):
     try:
         return fn(*args)
-    except gavel_runtime.CallError as e:
-        raise Err(str(e))
-    except Exception as e:  # a fault of the runtime itself, reported rather than trapped
-        raise Err(f"gavel's Python runtime failed: {type(e).__name__}: {e}")
+    except Exception as e:
+        raise _failed(e)
+
+
+def _failed(error):
+    """The `Err` a call reports for `error`: the user-visible failure's text, or a fault of the
+    runtime itself, reported rather than trapped."""
+    if isinstance(error, gavel_runtime.CallError):
+        return Err(str(error))
+    return Err(f"gavel's Python runtime failed: {type(error).__name__}: {error}")
 
 
 class Pack(exports.Pack):
