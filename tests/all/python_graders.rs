@@ -451,6 +451,52 @@ fn an_evaldeck_grader_reads_each_run_from_its_recording_or_from_its_events() {
     }
 }
 
+/// A recorded letta message knows which fields it was given, as letta_client's does: its
+/// `model_fields_set` names them, extra keys included, and `to_dict()` gives them alone, a
+/// `None` it was given kept. The expected text is what letta-client 1.12 gives for the same
+/// messages (`AssistantMessage.model_validate(...)`).
+#[test]
+fn a_recorded_letta_message_dumps_the_fields_it_was_given() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "g.py",
+        "import json\n\n\
+         from letta_evals.decorators import extractor, grader\n\
+         from letta_evals.models import GradeResult\n\n\n\
+         @extractor\n\
+         def given(trajectory, config):\n    \
+             return json.dumps([[sorted(m.model_fields_set), m.to_dict(mode='json')] for m in trajectory[-1]])\n\n\n\
+         @grader\n\
+         def echo(sample, submission):\n    \
+             return GradeResult(score=1.0, rationale=submission)\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: given\ndataset: data.jsonl\ngraders:\n  given:\n    kind: tool\n    \
+         function: g.py:echo\n    extractor: g.py:given\n",
+    );
+    let row = json!({"id": 1, "input": "q", "trajectory": [[
+        {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": "Paris",
+         "name": null, "otid": "o1", "zeta": 1},
+        {"id": "m2", "date": "2026-01-01T00:00:01Z", "message_type": "tool_call_message",
+         "tool_call": {"name": "search", "arguments": "{}", "tool_call_id": "c1"}}
+    ]]});
+    ws.write_rows("data.jsonl", &[row]);
+    let results = graded(cache, &ws);
+    assert_eq!(
+        results[0]["grades"]["given"]["rationale"],
+        "[[[\"content\", \"date\", \"id\", \"message_type\", \"name\", \"otid\", \"zeta\"], \
+         {\"id\": \"m1\", \"content\": \"Paris\", \"date\": \"2026-01-01T00:00:00Z\", \
+         \"message_type\": \"assistant_message\", \"name\": null, \"otid\": \"o1\", \"zeta\": 1}], \
+         [[\"date\", \"id\", \"message_type\", \"tool_call\"], {\"id\": \"m2\", \
+         \"date\": \"2026-01-01T00:00:01Z\", \"tool_call\": {\"arguments\": \"{}\", \"name\": \"search\", \
+         \"tool_call_id\": \"c1\"}, \"message_type\": \"tool_call_message\"}]]",
+        "{}",
+        results[0]
+    );
+}
+
 /// A row's evaldeck recording of the usual form, which the host vouches for, grades as its
 /// values say; one the recording's check refuses still errors with evaldeck's own message.
 #[test]

@@ -603,6 +603,12 @@ def _read_deferred(self, name):
 class Model:
     """The shared behaviour of every stand-in model; subclasses set `_fields`."""
 
+    # `_gavel_set`: pydantic's `__pydantic_fields_set__`, the fields given to the constructor
+    # (every key given, on a model that keeps extra keys) and those assigned since. The
+    # constructor keeps its keyword arguments' dict there, made the set when first asked
+    # (`_fields_set`), as a model built on first read has it made from its data.
+    __slots__ = ("__dict__", "__weakref__", "_gavel_set")
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._extra = cls.model_config.get("extra") == "allow"
@@ -641,6 +647,7 @@ class Model:
     def _finish(self, data, errors):
         if errors:
             raise ValidationError(type(self).__name__, errors)
+        _set_fields_set(self, data)
         if self._extra:
             if data.keys() <= self._known:
                 object.__setattr__(self, "__pydantic_extra__", {})
@@ -694,7 +701,7 @@ class Model:
 
     @property
     def model_fields_set(self):
-        return {f.name for f in self._fields}
+        return _fields_set(self)
 
     def _items(self):
         """The fields and extra keys the model holds, as pydantic lists them (its `__dict__`'s
@@ -715,8 +722,12 @@ class Model:
         # pydantic's: a field, or a name starting with `_` (a private attribute), is set; a
         # property runs its setter; any other name is refused, unless the model keeps extra
         # keys, where it becomes one (last of them, unless it is one already) when the class has
-        # no attribute of that name.
-        if name in self._known or name[:1] == "_":
+        # no attribute of that name. A field or extra key assigned counts as set.
+        if name in self._known:
+            object.__setattr__(self, name, value)
+            _fields_set(self).add(name)
+            return
+        if name[:1] == "_":
             object.__setattr__(self, name, value)
             return
         cls = type(self)
@@ -728,6 +739,7 @@ class Model:
             raise ValueError(f'"{cls.__name__}" object has no field "{name}"')
         if attribute is _ABSENT:
             self.__pydantic_extra__[name] = value
+            _fields_set(self).add(name)
             _reads_extras(cls)
             return
         object.__setattr__(self, name, value)
@@ -744,7 +756,16 @@ class Model:
         except AttributeError:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}") from None
 
-    def model_dump(self, *, mode="python", exclude_none=False, include=None, exclude=None, by_alias=False):
+    def model_dump(self, *, mode="python", include=None, exclude=None, context=None, by_alias=None,
+                   exclude_unset=False, exclude_defaults=False, exclude_none=False, exclude_computed_fields=False,
+                   round_trip=False, warnings=True, fallback=None, serialize_as_any=False,
+                   polymorphic_serialization=None):
+        # pydantic's keywords, all of them; those not named below change nothing on these
+        # models (no aliases, computed fields or serialisers of their own).
+        how = (mode, exclude_none, exclude_unset, exclude_defaults)
+        known = self._known
+        unset = _fields_set(self) if exclude_unset else None
+        defaults = _defaults(type(self)) if exclude_defaults else None
         out = {}
         for name, value in self._items():
             if include is not None and name not in include:
@@ -753,17 +774,26 @@ class Model:
                 continue
             if exclude_none and value is None:
                 continue
-            out[name] = _dump(value, mode, exclude_none)
+            # Extra keys are never left out as unset or default: pydantic holds them as given.
+            if unset is not None and name in known and name not in unset:
+                continue
+            if defaults is not None and name in defaults and value == defaults[name]():
+                continue
+            out[name] = _dump(value, how)
         return out
 
     def dict(self, **kwargs):
         return self.model_dump(**kwargs)
 
-    def model_dump_json(self, *, indent=None, exclude_none=False, include=None, exclude=None, by_alias=False):
-        data = self.model_dump(mode="json", exclude_none=exclude_none, include=include, exclude=exclude)
+    def model_dump_json(self, *, indent=None, ensure_ascii=False, include=None, exclude=None, context=None,
+                        by_alias=None, exclude_unset=False, exclude_defaults=False, exclude_none=False,
+                        exclude_computed_fields=False, round_trip=False, warnings=True, fallback=None,
+                        serialize_as_any=False, polymorphic_serialization=None):
+        data = self.model_dump(mode="json", include=include, exclude=exclude, exclude_unset=exclude_unset,
+                               exclude_defaults=exclude_defaults, exclude_none=exclude_none)
         if indent is None:
-            return _json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return _json.dumps(data, ensure_ascii=False, indent=indent)
+            return _json.dumps(data, ensure_ascii=ensure_ascii, separators=(",", ":"))
+        return _json.dumps(data, ensure_ascii=ensure_ascii, indent=indent)
 
     def json(self, **kwargs):
         return self.model_dump_json(**kwargs)
@@ -773,7 +803,9 @@ class Model:
 
         clone = copy.deepcopy(self) if deep else copy.copy(self)
         extras = clone.__pydantic_extra__
-        for key, value in (update or {}).items():
+        update = update or {}
+        _fields_set(clone).update(update)
+        for key, value in update.items():
             if extras is not None and key not in self._known:
                 extras[key] = value
                 _reads_extras(type(clone))
@@ -783,6 +815,19 @@ class Model:
 
     def copy(self, **kwargs):
         return self.model_copy(**kwargs)
+
+    def __getstate__(self):
+        # What pickling and `copy.deepcopy` take: the fields set made first, so that they
+        # carry the set, not the constructor's arguments.
+        _fields_set(self)
+        return object.__getstate__(self)
+
+    def __copy__(self):
+        # pydantic's: the copy's fields set is its own.
+        clone = object.__new__(type(self))
+        _dict_of(clone).update(_dict_of(self))
+        _set_fields_set(clone, set(_fields_set(self)))
+        return clone
 
     def __eq__(self, other):
         # pydantic compares the fields held and the extra keys, in any order.
@@ -817,6 +862,29 @@ class Model:
 
 # The instance dictionary itself, past a class's own `__dict__` (`DeferredModel`'s).
 _dict_of = Model.__dict__["__dict__"].__get__
+_fields_set_of, _set_fields_set = Model.__dict__["_gavel_set"].__get__, Model.__dict__["_gavel_set"].__set__
+
+
+def _fields_set(self):
+    """pydantic's `__pydantic_fields_set__` of `self` (the set itself, which assignments add
+    to), made from the constructor's keyword arguments on first read; on a model built on
+    first read, from the fields its data holds, as its constructor would have been given
+    them."""
+    try:
+        given = _fields_set_of(self)
+    except AttributeError:
+        data = _dict_of(self).get("_gavel_data")
+        given = {} if data is None else {name: None for name in self._known if data.get(name, _ABSENT) is not _ABSENT}
+    if type(given) is dict:
+        given = set(given) if self._extra else {name for name in given if name in self._known}
+        _set_fields_set(self, given)
+    return given
+
+
+Model.__pydantic_fields_set__ = property(_fields_set, _set_fields_set)
+# Named as pydantic's methods are, which a `TypeError` for a keyword they do not take shows.
+Model.model_dump.__qualname__ = "BaseModel.model_dump"
+Model.model_dump_json.__qualname__ = "BaseModel.model_dump_json"
 
 
 def _value_error(message):
@@ -834,8 +902,7 @@ class ExtraModel(Model):
 
     def __copy__(self):
         # pydantic's: the copy has extra keys of its own.
-        clone = object.__new__(type(self))
-        _dict_of(clone).update(_dict_of(self))
+        clone = Model.__copy__(self)
         object.__setattr__(clone, "__pydantic_extra__", dict(_extras_of(self)))
         return clone
 
@@ -866,6 +933,7 @@ def _whole_dict(self):
     values = _dict_of(self)
     data = values.get("_gavel_data")
     if data is not None:
+        _fields_set(self)  # taken from the data while it is there
         whole = {name: values[name] if name in values else take(data) for name, take in self._take.items()}
         for key, value in values.items():
             if key != "_gavel_data" and key not in whole:
@@ -887,17 +955,28 @@ class DeferredModel(Model):
         Model.__delattr__(self, name)
 
 
-def _dump(value, mode, exclude_none):
+def _defaults(cls):
+    """Each field of `cls` that has a default, with a function giving it (a default factory
+    itself): `exclude_defaults` compares a field with its default as pydantic does, a
+    factory's new value included."""
+    return {f.name: f.factory or (lambda d=f.default: d) for f in cls._fields
+            if f.factory is not None or f.default is not REQUIRED}
+
+
+def _dump(value, how):
+    """`value` as `model_dump` gives it; `how`: its mode, `exclude_none`, `exclude_unset` and
+    `exclude_defaults`, which reach the models inside."""
     if isinstance(value, Model):
-        return value.model_dump(mode=mode, exclude_none=exclude_none)
+        mode, exclude_none, exclude_unset, exclude_defaults = how
+        return value.model_dump(mode=mode, exclude_none=exclude_none, exclude_unset=exclude_unset,
+                                exclude_defaults=exclude_defaults)
     if isinstance(value, list):
-        return [_dump(v, mode, exclude_none) for v in value]
+        return [_dump(v, how) for v in value]
     if isinstance(value, tuple):
-        return [_dump(v, mode, exclude_none) for v in value] if mode == "json" else tuple(
-            _dump(v, mode, exclude_none) for v in value
-        )
+        return [_dump(v, how) for v in value] if how[0] == "json" else tuple(_dump(v, how) for v in value)
     if isinstance(value, dict):
-        return {k: _dump(v, mode, exclude_none) for k, v in value.items()}
+        return {k: _dump(v, how) for k, v in value.items()}
+    mode = how[0]
     if mode == "json":
         if isinstance(value, _enum.Enum):
             return value.value
@@ -907,7 +986,7 @@ def _dump(value, mode, exclude_none):
         if isinstance(value, _dt.date):
             return value.isoformat()
         if isinstance(value, (set, frozenset)):
-            return [_dump(v, mode, exclude_none) for v in value]
+            return [_dump(v, how) for v in value]
     return value
 
 

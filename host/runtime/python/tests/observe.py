@@ -281,6 +281,12 @@ def outcomes(model, *reads):
     return seen
 
 
+def unset_and_defaults(model):
+    """What pydantic holds as given of `model`, and what its dumps leave out as unset or default."""
+    return [sorted(model.model_fields_set), model.model_dump(mode="json", exclude_unset=True),
+            model.model_dump(mode="json", exclude_defaults=True), model.model_dump_json(exclude_unset=True, exclude_none=True)]
+
+
 def deleted(name):
     """An edit of a model that deletes its attribute `name`, giving what that did."""
 
@@ -421,6 +427,31 @@ def model_cases(out):
         lambda: EvalCase._from_dict({"name": "x", "input": "i", "expected": {"tools_called": ["a", 2], "max_steps": 2.5}, "tags": "t"}),
     )
     attempt("model/evaldeck-bad-status", lambda: EGrade(grader_name="g", status="passed"))
+
+    def fields_set_kept():
+        """A model's fields set through copies, pickling and updates: each copy's its own."""
+        import pickle
+
+        grade = GradeResult(score=1, metadata={})
+        shallow, deep = copy.copy(grade), copy.deepcopy(grade)
+        shallow.rationale = "r"
+        updated = grade.model_copy(update={"per_turn_grades": None})
+        revived = pickle.loads(pickle.dumps(grade))
+        grade.__pydantic_fields_set__ = {"score"}
+        return [[sorted(m.model_fields_set), m.model_dump(exclude_unset=True)] for m in (grade, shallow, deep, updated, revived)] + [
+            type(grade.__pydantic_fields_set__).__name__, grade.model_fields_set is grade.__pydantic_fields_set__]
+
+    attempt("model/fields-set-kept", fields_set_kept)
+    attempt("model/dump-keywords", lambda: [
+        Step(type="llm_call", id="s", timestamp="2026-01-01T00:00:00").model_dump(
+            mode="json", exclude_unset=True, exclude_defaults=True, round_trip=True, warnings=False, by_alias=True,
+            context={}, serialize_as_any=False),
+        TokenUsage(total_tokens=2).model_dump_json(indent=1, ensure_ascii=True, exclude_defaults=True),
+        Sample(id=1, input="q", ground_truth=None).model_dump(exclude_unset=True, exclude_none=True)])
+    attempt("model/dump-unknown-keyword", lambda: GradeResult(score=1).model_dump(foo=1))
+    attempt("model/to-dict-unknown-keyword", lambda: __import__("letta_client.types.agents").types.agents.AssistantMessage(
+        id="m", date="2026-01-01T00:00:00", content="a").to_dict(foo=1))
+    attempt("model/dump-json-mode", lambda: GradeResult(score=1).model_dump_json(mode="json"))
     attempt("model/evaldeck-step-type", lambda: Step(type="tool"))
     attempt("model/evaldeck-trace-input", lambda: Trace(output="x"))
 
@@ -480,7 +511,7 @@ def deferred_cases(out):
         edit(t)
         return outcomes(t, lambda t: t.output, lambda t: t.completed_at, lambda t: [s.model for s in t.steps],
                         lambda t: t.model_dump(mode="json"), repr, str, list, vars, lambda t: t == built(data),
-                        lambda t: t.to_dict())
+                        lambda t: t.to_dict(), unset_and_defaults, lambda t: [unset_and_defaults(s) for s in t.steps])
 
     refused = []
 
@@ -533,6 +564,9 @@ def deferred_cases(out):
         "missing-attribute": lambda data: getattr(built(data), "tool_call_count"),
         "copy": lambda data: copy.deepcopy(built(data)).to_dict() == built(data).to_dict(),
         "vars": lambda data: [list(vars(built(data))), [repr(vars(s)) for s in vars(built(data))["steps"]]],
+        "unset": lambda data: [unset_and_defaults(built(data)), [unset_and_defaults(s) for s in built(data).steps],
+                               [unset_and_defaults(s.tokens) for s in built(data).steps if s.tokens is not None]],
+        "unset-after-vars": lambda data: (lambda t: [vars(t), unset_and_defaults(t)])(built(data)),
     }
     for name, data in traces.items():
         for probe, fn in probes.items():
@@ -582,6 +616,7 @@ def deferred_cases(out):
         "dump": lambda row: case(row).model_dump(mode="json"),
         "graders": lambda row: [g.model_dump() for g in case(row).graders],
         "equal": lambda row: case(row) == EvalCase._from_dict({k: v for k, v in row.items() if k != "trace"}),
+        "unset": lambda row: [unset_and_defaults(case(row))] + [unset_and_defaults(t) for t in case(row).turns],
     }
     for name, row in cases.items():
         for probe, fn in case_probes.items():
@@ -619,7 +654,8 @@ def sample_cases(out):
         sample = built(row)
         seen = [edit(sample)]
         return seen + outcomes(sample, lambda s: s.ground_truth, lambda s: s.input, repr, str,
-                               lambda s: s.model_dump(mode="json"), lambda s: list(vars(s)), lambda s: s == built(row))
+                               lambda s: s.model_dump(mode="json"), lambda s: list(vars(s)), lambda s: s == built(row),
+                               unset_and_defaults)
 
     probes = {
         "truth": lambda row: [built(row).ground_truth, type(built(row).ground_truth).__name__],
@@ -631,6 +667,7 @@ def sample_cases(out):
         "iterate": lambda row: repr(list(built(row))),
         "equal": lambda row: [built(row) == built(row), built(row) == built(dict(row, id=99))],
         "isinstance": lambda row: type(built(row)).__name__,
+        "unset": lambda row: unset_and_defaults(built(row)),
         "del-truth": lambda row: edited(row, deleted("ground_truth")),
         "del-twice": lambda row: edited(row, lambda s: [deleted("input")(s), deleted("input")(s)]),
         "del-unknown": lambda row: edited(row, deleted("nothing")),
@@ -705,6 +742,7 @@ def assignment_cases(out):
                 reads = [lambda m: (lambda v: "a method" if callable(v) else v)(getattr(m, name)), repr, str,
                          lambda m: m.model_dump(mode="json"), lambda m: m == make()]
                 reads.append(lambda m: sorted(vars(m)))
+                reads.append(unset_and_defaults)
                 return [outcome] + outcomes(model, *reads)
 
             try:
@@ -838,7 +876,9 @@ def sdk_cases(out):
         return seen + outcomes(message, lambda m: sorted(vars(m)), lambda m: list(m.__dict__), lambda m: m.model_extra,
                                lambda m: m.__pydantic_extra__, repr, str, lambda m: m.model_dump(mode="json"),
                                lambda m: m.model_dump_json(), lambda m: m.to_dict(), lambda m: [k for k, _ in m],
-                               lambda m: m.zeta, lambda m: getattr(m, "omega", "absent"), lambda m: m == with_extras())
+                               lambda m: m.zeta, lambda m: getattr(m, "omega", "absent"), lambda m: m == with_extras(),
+                               unset_and_defaults, lambda m: m.to_dict(exclude_unset=False, exclude_none=True),
+                               lambda m: m.to_json(exclude_defaults=True), lambda m: m.to_dict(mode="json", exclude_unset=False))
 
     extra_edits = {
         "none": lambda m: None,
@@ -865,7 +905,8 @@ def sdk_cases(out):
         deep.alpha.append(3)
         revived = pickle.loads(pickle.dumps(message))
         return [repr(m) for m in (message, shallow, deep, updated, revived)] + [
-            sorted(vars(updated)), updated.model_extra, revived.model_extra]
+            sorted(vars(updated)), updated.model_extra, revived.model_extra] + [
+            sorted(m.model_fields_set) for m in (message, shallow, deep, updated, revived)]
 
     attempt("sdk/extras/copies", copies)
     attempt("sdk/extras/none-kept", lambda: outcomes(ToolCall(**call), vars, lambda m: m.model_extra,

@@ -31,11 +31,20 @@ class _SdkModel(ExtraModel):
     model_config = {"extra": "allow", "defer_build": True}
     _str_is_repr = True
 
-    def to_dict(self, *, mode="python", exclude_none=True):
-        return self.model_dump(mode=mode, exclude_none=exclude_none)
+    # The SDK's: what the model was given (its fields set), unless told otherwise.
+    def to_dict(self, *, mode="python", use_api_names=True, exclude_unset=True, exclude_defaults=False,
+                exclude_none=False, warnings=True):
+        return self.model_dump(mode=mode, by_alias=use_api_names, exclude_unset=exclude_unset,
+                               exclude_defaults=exclude_defaults, exclude_none=exclude_none, warnings=warnings)
 
-    def to_json(self, *, indent=2):
-        return self.model_dump_json(indent=indent, exclude_none=True)
+    def to_json(self, *, indent=2, use_api_names=True, exclude_unset=True, exclude_defaults=False,
+                exclude_none=False, warnings=True):
+        return self.model_dump_json(indent=indent, by_alias=use_api_names, exclude_unset=exclude_unset,
+                                    exclude_defaults=exclude_defaults, exclude_none=exclude_none, warnings=warnings)
+
+    # Named as the SDK's methods are, which a `TypeError` for a keyword they do not take shows.
+    to_dict.__qualname__ = "BaseModel.to_dict"
+    to_json.__qualname__ = "BaseModel.to_json"
 
 
 class TextContent(_SdkModel):
