@@ -1,9 +1,9 @@
 //! The on-disk cache of compiled packs, authenticated.
 //!
 //! A compiled artifact is native code: loading one runs whatever it holds. So an artifact is
-//! only loaded when it carries a valid HMAC-SHA256 under a key that only this user can read,
-//! kept outside the cache folder, over the artifact, the pack's SHA-256 and the engine's
-//! settings. Whoever can write the cache folder (a shared or restored folder, a checkout) can
+//! only loaded when it carries a valid tag (keyed BLAKE3, [`Key::large_mac`]) under a key that
+//! only this user can read, kept outside the cache folder, over the artifact, the pack's
+//! SHA-256 and the engine's settings. Whoever can write the cache folder (a shared or restored folder, a checkout) can
 //! then delete or damage artifacts, making gavel compile again, but not plant code: an artifact
 //! whose tag does not check out is compiled again, with a warning.
 
@@ -13,9 +13,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-
 use crate::cache::{CacheDir, CacheError, Key, TAG_BYTES};
 use crate::fsio::{open_regular, read_capped, write_atomic_with};
 
@@ -23,8 +20,10 @@ use crate::fsio::{open_regular, read_capped, write_atomic_with};
 /// JavaScript) is about 40 MiB.
 const MAX_ARTIFACT_BYTES: u64 = 1 << 30;
 
-/// What the tag covers besides the artifact, with the layout's version.
-const DOMAIN: &[u8] = b"gavel compiled pack v1\0";
+/// What the tag covers besides the artifact, with the layout's version (also in the file's
+/// name, so that an artifact of another layout is one this layout does not have, not one
+/// whose tag fails).
+const DOMAIN: &[u8] = b"gavel compiled pack v2\0";
 
 /// How much of an artifact is read at a time while its tag is checked.
 const CHUNK_BYTES: usize = 1 << 20;
@@ -56,7 +55,7 @@ impl Cache {
 
     /// Where the artifact of the pack with `sha256` for the engine with `engine_key` lives.
     pub(super) fn path(&self, sha256: &str, engine_key: &str) -> PathBuf {
-        self.dir.join(format!("{sha256}-{engine_key}.cwasm"))
+        self.dir.join(format!("{sha256}-{engine_key}.v2.cwasm"))
     }
 
     /// The artifact at `path`, open, once its tag checks out for the pack and the engine.
@@ -85,12 +84,13 @@ impl Cache {
         while left > 0 {
             let take = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             file.read_exact(&mut chunk[..take]).map_err(rejected)?;
-            mac.update(&chunk[..take]);
+            mac.update_rayon(&chunk[..take]);
             left -= take as u64;
         }
         let mut tag = [0u8; TAG_BYTES];
         file.read_exact(&mut tag).map_err(rejected)?;
-        if mac.verify_slice(&tag).is_err() {
+        // `Hash`'s equality is constant-time.
+        if mac.finalize() != blake3::Hash::from_bytes(tag) {
             return Err(Stale::Rejected(
                 "its authentication tag does not match its content".into(),
             ));
@@ -109,17 +109,17 @@ impl Cache {
         artifact: &[u8],
     ) -> io::Result<()> {
         let mut mac = self.mac(sha256, engine_key);
-        mac.update(artifact);
-        let tag = mac.finalize().into_bytes();
+        mac.update_rayon(artifact);
+        let tag = mac.finalize();
         write_atomic_with(path, |file| {
             file.write_all(artifact)?;
-            file.write_all(&tag)
+            file.write_all(tag.as_bytes())
         })
     }
 
     /// The tag's MAC fed what it covers before the artifact: the pack's SHA-256 and the engine.
-    fn mac(&self, sha256: &str, engine_key: &str) -> Hmac<Sha256> {
-        self.key.mac(
+    fn mac(&self, sha256: &str, engine_key: &str) -> blake3::Hasher {
+        self.key.large_mac(
             DOMAIN,
             &[sha256.as_bytes(), b"\0", engine_key.as_bytes(), b"\0"],
         )
@@ -234,7 +234,7 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("abc-e1.cwasm")]);
+        assert_eq!(names, vec![std::ffi::OsString::from("abc-e1.v2.cwasm")]);
     }
 
     #[test]
