@@ -279,8 +279,7 @@ def enum(cls):
         member = members.get(value) if isinstance(value, str) else None
         if member is not None:
             return member
-        values = [repr(member.value) for member in cls]
-        expected = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+        expected = _one_of(member.value for member in cls)
         raise _Invalid("enum", f"Input should be {expected}", {"expected": expected})
 
     check_enum.cls = cls
@@ -289,17 +288,26 @@ def enum(cls):
     return check_enum
 
 
-def literal(expected):
-    """pydantic's `Literal[expected]` of one string: that string, and no other value."""
+def _one_of(values):
+    """pydantic's words for the values an enum or a literal takes: `'a', 'b' or 'c'`."""
+    values = [repr(value) for value in values]
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def literal(*allowed):
+    """pydantic's `Literal[...]` of strings: one of them, and no other value."""
+    expected = _one_of(allowed)
 
     def check_literal(value):
-        # pydantic takes a `str` (of a subclass too) equal to it, and gives the literal itself.
-        if value == expected and isinstance(value, str):
-            return expected
-        raise _Invalid("literal_error", f"Input should be {expected!r}", {"expected": repr(expected)})
+        # pydantic takes a `str` (of a subclass too) equal to one, and gives the literal itself.
+        if isinstance(value, str):
+            for literal in allowed:
+                if value == literal:
+                    return literal
+        raise _Invalid("literal_error", f"Input should be {expected}", {"expected": expected})
 
-    check_literal.value = expected
-    check_literal.label = f"literal[{expected!r}]"
+    check_literal.values = allowed
+    check_literal.label = f"literal[{','.join(map(repr, allowed))}]"
     return check_literal
 
 
@@ -366,7 +374,10 @@ def _shortcuts(check, i, scope):
         scope["_datetime"] = _dt.datetime
         return [("type(v) is _datetime", "v")], []
     if getattr(check, "__name__", None) == "check_literal":
-        scope[f"literal{i}"] = check.value
+        if len(check.values) > 1:
+            scope[f"literals{i}"] = frozenset(check.values)
+            return [(f"type(v) is str and v in literals{i}", "v")], []
+        scope[f"literal{i}"] = check.values[0]
         # A literal is a string, which only a string equals.
         return [(f"v == literal{i}", f"literal{i}")], []
     if hasattr(check, "members"):

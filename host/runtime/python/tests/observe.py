@@ -949,6 +949,25 @@ def sdk_cases(out):
         "image": lambda: ImageContent(source=5),
         "image-type": lambda: ImageContent(source={"url": "u"}, type="text"),
         "message-type": lambda: AssistantMessage(id="m", date=stamp, content="a", message_type="user_message"),
+        "tool-return-status": lambda: ToolReturnMessage(id="m", date=stamp, status="ok", tool_call_id="i", tool_return="x"),
+        "tool-return-status-error": lambda: ToolReturnMessage(id="m", date=stamp, status="error", tool_call_id="i",
+                                                              tool_return="x"),
+        "tool-return-status-int": lambda: ToolReturnMessage(id="m", date=stamp, status=1, tool_call_id="i", tool_return="x"),
+        "tool-returns-status": lambda: ToolReturnMessage(
+            id="m", date=stamp, status="success", tool_call_id="i", tool_return="x",
+            tool_returns=[{"status": "done", "tool_call_id": "i", "tool_return": 1, "type": "tool"}]),
+        "tool-returns-type": lambda: ToolReturnMessage(
+            id="m", date=stamp, status="success", tool_call_id="i", tool_return="x",
+            tool_returns=[{"status": "success", "tool_call_id": "i", "tool_return": 1, "type": "function"}]),
+        "tool-returns-content": lambda: ToolReturnMessage(
+            id="m", date=stamp, status="success", tool_call_id="i", tool_return="x",
+            tool_returns=[{"status": "success", "tool_call_id": "i", "tool_return": [{"type": "text", "text": "t"}]},
+                          {"status": "error", "tool_call_id": "j", "tool_return": "plain", "type": "tool"}]),
+        "hidden-state": lambda: HiddenReasoningMessage(id="m", date=stamp, state="hidden"),
+        "hidden-state-ok": lambda: HiddenReasoningMessage(id="m", date=stamp, state="redacted"),
+        "reasoning-source": lambda: ReasoningMessage(id="m", date=stamp, reasoning="r", source="model"),
+        "reasoning-source-ok": lambda: ReasoningMessage(id="m", date=stamp, reasoning="r", source="non_reasoner_model"),
+        "event-type": lambda: EventMessage(id="m", date=stamp, event_data={}, event_type="other"),
     }.items():
         attempt(f"sdk/literal/{name}", lambda make=make: repr(make()))
 

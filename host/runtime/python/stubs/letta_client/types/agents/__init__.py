@@ -98,17 +98,6 @@ class ToolCallDelta(_SdkModel):
     _fields = (Field("arguments", optional(string)), Field("name", optional(string)), Field("tool_call_id", optional(string)))
 
 
-class ToolReturn(_SdkModel):
-    _fields = (
-        Field("status", string, REQUIRED),
-        Field("tool_call_id", string, REQUIRED),
-        Field("tool_return", any_value, REQUIRED),
-        Field("stderr", optional(list_of(string))),
-        Field("stdout", optional(list_of(string))),
-        Field("type", optional(string)),
-    )
-
-
 class Block(_SdkModel):
     _fields = (
         Field("value", string, REQUIRED),
@@ -141,6 +130,17 @@ _content_part.label = _content_union.label
 _content = union(list_of(_content_part), string)
 _assistant_content = union(list_of(model(LettaAssistantMessageContentUnion)), string)
 _call = union(model(ToolCall), model(ToolCallDelta))
+
+
+class ToolReturn(_SdkModel):
+    _fields = (
+        Field("status", literal("success", "error"), REQUIRED),
+        Field("tool_call_id", string, REQUIRED),
+        Field("tool_return", _content, REQUIRED),
+        Field("stderr", optional(list_of(string))),
+        Field("stdout", optional(list_of(string))),
+        Field("type", optional(literal("tool"))),
+    )
 
 
 def _message(message_type, *fields):
@@ -193,13 +193,13 @@ class ReasoningMessage(_SdkModel):
         None,
         Field("reasoning", string, REQUIRED),
         Field("signature", optional(string)),
-        Field("source", optional(string)),
+        Field("source", optional(literal("reasoner_model", "non_reasoner_model"))),
     )
 
 
 class HiddenReasoningMessage(_SdkModel):
     _fields = _message(
-        "hidden_reasoning_message", None, Field("state", string, REQUIRED), Field("hidden_reasoning", optional(string))
+        "hidden_reasoning_message", None, Field("state", literal("redacted", "omitted"), REQUIRED), Field("hidden_reasoning", optional(string))
     )
 
 
@@ -216,7 +216,7 @@ class ToolReturnMessage(_SdkModel):
     _fields = _message(
         "tool_return_message",
         None,
-        Field("status", string, REQUIRED),
+        Field("status", literal("success", "error"), REQUIRED),
         Field("tool_call_id", string, REQUIRED),
         Field("tool_return", string, REQUIRED),
         Field("stderr", optional(list_of(string))),
@@ -253,12 +253,12 @@ class SummaryMessage(_SdkModel):
 
 class EventMessage(_SdkModel):
     _fields = _message(
-        "event_message", None, Field("event_data", mapping, REQUIRED), Field("event_type", string, REQUIRED)
+        "event_message", None, Field("event_data", mapping, REQUIRED), Field("event_type", literal("compaction"), REQUIRED)
     )
 
 
 MESSAGE_TYPES = {
-    next(f for f in cls._fields if f.name == "message_type").check.inner.value: cls
+    next(f for f in cls._fields if f.name == "message_type").check.inner.values[0]: cls
     for cls in (
         SystemMessage,
         UserMessage,
