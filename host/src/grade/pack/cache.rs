@@ -100,7 +100,8 @@ impl Cache {
 
     /// Stores `artifact` at `path` with its tag, written whole under a new name that nothing
     /// planted can redirect, and renamed into place, so a concurrent run never reads half a
-    /// file.
+    /// file. The same pack's artifact for the same engine in the previous layout, which nothing
+    /// reads any more, is removed.
     pub(super) fn store(
         &self,
         path: &Path,
@@ -114,7 +115,11 @@ impl Cache {
         write_atomic_with(path, |file| {
             file.write_all(artifact)?;
             file.write_all(tag.as_bytes())
-        })
+        })?;
+        match std::fs::remove_file(self.dir.join(format!("{sha256}-{engine_key}.cwasm"))) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// The tag's MAC fed what it covers before the artifact: the pack's SHA-256 and the engine.
@@ -229,6 +234,16 @@ mod tests {
                 .unwrap(),
             b"native code"
         );
+        // The previous layout's artifact of the same pack and engine goes when this one is
+        // stored; another pack's stays.
+        let previous = home.path().join("cache/packs/abc-e1.cwasm");
+        let other = home.path().join("cache/packs/abd-e1.cwasm");
+        std::fs::write(&previous, b"old").unwrap();
+        std::fs::write(&other, b"old").unwrap();
+        cache.store(&path, "abc", "e1", b"native code").unwrap();
+        assert!(!previous.exists());
+        assert!(other.exists());
+        std::fs::remove_file(&other).unwrap();
         // Nothing is left behind but the artifact.
         let names: Vec<_> = std::fs::read_dir(home.path().join("cache/packs"))
             .unwrap()
