@@ -327,15 +327,15 @@ pub struct Sample<'a> {
     pub row_memo: RowMemo,
 }
 
-/// A text made from a row's text on first need and kept for the row's later needs. It is
-/// tied to the text it was made from: asked for another (a sample cloned with another row),
-/// it makes that one's and keeps nothing.
+/// Bytes made from a row's text on first need and kept for the row's later needs. They are
+/// tied to the text they were made from: asked for another (a sample cloned with another row),
+/// the memo makes that one's and keeps nothing.
 #[derive(Debug, Clone, Default)]
-pub struct RowMemo(std::sync::OnceLock<(usize, usize, Option<String>)>);
+pub struct RowMemo(std::sync::OnceLock<(usize, usize, Option<Vec<u8>>)>);
 
 impl RowMemo {
     /// `make(row)`, made once for this `row`.
-    pub fn get(&self, row: &str, make: impl Fn(&str) -> Option<String>) -> Option<String> {
+    pub fn get(&self, row: &str, make: impl Fn(&str) -> Option<Vec<u8>>) -> Option<Vec<u8>> {
         let at = (row.as_ptr() as usize, row.len());
         let (ptr, len, made) = self.0.get_or_init(|| (at.0, at.1, make(row)));
         match (*ptr, *len) == at {
@@ -505,7 +505,7 @@ mod tests {
         let made = std::cell::Cell::new(0);
         let make = |row: &str| {
             made.set(made.get() + 1);
-            Some(row.to_uppercase())
+            Some(row.to_uppercase().into_bytes())
         };
         let (first, second) = (String::from(r#"{"a": 1}"#), String::from(r#"{"b": 2}"#));
         let sample = Sample {
@@ -514,11 +514,11 @@ mod tests {
         };
         assert_eq!(
             sample.row_memo.get(sample.row, make).as_deref(),
-            Some(r#"{"A": 1}"#)
+            Some(&br#"{"A": 1}"#[..])
         );
         assert_eq!(
             sample.row_memo.get(sample.row, make).as_deref(),
-            Some(r#"{"A": 1}"#)
+            Some(&br#"{"A": 1}"#[..])
         );
         assert_eq!(made.get(), 1);
         let other = Sample {
@@ -527,7 +527,7 @@ mod tests {
         };
         assert_eq!(
             other.row_memo.get(other.row, make).as_deref(),
-            Some(r#"{"B": 2}"#)
+            Some(&br#"{"B": 2}"#[..])
         );
         assert_eq!(made.get(), 2);
     }

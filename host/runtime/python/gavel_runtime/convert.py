@@ -129,15 +129,18 @@ def row_and_vouched(text, digest):
     must then be checked as always)."""
     if not _own_trace_constructors():
         return None
-    fields = 2 * ord(digest[1]) + 2
-    located = Located(text, _TRACE_AT, digest, fields, fields + _TRACE_FIELDS, digest[0] == "\x01")
-    return LocatedRow(text, digest), located
+    # Its numbers, four bytes each (little-endian, as this interpreter's `unsigned int`), read
+    # in place: a view costs a call less than an array copied out of it.
+    numbers = memoryview(digest).cast("I")
+    fields = 2 * numbers[1] + 2
+    located = Located(text, _TRACE_AT, numbers, fields, fields + _TRACE_FIELDS, numbers[0] == 1)
+    return LocatedRow(text, numbers), located
 
 
 class LocatedRow:
     """A row's members (its recording left out) as the case's builder reads them: each parsed
     from `text` where it starts when read, so that a grader that never reads the case never
-    parses them. `digest` holds each member's key and value starts, from its third character
+    parses them. `digest` holds each member's key and value starts, from its third number
     (their count in its second); the keys are read on the row's first use."""
 
     __slots__ = ("text", "digest", "_starts")
@@ -154,12 +157,13 @@ class LocatedRow:
         if starts is None:
             text, digest = self.text, self.digest
             starts = self._starts = {}
-            for i in range(2, 2 * ord(digest[1]) + 2, 2):
-                key, value = ord(digest[i]), ord(digest[i + 1])
-                if value >= 0xE000:
-                    key, value = (key - 0x800 if key >= 0xE000 else key), value - 0x800
-                starts[_scan(text, key)[0]] = value
+            for i in range(2, 2 * digest[1] + 2, 2):
+                starts[_scan(text, digest[i])[0]] = digest[i + 1]
         return starts
+
+    def __reduce__(self):
+        # Copied or pickled with its numbers as a list: the view they are read from cannot be.
+        return LocatedRow, (self.text, list(self.digest))
 
     def __contains__(self, key):
         return key in self.starts
@@ -177,9 +181,8 @@ class LocatedRow:
 
 class Located:
     """A recorded model's data as its deferred model reads it (`get`): each field's value parsed
-    from `text` where it starts when read. `digest` holds the starts, each one character (its
-    code point, past the surrogates; 0: the field is left out), the model's from `base` in the
-    order of `at`'s places; a trace's steps follow from `steps`, each its fields' starts. A
+    from `text` where it starts when read. `digest` holds the starts, each a number (0: the
+    field is left out), the model's from `base` in the order of `at`'s places; a trace's steps follow from `steps`, each its fields' starts. A
     trace's `case` is the host's word on the row's case."""
 
     __slots__ = ("text", "at", "digest", "base", "steps", "case")
@@ -193,14 +196,18 @@ class Located:
         # The host's word that the row's case, as `evaldeck_case` makes it, is usual too.
         self.case = case
 
+    def __reduce__(self):
+        # As `LocatedRow`'s.
+        return Located, (self.text, self.at, list(self.digest), self.base, self.steps, self.case)
+
     def get(self, name, default=None):
-        start = ord(self.digest[self.base + self.at[name]])
+        start = self.digest[self.base + self.at[name]]
         if not start:
             return default
         if name == "steps" and self.steps is not None:
             text, digest = self.text, self.digest
             return [Located(text, _STEP_AT, digest, i) for i in range(self.steps, len(digest), _STEP_FIELDS)]
-        return _scan(self.text, start - 0x800 if start >= 0xE000 else start)[0]
+        return _scan(self.text, start)[0]
 
 
 _TRACE_MODELS = (Trace, Step, TokenUsage)

@@ -849,7 +849,7 @@ class Vouched(unittest.TestCase):
 
     def digest(self, text=TEXT):
         """The digest the host sends for `text` (TEXT or it longer): each value's start found by
-        its key, each number one character, its code point past the surrogates."""
+        its key, each number four bytes, little-endian."""
 
         def at(key, after=0):
             return text.index(key, after) + len(key) + 2
@@ -862,13 +862,13 @@ class Vouched(unittest.TestCase):
         step = text.index('"steps"')
         steps = [at('"id"', step), at('"type"'), at('"timestamp"'), 0, 0, 0, 0, at('"tokens"'), at('"tool_name"'),
                  at('"tool_args"'), 0, 0, 0, 0, 0, 0]
-        return "".join(chr(n + 0x800 if n >= 0xD800 else n) for n in [1, 4] + row + trace + steps)
+        return b"".join(n.to_bytes(4, "little") for n in [1, 4] + row + trace + steps)
 
     def test_the_row_and_trace_are_the_parsed_rows(self):
         self.check_row(self.TEXT)
 
-    def test_numbers_past_the_surrogates_are_read(self):
-        self.check_row(self.TEXT.replace("Book", "Book" + "x" * 0xE000))
+    def test_numbers_past_two_bytes_are_read(self):
+        self.check_row(self.TEXT.replace("Book", "Book" + "x" * 0x1_0000))
 
     def check_row(self, text):
         from evaldeck.trace import Trace
@@ -889,6 +889,26 @@ class Vouched(unittest.TestCase):
         self.assertEqual(repr(trace), repr(expected))
         self.assertEqual(trace.model_dump_json(), expected.model_dump_json())
         self.assertTrue(run.case_vouched)
+
+    def test_a_vouched_trace_and_case_copy_and_pickle_before_any_read(self):
+        import copy
+        import pickle
+
+        from gavel_runtime.convert import evaldeck_case, evaldeck_trace
+
+        runtime = Runtime(sandboxed=False)
+        whole, parsed = runtime.row("evaldeck-function:m:f", self.TEXT, "", "evaldeck")
+        for again in (copy.deepcopy, copy.copy, lambda m: pickle.loads(pickle.dumps(m))):
+            row, located = runtime.row("evaldeck-function:m:f", self.TEXT, "", "evaldeck", self.digest())
+            run = Run(recorded_format="evaldeck", recorded_value="", recorded_parsed=located)
+            trace, case = evaldeck_trace(run), evaldeck_case(row, 3, vouched=True)
+            self.assertEqual(held(trace).keys(), {"_gavel_data"})
+            self.assertEqual(held(case).keys(), {"_gavel_data"})
+            copied, copied_case = again(trace), again(case)
+            self.assertEqual(copied, evaldeck_trace(Run(recorded_format="evaldeck", recorded_value="",
+                                                        recorded_parsed=parsed)))
+            self.assertEqual(copied_case, evaldeck_case(whole, 3))
+            self.assertEqual(copied.steps[0].tool_args, {"to": "NYC"})
 
     def test_a_vouched_case_is_built_on_first_read_as_the_checked_one(self):
         from evaldeck.test_case import Turn
@@ -957,7 +977,7 @@ class Vouched(unittest.TestCase):
         # Without the name, the id names the case; a list input is joined, as evaldeck's loader does.
         text = '{"input": ["a", 2], "expected": {"max_steps": 2}}'
         starts = [text.index('"input"'), text.index("["), text.index('"expected"'), text.index('{"max')]
-        row = convert.LocatedRow(text, "\x01\x02" + "".join(map(chr, starts)))
+        row = convert.LocatedRow(text, [1, 2] + starts)
         whole = json.loads(text)
         case = convert.evaldeck_case(row, 3, vouched=True)
         self.assertEqual(held(case).keys(), {"_gavel_data"})

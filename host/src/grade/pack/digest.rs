@@ -227,9 +227,9 @@ fn by_field<'a>(object: &Members<'a>, model: Model) -> Option<Vec<Option<&'a Raw
 
 /// The digest of `row`, whose own `trajectory` member is `recording` (a slice of `row`), an
 /// evaldeck recording: None when the host cannot tell that the interpreter's check would find
-/// it usual (or its text is too long for the digest's numbers, past a million characters).
-/// Otherwise the digest, a string of numbers, each one character (its code point, past the
-/// surrogates: see [`encoded`]), read by the interpreter without parsing:
+/// it usual (or its text is too long for the digest's numbers, past 4 Gi characters).
+/// Otherwise the digest, numbers of four bytes each (unsigned, little-endian: the interpreter
+/// reads them as an array of its C `unsigned int`s, without parsing):
 ///
 /// - 1 when the case the runtime makes of the row's other members is of the usual form its
 ///   check takes (see [`CASE`]), else 0;
@@ -240,7 +240,7 @@ fn by_field<'a>(object: &Members<'a>, model: Model) -> Option<Vec<Option<&'a Raw
 /// - for each step, in order, the start of each `Step` field's value, in [`STEP`]'s order.
 ///
 /// Starts are indices of characters (Unicode scalar values), as Python indexes the row's text.
-pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
+pub(super) fn evaldeck(row: &str, recording: &str) -> Option<Vec<u8>> {
     if row.len() >= MAX_DIGITS && longest_digit_run(row) >= MAX_DIGITS {
         return None;
     }
@@ -271,27 +271,13 @@ pub(super) fn evaldeck(row: &str, recording: &str) -> Option<String> {
     for values in std::iter::once(&trace_values).chain(&steps) {
         starts.extend(values.iter().map(|v| v.map_or(0, |v| start(row, v.get()))));
     }
-    let mut digest = String::with_capacity(4 * (2 + starts.len()));
+    let mut digest = Vec::with_capacity(4 * (2 + starts.len()));
     let head = [usize::from(case), members];
     for number in head.into_iter().chain(char_indices(row, &starts)) {
-        digest.push(encoded(number)?);
+        digest.extend(u32::try_from(number).ok()?.to_le_bytes());
     }
     Some(digest)
 }
-
-/// `number` as the one character the digest writes it as: its code point, past the surrogates
-/// (which no string holds) for numbers from `0xD800`; None past the last code point.
-fn encoded(number: usize) -> Option<char> {
-    let point = u32::try_from(number).ok()?;
-    char::from_u32(if point < SURROGATES {
-        point
-    } else {
-        point.checked_add(0x800)?
-    })
-}
-
-/// Where the surrogates start, which the digest's numbers skip.
-const SURROGATES: u32 = 0xD800;
 
 /// Where `part`, a slice of `row`, starts in it, in bytes.
 fn start(row: &str, part: &str) -> usize {
@@ -459,9 +445,17 @@ mod tests {
         values.next().unwrap().unwrap()
     }
 
+    /// The digest of `row` as the interpreter reads it: a number every four bytes.
     fn digest_of(row: &str) -> Option<Vec<usize>> {
         let recording = recorded(row);
-        evaldeck(row, recording).map(|d| d.chars().map(decoded).collect())
+        let digest = evaldeck(row, recording)?;
+        assert_eq!(digest.len() % 4, 0);
+        Some(
+            digest
+                .chunks(4)
+                .map(|n| u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize)
+                .collect(),
+        )
     }
 
     fn recorded(row: &str) -> &str {
@@ -474,24 +468,6 @@ mod tests {
             .unwrap()
             .trajectory
             .get()
-    }
-
-    /// A digest's character as the number it stands for, as the interpreter reads it.
-    fn decoded(c: char) -> usize {
-        let point = c as u32;
-        (if point >= SURROGATES + 0x800 {
-            point - 0x800
-        } else {
-            point
-        }) as usize
-    }
-
-    #[test]
-    fn numbers_past_the_surrogates_skip_them() {
-        for number in [0, 1, 0xD7FF, 0xD800, 0xDFFF, 0xE000, 0x10FFFF - 0x800] {
-            assert_eq!(decoded(encoded(number).unwrap()), number);
-        }
-        assert_eq!(encoded(0x10FFFF - 0x7FF), None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::grade::grants::Access;
 /// literal for the names below.
 macro_rules! protocol {
     () => {
-        "0.3.0"
+        "0.4.0"
     };
 }
 

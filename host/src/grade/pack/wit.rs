@@ -124,7 +124,7 @@ pub(super) struct Flat {
     run: Option<FlatRun>,
     recorded_format: Option<String>,
     recorded_value: Option<String>,
-    digest: Option<String>,
+    digest: Option<Vec<u8>>,
 }
 
 /// `grading.run`: output, status, input, duration, usage.
@@ -162,7 +162,7 @@ type FlatParams<'a> = (
     )>,
     Option<&'a str>,
     Option<&'a str>,
-    Option<&'a str>,
+    Option<&'a [u8]>,
     &'a str,
     &'a str,
 );
@@ -374,7 +374,7 @@ impl Exports {
             duration_ms,
             usage,
         } = v1_trajectory;
-        let (row, recorded, digest) = sent_row(sample, trajectory, recorded, recording);
+        let (row, recorded) = crossing(sample.row, recorded, trajectory.format, recording);
         Args::V2(
             Sample2 {
                 id,
@@ -383,9 +383,9 @@ impl Exports {
                 rubric_vars,
                 name,
                 description,
-                // Left empty by `identified` for the interpreter, which reads the host's word
-                // on the row's evaldeck recording here (see [`digest`]).
-                expected: expected.or(digest),
+                // Left empty by `identified` for the interpreter: the host's word on the row's
+                // evaldeck recording goes with the flat call alone (see [`digest`]).
+                expected,
                 reference_output,
                 reference_tools,
                 tags,
@@ -794,7 +794,7 @@ fn tokens(tokens: Tokens) -> v0::Tokens {
 
 /// What a call sends of the row: its text, the recording ([`crossing`]) and the host's digest
 /// of the row's evaldeck recording for a function that reads it ([`digest`]).
-type SentRow = (String, Option<RecordedRun>, Option<String>);
+type SentRow = (String, Option<RecordedRun>, Option<Vec<u8>>);
 
 /// The [`SentRow`] of a call, with `recorded` the run as its row or run record wrote it.
 fn sent_row(

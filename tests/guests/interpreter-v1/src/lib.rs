@@ -170,7 +170,7 @@ impl Grading for Fake {
         _run: Option<grading::Run>,
         _recorded_format: Option<String>,
         _recorded_value: Option<String>,
-        _digest: Option<String>,
+        _digest: Option<Vec<u8>>,
         submission: String,
         config: String,
     ) -> Result<grading::Outcome, String> {
