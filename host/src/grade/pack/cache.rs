@@ -3,9 +3,9 @@
 //! A compiled artifact is native code: loading one runs whatever it holds. So an artifact is
 //! only loaded when it carries a valid tag (keyed BLAKE3, [`Key::large_mac`]) under a key that
 //! only this user can read, kept outside the cache folder, over the artifact, the pack's
-//! SHA-256 and the engine's settings. Whoever can write the cache folder (a shared or restored folder, a checkout) can
-//! then delete or damage artifacts, making gavel compile again, but not plant code: an artifact
-//! whose tag does not check out is compiled again, with a warning.
+//! SHA-256 and the engine's settings. Whoever can write the cache folder (a shared or restored
+//! folder, a checkout) can then delete or damage artifacts, making gavel compile again, but not
+//! plant code: an artifact whose tag does not check out is compiled again, with a warning.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
@@ -101,7 +101,7 @@ impl Cache {
     /// Stores `artifact` at `path` with its tag, written whole under a new name that nothing
     /// planted can redirect, and renamed into place, so a concurrent run never reads half a
     /// file. The same pack's artifact for the same engine in the previous layout, which nothing
-    /// reads any more, is removed.
+    /// reads any more, is removed where it can be: a file left there costs room, not a run.
     pub(super) fn store(
         &self,
         path: &Path,
@@ -116,10 +116,8 @@ impl Cache {
             file.write_all(artifact)?;
             file.write_all(tag.as_bytes())
         })?;
-        match std::fs::remove_file(self.dir.join(format!("{sha256}-{engine_key}.cwasm"))) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+        let _ = std::fs::remove_file(self.dir.join(format!("{sha256}-{engine_key}.cwasm")));
+        Ok(())
     }
 
     /// The tag's MAC fed what it covers before the artifact: the pack's SHA-256 and the engine.
