@@ -6,8 +6,8 @@ user's code. The glue here converts WIT records to the plain data `gavel_runtime
 """
 
 import errno
-from array import array
 import gc
+from array import array
 
 from componentize_py_types import Err
 from wit_world import exports

@@ -182,8 +182,9 @@ class LocatedRow:
 class Located:
     """A recorded model's data as its deferred model reads it (`get`): each field's value parsed
     from `text` where it starts when read. `digest` holds the starts, each a number (0: the
-    field is left out), the model's from `base` in the order of `at`'s places; a trace's steps follow from `steps`, each its fields' starts. A
-    trace's `case` is the host's word on the row's case."""
+    field is left out), the model's from `base` in the order of `at`'s places; a trace's steps
+    follow from `steps`, each its fields' starts. A trace's `case` is the host's word on the
+    row's case."""
 
     __slots__ = ("text", "at", "digest", "base", "steps", "case")
 

@@ -884,8 +884,11 @@ def _fields_set(self):
     try:
         given = _fields_set_of(self)
     except AttributeError:
+        # Built on first read (a class that keeps no extra keys), or not built at all.
         data = _dict_of(self).get("_gavel_data")
-        given = {} if data is None else {name: None for name in self._known if data.get(name, _ABSENT) is not _ABSENT}
+        given = set() if data is None else {name for name in self._known if data.get(name, _ABSENT) is not _ABSENT}
+        _set_fields_set(self, given)
+        return given
     if type(given) is dict:
         given = set(given) if self._extra else {name for name in given if name in self._known}
         _set_fields_set(self, given)

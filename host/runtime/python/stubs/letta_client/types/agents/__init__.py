@@ -199,7 +199,10 @@ class ReasoningMessage(_SdkModel):
 
 class HiddenReasoningMessage(_SdkModel):
     _fields = _message(
-        "hidden_reasoning_message", None, Field("state", literal("redacted", "omitted"), REQUIRED), Field("hidden_reasoning", optional(string))
+        "hidden_reasoning_message",
+        None,
+        Field("state", literal("redacted", "omitted"), REQUIRED),
+        Field("hidden_reasoning", optional(string)),
     )
 
 
@@ -253,7 +256,10 @@ class SummaryMessage(_SdkModel):
 
 class EventMessage(_SdkModel):
     _fields = _message(
-        "event_message", None, Field("event_data", mapping, REQUIRED), Field("event_type", literal("compaction"), REQUIRED)
+        "event_message",
+        None,
+        Field("event_data", mapping, REQUIRED),
+        Field("event_type", literal("compaction"), REQUIRED),
     )
 
 
