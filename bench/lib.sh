@@ -7,7 +7,7 @@ build_bins() {
     echo "== building gavel and the bench tools ($profile)" >&2
     # The whole workspace, so that features unify as in `cargo test --workspace` and nothing
     # rebuilds.
-    cargo build --quiet --ignore-rust-version "${flags[@]}" --manifest-path "$root/Cargo.toml" --workspace --bins
+    cargo build --quiet "${flags[@]}" --manifest-path "$root/Cargo.toml" --workspace --bins
     local target_dir
     target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')

@@ -16,7 +16,7 @@ case "$samples" in ''|*[!0-9]*) echo "report.sh: N must be a number" >&2; exit 2
 chromium=${CHROMIUM:-$(command -v chromium || true)}
 [ -n "$chromium" ] || { echo "report.sh: needs chromium (apt-get install -y chromium)" >&2; exit 2; }
 
-cargo build --quiet --release --ignore-rust-version --manifest-path "$root/Cargo.toml" -p gavel -p gavel-bench --bins
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p gavel -p gavel-bench --bins
 bin="$root/target/release"
 work="$here/work/report-$samples"
 if [ ! -f "$work/.done" ]; then

@@ -84,7 +84,7 @@ status=0
 # The sandbox's fresh-instance throughput, measured by its own criterion bench where present.
 if [ "$smoke" = 0 ] && [ -f "$root/host/benches/pack_calls.rs" ] && [ -z "$only" ]; then
     echo "== cargo bench --bench pack_calls" >&2
-    cargo bench --quiet --ignore-rust-version --manifest-path "$root/Cargo.toml" -p gavel --bench pack_calls \
+    cargo bench --quiet --manifest-path "$root/Cargo.toml" -p gavel --bench pack_calls \
         > "$work/pack_calls.txt" 2>&1 || status=$?
     {
         echo

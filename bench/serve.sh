@@ -28,7 +28,7 @@ if [ -z "$gavel" ]; then
     gavel=$root/target/release/gavel
     [ -x "$gavel" ] || gavel=$root/target/debug/gavel
 fi
-[ -x "$gavel" ] || (cd "$root" && cargo build --ignore-rust-version -p gavel --bin gavel)
+[ -x "$gavel" ] || (cd "$root" && cargo build -p gavel --bin gavel)
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
 venv=$root/target/serve-bench-venv

@@ -3,7 +3,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/examples/build-packs.sh" >/dev/null
-cargo build --release --quiet --ignore-rust-version -p gavel --manifest-path "$root/Cargo.toml"
+cargo build --release --quiet -p gavel --manifest-path "$root/Cargo.toml"
 target_dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$root/Cargo.toml" \
     | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 # From the clone's root, so that the results folder prints as the README shows it.

@@ -22,7 +22,7 @@ fi
 
 rm -f "$out"/gavel-*.whl
 start=$(date +%s)
-(cd "$here" && "$venv/bin/maturin" build --profile wheel --ignore-rust-version --out "$out" "$@")
+(cd "$here" && "$venv/bin/maturin" build --profile wheel --out "$out" "$@")
 echo "built $(ls "$out"/gavel-*.whl) in $(( ($(date +%s) - start) / 60 )) min"
 
 GAVEL_WHEELS=$out "$here/ci.sh"

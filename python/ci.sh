@@ -24,7 +24,7 @@ if [ -n "${GAVEL_WHEELS:-}" ]; then
     wheels=$GAVEL_WHEELS
 else
     rm -rf "$wheels"
-    (cd "$here" && "$venv/bin/maturin" build --profile dev --ignore-rust-version --quiet --out "$wheels")
+    (cd "$here" && "$venv/bin/maturin" build --profile dev --quiet --out "$wheels")
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
     "$wheels"/gavel-*.whl

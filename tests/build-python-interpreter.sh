@@ -12,7 +12,7 @@ cd "$root"
 if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx wasm32-wasip2; then
     rustup target add wasm32-wasip2
 fi
-cargo test --workspace --ignore-rust-version --no-run --quiet
+cargo test --workspace --no-run --quiet
 target_dir=$(cargo metadata --format-version 1 --no-deps \
     | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 shared=examples/packs-python/.venv/bin/componentize-py

@@ -14,7 +14,7 @@ if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit((m.ver
     "$venv/bin/pip" install --quiet --disable-pip-version-check $want
 fi
 gavel=${1:-$root/target/debug/gavel}
-[ -x "$gavel" ] || (cd "$root" && cargo build --ignore-rust-version -p gavel --bin gavel)
+[ -x "$gavel" ] || (cd "$root" && cargo build -p gavel --bin gavel)
 wordnet=${GAVEL_WORDNET:-/usr/share/wordnet}
 [ -f "$wordnet/index.noun" ] || { echo "no WordNet at $wordnet: apt-get install wordnet-base, or set GAVEL_WORDNET" >&2; exit 2; }
 "$venv/bin/python" "$here/check.py" "$gavel" "$wordnet"

@@ -52,12 +52,14 @@ const MEMORIES_PER_CALL: u32 = 8;
 const TABLES_PER_CALL: u32 = 50;
 
 /// The process's two instance pools, created once and shared by every pack. They differ only
-/// in how much of a slot's memory stays resident between calls, which suits one way of writing
-/// memory and not the other ([`Writes`]).
+/// in how a slot is reset after a call, which suits one way of writing memory and not the
+/// other ([`Writes`]).
 pub(super) struct Sandbox {
-    /// For [`Writes::Few`]: 2 MiB, so that a pack's slots hold little memory.
+    /// For [`Writes::Few`]: the slot copies back only the pages a call wrote, found by the
+    /// kernel's dirty-page scan.
     few: Pool,
-    /// For [`Writes::Scattered`]: room for the whole image.
+    /// For [`Writes::Scattered`]: the slot keeps the memory image resident and copies it back
+    /// whole.
     scattered: Pool,
 }
 
@@ -68,9 +70,9 @@ pub enum Writes {
     /// engines, whose calls touch little of their image.
     Few,
     /// A call writes all over a large image: gavel's Python interpreter (CPython updates the
-    /// reference counts of every object it touches). Its slot keeps room for the whole image
-    /// and what a call commonly adds to it resident, so that no page a call writes has to be
-    /// faulted in again by the next.
+    /// reference counts of every object it touches). Wasmtime's dirty-page scan reads at most
+    /// 32 runs of pages and decommits the rest, so with it every call would fault most of the
+    /// image in again; copying the whole image back costs a third less.
     Scattered,
 }
 
@@ -81,11 +83,9 @@ pub(super) struct Pool {
     linker_v0_1: Linker<CallState>,
 }
 
-/// Bytes of a [`Writes::Few`] memory a slot may keep resident between calls.
-const FEW_KEEP_RESIDENT: usize = 2 << 20;
-
-/// Bytes of a [`Writes::Scattered`] memory a slot may keep resident between calls: more than
-/// CPython's image (19 MiB) and what a call commonly adds to it.
+/// Bytes of a [`Writes::Scattered`] memory a slot keeps resident and copies back after a
+/// call: more than CPython's image (19 MiB) and what a call commonly adds to it; anything
+/// beyond is decommitted.
 const SCATTERED_KEEP_RESIDENT: usize = 32 << 20;
 
 static SANDBOX: OnceLock<Result<Sandbox, SandboxUnavailable>> = OnceLock::new();
@@ -113,8 +113,8 @@ pub(super) fn compiler() -> wasmtime::Result<Engine> {
 
 impl Sandbox {
     fn new() -> wasmtime::Result<Sandbox> {
-        let few = Pool::new(resetting_pool(FEW_KEEP_RESIDENT))?;
-        let scattered = Pool::new(resetting_pool(SCATTERED_KEEP_RESIDENT))?;
+        let few = Pool::new(few_pool())?;
+        let scattered = Pool::new(scattered_pool())?;
         let engines = [few.engine.weak(), scattered.engine.weak()];
         std::thread::Builder::new()
             .name("gavel-epoch".to_string())
@@ -341,20 +341,26 @@ fn pool_bounds() -> PoolingAllocationConfig {
     pool
 }
 
-/// Resetting a slot by copying back the pages a call wrote, instead of madvise, keeps
-/// fresh-instance calls cheap and lets them scale across cores. Where the kernel (6.7+) offers
-/// the `PAGEMAP_SCAN` ioctl, the reset finds those pages itself (every run of them: wasmtime
-/// 50 resumes the scan past its 64 runs a call, where 48 decommitted everything after its 32nd)
-/// and copies back only them; elsewhere it copies back the first `keep_resident` bytes whole.
-/// Anything past `keep_resident` is decommitted.
-fn resetting_pool(keep_resident: usize) -> PoolingAllocationConfig {
+/// Resetting a slot by copying back the pages a call touched, instead of madvise, keeps
+/// fresh-instance calls cheap and lets them scale across cores; pagemap_scan narrows the reset
+/// to dirty pages where the kernel (6.7+) offers it.
+fn few_pool() -> PoolingAllocationConfig {
     let mut pool = pool_bounds();
-    pool.linear_memory_keep_resident(keep_resident)
-        .pagemap_scan(if PoolingAllocationConfig::is_pagemap_scan_available() {
+    pool.linear_memory_keep_resident(2 << 20).pagemap_scan(
+        if PoolingAllocationConfig::is_pagemap_scan_available() {
             Enabled::Yes
         } else {
             Enabled::No
-        });
+        },
+    );
+    pool
+}
+
+/// See [`Writes::Scattered`].
+fn scattered_pool() -> PoolingAllocationConfig {
+    let mut pool = pool_bounds();
+    pool.linear_memory_keep_resident(SCATTERED_KEEP_RESIDENT)
+        .pagemap_scan(Enabled::No);
     pool
 }
 
@@ -847,10 +853,7 @@ mod tests {
             BuildHasherDefault::<DefaultHasher>::default()
                 .hash_one(engine.precompile_compatibility_hash())
         };
-        for pool in [
-            resetting_pool(FEW_KEEP_RESIDENT),
-            resetting_pool(SCATTERED_KEEP_RESIDENT),
-        ] {
+        for pool in [few_pool(), scattered_pool()] {
             let sandbox = Engine::new(&config(Some(pool))).unwrap();
             assert_eq!(key(&compiler().unwrap()), key(&sandbox));
         }
