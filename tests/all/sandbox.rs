@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use gavel::grade::pack::{FunctionKind, GuestError, Limits, Pack, PackError, PackHost, PackSpec};
+use gavel::grade::pack::{
+    FunctionKind, GuestError, Limits, Pack, PackError, PackHost, PackSpec, Writes,
+};
 use gavel::grade::{Grade, Status};
 use gavel::input::sample::{Sample, SampleId, Texts};
 use gavel::input::trajectory::{Content, Event, ToolCall, Trajectory};
@@ -32,8 +34,14 @@ fn spec(path: &Path, limits: Option<Limits>) -> PackSpec {
 }
 
 fn adversary_with(limits: Limits) -> Pack {
+    adversary_writing(Writes::Few, limits)
+}
+
+/// The adversary in the instance pool for components that write as `writes` says.
+fn adversary_writing(writes: Writes, limits: Limits) -> Pack {
     host()
-        .load(
+        .load_writing(
+            writes,
             "adversary",
             &spec(Path::new(guests::ADVERSARY), Some(limits)),
             Path::new("/"),
@@ -291,34 +299,46 @@ fn the_guest_sees_no_files_env_network_or_real_time_and_fixed_randomness() {
     assert_eq!(first, second, "randomness and clocks reproduce");
 }
 
+/// In both instance pools (packs', and the interpreter's, which keeps 32 MiB of a slot
+/// resident), a call finds nothing an earlier call wrote: the slot's reset restores every page.
 #[test]
 fn a_secret_left_by_one_call_is_gone_in_the_next() {
-    // Scanning all of memory takes more than the default fuel and, on a busy machine, more
-    // than the default deadline. This tests isolation, not speed: the fuel is several times
-    // what the scan counts (a count that does not depend on the machine), and the deadline is
-    // the longest a suite may set, ten minutes, so that only a scan that never ends meets it.
-    let pack = adversary_with(Limits {
-        fuel: Some(2_000_000_000),
-        timeout_ms: Some(600_000),
-        ..Limits::default()
-    });
-    let found = |grader: &str| {
-        let grade = grade_with(&pack, grader, "top-secret-42");
-        assert_eq!(grade.status, Status::Pass, "{grade:?}");
-        serde_json::from_str::<Value>(&grade.rationale).unwrap()
-    };
-    // The probe can find a secret: in the call that left it.
-    let control = found("leak-and-find");
-    assert!(control["matches"].as_u64().unwrap() > 0, "{control}");
+    for writes in [Writes::Few, Writes::Scattered] {
+        // Scanning all of memory takes more than the default fuel and, on a busy machine, more
+        // than the default deadline. This tests isolation, not speed: the fuel is several times
+        // what the scan counts (a count that does not depend on the machine), and the deadline
+        // is the longest a suite may set, ten minutes, so that only a scan that never ends
+        // meets it.
+        let pack = adversary_writing(
+            writes,
+            Limits {
+                fuel: Some(2_000_000_000),
+                timeout_ms: Some(600_000),
+                ..Limits::default()
+            },
+        );
+        let found = |grader: &str| {
+            let grade = grade_with(&pack, grader, "top-secret-42");
+            assert_eq!(grade.status, Status::Pass, "{writes:?}: {grade:?}");
+            serde_json::from_str::<Value>(&grade.rationale).unwrap()
+        };
+        // The probe can find a secret: in the call that left it.
+        let control = found("leak-and-find");
+        assert!(
+            control["matches"].as_u64().unwrap() > 0,
+            "{writes:?}: {control}"
+        );
 
-    assert_eq!(
-        grade_with(&pack, "leak-secret", "top-secret-42").status,
-        Status::Pass
-    );
-    assert_eq!(
-        found("find-secret"),
-        json!({"heap_secret": 0, "grown_dirty": 0, "matches": 0})
-    );
+        assert_eq!(
+            grade_with(&pack, "leak-secret", "top-secret-42").status,
+            Status::Pass
+        );
+        assert_eq!(
+            found("find-secret"),
+            json!({"heap_secret": 0, "grown_dirty": 0, "matches": 0}),
+            "{writes:?}"
+        );
+    }
 }
 
 #[test]
