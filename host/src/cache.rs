@@ -7,8 +7,9 @@
 //! So nothing in it is used unless it carries an HMAC-SHA256 tag (a keyed BLAKE3 one for
 //! compiled packs, the largest) under a per-user key kept outside it, over a domain string
 //! naming what the entry is and over its content: whoever can write the folder can delete or
-//! damage entries, making gavel do the work again, but not plant one. The folder itself and each of its subfolders must be owner-only, and the key's
-//! folder too; others' folders are refused, never repaired.
+//! damage entries, making gavel do the work again, but not plant one. The folder itself and
+//! each of its subfolders must be owner-only, and the key's folder too; others' folders are
+//! refused, never repaired.
 
 use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
