@@ -7,6 +7,7 @@
 //! folder, a checkout) can then delete or damage artifacts, making gavel compile again, but not
 //! plant code: an artifact whose tag does not check out is compiled again, with a warning.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::AsRawFd;
@@ -58,11 +59,13 @@ impl Cache {
         self.dir.join(format!("{sha256}-{engine_key}.v2.cwasm"))
     }
 
-    /// The artifact at `path`, open, once its tag checks out for the pack and the engine.
+    /// The artifact at `path`, once its tag checks out for the pack and the engine.
     ///
-    /// The file is read through a buffer of its own, never whole: a compiled interpreter is
-    /// about 50 MiB, which wasmtime then maps from the file ([`Artifact::mapped_path`]) instead
-    /// of copying it from memory.
+    /// A file only this user can change is checked through a buffer of its own, never read
+    /// whole, and kept open: a compiled interpreter is about 50 MiB, which wasmtime then maps
+    /// from the file ([`Artifact::mapped_path`]) instead of copying it from memory. Any other
+    /// file (another's, one others may write, one with a second name) is read once, and those
+    /// bytes, checked, are what is loaded: read again, it could say something else by then.
     pub(super) fn load(
         &self,
         path: &Path,
@@ -75,27 +78,35 @@ impl Cache {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Stale::Missing),
             Err(e) => return Err(rejected(e)),
         };
-        let Some(body) = len.checked_sub(TAG_BYTES as u64) else {
-            return Err(Stale::Rejected("it is too short to be an artifact".into()));
-        };
         let mut mac = self.mac(sha256, engine_key);
-        let mut chunk = vec![0; CHUNK_BYTES];
-        let mut left = body;
-        while left > 0 {
-            let take = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            file.read_exact(&mut chunk[..take]).map_err(rejected)?;
-            mac.update_rayon(&chunk[..take]);
-            left -= take as u64;
-        }
         let mut tag = [0u8; TAG_BYTES];
-        file.read_exact(&mut tag).map_err(rejected)?;
+        let artifact = if only_mine(&file) {
+            let body = body_len(len)?;
+            let mut chunk = vec![0; CHUNK_BYTES];
+            let mut left = body;
+            while left > 0 {
+                let take = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                file.read_exact(&mut chunk[..take]).map_err(rejected)?;
+                mac.update_rayon(&chunk[..take]);
+                left -= take as u64;
+            }
+            file.read_exact(&mut tag).map_err(rejected)?;
+            Artifact::Mine { file, body }
+        } else {
+            let mut bytes = read_capped(&file, len, MAX_ARTIFACT_BYTES).map_err(rejected)?;
+            let body = body_len(bytes.len() as u64)? as usize;
+            tag.copy_from_slice(&bytes[body..]);
+            bytes.truncate(body);
+            mac.update_rayon(&bytes);
+            Artifact::Read(bytes)
+        };
         // `Hash`'s equality is constant-time.
         if mac.finalize() != blake3::Hash::from_bytes(tag) {
             return Err(Stale::Rejected(
                 "its authentication tag does not match its content".into(),
             ));
         }
-        Ok(Artifact { file, body })
+        Ok(artifact)
     }
 
     /// Stores `artifact` at `path` with its tag, written whole under a new name that nothing
@@ -129,37 +140,58 @@ impl Cache {
     }
 }
 
-/// An artifact in the cache whose tag checked out, kept open: what is loaded is the file that
-/// was checked, whatever its name leads to by then.
-pub(super) struct Artifact {
-    file: File,
-    /// Its length without the tag.
-    body: u64,
+/// The length of an artifact file of `len` bytes without its tag.
+fn body_len(len: u64) -> Result<u64, Stale> {
+    len.checked_sub(TAG_BYTES as u64)
+        .ok_or_else(|| Stale::Rejected("it is too short to be an artifact".into()))
+}
+
+/// Whether no one but this user can change the open `file`: it is this user's, no one else
+/// may write it, and it has no other name (as a link planted while the folder was shared
+/// would give it).
+fn only_mine(file: &File) -> bool {
+    file.metadata().is_ok_and(|meta| {
+        meta.uid() == rustix::process::geteuid().as_raw()
+            && meta.mode() & 0o022 == 0
+            && meta.nlink() == 1
+    })
+}
+
+/// An artifact in the cache whose tag checked out.
+pub(super) enum Artifact {
+    /// A file only this user can change ([`only_mine`]), kept open: what is loaded is the file
+    /// that was checked, whatever its name leads to by then.
+    Mine {
+        file: File,
+        /// Its length without the tag.
+        body: u64,
+    },
+    /// The bytes that were checked of a file someone else could change.
+    Read(Vec<u8>),
 }
 
 impl Artifact {
     /// A path that opens the checked file itself (its open handle in `/proc`), for wasmtime to
-    /// map; `None` where the system has no such path, or where anyone but this user could
-    /// change the file while it is mapped (it belongs to another user, others may write it, or
-    /// it has another name elsewhere, as a link planted while the folder was shared would):
-    /// such a file is read and copied instead, so that what runs is what was checked.
+    /// map; `None` for an artifact that was read, and where the system has no such path.
     pub(super) fn mapped_path(&self) -> Option<PathBuf> {
-        let meta = self.file.metadata().ok()?;
-        let only_mine = meta.uid() == rustix::process::geteuid().as_raw()
-            && meta.mode() & 0o022 == 0
-            && meta.nlink() == 1;
-        if !only_mine {
+        let Artifact::Mine { file, .. } = self else {
             return None;
-        }
-        let path = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        };
+        let path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
         path.exists().then_some(path)
     }
 
-    /// The artifact's bytes, without the tag, read from the checked file.
-    pub(super) fn bytes(&self) -> io::Result<Vec<u8>> {
-        let mut file = &self.file;
-        file.rewind()?;
-        read_capped(file.take(self.body), self.body, self.body)
+    /// The artifact's bytes, without the tag: those that were checked, or read from the
+    /// checked file that only this user can change.
+    pub(super) fn bytes(&self) -> io::Result<Cow<'_, [u8]>> {
+        match self {
+            Artifact::Mine { file, body } => {
+                let mut file = file;
+                file.rewind()?;
+                read_capped(file.take(*body), *body, *body).map(Cow::Owned)
+            }
+            Artifact::Read(bytes) => Ok(Cow::Borrowed(bytes)),
+        }
     }
 }
 
@@ -183,10 +215,23 @@ mod tests {
         assert_eq!(mapped(), None, "others may write it");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert!(mapped().is_some());
-        std::fs::hard_link(&path, home.path().join("elsewhere")).unwrap();
+        let elsewhere = home.path().join("elsewhere");
+        std::fs::hard_link(&path, &elsewhere).unwrap();
         assert_eq!(mapped(), None, "it has a second name");
+        // What is loaded is what was checked: the file rewritten in place through its other
+        // name once the check is done, as another user could, changes nothing.
         let artifact = cache.load(&path, "abc", "e1").unwrap();
-        assert_eq!(artifact.bytes().unwrap(), b"native code", "read instead");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&elsewhere)
+            .and_then(|mut file| file.write_all(b"sneaky"))
+            .unwrap();
+        assert!(std::fs::read(&path).unwrap().starts_with(b"sneaky code"));
+        assert_eq!(
+            *artifact.bytes().unwrap(),
+            *b"native code",
+            "read once, checked"
+        );
     }
 
     #[test]
@@ -204,7 +249,7 @@ mod tests {
         cache.store(&path, "abc", "e1", b"native code").unwrap();
         assert_eq!(
             cache.load(&path, "abc", "e1").unwrap().bytes().unwrap(),
-            b"native code"
+            &b"native code"[..]
         );
         assert!(matches!(
             cache.load(&path, "abd", "e1"),
@@ -230,7 +275,7 @@ mod tests {
                 .unwrap()
                 .bytes()
                 .unwrap(),
-            b"native code"
+            &b"native code"[..]
         );
         // The previous layout's artifact of the same pack and engine goes when this one is
         // stored; another pack's stays.

@@ -313,7 +313,8 @@ fn deserialize(sandbox: &Sandbox, artifact: &[u8], writes: Writes) -> wasmtime::
 /// The cached `artifact`, mapped from its file where wasmtime can map it: no copy of its
 /// code in memory, and the memory images of its modules mapped from the file too, where a copy
 /// costs a page fault a page (a compiled interpreter is about 50 MiB). Where it cannot (no
-/// `/proc`, a cache folder mounted `noexec`), it is read and copied.
+/// `/proc`, a cache folder mounted `noexec`, an artifact someone else could change), its checked
+/// bytes are copied.
 #[allow(unsafe_code)]
 fn deserialize_cached(
     sandbox: &Sandbox,
@@ -323,8 +324,8 @@ fn deserialize_cached(
     if let Some(path) = artifact.mapped_path() {
         // SAFETY: the file is the one whose tag the cache checked under this user's key, kept
         // open so that its path leads to it; it is this user's, with no other name, and no one
-        // else may write it (`mapped_path`), in a folder that is this user's alone, so no one
-        // else can change it while it is mapped.
+        // else may write it (`Artifact::Mine`), so no one else can change it while it is
+        // mapped.
         if let Ok(component) = unsafe { sandbox.deserialize_file(&path, writes) } {
             return Ok(component);
         }
