@@ -103,6 +103,30 @@ fn a_grader_importing_pathspec_grades_and_the_lock_is_written_once() {
     assert!(err.contains("delete it"), "{err}");
 }
 
+/// The resolver is the host's pip, run natively: a `pip` package in the folder gavel runs in
+/// (a suite's checkout) is never what runs.
+#[test]
+fn a_pip_planted_where_gavel_runs_is_not_run() {
+    let Some(cache) = cache() else { return };
+    let ws = suite(
+        &format!("requirements:\n  - pathspec\n{FUEL}"),
+        "def grade(sample, item):\n    return 1.0\n",
+    );
+    ws.write("pip/__init__.py", "");
+    ws.write(
+        "pip/__main__.py",
+        "open('planted-pip-ran', 'w').close()\nraise SystemExit(0)\n",
+    );
+    let out = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    assert!(
+        !ws.path("planted-pip-ran").exists(),
+        "the planted pip ran natively"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lock = std::fs::read_to_string(ws.path(LOCK)).expect("the real pip wrote the lock");
+    assert!(lock.contains("name = \"pathspec\""), "{lock}");
+}
+
 #[test]
 fn httpx_and_requests_import() {
     let Some(cache) = cache() else { return };

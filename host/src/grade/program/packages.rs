@@ -322,6 +322,9 @@ fn resolve(wanted: &BTreeSet<String>) -> Result<Lock, PackagesError> {
         .args(wanted)
         .env("PIP_NO_INPUT", "1")
         .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        // `-m` puts the working folder first on the module path: run where gavel runs (a
+        // suite's checkout), a `pip` package there would be what runs, natively.
+        .current_dir(work.path())
         .stdin(Stdio::null())
         .output()
         .map_err(|e| no_pip(e.to_string()))?;
