@@ -70,18 +70,21 @@ impl CacheDir {
             path: root.to_path_buf(),
             source,
         };
-        // The folder the user named may be a symbolic link; what it leads to is checked.
-        fsio::private_dir(root)
-            .or_else(|e| match root.canonicalize() {
-                Ok(real) if real != root => fsio::check_private(&real),
-                _ => Err(e),
-            })
-            .map_err(folder)?;
+        // The folder the user named may be a symbolic link, or lie below one. What it leads to
+        // is checked and used from then on by that real path, with no link in it: a link
+        // someone else owns (in a folder all may write, such as `/tmp`) could be turned
+        // elsewhere at any time after the check.
+        let created = fsio::private_dir(root);
+        let real = root
+            .canonicalize()
+            .map_err(|e| folder(created.err().unwrap_or(e)))?;
+        fsio::check_private(&real).map_err(folder)?;
+        let root = &real;
         let key = Key::load(key_file)?;
         let key_folder = key_file.parent().unwrap_or(Path::new("."));
         if key_folder
             .canonicalize()
-            .and_then(|k| Ok(k.starts_with(root.canonicalize()?)))
+            .map(|k| k.starts_with(root))
             .map_err(folder)?
         {
             return Err(CacheError::KeyInside {
@@ -215,6 +218,31 @@ fn read_key(path: &Path) -> io::Result<[u8; KEY_BYTES]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cache named through a symbolic link is checked and used where the link led when it
+    /// was opened: turned elsewhere later (as its owner, someone else, could), it leads
+    /// nothing gavel reads or writes there.
+    #[test]
+    fn a_cache_named_through_a_link_is_used_by_its_real_path() {
+        let home = tempfile::tempdir().unwrap();
+        let (real, other) = (home.path().join("real"), home.path().join("other"));
+        for dir in [&real, &other] {
+            fsio::private_dir(dir).unwrap();
+        }
+        let link = home.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let cache = CacheDir::open_with(&link.join("cache"), &home.path().join("config/key"));
+        let cache = cache.unwrap();
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink(&other, &link).unwrap();
+        let packs = cache.folder("packs").unwrap();
+        assert_eq!(packs, real.canonicalize().unwrap().join("cache/packs"));
+        assert!(packs.is_dir());
+        assert!(
+            !other.join("cache").exists(),
+            "nothing lands where the link leads now"
+        );
+    }
 
     #[test]
     fn the_key_is_made_once_owner_only_and_refused_when_others_can_touch_it() {

@@ -373,8 +373,8 @@ fn toolchain(key: &Key, work: &Path) -> Option<PathBuf> {
         return Some(PathBuf::from(command));
     }
     if let Some(shared) = shared_toolchain() {
-        match fsio::check_private_tree(&shared) {
-            Ok(_) => return Some(shared.join("bin/componentize-py")),
+        match checked_toolchain(&shared) {
+            Ok(command) => return Some(command),
             Err(e) => crate::notice::warn(format!(
                 "the shared toolchain {} is not used ({e}); the build installs its own",
                 shared.display()
@@ -405,6 +405,15 @@ fn toolchain(key: &Key, work: &Path) -> Option<PathBuf> {
     let _ = std::fs::remove_dir_all(&venv).or_else(|_| std::fs::remove_file(&venv));
     let _ = std::fs::remove_file(work.join(VENV_TAG));
     None
+}
+
+/// The command of the toolchain in `folder`, by the real path of the folder that was checked
+/// (it and all it holds this user's alone): a symbolic link on the way, which its owner could
+/// turn elsewhere once the check is done, is not followed again.
+fn checked_toolchain(folder: &Path) -> std::io::Result<PathBuf> {
+    let real = folder.canonicalize()?;
+    fsio::check_private_tree(&real)?;
+    Ok(real.join("bin/componentize-py"))
 }
 
 /// Tags the toolchain the build installed (or found with its tag) in `work`, over all it holds
@@ -446,7 +455,25 @@ fn shared_toolchain() -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RUNTIME_PYTHON, files_hash};
+    use super::{RUNTIME_PYTHON, checked_toolchain, files_hash};
+    use std::path::Path;
+
+    /// A shared toolchain named through a symbolic link runs from the folder that was checked.
+    #[test]
+    fn a_toolchain_named_through_a_link_runs_from_the_folder_checked() {
+        let home = tempfile::tempdir().unwrap();
+        let real = home.path().join("toolchain");
+        crate::fsio::private_dir(&real.join("bin")).unwrap();
+        std::fs::write(real.join("bin/componentize-py"), "").unwrap();
+        let link = home.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let command = checked_toolchain(&link).unwrap();
+        assert_eq!(
+            command,
+            real.canonicalize().unwrap().join("bin/componentize-py")
+        );
+        assert!(checked_toolchain(Path::new("/nonexistent/toolchain")).is_err());
+    }
     use crate::grade::pack::INTERPRETER_PROTOCOL;
 
     /// Each version of `gavel:interpreter`, oldest first, with the SHA-256 ([`files_hash`]) of
