@@ -94,6 +94,49 @@ def probe(sample, submission):
 }
 
 #[test]
+fn writes_far_past_a_files_end_count_the_hole_they_leave() {
+    // One byte every 4 KiB costs the disk a block a write: each write is charged what the file
+    // grows by, so the MiB is full after 256 of them, not after a million.
+    let grades = probed(
+        r#"
+@grader
+def probe(sample, submission):
+    seen = []
+    fd = os.open("/tmp/sparse", os.O_WRONLY | os.O_CREAT)
+    writes = 0
+    try:
+        while writes < 10_000:
+            os.pwrite(fd, b"x", writes * 4096)
+            writes += 1
+        seen.append(f"{writes} writes")
+    except OSError as e:
+        seen.append(f"{writes} writes, then {errno.errorcode[e.errno]}")
+    os.close(fd)
+    seen.append(f"size {os.stat('/tmp/sparse').st_size}")
+    os.remove("/tmp/sparse")
+    with open("/tmp/far", "wb", buffering=0) as f:
+        f.seek(64 << 20)
+        try:
+            f.write(b"x")
+            seen.append("a byte 64 MiB in")
+        except OSError as e:
+            seen.append(f"a byte 64 MiB in: {errno.errorcode[e.errno]}")
+    seen.append(f"size {os.stat('/tmp/far').st_size}")
+    return GradeResult(score=1.0, rationale=" | ".join(seen))
+"#,
+        "limits:\n  timeout_ms: 60000\n  tmp_mb: 1\n",
+        1,
+    );
+    if grades.is_empty() {
+        return;
+    }
+    assert_eq!(
+        said(&grades),
+        ["256 writes, then ENOSPC | size 1044481 | a byte 64 MiB in: ENOSPC | size 0"]
+    );
+}
+
+#[test]
 fn a_grader_making_many_small_files_gets_enospc_at_the_file_quota() {
     let grades = probed(
         r#"

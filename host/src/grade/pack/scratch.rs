@@ -3,11 +3,12 @@
 //! past it sees what a program sees on a full disk (`ENOSPC`, "No space left on device") and
 //! the host's disk is never filled.
 //!
-//! What the folder holds is tracked as an upper bound: every write adds its length, every
-//! creation a file, and frees (a removal, a truncation, a rewrite in place) are not followed.
-//! Only when the bound would pass the quota is the folder measured, its files' sizes summed and
-//! its entries counted, and the bound set to that; so a grader that deletes what it wrote gets
-//! its room back, and one that stays well inside the quota costs a counter's addition a write.
+//! What the folder holds is tracked as an upper bound: every write adds its length (or, past a
+//! file's end, what the file grows by, the hole before it included), every creation a file,
+//! and frees (a removal, a truncation, a rewrite in place) are not followed. Only when the
+//! bound would pass the quota is the folder measured, its files' sizes summed and its entries
+//! counted, and the bound set to that; so a grader that deletes what it wrote gets its room
+//! back, and one that stays well inside the quota costs a counter's addition a write.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -240,21 +241,18 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
         "[method]descriptor.write",
         |mut store: Store<'_, T>, (fd, buffer, offset): (Fd, Vec<u8>, u64)| {
             let len = buffer.len() as u64;
-            let result = growing(
-                store.data_mut(),
-                fd,
-                |_| len,
-                |fs, fd| fs.write(fd, buffer, offset),
-            )?;
+            // Past the end, the file grows by the hole too, which the folder's measure counts.
+            let growth = |file: &std::fs::File| len.max(past_end(file, offset.saturating_add(len)));
+            let result = growing(store.data_mut(), fd, growth, |fs, fd| {
+                fs.write(fd, buffer, offset)
+            })?;
             Ok((result,))
         },
     )?;
     types.func_wrap(
         "[method]descriptor.set-size",
         |mut store: Store<'_, T>, (fd, size): (Fd, u64)| {
-            let growth = |file: &std::fs::File| {
-                (file.metadata()).map_or(0, |meta| size.saturating_sub(meta.len()))
-            };
+            let growth = |file: &std::fs::File| past_end(file, size);
             let result = growing(store.data_mut(), fd, growth, |fs, fd| fs.set_size(fd, size))?;
             Ok((result,))
         },
@@ -262,16 +260,25 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
     types.func_wrap(
         "[method]descriptor.write-via-stream",
         |mut store: Store<'_, T>, (fd, offset): (Fd, u64)| {
-            let stream = stream(store.data_mut(), fd, |fs, fd| {
-                fs.write_via_stream(fd, offset)
-            })?;
+            // A stream starting past the end leaves a hole before its first byte.
+            let stream = stream(
+                store.data_mut(),
+                fd,
+                |file| past_end(file, offset),
+                |fs, fd| fs.write_via_stream(fd, offset),
+            )?;
             Ok((stream,))
         },
     )?;
     types.func_wrap(
         "[method]descriptor.append-via-stream",
         |mut store: Store<'_, T>, (fd,): (Fd,)| {
-            let stream = stream(store.data_mut(), fd, |fs, fd| fs.append_via_stream(fd))?;
+            let stream = stream(
+                store.data_mut(),
+                fd,
+                |_| 0,
+                |fs, fd| fs.append_via_stream(fd),
+            )?;
             Ok((stream,))
         },
     )?;
@@ -388,6 +395,12 @@ fn writable_file<'a>(fs: &'a WasiFilesystemCtxView<'_>, fd: &Fd) -> Option<&'a s
     }
 }
 
+/// How far `end` lies past the end of `file`: what the file grows by when something ends there.
+fn past_end(file: &std::fs::File, end: u64) -> u64 {
+    file.metadata()
+        .map_or(0, |meta| end.saturating_sub(meta.len()))
+}
+
 /// `act` on the file `fd`, when its growth (`growth` of its host file, when it is one open for
 /// writing) fits the quota.
 fn growing<T: Scratched, V>(
@@ -410,21 +423,28 @@ fn growing<T: Scratched, V>(
 }
 
 /// The stream `open` opens on the file `fd`, counted against the quota; refused with
-/// `insufficient-space` when the file is open for writing and the folder has no room left,
-/// which a guest's C library passes on as `ENOSPC` (an error of a stream's own write reaches
-/// it only as `EIO`).
+/// `insufficient-space` when the file is open for writing and the folder has no room left, or
+/// none for the hole the stream leaves before its first byte (`hole` of its host file), which a
+/// guest's C library passes on as `ENOSPC` (an error of a stream's own write reaches it only
+/// as `EIO`).
 fn stream<T: Scratched>(
     state: &mut T,
     fd: Fd,
+    hole: impl FnOnce(&std::fs::File) -> u64,
     open: impl FnOnce(&mut WasiFilesystemCtxView<'_>, Fd) -> FsResult<Resource<DynOutputStream>>,
 ) -> wasmtime::Result<Result<Resource<DynOutputStream>, ErrorCode>> {
     let quota = state.quota();
     let mut fs = state.filesystem();
     if let Some(quota) = &quota
-        && writable_file(&fs, &fd).is_some()
-        && !quota.has_room()
+        && let Some(file) = writable_file(&fs, &fd)
     {
-        return Ok(Err(ErrorCode::InsufficientSpace));
+        let fits = match hole(file) {
+            0 => quota.has_room(),
+            hole => quota.take(hole, 0).is_ok(),
+        };
+        if !fits {
+            return Ok(Err(ErrorCode::InsufficientSpace));
+        }
     }
     let opened = open(&mut fs, fd);
     let stream = match lowered(&mut fs, opened)? {
