@@ -276,6 +276,38 @@ fn mistakes_in_allow_are_located_with_how_to_fix_them() {
         assert!(err.contains(want), "{want}\n{err}");
         assert!(err.contains("hint: write an existing folder"), "{err}");
     }
+
+    // A variable shown under the suite's `env:` and kept secret by the grader's block would be
+    // shown: refused where the secret is written, with the value nowhere.
+    ws.write(
+        "suite.yaml",
+        &suite(
+            "allow:\n  env: [MYKEY]\n",
+            "    allow:\n      secrets: {MYKEY: [api.example.com]}\n",
+        ),
+    );
+    let vars = [("MYKEY", SECRET_VALUE)];
+    for command in [
+        &["validate", "suite.yaml"][..],
+        &["run", "suite.yaml", "-o", "out"],
+    ] {
+        let out = gavel_with_env(ws.dir.path(), command, &vars);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(
+                "suite.yaml:13:24: graders.reach.allow.secrets.MYKEY: `MYKEY` is granted both \
+                 as a secret and under `env:`"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: grant a variable under one key"),
+            "{err}"
+        );
+        assert!(!err.contains(SECRET_VALUE) && !stdout(&out).contains(SECRET_VALUE));
+    }
+    assert!(!ws.path("out").exists(), "nothing was graded");
 }
 
 #[test]

@@ -53,6 +53,22 @@ impl AllowSpec {
                 }),
             }
         }
+        // A variable both shown and kept secret would be shown: its value reaches the sandbox
+        // beside the placeholder.
+        for name in (self.secrets.iter().flatten()).map(|(name, _)| name) {
+            if self.env.iter().flatten().any(|shown| shown == name) {
+                errors.push(GrantError {
+                    field: format!("secrets.{}", name.0),
+                    message: format!(
+                        "`{}` is granted both as a secret and under `env:`, which would give \
+                         the grader its value",
+                        name.0
+                    ),
+                    hint: "grant a variable under one key: `secrets:` to send its value to \
+                           its hosts only, `env:` to let the grader read it",
+                });
+            }
+        }
         if !errors.is_empty() {
             return Err(errors);
         }
