@@ -1,5 +1,6 @@
 //! Files that are not what they claim: a FIFO, a device or a huge sparse file where gavel reads
-//! a suite, a dataset, case files, traces or a results folder; an alias bomb in a case file;
+//! a suite, a dataset, case files, traces or a results folder, or where a grader reads a
+//! granted folder; an alias bomb in a case file;
 //! symbolic links planted where gavel writes its outputs; a results folder of another run
 //! resumed as this one. Each is refused with exit 2 and a message that names the file, and
 //! nothing outside the output folder is touched. Every run is bounded: one that hangs is killed
@@ -19,6 +20,11 @@ const HANG: Duration = Duration::from_secs(30);
 /// Runs `gavel` in `ws` like [`Workspace::gavel`], killed (and the test failed) if it has not
 /// ended within [`HANG`].
 fn gavel(ws: &Workspace, args: &[&str]) -> Output {
+    gavel_caching(ws, args, &ws.path(".cache"))
+}
+
+/// [`gavel`] with the cache folder `cache`.
+fn gavel_caching(ws: &Workspace, args: &[&str], cache: &Path) -> Output {
     let capture = |name: &str| {
         std::fs::File::create(ws.path(name))
             .map(Stdio::from)
@@ -27,7 +33,8 @@ fn gavel(ws: &Workspace, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gavel"))
         .args(args)
         .current_dir(ws.dir.path())
-        .env("GAVEL_CACHE_DIR", ws.path(".cache"))
+        .env("GAVEL_CACHE_DIR", cache)
+        .env("GAVEL_PYTHON_COMPONENT", "")
         .env_remove("OPENAI_API_KEY")
         .stdin(Stdio::null())
         .stdout(capture(".stdout"))
@@ -396,5 +403,50 @@ fn resume_into_another_runs_folder_is_refused() {
     assert!(
         err.contains("cannot retry the errors of the run in out"),
         "{err}"
+    );
+}
+
+/// A FIFO an agent left in a folder granted to a grader: opening it would wait for a writer
+/// that never comes, on a host thread no deadline reaches. The grader is refused it as a
+/// file it may not open, and the run goes on.
+#[test]
+fn a_fifo_in_a_granted_folder_is_refused_to_the_grader_not_waited_on() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("work/notes.txt", "granted");
+    mkfifo(&ws.path("work/pipe"));
+    ws.write(
+        "g.py",
+        "from letta_evals.decorators import grader\n\
+         from letta_evals.models import GradeResult\n\n\
+         @grader\n\
+         def probe(sample, submission):\n    \
+             try:\n        \
+                 with open('pipe') as f:\n            \
+                     said = f.read()\n    \
+             except OSError as e:\n        \
+                 said = f'{type(e).__name__}: {e.strerror}'\n    \
+             with open('notes.txt') as f:\n        \
+                 said += ' | ' + f.read()\n    \
+             return GradeResult(score=1.0, rationale=said)\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: fifo\ndataset: data.jsonl\nallow:\n  files: [work/]\nlimits:\n  timeout_ms: 2000\n\
+         graders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[crate::python_graders::paris_row(1, "Paris")],
+    );
+    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let grade = &ws.results("out")[0]["grades"]["probe"];
+    assert_eq!(grade["status"], "pass", "{grade}");
+    assert_eq!(
+        grade["rationale"],
+        "PermissionError: Permission denied | granted"
     );
 }

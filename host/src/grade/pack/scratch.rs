@@ -19,7 +19,8 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
 use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
-    DescriptorFlags, ErrorCode, Host as _, HostDescriptor as _, OpenFlags, PathFlags,
+    DescriptorFlags, DescriptorType, ErrorCode, Host as _, HostDescriptor as _, OpenFlags,
+    PathFlags,
 };
 use wasmtime_wasi::p2::{DynOutputStream, FsResult, OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtxBuilder};
@@ -310,6 +311,22 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
             let read_only = writes && !writable_dir(&fs, &fd);
             let result = match full {
                 true => Err(ErrorCode::InsufficientSpace),
+                // What an agent left in a granted folder may be a FIFO or a device, whose
+                // opening or reading would hold the host's thread past any deadline: only
+                // files and folders open there.
+                false
+                    if !writable_dir(&fs, &fd)
+                        && fs
+                            .stat_at(Resource::new_borrow(fd.rep()), path_flags, path.clone())
+                            .is_ok_and(|stat| {
+                                !matches!(
+                                    stat.type_,
+                                    DescriptorType::RegularFile | DescriptorType::Directory
+                                )
+                            }) =>
+                {
+                    Err(ErrorCode::Access)
+                }
                 false => {
                     let opened = fs.open_at(fd, path_flags, path, open_flags, flags);
                     read_only_as_such(lowered(&mut fs, opened)?, read_only)
