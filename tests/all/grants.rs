@@ -198,6 +198,11 @@ fn a_row_chooses_its_folder_only_inside_the_grant() {
                 json!({"workspace": sneaky}),
             ),
             row(4, &format!("{r1}/out.txt"), json!({})),
+            row(
+                5,
+                &format!("{r1}/out.txt"),
+                json!({"workspace": canonical(&ws.path("runs"))}),
+            ),
         ],
     );
     let out = run(&ws, &[]);
@@ -206,7 +211,9 @@ fn a_row_chooses_its_folder_only_inside_the_grant() {
     let grade = |i: usize| &results[i]["grades"]["reach"];
     let reached: Value = serde_json::from_str(grade(0)["rationale"].as_str().unwrap()).unwrap();
     assert_eq!(reached["read"], "run one");
-    for i in [1, 2] {
+    // Outside the grant, through a link out of it, and the granted folder itself (every
+    // row's folder at once).
+    for i in [1, 2, 4] {
         assert_eq!(grade(i)["status"], "error", "{}", grade(i));
         let why = grade(i)["rationale"].as_str().unwrap();
         assert!(

@@ -363,7 +363,7 @@ pub enum RowFolderError {
         error: std::io::Error,
     },
     #[error(
-        "allow.files: the row's `{field}` names `{named}`, which is not inside `{}`; a row cannot widen a grant",
+        "allow.files: the row's `{field}` names `{named}`, which is not a folder below `{}`; a row cannot widen a grant",
         under.display()
     )]
     Outside {
@@ -375,8 +375,8 @@ pub enum RowFolderError {
     NotAFolder { field: String, named: String },
 }
 
-/// The folder the row names at the dotted `field`, when it is inside `under` once its
-/// symlinks are resolved; else why not.
+/// The folder the row names at the dotted `field`, when it is below `under` (inside it, not
+/// `under` itself) once its symlinks are resolved; else why not.
 pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, RowFolderError> {
     let field_name = || field.to_string();
     let value: Value = serde_json::from_str(row).map_err(|error| RowFolderError::NotJson {
@@ -401,7 +401,8 @@ pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, RowFo
             named: named.clone(),
             error,
         })?;
-    if !resolved.starts_with(under) {
+    // `under` itself would be every row's folder at once.
+    if !resolved.starts_with(under) || resolved == under {
         return Err(RowFolderError::Outside {
             field: field_name(),
             named: named.clone(),
