@@ -14,7 +14,9 @@ enum Expr {
     Number(f64),
     Name(String),
     Negate(Box<Expr>),
-    Binary(char, Box<Expr>, Box<Expr>),
+    /// A value, then each operator (all `+ -` or all `* /`) and its operand, left to right: a
+    /// long sum is one node, not a tree as deep as it is long.
+    Chain(Box<Expr>, Vec<(char, Expr)>),
     Call(Function, Vec<Expr>),
 }
 
@@ -41,6 +43,13 @@ const FUNCTIONS: &[(&str, Function)] = &[
     ("log", Function::Log),
 ];
 
+/// The longest formula read: real ones are a line; the bound keeps a hostile one's tree, which
+/// evaluating and dropping walk recursively, shallow enough for any thread's stack.
+const MAX_CHARS: usize = 4096;
+
+/// How deep signs, parentheses and function calls may nest, for the same reason.
+const MAX_NESTING: usize = 64;
+
 /// Why a formula does not parse: the character (1-based) where it goes wrong, and what is.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("at character {position}: {message}")]
@@ -57,9 +66,17 @@ pub struct EvalError(String);
 impl Formula {
     /// Parses `text`, whose names must each be one of `names`.
     pub fn parse(text: &str, names: &[&str]) -> Result<Formula, FormulaError> {
+        let chars: Vec<char> = text.chars().collect();
+        if chars.len() > MAX_CHARS {
+            return Err(FormulaError {
+                position: MAX_CHARS + 1,
+                message: format!("the formula is longer than {MAX_CHARS} characters"),
+            });
+        }
         let mut parser = Parser {
-            chars: text.chars().collect(),
+            chars,
             at: 0,
+            depth: 0,
             names,
         };
         let root = parser.expression()?;
@@ -84,15 +101,18 @@ impl Expr {
                 .get(name.as_str())
                 .ok_or_else(|| EvalError(format!("no score for `{name}`")))?,
             Expr::Negate(e) => -e.evaluate(scores)?,
-            Expr::Binary(op, a, b) => {
-                let (a, b) = (a.evaluate(scores)?, b.evaluate(scores)?);
-                match op {
-                    '+' => a + b,
-                    '-' => a - b,
-                    '*' => a * b,
-                    _ if b == 0.0 => return Err(EvalError("division by zero".into())),
-                    _ => a / b,
-                }
+            Expr::Chain(first, rest) => {
+                rest.iter()
+                    .try_fold(first.evaluate(scores)?, |a, (op, b)| {
+                        let b = b.evaluate(scores)?;
+                        Ok(match op {
+                            '+' => a + b,
+                            '-' => a - b,
+                            '*' => a * b,
+                            _ if b == 0.0 => return Err(EvalError("division by zero".into())),
+                            _ => a / b,
+                        })
+                    })?
             }
             Expr::Call(function, args) => {
                 let values = args
@@ -124,6 +144,8 @@ impl Expr {
 struct Parser<'n> {
     chars: Vec<char>,
     at: usize,
+    /// How many signs, parentheses and calls enclose the position.
+    depth: usize,
     names: &'n [&'n str],
 }
 
@@ -147,32 +169,55 @@ impl Parser<'_> {
     }
 
     fn expression(&mut self) -> Result<Expr, FormulaError> {
-        let mut left = self.term()?;
-        while let Some(op @ ('+' | '-')) = self.peek() {
-            self.at += 1;
-            left = Expr::Binary(op, Box::new(left), Box::new(self.term()?));
-        }
-        Ok(left)
+        self.chain(&['+', '-'], Self::term)
     }
 
     fn term(&mut self) -> Result<Expr, FormulaError> {
-        let mut left = self.unary()?;
-        while let Some(op @ ('*' | '/')) = self.peek() {
+        self.chain(&['*', '/'], Self::unary)
+    }
+
+    /// Operands read by `operand`, joined by any of `ops`.
+    fn chain(
+        &mut self,
+        ops: &[char],
+        operand: fn(&mut Self) -> Result<Expr, FormulaError>,
+    ) -> Result<Expr, FormulaError> {
+        let first = operand(self)?;
+        let mut rest = Vec::new();
+        while let Some(op) = self.peek().filter(|c| ops.contains(c)) {
             self.at += 1;
-            left = Expr::Binary(op, Box::new(left), Box::new(self.unary()?));
+            rest.push((op, operand(self)?));
         }
-        Ok(left)
+        Ok(match rest.is_empty() {
+            true => first,
+            false => Expr::Chain(Box::new(first), rest),
+        })
+    }
+
+    /// `parse` one level deeper in the nesting, refused past [`MAX_NESTING`].
+    fn nested<T>(
+        &mut self,
+        parse: impl FnOnce(&mut Self) -> Result<T, FormulaError>,
+    ) -> Result<T, FormulaError> {
+        if self.depth == MAX_NESTING {
+            return Err(self.error(format!("the formula nests more than {MAX_NESTING} deep")));
+        }
+        self.depth += 1;
+        let parsed = parse(self);
+        self.depth -= 1;
+        parsed
     }
 
     fn unary(&mut self) -> Result<Expr, FormulaError> {
         match self.peek() {
             Some('-') => {
                 self.at += 1;
-                Ok(Expr::Negate(Box::new(self.unary()?)))
+                let operand = self.nested(Self::unary)?;
+                Ok(Expr::Negate(Box::new(operand)))
             }
             Some('+') => {
                 self.at += 1;
-                self.unary()
+                self.nested(Self::unary)
             }
             _ => self.primary(),
         }
@@ -183,7 +228,7 @@ impl Parser<'_> {
             None => Err(self.error("the formula ends where a value is expected".into())),
             Some('(') => {
                 self.at += 1;
-                let inner = self.expression()?;
+                let inner = self.nested(Self::expression)?;
                 self.expect(')')?;
                 Ok(inner)
             }
@@ -247,11 +292,14 @@ impl Parser<'_> {
                 )));
             };
             self.at += 1;
-            let mut args = vec![self.expression()?];
-            while self.peek() == Some(',') {
-                self.at += 1;
-                args.push(self.expression()?);
-            }
+            let args = self.nested(|parser| {
+                let mut args = vec![parser.expression()?];
+                while parser.peek() == Some(',') {
+                    parser.at += 1;
+                    args.push(parser.expression()?);
+                }
+                Ok(args)
+            })?;
             self.expect(')')?;
             let variadic = matches!(function, Function::Min | Function::Max);
             if !variadic && args.len() != 1 {
@@ -335,5 +383,39 @@ mod tests {
             value("1.2.3"),
             Err("at character 1: `1.2.3` is not a number".into())
         );
+    }
+
+    /// A hostile formula is refused, not parsed or evaluated as deep as it goes (which would
+    /// overflow the stack and abort the process).
+    #[test]
+    fn a_formula_too_long_or_too_deep_is_refused() {
+        let deep = |open: &str, close: &str| {
+            let many = |s: &str, n| s.repeat(n);
+            format!("{}a{}", many(open, 10_000), many(close, 10_000))
+        };
+        for (text, at) in [
+            (deep("-", ""), 66),
+            (deep("(", ")"), 66),
+            (deep("abs(", ")"), 261),
+        ] {
+            let text = &text[..text.len().min(4000)];
+            assert_eq!(
+                value(text),
+                Err(format!(
+                    "at character {at}: the formula nests more than 64 deep"
+                ))
+            );
+        }
+        assert_eq!(
+            value(&format!("a{}", "+a".repeat(5000))),
+            Err("at character 4097: the formula is longer than 4096 characters".into())
+        );
+        // Within the bounds, a long sum and a deep nesting are evaluated.
+        assert_eq!(value(&format!("a{}", "+a".repeat(2000))), Ok(1000.5));
+        assert_eq!(
+            value(&format!("{}a{}", "(".repeat(64), ")".repeat(64))),
+            Ok(0.5)
+        );
+        assert_eq!(value(&format!("{}a", "-".repeat(64))), Ok(0.5));
     }
 }
