@@ -288,7 +288,7 @@ impl Grader {
 
     async fn grade(&self, item: &Value, sample: &Value, python: &PythonResults) -> Outcome {
         let texts = |input: &Template, reference: &Template| {
-            Ok::<_, template::MissingVariable>((
+            Ok::<_, template::RenderError>((
                 input.render(item, sample)?,
                 reference.render(item, sample)?,
             ))

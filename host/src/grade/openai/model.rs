@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::template::{MissingVariable, Template};
+use super::template::{RenderError, Template};
 use super::{Errors, Fields, what};
 use crate::grade::judge::{Judge, Unanswered};
 
@@ -54,7 +54,7 @@ const SAMPLING: &[(&str, &str)] = &[
 #[derive(Debug, thiserror::Error)]
 pub enum AskError {
     #[error(transparent)]
-    Variable(MissingVariable),
+    Variable(RenderError),
     #[error(transparent)]
     Unanswered(Unanswered),
     /// The model's reply, which holds no `result` its schema allows.

@@ -49,10 +49,20 @@ pub struct TemplateError {
     pub message: String,
 }
 
-/// A variable that names nothing in the row: OpenAI's `invalid_variable_error`.
+/// The longest text a template fills: a variable may be written many times over, and each
+/// time it is filled with the row's value, so a small template and row could otherwise ask for
+/// gigabytes.
+const MAX_RENDERED: usize = 16 << 20;
+
+/// Why a template has no text for a row, as OpenAI's `invalid_variable_error`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the template variable `{{{{ {0} }}}}` names nothing in this row")]
-pub struct MissingVariable(pub String);
+pub enum RenderError {
+    /// A variable that names nothing in the row.
+    #[error("the template variable `{{{{ {0} }}}}` names nothing in this row")]
+    Missing(String),
+    #[error("the template's text for this row is longer than {} MiB", MAX_RENDERED >> 20)]
+    TooLong,
+}
 
 impl Template {
     pub fn parse(text: &str) -> Result<Template, TemplateError> {
@@ -84,13 +94,17 @@ impl Template {
 
     /// The text with each variable filled from `item` and `sample`: a string as it is, `null`
     /// as nothing, any other value as its JSON text.
-    pub fn render(&self, item: &Value, sample: &Value) -> Result<String, MissingVariable> {
+    pub fn render(&self, item: &Value, sample: &Value) -> Result<String, RenderError> {
         let mut out = String::new();
         for part in &self.parts {
-            match part {
-                Part::Text(text) => out.push_str(text),
-                Part::Variable(variable) => out.push_str(&variable.text(item, sample)?),
+            let piece = match part {
+                Part::Text(text) => Cow::Borrowed(text.as_str()),
+                Part::Variable(variable) => variable.text(item, sample)?,
+            };
+            if out.len() + piece.len() > MAX_RENDERED {
+                return Err(RenderError::TooLong);
             }
+            out.push_str(&piece);
         }
         Ok(out)
     }
@@ -158,11 +172,7 @@ impl Variable {
     }
 
     /// The value the variable names in `item` or `sample`, as text.
-    fn text<'v>(
-        &self,
-        item: &'v Value,
-        sample: &'v Value,
-    ) -> Result<Cow<'v, str>, MissingVariable> {
+    fn text<'v>(&self, item: &'v Value, sample: &'v Value) -> Result<Cow<'v, str>, RenderError> {
         let mut at = match self.namespace {
             Namespace::Item => item,
             Namespace::Sample => sample,
@@ -176,7 +186,7 @@ impl Variable {
                 },
                 Step::Index(i) => at.get(*i),
             };
-            at = next.ok_or_else(|| MissingVariable(self.written.clone()))?;
+            at = next.ok_or_else(|| RenderError::Missing(self.written.clone()))?;
         }
         Ok(match at {
             Value::String(s) => Cow::Borrowed(s),
@@ -226,6 +236,16 @@ mod tests {
             render("no braces {", item, sample),
             Ok("no braces {".into())
         );
+    }
+
+    /// A variable written many times over a large value fills no more than the bound.
+    #[test]
+    fn a_text_past_the_bound_is_refused_not_built() {
+        let item = json!({"a": "x".repeat(100_000)});
+        let many = Template::parse(&"{{item.a}}".repeat(20_000)).unwrap();
+        assert_eq!(many.render(&item, &json!({})), Err(RenderError::TooLong));
+        let some = Template::parse(&"{{item.a}}".repeat(100)).unwrap();
+        assert_eq!(some.render(&item, &json!({})).unwrap().len(), 10_000_000);
     }
 
     #[test]
