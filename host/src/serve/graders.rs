@@ -310,7 +310,15 @@ pub async fn run(
                 .await
                 .map_err(|e| Failure::Server(e.to_string()))??;
             }
-            let outcome = grader.run(&item, &sample, &results).await;
+            // Local metrics compute on the calling thread (a long text's `fuzzy_match` for up
+            // to about a second): a thread for blocking work, so that the runtime's workers go
+            // on serving other requests, with model graders' requests driven from it.
+            let runtime_handle = tokio::runtime::Handle::current();
+            let outcome = tokio::task::spawn_blocking(move || {
+                runtime_handle.block_on(grader.run(&item, &sample, &results))
+            })
+            .await
+            .map_err(|e| Failure::Server(e.to_string()))?;
             drop(hold);
             outcome
         }

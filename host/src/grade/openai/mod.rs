@@ -320,7 +320,10 @@ impl Grader {
             } => match texts(input, reference) {
                 Ok((input, reference)) => {
                     let score = match metric {
-                        Similarity::Local(metric) => metric.score(&input, &reference),
+                        Similarity::Local(metric) => match metric.score(&input, &reference) {
+                            Ok(score) => score,
+                            Err(e) => return self.failed(e.to_string(), |f| f.other_error = true),
+                        },
                         Similarity::Meteor(wordnet) => {
                             similarity::meteor(wordnet, &input, &reference)
                         }
