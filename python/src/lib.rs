@@ -75,6 +75,7 @@ impl Suite {
             cache_dir: cache_dir.or_else(default_cache_dir),
             no_judge_cache: false,
             trajectories: Vec::new(),
+            serving: false,
         };
         let prepared = py
             .detach(|| prepare(&path, &options))

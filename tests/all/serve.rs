@@ -885,6 +885,76 @@ async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
     );
 }
 
+/// A model one request names and the endpoint does not have (404) fails that request alone:
+/// the next request, naming a model it has, is answered, and nothing of the first's failure
+/// reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_requests_missing_model_does_not_take_the_judge_down_for_the_next() {
+    use crate::openai_server::Reply;
+    let model = crate::openai_server::Server::start(|_, request| {
+        if request.json()["model"] == "bogus" {
+            Reply::status(
+                404,
+                r#"{"error": {"message": "The model `bogus` does not exist"}}"#,
+            )
+        } else {
+            crate::openai_graders::answer(request)
+        }
+    })
+    .await;
+    let body = |name: &str| {
+        json!({
+            "grader": {
+                "type": "score_model",
+                "name": "score",
+                "model": name,
+                "input": [{"role": "user", "content": "Answer: {{sample.output_text}}"}],
+                "range": [0, 10],
+            },
+            "model_sample": "Paris",
+            "item": {},
+        })
+        .to_string()
+    };
+    let (ws, _) = capitals();
+    let base_url = model.base_url();
+    let (missing, answered) = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--suite",
+            "caps=suite.yaml",
+            "--judge-base-url",
+            &base_url,
+            "--judge-api-key-env",
+            "JUDGE_KEY",
+        ];
+        let server = Server::start(&ws, &args, &[("JUDGE_KEY", crate::judge::KEY)]);
+        let run = "/v1/fine_tuning/alpha/graders/run";
+        let missing = server.post(run, body("bogus").as_bytes());
+        let answered = server.post(run, body("gpt-4o-mini").as_bytes());
+        (missing, answered)
+    })
+    .await
+    .expect("the requests end");
+    assert_eq!(missing.status, 200, "{}", missing.text());
+    let failed = missing.json();
+    assert_eq!(failed["reward"], json!(0.0), "{failed}");
+    assert!(
+        failed["metadata"]["errors"]["model_grader_server_error_details"]
+            .as_str()
+            .is_some_and(|d| d.contains("`bogus` does not exist")),
+        "{failed}"
+    );
+    assert_eq!(answered.status, 200, "{}", answered.text());
+    let answer = answered.json();
+    assert_eq!(answer["reward"], json!(8.0), "{answer}");
+    assert_eq!(
+        answer["metadata"]["errors"]["model_grader_server_error"],
+        json!(false),
+        "{answer}"
+    );
+    assert_eq!(model.requests().len(), 2, "the second request was sent");
+}
+
 /// The body limit binds OpenAI's routes as the others, each answered in its own error shape.
 #[test]
 fn openais_routes_are_bounded_and_answer_openais_error_object() {

@@ -188,6 +188,7 @@ fn fresh_python_calls_run_in_parallel_up_to_the_concurrency() {
             cache_dir: Some(cache.to_path_buf()),
             no_judge_cache: false,
             trajectories: Vec::new(),
+            serving: false,
         },
     )
     .unwrap_or_else(|e| panic!("{e:?}"));

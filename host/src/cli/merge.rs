@@ -32,6 +32,7 @@ pub fn run(args: Args) -> super::Status {
         cache_dir: args.cache.dir(),
         no_judge_cache: false,
         trajectories: record.trajectories.clone(),
+        serving: false,
     };
     let prepared = match gavel::run::prepare(&record.suite, &options) {
         Ok(prepared) => prepared,

@@ -258,6 +258,7 @@ mod tests {
             cache_dir: None,
             no_judge_cache: false,
             trajectories: Vec::new(),
+            serving: false,
         };
         let prepared = gavel::run::prepare(&dir.path().join("suite.yaml"), &options)
             .unwrap_or_else(|e| panic!("{e:?}"));

@@ -118,6 +118,7 @@ pub fn run(mut args: Args) -> super::Status {
         cache_dir: args.cache.dir(),
         no_judge_cache: args.no_cache,
         trajectories: args.trajectories.clone(),
+        serving: false,
     };
     let prepared = match gavel::run::prepare(&args.suite, &options) {
         Ok(prepared) => prepared,

@@ -106,6 +106,7 @@ fn serve(args: Args) -> Result<Status, ServeError> {
         cache_dir: args.cache.dir(),
         no_judge_cache: false,
         trajectories: Vec::new(),
+        serving: true,
     };
     let concurrency = (args.concurrency)
         .unwrap_or_else(default_workers)
@@ -184,11 +185,13 @@ fn endpoints(
             "api_key_env": api_key_env,
         }))
         .map_err(ServeError::JudgeSpec)?;
-        Judge::new(spec, Path::new("."), JudgeOptions::default()).map_err(|error| {
-            ServeError::Judge {
-                base_url: base_url.clone(),
-                error: Box::new(error),
-            }
+        let options = JudgeOptions {
+            serving: true,
+            ..JudgeOptions::default()
+        };
+        Judge::new(spec, Path::new("."), options).map_err(|error| ServeError::Judge {
+            base_url: base_url.clone(),
+            error: Box::new(error),
         })
     };
     Ok(Endpoints {

@@ -167,6 +167,7 @@ fn validate(args: &Args, suite: &Path) -> Found {
         cache_dir: args.cache.dir(),
         no_judge_cache: true,
         trajectories: args.trajectories.clone(),
+        serving: false,
     };
     let prepared = match prepare(suite, &options) {
         Ok(prepared) => prepared,

@@ -50,6 +50,8 @@ pub struct Options {
     /// suite's `trajectories:`, so that a suite written for letta-evals grades its recorded
     /// runs unchanged (as `letta-evals run --cached` regrades them).
     pub trajectories: Vec<PathBuf>,
+    /// The suite serves many clients' requests (`gavel serve`): see [`JudgeOptions::serving`].
+    pub serving: bool,
 }
 
 /// The default cache folder: `$GAVEL_CACHE_DIR`, else `$XDG_CACHE_HOME/gavel`, else
@@ -112,6 +114,7 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
                 .cache_dir
                 .clone()
                 .filter(|_| !options.no_judge_cache),
+            serving: options.serving,
             ..JudgeOptions::default()
         },
         allow: file.allow.as_ref(),

@@ -200,6 +200,7 @@ fn prepare_python(
         cache_dir: requested.cache_dir.clone(),
         no_judge_cache: true,
         trajectories: Vec::new(),
+        serving: true,
     };
     let prepared = prepare(&folder.path().join("suite.yaml"), &options).map_err(|errors| {
         // The suite's own field `graders` is where a Python interpreter that cannot be loaded

@@ -3,8 +3,8 @@
 //! only within the endpoint's own scheme, host and port (the key goes nowhere else).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
 use reqwest::{StatusCode, Url};
@@ -82,8 +82,11 @@ pub struct Transport {
     pub max_retries: u32,
     pub timeout: Duration,
     /// Why the endpoint cannot be used at all, once that is known (the key redacted): no
-    /// request is sent after.
-    pub down: OnceLock<String>,
+    /// request is sent after, for good in a run, for a while in a service.
+    pub down: Fuse,
+    /// Whether a 404 says the endpoint is down (in a run, whose suite names the model) or only
+    /// that this request's model is not there (in a service, whose clients name models).
+    pub missing_is_down: bool,
     /// The failures since the endpoint last answered well.
     pub streak: Mutex<Streak>,
     /// Requests sent (first attempts), which the retry budget grows with.
@@ -91,6 +94,42 @@ pub struct Transport {
     /// Requests sent and not yet answered, and attempts repeated, for the progress line.
     pub in_flight: AtomicUsize,
     pub retries: AtomicU64,
+}
+
+/// Whether an endpoint is down, and why: tripped once, it stays so for good (a run, which
+/// stops), or for `hold` (a service, which asks again after that, as the endpoint may be back).
+#[derive(Debug, Default)]
+pub struct Fuse {
+    tripped: Mutex<Option<(String, Instant)>>,
+    hold: Option<Duration>,
+}
+
+impl Fuse {
+    /// A fuse that stays tripped for `hold` (for good when none).
+    pub fn holding(hold: Option<Duration>) -> Fuse {
+        Fuse {
+            tripped: Mutex::default(),
+            hold,
+        }
+    }
+
+    /// Why the endpoint is down, while it is.
+    pub fn get(&self) -> Option<String> {
+        let mut tripped = self.tripped.lock().unwrap_or_else(PoisonError::into_inner);
+        if let (Some((_, at)), Some(hold)) = (tripped.as_ref(), self.hold)
+            && at.elapsed() >= hold
+        {
+            *tripped = None;
+        }
+        tripped.as_ref().map(|(reason, _)| reason.clone())
+    }
+
+    /// Trips the fuse with `reason` unless it is tripped already; why it is.
+    fn trip(&self, reason: impl FnOnce() -> String) -> String {
+        let mut tripped = self.tripped.lock().unwrap_or_else(PoisonError::into_inner);
+        let (reason, _) = tripped.get_or_insert_with(|| (reason(), Instant::now()));
+        reason.clone()
+    }
 }
 
 /// How an attempt failed, as far as telling a dead endpoint from a bad moment goes.
@@ -175,9 +214,7 @@ impl Transport {
     /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
     pub async fn post(&self, body: &str) -> Result<String, RequestError> {
         if let Some(reason) = &self.missing_key {
-            return Err(RequestError::Down(
-                self.down.get_or_init(|| reason.clone()).clone(),
-            ));
+            return Err(RequestError::Down(self.down.trip(|| reason.clone())));
         }
         self.sent.fetch_add(1, Ordering::Relaxed);
         let mut retries = 0;
@@ -190,9 +227,7 @@ impl Transport {
                 Attempt::Fatal(reason) => return Err(RequestError::Refused(reason)),
                 Attempt::Down(reason) => {
                     return Err(RequestError::Down(
-                        self.down
-                            .get_or_init(|| self.api_key.redact(reason))
-                            .clone(),
+                        self.down.trip(|| self.api_key.redact(reason)),
                     ));
                 }
                 Attempt::Retry { reason, .. } if retries >= self.max_retries => {
@@ -313,7 +348,9 @@ impl Transport {
                 failing: (status != StatusCode::TOO_MANY_REQUESTS)
                     .then(|| Failing::Status(status, text.chars().take(QUOTED_BODY).collect())),
             }
-        } else if is_endpoint_refusal(status) {
+        } else if is_endpoint_refusal(status)
+            && (self.missing_is_down || status != StatusCode::NOT_FOUND)
+        {
             Attempt::Down(http_failure(status, &text))
         } else {
             Attempt::Fatal(http_failure(status, &text))
@@ -482,6 +519,24 @@ pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    /// A run's fuse stays tripped with its first reason; a service's lets the endpoint be asked
+    /// again once its hold has passed.
+    #[test]
+    fn a_fuse_holds_for_good_in_a_run_and_for_a_while_in_a_service() {
+        let run = Fuse::holding(None);
+        assert_eq!(run.get(), None);
+        assert_eq!(run.trip(|| "key refused".into()), "key refused");
+        assert_eq!(run.trip(|| "later".into()), "key refused");
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(run.get().as_deref(), Some("key refused"));
+        let service = Fuse::holding(Some(Duration::from_millis(20)));
+        service.trip(|| "timeouts".into());
+        assert_eq!(service.get().as_deref(), Some("timeouts"));
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(service.get(), None);
+        assert_eq!(service.trip(|| "again".into()), "again");
+    }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

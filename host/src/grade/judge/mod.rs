@@ -37,7 +37,7 @@ use crate::input::sample::Sample;
 use agent_file::{AgentFileError, AgentFileProblem, JudgeAgent};
 use cache::Cache;
 pub use http::REPLY_LIMIT;
-use http::{ApiKey, Auth, RequestError, Transport};
+use http::{ApiKey, Auth, Fuse, RequestError, Transport};
 use reply::ReplyError;
 use template::{RenderError, Template, TemplateError};
 
@@ -108,7 +108,14 @@ pub struct JudgeOptions {
     pub cache_dir: Option<PathBuf>,
     /// The run's bound on requests in flight, shared by every judge made with these options.
     pub requests: Arc<RequestBound>,
+    /// Whether the judges serve many clients' requests (`gavel serve`) rather than one run: an
+    /// endpoint found down is asked again after [`SERVICE_DOWN_HOLD`] instead of never, and a
+    /// 404 fails only the request whose model it names.
+    pub serving: bool,
 }
+
+/// How long a service takes a judge's endpoint as down before asking it again.
+const SERVICE_DOWN_HOLD: Duration = Duration::from_secs(30);
 
 /// The run's bound on requests in flight to every judge at once (the run's concurrency), on top
 /// of each grader's own; none until [`RequestBound::set`].
@@ -288,7 +295,8 @@ impl Judge {
                 missing_key,
                 max_retries: spec.max_retries,
                 timeout: Duration::from_secs_f64(spec.timeout),
-                down: OnceLock::new(),
+                down: Fuse::holding(options.serving.then_some(SERVICE_DOWN_HOLD)),
+                missing_is_down: !options.serving,
                 streak: Mutex::default(),
                 sent: AtomicU64::new(0),
                 in_flight: AtomicUsize::new(0),
