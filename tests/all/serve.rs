@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{Drained, Workspace, gavel_command};
 use crate::python_graders::{cache, paris_row};
@@ -93,13 +93,17 @@ impl Server {
 
     /// Sends SIGTERM, and returns the exit code and what the server wrote on stderr.
     fn terminate(mut self) -> (Option<i32>, String) {
+        self.signal_term();
+        let code = self.child.wait().expect("the server exits").code();
+        (code, self.log.take().expect("the log").finish())
+    }
+
+    fn signal_term(&self) {
         let status = std::process::Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .expect("kill runs");
         assert!(status.success());
-        let code = self.child.wait().expect("the server exits").code();
-        (code, self.log.take().expect("the log").finish())
     }
 }
 
@@ -457,6 +461,15 @@ fn the_bearer_token_is_asked_for_and_never_shown() {
     assert_eq!(right.status, 200, "{}", right.text());
     let metrics = server.request("GET", "/metrics", &[("Authorization", &bearer)], b"");
     assert_eq!(metrics.status, 200);
+    // The scheme's name is read in any case; the token as written, and whole.
+    let lower = format!("bearer {token}");
+    let any_case = server.request("GET", "/metrics", &[("Authorization", &lower)], b"");
+    assert_eq!(any_case.status, 200);
+    let longer = format!("Bearer {token}x");
+    for (header, status) in [(&longer, 401), (&"Bearer ".to_string(), 401)] {
+        let reply = server.request("GET", "/metrics", &[("Authorization", header)], b"");
+        assert_eq!(reply.status, status, "{header}");
+    }
     for reply in [&none, &wrong, &right, &metrics] {
         assert!(!reply.text().contains(token) && !reply.head.contains(token));
     }
@@ -506,6 +519,42 @@ fn sigterm_drains_the_requests_in_flight() {
     assert_eq!(reply.text().lines().count(), 4);
     assert_eq!(code, Some(0), "{log}");
     assert!(TcpStream::connect(addr).is_err(), "no longer listening");
+}
+
+/// SIGTERM with a client that never reads its (large) answer: the drain waits for it no longer
+/// than the deadline and a grace, then closes its connection and exits.
+#[test]
+fn a_drain_does_not_wait_for_a_client_that_never_reads() {
+    let (ws, _) = capitals();
+    let mut server = Server::start(&ws, &["--suite", "caps=suite.yaml", "--deadline", "2"], &[]);
+    let rows = "{}\n".repeat(200_000);
+    let mut stalled = server.connect();
+    send_head(
+        &mut stalled,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(rows.len()),
+    );
+    stalled
+        .write_all(rows.as_bytes())
+        .expect("the body is taken");
+    // The answer (tens of MB) fills the socket's buffers and waits for a reader.
+    std::thread::sleep(Duration::from_secs(1));
+    server.signal_term();
+    let started = Instant::now();
+    let code = loop {
+        if let Some(status) = server.child.try_wait().expect("status") {
+            break status.code();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the drain still waits for the client that never reads"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(code, Some(0));
+    drop(stalled);
 }
 
 const HOSTILE: &str = "from letta_evals.decorators import grader

@@ -96,6 +96,13 @@ pub struct Limits {
 /// connection is closed unanswered.
 const REFUSING: usize = 64;
 
+/// How long an accept that failed (too many open files) waits before the next.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// How long past the deadline a drain waits for answers to be read before closing their
+/// connections.
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
 /// What `Retry-After` says to a client turned away because the server is busy, in seconds.
 const RETRY_BUSY: &str = "1";
 /// What `Retry-After` says while the server drains: another replica should take the request.
@@ -363,21 +370,23 @@ impl Service {
         answer.response()
     }
 
-    /// Whether `request` carries the server's token (always, when it has none); compared in
-    /// time that does not depend on where the two first differ.
+    /// Whether `request` carries the server's token (always, when it has none), the scheme's
+    /// name in any case (RFC 9110); compared as SHA-256 digests, in time that depends neither
+    /// on where the two first differ nor on the token's length.
     fn authorized(&self, request: &Request<Incoming>) -> bool {
+        use sha2::{Digest, Sha256};
         let Some(token) = &self.token else {
             return true;
         };
         let given = (request.headers().get(header::AUTHORIZATION))
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-            .unwrap_or_default();
-        given.len() == token.len()
-            && given
-                .iter()
-                .zip(token.as_bytes())
-                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-                == 0
+            .map(|v| v.as_bytes())
+            .filter(|v| v.len() > 7 && v[..7].eq_ignore_ascii_case(b"bearer "))
+            .map_or(&b""[..], |v| &v[7..]);
+        Sha256::digest(given)
+            .iter()
+            .zip(Sha256::digest(token.as_bytes()))
+            .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
     }
 
     async fn answer(
@@ -687,8 +696,12 @@ pub async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 // A connection reset before it was accepted, or too many open files: the
-                // next accept may succeed.
-                Err(_) => continue,
+                // next accept may succeed, after a pause that lets connections close rather
+                // than spin.
+                Err(_) => {
+                    tokio::time::sleep(ACCEPT_PAUSE).await;
+                    continue;
+                }
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
@@ -732,6 +745,14 @@ pub async fn serve(
         suite.kept.stop();
     }
     let _ = draining_tx.send(true);
-    while connections.join_next().await.is_some() {}
+    // Requests in flight end within their deadline; a client that does not read its answer
+    // could hold the drain past any grace period, losing the others' answers to a kill.
+    let drained = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(service.limits.deadline + DRAIN_GRACE, drained)
+        .await
+        .is_err()
+    {
+        connections.abort_all();
+    }
     Ok(())
 }
