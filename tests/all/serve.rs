@@ -521,6 +521,52 @@ fn sigterm_drains_the_requests_in_flight() {
     assert!(TcpStream::connect(addr).is_err(), "no longer listening");
 }
 
+/// A client that asks and then takes in none of its (large) answer for `--header-timeout` has
+/// its connection closed, and the answer it held goes with it.
+#[test]
+fn a_client_that_never_reads_its_answer_is_let_go() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--header-timeout", "1"],
+        &[],
+    );
+    let rows = "{}\n".repeat(200_000);
+    let mut stalled = server.connect();
+    send_head(
+        &mut stalled,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(rows.len()),
+    );
+    stalled
+        .write_all(rows.as_bytes())
+        .expect("the body is taken");
+    std::thread::sleep(Duration::from_secs(4));
+    let mut received = Vec::new();
+    let _ = stalled.read_to_end(&mut received);
+    let text = String::from_utf8_lossy(&received);
+    let (head, body) = text.split_once("\r\n\r\n").expect("the answer began");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let declared: usize = (head.lines())
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(str::to_string)
+        })
+        .expect("a length")
+        .trim()
+        .parse()
+        .expect("a number");
+    assert!(
+        body.len() < declared,
+        "the whole answer ({declared} bytes) was written to a client that read none of it"
+    );
+    // The server serves on.
+    assert_eq!(server.get("/healthz").status, 200);
+}
+
 /// SIGTERM with a client that never reads its (large) answer: the drain waits for it no longer
 /// than the deadline and a grace, then closes its connection and exits.
 #[test]

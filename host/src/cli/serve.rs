@@ -48,7 +48,8 @@ pub struct Args {
     /// Seconds from a request's arrival to its answer: its body read, its wait and its grading.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     deadline: f64,
-    /// Seconds a connection may take to send a request's headers; past them it is closed.
+    /// Seconds a connection may take to send a request's headers, or go without taking in any
+    /// of its answer; past them it is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     header_timeout: f64,
     /// When the Python interpreter that python graders posted to graders/run need is built and

@@ -20,6 +20,7 @@ pub mod grading;
 pub mod metrics;
 pub mod openrlhf;
 pub mod rows;
+mod stall;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -724,6 +725,7 @@ pub async fn serve(
             continue;
         };
         let mut draining = draining_rx.clone();
+        let stream = stall::WriteStall::new(stream, service.limits.header_timeout);
         connections.spawn(async move {
             let _place = place;
             let handler = hyper::service::service_fn(move |request| {
