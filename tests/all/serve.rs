@@ -781,6 +781,54 @@ fn past_the_places_and_the_queue_requests_get_429_with_retry_after() {
     assert_eq!(first.text().lines().count(), 4);
 }
 
+/// Requests whose bodies are still arriving hold the places to grade and wait: one more is
+/// turned away before its body is read, so connections cannot hold more bodies in memory than
+/// the places allow.
+#[test]
+fn a_request_past_the_places_is_turned_away_before_its_body_is_read() {
+    let (ws, _) = capitals();
+    let args = [
+        "--suite",
+        "caps=suite.yaml",
+        "--concurrency",
+        "1",
+        "--queue",
+        "1",
+    ];
+    let server = Server::start(&ws, &args, &[]);
+    let declared = 1 << 20;
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = server.connect();
+        send_head(
+            &mut stream,
+            "POST",
+            "/v1/suites/caps/grade",
+            &[],
+            Some(declared),
+        );
+        stream.write_all(b"{}\n").expect("the body begins");
+        held.push(stream);
+    }
+    // The first two are admitted once the server reads their bodies' first bytes.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut third = server.connect();
+    send_head(
+        &mut third,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(declared),
+    );
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let reply = read_reply(third);
+    assert_eq!(reply.status, 429, "{}", reply.text());
+    assert_eq!(reply.header("retry-after").as_deref(), Some("1"));
+    drop(held);
+}
+
 /// Rows still grading at the request's deadline: `504`, and the pass is halted (the place it
 /// held is free again for the next request, answered in full).
 #[test]

@@ -117,6 +117,9 @@ pub struct Service {
     token: Option<String>,
     metrics: metrics::Metrics,
     slots: Arc<Semaphore>,
+    /// Requests whose bodies are read or held: as many as may grade and wait, so that the
+    /// bodies in memory are bounded by those places, not by the connections.
+    admitted: Semaphore,
     waiting: AtomicUsize,
     draining: AtomicBool,
     /// Where each request's log line goes (the command line prints it on stderr).
@@ -300,6 +303,7 @@ impl Service {
         Service {
             requested: Arc::new(requested),
             slots: Arc::new(Semaphore::new(limits.concurrency.max(1))),
+            admitted: Semaphore::new(limits.concurrency.max(1) + limits.queue),
             suites: (suites.into_iter())
                 .map(|(name, suite)| (name, Arc::new(suite)))
                 .collect(),
@@ -443,6 +447,7 @@ impl Service {
         deadline: Instant,
     ) -> Result<Answer, Answer> {
         self.open()?;
+        let _admitted = self.admit()?;
         let body = self.body(request, deadline).await?;
         let permit = self.place(deadline).await?;
         let requested = self.requested.clone();
@@ -476,6 +481,12 @@ impl Service {
             )),
             Err(Failure::Grading(e)) => Err(failed(e)),
         }
+    }
+
+    /// A place among the requests read or held ([`Service::admitted`]); `429` when there is
+    /// none, before the body is read.
+    fn admit(&self) -> Result<tokio::sync::SemaphorePermit<'_>, Answer> {
+        self.admitted.try_acquire().map_err(|_| busy())
     }
 
     /// `503` once the server drains.
@@ -514,6 +525,7 @@ impl Service {
                 ),
             ));
         }
+        let _admitted = self.admit()?;
         let body = self.body(request, deadline).await?;
         let rows = match route {
             Route::OpenRlhf(_) => openrlhf::RewardRequest::parse(&body)
@@ -604,11 +616,7 @@ impl Service {
         let queued = self.waiting.fetch_add(1, Ordering::SeqCst);
         let _left = Left(&self.waiting);
         if queued >= self.limits.queue {
-            return Err(Answer::error(
-                StatusCode::TOO_MANY_REQUESTS,
-                "every place to grade and wait is taken: retry later",
-            )
-            .retry_after(RETRY_BUSY));
+            return Err(busy());
         }
         let waiting = self.slots.clone().acquire_owned();
         match tokio::time::timeout_at(deadline.into(), waiting).await {
@@ -621,6 +629,15 @@ impl Service {
             Err(_) => Err(failed(GradingError::Deadline)),
         }
     }
+}
+
+/// `429`: every place to grade and wait is taken.
+fn busy() -> Answer {
+    Answer::error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "every place to grade and wait is taken: retry later",
+    )
+    .retry_after(RETRY_BUSY)
 }
 
 /// The answer to a request whose grading failed.
