@@ -228,6 +228,9 @@ fn the_grade_endpoint_answers_the_lines_gavel_run_writes() {
 
     assert_eq!(server.get("/healthz").status, 200);
     assert_eq!(server.get("/readyz").status, 200);
+    // HEAD as probes send it: the status and headers, no body.
+    let head = server.request("HEAD", "/healthz", &[], b"");
+    assert_eq!((head.status, head.text().as_str()), (200, ""));
     assert_eq!(server.get("/v1/suites").json(), json!({"suites": ["caps"]}));
     let metrics = server.get("/metrics").text();
     for line in [

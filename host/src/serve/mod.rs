@@ -146,7 +146,8 @@ enum Route<'a> {
 impl<'a> Route<'a> {
     /// The route of `path`, and whether `method` is the one it answers.
     fn of(method: &Method, path: &'a str) -> Option<(Route<'a>, bool)> {
-        let get = method == Method::GET;
+        // HEAD is GET without the body, which hyper leaves out of the answer.
+        let get = method == Method::GET || method == Method::HEAD;
         let post = method == Method::POST;
         Some(match path {
             "/healthz" => (Route::Health, get),
