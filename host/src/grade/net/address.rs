@@ -12,7 +12,8 @@ pub(super) fn canonical(address: IpAddr) -> IpAddr {
 }
 
 /// Loopback, private, link-local, shared (carrier-grade NAT), unique-local, multicast,
-/// broadcast and unspecified addresses, and IPv6 addresses that embed an IPv4 one of these.
+/// broadcast, unspecified and reserved addresses, and IPv6 addresses that embed an IPv4 one of
+/// these or translate to IPv4 addresses they do not show.
 pub(super) fn inward(address: IpAddr) -> bool {
     match canonical(address) {
         IpAddr::V4(v4) => inward_v4(v4),
@@ -21,7 +22,7 @@ pub(super) fn inward(address: IpAddr) -> bool {
 }
 
 fn inward_v4(v4: Ipv4Addr) -> bool {
-    let [a, b, ..] = v4.octets();
+    let [a, b, c, _] = v4.octets();
     v4.is_loopback()
         || v4.is_private()
         || v4.is_link_local()
@@ -31,6 +32,11 @@ fn inward_v4(v4: Ipv4Addr) -> bool {
         // "This network" (0/8) and shared address space (100.64/10).
         || a == 0
         || (a == 100 && b & 0xc0 == 64)
+        // IETF protocol assignments (192.0.0/24, where some clouds answer metadata),
+        // benchmarking networks (198.18/15) and the reserved 240/4.
+        || (a == 192 && b == 0 && c == 0)
+        || (a == 198 && b & 0xfe == 18)
+        || a >= 240
 }
 
 fn inward_v6(v6: Ipv6Addr) -> bool {
@@ -46,9 +52,21 @@ fn inward_v6(v6: Ipv6Addr) -> bool {
         || first & 0xfe00 == 0xfc00
         || first & 0xffc0 == 0xfe80
         || first & 0xffc0 == 0xfec0
-        // IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 reach the IPv4 address they hold.
+        // IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 reach the IPv4 address they hold,
+        // and 6to4 2002:AABB:CCDD::/48 the one in its second and third groups.
         || (v6.segments()[..6] == [0; 6] && inward_v4(embedded(v6)))
         || (v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] && inward_v4(embedded(v6)))
+        || (first == 0x2002 && inward_v4(six_to_four(v6)))
+        // Local-use NAT64 (64:ff9b:1::/48) and Teredo (2001::/32) reach IPv4 addresses that
+        // cannot be told from the address alone.
+        || v6.segments()[..3] == [0x64, 0xff9b, 1]
+        || v6.segments()[..2] == [0x2001, 0]
+}
+
+/// The IPv4 address a 6to4 address carries.
+fn six_to_four(v6: Ipv6Addr) -> Ipv4Addr {
+    let o = v6.octets();
+    Ipv4Addr::new(o[2], o[3], o[4], o[5])
 }
 
 #[cfg(test)]
@@ -76,6 +94,14 @@ mod tests {
             "::ffff:169.254.169.254",
             "::127.0.0.1",
             "64:ff9b::10.0.0.1",
+            "192.0.0.192",
+            "198.18.0.1",
+            "198.19.255.1",
+            "240.0.0.1",
+            "2002:7f00:1::1",
+            "2002:a9fe:a9fe::",
+            "64:ff9b:1::8.8.8.8",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
         ] {
             assert!(inward(inside.parse().unwrap()), "{inside}");
         }
@@ -84,6 +110,10 @@ mod tests {
             "8.8.8.8",
             "2606:2800:220:1::1",
             "64:ff9b::8.8.8.8",
+            "192.0.2.1",
+            "198.20.0.1",
+            "2002:808:808::1",
+            "2001:4860:4860::8888",
         ] {
             assert!(!inward(outside.parse().unwrap()), "{outside}");
         }
