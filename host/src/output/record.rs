@@ -156,16 +156,17 @@ impl Tokens {
                 .unwrap_or(0)
         };
         self.grades += 1;
-        if usage.get("input_tokens").is_some() {
+        // An endpoint's counts past what 64 bits hold stay at the largest.
+        let (prompt, completion, total) = if usage.get("input_tokens").is_some() {
             let (input, output) = (count("input_tokens"), count("output_tokens"));
-            self.prompt_tokens += input;
-            self.completion_tokens += output;
-            self.total_tokens += input + output;
-            return;
-        }
-        self.prompt_tokens += count("prompt_tokens");
-        self.completion_tokens += count("completion_tokens");
-        self.total_tokens += count("total_tokens");
+            (input, output, input.saturating_add(output))
+        } else {
+            let total = count("total_tokens");
+            (count("prompt_tokens"), count("completion_tokens"), total)
+        };
+        self.prompt_tokens = self.prompt_tokens.saturating_add(prompt);
+        self.completion_tokens = self.completion_tokens.saturating_add(completion);
+        self.total_tokens = self.total_tokens.saturating_add(total);
     }
 }
 

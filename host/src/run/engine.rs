@@ -76,6 +76,19 @@ pub fn validate(
         }
         Ok(plan.sample_warnings(&sample))
     };
+    // A defect met reading one row is that row's error, not a worker lost with its rows and a
+    // run said to be valid.
+    let check = |item: &Item| {
+        std::panic::catch_unwind(AssertUnwindSafe(|| check(item))).unwrap_or_else(|payload| {
+            Err(at_row(
+                item,
+                format!(
+                    "gavel failed reading this row ({}); please report it",
+                    panic_message(payload.as_ref())
+                ),
+            ))
+        })
+    };
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
     let rx = std::sync::Mutex::new(rx);
     let mut validation = Validation::default();
@@ -1027,15 +1040,18 @@ impl<F: Future> Future for CatchUnwind<'_, F> {
         match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(Panicked(
-                payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic without a message".to_string()),
-            ))),
+            Err(payload) => Poll::Ready(Err(Panicked(panic_message(payload.as_ref())))),
         }
     }
+}
+
+/// What a panic said.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
 fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {

@@ -228,13 +228,13 @@ impl<'a> Conversion<'a> {
         }
         if !user && !same_response {
             let tokens = message.usage.map(|Object(u)| {
-                let prompt = u.input_tokens
-                    + u.cache_creation_input_tokens.unwrap_or(0)
-                    + u.cache_read_input_tokens.unwrap_or(0);
+                let prompt = (u.input_tokens)
+                    .saturating_add(u.cache_creation_input_tokens.unwrap_or(0))
+                    .saturating_add(u.cache_read_input_tokens.unwrap_or(0));
                 Tokens {
                     prompt_tokens: prompt,
                     completion_tokens: u.output_tokens,
-                    total_tokens: prompt + u.output_tokens,
+                    total_tokens: prompt.saturating_add(u.output_tokens),
                 }
             });
             if let Some(tokens) = tokens {

@@ -218,12 +218,13 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// `tokens` added to the run's `usage`, which starts at zero.
+    /// `tokens` added to the run's `usage`, which starts at zero; counts past what 64 bits
+    /// hold (only a hostile recording's) stay at the largest.
     pub(crate) fn add_to(self, usage: &mut Option<Tokens>) {
         let run = usage.get_or_insert_with(Tokens::default);
-        run.prompt_tokens += self.prompt_tokens;
-        run.completion_tokens += self.completion_tokens;
-        run.total_tokens += self.total_tokens;
+        run.prompt_tokens = run.prompt_tokens.saturating_add(self.prompt_tokens);
+        run.completion_tokens = run.completion_tokens.saturating_add(self.completion_tokens);
+        run.total_tokens = run.total_tokens.saturating_add(self.total_tokens);
     }
 }
 
@@ -431,7 +432,7 @@ impl<'a> Trajectory<'a> {
         let from_calls: u64 = self
             .llm_calls()
             .filter_map(|c| c.tokens.map(|t| t.total_tokens))
-            .sum();
+            .fold(0, u64::saturating_add);
         if from_calls == 0 {
             self.usage.map_or(0, |u| u.total_tokens)
         } else {
@@ -520,7 +521,7 @@ pub(crate) mod testing {
         Tokens {
             prompt_tokens: prompt,
             completion_tokens: completion,
-            total_tokens: prompt + completion,
+            total_tokens: prompt.saturating_add(completion),
         }
     }
 }

@@ -336,7 +336,7 @@ impl<'a> Conversion<'a> {
                 let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
                 let total = attributes
                     .int("llm.token_count.total")?
-                    .unwrap_or(prompt + completion);
+                    .unwrap_or(prompt.saturating_add(completion));
                 Some(Tokens {
                     prompt_tokens: prompt,
                     completion_tokens: completion,
@@ -671,6 +671,28 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// Counts past what 64 bits hold (a hostile recording's) stay at the largest, in each
+    /// call and in the run's usage, instead of overflowing.
+    #[test]
+    fn token_counts_past_64_bits_stay_at_the_largest() {
+        let usage = [
+            text_attribute("openinference.span.kind", "LLM"),
+            r#"{"key": "llm.token_count.prompt", "value": {"intValue": "18446744073709551615"}},
+               {"key": "llm.token_count.completion", "value": {"intValue": "1"}}"#
+                .to_string(),
+        ]
+        .join(",");
+        let text = export(&[span("s1", "1", &usage), span("s2", "2", &usage)]);
+        let trajectory = otel(&text).unwrap();
+        let full = Tokens {
+            prompt_tokens: u64::MAX,
+            completion_tokens: 2,
+            total_tokens: u64::MAX,
+        };
+        assert_eq!(trajectory.usage, Some(full));
+        assert_eq!(trajectory.total_tokens(), u64::MAX);
     }
 
     #[test]

@@ -190,7 +190,7 @@ fn from_response(response: Response<'_>) -> Result<Trajectory<'_>, ConvertError>
     let usage = response.usage.map(|Object(u)| Tokens {
         prompt_tokens: u.input_tokens,
         completion_tokens: u.output_tokens,
-        total_tokens: u.total_tokens.unwrap_or(u.input_tokens + u.output_tokens),
+        total_tokens: (u.total_tokens).unwrap_or(u.input_tokens.saturating_add(u.output_tokens)),
     });
     let mut events = Vec::with_capacity(response.output.len() * 2 + 1);
     if let Some(instructions) = response.instructions
