@@ -133,44 +133,53 @@ fn row_ids(spans: &[Span], per: SamplePer) -> Result<Vec<String>, RecordingError
     if per == SamplePer::Trace {
         return Ok(spans.iter().map(|span| span.trace_id.to_string()).collect());
     }
-    let key = |trace: &str, span: &str| format!("{trace}:{span}");
-    let parents: HashMap<String, Option<&str>> = spans
+    // Each span's parent, by (trace, span); each span's root once found, so that a chain is
+    // walked once however deep it is.
+    let parents: HashMap<(&str, &str), Option<&str>> = spans
         .iter()
         .filter_map(|span| {
             let id = span.span_id.as_deref()?;
             let parent = span.parent_span_id.as_deref().filter(|p| !p.is_empty());
-            Some((key(&span.trace_id, id), parent))
+            Some(((&*span.trace_id, id), parent))
         })
         .collect();
+    let mut roots: HashMap<(&str, &str), &str> = HashMap::new();
     let mut ids = Vec::with_capacity(spans.len());
     for span in spans {
-        let Some(mut id) = span.span_id.as_deref() else {
+        let trace = &*span.trace_id;
+        let Some(id) = span.span_id.as_deref() else {
             // The span is refused when its trace is converted.
-            ids.push(span.trace_id.to_string());
+            ids.push(trace.to_string());
             continue;
         };
-        // Up the parents while they are in the file: a root is reached within a step a span.
-        let mut steps = 0;
-        while let Some(Some(parent)) = parents.get(&key(&span.trace_id, id)) {
-            if !parents.contains_key(&key(&span.trace_id, parent)) {
-                break;
+        // Up the parents while they are in the file and their root is not known yet.
+        let (mut at, mut path) = (id, Vec::new());
+        let root = loop {
+            if let Some(root) = roots.get(&(trace, at)) {
+                break *root;
             }
-            steps += 1;
-            if steps > parents.len() {
-                return Err(RecordingError::at_line(
-                    span.at.0,
-                    format!(
-                        "span {} of trace {}: its parentSpanId chain loops, so it has no root \
-                         span; give the root span an empty parentSpanId, or leave out \
-                         `sample_per: root_span`",
-                        span.span_id.as_deref().unwrap_or_default(),
-                        span.trace_id
-                    ),
-                ));
+            match parents.get(&(trace, at)) {
+                Some(Some(parent)) if parents.contains_key(&(trace, *parent)) => {
+                    path.push(at);
+                    if path.len() > parents.len() {
+                        return Err(RecordingError::at_line(
+                            span.at.0,
+                            format!(
+                                "span {id} of trace {trace}: its parentSpanId chain loops, so \
+                                 it has no root span; give the root span an empty \
+                                 parentSpanId, or leave out `sample_per: root_span`"
+                            ),
+                        ));
+                    }
+                    at = parent;
+                }
+                _ => break at,
             }
-            id = parent;
+        };
+        for node in path {
+            roots.insert((trace, node), root);
         }
-        ids.push(key(&span.trace_id, id));
+        ids.push(format!("{trace}:{root}"));
     }
     Ok(ids)
 }
@@ -317,6 +326,30 @@ mod tests {
                  span; give the root span an empty parentSpanId, or leave out \
                  `sample_per: root_span`"
             )
+        );
+        // A chain thousands deep, its spans leaf first, is one row: each span's walk stops
+        // where the one before it found the root.
+        let deep: Vec<String> = (1..=5000)
+            .rev()
+            .map(|i| span(&format!("s{i}"), &format!("s{}", i - 1)))
+            .chain([span("s0", "")])
+            .collect();
+        let converted = self::rows(&line(&deep), SamplePer::RootSpan).unwrap();
+        let rows = rows_of(&converted);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0]["id"], "t:s0");
+        assert_eq!(spans(&rows[0]["trajectory"]).len(), 5001);
+        // A loop below a chain is still found, at the first span that leads into it.
+        let looped = [
+            span("q", "p"),
+            span("p", "x"),
+            span("x", "y"),
+            span("y", "x"),
+        ];
+        let err = self::rows(&line(&looped), SamplePer::RootSpan).err();
+        assert!(
+            err.is_some_and(|e| e.to_string().starts_with("line 1: span q of trace t: its")),
+            "the span whose chain loops"
         );
     }
 
