@@ -13,7 +13,7 @@ use crate::python_graders::{cache, paris_row};
 use crate::retry::{fails_first, gavel, judged, judged_run, judged_workspace};
 use crate::warm_python::COUNTING;
 use gavel::grade::pack::BATCH_ROWS;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The quickstart's four recorded runs, each repeated under new ids.
 fn quickstart_rows(ws: &Workspace, name: &str, rows: usize) {
@@ -371,6 +371,40 @@ fn a_shard_may_hold_no_sample_and_shards_graded_elsewhere_merge() {
     ]);
     assert_eq!(into_a_shard.status.code(), Some(2));
     assert!(stderr(&into_a_shard).contains("shard0 is one of the shards' folders"));
+}
+
+/// A shard's `results.jsonl` edited by hand so that a line's grades are not the suite's: a
+/// grade of another metric, or a graded sample without its metric's grade, is refused at its
+/// line, not merged into a summary it would skew.
+#[test]
+fn a_line_whose_grades_are_not_the_suites_is_refused_at_its_line() {
+    let ws = three_shards();
+    let path = ws.path("shard0/results.jsonl");
+    let kept = std::fs::read_to_string(&path).unwrap();
+    let first: Value = serde_json::from_str(kept.lines().next().unwrap()).unwrap();
+    let id = first["sample_id"].clone();
+    let grade = first["grades"]["answer"].clone();
+    for (grades, what) in [
+        (
+            json!({"answer": grade, "zzz": grade}),
+            "a grade of `zzz`, which is not a metric of the suite",
+        ),
+        (json!({}), "no grade of the suite's metric `answer`"),
+    ] {
+        let mut edited = first.clone();
+        edited["grades"] = grades;
+        let rest: Vec<&str> = kept.lines().skip(1).collect();
+        std::fs::write(&path, format!("{edited}\n{}\n", rest.join("\n"))).unwrap();
+        let err = refused(&ws, &["shard0", "shard1", "shard2"]);
+        assert!(err.contains("shard0/results.jsonl:1"), "{err}");
+        assert!(
+            err.contains(&format!("sample `{}`: {what}", id.as_i64().unwrap())),
+            "{err}"
+        );
+    }
+    std::fs::write(&path, kept).unwrap();
+    let output = ws.gavel(&["merge", "shard0", "shard1", "shard2", "-o", "merged"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
 
 #[test]

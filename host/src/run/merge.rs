@@ -17,7 +17,7 @@ use super::{
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{JudgeCalls, JudgeDown, Progress, RunRecord, State, Tokens};
-use crate::output::result::{ResultLines, parse_line};
+use crate::output::result::{ResultLines, SampleResult, parse_line};
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -275,13 +275,15 @@ pub fn merge(
         }
         .into());
     }
+    // A folder that does not exist yet is no shard's: checked before it is made, so that a
+    // refused merge leaves nothing behind.
+    if let Some((dir, _)) = shards.shards.iter().find(|(dir, _)| same_dir(dir, out_dir)) {
+        return Err(MergeError::IntoAShard { dir: dir.clone() }.into());
+    }
     std::fs::create_dir_all(out_dir).map_err(|source| RunError::OutputDir {
         dir: out_dir.to_path_buf(),
         source,
     })?;
-    if let Some((dir, _)) = shards.shards.iter().find(|(dir, _)| same_dir(dir, out_dir)) {
-        return Err(MergeError::IntoAShard { dir: dir.clone() }.into());
-    }
     let total = shards
         .shards
         .iter()
@@ -298,6 +300,7 @@ pub fn merge(
         lines.push((ResultLines::open(&path)?, path, shard));
     }
     let count = lines.len() as u32;
+    let metrics: Vec<&str> = prepared.plan.metrics.iter().map(|m| m.key).collect();
     let joined = (|| -> Result<(), RunError> {
         let items = prepared.items()?;
         let mut selected = Selected::new(items, selection);
@@ -327,6 +330,9 @@ pub fn merge(
                     format!("the result of sample `{held}`, where the shard's next is `{id}`"),
                 )
                 .into());
+            }
+            if let Some(what) = foreign_grades(&result, &metrics) {
+                return Err(at(line, format!("sample `{held}`: {what}")).into());
             }
             results
                 .file()
@@ -389,6 +395,23 @@ pub fn merge(
         judge_failed,
         ..Graded::whole(concluded, out_dir.to_path_buf(), results_path, record)
     })
+}
+
+/// What is wrong with `result`'s grades for a run of the suite's `metrics`: a grade of a metric
+/// the suite does not have, or, for a sample graded without an error, one of its metrics
+/// missing. A shard's run grades every metric of a sample it grades; a line that does not is
+/// not the shard's.
+fn foreign_grades(result: &SampleResult, metrics: &[&str]) -> Option<String> {
+    if let Some((key, _)) = (result.grades.iter()).find(|(key, _)| !metrics.contains(&&**key)) {
+        return Some(format!(
+            "a grade of `{key}`, which is not a metric of the suite"
+        ));
+    }
+    let missing = (metrics.iter()).find(|key| result.grade(key).is_none())?;
+    result
+        .error
+        .is_none()
+        .then(|| format!("no grade of the suite's metric `{missing}`"))
 }
 
 /// The judges' gradings of the shards' last passes added up, judge by judge: a merged run
