@@ -524,16 +524,9 @@ fn sigterm_drains_the_requests_in_flight() {
     assert!(TcpStream::connect(addr).is_err(), "no longer listening");
 }
 
-/// A client that asks and then takes in none of its (large) answer for `--header-timeout` has
-/// its connection closed, and the answer it held goes with it.
-#[test]
-fn a_client_that_never_reads_its_answer_is_let_go() {
-    let (ws, _) = capitals();
-    let server = Server::start(
-        &ws,
-        &["--suite", "caps=suite.yaml", "--header-timeout", "1"],
-        &[],
-    );
+/// A connection that posts 200,000 rows to the suite `caps`, whose answer (tens of MB) it then
+/// leaves unread.
+fn asked_and_not_read(server: &Server) -> TcpStream {
     let rows = "{}\n".repeat(200_000);
     let mut stalled = server.connect();
     send_head(
@@ -546,6 +539,20 @@ fn a_client_that_never_reads_its_answer_is_let_go() {
     stalled
         .write_all(rows.as_bytes())
         .expect("the body is taken");
+    stalled
+}
+
+/// A client that asks and then takes in none of its (large) answer for `--header-timeout` has
+/// its connection closed, and the answer it held goes with it.
+#[test]
+fn a_client_that_never_reads_its_answer_is_let_go() {
+    let (ws, _) = capitals();
+    let server = Server::start(
+        &ws,
+        &["--suite", "caps=suite.yaml", "--header-timeout", "1"],
+        &[],
+    );
+    let mut stalled = asked_and_not_read(&server);
     std::thread::sleep(Duration::from_secs(4));
     let mut received = Vec::new();
     let _ = stalled.read_to_end(&mut received);
@@ -576,18 +583,7 @@ fn a_client_that_never_reads_its_answer_is_let_go() {
 fn a_drain_does_not_wait_for_a_client_that_never_reads() {
     let (ws, _) = capitals();
     let mut server = Server::start(&ws, &["--suite", "caps=suite.yaml", "--deadline", "2"], &[]);
-    let rows = "{}\n".repeat(200_000);
-    let mut stalled = server.connect();
-    send_head(
-        &mut stalled,
-        "POST",
-        "/v1/suites/caps/grade",
-        &[],
-        Some(rows.len()),
-    );
-    stalled
-        .write_all(rows.as_bytes())
-        .expect("the body is taken");
+    let stalled = asked_and_not_read(&server);
     // The answer (tens of MB) fills the socket's buffers and waits for a reader.
     std::thread::sleep(Duration::from_secs(1));
     server.signal_term();
