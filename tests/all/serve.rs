@@ -968,6 +968,20 @@ fn openais_client_runs_and_validates_grader_objects() {
     }
 }
 
+/// `gavel serve` of the suite `caps` in `ws`, whose model graders ask the endpoint at
+/// `base_url` with the tests' key.
+fn judged_server(ws: &Workspace, base_url: &str) -> Server {
+    let args = [
+        "--suite",
+        "caps=suite.yaml",
+        "--judge-base-url",
+        base_url,
+        "--judge-api-key-env",
+        "JUDGE_KEY",
+    ];
+    Server::start(ws, &args, &[("JUDGE_KEY", crate::judge::KEY)])
+}
+
 /// A score_model posted to graders/run asks the endpoint the server was started with, with
 /// its key; without one it is refused, naming the field.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -988,15 +1002,7 @@ async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
     let (ws, _) = capitals();
     let base_url = model.base_url();
     let (asked, refused) = tokio::task::spawn_blocking(move || {
-        let args = [
-            "--suite",
-            "caps=suite.yaml",
-            "--judge-base-url",
-            &base_url,
-            "--judge-api-key-env",
-            "JUDGE_KEY",
-        ];
-        let server = Server::start(&ws, &args, &[("JUDGE_KEY", crate::judge::KEY)]);
+        let server = judged_server(&ws, &base_url);
         let asked = server.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
         let bare = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
         let refused = bare.post("/v1/fine_tuning/alpha/graders/run", body.as_bytes());
@@ -1061,15 +1067,7 @@ async fn one_requests_missing_model_does_not_take_the_judge_down_for_the_next() 
     let (ws, _) = capitals();
     let base_url = model.base_url();
     let (missing, answered) = tokio::task::spawn_blocking(move || {
-        let args = [
-            "--suite",
-            "caps=suite.yaml",
-            "--judge-base-url",
-            &base_url,
-            "--judge-api-key-env",
-            "JUDGE_KEY",
-        ];
-        let server = Server::start(&ws, &args, &[("JUDGE_KEY", crate::judge::KEY)]);
+        let server = judged_server(&ws, &base_url);
         let run = "/v1/fine_tuning/alpha/graders/run";
         let missing = server.post(run, body("bogus").as_bytes());
         let answered = server.post(run, body("gpt-4o-mini").as_bytes());
