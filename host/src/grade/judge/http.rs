@@ -115,20 +115,26 @@ impl Fuse {
 
     /// Why the endpoint is down, while it is.
     pub fn get(&self) -> Option<String> {
+        let tripped = self.tripped();
+        tripped.as_ref().map(|(reason, _)| reason.clone())
+    }
+
+    /// Trips the fuse with `reason` unless it is tripped already; why it is.
+    fn trip(&self, reason: impl FnOnce() -> String) -> String {
+        let mut tripped = self.tripped();
+        let (reason, _) = tripped.get_or_insert_with(|| (reason(), Instant::now()));
+        reason.clone()
+    }
+
+    /// The state, with a trip whose hold has passed cleared.
+    fn tripped(&self) -> std::sync::MutexGuard<'_, Option<(String, Instant)>> {
         let mut tripped = self.tripped.lock().unwrap_or_else(PoisonError::into_inner);
         if let (Some((_, at)), Some(hold)) = (tripped.as_ref(), self.hold)
             && at.elapsed() >= hold
         {
             *tripped = None;
         }
-        tripped.as_ref().map(|(reason, _)| reason.clone())
-    }
-
-    /// Trips the fuse with `reason` unless it is tripped already; why it is.
-    fn trip(&self, reason: impl FnOnce() -> String) -> String {
-        let mut tripped = self.tripped.lock().unwrap_or_else(PoisonError::into_inner);
-        let (reason, _) = tripped.get_or_insert_with(|| (reason(), Instant::now()));
-        reason.clone()
+        tripped
     }
 }
 
@@ -536,6 +542,9 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert_eq!(service.get(), None);
         assert_eq!(service.trip(|| "again".into()), "again");
+        // Tripped again once the hold passed, without a look in between: the new reason.
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(service.trip(|| "third".into()), "third");
     }
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
