@@ -295,7 +295,8 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
         )| {
             let quota = store.data().quota();
             let mut fs = store.data_mut().filesystem();
-            let creates = open_flags.contains(OpenFlags::CREATE) && writable_dir(&fs, &fd);
+            let writable = writable_dir(&fs, &fd);
+            let creates = open_flags.contains(OpenFlags::CREATE) && writable;
             let full = match quota {
                 Some(quota) if creates => {
                     // A full folder still opens a file it holds: only a new one needs room.
@@ -308,29 +309,17 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
             };
             let writes = flags.contains(DescriptorFlags::WRITE)
                 || open_flags.intersects(OpenFlags::CREATE | OpenFlags::TRUNCATE);
-            let read_only = writes && !writable_dir(&fs, &fd);
-            let result = match full {
-                true => Err(ErrorCode::InsufficientSpace),
+            let read_only = writes && !writable;
+            let result = if full {
+                Err(ErrorCode::InsufficientSpace)
+            } else if !writable && special(&mut fs, &fd, path_flags, &path) {
                 // What an agent left in a granted folder may be a FIFO or a device, whose
                 // opening or reading would hold the host's thread past any deadline: only
                 // files and folders open there.
-                false
-                    if !writable_dir(&fs, &fd)
-                        && fs
-                            .stat_at(Resource::new_borrow(fd.rep()), path_flags, path.clone())
-                            .is_ok_and(|stat| {
-                                !matches!(
-                                    stat.type_,
-                                    DescriptorType::RegularFile | DescriptorType::Directory
-                                )
-                            }) =>
-                {
-                    Err(ErrorCode::Access)
-                }
-                false => {
-                    let opened = fs.open_at(fd, path_flags, path, open_flags, flags);
-                    read_only_as_such(lowered(&mut fs, opened)?, read_only)
-                }
+                Err(ErrorCode::Access)
+            } else {
+                let opened = fs.open_at(fd, path_flags, path, open_flags, flags);
+                read_only_as_such(lowered(&mut fs, opened)?, read_only)
             };
             Ok((result,))
         },
@@ -410,6 +399,18 @@ fn writable_file<'a>(fs: &'a WasiFilesystemCtxView<'_>, fd: &Fd) -> Option<&'a s
         Descriptor::File(file) if file.open_mode.contains(OpenMode::WRITE) => Some(&file.file),
         _ => None,
     }
+}
+
+/// Whether `path` in the folder `fd` is there and is neither a file nor a folder: a FIFO, a
+/// socket or a device.
+fn special(fs: &mut WasiFilesystemCtxView<'_>, fd: &Fd, flags: PathFlags, path: &str) -> bool {
+    fs.stat_at(Resource::new_borrow(fd.rep()), flags, path.to_string())
+        .is_ok_and(|stat| {
+            !matches!(
+                stat.type_,
+                DescriptorType::RegularFile | DescriptorType::Directory
+            )
+        })
 }
 
 /// How far `end` lies past the end of `file`: what the file grows by when something ends there.
