@@ -316,7 +316,10 @@ pub async fn run(
             // on serving other requests, with model graders' requests driven from it.
             let runtime_handle = tokio::runtime::Handle::current();
             let outcome = tokio::task::spawn_blocking(move || {
-                runtime_handle.block_on(grader.run(&item, &sample, &results))
+                crate::grade::pack::block_on_here(
+                    &runtime_handle,
+                    grader.run(&item, &sample, &results),
+                )
             })
             .await
             .map_err(|e| Failure::Server(e.to_string()))?;

@@ -35,6 +35,7 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 
@@ -114,7 +115,8 @@ pub struct Service {
     suites: BTreeMap<String, Arc<ServedSuite>>,
     requested: Arc<Requested>,
     limits: Limits,
-    token: Option<String>,
+    /// The SHA-256 of the bearer token every request but the probes must carry, if any.
+    token: Option<[u8; 32]>,
     metrics: metrics::Metrics,
     slots: Arc<Semaphore>,
     /// Requests whose bodies are read or held: as many as may grade and wait, so that the
@@ -309,7 +311,7 @@ impl Service {
                 .map(|(name, suite)| (name, Arc::new(suite)))
                 .collect(),
             limits,
-            token,
+            token: token.map(|token| Sha256::digest(token.as_bytes()).into()),
             metrics: metrics::Metrics::default(),
             waiting: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
@@ -380,7 +382,6 @@ impl Service {
     /// name in any case (RFC 9110); compared as SHA-256 digests, in time that depends neither
     /// on where the two first differ nor on the token's length.
     fn authorized(&self, request: &Request<Incoming>) -> bool {
-        use sha2::{Digest, Sha256};
         let Some(token) = &self.token else {
             return true;
         };
@@ -390,7 +391,7 @@ impl Service {
             .map_or(&b""[..], |v| &v[7..]);
         Sha256::digest(given)
             .iter()
-            .zip(Sha256::digest(token.as_bytes()))
+            .zip(token)
             .fold(0u8, |diff, (a, b)| diff | (a ^ b))
             == 0
     }
