@@ -28,6 +28,18 @@ impl AllowSpec {
         }
     }
 
+    /// Whether this block writes the key a [`GrantError`]'s `field` is below (`files[0]` is
+    /// below `files`): where the mistake is to be located.
+    pub fn writes(&self, field: &str) -> bool {
+        match field.split(['.', '[']).next() {
+            Some("network") => self.network.is_some(),
+            Some("env") => self.env.is_some(),
+            Some("secrets") => self.secrets.is_some(),
+            Some("files") => self.files.is_some(),
+            _ => false,
+        }
+    }
+
     /// Resolves the block for one grader: folders against `base_dir` (each must be a folder),
     /// variables from gavel's environment. A mistake is `(field below allow, message, hint)`.
     pub fn resolve(&self, base_dir: &Path) -> Result<Grants, Vec<GrantError>> {

@@ -196,13 +196,11 @@ impl Resolver<'_> {
                 .map(|e| {
                     // Located where the key is written: the grader's, the pack's, else the
                     // suite's.
-                    let names = |a: &AllowSpec| match e.field.starts_with("secrets.") {
-                        true => a.secrets.is_some(),
-                        false => a.files.is_some(),
-                    };
                     let at = match pack {
-                        _ if allow.is_some_and(names) => format!("{field}.allow.{}", e.field),
-                        Some((name, allow)) if names(allow) => {
+                        _ if allow.is_some_and(|a| a.writes(&e.field)) => {
+                            format!("{field}.allow.{}", e.field)
+                        }
+                        Some((name, allow)) if allow.writes(&e.field) => {
                             format!("packs.{name}.allow.{}", e.field)
                         }
                         _ => format!("allow.{}", e.field),
