@@ -66,12 +66,7 @@ impl Metric {
                 if total == 0 {
                     return Ok(1.0);
                 }
-                let common = lcs(&input, &reference).ok_or(TooLong {
-                    metric: "fuzzy_match",
-                    unit: "characters",
-                    input: input.len(),
-                    reference: reference.len(),
-                })?;
+                let common = common(&input, &reference, "fuzzy_match", "characters")?;
                 2.0 * common as f64 / total as f64
             }
             Metric::Bleu => bleu(&words(reference), &words(input)),
@@ -83,12 +78,7 @@ impl Metric {
             }
             Metric::RougeL => {
                 let (reference, input) = (rouge_tokens(reference), rouge_tokens(input));
-                let common = lcs(&reference, &input).ok_or(TooLong {
-                    metric: "rouge_l",
-                    unit: "tokens",
-                    input: input.len(),
-                    reference: reference.len(),
-                })?;
+                let common = common(&input, &reference, "rouge_l", "tokens")?;
                 f_measure(common, input.len(), reference.len())
             }
         })
@@ -148,6 +138,22 @@ fn f_measure(matched: usize, candidate: usize, reference: usize) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The length of the longest common subsequence of `metric`'s `input` and `reference`, whose
+/// elements are `unit`; why not past [`MAX_PAIRS`].
+fn common<T: Eq + Hash>(
+    input: &[T],
+    reference: &[T],
+    metric: &'static str,
+    unit: &'static str,
+) -> Result<usize, TooLong> {
+    lcs(input, reference).ok_or(TooLong {
+        metric,
+        unit,
+        input: input.len(),
+        reference: reference.len(),
+    })
 }
 
 /// The length of the longest common subsequence of `a` and `b`; none past [`MAX_PAIRS`].
