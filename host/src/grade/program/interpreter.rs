@@ -458,6 +458,8 @@ mod tests {
     use super::{RUNTIME_PYTHON, checked_toolchain, files_hash};
     use std::path::Path;
 
+    use crate::grade::pack::INTERPRETER_PROTOCOL;
+
     /// A shared toolchain named through a symbolic link runs from the folder that was checked.
     #[test]
     fn a_toolchain_named_through_a_link_runs_from_the_folder_checked() {
@@ -474,7 +476,6 @@ mod tests {
         );
         assert!(checked_toolchain(Path::new("/nonexistent/toolchain")).is_err());
     }
-    use crate::grade::pack::INTERPRETER_PROTOCOL;
 
     /// Each version of `gavel:interpreter`, oldest first, with the SHA-256 ([`files_hash`]) of
     /// what the host and its interpreter declare of each other at that version: the
