@@ -542,8 +542,34 @@ fn asked_and_not_read(server: &Server) -> TcpStream {
     stalled
 }
 
+/// A chunked body's data, and whether its last chunk came (else it was broken off).
+fn dechunked(mut body: &[u8]) -> (Vec<u8>, bool) {
+    let mut data = Vec::new();
+    loop {
+        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else {
+            return (data, false);
+        };
+        let size = std::str::from_utf8(&body[..end])
+            .ok()
+            .and_then(|size| usize::from_str_radix(size.trim(), 16).ok());
+        let Some(size) = size else {
+            return (data, false);
+        };
+        if size == 0 {
+            return (data, &body[end..] == b"\r\n\r\n");
+        }
+        let chunk = &body[end + 2..];
+        if chunk.len() < size + 2 {
+            data.extend_from_slice(chunk);
+            return (data, false);
+        }
+        data.extend_from_slice(&chunk[..size]);
+        body = &chunk[size + 2..];
+    }
+}
+
 /// A client that asks and then takes in none of its (large) answer for `--header-timeout` has
-/// its connection closed, and the answer it held goes with it.
+/// its connection closed, the answer broken off, and the pass that graded it stopped.
 #[test]
 fn a_client_that_never_reads_its_answer_is_let_go() {
     let (ws, _) = capitals();
@@ -556,25 +582,90 @@ fn a_client_that_never_reads_its_answer_is_let_go() {
     std::thread::sleep(Duration::from_secs(4));
     let mut received = Vec::new();
     let _ = stalled.read_to_end(&mut received);
-    let text = String::from_utf8_lossy(&received);
-    let (head, body) = text.split_once("\r\n\r\n").expect("the answer began");
+    let split = (received.windows(4).position(|w| w == b"\r\n\r\n")).expect("the answer began");
+    let head = String::from_utf8_lossy(&received[..split]);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    let declared: usize = (head.lines())
-        .find_map(|line| {
-            line.to_ascii_lowercase()
-                .strip_prefix("content-length: ")
-                .map(str::to_string)
-        })
-        .expect("a length")
-        .trim()
-        .parse()
-        .expect("a number");
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    let (lines, whole) = dechunked(&received[split + 4..]);
     assert!(
-        body.len() < declared,
-        "the whole answer ({declared} bytes) was written to a client that read none of it"
+        !whole,
+        "the whole answer was written to a client that read none of it"
     );
-    // The server serves on.
+    let lines = lines.split(|&b| b == b'\n').count() - 1;
+    assert!(lines < 200_000, "{lines} lines");
+    // The pass stopped with its client, and the server serves on.
+    assert!(metric(&server, "gavel_serve_requests_grading 0"));
     assert_eq!(server.get("/healthz").status, 200);
+    let (_, log) = server.terminate();
+    assert!(
+        log.contains("\"error\":\"the client closed the connection before the answer's end\""),
+        "{log}"
+    );
+}
+
+/// An answer of many lines streams as it is graded: the lines `gavel run` writes, in order,
+/// while the server holds a few pieces of it (and of the rows) rather than all of it.
+#[test]
+fn a_large_answer_streams_whole_in_bounded_memory() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    // 400,000 rows without a trajectory: a body of 1.2 MB, an answer of 95 MB.
+    let rows = "{}\n".repeat(400_000);
+    ws.write("data.jsonl", &rows);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--skip-invalid"]);
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{run:?}");
+    let written = std::fs::read(ws.path("out/results.jsonl")).expect("results.jsonl");
+
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let reply = server.post("/v1/suites/caps/grade", rows.as_bytes());
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("transfer-encoding").as_deref(),
+        Some("chunked")
+    );
+    let (lines, whole) = dechunked(&reply.body);
+    assert!(whole, "the answer's last chunk came");
+    assert!(lines == written, "the answer differs from results.jsonl");
+    // Held whole, the answer alone took 95 MB, its results' counts 22 MB more, the rows read
+    // ahead 52 MB.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.child.id()))
+        .expect("the server's status");
+    let peak_kib: u64 = (status.lines())
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("its peak");
+    assert!(peak_kib < 80 * 1024, "the server peaked at {peak_kib} KiB");
+    assert!(metric(
+        &server,
+        "gavel_serve_samples_total{suite=\"caps\",status=\"error\"} 400000"
+    ));
+    let (_, log) = server.terminate();
+    assert!(log.contains("\"rows\":400000"), "{log}");
+}
+
+/// A streamed answer whose deadline passes before its end (its client reads too slowly) is
+/// broken off: its status was sent, so the connection closes before the last chunk, and no
+/// client takes the lines it got for the whole answer.
+#[test]
+fn a_streamed_answer_past_its_deadline_is_broken_off() {
+    let (ws, _) = capitals();
+    let args = ["--suite", "caps=suite.yaml", "--deadline", "2"];
+    let server = Server::start(&ws, &args, &[]);
+    let mut slow = asked_and_not_read(&server);
+    std::thread::sleep(Duration::from_secs(4));
+    let mut received = Vec::new();
+    let _ = slow.read_to_end(&mut received);
+    let split = (received.windows(4).position(|w| w == b"\r\n\r\n")).expect("the answer began");
+    let head = String::from_utf8_lossy(&received[..split]);
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    let (_, whole) = dechunked(&received[split + 4..]);
+    assert!(!whole, "an answer cut at its deadline ended as if whole");
+    assert!(metric(&server, "gavel_serve_requests_grading 0"));
+    let (_, log) = server.terminate();
+    assert!(
+        log.contains("\"status\":200") && log.contains("deadline passed"),
+        "{log}"
+    );
 }
 
 /// SIGTERM with a client that never reads its (large) answer: the drain waits for it no longer

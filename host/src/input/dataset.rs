@@ -1193,6 +1193,11 @@ pub struct Joined {
     seq: u64,
 }
 
+/// Rows in memory up to this many bytes are read whole before any is graded: a reader on a
+/// thread of its own cost a small request two wake-ups. More are read as they are graded, a few
+/// batches ahead, like a file's: a body of many tiny rows read whole held about 130 bytes a row.
+const READ_WHOLE: usize = 1 << 20;
+
 impl Items {
     /// The files the stream reads its items from: the dataset, or the run files.
     pub fn paths(&self) -> Vec<&Path> {
@@ -1202,7 +1207,8 @@ impl Items {
         }
     }
 
-    /// Whether every item is in memory already, so that reading them never waits.
+    /// Whether every item is in memory already, so that reading them never waits, and they are
+    /// few enough to be read whole before any is graded ([`READ_WHOLE`]).
     pub fn held(&self) -> bool {
         matches!(self, Items::Inline { held: true, .. })
     }
@@ -1221,14 +1227,11 @@ impl Items {
         // Read in one block of the text's size: a request of a row or two does not zero a
         // whole file's block (that was most of the CPU a small request took).
         let block_size = text.len().clamp(1, BLOCK_SIZE);
+        let held = text.len() <= READ_WHOLE;
         let source = Box::new(std::io::Cursor::new(text));
         let mut rows = Lines::new(name.into(), source, block_size);
         rows.number = line.saturating_sub(1);
-        Items::Inline {
-            rows,
-            seq,
-            held: true,
-        }
+        Items::Inline { rows, seq, held }
     }
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`, read as

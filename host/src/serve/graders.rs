@@ -349,7 +349,7 @@ fn python_result(
 ) -> Result<PythonResult, Failure> {
     let started = Instant::now();
     let row = json!({"item": item, "sample": sample}).to_string() + "\n";
-    let grading = grading::grade(&python.prepared, 1, row.into_bytes(), deadline, None);
+    let grading = grading::grade(&python.prepared, 1, row.into_bytes(), deadline, None, None);
     let graded = pack::block_on_here(runtime, grading);
     let graded = graded.map_err(Failure::Grading)?;
     let seconds = started.elapsed().as_secs_f64();

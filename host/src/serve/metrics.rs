@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use super::grading::Scored;
+use super::grading::Tally;
 use crate::grade::pack::Started;
 
 /// Upper bounds of the latency histogram's buckets, in seconds.
@@ -54,17 +54,19 @@ impl Metrics {
     }
 
     /// A request's results for `suite`.
-    pub fn graded(&self, suite: &str, scored: &[Scored]) {
+    pub fn graded(&self, suite: &str, tally: &Tally) {
         let mut counters = self.counters();
-        for result in scored {
-            let key = (suite.to_string(), result.status.as_str());
-            *counters.samples.entry(key).or_default() += 1;
-            if result.grading_failures > 0 {
-                *counters
-                    .grading_failures
-                    .entry(suite.to_string())
-                    .or_default() += result.grading_failures;
-            }
+        for (&status, n) in &tally.samples {
+            *counters
+                .samples
+                .entry((suite.to_string(), status))
+                .or_default() += n;
+        }
+        if tally.grading_failures > 0 {
+            *counters
+                .grading_failures
+                .entry(suite.to_string())
+                .or_default() += tally.grading_failures;
         }
     }
 

@@ -15,6 +15,7 @@
 //! Routes are matched in [`Route::of`]: a new endpoint is a variant there and an arm in
 //! [`Service::answer`].
 
+mod body;
 pub mod graders;
 pub mod grading;
 pub mod metrics;
@@ -31,18 +32,19 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::net::TcpListener;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use crate::grade::pack::{self, Kept};
 use crate::run::Prepared;
+use body::{AnswerBody, Streamed};
 use graders::{Failure, Requested};
-use grading::{Graded, GradingError};
+use grading::{Graded, GradingError, Piece};
 
 /// A suite the server grades with, loaded once.
 pub struct ServedSuite {
@@ -104,6 +106,13 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
 /// How long past the deadline a drain waits for answers to be read before closing their
 /// connections.
 const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// The status logged for a request whose client closed its connection before its answer (as
+/// nginx logs it; no client sees it).
+const CLIENT_GONE: StatusCode = match StatusCode::from_u16(499) {
+    Ok(status) => status,
+    Err(_) => StatusCode::BAD_REQUEST,
+};
 
 /// What `Retry-After` says to a client turned away because the server is busy, in seconds.
 const RETRY_BUSY: &str = "1";
@@ -212,6 +221,9 @@ struct Answer {
     retry_after: Option<&'static str>,
     /// Rows graded, for the log.
     rows: usize,
+    /// The result lines as they are graded, in place of `body`, once they pass
+    /// [`grading::HOLD`] bytes.
+    streamed: Option<Streamed>,
 }
 
 /// Why a request was not answered `200`, and the request's field at fault, where one is.
@@ -246,6 +258,7 @@ impl Answer {
             error: None,
             retry_after: None,
             rows: 0,
+            streamed: None,
         }
     }
 
@@ -261,6 +274,7 @@ impl Answer {
             }),
             retry_after: None,
             rows: 0,
+            streamed: None,
         }
     }
 
@@ -270,8 +284,12 @@ impl Answer {
     }
 
     /// The HTTP response; an error's body must be written already.
-    fn response(self) -> Response<Full<Bytes>> {
-        let mut response = Response::new(Full::new(self.body));
+    fn response(self) -> Response<AnswerBody> {
+        let body = match self.streamed {
+            Some(streamed) => AnswerBody::streamed(streamed),
+            None => AnswerBody::whole(self.body),
+        };
+        let mut response = Response::new(body);
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
         headers.insert(
@@ -319,8 +337,9 @@ impl Service {
         }
     }
 
-    /// Answers `request`, logs it (one JSON line) and counts it.
-    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    /// Answers `request`, logs it (one JSON line) and counts it: once answered, or for a
+    /// streamed answer once its end has gone.
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<AnswerBody> {
         let arrived = Instant::now();
         let deadline = arrived + self.limits.deadline;
         let method = request.method().clone();
@@ -345,22 +364,51 @@ impl Service {
         if let Some(error) = &answer.error {
             answer.body = error.body(answer.status, openai);
         }
-        let took = arrived.elapsed();
         let label = route.map_or("none", |(route, _)| route.label());
-        self.metrics.request(label, answer.status.as_u16(), took);
-        (self.log)(&log_line(
-            &method,
-            label,
-            route.and_then(|(r, _)| r.suite()),
-            &answer,
-            took,
-        ));
+        let suite = route.and_then(|(r, _)| r.suite());
+        let status = answer.status.as_u16();
+        match answer.streamed.as_mut() {
+            Some(streamed) => {
+                let suite = suite.unwrap_or_default().to_string();
+                let service = self.clone();
+                streamed.on_end(move |ended| {
+                    let (rows, error) = match &ended {
+                        Ok(tally) => {
+                            service.metrics.graded(&suite, tally);
+                            (tally.rows(), None)
+                        }
+                        Err(e) => (0, Some(e.as_str())),
+                    };
+                    let ask = Asked {
+                        method: &method,
+                        route: label,
+                        suite: Some(&suite),
+                    };
+                    service.record(&ask, status, rows, error, arrived.elapsed());
+                });
+            }
+            None => {
+                let ask = Asked {
+                    method: &method,
+                    route: label,
+                    suite,
+                };
+                let error = answer.error.as_ref().map(|e| e.message.as_str());
+                self.record(&ask, status, answer.rows as u64, error, arrived.elapsed());
+            }
+        }
         answer.response()
+    }
+
+    /// Counts and logs an answer.
+    fn record(&self, ask: &Asked<'_>, status: u16, rows: u64, error: Option<&str>, took: Duration) {
+        self.metrics.request(ask.route, status, took);
+        (self.log)(&log_line(ask, status, rows, error, took));
     }
 
     /// The answer to a request on a connection past [`Limits::max_connections`], counted and
     /// logged as route `connections`.
-    fn over_connections(&self) -> Response<Full<Bytes>> {
+    fn over_connections(&self) -> Response<AnswerBody> {
         let mut answer = Answer::error(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
@@ -536,8 +584,16 @@ impl Service {
             _ => rows::json_lines(body.to_vec())
                 .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, e))?,
         };
-        let graded = self.graded(name, suite, rows, deadline).await?;
-        let rows = graded.scored.len();
+        // OpenRLHF's answer is one JSON object of every reward: it is never streamed.
+        let stream = matches!(route, Route::Grade(_));
+        let graded = match self.graded(name, suite, rows, deadline, stream).await? {
+            Outcome::Whole(graded) => graded,
+            Outcome::Streamed(streamed) => {
+                let mut answer = Answer::ok("application/x-ndjson", Bytes::new());
+                answer.streamed = Some(streamed);
+                return Ok(answer);
+            }
+        };
         let mut answer = match route {
             Route::OpenRlhf(_) => Answer::ok(
                 "application/json",
@@ -545,7 +601,7 @@ impl Service {
             ),
             _ => Answer::ok("application/x-ndjson", graded.lines),
         };
-        answer.rows = rows;
+        answer.rows = graded.tally.rows() as usize;
         Ok(answer)
     }
 
@@ -578,35 +634,53 @@ impl Service {
         }
     }
 
-    /// `rows` graded by `suite` once a place is free, within the deadline.
+    /// `rows` graded by `suite` once a place is free, within the deadline; when `stream` is
+    /// set, the answer streams once its lines pass [`grading::HOLD`] bytes.
     async fn graded(
         &self,
         name: &str,
         suite: &Arc<ServedSuite>,
         rows: Vec<u8>,
         deadline: Instant,
-    ) -> Result<Graded, Answer> {
+        stream: bool,
+    ) -> Result<Outcome, Answer> {
         let permit = self.place(deadline).await?;
         let suite = suite.clone();
         let runtime = tokio::runtime::Handle::current();
+        let (sender, mut pieces) = mpsc::channel(grading::PIECES);
+        let sender = stream.then_some(sender);
         // The pass is a task of its own: the place is held until it ends, not until the answer
-        // leaves, so that a request past its deadline still counts until it stops. It runs on
-        // a thread for blocking work, where its Python calls run too (one a request, as the
-        // places bound them) instead of each hopping to another thread.
+        // leaves, so that a request past its deadline still counts until it stops (and a
+        // streamed answer, until its end has gone). It runs on a thread for blocking work,
+        // where its Python calls run too (one a request, as the places bound them) instead of
+        // each hopping to another thread.
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let kept = Some(suite.kept.clone());
-            let grading = grading::grade(&suite.prepared, suite.workers, rows, deadline, kept);
+            let (prepared, workers) = (&suite.prepared, suite.workers);
+            let grading = grading::grade(prepared, workers, rows, deadline, kept, sender);
             pack::block_on_here(&runtime, grading)
         });
-        let graded = match tokio::time::timeout_at(deadline.into(), task).await {
+        let mut task = std::pin::pin!(tokio::time::timeout_at(deadline.into(), task));
+        let joined = tokio::select! {
+            biased;
+            first = pieces.recv() => match first {
+                Some(Piece::Lines(first)) => {
+                    return Ok(Outcome::Streamed(Streamed::new(first, pieces)));
+                }
+                // No piece came: the pass ended with its lines whole.
+                _ => task.await,
+            },
+            joined = &mut task => joined,
+        };
+        let graded = match joined {
             Err(_) => Err(GradingError::Deadline),
             Ok(Err(e)) => Err(GradingError::Failed(e.to_string())),
             Ok(Ok(graded)) => graded,
         };
         let graded = graded.map_err(failed)?;
-        self.metrics.graded(name, &graded.scored);
-        Ok(graded)
+        self.metrics.graded(name, &graded.tally);
+        Ok(Outcome::Whole(graded))
     }
 
     /// One of the places to grade, once free, waiting in the queue until the deadline; `429`
@@ -633,6 +707,19 @@ impl Service {
     }
 }
 
+/// A request's rows graded: their lines whole, or streaming.
+enum Outcome {
+    Whole(Graded),
+    Streamed(Streamed),
+}
+
+/// What a request asked, for its log line and its counts.
+struct Asked<'a> {
+    method: &'a Method,
+    route: &'static str,
+    suite: Option<&'a str>,
+}
+
 /// `429`: every place to grade and wait is taken.
 fn busy() -> Answer {
     Answer::error(
@@ -654,6 +741,8 @@ fn failed(e: GradingError) -> Answer {
             Answer::error(StatusCode::SERVICE_UNAVAILABLE, e).retry_after(RETRY_DRAINING)
         }
         GradingError::Failed(_) => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, e),
+        // Nobody reads this answer; its log line says why it has none.
+        GradingError::Gone => Answer::error(CLIENT_GONE, e),
     }
 }
 
@@ -669,10 +758,10 @@ impl Drop for Left<'_> {
 /// The JSON log line of an answered request: what was asked and how it ended, never its
 /// headers or body (where a token or a row's data would be).
 fn log_line(
-    method: &Method,
-    route: &str,
-    suite: Option<&str>,
-    answer: &Answer,
+    ask: &Asked<'_>,
+    status: u16,
+    rows: u64,
+    error: Option<&str>,
     took: Duration,
 ) -> String {
     let time = SystemTime::now()
@@ -680,19 +769,19 @@ fn log_line(
         .map_or(0.0, |d| d.as_secs_f64());
     let mut line = json!({
         "time": time,
-        "method": method.as_str(),
-        "route": route,
-        "status": answer.status.as_u16(),
+        "method": ask.method.as_str(),
+        "route": ask.route,
+        "status": status,
         "ms": took.as_secs_f64() * 1000.0,
     });
-    if let Some(suite) = suite {
+    if let Some(suite) = ask.suite {
         line["suite"] = json!(suite);
     }
-    if answer.rows > 0 {
-        line["rows"] = json!(answer.rows);
+    if rows > 0 {
+        line["rows"] = json!(rows);
     }
-    if let Some(error) = &answer.error {
-        line["error"] = json!(error.message);
+    if let Some(error) = error {
+        line["error"] = json!(error);
     }
     line.to_string()
 }

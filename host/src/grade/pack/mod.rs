@@ -95,7 +95,10 @@ pub use limits::{
 };
 pub use process::PROTOCOL as INTERPRETER_PROTOCOL;
 use warm::Place;
-pub use warm::{BATCH_ROWS, Batch, Kept, Started, block_on_here, peak_calls_in_flight, scope};
+pub use warm::{
+    BATCH_ROWS, Batch, Kept, Started, TimedOut, block_on_here, peak_calls_in_flight, scope,
+    wait_here,
+};
 pub use wit::Source;
 use wit::{Events, Exports, PackV0Pre, Recording, v0};
 

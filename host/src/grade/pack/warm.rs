@@ -21,8 +21,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
+use std::time::Instant;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use wasmtime::Store;
@@ -415,6 +417,31 @@ pub fn block_on_here<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> 
             BLOCKING.set(self.0);
         }
     }
+    let _entered = runtime.enter();
+    let _restore = Restore(BLOCKING.replace(true));
+    let mut future = std::pin::pin!(future);
+    loop {
+        // Without a time to stop at, it returns only once the future is ready.
+        if let Some(value) = park_until(future.as_mut(), None) {
+            return value;
+        }
+    }
+}
+
+/// What [`wait_here`] gives when its time passes first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimedOut;
+
+/// Awaits `future` on this thread, from synchronous code that a future awaited here calls (a
+/// pass's sink, written to inside [`block_on_here`]), until `until`: the thread waits, and
+/// nothing else it would poll runs meanwhile.
+pub fn wait_here<F: Future>(future: F, until: Instant) -> Result<F::Output, TimedOut> {
+    park_until(std::pin::pin!(future), Some(until)).ok_or(TimedOut)
+}
+
+/// Polls `future` on this thread, parked between polls until it is woken; `None` once `until`
+/// passes first.
+fn park_until<F: Future>(mut future: Pin<&mut F>, until: Option<Instant>) -> Option<F::Output> {
     /// Wakes the thread that awaits.
     struct Unpark(std::thread::Thread);
     impl std::task::Wake for Unpark {
@@ -425,16 +452,19 @@ pub fn block_on_here<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> 
             self.0.unpark();
         }
     }
-    let _entered = runtime.enter();
-    let _restore = Restore(BLOCKING.replace(true));
     let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut context = std::task::Context::from_waker(&waker);
-    let mut future = std::pin::pin!(future);
     loop {
         if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
-            return value;
+            return Some(value);
         }
-        std::thread::park();
+        match until {
+            None => std::thread::park(),
+            Some(until) => match until.checked_duration_since(Instant::now()) {
+                Some(left) if !left.is_zero() => std::thread::park_timeout(left),
+                _ => return None,
+            },
+        }
     }
 }
 
