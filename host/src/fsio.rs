@@ -404,10 +404,12 @@ pub fn check_private_tree(dir: &Path) -> io::Result<[u8; 32]> {
                 digest.update((target.len() as u64).to_le_bytes());
                 digest.update(target);
             } else if kind.is_file() {
-                let mut file = OpenOptions::new()
-                    .read(true)
-                    .custom_flags(NOFOLLOW | NONBLOCK)
-                    .open(&path)?;
+                let Some(mut file) = open_as_checked(&path, &meta)? else {
+                    return Err(unsafe_folder(
+                        dir,
+                        &format!("{} in it changed while it was checked", relative.display()),
+                    ));
+                };
                 let len = checked_len(&file, u64::MAX)?;
                 digest.update(b"f");
                 digest.update(len.to_le_bytes());
@@ -418,6 +420,18 @@ pub fn check_private_tree(dir: &Path) -> io::Result<[u8; 32]> {
         }
     }
     Ok(digest.finalize().into())
+}
+
+/// The file at `path` opened, links not followed, if it is still the one `checked` (its
+/// `lstat`) describes; `None` when another file stands there now, so that what was judged by
+/// its owner and mode is what is read.
+fn open_as_checked(path: &Path, checked: &std::fs::Metadata) -> io::Result<Option<File>> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(NOFOLLOW | NONBLOCK)
+        .open(path)?;
+    let opened = file.metadata()?;
+    Ok((opened.dev() == checked.dev() && opened.ino() == checked.ino()).then_some(file))
 }
 
 /// A folder above `dir` that someone else may write could have `dir` swapped under it, unless
@@ -601,6 +615,19 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["key", "planted"]);
+    }
+
+    #[test]
+    fn a_file_swapped_after_its_check_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (checked, swapped) = (dir.path().join("checked"), dir.path().join("swapped"));
+        std::fs::write(&checked, "judged").unwrap();
+        std::fs::write(&swapped, "planted").unwrap();
+        let judged = std::fs::symlink_metadata(&checked).unwrap();
+        assert!(open_as_checked(&checked, &judged).unwrap().is_some());
+        // Another file put in its place between the look and the open.
+        std::fs::rename(&swapped, &checked).unwrap();
+        assert!(open_as_checked(&checked, &judged).unwrap().is_none());
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use gavel::grade::pack::BATCH_ROWS;
 use gavel::input::dataset::{Items, Lines};
+use gavel::run::engine::unwound;
 use gavel::run::{Options, Prepared, default_cache_dir, prepare, workers};
 use gavel::serve::grading::{Graded, GradingError as PassError, grade_items_blocking};
 use gavel::serve::openrlhf::{RewardRequest, answer};
@@ -194,8 +195,16 @@ impl Suite {
     /// The pass, with the GIL released. Ctrl-C stops it as it stops `gavel run` (no row is
     /// started after it, the rows being graded finish) and raises `KeyboardInterrupt`.
     fn pass(&self, py: Python<'_>, items: Items, deadline: Instant) -> PyResult<Graded> {
-        let graded =
-            py.detach(|| grade_items_blocking(&self.prepared, self.workers, items, deadline));
+        let graded = py.detach(|| {
+            unwound(|| grade_items_blocking(&self.prepared, self.workers, items, deadline))
+        });
+        // A defect in gavel is the call's error, not a `PanicException` (which `except
+        // Exception` does not catch).
+        let graded = graded.map_err(|panicked| {
+            GradingError::new_err(format!(
+                "gavel failed grading these rows ({panicked}); please report it"
+            ))
+        })?;
         // The signal reached Python's handler as well: its KeyboardInterrupt (or whatever the
         // program's handler raises) is raised here, once, rather than at some later line.
         py.check_signals()?;
@@ -220,7 +229,13 @@ type Window<'py> = (u64, usize, Bound<'py, PyBytes>);
 /// and line each window gives, each window's rows grade as they do in a run of the whole file.
 #[pyfunction]
 fn file_windows(py: Python<'_>, path: PathBuf) -> PyResult<Vec<Window<'_>>> {
-    let windows = py.detach(|| read_windows(&path));
+    let windows = py.detach(|| unwound(|| read_windows(&path)));
+    let windows = windows.map_err(|panicked| {
+        RowsError::new_err(format!(
+            "gavel failed reading {} ({panicked}); please report it",
+            path.display()
+        ))
+    })?;
     let windows = windows.map_err(|e| RowsError::new_err(e.to_string()))?;
     Ok(windows
         .into_iter()

@@ -79,13 +79,10 @@ pub fn validate(
     // A defect met reading one row is that row's error, not a worker lost with its rows and a
     // run said to be valid.
     let check = |item: &Item| {
-        std::panic::catch_unwind(AssertUnwindSafe(|| check(item))).unwrap_or_else(|payload| {
+        unwound(|| check(item)).unwrap_or_else(|panicked| {
             Err(at_row(
                 item,
-                format!(
-                    "gavel failed reading this row ({}); please report it",
-                    panic_message(payload.as_ref())
-                ),
+                format!("gavel failed reading this row ({panicked}); please report it"),
             ))
         })
     };
@@ -1045,6 +1042,12 @@ impl<F: Future> Future for CatchUnwind<'_, F> {
     }
 }
 
+/// `work`'s value, or what it said if it panicked: a defect in gavel met by one caller (a row
+/// checked, a pass run for Python) is that caller's error rather than the process's end.
+pub fn unwound<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| panic_message(&*payload))
+}
+
 /// What a panic said.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -1069,6 +1072,20 @@ fn invalid(id: Option<SampleId>, e: &RowError) -> SampleResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_unwound_is_its_message() {
+        assert_eq!(unwound(|| 7), Ok(7));
+        let n = 3;
+        assert_eq!(
+            unwound(|| -> u8 { panic!("{n} too many") }),
+            Err("3 too many".to_string())
+        );
+        assert_eq!(
+            unwound(|| std::panic::panic_any(5u8)),
+            Err("a panic without a message".to_string())
+        );
+    }
 
     #[test]
     fn spent_results_are_freed_only_by_the_thread_that_graded_them() {
