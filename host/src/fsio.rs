@@ -39,6 +39,15 @@ pub mod cap {
 
 const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
 const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+const DIRECTORY: i32 = rustix::fs::OFlags::DIRECTORY.bits() as i32;
+
+/// The folder at `path` opened for reading, a link in its last place refused.
+pub fn open_folder(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(DIRECTORY | NOFOLLOW)
+        .open(path)
+}
 
 /// The regular file at `path` (symbolic links followed), opened for reading, with its length,
 /// when it holds at most `cap` bytes. Anything else is an error whose message says what the file

@@ -5,9 +5,11 @@
 //! key; the keys it does not name are the suite's.
 
 use std::fmt;
+use std::fs::File;
 use std::net::IpAddr;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -50,14 +52,15 @@ impl AllowSpec {
                 FileGrant::Folder(folder) => (format!("files[{index}]"), folder),
                 FileGrant::Row { under, .. } => (format!("files[{index}].under"), under),
             };
-            match folder(base_dir, written) {
-                Ok(path) => files.push(match grant {
-                    FileGrant::Folder(_) => Mount::Folder(path),
-                    FileGrant::Row { row, .. } => Mount::Row {
-                        under: path,
-                        field: row.clone(),
-                    },
+            let opened = folder(base_dir, written).and_then(|path| match grant {
+                FileGrant::Folder(_) => Ok(Mount::Folder(Folder::open_checked(path)?)),
+                FileGrant::Row { row, .. } => Ok(Mount::Row {
+                    under: path,
+                    field: row.clone(),
                 }),
+            });
+            match opened {
+                Ok(mount) => files.push(mount),
                 Err(e) => errors.push(GrantError {
                     field,
                     message: e.to_string(),
@@ -125,6 +128,8 @@ enum FolderError {
     },
     #[error("`{}` is not a folder", .0.display())]
     NotAFolder(PathBuf),
+    #[error("`{}` was replaced while it was checked", .0.display())]
+    Changed(PathBuf),
 }
 
 /// `written` (relative to `base_dir`, or absolute) as an absolute folder with its symlinks
@@ -192,7 +197,7 @@ impl Grants {
     /// and the folders, without those a row chooses (a program loaded before any sample).
     pub fn access(&self) -> Access {
         let secrets = (self.secrets.iter()).map(|s| (s.name.clone(), s.placeholder.clone()));
-        let folders: Vec<PathBuf> = (self.files.iter())
+        let folders: Vec<Folder> = (self.files.iter())
             .filter_map(|mount| match mount {
                 Mount::Folder(folder) => Some(folder.clone()),
                 Mount::Row { .. } => None,
@@ -200,7 +205,7 @@ impl Grants {
             .collect();
         Access {
             env: self.env.iter().cloned().chain(secrets).collect(),
-            cwd: folders.first().cloned(),
+            cwd: folders.first().map(|folder| folder.path.clone()),
             folders,
             scratch: !self.files.is_empty(),
         }
@@ -220,7 +225,7 @@ impl Grants {
             if let Mount::Row { under, field } = mount {
                 let folder = row_folder(row, under, field)?;
                 if row_chosen.is_none() {
-                    row_chosen = Some(folder.clone());
+                    row_chosen = Some(folder.path.clone());
                 }
                 access.folders.push(folder);
             }
@@ -239,7 +244,7 @@ pub struct Access {
     /// The call's environment: granted variables with their values, secrets as placeholders.
     pub env: Vec<(String, String)>,
     /// Folders mounted read-only at their own absolute path.
-    pub folders: Vec<PathBuf>,
+    pub folders: Vec<Folder>,
     /// Whether the call gets an empty, writable `/tmp` of its own.
     pub scratch: bool,
     /// The folder the call starts in, against which relative paths resolve: the first folder
@@ -273,7 +278,7 @@ impl From<&Grants> for Reach {
                 .collect(),
             files: (grants.files.iter())
                 .map(|mount| match mount {
-                    Mount::Folder(folder) => folder.display().to_string(),
+                    Mount::Folder(folder) => folder.path.display().to_string(),
                     Mount::Row { under, field } => {
                         format!(
                             "the folder of the row's `{field}`, inside {}",
@@ -341,10 +346,69 @@ impl fmt::Debug for Secret {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mount {
     /// A folder, absolute, its symlinks resolved.
-    Folder(PathBuf),
+    Folder(Folder),
     /// The folder a row names at the dotted path `field`, mounted when it is inside `under`
     /// (absolute, its symlinks resolved).
     Row { under: PathBuf, field: String },
+}
+
+/// A folder a call may read, held open since it was checked: the sandbox mounts the folder that
+/// was checked, whatever is put at its path after (a link to somewhere else, renamed in by an
+/// agent still at work beside the grade).
+#[derive(Debug, Clone)]
+pub struct Folder {
+    /// Where the grader sees it, and where it was when checked: absolute, links resolved.
+    pub path: PathBuf,
+    held: Arc<File>,
+}
+
+impl PartialEq for Folder {
+    fn eq(&self, other: &Folder) -> bool {
+        self.path == other.path
+    }
+}
+
+impl Eq for Folder {}
+
+impl Folder {
+    /// The folder at `path` (absolute, its links resolved a moment ago), opened if it is still
+    /// there; `Ok(None)` when something else stands at that path now.
+    fn open(path: PathBuf) -> std::io::Result<Option<Folder>> {
+        let held = crate::fsio::open_folder(&path)?;
+        // The kernel's name for what was opened: another path when a folder on the way was
+        // swapped since the links were resolved.
+        if let Some(handle) = handle_path(&held)
+            && std::fs::read_link(handle)? != path
+        {
+            return Ok(None);
+        }
+        Ok(Some(Folder {
+            path,
+            held: Arc::new(held),
+        }))
+    }
+
+    /// [`Folder::open`], something else at the path said as an error.
+    fn open_checked(path: PathBuf) -> Result<Folder, FolderError> {
+        match Folder::open(path.clone()) {
+            Ok(Some(folder)) => Ok(folder),
+            Ok(None) => Err(FolderError::Changed(path)),
+            Err(error) => Err(FolderError::Unusable { path, error }),
+        }
+    }
+
+    /// Where the host opens the folder to mount it: through its handle, where the system
+    /// names open files (`/proc/self/fd`), else by its path.
+    pub fn source(&self) -> PathBuf {
+        handle_path(&self.held).unwrap_or_else(|| self.path.clone())
+    }
+}
+
+/// `/proc/self/fd/N` for `file`, where the system has it.
+fn handle_path(file: &File) -> Option<PathBuf> {
+    static PROC: OnceLock<bool> = OnceLock::new();
+    PROC.get_or_init(|| Path::new("/proc/self/fd").is_dir())
+        .then(|| PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())))
 }
 
 /// The text a secret's variable reads as inside the sandbox:
@@ -389,7 +453,7 @@ pub enum RowFolderError {
 
 /// The folder the row names at the dotted `field`, when it is below `under` (inside it, not
 /// `under` itself) once its symlinks are resolved; else why not.
-pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, RowFolderError> {
+pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<Folder, RowFolderError> {
     let field_name = || field.to_string();
     let value: Value = serde_json::from_str(row).map_err(|error| RowFolderError::NotJson {
         field: field_name(),
@@ -427,7 +491,20 @@ pub fn row_folder(row: &str, under: &Path, field: &str) -> Result<PathBuf, RowFo
             named: named.clone(),
         });
     }
-    Ok(resolved)
+    match Folder::open(resolved) {
+        Ok(Some(folder)) => Ok(folder),
+        // Swapped between the check and the open: what is there now was never checked.
+        Ok(None) => Err(RowFolderError::Outside {
+            field: field_name(),
+            named: named.clone(),
+            under: under.to_path_buf(),
+        }),
+        Err(error) => Err(RowFolderError::Unusable {
+            field: field_name(),
+            named: named.clone(),
+            error,
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -436,6 +513,26 @@ mod tests {
 
     fn pattern(text: &str) -> Result<HostPattern, crate::config::allow::NotAHostPattern> {
         HostPattern::try_from(text.to_string())
+    }
+
+    #[test]
+    fn a_folder_is_mounted_as_checked_whatever_its_path_becomes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let checked = root.join("runs/one");
+        std::fs::create_dir_all(&checked).unwrap();
+        std::fs::write(checked.join("marker"), "checked").unwrap();
+        let folder = Folder::open(checked.clone()).unwrap().expect("still there");
+        // The folder's parent swapped for a link to another folder after the check.
+        std::fs::rename(root.join("runs"), root.join("moved")).unwrap();
+        std::fs::create_dir_all(root.join("elsewhere/one")).unwrap();
+        std::fs::write(root.join("elsewhere/one/marker"), "planted").unwrap();
+        std::os::unix::fs::symlink(root.join("elsewhere"), root.join("runs")).unwrap();
+        assert_eq!(folder.path, checked);
+        let marker = std::fs::read_to_string(folder.source().join("marker")).unwrap();
+        assert_eq!(marker, "checked");
+        // Opened now, the path leads elsewhere than its links said when they were resolved.
+        assert!(Folder::open(checked).unwrap().is_none());
     }
 
     #[test]

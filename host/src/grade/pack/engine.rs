@@ -520,10 +520,10 @@ impl Wasi {
             builder.env(name, value);
         }
         for folder in &access.folders {
-            let guest = folder.to_str().ok_or_else(|| {
-                wasmtime::format_err!("`{}` is not a UTF-8 path", folder.display())
+            let guest = folder.path.to_str().ok_or_else(|| {
+                wasmtime::format_err!("`{}` is not a UTF-8 path", folder.path.display())
             })?;
-            builder.preopened_dir(folder, guest, FsPerms::ReadOnly)?;
+            builder.preopened_dir(folder.source(), guest, FsPerms::ReadOnly)?;
         }
         let scratch = match access.scratch {
             true => Some(Scratch::mount(

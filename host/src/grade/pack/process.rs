@@ -21,7 +21,7 @@ use wasmtime::component::{ComponentType, InstancePre, Lift, Linker, Lower};
 use wasmtime::{Engine, StoreContextMut, Trap};
 
 use super::limits::CallLimits;
-use crate::grade::grants::Access;
+use crate::grade::grants::{Access, Folder};
 
 /// The version of `gavel:interpreter` (`host/runtime/python/wit/deps/interpreter.wit`), as a
 /// literal for the names below.
@@ -146,7 +146,7 @@ impl<T> Processes<T> {
 /// What a call may give the processes it starts: a copy of its folders and its packages.
 pub(super) struct Reach<T: 'static> {
     processes: Processes<T>,
-    folders: Vec<PathBuf>,
+    folders: Vec<Folder>,
     scratch: bool,
     packages: Option<PathBuf>,
     limits: CallLimits,
