@@ -1027,7 +1027,7 @@ struct CatchUnwind<'f, F>(Pin<&'f mut F>);
 /// A panic caught while grading: its message.
 #[derive(Debug, PartialEq, thiserror::Error)]
 #[error("{0}")]
-struct Panicked(String);
+pub struct Panicked(String);
 
 impl<F: Future> Future for CatchUnwind<'_, F> {
     type Output = Result<F::Output, Panicked>;
@@ -1044,8 +1044,9 @@ impl<F: Future> Future for CatchUnwind<'_, F> {
 
 /// `work`'s value, or what it said if it panicked: a defect in gavel met by one caller (a row
 /// checked, a pass run for Python) is that caller's error rather than the process's end.
-pub fn unwound<T>(work: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|payload| panic_message(&*payload))
+pub fn unwound<T>(work: impl FnOnce() -> T) -> Result<T, Panicked> {
+    std::panic::catch_unwind(AssertUnwindSafe(work))
+        .map_err(|payload| Panicked(panic_message(&*payload)))
 }
 
 /// What a panic said.
@@ -1079,11 +1080,11 @@ mod tests {
         let n = 3;
         assert_eq!(
             unwound(|| -> u8 { panic!("{n} too many") }),
-            Err("3 too many".to_string())
+            Err(Panicked("3 too many".to_string()))
         );
         assert_eq!(
             unwound(|| std::panic::panic_any(5u8)),
-            Err("a panic without a message".to_string())
+            Err(Panicked("a panic without a message".to_string()))
         );
     }
 

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use super::grading::{GradingError, Piece, Tally};
 
 /// How a streamed answer ended: its results counted, or why it was broken off.
-pub type Ended = Result<Tally, String>;
+pub type Ended = Result<Tally, GradingError>;
 
 /// What is told of a streamed answer's end, once.
 type OnEnd = Box<dyn FnOnce(Ended) + Send>;
@@ -65,7 +65,7 @@ impl Streamed {
         }
     }
 
-    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, String>>> {
+    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, GradingError>>> {
         if let Some(first) = self.first.take() {
             return Poll::Ready(Some(Ok(first)));
         }
@@ -75,10 +75,10 @@ impl Streamed {
                 self.end(Ok(tally));
                 return Poll::Ready(None);
             }
-            Some(Piece::End(Err(e))) => e.to_string(),
+            Some(Piece::End(Err(e))) => e,
             // The pass stopped sending without its end: its deadline passed while the client
             // was slow to read.
-            None => GradingError::Deadline.to_string(),
+            None => GradingError::Deadline,
         };
         self.end(Err(broken.clone()));
         Poll::Ready(Some(Err(broken)))
@@ -87,7 +87,7 @@ impl Streamed {
 
 impl Drop for Streamed {
     fn drop(&mut self) {
-        self.end(Err(GradingError::Gone.to_string()));
+        self.end(Err(GradingError::Gone));
     }
 }
 
@@ -165,16 +165,10 @@ mod tests {
             panic!("an answer whose pass failed ended whole");
         };
         assert_eq!(error.to_string(), "the server is stopping");
-        assert_eq!(
-            *told.lock().unwrap(),
-            Some(Err("the server is stopping".to_string()))
-        );
+        assert_eq!(*told.lock().unwrap(), Some(Err(GradingError::Stopped)));
         let (body, told) = streamed(vec![]);
         assert!(body.collect().await.is_err());
-        assert_eq!(
-            *told.lock().unwrap(),
-            Some(Err(GradingError::Deadline.to_string()))
-        );
+        assert_eq!(*told.lock().unwrap(), Some(Err(GradingError::Deadline)));
     }
 
     #[tokio::test]
@@ -183,10 +177,7 @@ mod tests {
         let first = body.frame().await.expect("a frame").expect("data");
         assert_eq!(first.into_data().ok().as_deref(), Some(&b"first\n"[..]));
         drop(body);
-        assert_eq!(
-            *told.lock().unwrap(),
-            Some(Err(GradingError::Gone.to_string()))
-        );
+        assert_eq!(*told.lock().unwrap(), Some(Err(GradingError::Gone)));
     }
 
     #[test]

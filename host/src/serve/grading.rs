@@ -107,7 +107,7 @@ fn grading_failures(result: &SampleResult) -> u64 {
 }
 
 /// Why a request's rows have no results.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GradingError {
     #[error("the request's deadline passed before its rows were graded")]
     Deadline,

@@ -377,14 +377,14 @@ impl Service {
                             service.metrics.graded(&suite, tally);
                             (tally.rows(), None)
                         }
-                        Err(e) => (0, Some(e.as_str())),
+                        Err(e) => (0, Some(e.to_string())),
                     };
                     let ask = Asked {
                         method: &method,
                         route: label,
                         suite: Some(&suite),
                     };
-                    service.record(&ask, status, rows, error, arrived.elapsed());
+                    service.record(&ask, status, rows, error.as_deref(), arrived.elapsed());
                 });
             }
             None => {
