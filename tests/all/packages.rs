@@ -127,6 +127,34 @@ fn a_pip_planted_where_gavel_runs_is_not_run() {
     assert!(lock.contains("name = \"pathspec\""), "{lock}");
 }
 
+/// A requirement that names a source folder (or an archive, or a repository) is refused before
+/// pip is asked: pip prepares such a package by running its build backend natively.
+#[test]
+fn a_requirement_naming_a_source_folder_is_refused_before_pip_builds_it() {
+    let Some(cache) = cache() else { return };
+    let ws = suite("", "def grade(sample, item):\n    return 1.0\n");
+    ws.write(
+        "evil/pyproject.toml",
+        "[build-system]\nrequires = []\nbuild-backend = \"backend\"\nbackend-path = [\".\"]\n",
+    );
+    let marker = ws.path("backend-ran");
+    ws.write(
+        "evil/backend.py",
+        &format!("open({:?}, 'w').close()\n", marker.display().to_string()),
+    );
+    let folder = ws.path("evil");
+    ws.write(
+        "requirements.txt",
+        &format!("evil @ file://{}\n", folder.display()),
+    );
+    let err = refused(&ws, cache);
+    assert!(!marker.exists(), "the package's build backend ran natively");
+    assert!(
+        err.contains("names where to get the package") && err.contains("evil @ file://"),
+        "{err}"
+    );
+}
+
 #[test]
 fn httpx_and_requests_import() {
     let Some(cache) = cache() else { return };

@@ -68,6 +68,13 @@ pub enum PackagesError {
     )]
     NotARequirement(String),
     #[error(
+        "`{0}` names where to get the package (a URL, a path or a version control link): pip \
+         would build such a package by running its code on this machine, outside the sandbox; \
+         name a package on the index instead (`pathspec`, `pathspec==0.12.1`), or write its \
+         wheel into {LOCK_FILE} beside the suite"
+    )]
+    DirectReference(String),
+    #[error(
         "resolving the requirements needs pip, and `{python} -m pip` does not run ({why}): \
          install it (Debian: apt-get install python3-pip), or write {LOCK_FILE} beside the suite"
     )]
@@ -128,6 +135,15 @@ pub fn checked(lines: &BTreeSet<String>) -> Result<(), PackagesError> {
             || line.chars().any(|c| c.is_control());
         if bad {
             return Err(PackagesError::NotARequirement(line.clone()));
+        }
+        // A direct reference (`name @ URL`), a URL or a path: pip prepares what it names by
+        // running its build backend natively, whatever `--only-binary` says.
+        let direct = line.contains('@')
+            || line.contains("://")
+            || line.contains(['/', '\\'])
+            || line.starts_with(['.', '~']);
+        if direct {
+            return Err(PackagesError::DirectReference(line.clone()));
         }
     }
     Ok(())
@@ -847,6 +863,28 @@ mod tests {
                 Err(PackagesError::NotARequirement(_))
             ));
         }
+        for line in [
+            "evil @ file:///tmp/evil",
+            "evil@https://example.com/evil-1.tar.gz",
+            "git+https://example.com/evil.git",
+            "./evil",
+            "../evil",
+            "/abs/evil",
+            "~/evil",
+        ] {
+            let lines = BTreeSet::from([line.to_string()]);
+            let refused = checked(&lines);
+            assert!(
+                matches!(refused, Err(PackagesError::DirectReference(_))),
+                "{line}: {refused:?}"
+            );
+        }
+        assert!(
+            checked(&BTreeSet::from([
+                "httpx[http2]>=0.27; python_version >= \"3.8\"".to_string()
+            ]))
+            .is_ok()
+        );
         assert_eq!(
             requirements_file("# c\npathspec>=0.12  # why\n\nhttpx\n"),
             ["pathspec>=0.12", "httpx"]
