@@ -774,7 +774,8 @@ def grade(sample, item):
     raise RuntimeError(f"found {found}")
 "#;
 
-/// Replies with the request's `authorization` header in its body, as a server may.
+/// Replies with the request's `authorization` header in its body, as a server may (the value
+/// reaches the grader masked).
 fn echo_authorization(request: &str, stream: &mut TcpStream) {
     let header = request
         .lines()
@@ -788,14 +789,10 @@ fn echo_authorization(request: &str, stream: &mut TcpStream) {
 }
 
 #[test]
-fn a_secrets_value_is_nowhere_in_the_graders_memory_unless_its_host_echoes_it() {
+fn a_secrets_value_is_nowhere_in_the_graders_memory_even_when_its_host_echoes_it() {
     const SECRET: &str = "sk-memory-5d1e9a7c3b";
     let reversed: String = SECRET.chars().rev().collect();
-    for (reply, echoed) in [
-        (json_reply as fn(&str, &mut TcpStream), false),
-        // The search finds the value when a granted host sends it back: it can find one.
-        (echo_authorization, true),
-    ] {
+    for reply in [json_reply as fn(&str, &mut TcpStream), echo_authorization] {
         let (port, requests) = server(reply);
         let allow = format!(
             "    allow:\n      network: [\"127.0.0.1:{port}\"]\n      secrets:\n        \
@@ -807,8 +804,7 @@ fn a_secrets_value_is_nowhere_in_the_graders_memory_unless_its_host_echoes_it() 
         let Some(g) = run_grader(&source, &allow, &[("API_KEY", SECRET)]) else {
             return;
         };
-        assert!(rationale(&g).contains("RuntimeError: found "), "{g}");
-        assert_eq!(!rationale(&g).contains("found 0 ("), echoed, "{g}");
+        assert!(rationale(&g).contains("RuntimeError: found 0 ("), "{g}");
         let seen = requests.try_recv().expect("asked");
         assert!(seen.contains(&format!("Bearer {SECRET}")), "{seen}");
     }

@@ -14,9 +14,12 @@
 //! bodies, and every wait (resolution, connection, each read) ends at the call's deadline: a
 //! guest blocked in a host wait is not interrupted by epochs, so the host bounds the wait.
 //!
-//! A secret's placeholder in an outgoing header is replaced with its value when the request's
-//! host is one the secret is granted for; the value never enters the guest, though a granted
-//! host that echoes the header back hands it over: the grant trusts that host.
+//! A secret's placeholder in an outgoing header (never `Host`, which the host writes from the
+//! URL's host and port alone) is replaced with its value when the request's host is one the
+//! secret is granted for, over HTTPS (over plain HTTP only toward an address pattern's host: a
+//! name's traffic on port 80 is anyone's to read). The value never enters the guest: where
+//! the answer's headers or body hold a value sent in its request (a server that echoes a header
+//! it was given, in an error or a redirect), it is masked, byte for byte, with `*`.
 
 mod address;
 mod send;
@@ -66,16 +69,27 @@ fn address_granted(patterns: &[HostPattern], address: IpAddr, port: u16) -> bool
         .any(|p| matches!(p.host, Host::Ip(_)) && p.matches(&address, port))
 }
 
-/// Replaces, in `headers`, the placeholder of each secret of `grants` granted for `target`
-/// with its value. A value that cannot be a header's leaves the placeholder in place.
-fn substitute_secrets(grants: &Grants, headers: &mut HeaderMap, target: &Target) {
+/// Replaces, in `headers` but `Host`, the placeholder of each secret of `grants` granted for
+/// `target` with its value, when the request goes over TLS (`tls`) or to an address an address
+/// pattern grants; the values put in, to be masked in the answer. A value that cannot be a
+/// header's leaves the placeholder in place.
+fn substitute_secrets(
+    grants: &Grants,
+    headers: &mut HeaderMap,
+    target: &Target,
+    tls: bool,
+) -> Masks {
+    let mut masks = Masks::default();
     for secret in grants
         .secrets
         .iter()
-        .filter(|s| target.granted_by(&s.hosts))
+        .filter(|s| (tls || target.address.is_some()) && target.granted_by(&s.hosts))
     {
         let placeholder = secret.placeholder.as_bytes();
-        for value in headers.values_mut() {
+        for (name, value) in headers.iter_mut() {
+            if name == http::header::HOST {
+                continue;
+            }
             let bytes = value.as_bytes();
             if memchr::memmem::find(bytes, placeholder).is_none() {
                 continue;
@@ -84,6 +98,60 @@ fn substitute_secrets(grants: &Grants, headers: &mut HeaderMap, target: &Target)
             if let Ok(mut substituted) = HeaderValue::from_bytes(&replaced) {
                 substituted.set_sensitive(true);
                 *value = substituted;
+                masks.add(&secret.value);
+            }
+        }
+    }
+    masks
+}
+
+/// The secrets' values sent in a request, masked wherever its answer holds them.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Masks(Vec<Arc<[u8]>>);
+
+/// Values shorter than this are not looked for in answers: masking every `x` of a body would
+/// break it, and a secret that short is no secret.
+const MASKED_FROM: usize = 8;
+
+impl Masks {
+    fn add(&mut self, value: &str) {
+        let value = value.as_bytes();
+        if value.len() >= MASKED_FROM && !self.0.iter().any(|v| **v == *value) {
+            self.0.push(value.into());
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Bytes of the longest value, less one: what a piece of a body may end with that the next
+    /// piece could complete into a value.
+    pub(super) fn overlap(&self) -> usize {
+        self.0.iter().map(|v| v.len() - 1).max().unwrap_or(0)
+    }
+
+    /// Overwrites each value in `bytes` with as many `*`.
+    pub(super) fn mask(&self, bytes: &mut [u8]) {
+        for value in &self.0 {
+            let mut from = 0;
+            while let Some(at) = memchr::memmem::find(&bytes[from..], value) {
+                let at = from + at;
+                bytes[at..at + value.len()].fill(b'*');
+                from = at + value.len();
+            }
+        }
+    }
+
+    /// [`Masks::mask`] over every header value of `headers`.
+    pub(super) fn mask_headers(&self, headers: &mut HeaderMap) {
+        for value in headers.values_mut() {
+            let mut bytes = value.as_bytes().to_vec();
+            self.mask(&mut bytes);
+            if bytes != value.as_bytes()
+                && let Ok(masked) = HeaderValue::from_bytes(&bytes)
+            {
+                *value = masked;
             }
         }
     }

@@ -23,7 +23,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
 use super::address::inward;
-use super::{MAX_RECEIVED, Target, address_granted, substitute_secrets};
+use super::{MAX_RECEIVED, Masks, Target, address_granted, substitute_secrets};
 use crate::grade::grants::Grants;
 
 /// Names a PEM file of certificate authorities that graders' HTTPS requests trust beside the
@@ -73,7 +73,16 @@ pub(super) async fn send(
         address: host.parse().ok(),
         port: uri.port_u16().unwrap_or(if tls { 443 } else { 80 }),
     };
-    substitute_secrets(&grants, request.headers_mut(), &target);
+    // Host is the URL's host and port, written here: the guest's authority may carry more
+    // (`user@`), and a secret is never put there.
+    let authority = match uri.port_u16() {
+        Some(port) => format!("{}:{port}", uri.host().unwrap_or_default()),
+        None => uri.host().unwrap_or_default().to_string(),
+    };
+    let authority =
+        http::HeaderValue::try_from(authority).map_err(|_| Error::HttpRequestUriInvalid)?;
+    request.headers_mut().insert(http::header::HOST, authority);
+    let masks = substitute_secrets(&grants, request.headers_mut(), &target, tls);
     // Sent as a server expects it: the path alone (the host is in the Host header).
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     *request.uri_mut() = http::Uri::try_from(path).map_err(|_| Error::HttpRequestUriInvalid)?;
@@ -137,7 +146,7 @@ pub(super) async fn send(
         }
     };
     let between = limits.options.between_bytes_timeout;
-    let (head, incoming) = response.into_parts();
+    let (mut head, incoming) = response.into_parts();
     let body = Counted {
         incoming,
         idle: Box::pin(sleep_until(limits.within(between))),
@@ -145,7 +154,18 @@ pub(super) async fn send(
         deadline: limits.deadline,
         between,
     };
-    let response = http::Response::from_parts(head, body.boxed_unsync());
+    let response = if masks.is_empty() {
+        http::Response::from_parts(head, body.boxed_unsync())
+    } else {
+        masks.mask_headers(&mut head.headers);
+        let body = Masked {
+            inner: body,
+            held: Vec::new(),
+            trailers: None,
+            masks,
+        };
+        http::Response::from_parts(head, body.boxed_unsync())
+    };
     let io: Box<dyn Future<Output = Result<(), Error>> + Send> = Box::new(async move {
         if connected {
             connection.await.map_err(|_| Error::HttpResponseTimeout)??;
@@ -319,5 +339,132 @@ impl Body for Counted {
 
     fn size_hint(&self) -> SizeHint {
         self.incoming.size_hint()
+    }
+}
+
+/// A response body with the values of the secrets its request carried masked ([`Masks`]): the
+/// last bytes of each piece, which the next could complete into a value, are held until it
+/// comes. Masking keeps every length, so a `Content-Length` stays true.
+struct Masked<B> {
+    inner: B,
+    masks: Masks,
+    held: Vec<u8>,
+    /// Trailers that came while bytes were held: sent after them.
+    trailers: Option<Frame<Bytes>>,
+}
+
+impl<B: Body<Data = Bytes> + Unpin> Body for Masked<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = &mut *self;
+        loop {
+            if this.trailers.is_some() && this.held.is_empty() {
+                return Poll::Ready(this.trailers.take().map(Ok));
+            }
+            let frame = match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => frame,
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => {
+                    let rest = std::mem::take(&mut this.held);
+                    return Poll::Ready((!rest.is_empty()).then(|| Ok(Frame::data(rest.into()))));
+                }
+            };
+            match frame.into_data() {
+                Ok(data) => {
+                    this.held.extend_from_slice(&data);
+                    this.masks.mask(&mut this.held);
+                    let ready = this.held.len().saturating_sub(this.masks.overlap());
+                    if ready > 0 {
+                        let out: Vec<u8> = this.held.drain(..ready).collect();
+                        return Poll::Ready(Some(Ok(Frame::data(out.into()))));
+                    }
+                }
+                Err(frame) => {
+                    let trailers = frame.into_trailers().map(|mut trailers| {
+                        this.masks.mask_headers(&mut trailers);
+                        Frame::trailers(trailers)
+                    });
+                    this.trailers = trailers.ok();
+                    let rest = std::mem::take(&mut this.held);
+                    if !rest.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(rest.into()))));
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.held.is_empty() && self.trailers.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let mut hint = self.inner.size_hint();
+        let held = self.held.len() as u64;
+        if let Some(upper) = hint.upper() {
+            hint.set_upper(upper + held);
+        }
+        hint.set_lower(hint.lower() + held);
+        hint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+
+    /// A body of `frames`, each yielded by a poll of its own.
+    struct Frames(VecDeque<Frame<Bytes>>);
+
+    impl Body for Frames {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.0.pop_front().map(Ok))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_value_is_masked_even_split_between_pieces_and_in_trailers() {
+        let mut masks = Masks::default();
+        masks.add("sk-secret-value");
+        masks.add("short");
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("x-echo", "sk-secret-value".parse().unwrap());
+        let pieces = [
+            "echo: sk-sec",
+            "ret-value, ",
+            "again sk-secret-value",
+            "; short",
+        ];
+        let mut frames: VecDeque<Frame<Bytes>> = (pieces.iter())
+            .map(|piece| Frame::data(Bytes::from_static(piece.as_bytes())))
+            .collect();
+        frames.push_back(Frame::trailers(trailers));
+        let body = Masked {
+            inner: Frames(frames),
+            masks,
+            held: Vec::new(),
+            trailers: None,
+        };
+        let collected = body.collect().await.unwrap();
+        let masked_trailers = collected.trailers().cloned().expect("trailers");
+        assert_eq!(masked_trailers["x-echo"], "***************");
+        let text = collected.to_bytes();
+        assert_eq!(
+            std::str::from_utf8(&text).unwrap(),
+            "echo: ***************, again ***************; short"
+        );
     }
 }

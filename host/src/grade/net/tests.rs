@@ -162,6 +162,97 @@ fn secrets_are_substituted_only_toward_their_hosts() {
     );
 }
 
+/// Replies with the request's head as its body, and its `authorization` header as a
+/// `location`, as servers' errors and redirects may.
+fn echo(request: &str, stream: &mut TcpStream) {
+    let authorization = (request.lines())
+        .find_map(|l| l.strip_prefix("authorization: "))
+        .unwrap_or_default();
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nlocation: https://{authorization}@x/\r\n\
+         connection: close\r\n\r\n{request}",
+        request.len()
+    );
+}
+
+#[test]
+fn a_secret_sent_is_masked_in_the_answer_and_never_put_in_host() {
+    let (port, heads) = server(echo);
+    let placeholder = "gavel-secret-KEY-0123456789abcdef0123456789abcdef";
+    let reach = Arc::new(Grants {
+        network: vec![pattern(&format!("127.0.0.1:{port}"))],
+        secrets: vec![Secret {
+            name: "KEY".to_string(),
+            placeholder: placeholder.to_string(),
+            value: "sk-the-real-value".to_string(),
+            hosts: vec![pattern(&format!("127.0.0.1:{port}"))],
+        }],
+        ..Grants::default()
+    });
+    let mut net = call(reach, Duration::from_secs(30));
+    // An authority with the placeholder as its user: Host is the host and port alone.
+    let url = format!("http://{placeholder}@127.0.0.1:{port}/");
+    let sent = Pin::from(net.send_request(
+        request(
+            &url,
+            &[("authorization", placeholder), ("x-beta", placeholder)],
+        ),
+        None,
+        Box::new(async { Ok(()) }),
+    ));
+    let (location, body) = runtime().block_on(async move {
+        let (response, io) = sent.await.unwrap();
+        let io = tokio::spawn(Pin::from(io));
+        let location = response.headers()["location"].to_str().unwrap().to_string();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let _ = io.await;
+        (location, String::from_utf8(body.to_vec()).unwrap())
+    });
+    let head = heads.recv().unwrap();
+    assert!(
+        head.contains("authorization: sk-the-real-value\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("x-beta: sk-the-real-value\r\n"), "{head}");
+    assert!(
+        head.contains(&format!("host: 127.0.0.1:{port}\r\n")),
+        "{head}"
+    );
+    assert!(!body.contains("sk-the-real-value"), "{body}");
+    assert!(
+        body.contains("authorization: *****************\r\n"),
+        "{body}"
+    );
+    assert_eq!(location, "https://*****************@x/");
+}
+
+#[test]
+fn a_secret_goes_over_plain_http_only_to_an_address_granted() {
+    let placeholder = "gavel-secret-KEY-0123456789abcdef0123456789abcdef";
+    let grants = Grants {
+        secrets: vec![Secret {
+            name: "KEY".to_string(),
+            placeholder: placeholder.to_string(),
+            value: "sk-the-real-value".to_string(),
+            hosts: vec![pattern("api.example.com")],
+        }],
+        ..Grants::default()
+    };
+    let target = Target {
+        host: "api.example.com".to_string(),
+        address: None,
+        port: 80,
+    };
+    for (tls, substituted) in [(false, false), (true, true)] {
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", placeholder.parse().unwrap());
+        let masks = substitute_secrets(&grants, &mut headers, &target, tls);
+        assert_eq!(headers["authorization"] == "sk-the-real-value", substituted);
+        assert_eq!(masks.is_empty(), !substituted);
+    }
+}
+
 #[test]
 fn response_bodies_past_the_byte_cap_fail() {
     fn bomb(_: &str, stream: &mut TcpStream) {
