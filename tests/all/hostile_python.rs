@@ -581,3 +581,54 @@ fn a_grade_forged_past_the_runtime_is_checked_by_the_host() {
     let expected: Vec<(&str, &str)> = expected.iter().map(|r| ("error", *r)).collect();
     assert_eq!(said, expected);
 }
+
+/// A grade whose metadata nests as deep as JSON parses (124 levels) is that grade's error: the
+/// result line would wrap it past the depth `--resume`, `report` and `diff` read, leaving every
+/// other grader's results unreadable.
+#[test]
+fn metadata_nested_too_deep_is_its_grades_error_and_the_results_stay_readable() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "graders/deep.py",
+        "from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+
+@grader
+def deep(sample, submission):
+    m = cur = {}
+    for _ in range(124):
+        cur['d'] = {}
+        cur = cur['d']
+    return GradeResult(score=1.0, rationale='x', metadata=m)
+
+
+@grader
+def honest(sample, submission):
+    return GradeResult(score=1.0, rationale='honest')
+",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: deep\ndataset: data.jsonl\ngraders:\n  deep:\n    kind: tool\n    function: \
+         graders/deep.py:deep\n  honest:\n    kind: tool\n    function: graders/deep.py:honest\n",
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let results = graded(cache, &ws);
+    let deep = &results[0]["grades"]["deep"];
+    assert_eq!(deep["status"], "error", "{deep}");
+    assert!(
+        deep["rationale"]
+            .as_str()
+            .is_some_and(|r| r.contains("nested deeper than 64 levels")),
+        "{deep}"
+    );
+    assert_eq!(results[0]["grades"]["honest"]["status"], "pass");
+    let report = gavel(
+        cache,
+        ws.dir.path(),
+        &["report", "out", "-o", "report.html"],
+    );
+    assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+}

@@ -999,6 +999,20 @@ impl PackGrader {
     }
 }
 
+/// How deep a grade's JSON values may nest: a result line wraps them a few levels deeper, and
+/// is read back (by `--resume`, `report`, `diff`) within serde's limit of 128.
+const MAX_NESTING: usize = 64;
+
+/// How many arrays and objects deep `value` nests (0 for a scalar).
+fn nesting(value: &Value) -> usize {
+    let inner = match value {
+        Value::Array(items) => items.iter().map(nesting).max(),
+        Value::Object(map) => map.values().map(nesting).max(),
+        _ => return 0,
+    };
+    1 + inner.unwrap_or(0)
+}
+
 /// The guest's grade, once its score, sizes and JSON texts are valid.
 fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     let texts = [
@@ -1017,16 +1031,20 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     if !(0.0..=1.0).contains(&score) {
         return Grade::error(format!("invalid score: {score} is out of range [0, 1]"));
     }
-    let metadata = match grade.metadata.as_deref().map(serde_json::from_str::<Value>) {
-        None => Map::new(),
-        Some(Ok(Value::Object(map))) => map,
-        Some(Ok(_)) => return Grade::error("invalid metadata: not a JSON object"),
-        Some(Err(e)) => return Grade::error(format!("invalid metadata: {e}")),
-    };
     let json = |field: &str, text: Option<String>| match text.as_deref().map(serde_json::from_str) {
         None => Ok(None),
+        Some(Ok(value)) if nesting(&value) > MAX_NESTING => Err(format!(
+            "invalid {field}: nested deeper than {MAX_NESTING} levels, which results.jsonl \
+             could not be read back with"
+        )),
         Some(Ok(value)) => Ok(Some(value)),
         Some(Err(e)) => Err(format!("invalid {field}: {e}")),
+    };
+    let metadata = match json("metadata", grade.metadata) {
+        Ok(None) => Map::new(),
+        Ok(Some(Value::Object(map))) => map,
+        Ok(Some(_)) => return Grade::error("invalid metadata: not a JSON object"),
+        Err(reason) => return Grade::error(reason),
     };
     let (expected, actual) = match (
         json("expected", grade.expected),
@@ -1294,6 +1312,29 @@ mod tests {
             })
             .starts_with("invalid actual: ")
         );
+        let deep = |depth: usize| format!("{}1{}", "{\"d\": ".repeat(depth), "}".repeat(depth));
+        assert!(
+            bad(v0::Grade {
+                metadata: Some(deep(65)),
+                ..grade(1.0)
+            })
+            .starts_with("invalid metadata: nested deeper than 64 levels")
+        );
+        assert!(
+            bad(v0::Grade {
+                expected: Some(format!("[{}]", deep(64))),
+                ..grade(1.0)
+            })
+            .starts_with("invalid expected: nested deeper than 64 levels")
+        );
+        let kept = accept_grade(
+            v0::Grade {
+                metadata: Some(deep(64)),
+                ..grade(1.0)
+            },
+            1 << 20,
+        );
+        assert_eq!(kept.status, Status::Pass, "{}", kept.rationale);
         let big = v0::Grade {
             rationale: "x".repeat(2000),
             ..grade(1.0)
