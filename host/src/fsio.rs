@@ -31,6 +31,9 @@ pub mod cap {
     pub const COMPONENT: u64 = 256 << 20;
     /// A CSV dataset, read whole as pandas reads it.
     pub const TABLE: u64 = 1 << 30;
+    /// One line of a file read a line at a time (a row of a dataset, a line of
+    /// `results.jsonl`): held whole while it is parsed.
+    pub const LINE: u64 = 256 << 20;
     /// A file read a line or a block at a time, never whole (a dataset, a trajectory file,
     /// `results.jsonl`): the cap bounds nothing a user has, only what a device or a sparse
     /// file could feed forever.

@@ -616,6 +616,9 @@ pub struct Lines {
     numbers: Option<Arc<[usize]>>,
     /// The byte offset of the next line, counted rather than asked of the file.
     offset: u64,
+    /// The longest line read ([`fsio::cap::LINE`]): past it, reading fails rather than hold
+    /// a file with no newline whole.
+    max_line: u64,
 }
 
 /// What [`Lines::open`] reads ahead to recognise a file that is not JSON Lines.
@@ -673,6 +676,7 @@ impl Lines {
             number: 0,
             numbers: None,
             offset: 0,
+            max_line: fsio::cap::LINE,
         }
     }
 
@@ -753,6 +757,19 @@ impl Lines {
                     break;
                 }
                 Ok(()) if memchr::memchr(b'\n', &bytes[before..filled]).is_some() => break,
+                // Everything read so far is one line, not yet ended.
+                Ok(()) if filled as u64 > self.max_line => {
+                    self.failed = Some(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {} MiB, more than a row can be: is this \
+                             file JSON Lines (one JSON object on each line)?",
+                            self.number + 1,
+                            self.max_line >> 20
+                        ),
+                    ));
+                    break;
+                }
                 Ok(()) => {}
                 Err(e) => {
                     self.failed = Some(e);
@@ -772,7 +789,7 @@ impl Lines {
         self.failed = self.failed.take().or(not_text);
         if self.failed.is_some() {
             // Nothing past a failure is read.
-            self.carried.clear();
+            self.carried = Vec::new();
             self.source = Box::new(std::io::empty());
         }
         let block = std::mem::replace(&mut self.block, Arc::new(text));
@@ -1899,6 +1916,24 @@ mod tests {
                 "{block_size}-byte reads"
             );
         }
+    }
+
+    #[test]
+    fn a_line_past_the_longest_is_an_error_not_held_whole() {
+        let mut text = b"{}\n".to_vec();
+        text.extend(std::iter::repeat_n(b'0', 3 << 20));
+        let mut lines = Lines::new(
+            Path::new("zeros.jsonl").into(),
+            Box::new(std::io::Cursor::new(text)),
+            1 << 16,
+        );
+        lines.max_line = 1 << 20;
+        assert!(matches!(lines.next_line(), Ok(Some((0, _)))));
+        let err = lines.next_line().err().expect("refused").to_string();
+        assert!(err.contains("line 2 is longer than 1 MiB"), "{err}");
+        // What was read of it went with the error.
+        assert!(lines.carried.capacity() < 1 << 20);
+        assert!(matches!(lines.next_line(), Ok(None)));
     }
 
     #[test]
