@@ -1929,7 +1929,7 @@ mod tests {
         );
         lines.max_line = 1 << 20;
         assert!(matches!(lines.next_line(), Ok(Some((0, _)))));
-        let err = lines.next_line().err().expect("refused").to_string();
+        let err = lines.next_line().expect_err("refused").to_string();
         assert!(err.contains("line 2 is longer than 1 MiB"), "{err}");
         // What was read of it went with the error.
         assert!(lines.carried.capacity() < 1 << 20);
