@@ -1,7 +1,8 @@
 //! `gavel diff BASE_DIR CANDIDATE_DIR`: what changed between two runs, with paired tests, and
 //! exit 1 when a metric named by `--fail-on` regressed significantly. Runs that pair no sample,
 //! or whose `run.json` name different suites or datasets, are refused (exit 2): a gate against
-//! the wrong baseline would pass on nothing.
+//! the wrong baseline would pass on nothing. A gate fails too on a metric no sample is graded
+//! on in both runs.
 
 use std::path::{Path, PathBuf};
 
@@ -157,17 +158,35 @@ pub fn run(args: Args) -> super::Status {
             return code;
         }
     }
-    let regressed: Vec<&str> = args
-        .fail_on
-        .iter()
-        .filter(|m| diff.metric(m).is_some_and(|d| d.regressed))
-        .map(String::as_str)
+    gate(&args, &diff)
+}
+
+/// The `--fail-on` gate: it fails, saying why, on a metric no sample is graded on in both
+/// runs, and on a metric that regressed.
+fn gate(args: &Args, diff: &Diff) -> super::Status {
+    if args.fail_on.is_empty() {
+        return super::Status::Ok;
+    }
+    let mut failed = false;
+    let gated = || args.fail_on.iter().filter_map(|m| diff.metric(m));
+    for metric in gated() {
+        if let Some(why) = metric.ungraded() {
+            eprintln!("gate failed: {}: {why}", printable(&metric.metric));
+            failed = true;
+        }
+    }
+    let regressed: Vec<&str> = gated()
+        .filter(|m| m.regressed)
+        .map(|m| m.metric.as_str())
         .collect();
-    if regressed.is_empty() {
-        super::Status::Ok
-    } else {
+    if !regressed.is_empty() {
         eprintln!("regressed: {}", printable(&regressed.join(", ")));
+        failed = true;
+    }
+    if failed {
         super::Status::GateFailed
+    } else {
+        super::Status::Ok
     }
 }
 
@@ -215,6 +234,14 @@ fn print(diff: &Diff, show: usize) {
             m.fail_to_pass,
             p_value(m.mcnemar_p),
         );
+    }
+    for (name, m) in names.iter().zip(&diff.metrics) {
+        if !m.mean_change.measured() {
+            println!(
+                "  {name}: the change is not a finite number (scores too large to add up?), \
+                 so it counts as regressed"
+            );
+        }
     }
     for key in &diff.only_base_metrics {
         println!("  {}: only in the base run", printable(key));
