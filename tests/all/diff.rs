@@ -379,6 +379,42 @@ fn a_gate_fails_on_a_candidate_that_graded_nothing() {
 }
 
 #[test]
+fn an_unfinished_run_is_said_and_fails_the_gate() {
+    let ws = two_runs();
+    for state in ["running", "interrupted"] {
+        // As a run killed after its first result leaves its folder.
+        edited(&ws, "cand", "part", |results| {
+            results.split_inclusive('\n').take(1).collect()
+        });
+        let record = std::fs::read_to_string(ws.path("part/run.json")).unwrap();
+        ws.write(
+            "part/run.json",
+            &record.replace("\"complete\"", &format!("\"{state}\"")),
+        );
+        let said = format!("part holds an unfinished run (part/run.json says `{state}`: it was ");
+        for (base, candidate) in [("base", "part"), ("part", "base")] {
+            let gated = ws.gavel(&["diff", base, candidate, "--fail-on", "answer"]);
+            let err = stderr(&gated);
+            assert_eq!(gated.status.code(), Some(1), "{err}");
+            assert!(err.starts_with(&format!("gate failed: {said}")), "{err}");
+            assert!(
+                err.contains(" -o part --resume`, then compare again\n"),
+                "{err}"
+            );
+        }
+        // Without a gate it is compared on what it graded, and said.
+        let compared = ws.gavel(&["diff", "base", "part/results.jsonl"]);
+        let err = stderr(&compared);
+        assert_eq!(compared.status.code(), Some(0), "{err}");
+        assert!(err.starts_with(&format!("warning: {said}")), "{err}");
+        assert!(
+            err.ends_with("; until then it is compared on what it graded\n"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn a_change_that_is_not_a_number_counts_as_regressed() {
     let ws = two_runs();
     // Scores too large to add up: the paired differences' mean is not a number.
