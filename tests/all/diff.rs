@@ -254,7 +254,8 @@ fn runs_that_pair_nothing_are_refused_not_passed() {
     assert!(said.contains("--allow-unpaired"), "{said}");
     assert_eq!(stdout(&gated), "", "nothing is compared");
 
-    // Asked to, it compares them, and says what it compared.
+    // Asked to, it compares them, and says what it compared; a gate on them has nothing to
+    // pass on, and fails.
     let allowed = ws.gavel(&[
         "diff",
         "base",
@@ -264,8 +265,16 @@ fn runs_that_pair_nothing_are_refused_not_passed() {
         "--allow-unpaired",
         "--json",
     ]);
-    assert_eq!(allowed.status.code(), Some(0), "{}", stderr(&allowed));
-    assert!(stderr(&allowed).starts_with("warning: base and cities paired 0 of 40"));
+    let said = stderr(&allowed);
+    assert_eq!(allowed.status.code(), Some(1), "{said}");
+    assert!(
+        said.starts_with("warning: base and cities paired 0 of 40"),
+        "{said}"
+    );
+    assert!(
+        said.contains("gate failed: answer: no sample is graded on it in both runs"),
+        "{said}"
+    );
     let diff: Value = serde_json::from_str(&stdout(&allowed)).unwrap();
     assert_eq!(diff["shared"], 0);
 
@@ -328,4 +337,110 @@ fn runs_of_another_suite_or_dataset_are_refused_even_when_ids_meet() {
     let edited = ws.gavel(&["diff", "cand", "edited"]);
     assert_eq!(edited.status.code(), Some(0), "{}", stderr(&edited));
     assert_eq!(stderr(&edited), "");
+}
+
+/// A copy of the run in `from` as the run in `to`, its `results.jsonl` edited by `edit`.
+fn edited(ws: &Workspace, from: &str, to: &str, edit: impl Fn(&str) -> String) {
+    let read = |file: &str| std::fs::read_to_string(ws.path(from).join(file)).unwrap();
+    ws.write(&format!("{to}/run.json"), &read("run.json"));
+    ws.write(
+        &format!("{to}/results.jsonl"),
+        &edit(&read("results.jsonl")),
+    );
+}
+
+#[test]
+fn a_gate_fails_on_a_candidate_that_graded_nothing() {
+    let ws = two_runs();
+    // The candidate's samples are the base's, each grade in error.
+    edited(&ws, "base", "errored", |results| {
+        results
+            .replace(r#""status":"pass""#, r#""status":"error""#)
+            .replace(r#""status":"fail""#, r#""status":"error""#)
+    });
+    let gated = ws.gavel(&["diff", "base", "errored", "--fail-on", "answer"]);
+    let err = stderr(&gated);
+    assert_eq!(gated.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "gate failed: answer: no sample is graded on it in both runs (the base graded 40 \
+             samples on it, the candidate 0; the others are in error or have no grade of it), \
+             so there is nothing to compare\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        stdout(&gated).contains("pairs"),
+        "it is compared all the same"
+    );
+    // Without a gate it is only compared.
+    let compared = ws.gavel(&["diff", "base", "errored"]);
+    assert_eq!(compared.status.code(), Some(0), "{}", stderr(&compared));
+}
+
+#[test]
+fn an_unfinished_run_is_said_and_fails_the_gate() {
+    let ws = two_runs();
+    for state in ["running", "interrupted"] {
+        // As a run killed after its first result leaves its folder.
+        edited(&ws, "cand", "part", |results| {
+            results.split_inclusive('\n').take(1).collect()
+        });
+        let record = std::fs::read_to_string(ws.path("part/run.json")).unwrap();
+        ws.write(
+            "part/run.json",
+            &record.replace("\"complete\"", &format!("\"{state}\"")),
+        );
+        let said = format!("part holds an unfinished run (part/run.json says `{state}`: it was ");
+        for (base, candidate) in [("base", "part"), ("part", "base")] {
+            let gated = ws.gavel(&["diff", base, candidate, "--fail-on", "answer"]);
+            let err = stderr(&gated);
+            assert_eq!(gated.status.code(), Some(1), "{err}");
+            assert!(err.starts_with(&format!("gate failed: {said}")), "{err}");
+            assert!(
+                err.contains(" -o part --resume`, then compare again\n"),
+                "{err}"
+            );
+        }
+        // Without a gate it is compared on what it graded, and said.
+        let compared = ws.gavel(&["diff", "base", "part/results.jsonl"]);
+        let err = stderr(&compared);
+        assert_eq!(compared.status.code(), Some(0), "{err}");
+        assert!(err.starts_with(&format!("warning: {said}")), "{err}");
+        assert!(
+            err.ends_with("; until then it is compared on what it graded\n"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_change_that_is_not_a_number_counts_as_regressed() {
+    let ws = two_runs();
+    // Scores too large to add up: the paired differences' mean is not a number.
+    edited(&ws, "base", "huge", |results| {
+        results
+            .replace(r#""score":1.0"#, r#""score":1e308"#)
+            .replacen(r#""score":1e308"#, r#""score":-1e308"#, 1)
+    });
+    let output = ws.gavel(&["diff", "base", "huge", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let diff: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let m = &diff["metrics"][0];
+    assert_eq!(m["mean_change"]["mean"], Value::Null, "NaN is written null");
+    assert_eq!(
+        (m["regressed"].as_bool(), m["improved"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let gated = ws.gavel(&["diff", "base", "huge", "--fail-on", "answer"]);
+    assert_eq!(gated.status.code(), Some(1), "{}", stderr(&gated));
+    assert!(stderr(&gated).contains("regressed: answer"));
+    assert!(
+        stdout(&gated).contains(
+            "  answer: the change is not a finite number (scores too large to add up?), so it \
+             counts as regressed\n"
+        ),
+        "{}",
+        stdout(&gated)
+    );
 }

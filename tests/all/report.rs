@@ -258,6 +258,48 @@ fn a_dataset_changed_after_the_run_is_said_not_shown_wrongly() {
     );
 }
 
+/// The results of a run that was killed are only part of it: the report says so, on the
+/// terminal and in the page, with the command that finishes the run, also when given the suite.
+#[test]
+fn an_unfinished_run_is_said() {
+    let ws = made_run();
+    let full = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
+    ws.write(
+        "out/results.jsonl",
+        &full.split_inclusive('\n').take(2).collect::<String>(),
+    );
+    let record = std::fs::read_to_string(ws.path("out/run.json")).unwrap();
+    ws.write(
+        "out/run.json",
+        &record.replace("\"complete\"", "\"running\""),
+    );
+    for suite in [None, Some("suite.yaml")] {
+        let mut args = vec!["report", "out", "-o", "part.html"];
+        args.extend(suite.iter().flat_map(|suite| ["--suite", suite]));
+        let output = ws.gavel(&args);
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains(
+                "notice: out holds an unfinished run (out/run.json says `running`: it was \
+                 killed, or is still grading), so its results are only part of the run; \
+                 finish it with `gavel run "
+            ),
+            "{err}"
+        );
+        assert!(err.contains(" -o out --resume`\n"), "{err}");
+        let html = std::fs::read_to_string(ws.path("part.html")).unwrap();
+        let notices = &script_data(&html, "meta-data")["notices"];
+        assert!(
+            notices[0]
+                .as_str()
+                .unwrap()
+                .starts_with("out holds an unfinished run"),
+            "{notices}"
+        );
+    }
+}
+
 /// The JSON of the page's `<script type="application/json" id=ID>`.
 pub(crate) fn script_data(html: &str, id: &str) -> Value {
     let open = format!(r#"<script type="application/json" id="{id}">"#);

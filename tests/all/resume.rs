@@ -369,6 +369,63 @@ fn an_unfinished_run_is_replaced_only_with_overwrite() {
     );
 }
 
+/// Lines no run of [`SUITE`] writes for sample 1, each with what is wrong with it: a grade of
+/// a metric the suite does not have, and no grade at all without an error.
+pub const FOREIGN_LINES: [(&str, &str); 2] = [
+    (
+        r#"{"sample_id":1,"grades":{"other":{"score":1.0,"status":"pass","rationale":"","submission":""}}}"#,
+        "a grade of `other`, which is not a metric of the suite",
+    ),
+    (
+        r#"{"sample_id":1,"grades":{}}"#,
+        "no grade of the suite's metric `correct`",
+    ),
+];
+
+/// The first `lines` lines of `results`, the second replaced by `line`.
+pub fn with_second_line(results: &str, lines: usize, line: &str) -> String {
+    (results.split_inclusive('\n').take(lines).enumerate())
+        .map(|(i, kept)| {
+            if i == 1 {
+                format!("{line}\n")
+            } else {
+                kept.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A line graded on other metrics than the suite's is not of the run: `--resume` refuses it
+/// as `gavel merge` does, naming its file, line and metric, and leaves the file as it was.
+#[test]
+fn resume_refuses_a_line_graded_on_other_metrics() {
+    let ws = workspace(6);
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let full = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
+    let record = std::fs::read_to_string(ws.path("out/run.json")).unwrap();
+    ws.write(
+        "out/run.json",
+        &record.replace("\"complete\"", "\"running\""),
+    );
+    for (line, wrong) in FOREIGN_LINES {
+        let partial = with_second_line(&full, 3, line);
+        ws.write("out/results.jsonl", &partial);
+        let resumed = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--resume"]);
+        let err = stderr(&resumed);
+        assert_eq!(resumed.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot resume the run in out"), "{err}");
+        assert!(
+            err.contains(&format!("out/results.jsonl:2: sample `1`: {wrong}")),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap(),
+            partial
+        );
+    }
+}
+
 /// A second Ctrl-C quits at once, and loses no line that had finished: every line the run had
 /// written before the signals is there, complete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

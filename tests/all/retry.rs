@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::common::{Workspace, gavel_with_env, stderr};
 use crate::openai_server::{Recorded, Reply, Server};
-use crate::resume::{SUITE, workspace};
+use crate::resume::{FOREIGN_LINES, SUITE, with_second_line, workspace};
 
 const ROWS: usize = 12;
 
@@ -290,6 +290,34 @@ fn retry_errors_refuses_a_run_whose_inputs_changed() {
     assert!(err.contains("suite file content (sha256)"), "{err}");
     assert!(!err.contains("max samples"), "{err}");
     assert!(read(&ws, "out/results.jsonl") == kept);
+}
+
+/// A line graded on other metrics than the suite's is not of the run: `--retry-errors`
+/// refuses it as `gavel merge` does, naming its file, line and metric, and grades nothing.
+#[test]
+fn retry_errors_refuses_a_line_graded_on_other_metrics() {
+    let ws = workspace(6);
+    let first = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let full = String::from_utf8(read(&ws, "out/results.jsonl")).unwrap();
+    let record = read(&ws, "out/run.json");
+    for (line, wrong) in FOREIGN_LINES {
+        let edited = with_second_line(&full, 6, line);
+        ws.write("out/results.jsonl", &edited);
+        let retried = ws.gavel(&["run", "suite.yaml", "-o", "out", "--retry-errors"]);
+        let err = stderr(&retried);
+        assert_eq!(retried.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("cannot retry the errors of the run in out"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("out/results.jsonl:2: sample `1`: {wrong}")),
+            "{err}"
+        );
+        assert!(read(&ws, "out/results.jsonl") == edited.as_bytes());
+        assert!(read(&ws, "out/run.json") == record);
+    }
 }
 
 /// Only a finished run is retried: an unfinished one is finished first with --resume, and a

@@ -1,7 +1,9 @@
 //! `gavel diff BASE_DIR CANDIDATE_DIR`: what changed between two runs, with paired tests, and
 //! exit 1 when a metric named by `--fail-on` regressed significantly. Runs that pair no sample,
 //! or whose `run.json` name different suites or datasets, are refused (exit 2): a gate against
-//! the wrong baseline would pass on nothing.
+//! the wrong baseline would pass on nothing. A gate fails too on a metric no sample is graded
+//! on in both runs, and on a run whose `run.json` says it is unfinished: it does not pass on
+//! part of a run.
 
 use std::path::{Path, PathBuf};
 
@@ -49,28 +51,46 @@ fn results_file(path: &Path) -> PathBuf {
     }
 }
 
-/// The folder of a run given as its folder or as its results file.
+/// The folder of a run given as its folder or as its results file (`.` for a results file
+/// named without a folder).
 fn run_dir(path: &Path) -> PathBuf {
     if path.is_dir() {
-        path.to_path_buf()
-    } else {
-        path.parent().map(Path::to_path_buf).unwrap_or_default()
+        return path.to_path_buf();
     }
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The `run.json` of the base and of the candidate, when they have one; prints why one cannot
+/// be read, and returns the exit code.
+fn records(args: &Args) -> Result<[Option<RunRecord>; 2], super::Status> {
+    let read = |run: &Path| {
+        RunRecord::read(&run_dir(run)).map_err(|message| {
+            eprintln!("error: {message}");
+            super::Status::Invalid
+        })
+    };
+    Ok([read(&args.base)?, read(&args.candidate)?])
+}
+
+/// What to say of the base and the candidate that are unfinished runs.
+fn unfinished(args: &Args, records: &[Option<RunRecord>; 2]) -> Vec<String> {
+    [&args.base, &args.candidate]
+        .into_iter()
+        .zip(records)
+        .filter_map(|(run, record)| record.as_ref()?.unfinished_notice(&run_dir(run)))
+        .collect()
 }
 
 /// Whether the runs are worth comparing: prints why not, and returns the exit code when they
 /// are refused.
-fn check_pairing(args: &Args, diff: &Diff) -> Result<(), super::Status> {
-    let mut records = Vec::new();
-    for run in [&args.base, &args.candidate] {
-        match RunRecord::read(&run_dir(run)) {
-            Ok(record) => records.push(record),
-            Err(message) => {
-                eprintln!("error: {message}");
-                return Err(super::Status::Invalid);
-            }
-        }
-    }
+fn check_pairing(
+    args: &Args,
+    diff: &Diff,
+    records: &[Option<RunRecord>; 2],
+) -> Result<(), super::Status> {
     let reasons = diff::mismatches(diff, records[0].as_ref(), records[1].as_ref());
     if reasons.is_empty() {
         return Ok(());
@@ -114,7 +134,11 @@ pub fn run(args: Args) -> super::Status {
             return super::Status::Invalid;
         }
     };
-    if let Err(status) = check_pairing(&args, &diff) {
+    let records = match records(&args) {
+        Ok(records) => records,
+        Err(status) => return status,
+    };
+    if let Err(status) = check_pairing(&args, &diff, &records) {
         return status;
     }
     for metric in &args.fail_on {
@@ -126,6 +150,15 @@ pub fn run(args: Args) -> super::Status {
                 printable(&known.join(", "))
             );
             return super::Status::Invalid;
+        }
+    }
+    let unfinished = unfinished(&args, &records);
+    if args.fail_on.is_empty() {
+        for notice in &unfinished {
+            eprintln!(
+                "warning: {}; until then it is compared on what it graded",
+                printable(notice)
+            );
         }
     }
     if args.json {
@@ -157,17 +190,39 @@ pub fn run(args: Args) -> super::Status {
             return code;
         }
     }
-    let regressed: Vec<&str> = args
-        .fail_on
-        .iter()
-        .filter(|m| diff.metric(m).is_some_and(|d| d.regressed))
-        .map(String::as_str)
+    gate(&args, &diff, &unfinished)
+}
+
+/// The `--fail-on` gate: it fails, saying why, on an unfinished run, on a metric no sample is
+/// graded on in both runs, and on a metric that regressed.
+fn gate(args: &Args, diff: &Diff, unfinished: &[String]) -> super::Status {
+    if args.fail_on.is_empty() {
+        return super::Status::Ok;
+    }
+    let mut failed = false;
+    for notice in unfinished {
+        eprintln!("gate failed: {}, then compare again", printable(notice));
+        failed = true;
+    }
+    let gated = || args.fail_on.iter().filter_map(|m| diff.metric(m));
+    for metric in gated() {
+        if let Some(why) = metric.ungraded() {
+            eprintln!("gate failed: {}: {why}", printable(&metric.metric));
+            failed = true;
+        }
+    }
+    let regressed: Vec<&str> = gated()
+        .filter(|m| m.regressed)
+        .map(|m| m.metric.as_str())
         .collect();
-    if regressed.is_empty() {
-        super::Status::Ok
-    } else {
+    if !regressed.is_empty() {
         eprintln!("regressed: {}", printable(&regressed.join(", ")));
+        failed = true;
+    }
+    if failed {
         super::Status::GateFailed
+    } else {
+        super::Status::Ok
     }
 }
 
@@ -215,6 +270,14 @@ fn print(diff: &Diff, show: usize) {
             m.fail_to_pass,
             p_value(m.mcnemar_p),
         );
+    }
+    for (name, m) in names.iter().zip(&diff.metrics) {
+        if !m.mean_change.measured() {
+            println!(
+                "  {name}: the change is not a finite number (scores too large to add up?), \
+                 so it counts as regressed"
+            );
+        }
     }
     for key in &diff.only_base_metrics {
         println!("  {}: only in the base run", printable(key));

@@ -65,10 +65,12 @@ pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunReco
         Some(path) => {
             let suite = gavel::config::suite::Suite::load(path).map_err(InputsError::Suite)?;
             let mut inputs = RunRecord::of_suite(&suite);
-            // The run's own selection still applies when its run.json has one.
+            // The run's own selection, and how far it went, still apply when its run.json
+            // has them.
             if let Ok(Some(recorded)) = RunRecord::read(results_dir) {
                 inputs.filters = recorded.filters;
                 inputs.max_samples = recorded.max_samples;
+                inputs.progress = recorded.progress;
             }
             Ok(Some(inputs))
         }

@@ -299,6 +299,33 @@ impl RunRecord {
             .is_some_and(|p| p.state != State::Complete)
     }
 
+    /// What to say of this run, kept in `dir`, when it is unfinished: how its record says it
+    /// ended, and the command that finishes it; `None` when it finished (or the record does
+    /// not say, as a record made for a report does not).
+    pub fn unfinished_notice(&self, dir: &Path) -> Option<String> {
+        let how = match self.progress.as_ref()?.state {
+            State::Complete => return None,
+            State::Running => "`running`: it was killed, or is still grading",
+            State::Interrupted => "`interrupted`: it was stopped before its end",
+        };
+        let mut command = format!("gavel run {} -o {}", self.suite.display(), dir.display());
+        if let Some(shard) = self.shard {
+            command.push_str(&format!(" --shard {shard}"));
+        }
+        for filter in &self.filters {
+            command.push_str(&format!(" --filter {filter}"));
+        }
+        if let Some(max) = self.max_samples {
+            command.push_str(&format!(" --max-samples {max}"));
+        }
+        Some(format!(
+            "{} holds an unfinished run ({} says {how}), so its results are only part of the \
+             run; finish it with `{command} --resume`",
+            dir.display(),
+            dir.join(RUN_FILE).display()
+        ))
+    }
+
     /// What differs between the run recorded here and `now`, in words, for a refused
     /// `--resume`; empty when they grade alike. A record without a fingerprint (from a report)
     /// is not compared.

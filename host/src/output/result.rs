@@ -92,6 +92,22 @@ impl SampleResult {
             .filter(|grade| grade.status != Status::Error)
     }
 
+    /// What is wrong with this result's grades for a run of the suite's `metrics`: a grade of
+    /// a metric the suite does not have, or, for a sample graded without an error, one of its
+    /// metrics missing. A run grades every metric of a sample it grades, so a line that does
+    /// not is not the run's: `gavel merge`, `--resume` and `--retry-errors` refuse it.
+    pub fn foreign_grades(&self, metrics: &[&str]) -> Option<String> {
+        if let Some((key, _)) = (self.grades.iter()).find(|(key, _)| !metrics.contains(&&**key)) {
+            return Some(format!(
+                "a grade of `{key}`, which is not a metric of the suite"
+            ));
+        }
+        let missing = (metrics.iter()).find(|key| self.grade(key).is_none())?;
+        self.error
+            .is_none()
+            .then(|| format!("no grade of the suite's metric `{missing}`"))
+    }
+
     /// Whether this result stands for a dataset row that could not be read as a sample.
     pub fn is_invalid_row(&self) -> bool {
         self.error

@@ -17,7 +17,7 @@ use super::{
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{JudgeCalls, JudgeDown, Progress, RunRecord, State, Tokens};
-use crate::output::result::{ResultLines, SampleResult, parse_line};
+use crate::output::result::{ResultLines, parse_line};
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -331,7 +331,7 @@ pub fn merge(
                 )
                 .into());
             }
-            if let Some(what) = foreign_grades(&result, &metrics) {
+            if let Some(what) = result.foreign_grades(&metrics) {
                 return Err(at(line, format!("sample `{held}`: {what}")).into());
             }
             results
@@ -395,23 +395,6 @@ pub fn merge(
         judge_failed,
         ..Graded::whole(concluded, out_dir.to_path_buf(), results_path, record)
     })
-}
-
-/// What is wrong with `result`'s grades for a run of the suite's `metrics`: a grade of a metric
-/// the suite does not have, or, for a sample graded without an error, one of its metrics
-/// missing. A shard's run grades every metric of a sample it grades; a line that does not is
-/// not the shard's.
-fn foreign_grades(result: &SampleResult, metrics: &[&str]) -> Option<String> {
-    if let Some((key, _)) = (result.grades.iter()).find(|(key, _)| !metrics.contains(&&**key)) {
-        return Some(format!(
-            "a grade of `{key}`, which is not a metric of the suite"
-        ));
-    }
-    let missing = (metrics.iter()).find(|key| result.grade(key).is_none())?;
-    result
-        .error
-        .is_none()
-        .then(|| format!("no grade of the suite's metric `{missing}`"))
 }
 
 /// The judges' gradings of the shards' last passes added up, judge by judge: a merged run

@@ -477,6 +477,8 @@ struct SameSamples {
     /// The last items checked, at most `keep` of them, for [`SameSamples::rest`].
     recent: std::collections::VecDeque<Result<Item, ItemError>>,
     keep: usize,
+    /// The suite's metrics, which each result must have graded.
+    metrics: Vec<&'static str>,
 }
 
 impl SameSamples {
@@ -500,10 +502,12 @@ impl SameSamples {
             foreign: None,
             recent: std::collections::VecDeque::with_capacity(keep),
             keep,
+            metrics: prepared.plan.metrics.iter().map(|m| m.key).collect(),
         })
     }
 
-    /// Whether `result`, the next line's, is of the next selected sample.
+    /// Whether `result`, the next line's, is of the next selected sample, graded on the
+    /// suite's metrics.
     fn check(&mut self, result: &SampleResult) -> bool {
         self.line += 1;
         let (file, line, held) = (self.path.clone(), self.line, &result.sample_id);
@@ -517,7 +521,8 @@ impl SameSamples {
             }
             self.recent.push_back(next);
         }
-        self.foreign = foreign_line(&file, line, &held.to_string(), id);
+        self.foreign = foreign_line(&file, line, &held.to_string(), id)
+            .or_else(|| foreign_grades(&file, line, result, &self.metrics));
         self.foreign.is_none()
     }
 
@@ -574,6 +579,23 @@ fn foreign_line(
         )),
         _ => None,
     }
+}
+
+/// Why line `line` of the results file `file`, `result`, is not of a run of the suite's
+/// `metrics`: a grade of another metric, or one of them missing
+/// ([`SampleResult::foreign_grades`]).
+fn foreign_grades(
+    file: &Path,
+    line: u64,
+    result: &SampleResult,
+    metrics: &[&str],
+) -> Option<String> {
+    let what = result.foreign_grades(metrics)?;
+    Some(format!(
+        "{}:{line}: sample `{}`: {what}",
+        file.display(),
+        result.sample_id
+    ))
 }
 
 /// Checks, as a `--retry-errors` pass reads the selection, that each line of the results being

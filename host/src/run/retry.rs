@@ -9,11 +9,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Prepared, PreviousRecord, RunError, same_inputs};
+use super::{Prepared, PreviousRecord, RunError, foreign_grades, foreign_run, same_inputs};
 use crate::fsio;
 use crate::grade::Status;
 use crate::output::record::{RunRecord, State};
 use crate::output::result::{self, ResultLines, Retry, SampleResult};
+
+/// What `--retry-errors` asks of an earlier run, as its errors say it.
+pub(super) const RETRY: &str = "retry the errors of";
 
 /// Where the new results are written until they replace the old.
 pub(super) const RETRY_FILE: &str = "results.jsonl.retry";
@@ -52,12 +55,25 @@ pub(super) struct Errored {
 }
 
 impl Errored {
-    pub(super) fn find(prepared: &Prepared, results_path: &Path) -> Result<Errored, RunError> {
+    /// The errors of the run in `dir`, whose results are in `results_path`; refused when a
+    /// result is not graded on the suite's metrics (a line of another run), as `--resume` and
+    /// `gavel merge` refuse it.
+    pub(super) fn find(
+        prepared: &Prepared,
+        dir: &Path,
+        results_path: &Path,
+    ) -> Result<Errored, RunError> {
         let mut retry = BTreeMap::new();
         let mut grades = 0u64;
         let mut line = 0u64;
-        let metrics = prepared.plan.metrics.len() as u64;
+        let keys: Vec<&str> = prepared.plan.metrics.iter().map(|m| m.key).collect();
+        let metrics = keys.len() as u64;
+        let mut foreign = None;
         let results = result::read_previous(results_path, |r| {
+            foreign = foreign_grades(results_path, line + 1, &r, &keys);
+            if foreign.is_some() {
+                return false;
+            }
             match r.retry() {
                 Retry::Nothing => {}
                 Retry::Grades => {
@@ -76,6 +92,9 @@ impl Errored {
             line += 1;
             true
         })?;
+        if let Some(line) = foreign {
+            return Err(foreign_run(dir, line, RETRY, "--retry-errors"));
+        }
         Ok(Errored {
             retry,
             grades,

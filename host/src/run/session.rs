@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::engine::{Batching, Pass, PassEnd, PassError, Selected, Validation};
-use super::retry::{self, KeptLines};
+use super::retry::{self, KeptLines, RETRY};
 use super::{
     Graded, Junit, Observer, Outcome, PreviousRecord, ResultsCheck, RunError, RunFailure,
     RunOptions, RunSink, SameSamples, Setting, aggregator, check_rows, conclude, count,
@@ -24,9 +24,6 @@ use crate::output::record::{Progress, RunRecord, State, Tokens};
 use crate::output::result::{self, ResultsFile, SampleResult};
 use crate::output::summary::Aggregator;
 use crate::run::Prepared;
-
-/// What `--retry-errors` asks of an earlier run, as its errors say it.
-const RETRY: &str = "retry the errors of";
 
 /// What a session does with what an earlier run left in its output folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -559,7 +556,11 @@ impl<'p> Session<'p> {
         let refuse_invalid = !self.options.skip_invalid;
         Ok(Ok(match self.policy {
             Policy::RetryErrors => {
-                let errored = retry::Errored::find(prepared, &self.setting.results_path)?;
+                let errored = retry::Errored::find(
+                    prepared,
+                    &self.setting.out_dir,
+                    &self.setting.results_path,
+                )?;
                 observer.retrying(errored.grades, errored.retry.len() as u64);
                 let results = errored.results;
                 let work = Work {

@@ -7,7 +7,8 @@
 //! it enters the summary: its sample is not in error and its status is pass or fail with a
 //! finite score. The pass rate's change is tested with McNemar's exact test on the pairs whose
 //! outcome changed; the mean's with Student's t on the paired differences. A metric has
-//! regressed when either test finds it worse at the chosen significance level.
+//! regressed when either test finds it worse at the chosen significance level, or when its
+//! change is not a finite number: a gate never passes on a change it cannot measure.
 //!
 //! Two runs are worth comparing when they graded the same samples of one suite: [`mismatches`]
 //! says why two are not (no sample paired, or their `run.json` name different suites or
@@ -131,6 +132,22 @@ pub struct Diff {
 impl Diff {
     pub fn metric(&self, key: &str) -> Option<&MetricDiff> {
         self.metrics.iter().find(|m| m.metric == key)
+    }
+}
+
+impl MetricDiff {
+    /// Why a gate on this metric has nothing to pass on: no sample is graded on it in both
+    /// runs (on one side or the other each is in error, or has no grade of it). `None` when
+    /// some are.
+    pub fn ungraded(&self) -> Option<String> {
+        (self.pairs == 0).then(|| {
+            format!(
+                "no sample is graded on it in both runs (the base graded {} samples on it, the \
+                 candidate {}; the others are in error or have no grade of it), so there is \
+                 nothing to compare",
+                self.base.n, self.candidate.n
+            )
+        })
     }
 }
 
@@ -347,7 +364,9 @@ impl MetricState {
             .then(|| (self.passed_now as f64 - self.passed_before as f64) / pairs as f64);
         let mean_significant = mean_change.p_value.is_some_and(|p| p < alpha);
         let flips_significant = mcnemar_p < alpha;
-        let worse = (mean_significant && mean_change.mean < 0.0)
+        let measured = mean_change.measured();
+        let worse = !measured
+            || (mean_significant && mean_change.mean < 0.0)
             || (flips_significant && self.pass_to_fail > self.fail_to_pass);
         let better = (mean_significant && mean_change.mean > 0.0)
             || (flips_significant && self.fail_to_pass > self.pass_to_fail);

@@ -137,6 +137,16 @@ pub struct Paired {
     pub p_value: Option<f64>,
 }
 
+impl Paired {
+    /// Whether the change is a measure at all: its mean, interval and p-value are finite
+    /// numbers. Scores too large to add up (1e308, say) make them infinite or not a number.
+    pub fn measured(&self) -> bool {
+        self.mean.is_finite()
+            && (self.interval).is_none_or(|[low, high]| low.is_finite() && high.is_finite())
+            && self.p_value.is_none_or(f64::is_finite)
+    }
+}
+
 /// Sums of differences, added one pair at a time.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Differences {
@@ -272,5 +282,26 @@ mod tests {
         let paired = constant.paired(0.95);
         assert_eq!(paired.interval, Some([-1.0, -1.0]));
         assert_eq!(paired.p_value, Some(0.0));
+        assert!(paired.measured());
+    }
+
+    #[test]
+    fn differences_too_large_to_add_up_are_not_measured() {
+        let mut huge = Differences::default();
+        for d in [-1e308, 1e308, 1e308] {
+            huge.add(d);
+        }
+        let paired = huge.paired(0.95);
+        assert!(paired.mean.is_nan());
+        assert!(!paired.measured());
+        // A finite mean with an infinite spread is no measure either.
+        let mut spread = Differences::default();
+        for d in [1e308, 0.0, 1e308] {
+            spread.add(d);
+        }
+        let paired = spread.paired(0.95);
+        assert!(paired.mean.is_finite(), "{paired:?}");
+        assert!(!paired.measured(), "{paired:?}");
+        assert!(Differences::default().paired(0.95).measured());
     }
 }

@@ -54,7 +54,8 @@ pub struct Report {
     pub html: String,
     pub rows: u64,
     pub shown: usize,
-    /// Why some detail is missing (no dataset found, rows that changed), for the user to see.
+    /// What the page lacks, for the user to see: the results of an unfinished run are only
+    /// part of it, and detail is missing (no dataset found, rows that changed).
     pub notices: Vec<String>,
 }
 
@@ -98,7 +99,10 @@ pub fn build(
         return Err(ReportError::NoResults(results_path));
     }
     let summary_file = read_summary(dir)?;
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = inputs
+        .and_then(|record| record.unfinished_notice(dir))
+        .into_iter()
+        .collect();
     let keys = metric_keys(summary_file.as_ref(), &results_path)?;
 
     // One pass: the aggregates over every row, and the rows to show.
