@@ -44,6 +44,27 @@ const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
 const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
 const DIRECTORY: i32 = rustix::fs::OFlags::DIRECTORY.bits() as i32;
 
+/// Reads a line into `line` as `read_until(b'\n')` does (its newline kept, when it has one),
+/// failing past [`cap::LINE`] bytes: a file without newlines is never held whole.
+pub fn read_line(reader: &mut impl io::BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
+    read_line_within(reader, line, cap::LINE)
+}
+
+fn read_line_within(
+    reader: &mut impl io::BufRead,
+    line: &mut Vec<u8>,
+    cap: u64,
+) -> io::Result<usize> {
+    let n = io::BufRead::read_until(&mut (&mut *reader).take(cap + 1), b'\n', line)?;
+    if n as u64 > cap {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("a line is longer than {} MiB", cap >> 20),
+        ));
+    }
+    Ok(n)
+}
+
 /// The folder at `path` opened for reading, a link in its last place refused.
 pub fn open_folder(path: &Path) -> io::Result<File> {
     OpenOptions::new()
@@ -627,6 +648,22 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["key", "planted"]);
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_refused_and_shorter_ones_are_read() {
+        let mut text = b"first\nsecond".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 2 << 20));
+        let mut reader = io::BufReader::new(&text[..]);
+        let mut line = Vec::new();
+        assert_eq!(
+            read_line_within(&mut reader, &mut line, 1 << 20).unwrap(),
+            6
+        );
+        assert_eq!(line, b"first\n");
+        line.clear();
+        let err = read_line_within(&mut reader, &mut line, 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "a line is longer than 1 MiB");
     }
 
     #[test]

@@ -678,18 +678,28 @@ pub(crate) fn read_results_where(
             path: path.to_path_buf(),
             source,
         })?;
-    let reader = BufReader::with_capacity(1 << 16, file);
-    for (index, line) in reader.lines().enumerate() {
-        let line = line.map_err(|source| ResultsError::Read {
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut bytes = Vec::new();
+    for index in 0.. {
+        bytes.clear();
+        let read = fsio::read_line(&mut reader, &mut bytes).and_then(|n| {
+            std::str::from_utf8(&bytes)
+                .map(|line| (n, line))
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
+        let (n, line) = read.map_err(|source| ResultsError::Read {
             path: path.to_path_buf(),
-            source,
+            source: line_error(source, index + 1),
         })?;
-        if line.trim().is_empty() || !wanted(&line) {
+        if n == 0 {
+            break;
+        }
+        if line.trim().is_empty() || !wanted(line) {
             continue;
         }
-        let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
+        let result = parse_result(line).map_err(|source| ResultsError::NotAResult {
             path: path.to_path_buf(),
-            line: index as u64 + 1,
+            line: index + 1,
             source,
             advice,
         })?;
@@ -718,19 +728,22 @@ pub fn read_previous(
     let mut reader = BufReader::new(&mut file);
     let mut complete_bytes = 0u64;
     let mut count = 0u64;
-    let mut line = String::new();
+    let mut bytes = Vec::new();
     loop {
-        line.clear();
-        let n = reader
-            .read_line(&mut line)
-            .map_err(|source| ResultsError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        bytes.clear();
+        let read = fsio::read_line(&mut reader, &mut bytes).and_then(|n| {
+            std::str::from_utf8(&bytes)
+                .map(|line| (n, line))
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        });
+        let (n, line) = read.map_err(|source| ResultsError::Read {
+            path: path.to_path_buf(),
+            source: line_error(source, count + 1),
+        })?;
         if n == 0 || !line.ends_with('\n') {
             break;
         }
-        let result = parse_result(&line).map_err(|source| ResultsError::NotAResult {
+        let result = parse_result(line).map_err(|source| ResultsError::NotAResult {
             path: path.to_path_buf(),
             line: count + 1,
             source,
@@ -802,12 +815,18 @@ impl ResultLines {
     /// The next line, with its newline; `None` at the end.
     pub fn next_line(&mut self) -> std::io::Result<Option<&[u8]>> {
         self.text.clear();
-        if self.file.read_until(b'\n', &mut self.text)? == 0 {
+        let read = fsio::read_line(&mut self.file, &mut self.text);
+        if read.map_err(|e| line_error(e, self.line + 1))? == 0 {
             return Ok(None);
         }
         self.line += 1;
         Ok(Some(&self.text))
     }
+}
+
+/// `error`, met reading line `number`, saying that line.
+fn line_error(error: std::io::Error, number: u64) -> std::io::Error {
+    std::io::Error::new(error.kind(), format!("line {number}: {error}"))
 }
 
 /// The result of a line of `results.jsonl`.
