@@ -108,6 +108,11 @@ pub fn run(mut args: Args) -> super::Status {
             .output_dir
             .take()
             .unwrap_or_else(|| gavel::run::default_output_dir(&project.name));
+        let run_writes = gavel::run::outputs(&out_dir, args.output.junit.as_deref());
+        if let Err(e) = project.refuse_overwriting(&out_dir, run_writes) {
+            eprintln!("error: {}", printable_lines(&e.to_string()));
+            return super::Status::Invalid;
+        }
         match project.write(&out_dir) {
             Ok(suite) => args.suite = suite,
             Err(error) => return super::report_suite_errors(&[error]),

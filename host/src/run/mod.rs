@@ -34,6 +34,7 @@ use crate::output::record::{
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
+use crate::output::{RESULTS_FILE, SUMMARY_FILE};
 use engine::{PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
@@ -152,6 +153,8 @@ pub enum RunError {
     Render(serde_json::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
+    #[error(transparent)]
+    Overwrites(#[from] fsio::Overwrites),
     #[error(
         "cannot {what} the run in {}: it was graded with other inputs, and its grades would be \
          mixed with new ones:\n  {}\ngrade afresh without {flag} (with --overwrite if the run is unfinished), or put back what \
@@ -375,8 +378,37 @@ impl Setting {
     }
 }
 
-/// The results file of a run's folder.
-const RESULTS_FILE: &str = "results.jsonl";
+/// The files a run reads besides those of its output folder, each with what it is: its `suite`,
+/// its `dataset` and its recorded `runs`.
+pub fn inputs(suite: &Path, dataset: &Path, runs: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let suite = ("the suite".to_string(), suite.to_path_buf());
+    let dataset = ("the dataset".to_string(), dataset.to_path_buf());
+    let runs = runs
+        .iter()
+        .map(|run| ("the recorded runs".to_string(), run.clone()));
+    [suite, dataset].into_iter().chain(runs).collect()
+}
+
+/// [`inputs`] of a run of `prepared`.
+fn inputs_of(prepared: &Prepared) -> Vec<(String, PathBuf)> {
+    inputs(&prepared.suite.path, &prepared.dataset, &prepared.runs)
+}
+
+/// The files a run writes: those of its folder `out_dir` (chosen by `-o`), and the JUnit
+/// report at `junit`.
+pub fn outputs(out_dir: &Path, junit: Option<&Path>) -> Vec<fsio::Written> {
+    let folder = crate::output::run_files(out_dir).map(|(what, path)| fsio::Written {
+        what: format!("the run's {what}"),
+        path,
+        flag: "-o",
+    });
+    let junit = junit.map(|path| fsio::Written {
+        what: "the JUnit report".to_string(),
+        path: path.to_path_buf(),
+        flag: "--junit",
+    });
+    folder.into_iter().chain(junit).collect()
+}
 
 /// Refuses to go on with the run recorded in `dir` (`what`, asked by `flag`) when this run
 /// would grade with other inputs: its grades would be mixed with new ones.
@@ -647,7 +679,7 @@ fn conclude(
         Some(gate) => gate.apply(&mut summary),
         None => true,
     };
-    let summary_path = out_dir.join("summary.json");
+    let summary_path = out_dir.join(SUMMARY_FILE);
     #[derive(serde::Serialize)]
     struct Written<'s> {
         #[serde(flatten)]
