@@ -1,7 +1,8 @@
 //! What a run reports, read the way its consumers read it: JUnit XML through a JUnit parser,
 //! `summary.json` statistics recomputed from their textbook formulas, sample selection by
 //! `--filter` and `--max-samples`, the output modes, the progress bar through a
-//! pseudo-terminal, and the outputs refused where they would write over an input.
+//! pseudo-terminal, and the outputs refused where they would write over an input or leave
+//! `results/`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -432,6 +433,41 @@ fn report_and_diff_never_write_over_the_runs_they_read() {
         assert_eq!(&std::fs::read(ws.path(file)).unwrap(), was, "{file}");
     }
     assert_ok(&ws.gavel(&["report", "out", "-o", "report.html"]));
+}
+
+#[test]
+fn a_suite_name_makes_a_folder_of_its_own_inside_results() {
+    let ws = Workspace::new();
+    ws.write_rows("data.jsonl", &[row("paris", "Paris", "Paris", &[])]);
+    for (name, folder) in [("..", "results/.."), ("", "results/"), (".", "results/.")] {
+        ws.write(
+            "suite.yaml",
+            &SUITE.replace("capitals", &format!("\"{name}\"")),
+        );
+        refused(
+            &ws,
+            &["run", "suite.yaml"],
+            &format!(
+                "error: suite.yaml:1:7: name: \"{name}\" cannot name the run's default folder: \
+                 results/<name> would be {folder}, not a folder of its own inside results/\n  \
+                 hint: give the suite a name with a letter or digit in it, or its output folder \
+                 with `output:` in the suite or -o DIR"
+            ),
+        );
+        for written in [
+            "results.jsonl",
+            "results/results.jsonl",
+            "run.json",
+            "results/run.json",
+        ] {
+            assert!(!ws.path(written).exists(), "name {name:?} wrote {written}");
+        }
+    }
+    // Told where, the run goes there; any other name keeps its folder.
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "dots"]));
+    ws.write("suite.yaml", &SUITE.replace("capitals", "\"a/b c..\""));
+    assert_ok(&ws.gavel(&["run", "suite.yaml"]));
+    assert_eq!(ws.results("results/a-b-c..").len(), 1);
 }
 
 /// Runs `gavel` under a pseudo-terminal (util-linux `script`), returning what the terminal

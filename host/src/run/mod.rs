@@ -22,6 +22,7 @@ pub use merge::{MergeError, Shards, merge};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 
+use crate::config::suite::SuiteError;
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
@@ -153,6 +154,9 @@ pub enum RunError {
     Render(serde_json::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// A mistake in the suite that only a run finds: a name that makes no default folder.
+    #[error(transparent)]
+    Suite(SuiteError),
     #[error(transparent)]
     Overwrites(#[from] fsio::Overwrites),
     #[error(
@@ -361,9 +365,9 @@ struct Setting {
 
 impl Setting {
     /// The run's setting.
-    fn of(prepared: &Prepared, options: &RunOptions) -> Setting {
-        let out_dir = output_dir(options, prepared);
-        Setting {
+    fn of(prepared: &Prepared, options: &RunOptions) -> Result<Setting, RunError> {
+        let out_dir = output_dir(options, prepared)?;
+        Ok(Setting {
             reward: prepared.suite.file.reward.clone().map(Arc::new),
             workers: workers(prepared, options.concurrency),
             selection: Selection {
@@ -374,7 +378,7 @@ impl Setting {
             },
             results_path: out_dir.join(RESULTS_FILE),
             out_dir,
-        }
+        })
     }
 }
 
@@ -727,19 +731,45 @@ fn write_error(path: &Path, source: std::io::Error) -> RunError {
     }
 }
 
-fn output_dir(options: &RunOptions, prepared: &Prepared) -> PathBuf {
+fn output_dir(options: &RunOptions, prepared: &Prepared) -> Result<PathBuf, RunError> {
     if let Some(dir) = &options.output_dir {
-        return dir.clone();
+        return Ok(dir.clone());
     }
-    if let Some(dir) = &prepared.suite.file.output {
-        return prepared.suite.resolve(dir);
+    let suite = &prepared.suite;
+    if let Some(dir) = &suite.file.output {
+        return Ok(suite.resolve(dir));
     }
-    default_output_dir(&prepared.suite.file.name)
+    default_output_dir(&suite.file.name).ok_or_else(|| {
+        let unnamed = SuiteError::at(
+            &suite.path,
+            "name",
+            format!(
+                "{:?} cannot name the run's default folder: results/<name> would be {}, not a \
+                 folder of its own inside results/",
+                suite.file.name,
+                Path::new("results")
+                    .join(sanitise(&suite.file.name))
+                    .display()
+            ),
+        )
+        .with_hint(
+            "give the suite a name with a letter or digit in it, or its output folder with \
+             `output:` in the suite or -o DIR",
+        );
+        RunError::Suite(suite.locate(unnamed))
+    })
 }
 
-/// Where the run of a suite named `name` is written when neither `-o` nor the suite says.
-pub fn default_output_dir(name: &str) -> PathBuf {
-    Path::new("results").join(sanitise(name))
+/// Where the run of a suite named `name` is written when neither `-o` nor the suite says:
+/// `results/<name>`, the name's characters a folder name should not hold each replaced by `-`.
+/// `None` when that is no folder of its own inside `results/`: a name that is empty, `.` or `..`
+/// would put the run in `results/` itself or in the folder above it.
+pub fn default_output_dir(name: &str) -> Option<PathBuf> {
+    let name = sanitise(name);
+    if matches!(name.as_str(), "" | "." | "..") {
+        return None;
+    }
+    Some(Path::new("results").join(name))
 }
 
 /// A suite name as a folder name.

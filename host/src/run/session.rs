@@ -138,7 +138,7 @@ impl<'p> Session<'p> {
         prepared: &'p Prepared,
         options: &'p RunOptions,
     ) -> Result<Session<'p>, RunFailure> {
-        let setting = Setting::of(prepared, options);
+        let setting = Setting::of(prepared, options)?;
         let writes = super::outputs(&setting.out_dir, options.junit.as_deref());
         fsio::refuse_overwriting(&writes, &super::inputs_of(prepared)).map_err(RunError::from)?;
         let previous = PreviousRecord::read(&setting.out_dir)?;
