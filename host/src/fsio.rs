@@ -230,6 +230,119 @@ pub fn create_output(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// A file a command writes: what it is (`the JUnit report`), its path, and the flag that chose
+/// the path (`--junit`), which an error asks to change.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub what: String,
+    pub path: PathBuf,
+    pub flag: &'static str,
+}
+
+/// An output that is a file the command reads (or writes as another output): writing it would
+/// destroy what the command is about to read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot write {what} to {}: it is the same file as {other} {}, which this command {}; give \
+     {flag} another path",
+    .path.display(), .other_path.display(), if *.other_written { "writes too" } else { "reads" }
+)]
+pub struct Overwrites {
+    pub what: String,
+    pub path: PathBuf,
+    pub flag: &'static str,
+    pub other: String,
+    pub other_path: PathBuf,
+    /// `other` is another output, not an input.
+    pub other_written: bool,
+}
+
+/// Refuses, before anything is written, an output in `writes` that is the same file as one of
+/// `reads` (each with what it is: `the dataset`) or as an earlier output: creating it would empty
+/// the file before it is read (or write one output over another). Files are compared as
+/// [`same_file`] compares them, so another spelling of a path, or a link, is caught.
+pub fn refuse_overwriting(
+    writes: &[Written],
+    reads: &[(String, PathBuf)],
+) -> Result<(), Overwrites> {
+    let reads: Vec<(&str, &Path, Identity)> = reads
+        .iter()
+        .map(|(what, path)| (what.as_str(), path.as_path(), identity(path)))
+        .collect();
+    let mut written: Vec<(&Written, Identity)> = Vec::with_capacity(writes.len());
+    for output in writes {
+        let id = identity(&output.path);
+        let read = reads.iter().find(|(.., other)| *other == id);
+        let clash = read
+            .map(|(what, path, _)| (*what, *path, false))
+            .or_else(|| {
+                let (other, _) = written.iter().find(|(_, other)| *other == id)?;
+                Some((other.what.as_str(), other.path.as_path(), true))
+            });
+        if let Some((other, other_path, other_written)) = clash {
+            return Err(Overwrites {
+                what: output.what.clone(),
+                path: output.path.clone(),
+                flag: output.flag,
+                other: other.to_string(),
+                other_path: other_path.to_path_buf(),
+                other_written,
+            });
+        }
+        written.push((output, id));
+    }
+    Ok(())
+}
+
+/// Whether `a` and `b` name the same file (or folder): one with the same device and inode when
+/// both exist (whatever links or spellings lead there), else one place once the folders on the
+/// way are resolved.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    identity(a) == identity(b)
+}
+
+/// What tells a file from every other; see [`same_file`].
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    Inode {
+        dev: u64,
+        ino: u64,
+    },
+    /// A file that does not exist yet: its absolute path, through the real folders above it.
+    Place(PathBuf),
+}
+
+fn identity(path: &Path) -> Identity {
+    if let Ok(meta) = std::fs::metadata(path) {
+        return Identity::Inode {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        };
+    }
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    // The nearest folder above that exists is resolved; the names below it are not there yet,
+    // so no link can be among them.
+    let mut missing = Vec::new();
+    let mut found = absolute.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(found) {
+            return Identity::Place(
+                missing
+                    .iter()
+                    .rev()
+                    .fold(real, |place, name| place.join(name)),
+            );
+        }
+        match (found.parent(), found.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name);
+                found = parent;
+            }
+            _ => return Identity::Place(absolute),
+        }
+    }
+}
+
 /// Opens the existing regular file at `path` for appending, refusing a symbolic link.
 pub fn append_output(path: &Path) -> io::Result<File> {
     open_output(path, OpenOptions::new().append(true))
@@ -596,6 +709,53 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&plain).unwrap(), "a\nb\n");
         create_output(&plain).unwrap();
         assert_eq!(std::fs::read_to_string(&plain).unwrap(), "");
+    }
+
+    #[test]
+    fn an_output_is_refused_when_it_is_an_input_by_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let dataset = dir.path().join("data.jsonl");
+        std::fs::write(&dataset, "{}\n").unwrap();
+        std::os::unix::fs::symlink(&dataset, dir.path().join("link")).unwrap();
+        std::fs::hard_link(&dataset, dir.path().join("hard")).unwrap();
+        let reads = [("the dataset".to_string(), dataset.clone())];
+        let junit = |name: &str| Written {
+            what: "the JUnit report".into(),
+            path: dir.path().join(name),
+            flag: "--junit",
+        };
+        for name in [
+            "data.jsonl",
+            "./data.jsonl",
+            "sub/../data.jsonl",
+            "link",
+            "hard",
+        ] {
+            std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+            let err = refuse_overwriting(&[junit(name)], &reads).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "cannot write the JUnit report to {}: it is the same file as the dataset {}, \
+                     which this command reads; give --junit another path",
+                    dir.path().join(name).display(),
+                    dataset.display()
+                )
+            );
+        }
+        refuse_overwriting(&[junit("report.xml")], &reads).unwrap();
+        // Two outputs not written yet, named two ways, are one file too.
+        let results = Written {
+            what: "the run's results".into(),
+            path: dir.path().join("out/results.jsonl"),
+            flag: "-o",
+        };
+        let err = refuse_overwriting(&[results, junit("./out/results.jsonl")], &reads).unwrap_err();
+        assert!(
+            err.to_string().contains("which this command writes too"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&dataset).unwrap(), "{}\n");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What a run reports, read the way its consumers read it: JUnit XML through a JUnit parser,
 //! `summary.json` statistics recomputed from their textbook formulas, sample selection by
-//! `--filter` and `--max-samples`, the output modes, and the progress bar through a
-//! pseudo-terminal.
+//! `--filter` and `--max-samples`, the output modes, the progress bar through a
+//! pseudo-terminal, and the outputs refused where they would write over an input or leave
+//! `results/`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -340,6 +341,133 @@ fn output_modes_plain_json_and_quiet() {
         (String::new(), String::new())
     );
     assert_eq!(ws.results("quiet").len(), 2);
+}
+
+/// Runs `gavel` expecting it to refuse (exit 2) with an error that says `said`.
+fn refused(ws: &Workspace, args: &[&str], said: &str) {
+    let output = ws.gavel(args);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(said), "{args:?}: {err}");
+}
+
+#[test]
+fn an_output_flag_never_writes_over_what_the_run_reads() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    ws.write_rows("data.jsonl", &[row("paris", "Paris", "Paris", &[])]);
+    std::os::unix::fs::symlink("data.jsonl", ws.path("link.jsonl")).unwrap();
+    let before = |name: &str| std::fs::read(ws.path(name)).unwrap();
+    let (dataset, suite) = (before("data.jsonl"), before("suite.yaml"));
+    fn run(junit: &str) -> [&str; 6] {
+        ["run", "suite.yaml", "-o", "out", "--junit", junit]
+    }
+    for (junit, input) in [
+        ("data.jsonl", "the dataset data.jsonl"),
+        ("./data.jsonl", "the dataset data.jsonl"),
+        ("link.jsonl", "the dataset data.jsonl"),
+        ("suite.yaml", "the suite suite.yaml"),
+    ] {
+        refused(
+            &ws,
+            &run(junit),
+            &format!(
+                "error: cannot write the JUnit report to {junit}: it is the same file as {input}, \
+                 which this command reads; give --junit another path"
+            ),
+        );
+        assert_eq!(before("data.jsonl"), dataset, "--junit {junit}");
+        assert_eq!(before("suite.yaml"), suite, "--junit {junit}");
+        assert!(!ws.path("out/results.jsonl").exists(), "--junit {junit}");
+    }
+    // The run's own results are not the JUnit report's either.
+    refused(
+        &ws,
+        &run("out/results.jsonl"),
+        "the same file as the run's results out/results.jsonl, which this command writes too",
+    );
+    assert_ok(&ws.gavel(&run("report.xml")));
+}
+
+#[test]
+fn report_and_diff_never_write_over_the_runs_they_read() {
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    ws.write_rows("data.jsonl", &[row("paris", "Paris", "Paris", &[])]);
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "base"]));
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "out"]));
+    let files = [
+        "out/results.jsonl",
+        "out/run.json",
+        "base/results.jsonl",
+        "data.jsonl",
+    ];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(ws.path(f)).unwrap())
+        .collect();
+    refused(
+        &ws,
+        &["report", "out", "-o", "out/results.jsonl"],
+        "cannot write the report to out/results.jsonl: it is the same file as the run's results \
+         out/results.jsonl, which this command reads; give -o another path",
+    );
+    refused(
+        &ws,
+        &["report", "out", "-o", "./out/run.json"],
+        "it is the same file as the run's record out/run.json",
+    );
+    refused(&ws, &["report", "out", "-o", "data.jsonl"], "the dataset");
+    refused(
+        &ws,
+        &["diff", "base", "out", "--html", "out/results.jsonl"],
+        "cannot write the report to out/results.jsonl: it is the same file as the run's results \
+         out/results.jsonl, which this command reads; give --html another path",
+    );
+    refused(
+        &ws,
+        &["diff", "base", "out", "--html", "base/results.jsonl"],
+        "it is the same file as the base run's results base/results.jsonl",
+    );
+    for (file, was) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(ws.path(file)).unwrap(), was, "{file}");
+    }
+    assert_ok(&ws.gavel(&["report", "out", "-o", "report.html"]));
+}
+
+#[test]
+fn a_suite_name_makes_a_folder_of_its_own_inside_results() {
+    let ws = Workspace::new();
+    ws.write_rows("data.jsonl", &[row("paris", "Paris", "Paris", &[])]);
+    for (name, folder) in [("..", "results/.."), ("", "results/"), (".", "results/.")] {
+        ws.write(
+            "suite.yaml",
+            &SUITE.replace("capitals", &format!("\"{name}\"")),
+        );
+        refused(
+            &ws,
+            &["run", "suite.yaml"],
+            &format!(
+                "error: suite.yaml:1:7: name: \"{name}\" cannot name the run's default folder: \
+                 results/<name> would be {folder}, not a folder of its own inside results/\n  \
+                 hint: give the suite a name with a letter or digit in it, or its output folder \
+                 with `output:` in the suite or -o DIR"
+            ),
+        );
+        for written in [
+            "results.jsonl",
+            "results/results.jsonl",
+            "run.json",
+            "results/run.json",
+        ] {
+            assert!(!ws.path(written).exists(), "name {name:?} wrote {written}");
+        }
+    }
+    // Told where, the run goes there; any other name keeps its folder.
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "dots"]));
+    ws.write("suite.yaml", &SUITE.replace("capitals", "\"a/b c..\""));
+    assert_ok(&ws.gavel(&["run", "suite.yaml"]));
+    assert_eq!(ws.results("results/a-b-c..").len(), 1);
 }
 
 /// Runs `gavel` under a pseudo-terminal (util-linux `script`), returning what the terminal

@@ -45,7 +45,7 @@ pub struct Args {
 /// The results file of a run given as its folder or as the file itself.
 fn results_file(path: &Path) -> PathBuf {
     if path.is_dir() {
-        path.join("results.jsonl")
+        path.join(gavel::output::RESULTS_FILE)
     } else {
         path.to_path_buf()
     }
@@ -185,7 +185,27 @@ pub fn run(args: Args) -> super::Status {
             limit: gavel::output::report::DEFAULT_LIMIT,
             title: None,
         };
-        let code = super::report::write(&dir, inputs.as_ref(), Some(&diff), &options, html, false);
+        let output = gavel::fsio::Written {
+            what: "the report".into(),
+            path: html.clone(),
+            flag: "--html",
+        };
+        // The report is of the candidate's folder, whose files it checks itself; the runs
+        // compared were read from these.
+        let compared = [("base", &args.base), ("candidate", &args.candidate)]
+            .map(|(which, run)| (format!("the {which} run's results"), results_file(run)));
+        let base = gavel::output::run_files(&run_dir(&args.base))
+            .map(|(what, path)| (format!("the base run's {what}"), path));
+        let reads = Vec::from_iter(compared.into_iter().chain(base));
+        let code = super::report::write(
+            &dir,
+            inputs.as_ref(),
+            Some(&diff),
+            &options,
+            &output,
+            &reads,
+            false,
+        );
         if code != super::Status::Ok {
             return code;
         }

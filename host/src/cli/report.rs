@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use gavel::config::suite::SuiteError;
+use gavel::fsio::Written;
 use gavel::output::record::{RecordError, RunRecord};
 use gavel::output::report::{self, Options};
 use gavel::terminal::printable_lines;
@@ -32,9 +33,11 @@ pub fn run(args: Args) -> super::Status {
             return super::Status::Invalid;
         }
     };
-    let output = args
-        .output
-        .unwrap_or_else(|| args.results_dir.join("report.html"));
+    let output = Written {
+        what: "the report".into(),
+        path: (args.output).unwrap_or_else(|| args.results_dir.join("report.html")),
+        flag: "-o",
+    };
     let options = Options {
         limit: args.limit,
         title: None,
@@ -45,6 +48,7 @@ pub fn run(args: Args) -> super::Status {
         None,
         &options,
         &output,
+        &[],
         false,
     )
 }
@@ -78,32 +82,55 @@ pub fn inputs(results_dir: &Path, suite: Option<&Path>) -> Result<Option<RunReco
     }
 }
 
-/// Builds the report and writes it to `output`; prints where, and any notice, unless `quiet`.
 /// Writes the report of a run just graded (or merged) to its folder's `report.html`.
 pub fn write_run(graded: &gavel::run::Graded, quiet: bool) -> super::Status {
     let options = gavel::output::report::Options {
         limit: gavel::output::report::DEFAULT_LIMIT,
         title: None,
     };
-    let path = graded.out_dir.join("report.html");
+    let output = Written {
+        what: "the report".into(),
+        path: graded.out_dir.join("report.html"),
+        flag: "-o",
+    };
     write(
         &graded.out_dir,
         Some(&graded.record),
         None,
         &options,
-        &path,
+        &output,
+        &[],
         quiet,
     )
 }
 
+/// Builds the report of the run in `results_dir` and writes it to `output`, unless that is a
+/// file the report is made from: the folder's own files, the suite, dataset and recorded runs of
+/// `inputs`, and `reads` (what else the command read). Prints where, and any notice, unless
+/// `quiet`.
 pub fn write(
     results_dir: &Path,
     inputs: Option<&RunRecord>,
     diff: Option<&gavel::output::diff::Diff>,
     options: &Options,
-    output: &Path,
+    output: &Written,
+    reads: &[(String, PathBuf)],
     quiet: bool,
 ) -> super::Status {
+    let folder = gavel::output::run_files(results_dir)
+        .map(|(what, path)| (format!("the run's {what}"), path));
+    let recorded = inputs.into_iter().flat_map(|record| {
+        gavel::run::inputs(&record.suite, &record.dataset, &record.trajectories)
+    });
+    let reads: Vec<_> = folder
+        .into_iter()
+        .chain(recorded)
+        .chain(reads.iter().cloned())
+        .collect();
+    if let Err(e) = gavel::fsio::refuse_overwriting(std::slice::from_ref(output), &reads) {
+        eprintln!("error: {}", printable_lines(&e.to_string()));
+        return super::Status::Invalid;
+    }
     let report = match report::build(results_dir, inputs, diff, options) {
         Ok(report) => report,
         Err(message) => {
@@ -111,6 +138,7 @@ pub fn write(
             return super::Status::Invalid;
         }
     };
+    let output = &output.path;
     if let Err(e) = gavel::fsio::write_output(output, report.html.as_bytes()) {
         eprintln!("error: cannot write {}: {e}", output.display());
         return super::Status::Invalid;

@@ -104,10 +104,21 @@ pub fn run(mut args: Args) -> super::Status {
             Ok(project) => project,
             Err(errors) => return super::report_suite_errors(&errors),
         };
-        let out_dir = args
-            .output_dir
-            .take()
-            .unwrap_or_else(|| gavel::run::default_output_dir(&project.name));
+        let named = || gavel::run::default_output_dir(&project.name);
+        let Some(out_dir) = args.output_dir.take().or_else(named) else {
+            eprintln!(
+                "error: {}: the run's folder would be results/{}, named for it, which is no \
+                 folder of its own; give the run a folder with -o DIR",
+                shown_path(&args.suite),
+                printable(&project.name)
+            );
+            return super::Status::Invalid;
+        };
+        let run_writes = gavel::run::outputs(&out_dir, args.output.junit.as_deref());
+        if let Err(e) = project.refuse_overwriting(&out_dir, run_writes) {
+            eprintln!("error: {}", printable_lines(&e.to_string()));
+            return super::Status::Invalid;
+        }
         match project.write(&out_dir) {
             Ok(suite) => args.suite = suite,
             Err(error) => return super::report_suite_errors(&[error]),

@@ -40,6 +40,8 @@ pub struct Project {
     pub name: String,
     pub rows: Vec<Value>,
     pub code: Vec<CaseCodeSpec>,
+    /// The case files read, and the traces.
+    pub read: Vec<(String, PathBuf)>,
 }
 
 /// The case files at `path`: the file itself, or the folder's as evaldeck lists them.
@@ -493,6 +495,10 @@ fn pair(
 pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
     let mut errors = Vec::new();
     let files = case_files(cases)?;
+    let read = (files.iter())
+        .map(|file| ("a case file".to_string(), file.clone()))
+        .chain([("the traces".to_string(), traces.to_path_buf())])
+        .collect();
     let mut rows: Vec<Case> = Vec::new();
     for file in files {
         match read_case(&file) {
@@ -558,10 +564,28 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
         name,
         rows: made,
         code,
+        read,
     })
 }
 
 impl Project {
+    /// Refuses, before anything is written, to write the rows and the suite into `dir`, or
+    /// `also` (what the run of them writes), over a file the project was read from.
+    pub fn refuse_overwriting(
+        &self,
+        dir: &Path,
+        also: Vec<fsio::Written>,
+    ) -> Result<(), fsio::Overwrites> {
+        let made =
+            [("rows", DATASET_FILE), ("suite", SUITE_FILE)].map(|(what, name)| fsio::Written {
+                what: format!("the cases' {what}"),
+                path: dir.join(name),
+                flag: "-o",
+            });
+        let writes: Vec<_> = made.into_iter().chain(also).collect();
+        fsio::refuse_overwriting(&writes, &self.read)
+    }
+
     /// Writes the rows (`cases.jsonl`) and the suite that grades them (`suite.yaml`) into
     /// `dir`: the suite's path.
     pub fn write(&self, dir: &Path) -> Result<PathBuf, SuiteError> {

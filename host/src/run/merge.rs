@@ -12,8 +12,10 @@ use super::engine::{Selected, Selection};
 use super::session::{Output, Policy};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
-    conclude, finish_junit, judge_down, never_answered, open_junit, record_of, write_error,
+    conclude, finish_junit, inputs_of, judge_down, never_answered, open_junit, outputs, record_of,
+    write_error,
 };
+use crate::fsio;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
 use crate::output::record::{JudgeCalls, JudgeDown, Progress, RunRecord, State, Tokens};
@@ -277,9 +279,20 @@ pub fn merge(
     }
     // A folder that does not exist yet is no shard's: checked before it is made, so that a
     // refused merge leaves nothing behind.
-    if let Some((dir, _)) = shards.shards.iter().find(|(dir, _)| same_dir(dir, out_dir)) {
+    let into_shard = shards
+        .shards
+        .iter()
+        .find(|(dir, _)| fsio::same_file(dir, out_dir));
+    if let Some((dir, _)) = into_shard {
         return Err(MergeError::IntoAShard { dir: dir.clone() }.into());
     }
+    let shard_files = shards.shards.iter().flat_map(|(dir, record)| {
+        let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
+        crate::output::run_files(dir)
+            .map(move |(what, path)| (format!("shard {shard}'s {what}"), path))
+    });
+    let reads: Vec<_> = inputs_of(prepared).into_iter().chain(shard_files).collect();
+    fsio::refuse_overwriting(&outputs(out_dir, junit_path), &reads).map_err(RunError::from)?;
     std::fs::create_dir_all(out_dir).map_err(|source| RunError::OutputDir {
         dir: out_dir.to_path_buf(),
         source,
@@ -470,12 +483,4 @@ fn merged_progress(shards: &Shards, results: u64, merging: std::time::Instant) -
     progress.results = Some(results);
     progress.judge_tokens = tokens;
     progress
-}
-
-/// Whether `a` and `b` name the same existing folder.
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

@@ -22,6 +22,7 @@ pub use merge::{MergeError, Shards, merge};
 pub use setup::{Options, Prepared, default_cache_dir, prepare};
 pub use verify::{DEFAULT_SEED, Difference, IsolationCheck, VerifyIsolation};
 
+use crate::config::suite::SuiteError;
 use crate::fsio;
 use crate::grade::GradeKey;
 use crate::grade::grants::Reach;
@@ -34,6 +35,7 @@ use crate::output::record::{
 };
 use crate::output::result::{self, ResultsError, ResultsFile, SampleResult};
 use crate::output::summary::{Aggregator, Summary};
+use crate::output::{RESULTS_FILE, SUMMARY_FILE};
 use engine::{PassError, Selected, Selection, Sink};
 
 /// What `gavel run` may change about a suite's run.
@@ -152,6 +154,11 @@ pub enum RunError {
     Render(serde_json::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// A mistake in the suite that only a run finds: a name that makes no default folder.
+    #[error(transparent)]
+    Suite(SuiteError),
+    #[error(transparent)]
+    Overwrites(#[from] fsio::Overwrites),
     #[error(
         "cannot {what} the run in {}: it was graded with other inputs, and its grades would be \
          mixed with new ones:\n  {}\ngrade afresh without {flag} (with --overwrite if the run is unfinished), or put back what \
@@ -358,9 +365,9 @@ struct Setting {
 
 impl Setting {
     /// The run's setting.
-    fn of(prepared: &Prepared, options: &RunOptions) -> Setting {
-        let out_dir = output_dir(options, prepared);
-        Setting {
+    fn of(prepared: &Prepared, options: &RunOptions) -> Result<Setting, RunError> {
+        let out_dir = output_dir(options, prepared)?;
+        Ok(Setting {
             reward: prepared.suite.file.reward.clone().map(Arc::new),
             workers: workers(prepared, options.concurrency),
             selection: Selection {
@@ -371,12 +378,41 @@ impl Setting {
             },
             results_path: out_dir.join(RESULTS_FILE),
             out_dir,
-        }
+        })
     }
 }
 
-/// The results file of a run's folder.
-const RESULTS_FILE: &str = "results.jsonl";
+/// The files a run reads besides those of its output folder, each with what it is: its `suite`,
+/// its `dataset` and its recorded `runs`.
+pub fn inputs(suite: &Path, dataset: &Path, runs: &[PathBuf]) -> Vec<(String, PathBuf)> {
+    let suite = ("the suite".to_string(), suite.to_path_buf());
+    let dataset = ("the dataset".to_string(), dataset.to_path_buf());
+    let runs = runs
+        .iter()
+        .map(|run| ("the recorded runs".to_string(), run.clone()));
+    [suite, dataset].into_iter().chain(runs).collect()
+}
+
+/// [`inputs`] of a run of `prepared`.
+fn inputs_of(prepared: &Prepared) -> Vec<(String, PathBuf)> {
+    inputs(&prepared.suite.path, &prepared.dataset, &prepared.runs)
+}
+
+/// The files a run writes: those of its folder `out_dir` (chosen by `-o`), and the JUnit
+/// report at `junit`.
+pub fn outputs(out_dir: &Path, junit: Option<&Path>) -> Vec<fsio::Written> {
+    let folder = crate::output::run_files(out_dir).map(|(what, path)| fsio::Written {
+        what: format!("the run's {what}"),
+        path,
+        flag: "-o",
+    });
+    let junit = junit.map(|path| fsio::Written {
+        what: "the JUnit report".to_string(),
+        path: path.to_path_buf(),
+        flag: "--junit",
+    });
+    folder.into_iter().chain(junit).collect()
+}
 
 /// Refuses to go on with the run recorded in `dir` (`what`, asked by `flag`) when this run
 /// would grade with other inputs: its grades would be mixed with new ones.
@@ -669,7 +705,7 @@ fn conclude(
         Some(gate) => gate.apply(&mut summary),
         None => true,
     };
-    let summary_path = out_dir.join("summary.json");
+    let summary_path = out_dir.join(SUMMARY_FILE);
     #[derive(serde::Serialize)]
     struct Written<'s> {
         #[serde(flatten)]
@@ -717,19 +753,45 @@ fn write_error(path: &Path, source: std::io::Error) -> RunError {
     }
 }
 
-fn output_dir(options: &RunOptions, prepared: &Prepared) -> PathBuf {
+fn output_dir(options: &RunOptions, prepared: &Prepared) -> Result<PathBuf, RunError> {
     if let Some(dir) = &options.output_dir {
-        return dir.clone();
+        return Ok(dir.clone());
     }
-    if let Some(dir) = &prepared.suite.file.output {
-        return prepared.suite.resolve(dir);
+    let suite = &prepared.suite;
+    if let Some(dir) = &suite.file.output {
+        return Ok(suite.resolve(dir));
     }
-    default_output_dir(&prepared.suite.file.name)
+    default_output_dir(&suite.file.name).ok_or_else(|| {
+        let unnamed = SuiteError::at(
+            &suite.path,
+            "name",
+            format!(
+                "{:?} cannot name the run's default folder: results/<name> would be {}, not a \
+                 folder of its own inside results/",
+                suite.file.name,
+                Path::new("results")
+                    .join(sanitise(&suite.file.name))
+                    .display()
+            ),
+        )
+        .with_hint(
+            "give the suite a name with a letter or digit in it, or its output folder with \
+             `output:` in the suite or -o DIR",
+        );
+        RunError::Suite(suite.locate(unnamed))
+    })
 }
 
-/// Where the run of a suite named `name` is written when neither `-o` nor the suite says.
-pub fn default_output_dir(name: &str) -> PathBuf {
-    Path::new("results").join(sanitise(name))
+/// Where the run of a suite named `name` is written when neither `-o` nor the suite says:
+/// `results/<name>`, the name's characters a folder name should not hold each replaced by `-`.
+/// `None` when that is no folder of its own inside `results/`: a name that is empty, `.` or `..`
+/// would put the run in `results/` itself or in the folder above it.
+pub fn default_output_dir(name: &str) -> Option<PathBuf> {
+    let name = sanitise(name);
+    if matches!(name.as_str(), "" | "." | "..") {
+        return None;
+    }
+    Some(Path::new("results").join(name))
 }
 
 /// A suite name as a folder name.

@@ -18,6 +18,7 @@ use super::{
     finish_junit, foreign_run, judge_down, judge_failed, judge_stopped, nothing_selected,
     open_junit, read_back, record_of, same_inputs, verify, write_error,
 };
+use crate::fsio;
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::RowCount;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
@@ -134,7 +135,9 @@ impl<'p> Session<'p> {
         prepared: &'p Prepared,
         options: &'p RunOptions,
     ) -> Result<Session<'p>, RunFailure> {
-        let setting = Setting::of(prepared, options);
+        let setting = Setting::of(prepared, options)?;
+        let writes = super::outputs(&setting.out_dir, options.junit.as_deref());
+        fsio::refuse_overwriting(&writes, &super::inputs_of(prepared)).map_err(RunError::from)?;
         let previous = PreviousRecord::read(&setting.out_dir)?;
         let record = record_of(prepared, options, &setting.selection)?;
         let session = Session {

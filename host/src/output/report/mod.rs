@@ -94,7 +94,7 @@ pub fn build(
     diff: Option<&Diff>,
     options: &Options,
 ) -> Result<Report, ReportError> {
-    let results_path = dir.join("results.jsonl");
+    let results_path = dir.join(super::RESULTS_FILE);
     if !results_path.exists() {
         return Err(ReportError::NoResults(results_path));
     }
@@ -214,7 +214,7 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 }
 
 fn read_summary(dir: &Path) -> Result<Option<Value>, ReportError> {
-    let path = dir.join("summary.json");
+    let path = dir.join(super::SUMMARY_FILE);
     match fsio::read_text(&path, fsio::cap::DOCUMENT) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
