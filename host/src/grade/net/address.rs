@@ -33,10 +33,14 @@ fn inward_v4(v4: Ipv4Addr) -> bool {
         || a == 0
         || (a == 100 && b & 0xc0 == 64)
         // IETF protocol assignments (192.0.0/24, where some clouds answer metadata),
-        // benchmarking networks (198.18/15) and the reserved 240/4.
+        // benchmarking networks (198.18/15), the 6to4 relays' anycast (192.88.99/24) and the
+        // reserved 240/4.
         || (a == 192 && b == 0 && c == 0)
         || (a == 198 && b & 0xfe == 18)
+        || (a == 192 && b == 88 && c == 99)
         || a >= 240
+        // Azure's host endpoint (its metadata and agent service), public by number.
+        || v4 == Ipv4Addr::new(168, 63, 129, 16)
 }
 
 fn inward_v6(v6: Ipv6Addr) -> bool {
@@ -55,12 +59,22 @@ fn inward_v6(v6: Ipv6Addr) -> bool {
         // IPv4-compatible ::a.b.c.d and NAT64 64:ff9b::/96 reach the IPv4 address they hold,
         // and 6to4 2002:AABB:CCDD::/48 the one in its second and third groups.
         || (v6.segments()[..6] == [0; 6] && inward_v4(embedded(v6)))
+        // IPv4-translated ::ffff:0:a.b.c.d (SIIT) reaches the IPv4 address it holds too.
+        || (v6.segments()[..6] == [0, 0, 0, 0, 0xffff, 0] && inward_v4(embedded(v6)))
         || (v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] && inward_v4(embedded(v6)))
         || (first == 0x2002 && inward_v4(six_to_four(v6)))
         // Local-use NAT64 (64:ff9b:1::/48) and Teredo (2001::/32) reach IPv4 addresses that
         // cannot be told from the address alone.
         || v6.segments()[..3] == [0x64, 0xff9b, 1]
         || v6.segments()[..2] == [0x2001, 0]
+}
+
+/// Whether `address` is one of this machine's own (an address of one of its interfaces, public
+/// ones too): asked of the system each time, as addresses come and go.
+pub(super) fn own(address: IpAddr) -> bool {
+    let address = canonical(address);
+    if_addrs::get_if_addrs()
+        .is_ok_and(|interfaces| interfaces.iter().any(|i| canonical(i.ip()) == address))
 }
 
 /// The IPv4 address a 6to4 address carries.
@@ -95,6 +109,9 @@ mod tests {
             "::127.0.0.1",
             "64:ff9b::10.0.0.1",
             "192.0.0.192",
+            "192.88.99.1",
+            "168.63.129.16",
+            "::ffff:0:10.0.0.1",
             "198.18.0.1",
             "198.19.255.1",
             "240.0.0.1",
@@ -117,5 +134,15 @@ mod tests {
         ] {
             assert!(!inward(outside.parse().unwrap()), "{outside}");
         }
+    }
+
+    #[test]
+    fn the_machines_own_addresses_are_its_own() {
+        let interfaces = if_addrs::get_if_addrs().expect("the interfaces");
+        for interface in &interfaces {
+            assert!(own(interface.ip()), "{}", interface.ip());
+        }
+        assert!(own("127.0.0.1".parse().unwrap()));
+        assert!(!own("192.0.2.1".parse().unwrap()));
     }
 }

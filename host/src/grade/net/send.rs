@@ -22,7 +22,7 @@ use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody};
 
-use super::address::inward;
+use super::address::{inward, own};
 use super::{MAX_RECEIVED, Masks, Target, address_granted, substitute_secrets};
 use crate::grade::grants::Grants;
 
@@ -199,7 +199,10 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
         return Err(dns_error("no address"));
     }
     addresses
-        .find(|address| !inward(address.ip()) || granted_address(address.ip()))
+        .find(|address| {
+            let ip = address.ip();
+            !(inward(ip) || own(ip)) || granted_address(ip)
+        })
         .ok_or(Error::DestinationIpProhibited)
 }
 
