@@ -28,7 +28,7 @@ const RETRY_SHARE: u64 = 5;
 /// How much of a failing reply's body the message that stops the run quotes.
 const QUOTED_BODY: usize = 200;
 /// The largest judge reply read: a verdict takes a few KiB, and a reply is held whole while
-/// it is parsed, so an endpoint that sends more is cut off rather than trusted with memory.
+/// it is read, so an endpoint that sends more is cut off rather than trusted with memory.
 pub const REPLY_LIMIT: u64 = 8 << 20;
 /// Redirects followed within the endpoint's origin before giving up.
 const MAX_REDIRECTS: usize = 10;
