@@ -139,6 +139,54 @@ async fn a_redirect_to_another_host_never_carries_the_key() {
     assert_eq!(grade.rationale, "moved");
 }
 
+/// A chat completion of the verdict `content` whose usage is `usage`.
+fn reply_with_usage(content: &str, usage: Value) -> Reply {
+    let body = json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        "usage": usage,
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// A usage nested as deep as serde_json reads a reply, or holding more than token counts,
+/// keeps only the counts, so that results.jsonl reads back (`gavel report`, `gavel diff`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_that_is_no_token_count_is_dropped() {
+    // The reply nests 127 deep, within serde_json's limit of 128; a result line holding it
+    // would nest 130 deep.
+    let mut deep = json!(1);
+    for _ in 0..125 {
+        deep = json!({"d": deep});
+    }
+    let usage = json!({"prompt_tokens": 10, "deep": deep, "padding": "x".repeat(1 << 20)});
+    let reply = reply_with_usage(&json!({"score": 1.0, "rationale": "ok"}).to_string(), usage);
+    let server = Server::always(reply).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    crate::judge::four_answers(&ws);
+    let vars = [("OPENAI_API_KEY", KEY)];
+    for args in [
+        &["run", "suite.yaml", "-o", "out"][..],
+        &["report", "out"],
+        &["diff", "out", "out"],
+    ] {
+        let output = crate::common::gavel_off_runtime(ws.dir.path(), args, &vars).await;
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    for result in ws.results("out") {
+        let usage = &result["grades"]["quality"]["metadata"]["usage"];
+        assert_eq!(usage, &json!({"prompt_tokens": 10, "deep": {"d": {}}}));
+    }
+}
+
 const SECRET: &str = "TOP-SECRET-do-not-send-7d41";
 
 /// A row of the Paris question whose rubric is the file `rubric_path`.

@@ -12,7 +12,7 @@ use std::fmt;
 use serde::Deserializer as _;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
 /// What a chat-completions response carries for the judge.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +73,14 @@ type Raw<'a> = &'a RawValue;
 
 /// How many calls to other tools a reply without the grading tool's call names.
 const CALLS_NAMED: usize = 8;
+/// What a chat completion's `usage` keeps: its token counts, numbers (or nulls) in objects
+/// nested at most [`USAGE_DEPTH`] deep, of the first [`USAGE_ENTRIES`] entries (kept or not) at
+/// every depth together, each named in at most [`USAGE_NAME`] bytes. OpenAI's has `prompt_tokens_details:
+/// {cached_tokens}`; anything else an endpoint puts there is dropped, so that it cannot swell
+/// every line of the results.
+const USAGE_DEPTH: usize = 3;
+const USAGE_ENTRIES: usize = 64;
+const USAGE_NAME: usize = 64;
 /// The token counts of a Messages API reply, as letta-evals records them.
 const MESSAGE_COUNTS: [&str; 4] = [
     "input_tokens",
@@ -199,7 +207,7 @@ pub fn message(body: &str) -> Result<Completion, ReplyError> {
             let counts = MESSAGE_COUNTS.iter().zip(counts).map(|(name, value)| {
                 (
                     name.to_string(),
-                    value.and_then(self::value).unwrap_or(Value::Null),
+                    value.and_then(count).unwrap_or(Value::Null),
                 )
             });
             Value::Object(counts.collect())
@@ -214,8 +222,31 @@ fn chat_message(body: &str) -> Result<(Raw<'_>, Option<Value>), ReplyError> {
     let message = (choices.and_then(first))
         .and_then(|choice| field(choice, "message"))
         .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))?;
-    let usage = usage.filter(|usage| usage.get() != "null").and_then(value);
-    Ok((message, usage))
+    let mut room = USAGE_ENTRIES;
+    let usage = usage.and_then(|usage| token_counts(usage, USAGE_DEPTH, &mut room));
+    Ok((message, usage.map(Value::Object)))
+}
+
+/// The numbers and nulls of the object `usage`, and the objects of them while `depth` allows,
+/// of the first `room` entries read at every depth; `None` when `usage` is no object.
+fn token_counts(usage: Raw<'_>, depth: usize, room: &mut usize) -> Option<Map<String, Value>> {
+    let mut kept = Map::new();
+    let object = entries(usage, |name, value| {
+        if *room == 0 || name.len() > USAGE_NAME {
+            return;
+        }
+        *room -= 1;
+        let value = match count(value) {
+            Some(count) => count,
+            None if depth > 1 => match token_counts(value, depth - 1, room) {
+                Some(inner) => Value::Object(inner),
+                None => return,
+            },
+            None => return,
+        };
+        kept.insert(name, value);
+    });
+    object.then_some(kept)
 }
 
 /// Why `body` is not the kind of reply expected: it has nothing at `path`.
@@ -377,9 +408,14 @@ fn string(value: Raw<'_>) -> Option<String> {
         .flatten()
 }
 
-/// `value` built, when `serde_json` builds it.
-fn value(value: Raw<'_>) -> Option<Value> {
-    serde_json::from_str(value.get()).ok()
+/// `value` when it is a number or null.
+fn count(value: Raw<'_>) -> Option<Value> {
+    let text = value.get();
+    if !text.starts_with(|c: char| c == '-' || c == 'n' || c.is_ascii_digit()) {
+        return None;
+    }
+    let count: Option<Number> = serde_json::from_str(text).ok()?;
+    Some(count.map_or(Value::Null, Value::Number))
 }
 
 fn is_object(value: Raw<'_>) -> bool {
@@ -733,17 +769,62 @@ mod tests {
         assert_eq!(content(escaped), Ok("é\"\n".into()));
     }
 
+    /// A chat completion's usage keeps its token counts: numbers and nulls, in objects up to
+    /// three deep, the first 64 entries, each named in at most 64 bytes; OpenAI's stays as it
+    /// was sent.
+    #[test]
+    fn usage_keeps_only_token_counts() {
+        let usage = |usage: &str| {
+            let body = format!(
+                r#"{{"choices": [{{"message": {{"content": "{{}}"}}}}], "usage": {usage}}}"#
+            );
+            completion(&body).expect("a completion").usage
+        };
+        let openai = r#"{"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": null,
+            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}, "cost": 1.5e-5}"#;
+        assert_eq!(
+            usage(openai).map(|u| u.to_string()),
+            Some(
+                serde_json::from_str::<Value>(openai)
+                    .expect("JSON")
+                    .to_string()
+            )
+        );
+        let long = "n".repeat(65);
+        let hostile = format!(
+            r#"{{"prompt_tokens": 1, "note": "{long}", "list": [1, 2], "flag": true,
+            "{long}": 3, "a": {{"b": {{"c": 4, "d": {{"e": 5}}}}}}, "total_tokens": 2}}"#
+        );
+        assert_eq!(
+            usage(&hostile),
+            Some(serde_json::json!({"prompt_tokens": 1, "a": {"b": {"c": 4}}, "total_tokens": 2}))
+        );
+        let many: Vec<String> = (0..100)
+            .map(|i| format!(r#""k{i}": {{"n": {i}}}"#))
+            .collect();
+        let kept = usage(&format!("{{{}}}", many.join(", "))).expect("a usage");
+        let expected: Map<String, Value> = (0..32)
+            .map(|i| (format!("k{i}"), serde_json::json!({"n": i})))
+            .collect();
+        assert_eq!(kept, Value::Object(expected));
+        for nothing in ["null", "7", r#""a lot""#, "[1]"] {
+            assert_eq!(usage(nothing), None, "{nothing}");
+        }
+    }
+
     #[test]
     fn messages() {
         let body = r#"{"content": [{"type": "text", "text": "{}"}], "usage": {"input_tokens": 5,
-            "output_tokens": 2, "cache_read_input_tokens": null, "service_tier": "x"}}"#;
+            "output_tokens": [0, 0], "cache_read_input_tokens": null, "service_tier": "x"}}"#;
         assert_eq!(
             message(body),
             Ok(Completion {
                 content: "{}".into(),
                 usage: Some(serde_json::json!({
                     "input_tokens": 5,
-                    "output_tokens": 2,
+                    "output_tokens": null,
                     "cache_creation_input_tokens": null,
                     "cache_read_input_tokens": null,
                 })),
