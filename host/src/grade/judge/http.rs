@@ -432,10 +432,13 @@ enum Cut {
 /// The reply's body as text, read piece by piece and given up past [`REPLY_LIMIT`] (or at once
 /// when its announced length is larger).
 async fn read_capped(mut response: reqwest::Response) -> Result<String, Cut> {
-    if response.content_length().is_some_and(|n| n > REPLY_LIMIT) {
+    let announced = response.content_length().unwrap_or(0);
+    if announced > REPLY_LIMIT {
         return Err(Cut::TooLarge);
     }
-    let mut body = Vec::new();
+    // Room for the announced length at once: grown by doubling, a buffer would take up to twice
+    // the reply.
+    let mut body = Vec::with_capacity(announced as usize);
     while let Some(chunk) = response.chunk().await.map_err(Cut::Failed)? {
         if (body.len() + chunk.len()) as u64 > REPLY_LIMIT {
             return Err(Cut::TooLarge);
