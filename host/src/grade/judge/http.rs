@@ -45,6 +45,9 @@ pub enum Auth {
 /// The Messages API version gavel speaks.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The shortest key that is taken for a secret and redacted (see [`ApiKey::redact`]).
+const SHORTEST_SECRET: usize = 8;
+
 /// An API key that never prints.
 #[derive(Clone)]
 pub struct ApiKey(String);
@@ -54,9 +57,11 @@ impl ApiKey {
         ApiKey(key)
     }
 
-    /// `text` with every occurrence of the key replaced, for reasons that echo a server reply.
+    /// `text` with every occurrence of the key replaced, for replies and reasons that echo it.
+    /// A key shorter than [`SHORTEST_SECRET`] is left: it is a placeholder such as a local
+    /// server's `EMPTY`, and replacing it would mangle replies that happen to contain it.
     pub fn redact(&self, text: String) -> String {
-        if self.0.is_empty() || !text.contains(&self.0) {
+        if self.0.len() < SHORTEST_SECRET || !text.contains(&self.0) {
             text
         } else {
             text.replace(&self.0, "[redacted]")
@@ -217,7 +222,8 @@ enum Attempt {
 }
 
 impl Transport {
-    /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
+    /// POSTs `body` and returns the 2xx reply text with the key redacted, so that what is read,
+    /// cached or recorded of it never holds the key, or why no such reply came.
     pub async fn post(&self, body: &str) -> Result<String, RequestError> {
         if let Some(reason) = &self.missing_key {
             return Err(RequestError::Down(self.down.trip(|| reason.clone())));
@@ -229,7 +235,7 @@ impl Transport {
                 return Err(RequestError::Down(reason.clone()));
             }
             match self.attempt(body).await {
-                Attempt::Done(text) => return Ok(text),
+                Attempt::Done(text) => return Ok(self.api_key.redact(text)),
                 Attempt::Fatal(reason) => return Err(RequestError::Refused(reason)),
                 Attempt::Down(reason) => {
                     return Err(RequestError::Down(
@@ -623,5 +629,11 @@ mod tests {
             "bad key [redacted]!"
         );
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+        // A placeholder key is no secret, and replies that happen to hold it stay as they are.
+        let placeholder = ApiKey::new("none".into());
+        assert_eq!(
+            placeholder.redact(r#"{"rationale": "none of it"}"#.into()),
+            r#"{"rationale": "none of it"}"#
+        );
     }
 }
