@@ -139,6 +139,92 @@ async fn a_redirect_to_another_host_never_carries_the_key() {
     assert_eq!(grade.rationale, "moved");
 }
 
+/// A chat completion of the verdict `content` whose usage is `usage`.
+fn reply_with_usage(content: &str, usage: Value) -> Reply {
+    let body = json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+        "usage": usage,
+    });
+    Reply::status(200, &body.to_string())
+}
+
+/// An endpoint that echoes the API key in its verdict and its usage has it redacted before the
+/// reply is read: results.jsonl, the cache and the terminal never hold it, a run from the
+/// cache included, and the rest of the reply reads as sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_echoing_the_key_is_stored_without_it() {
+    let verdict = json!({"score": 1.0, "rationale": format!("the key was {KEY}")}).to_string();
+    let usage = json!({"prompt_tokens": 10, "completion_tokens": 5, KEY: 1});
+    let server = Server::always(reply_with_usage(&verdict, usage)).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    ws.write_rows("data.jsonl", &[crate::judge::judged_row("paris", "Paris")]);
+    let vars = [("OPENAI_API_KEY", KEY)];
+    let mut outputs = Vec::new();
+    for out in ["out", "again"] {
+        let args = ["run", "suite.yaml", "-o", out];
+        let run = crate::common::gavel_off_runtime(ws.dir.path(), &args, &vars).await;
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        let grade = ws.results(out)[0]["grades"]["quality"].clone();
+        assert_eq!(grade["rationale"], "the key was [redacted]", "{out}");
+        assert_eq!(
+            grade["metadata"]["usage"],
+            json!({"prompt_tokens": 10, "completion_tokens": 5, "[redacted]": 1}),
+            "{out}"
+        );
+        outputs.push(run);
+    }
+    assert_eq!(server.request_count(), 1, "the second run reads the cache");
+    for output in &outputs {
+        assert!(!stdout(output).contains(KEY) && !stderr(output).contains(KEY));
+    }
+    for (path, text) in texts_under(ws.dir.path()) {
+        assert!(!text.contains(KEY), "the key is in {}", path.display());
+    }
+}
+
+/// A usage nested as deep as serde_json reads a reply, or holding more than token counts,
+/// keeps only the counts, so that results.jsonl reads back (`gavel report`, `gavel diff`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_that_is_no_token_count_is_dropped() {
+    // The reply nests 127 deep, within serde_json's limit of 128; a result line holding it
+    // would nest 130 deep.
+    let mut deep = json!(1);
+    for _ in 0..125 {
+        deep = json!({"d": deep});
+    }
+    let usage = json!({"prompt_tokens": 10, "deep": deep, "padding": "x".repeat(1 << 20)});
+    let reply = reply_with_usage(&json!({"score": 1.0, "rationale": "ok"}).to_string(), usage);
+    let server = Server::always(reply).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    crate::judge::four_answers(&ws);
+    let vars = [("OPENAI_API_KEY", KEY)];
+    for args in [
+        &["run", "suite.yaml", "-o", "out"][..],
+        &["report", "out"],
+        &["diff", "out", "out"],
+    ] {
+        let output = crate::common::gavel_off_runtime(ws.dir.path(), args, &vars).await;
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    for result in ws.results("out") {
+        let usage = &result["grades"]["quality"]["metadata"]["usage"];
+        assert_eq!(usage, &json!({"prompt_tokens": 10, "deep": {"d": {}}}));
+    }
+}
+
 const SECRET: &str = "TOP-SECRET-do-not-send-7d41";
 
 /// A row of the Paris question whose rubric is the file `rubric_path`.

@@ -28,7 +28,7 @@ const RETRY_SHARE: u64 = 5;
 /// How much of a failing reply's body the message that stops the run quotes.
 const QUOTED_BODY: usize = 200;
 /// The largest judge reply read: a verdict takes a few KiB, and a reply is held whole while
-/// it is parsed, so an endpoint that sends more is cut off rather than trusted with memory.
+/// it is read, so an endpoint that sends more is cut off rather than trusted with memory.
 pub const REPLY_LIMIT: u64 = 8 << 20;
 /// Redirects followed within the endpoint's origin before giving up.
 const MAX_REDIRECTS: usize = 10;
@@ -45,6 +45,9 @@ pub enum Auth {
 /// The Messages API version gavel speaks.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The shortest key that is taken for a secret and redacted (see [`ApiKey::redact`]).
+const SHORTEST_SECRET: usize = 8;
+
 /// An API key that never prints.
 #[derive(Clone)]
 pub struct ApiKey(String);
@@ -54,9 +57,11 @@ impl ApiKey {
         ApiKey(key)
     }
 
-    /// `text` with every occurrence of the key replaced, for reasons that echo a server reply.
+    /// `text` with every occurrence of the key replaced, for replies and reasons that echo it.
+    /// A key shorter than [`SHORTEST_SECRET`] is left: it is a placeholder such as a local
+    /// server's `EMPTY`, and replacing it would mangle replies that happen to contain it.
     pub fn redact(&self, text: String) -> String {
-        if self.0.is_empty() || !text.contains(&self.0) {
+        if self.0.len() < SHORTEST_SECRET || !text.contains(&self.0) {
             text
         } else {
             text.replace(&self.0, "[redacted]")
@@ -217,7 +222,8 @@ enum Attempt {
 }
 
 impl Transport {
-    /// POSTs `body` and returns the 2xx reply text, or why no such reply came.
+    /// POSTs `body` and returns the 2xx reply text with the key redacted, so that what is read,
+    /// cached or recorded of it never holds the key, or why no such reply came.
     pub async fn post(&self, body: &str) -> Result<String, RequestError> {
         if let Some(reason) = &self.missing_key {
             return Err(RequestError::Down(self.down.trip(|| reason.clone())));
@@ -229,7 +235,7 @@ impl Transport {
                 return Err(RequestError::Down(reason.clone()));
             }
             match self.attempt(body).await {
-                Attempt::Done(text) => return Ok(text),
+                Attempt::Done(text) => return Ok(self.api_key.redact(text)),
                 Attempt::Fatal(reason) => return Err(RequestError::Refused(reason)),
                 Attempt::Down(reason) => {
                     return Err(RequestError::Down(
@@ -432,10 +438,13 @@ enum Cut {
 /// The reply's body as text, read piece by piece and given up past [`REPLY_LIMIT`] (or at once
 /// when its announced length is larger).
 async fn read_capped(mut response: reqwest::Response) -> Result<String, Cut> {
-    if response.content_length().is_some_and(|n| n > REPLY_LIMIT) {
+    let announced = response.content_length().unwrap_or(0);
+    if announced > REPLY_LIMIT {
         return Err(Cut::TooLarge);
     }
-    let mut body = Vec::new();
+    // Room for the announced length at once: grown by doubling, a buffer would take up to twice
+    // the reply.
+    let mut body = Vec::with_capacity(announced as usize);
     while let Some(chunk) = response.chunk().await.map_err(Cut::Failed)? {
         if (body.len() + chunk.len()) as u64 > REPLY_LIMIT {
             return Err(Cut::TooLarge);
@@ -620,5 +629,11 @@ mod tests {
             "bad key [redacted]!"
         );
         assert_eq!(format!("{key:?}"), "ApiKey([redacted])");
+        // A placeholder key is no secret, and replies that happen to hold it stay as they are.
+        let placeholder = ApiKey::new("none".into());
+        assert_eq!(
+            placeholder.redact(r#"{"rationale": "none of it"}"#.into()),
+            r#"{"rationale": "none of it"}"#
+        );
     }
 }

@@ -1,7 +1,18 @@
-//! Reading a chat-completions or Messages API response and the judge's `{score, rationale}`
-//! answer inside it.
+//! Reading a chat-completions, Messages API or embeddings response and the judge's
+//! `{score, rationale}` answer inside it.
+//!
+//! A reply is read only where gavel looks. Each JSON value is kept as its text (a borrowed
+//! [`RawValue`], checked as JSON but not built) until a field of it is read, and what gavel does
+//! not read is skipped, so reading a reply costs about its own size whatever it holds. A field
+//! is found as `serde_json::Value::get` finds it (the last of a repeated key; a value that is no
+//! object has none), so a reply reads as it did when it was parsed whole.
 
-use serde_json::{Map, Value};
+use std::fmt;
+
+use serde::Deserializer as _;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Number, Value};
 
 /// What a chat-completions response carries for the judge.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,141 +59,194 @@ pub enum ReplyError {
     #[error("Model did not return a score")]
     NoScore,
     #[error("score {0} is not a number")]
-    ScoreNotNumber(serde_json::Number),
+    ScoreNotNumber(Number),
     /// Python's `float()` refused the text, shown as its `repr`.
     #[error("could not convert string to float: {0}")]
     ScoreNotFloat(String),
+    /// The score as JSON text, compact.
     #[error("score must be a number, got {0}")]
-    ScoreType(Value),
+    ScoreType(String),
 }
+
+/// A JSON value of a reply, kept as its text.
+type Raw<'a> = &'a RawValue;
+
+/// How many calls to other tools a reply without the grading tool's call names.
+const CALLS_NAMED: usize = 8;
+/// What a chat completion's `usage` keeps: its token counts, numbers (or nulls) in objects
+/// nested at most [`USAGE_DEPTH`] deep, of the first [`USAGE_ENTRIES`] entries (kept or not) at
+/// every depth together, each named in at most [`USAGE_NAME`] bytes. OpenAI's has `prompt_tokens_details:
+/// {cached_tokens}`; anything else an endpoint puts there is dropped, so that it cannot swell
+/// every line of the results.
+const USAGE_DEPTH: usize = 3;
+const USAGE_ENTRIES: usize = 64;
+const USAGE_NAME: usize = 64;
+/// The token counts of a Messages API reply, as letta-evals records them.
+const MESSAGE_COUNTS: [&str; 4] = [
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+];
 
 /// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
 pub fn completion(body: &str) -> Result<Completion, ReplyError> {
-    let value = reply_json(body)?;
-    let message = chat_message(&value, body)?;
-    let content = match message.get("content") {
-        Some(Value::String(content)) => content.clone(),
-        _ => {
-            return Err(match message.get("refusal").and_then(Value::as_str) {
-                Some(refusal) => ReplyError::Refused(refusal.to_string()),
-                None => ReplyError::NoContent,
-            });
-        }
+    let (message, usage) = chat_message(body)?;
+    let [content, refusal] = fields(message, ["content", "refusal"]).unwrap_or_default();
+    let Some(content) = content.and_then(string) else {
+        return Err(match refusal.and_then(string) {
+            Some(refusal) => ReplyError::Refused(refusal),
+            None => ReplyError::NoContent,
+        });
     };
-    Ok(Completion {
-        content,
-        usage: chat_usage(&value),
-    })
+    Ok(Completion { content, usage })
 }
 
 /// The vectors of `data[i].embedding`, in order, of an OpenAI embeddings response body that
 /// embedded `count` texts.
 pub fn embeddings(body: &str, count: usize) -> Result<Vec<Vec<f64>>, ReplyError> {
-    let value = reply_json(body)?;
-    let vectors: Option<Vec<Vec<f64>>> = value["data"].as_array().and_then(|data| {
-        data.iter()
-            .map(|item| {
-                item["embedding"]
-                    .as_array()?
-                    .iter()
-                    .map(Value::as_f64)
-                    .collect()
-            })
-            .collect()
+    let reply = reply_json(body)?;
+    let mut vectors = Vec::new();
+    let mut whole = true;
+    let listed = field(reply, "data").is_some_and(|data| {
+        items(data, |item| {
+            let vector = field(item, "embedding")
+                .and_then(|vector| serde_json::from_str(vector.get()).ok())
+                .filter(|_| vectors.len() < count);
+            match vector {
+                Some(vector) => vectors.push(vector),
+                None => whole = false,
+            }
+            whole
+        })
     });
-    match vectors {
-        Some(vectors) if vectors.len() == count => Ok(vectors),
-        _ => Err(not_a(body, "data[].embedding", "embeddings response")),
+    if listed && whole && vectors.len() == count {
+        Ok(vectors)
+    } else {
+        Err(not_a(body, "data[].embedding", "embeddings response"))
     }
 }
 
 /// The arguments of the first call to the tool `name` in `choices[0].message.tool_calls` of an
 /// OpenAI chat-completions response body, as the content to read the verdict from, and `usage`.
 pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
-    let value = reply_json(body)?;
-    let message = chat_message(&value, body)?;
-    let calls = message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let function = |call: &Value| call.get("function").cloned().unwrap_or(Value::Null);
-    let Some(called) = calls
-        .iter()
-        .map(function)
-        .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
-    else {
-        let others: Vec<String> = calls
-            .iter()
-            .map(|call| function(call)["name"].as_str().unwrap_or("?").to_string())
-            .collect();
-        let instead = match (message.get("refusal"), message.get("content")) {
-            (Some(Value::String(refusal)), _) => format!("; the model refused: {refusal}"),
-            _ if !others.is_empty() => format!("; it called {}", others.join(", ")),
-            (_, Some(Value::String(text))) if !text.trim().is_empty() => {
-                format!("; it answered: {}", excerpt(text))
+    let (message, usage) = chat_message(body)?;
+    let [calls, refusal, content] =
+        fields(message, ["tool_calls", "refusal", "content"]).unwrap_or_default();
+    // The arguments of the call to `name`, once found; else the names of the calls made.
+    let mut called = None;
+    let mut others = Vec::new();
+    let mut unlisted = 0;
+    if let Some(calls) = calls {
+        items(calls, |call| {
+            let [called_name, arguments] = field(call, "function")
+                .and_then(|function| fields(function, ["name", "arguments"]))
+                .unwrap_or_default();
+            let called_name = called_name.and_then(string);
+            if called_name.as_deref() == Some(name) {
+                called = Some(arguments);
+                return false;
             }
-            _ => String::new(),
+            if others.len() < CALLS_NAMED {
+                others.push(called_name.unwrap_or_else(|| "?".to_string()));
+            } else {
+                unlisted += 1;
+            }
+            true
+        });
+    }
+    let Some(arguments) = called else {
+        let instead = if let Some(refusal) = refusal.and_then(string) {
+            format!("; the model refused: {refusal}")
+        } else if !others.is_empty() {
+            let more = match unlisted {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!("; it called {}{more}", excerpt(&others.join(", ")))
+        } else {
+            match content.and_then(string) {
+                Some(text) if !text.trim().is_empty() => {
+                    format!("; it answered: {}", excerpt(&text))
+                }
+                _ => String::new(),
+            }
         };
         return Err(ReplyError::NoToolCall {
             name: name.to_string(),
             instead,
         });
     };
-    let content = match called.get("arguments") {
-        Some(Value::String(arguments)) => arguments.clone(),
-        Some(Value::Object(arguments)) => Value::Object(arguments.clone()).to_string(),
-        _ => return Err(ReplyError::NoArguments(name.to_string())),
+    let content = match arguments {
+        Some(arguments) if is_object(arguments) => compact(arguments),
+        Some(arguments) => {
+            string(arguments).ok_or_else(|| ReplyError::NoArguments(name.to_string()))?
+        }
+        None => return Err(ReplyError::NoArguments(name.to_string())),
     };
-    Ok(Completion {
-        content,
-        usage: chat_usage(&value),
-    })
+    Ok(Completion { content, usage })
 }
 
 /// `content[0].text` of an Anthropic Messages API response, as letta-evals reads it, and its
 /// `usage` as letta-evals records it (input, output and cache token counts).
 pub fn message(body: &str) -> Result<Completion, ReplyError> {
-    let value = reply_json(body)?;
+    let reply = reply_json(body)?;
+    let [blocks, usage] = fields(reply, ["content", "usage"]).unwrap_or_default();
     let block =
-        first(&value, "content").ok_or_else(|| not_a(body, "content[0]", "Messages API reply"))?;
-    let content = match block.get("text") {
-        Some(Value::String(text)) => text.clone(),
-        _ => {
-            let kind = block
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown");
-            return Err(ReplyError::NotText(kind.to_string()));
-        }
+        (blocks.and_then(first)).ok_or_else(|| not_a(body, "content[0]", "Messages API reply"))?;
+    let [text, kind] = fields(block, ["text", "type"]).unwrap_or_default();
+    let Some(content) = text.and_then(string) else {
+        let kind = kind.and_then(string);
+        return Err(ReplyError::NotText(
+            kind.unwrap_or_else(|| "unknown".to_string()),
+        ));
     };
-    let usage = value.get("usage").filter(|u| u.is_object()).map(|usage| {
-        let count = |key: &str| usage.get(key).cloned().unwrap_or(Value::Null);
-        serde_json::json!({
-            "input_tokens": count("input_tokens"),
-            "output_tokens": count("output_tokens"),
-            "cache_creation_input_tokens": count("cache_creation_input_tokens"),
-            "cache_read_input_tokens": count("cache_read_input_tokens"),
-        })
-    });
+    let usage = usage
+        .and_then(|usage| fields(usage, MESSAGE_COUNTS))
+        .map(|counts| {
+            let counts = MESSAGE_COUNTS.iter().zip(counts).map(|(name, value)| {
+                (
+                    name.to_string(),
+                    value.and_then(count).unwrap_or(Value::Null),
+                )
+            });
+            Value::Object(counts.collect())
+        });
     Ok(Completion { content, usage })
 }
 
-/// `choices[0].message` of a chat completion.
-fn chat_message<'v>(value: &'v Value, body: &str) -> Result<&'v Value, ReplyError> {
-    first(value, "choices")
-        .and_then(|choice| choice.get("message"))
-        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))
+/// `choices[0].message` of a chat completion, and its token counts.
+fn chat_message(body: &str) -> Result<(Raw<'_>, Option<Value>), ReplyError> {
+    let reply = reply_json(body)?;
+    let [choices, usage] = fields(reply, ["choices", "usage"]).unwrap_or_default();
+    let message = (choices.and_then(first))
+        .and_then(|choice| field(choice, "message"))
+        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))?;
+    let mut room = USAGE_ENTRIES;
+    let usage = usage.and_then(|usage| token_counts(usage, USAGE_DEPTH, &mut room));
+    Ok((message, usage.map(Value::Object)))
 }
 
-/// A chat completion's `usage`, when it reports one.
-fn chat_usage(value: &Value) -> Option<Value> {
-    value.get("usage").filter(|u| !u.is_null()).cloned()
-}
-
-/// The first item of the list `key` of `value`.
-fn first<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
-    value.get(key).and_then(|list| list.get(0))
+/// The numbers and nulls of the object `usage`, and the objects of them while `depth` allows,
+/// of the first `room` entries read at every depth; `None` when `usage` is no object.
+fn token_counts(usage: Raw<'_>, depth: usize, room: &mut usize) -> Option<Map<String, Value>> {
+    let mut kept = Map::new();
+    let object = entries(usage, |name, value| {
+        if *room == 0 || name.len() > USAGE_NAME {
+            return;
+        }
+        *room -= 1;
+        let value = match count(value) {
+            Some(count) => count,
+            None if depth > 1 => match token_counts(value, depth - 1, room) {
+                Some(inner) => Value::Object(inner),
+                None => return,
+            },
+            None => return,
+        };
+        kept.insert(name, value);
+    });
+    object.then_some(kept)
 }
 
 /// Why `body` is not the kind of reply expected: it has nothing at `path`.
@@ -194,7 +258,7 @@ fn not_a(body: &str, path: &'static str, kind: &'static str) -> ReplyError {
     }
 }
 
-fn reply_json(body: &str) -> Result<Value, ReplyError> {
+fn reply_json(body: &str) -> Result<Raw<'_>, ReplyError> {
     serde_json::from_str(body).map_err(|e| ReplyError::NotJson {
         reason: e.to_string(),
         excerpt: excerpt(body),
@@ -205,23 +269,30 @@ fn reply_json(body: &str) -> Result<Value, ReplyError> {
 /// clamp to [0, 1], a missing rationale as ""), except that a NaN score is an error instead
 /// of 1.0.
 pub fn verdict(content: &str) -> Result<Verdict, ReplyError> {
-    let value: Value = serde_json::from_str(&quote_python_constants(content)).map_err(|e| {
-        ReplyError::VerdictNotJson {
-            reason: e.to_string(),
-            excerpt: excerpt(content),
-        }
-    })?;
-    let Value::Object(object) = value else {
+    let not_json = |e: serde_json::Error| ReplyError::VerdictNotJson {
+        reason: e.to_string(),
+        excerpt: excerpt(content),
+    };
+    let text = quote_python_constants(content);
+    let answer: Raw<'_> = serde_json::from_str(&text).map_err(not_json)?;
+    let Some([score, rationale]) = fields(answer, ["score", "rationale"]) else {
         return Err(ReplyError::VerdictNotObject(excerpt(content)));
     };
-    let score = score(&object)?;
+    let score = match score.filter(|score| score.get() != "null") {
+        None => return Err(ReplyError::NoScore),
+        Some(score) if score.get().starts_with(['[', '{']) => {
+            return Err(ReplyError::ScoreType(compact(score)));
+        }
+        // Only a number too large for a float fails here, as it failed the whole answer when
+        // the answer was parsed whole.
+        Some(score) => read_score(serde_json::from_str(score.get()).map_err(not_json)?)?,
+    };
     if score.is_nan() {
         return Err(ReplyError::NanScore);
     }
-    let rationale = match object.get("rationale") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+    let rationale = match rationale.filter(|rationale| rationale.get() != "null") {
+        None => String::new(),
+        Some(rationale) => string(rationale).unwrap_or_else(|| compact(rationale)),
     };
     Ok(Verdict {
         score: score.clamp(0.0, 1.0),
@@ -229,16 +300,14 @@ pub fn verdict(content: &str) -> Result<Verdict, ReplyError> {
     })
 }
 
-fn score(object: &Map<String, Value>) -> Result<f64, ReplyError> {
-    match object.get("score") {
-        None | Some(Value::Null) => Err(ReplyError::NoScore),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .ok_or_else(|| ReplyError::ScoreNotNumber(n.clone())),
-        Some(Value::Bool(b)) => Ok(if *b { 1.0 } else { 0.0 }),
-        Some(Value::String(s)) => python_float(s)
-            .ok_or_else(|| ReplyError::ScoreNotFloat(crate::grade::python::repr_str(s))),
-        Some(other) => Err(ReplyError::ScoreType(other.clone())),
+/// A score that is a number, a boolean or a string, read as Python's `float()` reads it.
+fn read_score(score: Value) -> Result<f64, ReplyError> {
+    match score {
+        Value::Number(n) => n.as_f64().ok_or(ReplyError::ScoreNotNumber(n)),
+        Value::Bool(b) => Ok(if b { 1.0 } else { 0.0 }),
+        Value::String(s) => python_float(&s)
+            .ok_or_else(|| ReplyError::ScoreNotFloat(crate::grade::python::repr_str(&s))),
+        other => Err(ReplyError::ScoreType(other.to_string())),
     }
 }
 
@@ -304,6 +373,181 @@ fn excerpt(text: &str) -> String {
     }
 }
 
+/// The values of `keys` in the object `value` (`None` for each it lacks), or `None` when
+/// `value` is no object.
+fn fields<'a, const N: usize>(value: Raw<'a>, keys: [&str; N]) -> Option<[Option<Raw<'a>>; N]> {
+    let mut found = [None; N];
+    let object = entries(value, |key, item| {
+        if let Some(i) = keys.iter().position(|k| *k == key) {
+            found[i] = Some(item);
+        }
+    });
+    object.then_some(found)
+}
+
+/// The value of `key` in the object `value`.
+fn field<'a>(value: Raw<'a>, key: &str) -> Option<Raw<'a>> {
+    let [found] = fields(value, [key])?;
+    found
+}
+
+/// The first item of the list `value`.
+fn first(value: Raw<'_>) -> Option<Raw<'_>> {
+    let mut first = None;
+    items(value, |item| {
+        first = Some(item);
+        false
+    });
+    first
+}
+
+/// `value` when it is a string.
+fn string(value: Raw<'_>) -> Option<String> {
+    (value.get().starts_with('"'))
+        .then(|| serde_json::from_str(value.get()).ok())
+        .flatten()
+}
+
+/// `value` when it is a number or null.
+fn count(value: Raw<'_>) -> Option<Value> {
+    let text = value.get();
+    if !text.starts_with(|c: char| c == '-' || c == 'n' || c.is_ascii_digit()) {
+        return None;
+    }
+    let count: Option<Number> = serde_json::from_str(text).ok()?;
+    Some(count.map_or(Value::Null, Value::Number))
+}
+
+fn is_object(value: Raw<'_>) -> bool {
+    value.get().starts_with('{')
+}
+
+/// Gives `each` the entries of the object `value` in order; `false` when `value` is no object.
+fn entries<'a>(value: Raw<'a>, each: impl FnMut(String, Raw<'a>)) -> bool {
+    struct Entries<F>(F);
+    impl<'de, F: FnMut(String, Raw<'de>)> Visitor<'de> for Entries<F> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key()? {
+                let item = map.next_value()?;
+                (self.0)(key, item);
+            }
+            Ok(())
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(value.get());
+    is_object(value) && reader.deserialize_map(Entries(each)).is_ok()
+}
+
+/// Gives `each` the items of the list `value` in order until it returns `false`, and skips the
+/// rest; `false` when `value` is no list.
+fn items<'a>(value: Raw<'a>, each: impl FnMut(Raw<'a>) -> bool) -> bool {
+    struct Items<F>(F);
+    impl<'de, F: FnMut(Raw<'de>) -> bool> Visitor<'de> for Items<F> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(item) = seq.next_element()? {
+                if !(self.0)(item) {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut reader = serde_json::Deserializer::from_str(value.get());
+    value.get().starts_with('[') && reader.deserialize_seq(Items(each)).is_ok()
+}
+
+/// `value` as `serde_json` writes a value it parsed (no spaces, its forms of numbers and
+/// strings; a repeated key is written each time), without building it; its own text when it
+/// nests deeper than `serde_json` reads.
+fn compact(value: Raw<'_>) -> String {
+    let mut out = String::with_capacity(value.get().len());
+    let mut reader = serde_json::Deserializer::from_str(value.get());
+    match Compact(&mut out).deserialize(&mut reader) {
+        Ok(()) => out,
+        Err(_) => value.get().to_string(),
+    }
+}
+
+/// Writes the value it reads to its string, compact.
+struct Compact<'o>(&'o mut String);
+
+impl Compact<'_> {
+    fn put<E>(self, scalar: Value) -> Result<(), E> {
+        self.0.push_str(&scalar.to_string());
+        Ok(())
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Compact<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Compact<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.put(Value::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        self.put(Value::from(b))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<(), E> {
+        self.put(Value::from(n))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<(), E> {
+        self.put(Value::from(n))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<(), E> {
+        self.put(Value::from(n))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.put(Value::from(s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let out = self.0;
+        out.push('[');
+        let mut separator = "";
+        loop {
+            let mark = out.len();
+            out.push_str(separator);
+            if seq.next_element_seed(Compact(&mut *out))?.is_none() {
+                out.truncate(mark);
+                break;
+            }
+            separator = ",";
+        }
+        out.push(']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let out = self.0;
+        out.push('{');
+        let mut separator = "";
+        while let Some(key) = map.next_key::<String>()? {
+            out.push_str(separator);
+            out.push_str(&Value::from(key).to_string());
+            out.push(':');
+            map.next_value_seed(Compact(&mut *out))?;
+            separator = ",";
+        }
+        out.push('}');
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,7 +599,7 @@ mod tests {
         assert_eq!(verdict(r#"{"score": NaN}"#), Err(ReplyError::NanScore));
         assert_eq!(
             verdict(r#"{"score": [1]}"#),
-            Err(ReplyError::ScoreType(serde_json::json!([1])))
+            Err(ReplyError::ScoreType("[1]".into()))
         );
         assert!(matches!(
             verdict("[0.5]"),
@@ -441,6 +685,234 @@ mod tests {
         assert_eq!(
             no_call(serde_json::json!({"tool_calls": [{"function": {"name": "submit_grade"}}]})),
             "the submit_grade tool call has no arguments"
+        );
+    }
+
+    /// A reply with `field` (a JSON text) beside a good verdict.
+    fn padded(field: &str) -> String {
+        format!(
+            r#"{{"id": "x", "padding": {field}, "choices": [{{"index": 0, "message": {{"content": "{{\"score\": 1}}", "extra": {field}}}}}], "usage": {{"total_tokens": 3}}}}"#
+        )
+    }
+
+    /// What gavel does not read is skipped, not built: a field nested far deeper than
+    /// serde_json builds a value is no obstacle, nor are numbers too large for a float there.
+    #[test]
+    fn what_is_not_read_is_not_built() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        for field in [deep.as_str(), "[1e999, -1e999]"] {
+            assert_eq!(
+                completion(&padded(field)),
+                Ok(Completion {
+                    content: r#"{"score": 1}"#.into(),
+                    usage: Some(serde_json::json!({"total_tokens": 3})),
+                }),
+                "{}",
+                &field[..10.min(field.len())]
+            );
+        }
+    }
+
+    /// Replies that are not JSON are refused with serde_json's reason, as when they were parsed
+    /// whole; a field is found as `Value::get` finds it.
+    #[test]
+    fn replies_read_as_values_read() {
+        for body in [
+            "<html>",
+            "",
+            r#"{"choices": ["#,
+            r#"{"choices": [] "usage": 1}"#,
+            r#"{"a": "\x"}"#,
+            r#"{"a": 1} trailing"#,
+            r#"{"a": 01}"#,
+        ] {
+            let Err(ReplyError::NotJson { reason, excerpt }) = completion(body) else {
+                panic!("{body} is read");
+            };
+            let value = serde_json::from_str::<Value>(body).expect_err("not JSON");
+            assert_eq!((reason, excerpt), (value.to_string(), body.to_string()));
+        }
+        let content = |body: &str| completion(body).map(|c| c.content);
+        // The last of a repeated key counts, as Python's json.loads keeps it.
+        assert_eq!(
+            content(
+                r#"{"choices": 1, "choices": [{"message": {"content": "a", "content": "b"}}]}"#
+            ),
+            Ok("b".into())
+        );
+        // A message that is no object has no content.
+        assert_eq!(
+            content(r#"{"choices": [{"message": null}]}"#),
+            Err(ReplyError::NoContent)
+        );
+        assert_eq!(
+            content(r#"{"choices": [{"message": {"content": ["a"], "refusal": 1}}]}"#),
+            Err(ReplyError::NoContent)
+        );
+        for body in [
+            r#"[{"choices": []}]"#,
+            r#"{"choices": {"0": {}}}"#,
+            r#"{"choices": [[]]}"#,
+        ] {
+            assert!(
+                matches!(
+                    content(body),
+                    Err(ReplyError::NotA {
+                        path: "choices[0].message",
+                        ..
+                    })
+                ),
+                "{body}"
+            );
+        }
+        let escaped = r#"{"choices": [{"m\u0065ssage": {"content": "\u00e9\"\n"}}]}"#;
+        assert_eq!(content(escaped), Ok("é\"\n".into()));
+    }
+
+    /// A chat completion's usage keeps its token counts: numbers and nulls, in objects up to
+    /// three deep, the first 64 entries, each named in at most 64 bytes; OpenAI's stays as it
+    /// was sent.
+    #[test]
+    fn usage_keeps_only_token_counts() {
+        let usage = |usage: &str| {
+            let body = format!(
+                r#"{{"choices": [{{"message": {{"content": "{{}}"}}}}], "usage": {usage}}}"#
+            );
+            completion(&body).expect("a completion").usage
+        };
+        let openai = r#"{"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": null,
+            "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}, "cost": 1.5e-5}"#;
+        assert_eq!(
+            usage(openai).map(|u| u.to_string()),
+            Some(
+                serde_json::from_str::<Value>(openai)
+                    .expect("JSON")
+                    .to_string()
+            )
+        );
+        let long = "n".repeat(65);
+        let hostile = format!(
+            r#"{{"prompt_tokens": 1, "note": "{long}", "list": [1, 2], "flag": true,
+            "{long}": 3, "a": {{"b": {{"c": 4, "d": {{"e": 5}}}}}}, "total_tokens": 2}}"#
+        );
+        assert_eq!(
+            usage(&hostile),
+            Some(serde_json::json!({"prompt_tokens": 1, "a": {"b": {"c": 4}}, "total_tokens": 2}))
+        );
+        let many: Vec<String> = (0..100)
+            .map(|i| format!(r#""k{i}": {{"n": {i}}}"#))
+            .collect();
+        let kept = usage(&format!("{{{}}}", many.join(", "))).expect("a usage");
+        let expected: Map<String, Value> = (0..32)
+            .map(|i| (format!("k{i}"), serde_json::json!({"n": i})))
+            .collect();
+        assert_eq!(kept, Value::Object(expected));
+        for nothing in ["null", "7", r#""a lot""#, "[1]"] {
+            assert_eq!(usage(nothing), None, "{nothing}");
+        }
+    }
+
+    #[test]
+    fn messages() {
+        let body = r#"{"content": [{"type": "text", "text": "{}"}], "usage": {"input_tokens": 5,
+            "output_tokens": [0, 0], "cache_read_input_tokens": null, "service_tier": "x"}}"#;
+        assert_eq!(
+            message(body),
+            Ok(Completion {
+                content: "{}".into(),
+                usage: Some(serde_json::json!({
+                    "input_tokens": 5,
+                    "output_tokens": null,
+                    "cache_creation_input_tokens": null,
+                    "cache_read_input_tokens": null,
+                })),
+            })
+        );
+        let block = |block: &str| message(&format!(r#"{{"content": [{block}]}}"#));
+        assert_eq!(
+            block(r#"{"type": "tool_use", "input": {}}"#),
+            Err(ReplyError::NotText("tool_use".into()))
+        );
+        assert_eq!(
+            block(r#""text""#),
+            Err(ReplyError::NotText("unknown".into()))
+        );
+        assert!(matches!(
+            message(r#"{"content": []}"#),
+            Err(ReplyError::NotA {
+                path: "content[0]",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn embeddings_match_their_texts() {
+        let body = r#"{"data": [{"embedding": [1, -0.5]}, {"embedding": [2e0]}], "usage": {}}"#;
+        assert_eq!(embeddings(body, 2), Ok(vec![vec![1.0, -0.5], vec![2.0]]));
+        for (body, count) in [
+            (body, 1),
+            (body, 3),
+            (r#"{"data": [{"embedding": [1, "2"]}]}"#, 1),
+            (r#"{"data": {"embedding": [1]}}"#, 1),
+        ] {
+            assert!(
+                matches!(
+                    embeddings(body, count),
+                    Err(ReplyError::NotA {
+                        path: "data[].embedding",
+                        ..
+                    })
+                ),
+                "{body} {count}"
+            );
+        }
+    }
+
+    /// What is shown of a JSON value (a rationale or a score that is no string, tool arguments
+    /// given as an object) is written as serde_json writes the value it parses.
+    #[test]
+    fn compact_writes_as_serde_json_writes() {
+        for text in [
+            r#"{"b": [1, 2.50, -0, 1e2, 18446744073709551615, -9223372036854775808], "a": null}"#,
+            r#"["\u00e9\n\"", true, false, {}, [], {"x": {"y": []}}]"#,
+            "0.1",
+            r#""\ud83d\ude00""#,
+        ] {
+            let raw: Raw<'_> = serde_json::from_str(text).expect("JSON");
+            let value: Value = serde_json::from_str(text).expect("JSON");
+            assert_eq!(compact(raw), value.to_string(), "{text}");
+        }
+        assert_eq!(
+            verdict(r#"{"score": 1, "rationale": ["a", {"b": 1.0}]}"#).map(|v| v.rationale),
+            Ok(r#"["a",{"b":1.0}]"#.into())
+        );
+        assert_eq!(
+            verdict(r#"{"score": {"value": 1}}"#),
+            Err(ReplyError::ScoreType(r#"{"value":1}"#.into()))
+        );
+        assert!(matches!(
+            verdict(r#"{"score": 1e999}"#),
+            Err(ReplyError::VerdictNotJson { .. })
+        ));
+    }
+
+    /// A reply that calls many other tools names the first few and counts the rest.
+    #[test]
+    fn many_other_calls_are_counted() {
+        let calls: Vec<Value> = (0..20)
+            .map(|i| serde_json::json!({"function": {"name": format!("t{i}"), "arguments": "{}"}}))
+            .collect();
+        let body = serde_json::json!({"choices": [{"message": {"tool_calls": calls}}]}).to_string();
+        assert_eq!(
+            tool_call(&body, "submit_grade").map_err(|e| e.to_string()),
+            Err(
+                "No submit_grade tool call found in judge agent response; it called t0, t1, t2, \
+                 t3, t4, t5, t6, t7 and 12 more"
+                    .into()
+            )
         );
     }
 }
