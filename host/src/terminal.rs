@@ -9,13 +9,20 @@
 use std::fmt::Write as _;
 
 /// Whether `c` could steer a terminal or hide what text says: a control character (C0, DEL,
-/// C1: among them escape sequences, carriage returns and bells) or an invisible mark that
+/// C1: among them escape sequences, carriage returns and bells), a line or paragraph separator
+/// (which some terminals break a line at, faking one of output), or an invisible mark that
 /// reorders text (bidi embeddings, overrides, isolates and marks).
 pub fn steers(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
-            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
         )
 }
 
@@ -73,6 +80,7 @@ mod tests {
             "a\\u{1b}[2Jb\\u{d}\\u{9b}c\\u{202e}d é\\u{7f}\\u{61c}\\u{2066}\\u{200f}"
         );
         assert_eq!(printable("line\nnext\tcell"), "line\\u{a}next\\u{9}cell");
+        assert_eq!(printable("a\u{2028}b\u{2029}c"), "a\\u{2028}b\\u{2029}c");
         assert_eq!(
             printable_lines("line\nnext\tcell\r"),
             "line\nnext\tcell\\u{d}"

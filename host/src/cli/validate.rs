@@ -189,7 +189,14 @@ fn validate(args: &Args, suite: &Path) -> Found {
     let validation = match check_rows(&prepared, selection, default_workers()) {
         Ok(validation) => validation,
         Err(e) => {
-            found.problems = vec![Problem::about(&prepared.dataset, e.to_string())];
+            // A file that cannot be read says its own path.
+            let problem = match &e {
+                gavel::run::RunError::Source(source) => {
+                    Problem::about(&source.path, source.message.clone())
+                }
+                _ => Problem::about(&prepared.dataset, e.to_string()),
+            };
+            found.problems = vec![problem];
             found.problems_in_all = 1;
             return found;
         }

@@ -895,6 +895,20 @@ pub(crate) fn in_plain_words(message: &str) -> String {
             .map_or(String::new(), |key| format!(" `{key}`"));
         return format!("the key{key} appears twice in the same mapping; keep one");
     }
+    if message.starts_with("budget breached") {
+        return format!(
+            "the file expands to more than {} values, far more than a suite holds: an alias \
+             (`*name`) repeats all that its anchor (`&name`) names, so aliases of aliases \
+             multiply; write the values out, or check the anchors",
+            super::pyyaml::MAX_NODES
+        );
+    }
+    if message.starts_with("multiple YAML documents detected") {
+        return "the file holds more than one YAML document (a line `---` starts another): a \
+                suite file is one document; remove the `---` and what follows, or move it to a \
+                file of its own"
+            .to_string();
+    }
     const WORDS: &[(&str, &str)] = &[
         ("invalid u64", "expected a whole number, 0 or more"),
         ("invalid u32", "expected a whole number, 0 or more"),
@@ -1054,5 +1068,33 @@ mod tests {
         assert_eq!(file.graders.keys().collect::<Vec<_>>(), ["ok"]);
         // The gate needs its `op`: it goes with it, without a second error.
         assert!(file.gate.is_none());
+    }
+
+    #[test]
+    fn an_alias_bomb_and_a_second_document_are_said_in_plain_words() {
+        let file = Path::new("s.yaml");
+        let mut bomb = String::from(
+            "name: s\ndataset: d.jsonl\ngraders:\n  g:\n    kind: tool\n    function: contains\n    \
+             extractor_config:\n      a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n",
+        );
+        for level in 1..8 {
+            let prior = format!("*a{}", level - 1);
+            let row = [prior.as_str(); 10].join(", ");
+            bomb.push_str(&format!("      a{level}: &a{level} [{row}]\n"));
+        }
+        let said = |text: &str| -> String {
+            let errors = parse_all(text, file).expect_err("refused");
+            errors.iter().map(|e| e.message.clone()).collect()
+        };
+        let message = said(&bomb);
+        assert!(
+            message.starts_with("the file expands to more than 250000 values"),
+            "{message}"
+        );
+        let message = said("name: s\ndataset: d.jsonl\ngraders: {}\n---\nname: t\n");
+        assert!(
+            message.starts_with("the file holds more than one YAML document"),
+            "{message}"
+        );
     }
 }

@@ -5,11 +5,28 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Shard `index` (from 0) of `count`.
+/// Shard `index` (from 0) of `count`; read back from a `run.json`, checked as `--shard` is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Recorded")]
 pub struct Shard {
     pub index: u32,
     pub count: u32,
+}
+
+/// A shard as a `run.json` records it, before it is checked.
+#[derive(Deserialize)]
+struct Recorded {
+    index: u32,
+    count: u32,
+}
+
+impl TryFrom<Recorded> for Shard {
+    type Error = ShardError;
+
+    fn try_from(recorded: Recorded) -> Result<Shard, ShardError> {
+        let written = format!("{}/{}", recorded.index, recorded.count);
+        Shard::checked(recorded.index, recorded.count, &written)
+    }
 }
 
 /// A written `--shard` that is not `I/N` with I below N.
@@ -47,13 +64,17 @@ impl Shard {
                     error,
                 })
         };
-        let (index, count) = (number(index, "I")?, number(count, "N")?);
+        Shard::checked(number(index, "I")?, number(count, "N")?, text)
+    }
+
+    /// Shard `index` of `count`, as `written`, when there is such a shard.
+    fn checked(index: u32, count: u32, written: &str) -> Result<Shard, ShardError> {
         if count == 0 {
-            return Err(ShardError::NoShards(text.to_string()));
+            return Err(ShardError::NoShards(written.to_string()));
         }
         if index >= count {
             return Err(ShardError::PastTheLast {
-                written: text.to_string(),
+                written: written.to_string(),
                 count,
             });
         }
@@ -103,6 +124,19 @@ mod tests {
     #[test]
     fn bad_shards_are_refused_with_how_to_write_them() {
         assert_eq!(Shard::parse("2/3"), Ok(Shard { index: 2, count: 3 }));
+        let recorded = |text: &str| serde_json::from_str::<Shard>(text).map_err(|e| e.to_string());
+        assert_eq!(
+            recorded(r#"{"index": 1, "count": 2}"#),
+            Ok(Shard { index: 1, count: 2 })
+        );
+        assert_eq!(
+            recorded(r#"{"index": 1, "count": 0}"#),
+            Err("`1/0`: N must be at least 1".to_string())
+        );
+        assert!(
+            recorded(r#"{"index": 5, "count": 2}"#)
+                .is_err_and(|e| e.starts_with("`5/2`: I counts from 0, so it must be below N")),
+        );
         assert!(
             Shard::parse("3/3")
                 .unwrap_err()
