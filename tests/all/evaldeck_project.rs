@@ -536,3 +536,34 @@ fn a_case_file_evaldeck_refuses_for_a_yaml_1_1_boolean_is_refused() {
         "{err}"
     );
 }
+
+/// A run of cases writes its rows and suite into its folder, again at each run; a `suite.yaml`
+/// or `cases.jsonl` there that no such run wrote (the user's own) is left alone, and the run
+/// refused.
+#[test]
+fn a_run_of_cases_does_not_write_over_a_suite_of_the_users_own() {
+    let ws = Workspace::new();
+    project(&ws);
+    graded(&ws);
+    let written = std::fs::read_to_string(ws.path("out/suite.yaml")).expect("the suite");
+    assert!(
+        written.starts_with("# Written by `gavel run --traces`"),
+        "{written}"
+    );
+    // Again into the same folder: what the first run wrote is written again.
+    graded(&ws);
+    for own in ["suite.yaml", "cases.jsonl"] {
+        let mine = Workspace::new();
+        project(&mine);
+        mine.write(&format!("out/{own}"), "# mine\n");
+        let output = mine.gavel(&[RUN_CASES, &["--quiet"]].concat());
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains("no run of evaldeck cases wrote it"),
+            "{}",
+            stderr(&output)
+        );
+        let kept = std::fs::read_to_string(mine.path(&format!("out/{own}"))).expect("kept");
+        assert_eq!(kept, "# mine\n");
+    }
+}

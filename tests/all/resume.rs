@@ -369,6 +369,28 @@ fn an_unfinished_run_is_replaced_only_with_overwrite() {
     );
 }
 
+/// Results in the output folder without the `run.json` of a run (someone else's, or a record
+/// removed) are not replaced unless asked.
+#[test]
+fn results_without_a_record_are_replaced_only_with_overwrite() {
+    let ws = workspace(3);
+    ws.write("out/results.jsonl", "{\"theirs\": true}\n");
+    let refused = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("holds a results.jsonl but no run.json"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap(),
+        "{\"theirs\": true}\n"
+    );
+    let replaced = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q", "--overwrite"]);
+    assert!(replaced.status.success(), "{}", stderr(&replaced));
+    assert_eq!(ws.results("out").len(), 3);
+}
+
 /// Lines no run of [`SUITE`] writes for sample 1, each with what is wrong with it: a grade of
 /// a metric the suite does not have, and no grade at all without an error.
 pub const FOREIGN_LINES: [(&str, &str); 2] = [

@@ -33,6 +33,9 @@ pub const GRADER: &str = "case";
 /// The dataset and suite files written for a project, in the output folder.
 pub const DATASET_FILE: &str = "cases.jsonl";
 pub const SUITE_FILE: &str = "suite.yaml";
+/// The first line of the suite a run of cases writes, which tells it from a suite of the
+/// user's own in the same folder.
+const WRITTEN: &str = "# Written by `gavel run --traces` for the evaldeck cases it grades: each such run writes it again.\n";
 
 /// A project read whole: its rows, in the cases' order, the name of its suite and the `type:
 /// code` entries of its cases.
@@ -592,16 +595,33 @@ impl Project {
         let failed =
             |what: &Path, e: std::io::Error| SuiteError::at(what, "", format!("cannot write: {e}"));
         std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+        let suite = dir.join(SUITE_FILE);
+        let dataset = dir.join(DATASET_FILE);
+        // What an earlier run of cases wrote is written again; a file of the same name that no
+        // such run wrote (a suite of the user's own) is not replaced.
+        let ours = fsio::read_text(&suite, fsio::cap::TEXT).is_ok_and(|t| t.starts_with(WRITTEN));
+        for file in [&suite, &dataset] {
+            if !ours && std::fs::symlink_metadata(file).is_ok() {
+                return Err(SuiteError::at(
+                    file,
+                    "",
+                    format!(
+                        "{} is there already, and no run of evaldeck cases wrote it: give the \
+                         run a folder of its own with -o",
+                        file.display()
+                    ),
+                ));
+            }
+        }
         let mut rows = String::new();
         for row in &self.rows {
             rows.push_str(&row.to_string());
             rows.push('\n');
         }
-        let dataset = dir.join(DATASET_FILE);
         fsio::write_output(&dataset, rows.as_bytes()).map_err(|e| failed(&dataset, e))?;
-        let suite = dir.join(SUITE_FILE);
         let mut text = format!(
-            "name: {}\ndataset: {DATASET_FILE}\ngraders:\n  {GRADER}:\n    kind: expectations\n",
+            "{WRITTEN}name: {}\ndataset: {DATASET_FILE}\ngraders:\n  {GRADER}:\n    kind: \
+             expectations\n",
             Value::String(self.name.clone())
         );
         if !self.code.is_empty() {

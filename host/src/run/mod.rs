@@ -190,6 +190,12 @@ pub enum RunError {
     )]
     Unfinished { dir: PathBuf, results: u64 },
     #[error(
+        "{} holds a results.jsonl but no run.json, so it is no run gavel can tell for its own; \
+         replace it with --overwrite, or give the run another folder with -o",
+        .dir.display()
+    )]
+    NotARun { dir: PathBuf },
+    #[error(
         "judge `{key}` cannot be used, and no more requests were sent to it: {reason}\n\
          the {kept} results graded before it are kept in {}; once it is fixed, {next}",
         .dir.display()

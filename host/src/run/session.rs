@@ -168,10 +168,17 @@ impl<'p> Session<'p> {
             dir: out_dir.clone(),
             source,
         })?;
+        let results = std::fs::metadata(results_path).map_or(0, |m| m.len());
         let Some(recorded) = &self.previous.record else {
+            // Results without the record of a run: someone else's file, or a run whose record
+            // was removed. Neither is replaced unasked.
+            if self.policy == Policy::Fresh && !self.options.overwrite && results > 0 {
+                return Err(RunError::NotARun {
+                    dir: out_dir.clone(),
+                });
+            }
             return Ok(());
         };
-        let results = std::fs::metadata(results_path).map_or(0, |m| m.len());
         match self.policy {
             Policy::Resume => same_inputs(recorded, &self.record, out_dir, "resume", "--resume"),
             Policy::Fresh if !self.options.overwrite && recorded.unfinished() && results > 0 => {
