@@ -191,10 +191,7 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
     if !target.granted_by(&grants.network) {
         return Err(dns_error(NOT_GRANTED));
     }
-    let mut addresses = tokio::net::lookup_host((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| dns_error(&e.to_string()))?
-        .peekable();
+    let mut addresses = lookup(&target.host, target.port).await?.into_iter().peekable();
     if addresses.peek().is_none() {
         return Err(dns_error("no address"));
     }
@@ -204,6 +201,30 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
             !(inward(ip) || own(ip)) || granted_address(ip)
         })
         .ok_or(Error::DestinationIpProhibited)
+}
+
+/// Name lookups that may run at once, every call's together.
+const LOOKUPS: usize = 32;
+
+/// The addresses of `host`, looked up by the system's resolver on a thread for blocking work.
+/// A call that stops waiting at its deadline does not stop the lookup, which holds its place
+/// among [`LOOKUPS`] until the resolver answers: graders asking for names that never resolve
+/// wait for a place (within their deadline) rather than pile threads up.
+async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {
+    static PLACES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LOOKUPS);
+    let place = PLACES
+        .acquire()
+        .await
+        .map_err(|_| dns_error("no lookup can start"))?;
+    let host = host.to_string();
+    let looked_up = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port)).map(Iterator::collect)
+    });
+    looked_up
+        .await
+        .map_err(|e| dns_error(&e.to_string()))?
+        .map_err(|e| dns_error(&e.to_string()))
 }
 
 /// The DNS error code a name not granted by `allow: network:` gets (the guest's runtime tells
