@@ -101,18 +101,29 @@ def run_coroutine(value):
 
 
 def _user_error(error, finder):
-    """`Type: message`, with the user's file and line when the error arose in their code."""
-    text = f"{type(error).__name__}: {error}"
+    """`Type: message`, with the user's file and line when the error arose in their code. Each
+    text the user's code makes (the message, the cause's, a note) is `loader.safe_text`'s: one
+    whose `__str__` raises is shown as CPython's traceback shows it."""
+    text = loader.exception_text(error)
     if isinstance(error.__cause__, OSError) and not isinstance(error, OSError):
         # A library's own error for a connection that failed (an API client's connection
         # error): the refusal it wraps is the reason to show.
-        text += f" (caused by {type(error.__cause__).__name__}: {error.__cause__})"
+        text += f" (caused by {loader.exception_text(error.__cause__)})"
     path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
     if path:
         text = f"{text} (at {path}:{line})"
-    for note in getattr(error, "__notes__", ()):
+    for note in _notes(error):
         text = f"{text}; {note}"
     return text
+
+
+def _notes(error):
+    """The texts of `error`'s notes (`add_note`), as CPython's traceback writes them: each
+    note's `str`, or the `repr` of a `__notes__` that is no list or tuple."""
+    notes = getattr(error, "__notes__", ())
+    if isinstance(notes, (list, tuple)):
+        return [loader.safe_text(note, "<note str() failed>") for note in notes]
+    return [loader.safe_text(notes, "<__notes__ repr() failed>", repr)]
 
 
 def _built(what, build, *args):
@@ -391,8 +402,10 @@ class Runtime:
             else:
                 result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
-            # evaldeck's Evaluator reports what escapes a grader this way.
-            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")
+            # evaldeck's Evaluator reports what escapes a grader this way; an exception whose
+            # `__str__` raises is named by its type, as CPython's traceback names it.
+            message = loader.safe_text(e, f"{type(e).__name__}: <exception str() failed>")
+            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {message}")
         except BaseException as e:  # SystemExit: evaldeck's run would end; this call does
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, EvaldeckGrade):

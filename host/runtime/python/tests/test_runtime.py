@@ -304,6 +304,15 @@ class OpenAI(unittest.TestCase):
                 "e = KeyError('KEY'); e.add_note('set it first'); raise e",
                 "KeyError: 'KEY' (at g.py:3); set it first",
             ),
+            # What the user's code formats raises in turn: the message is CPython traceback's.
+            (
+                "class Bad(Exception):\n    __str__ = lambda s: (_ for _ in ()).throw(Bad())\nraise Bad()",
+                "Bad: <exception str() failed> (at g.py:5)",
+            ),
+            (
+                "e = KeyError('KEY'); e.__notes__ = [Exception(), type('N', (), {'__str__': None})()]; raise e",
+                "KeyError: 'KEY' (at g.py:3); ; <note str() failed>",
+            ),
         ):
             with self.subTest(body=body), self.assertRaises(CallError) as caught:
                 self.grade(body)
