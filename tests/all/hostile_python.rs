@@ -632,3 +632,144 @@ def honest(sample, submission):
     );
     assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
 }
+
+/// A grader of each form whose result runs code of its own when gavel reads it, at the rows with
+/// ids 2, 4 and 6: a score no float holds, an exception whose `__str__` raises, a float subclass
+/// whose `__repr__` lies (OpenAI) or metadata whose `__str__` raises (letta-evals, evaldeck).
+/// Each grader counts its calls in its own instance.
+const HOSTILE_RESULTS: &str = r#"from evaldeck.results import GradeResult as EvaldeckGrade
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+calls = 0
+
+
+class Bad(Exception):
+    __str__ = lambda s: (_ for _ in ()).throw(Bad())
+
+
+class Unprintable:
+    def __str__(self):
+        raise Bad()
+
+
+class Forged(float):
+    def __repr__(self):
+        return "FORGED"
+
+
+def counted():
+    global calls
+    calls += 1
+    return calls
+
+
+def grade(sample, item):
+    n = counted()
+    if item["id"] == 2:
+        return 10**400
+    if item["id"] == 4:
+        raise Bad()
+    if item["id"] == 6:
+        return Forged(0.25)
+    return n / 10
+
+
+@grader
+def letta(sample, submission):
+    result = GradeResult(score=1.0, rationale=f"call {counted()}")
+    if sample.id == 2:
+        result.score = 10**400
+    if sample.id == 4:
+        raise Bad()
+    if sample.id == 6:
+        result.metadata = {"x": Unprintable()}
+    return result
+
+
+def evaldeck(trace, test_case):
+    result = EvaldeckGrade.passed_result("hostile", f"call {counted()}")
+    if test_case.name == "2":
+        result.score = 10**400
+    if test_case.name == "4":
+        raise Bad()
+    if test_case.name == "6":
+        result.details = {"x": Unprintable()}
+    return result
+"#;
+
+/// Each mistake of a grader's result is that sample's error grade, in the words the host uses for
+/// the field (`invalid score: ...`) or CPython's for what it cannot format (`<exception str()
+/// failed>`), and no call traps: every grader's next sample runs in the same warm instance, its
+/// call count going on. A float subclass's score is written as the number it holds.
+#[test]
+fn a_result_that_runs_its_own_code_is_its_samples_error_and_the_instance_stays_warm() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("hostile_results.py", HOSTILE_RESULTS);
+    ws.write(
+        "suite.yaml",
+        "name: hostile-results\ndataset: data.jsonl\ngraders:\n  openai:\n    kind: python\n    \
+         source_path: hostile_results.py\n  letta:\n    kind: tool\n    \
+         function: hostile_results.py:letta\n    extractor: last_assistant\n  evaldeck:\n    \
+         kind: code\n    module: hostile_results\n    function: evaldeck\n",
+    );
+    let rows: Vec<Value> = (1..=7).map(|id| paris_row(id, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let results = graded(cache, &ws);
+    let said = |key: &str| -> Vec<(bool, String)> {
+        results
+            .iter()
+            .map(|r| {
+                let grade = &r["grades"][key];
+                let rationale = grade["rationale"].as_str().unwrap_or_default();
+                (grade["status"] == "error", rationale.to_string())
+            })
+            .collect()
+    };
+    let error = |text: &str| (true, text.to_string());
+    let graded = |text: &str| (false, text.to_string());
+    let huge = "guest returned error: invalid score: an int too large to convert to float is out \
+                of range [0, 1]";
+    // The sandbox's CPython notes where in the metadata the encoder failed.
+    let unprintable = "guest returned error: invalid metadata: Bad: <exception str() failed> (at \
+                       hostile_results.py:14); when serializing dict item 'x'";
+    assert_eq!(
+        said("openai"),
+        [
+            graded("grade returned 0.1"),
+            error(huge),
+            graded("grade returned 0.3"),
+            error("guest returned error: Bad: <exception str() failed> (at hostile_results.py:33)"),
+            graded("grade returned 0.5"),
+            graded("grade returned 0.25"),
+            graded("grade returned 0.7"),
+        ]
+    );
+    assert_eq!(results[5]["grades"]["openai"]["score"], 0.25);
+    assert_eq!(
+        said("letta"),
+        [
+            graded("call 1"),
+            error(huge),
+            graded("call 3"),
+            error("guest returned error: Bad: <exception str() failed> (at hostile_results.py:45)"),
+            graded("call 5"),
+            error(unprintable),
+            graded("call 7"),
+        ]
+    );
+    // evaldeck's own grader turns the exception into its error grade, as evaldeck does.
+    assert_eq!(
+        said("evaldeck"),
+        [
+            graded("call 1"),
+            error(huge),
+            graded("call 3"),
+            error("Grader error: Bad: <exception str() failed>"),
+            graded("call 5"),
+            error(unprintable),
+            graded("call 7"),
+        ]
+    );
+}

@@ -181,7 +181,7 @@ def _failed(error):
     runtime itself, reported rather than trapped."""
     if isinstance(error, gavel_runtime.CallError):
         return Err(str(error))
-    return Err(f"gavel's Python runtime failed: {type(error).__name__}: {error}")
+    return Err(f"gavel's Python runtime failed: {gavel_runtime.loader.exception_text(error)}")
 
 
 class Pack(exports.Pack):

@@ -101,18 +101,60 @@ def run_coroutine(value):
 
 
 def _user_error(error, finder):
-    """`Type: message`, with the user's file and line when the error arose in their code."""
-    text = f"{type(error).__name__}: {error}"
+    """`Type: message`, with the user's file and line when the error arose in their code. Each
+    text the user's code makes (the message, the cause's, a note) is `loader.safe_text`'s: one
+    whose `__str__` raises is shown as CPython's traceback shows it."""
+    text = loader.exception_text(error)
     if isinstance(error.__cause__, OSError) and not isinstance(error, OSError):
         # A library's own error for a connection that failed (an API client's connection
         # error): the refusal it wraps is the reason to show.
-        text += f" (caused by {type(error.__cause__).__name__}: {error.__cause__})"
+        text += f" (caused by {loader.exception_text(error.__cause__)})"
     path, line = loader.user_location(finder, error.__traceback__) if finder else (None, None)
     if path:
         text = f"{text} (at {path}:{line})"
-    for note in getattr(error, "__notes__", ()):
+    for note in _notes(error):
         text = f"{text}; {note}"
     return text
+
+
+def _notes(error):
+    """The texts of `error`'s notes (`add_note`), as CPython's traceback writes them: each
+    note's `str`, or the `repr` of a `__notes__` that is no list or tuple."""
+    notes = getattr(error, "__notes__", ())
+    if isinstance(notes, (list, tuple)):
+        return [loader.safe_text(note, "<note str() failed>") for note in notes]
+    return [loader.safe_text(notes, "<__notes__ repr() failed>", repr)]
+
+
+def _score(value):
+    """A grade's score as the plain float the host receives: `value`, an int or a float (or an
+    instance of a subclass of one, bool included), read without the subclass's methods, which
+    could give another number than the one it holds. Anything else, and an int no float can
+    hold, is the grade's error, in the host's words for a score it refuses."""
+    kind = type(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if not issubclass(kind, int):
+        raise CallError(f"invalid score: {kind.__name__} {_repr(value)} is not a number")
+    try:
+        return float(int.__int__(value))
+    except OverflowError:
+        raise CallError("invalid score: an int too large to convert to float is out of range [0, 1]") from None
+
+
+def _repr(value):
+    """`repr(value)` of the user's value, or a placeholder when its `__repr__` raises."""
+    return loader.safe_text(value, "<object repr() failed>", repr)
+
+
+def _text(value):
+    """A grade's rationale as the plain str the host receives: empty for None, a str subclass's
+    text read without its methods. Anything else is the grade's error."""
+    if value is None:
+        return ""
+    if issubclass(type(value), str):
+        return str.__str__(value)
+    raise CallError(f"invalid rationale: {type(value).__name__} {_repr(value)} is not a str")
 
 
 def _built(what, build, *args):
@@ -366,7 +408,18 @@ class Runtime:
                 f"AttributeError: '{type(result).__name__}' object has no attribute 'metadata' "
                 "(a @grader must return letta_evals.models.GradeResult)"
             )
-        return result.score, None, result.rationale or "", convert.to_json(result.metadata), None, None
+        # The stand-in's model holds a plain float and str, or None; a grader may have assigned
+        # anything since.
+        score, rationale = result.score, result.rationale
+        if type(score) is not float:
+            score = _score(score)
+        if type(rationale) is not str:
+            rationale = _text(rationale)
+        try:
+            metadata = convert.to_json(result.metadata)
+        except BaseException as e:
+            raise self._unconvertible("metadata", e) from None
+        return score, None, rationale, metadata, None, None
 
     def _evaldeck_grade(self, func, cls, row, sample_id, run, config):
         # `_built`, inline: every call of these forms makes both.
@@ -391,8 +444,10 @@ class Runtime:
             else:
                 result = run_coroutine(grader.grade_async(trace, case))
         except Exception as e:
-            # evaldeck's Evaluator reports what escapes a grader this way.
-            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {e}")
+            # evaldeck's Evaluator reports what escapes a grader this way; an exception whose
+            # `__str__` raises is named by its type, as CPython's traceback names it.
+            message = loader.safe_text(e, f"{type(e).__name__}: <exception str() failed>")
+            result = EvaldeckGrade.error_result(grader.name, f"Grader error: {message}")
         except BaseException as e:  # SystemExit: evaldeck's run would end; this call does
             raise CallError(_user_error(e, self.finder)) from None
         if not isinstance(result, EvaldeckGrade):
@@ -407,18 +462,39 @@ class Runtime:
             )
         # The status's value read once: `Enum.value` is a property of Python code.
         status = result.status.value
-        score = result.score
+        # As a letta-evals grade's (`_letta_grade`): what the model holds, or what was assigned.
+        score, message = result.score, result.message
         if score is None:
             score = 1.0 if status == "pass" else 0.0
+        elif type(score) is not float:
+            score = _score(score)
+        if type(message) is not str:
+            message = _text(message)
         expected, actual = result.expected, result.actual
+        try:
+            metadata = convert.evaldeck_metadata(result.details, result.grader_name)
+        except BaseException as e:
+            raise self._unconvertible("metadata", e) from None
         return (
-            float(score),
+            score,
             status,
-            result.message or "",
-            convert.evaldeck_metadata(result.details, result.grader_name),
-            None if expected is None else convert.to_json(expected),
-            None if actual is None else convert.to_json(actual),
+            message,
+            metadata,
+            None if expected is None else self._json("expected", expected),
+            None if actual is None else self._json("actual", actual),
         )
+
+    def _json(self, what, value):
+        """`value`, a grade's `what` (metadata, expected, actual), as JSON text (`convert.to_json`)."""
+        try:
+            return convert.to_json(value)
+        except BaseException as e:  # a key JSON cannot hold, a value whose `__str__` raises, ...
+            raise self._unconvertible(what, e) from None
+
+    def _unconvertible(self, what, error):
+        """The `CallError` of a grade's `what` that `error` kept from becoming JSON, in the host's
+        words for a JSON text it cannot read (`invalid metadata: ...`)."""
+        return CallError(f"invalid {what}: {_user_error(error, self.finder)}")
 
     def _custom_grader(self, func):
         """evaldeck's `CustomGrader` of `func`, and whether `func` is a plain function (no
@@ -444,11 +520,16 @@ class Runtime:
             score = run_coroutine(func(sample, item))
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
-        if isinstance(score, bool) or not isinstance(score, (int, float)):
-            raise CallError(f"grade returned {type(score).__name__} {score!r}, not a number")
-        if not math.isfinite(score):
-            raise CallError(f"grade returned {score!r}, not a finite number")
-        return float(score), None, f"grade returned {score!r}", None, None, None
+        kind = type(score)
+        if kind is bool or not issubclass(kind, (int, float)):
+            raise CallError(f"grade returned {kind.__name__} {_repr(score)}, not a number")
+        value = _score(score)
+        if not math.isfinite(value):
+            raise CallError(f"grade returned {value!r}, not a finite number")
+        # The number as its plain type writes it, whatever a subclass's `__repr__` says: an int
+        # stays an int (`grade returned 1`).
+        text = float.__repr__(value) if issubclass(kind, float) else int.__repr__(score)
+        return value, None, f"grade returned {text}", None, None, None
 
     def extract(self, name, row, sample_id, run, config):
         form, func, _ = self._resolve(name)

@@ -161,9 +161,27 @@ def user_location(finder, tb):
     return found
 
 
+def safe_text(value, failed, func=str):
+    """`func(value)` (`str` or `repr`), or `failed` when that raises, as CPython's traceback
+    writes what it cannot format (`<exception str() failed>`): the user's `__str__` may raise
+    anything, and the call must still end in a message."""
+    try:
+        # A `__str__` may return an instance of a subclass of str, whose own methods would run
+        # again when the text is formatted: its plain text is taken.
+        return str.__str__(func(value))
+    except BaseException:
+        return failed
+
+
+def exception_text(error):
+    """`Type: message`, the message `<exception str() failed>` when the exception's `__str__`
+    raises."""
+    return f"{type(error).__name__}: {safe_text(error, '<exception str() failed>')}"
+
+
 def describe(error):
     """`Type: message` as CPython prints it, plus why a missing package is missing."""
-    text = f"{type(error).__name__}: {error}"
+    text = exception_text(error)
     if isinstance(error, ModuleNotFoundError) and error.name:
         top = error.name.split(".")[0]
         if top not in sys.stdlib_module_names and top not in PROVIDED:

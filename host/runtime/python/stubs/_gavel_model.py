@@ -89,9 +89,15 @@ def floating(value):
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, float):
-        return value
+        # pydantic's value of a float subclass is the plain float it holds, whatever the
+        # subclass's methods say.
+        return value if type(value) is float else float.__float__(value)
     if isinstance(value, int):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            # pydantic refuses an int that no float holds as no number at all.
+            raise _Invalid("float_type", "Input should be a valid number") from None
     if isinstance(value, str):
         # pydantic reads ASCII digits alone, where Python's `float` reads any script's.
         text = value.strip()
@@ -365,7 +371,10 @@ def _shortcuts(check, i, scope):
     if check is integer:
         return [("type(v) is int", "v")], []
     if check is floating:
-        return [("type(v) is float", "v"), ("type(v) is int", "float(v)")], []
+        # An int below 2**1023 in size converts to a float; a larger one may not (the check
+        # refuses one that does not).
+        scope["_FLOAT_INTS"] = 1 << 1023
+        return [("type(v) is float", "v"), ("type(v) is int and -_FLOAT_INTS < v < _FLOAT_INTS", "float(v)")], []
     if check is boolean:
         return [("type(v) is bool", "v")], []
     if check is mapping:

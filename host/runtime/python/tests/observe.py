@@ -972,9 +972,21 @@ def sdk_cases(out):
         attempt(f"sdk/literal/{name}", lambda make=make: repr(make()))
 
 
+class Forged(float):
+    """A float whose `repr` and `str` say another number than it holds (a module's own class:
+    pydantic names an input's type by its qualified name, the stand-ins by its name)."""
+
+    def __repr__(self):
+        return "FORGED"
+
+    __str__ = __repr__
+
+
 def numeric_cases(out):
     """A number field refused, by its type or by a validator: pydantic shows the input as given
-    (`3`, `'3'`), not as converted, with every other field's error beside it."""
+    (`3`, `'3'`), not as converted, with every other field's error beside it. An int no float
+    holds is no number; a float subclass's value is the plain float it holds."""
+    from evaldeck.results import GradeResult as EvaldeckGrade
     from letta_evals.models import GradeResult, PerTurnGrade, RewardOutput, Timing, Usage
 
     for name, make in {
@@ -988,11 +1000,17 @@ def numeric_cases(out):
         "grade-and-rationale": lambda: GradeResult(rationale=5, score=3),
         "grade-and-per-turn": lambda: GradeResult(score=2, per_turn_grades=[{"turn": "a", "score": 9, "submission": "s"}]),
         "grade-ok": lambda: repr(GradeResult(score="1")),
+        "grade-huge-int": lambda: GradeResult(score=10**400),
+        "grade-float-subclass": lambda: repr(GradeResult(score=Forged(0.5))),
+        "grade-float-subclass-range": lambda: GradeResult(score=Forged(1.5)),
+        "evaldeck-huge-int": lambda: EvaldeckGrade(grader_name="g", status="pass", score=-10**400),
+        "evaldeck-float-subclass": lambda: repr(EvaldeckGrade(grader_name="g", status="pass", score=Forged(2.5))),
         "per-turn": lambda: PerTurnGrade(turn=1.5, score="x", submission="s"),
         "per-turn-ok": lambda: repr(PerTurnGrade(turn="2", score=5, submission="s")),
         "reward-high": lambda: RewardOutput(score=2),
         "reward-text": lambda: RewardOutput(score="2"),
         "reward-negative-text": lambda: RewardOutput(score="-1", metadata=5),
+        "reward-huge-int": lambda: RewardOutput(score=10**400),
         "usage": lambda: Usage(prompt_tokens=1.5, cost="x"),
         "usage-text": lambda: Usage(completion_tokens="7.0"),
         "timing": lambda: Timing(total="x", target=True, extraction=[1]),

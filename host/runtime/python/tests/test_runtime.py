@@ -304,10 +304,38 @@ class OpenAI(unittest.TestCase):
                 "e = KeyError('KEY'); e.add_note('set it first'); raise e",
                 "KeyError: 'KEY' (at g.py:3); set it first",
             ),
+            ("return 10**400", "invalid score: an int too large to convert to float is out of range [0, 1]"),
+            ("return -10**400", "invalid score: an int too large to convert to float is out of range [0, 1]"),
+            # What the user's code formats raises in turn: the message is CPython traceback's.
+            (
+                "class Bad(Exception):\n    __str__ = lambda s: (_ for _ in ()).throw(Bad())\nraise Bad()",
+                "Bad: <exception str() failed> (at g.py:5)",
+            ),
+            (
+                "e = KeyError('KEY'); e.__notes__ = [Exception(), type('N', (), {'__str__': None})()]; raise e",
+                "KeyError: 'KEY' (at g.py:3); ; <note str() failed>",
+            ),
+            ("class R:\n    __repr__ = lambda s: 1 / 0\nreturn R()", "grade returned R <object repr() failed>, not a number"),
         ):
             with self.subTest(body=body), self.assertRaises(CallError) as caught:
                 self.grade(body)
             self.assertEqual(str(caught.exception), message)
+
+    def test_a_score_is_written_as_its_plain_type_writes_it(self):
+        for body, score, rationale in (
+            ("return 1", 1.0, "grade returned 1"),
+            ("return 0.25", 0.25, "grade returned 0.25"),
+            ("class F(float):\n    __repr__ = __str__ = lambda s: 'FORGED'\nreturn F(0.5)", 0.5, "grade returned 0.5"),
+            (
+                "class I(int):\n    __repr__ = lambda s: 'FORGED'\n    __float__ = lambda s: 0.5\nreturn I(1)",
+                1.0,
+                "grade returned 1",
+            ),
+        ):
+            with self.subTest(body=body):
+                grade = self.grade(body)
+                self.assertEqual((grade["score"], grade["rationale"]), (score, rationale))
+                self.assertIs(type(grade["score"]), float)
 
 
 class Conversions(unittest.TestCase):
@@ -737,6 +765,121 @@ class GradeTexts(unittest.TestCase):
             whole.setdefault("grader_name", name)
             self.assertEqual(evaldeck_metadata(details, name), to_json(whole), repr((details, name)))
             self.assertEqual(evaldeck_metadata(details, name), json.dumps(whole, ensure_ascii=False))
+
+class HostileResults(unittest.TestCase):
+    """A letta-evals or evaldeck grade is read without running the user's code where that could
+    fail or say something else than the grade holds (a subclass's methods, a `__str__`): a value
+    the host cannot take is the grade's error, in the host's words for its field."""
+
+    SOURCE = """
+        from evaldeck.results import GradeResult as EvaldeckGrade
+        from letta_evals.decorators import grader
+        from letta_evals.models import GradeResult
+
+
+        class Bad(Exception):
+            def __str__(self):
+                raise Bad()
+
+
+        class Unprintable:
+            def __str__(self):
+                raise Bad()
+
+
+        class Text(str):
+            def __bool__(self):
+                raise Bad()
+
+
+        class Forged(float):
+            def __repr__(self):
+                return "FORGED"
+
+
+        def assigned(result, **values):
+            for name, value in values.items():
+                setattr(result, name, value)
+            return result
+
+
+        def raises():
+            raise Bad()
+
+
+        LETTA = {
+            "huge": lambda: assigned(GradeResult(score=0.5), score=10**400),
+            "forged": lambda: GradeResult(score=Forged(0.25)),
+            "forged-assigned": lambda: assigned(GradeResult(score=0.5), score=Forged(0.25)),
+            "text": lambda: GradeResult(score=1.0, rationale=Text("fine")),
+            "number-rationale": lambda: assigned(GradeResult(score=1.0), rationale=5),
+            "unprintable": lambda: GradeResult(score=1.0, metadata={"x": Unprintable()}),
+            "tuple-key": lambda: GradeResult(score=1.0, metadata={(1, 2): "x"}),
+            "raises": raises,
+        }
+
+        EVALDECK = {
+            "huge": lambda: assigned(EvaldeckGrade.passed_result("g", "ok"), score=-10**400),
+            "forged": lambda: assigned(EvaldeckGrade.passed_result("g", "ok"), score=Forged(0.25)),
+            "text": lambda: EvaldeckGrade.passed_result("g", Text("fine")),
+            "unprintable": lambda: EvaldeckGrade.passed_result("g", "ok", details={"x": Unprintable()}),
+            "expected": lambda: EvaldeckGrade.failed_result("g", "no", expected=Unprintable()),
+            "raises": raises,
+        }
+
+
+        @grader
+        def letta(sample, submission):
+            return LETTA[sample.id]()
+
+
+        def evaldeck(trace, test_case):
+            return EVALDECK[test_case.name]()
+    """
+
+    def setUp(self):
+        self.runtime = loaded({"g": self.SOURCE})
+
+    def outcome(self, form, case):
+        """(score, rationale, metadata) of `case`, or the text of the call's error."""
+        name, row = {"letta": ("letta-grader:g:letta", {"input": "q"}), "evaldeck": ("evaldeck-function:g:evaldeck", {"name": case})}[form]
+        try:
+            grade = self.runtime.grade(name, row, case, RUN, "x", "{}")
+        except CallError as e:
+            return str(e)
+        self.assertIs(type(grade["score"]), float)
+        self.assertIs(type(grade["rationale"]), str)
+        return grade["score"], grade["rationale"], json.loads(grade["metadata"])
+
+    def test_a_letta_grades_values_are_what_it_holds_or_its_error(self):
+        huge = "invalid score: an int too large to convert to float is out of range [0, 1]"
+        for case, expected in (
+            ("huge", huge),
+            ("forged", (0.25, "", {})),
+            ("forged-assigned", (0.25, "", {})),
+            ("text", (1.0, "fine", {})),
+            ("number-rationale", "invalid rationale: int 5 is not a str"),
+            ("unprintable", "invalid metadata: Bad: <exception str() failed> (at g.py:14)"),
+            ("tuple-key", "invalid metadata: TypeError: keys must be str, int, float, bool or None, not tuple"),
+            ("raises", "Bad: <exception str() failed> (at g.py:34)"),
+        ):
+            with self.subTest(case=case):
+                self.assertEqual(self.outcome("letta", case), expected)
+
+    def test_an_evaldeck_grades_values_are_what_it_holds_or_its_error(self):
+        huge = "invalid score: an int too large to convert to float is out of range [0, 1]"
+        for case, expected in (
+            ("huge", huge),
+            ("forged", (0.25, "ok", {"grader_name": "g"})),
+            ("text", (1.0, "fine", {"grader_name": "g"})),
+            ("unprintable", "invalid metadata: Bad: <exception str() failed> (at g.py:14)"),
+            ("expected", "invalid expected: Bad: <exception str() failed> (at g.py:14)"),
+            # evaldeck's `CustomGrader` formats the exception itself, which raises in turn.
+            ("raises", (0.0, "Grader error: Bad: <exception str() failed>", {"grader_name": "custom"})),
+        ):
+            with self.subTest(case=case):
+                self.assertEqual(self.outcome("evaldeck", case), expected)
+
 
 def held(model):
     from _gavel_model import _dict_of
