@@ -681,17 +681,8 @@ pub(crate) fn read_results_where(
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut bytes = Vec::new();
     for index in 0.. {
-        bytes.clear();
-        let read = fsio::read_line(&mut reader, &mut bytes).and_then(|n| {
-            std::str::from_utf8(&bytes)
-                .map(|line| (n, line))
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        });
-        let (n, line) = read.map_err(|source| ResultsError::Read {
-            path: path.to_path_buf(),
-            source: line_error(source, index + 1),
-        })?;
-        if n == 0 {
+        let line = text_line(&mut reader, &mut bytes, path, index + 1)?;
+        if line.is_empty() {
             break;
         }
         if line.trim().is_empty() || !wanted(line) {
@@ -730,16 +721,8 @@ pub fn read_previous(
     let mut count = 0u64;
     let mut bytes = Vec::new();
     loop {
-        bytes.clear();
-        let read = fsio::read_line(&mut reader, &mut bytes).and_then(|n| {
-            std::str::from_utf8(&bytes)
-                .map(|line| (n, line))
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        });
-        let (n, line) = read.map_err(|source| ResultsError::Read {
-            path: path.to_path_buf(),
-            source: line_error(source, count + 1),
-        })?;
+        let line = text_line(&mut reader, &mut bytes, path, count + 1)?;
+        let n = line.len();
         if n == 0 || !line.ends_with('\n') {
             break;
         }
@@ -822,6 +805,25 @@ impl ResultLines {
         self.line += 1;
         Ok(Some(&self.text))
     }
+}
+
+/// Line `number` of the results file at `path`, read from `reader` into `bytes` (its newline
+/// kept; empty at the end of the file), as text.
+fn text_line<'b>(
+    reader: &mut impl BufRead,
+    bytes: &'b mut Vec<u8>,
+    path: &Path,
+    number: u64,
+) -> Result<&'b str, ResultsError> {
+    bytes.clear();
+    let read = fsio::read_line(reader, bytes).and_then(|_| {
+        std::str::from_utf8(bytes)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    });
+    read.map_err(|source| ResultsError::Read {
+        path: path.to_path_buf(),
+        source: line_error(source, number),
+    })
 }
 
 /// `error`, met reading line `number`, saying that line.
