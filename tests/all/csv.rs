@@ -80,6 +80,11 @@ fn bad_csv_datasets_are_refused_with_the_line_and_the_column() {
             "id,input\n1,q,extra\n",
             "line 2: 3 cells where the header line names 2 columns",
         ),
+        // pandas: "EOF inside string starting at row 1".
+        (
+            "id,input,ground_truth\n1,\"hello,Paris\n2,x,y\n",
+            "line 2: a cell starts with a quote that is never closed",
+        ),
     ] {
         ws.write("data.csv", text);
         let validate = ws.gavel(&["validate", "suite.yaml"]);

@@ -3,10 +3,11 @@
 //! build, so that the rest of gavel reads a CSV dataset as it reads a JSONL one.
 //!
 //! The rules: a header line names the columns and `input` must be one of them; a file without
-//! rows is refused. A cell that is empty or one of pandas' missing-value words (`NA`, `null`,
-//! `None`, ...) is missing, and a missing `input` is an error. `input` and `ground_truth` are
-//! trimmed, and read as a JSON list when they start with `[` and end with `]`. `rubric_vars`,
-//! `agent_args` and `extra_vars` hold JSON objects. `sample_id`, else `id`, is the id: numbers
+//! rows, or with a quote that opens a cell and is never closed, is refused. A cell that is
+//! empty or one of pandas' missing-value words (`NA`, `null`, `None`, ...) is missing, and a
+//! missing `input` is an error. `input` and `ground_truth` are trimmed, and read as a JSON list
+//! when they start with `[` and end with `]`. `rubric_vars`, `agent_args` and `extra_vars` hold
+//! JSON objects. `sample_id`, else `id`, is the id: numbers
 //! when every cell of its column is one, else text; a row without one gets its position.
 //! Other columns are not read.
 
@@ -74,8 +75,22 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         .map_err(|e| error(format!("cannot open: {e}")))?;
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
-        .from_reader(file.take(fsio::cap::TABLE));
+        .from_reader(Quotes::new(file.take(fsio::cap::TABLE)));
     let header = reader.headers().map_err(|e| error(csv_error(&e)))?.clone();
+    let mut records = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| error(csv_error(&e)))?;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        records.push((line, record));
+    }
+    // Before anything is said of the header or the rows: the cell may have taken in both.
+    if let Some(line) = reader.get_ref().unclosed() {
+        return Err(error(format!(
+            "line {line}: a cell starts with a quote that is never closed, so the rest of the \
+             file would be that one cell (pandas refuses the file): end the cell with a quote, \
+             and write a quote inside a quoted cell as two (\"\")"
+        )));
+    }
     if header.is_empty() {
         return Err(error(
             "the CSV file is empty: it needs a header line naming its columns (`input` among \
@@ -92,19 +107,13 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
             found.join(", ")
         )));
     };
-    let mut records = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| error(csv_error(&e)))?;
-        let line = record.position().map_or(0, |p| p.line() as usize);
-        if record.len() > header.len() {
-            return Err(error(format!(
-                "line {line}: {} cells where the header line names {} columns: quote a cell \
-                 that holds a comma (\"a, b\"), or name the extra columns in the header",
-                record.len(),
-                header.len()
-            )));
-        }
-        records.push((line, record));
+    if let Some((line, record)) = records.iter().find(|(_, r)| r.len() > header.len()) {
+        return Err(error(format!(
+            "line {line}: {} cells where the header line names {} columns: quote a cell \
+             that holds a comma (\"a, b\"), or name the extra columns in the header",
+            record.len(),
+            header.len()
+        )));
     }
     if records.is_empty() {
         return Err(error(
@@ -226,6 +235,84 @@ enum CellError {
     Object(serde_json::Error),
 }
 
+/// The CSV text read through, its quotes followed as the csv crate and pandas read them: the
+/// csv crate ends a cell whose opening quote is never closed at the end of the file, with every
+/// line after it in the cell, where pandas refuses the file.
+struct Quotes<R> {
+    inner: R,
+    /// How much of a UTF-8 byte order mark the text has started with, which the csv crate
+    /// skips; `None` once the text is past it or does not start with one.
+    mark: Option<usize>,
+    at: Place,
+    /// The line being read, from 1.
+    line: usize,
+    /// The line the last quoted cell opened on.
+    opened: usize,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Where in the CSV text a byte is.
+#[derive(Clone, Copy)]
+enum Place {
+    CellStart,
+    Cell,
+    Quoted,
+    /// A quote in a quoted cell: its end, or the first of two that stand for one.
+    QuoteInQuoted,
+}
+
+impl<R> Quotes<R> {
+    fn new(inner: R) -> Quotes<R> {
+        Quotes {
+            inner,
+            mark: Some(0),
+            at: Place::CellStart,
+            line: 1,
+            opened: 0,
+        }
+    }
+
+    fn follow(&mut self, byte: u8) {
+        if let Some(read) = self.mark.take()
+            && BOM.get(read) == Some(&byte)
+        {
+            self.mark = Some(read + 1);
+            return;
+        }
+        self.at = match (self.at, byte) {
+            (Place::Quoted, b'"') => Place::QuoteInQuoted,
+            (Place::Quoted, _) | (Place::QuoteInQuoted, b'"') => Place::Quoted,
+            (Place::CellStart, b'"') => {
+                self.opened = self.line;
+                Place::Quoted
+            }
+            (_, b',' | b'\n' | b'\r') => Place::CellStart,
+            // A quote inside a cell that does not start with one is text, and so is text
+            // after a quoted cell's closing quote.
+            _ => Place::Cell,
+        };
+        if byte == b'\n' {
+            self.line += 1;
+        }
+    }
+
+    /// The line of the quote that opened the cell the text ended in, if it never closed.
+    fn unclosed(&self) -> Option<usize> {
+        matches!(self.at, Place::Quoted).then_some(self.opened)
+    }
+}
+
+impl<R: Read> Read for Quotes<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.inner.read(buffer)?;
+        for &byte in &buffer[..read] {
+            self.follow(byte);
+        }
+        Ok(read)
+    }
+}
+
 /// An id column, read as pandas types a column: numbers when every cell that is not missing is
 /// one, else text.
 struct Ids {
@@ -258,5 +345,63 @@ impl Ids {
         } else {
             Value::from(number)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ids of the rows of the CSV `text`, or the message of its error.
+    fn ids(text: &str) -> Result<Vec<Value>, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data.csv");
+        std::fs::write(&path, text).unwrap();
+        let converted = convert(&path).map_err(|e| e.message)?;
+        Ok(converted
+            .text
+            .lines()
+            .map(|row| serde_json::from_str::<Value>(row).unwrap()["id"].clone())
+            .collect())
+    }
+
+    #[test]
+    fn a_quote_never_closed_is_refused_at_its_line_as_pandas_refuses_it() {
+        // What pandas 3.1 says of each: an error ("EOF inside string"), or the cells it reads.
+        for (text, unclosed) in [
+            ("id,input\n1,\"hello,Paris\n2,x\n", Some(2)),
+            ("id,input\n1,x\n2,\"ab\n", Some(3)),
+            ("id,\"inp\nut\n1,x\n", Some(1)),
+            ("id,input\n1,\"ab\"\"\n2,x\n", Some(2)),
+            ("id,input\n1,x\r2,\"y\n", Some(2)),
+            ("id,input\n1,ab\"c\n2,x\n", None),
+            ("id,input\n1,\"ab\"c\"d\n2,x\n", None),
+            ("id,input\n1, \"x\n2,y\n", None),
+            ("id,input\n1,\"a\nb\"\n2,\"\"\n", None),
+            ("\u{feff}\"id,input\n1,x\n", Some(1)),
+            ("\u{feff}\"id\",input\n1,x\n", None),
+        ] {
+            let mut quotes = Quotes::new(text.as_bytes());
+            std::io::copy(&mut quotes, &mut std::io::sink()).unwrap();
+            assert_eq!(quotes.unclosed(), unclosed, "{text:?}");
+        }
+        let error = ids("id,input,ground_truth\n1,\"hello,Paris\n2,x,y\n").unwrap_err();
+        assert!(
+            error.starts_with("line 2: a cell starts with a quote that is never closed"),
+            "{error}"
+        );
+        // Before the header is read for its columns: the cell took in the whole file.
+        // A byte order mark, which the csv crate skips, is not the start of a cell.
+        for text in ["id,\"input\n1,x\n", "\u{feff}\"id,input\n1,x\n"] {
+            let error = ids(text).unwrap_err();
+            assert!(
+                error.starts_with("line 1: a cell starts with a quote"),
+                "{error}"
+            );
+        }
+        assert_eq!(
+            ids("\u{feff}\"id\",input\n1,x\n").unwrap(),
+            [Value::from(1)]
+        );
     }
 }
