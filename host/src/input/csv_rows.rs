@@ -8,9 +8,11 @@
 //! missing `input` is an error. `input` and `ground_truth` are trimmed, and read as a JSON list
 //! when they start with `[` and end with `]`. `rubric_vars`, `agent_args` and `extra_vars` hold
 //! JSON objects. `sample_id`, else `id`, is the id: numbers
-//! when every cell of its column is one, else text; a row without one gets its position.
-//! Other columns are not read.
+//! when every cell of its column is one, else text; an infinite number, or a whole one too
+//! large to keep, is refused. A row without one gets its position, unless another row has that
+//! id. Other columns are not read.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
@@ -120,7 +122,7 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
             "the CSV file has no rows, only its header line: add a line per sample".to_string(),
         ));
     }
-    let ids = ["sample_id", "id"].map(|name| column(name).map(|at| Ids::of(&records, at)));
+    let ids = row_ids(&header, &records).map_err(error)?;
     let ground_truth = column("ground_truth");
     let (rubric, rubric_path) = (column("rubric"), column("rubric_path"));
     let objects = OBJECT_COLUMNS.map(column);
@@ -129,26 +131,14 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
         text: String::new(),
         lines: Vec::with_capacity(records.len()),
     };
-    for (position, (line, record)) in records.iter().enumerate() {
+    for ((line, record), id) in records.iter().zip(ids) {
         let line = *line;
         let at = |name: &str, message: &dyn std::fmt::Display| {
             error(format!("line {line}, {name}: {message}"))
         };
-        // A short record's missing cells are missing values, as pandas reads them.
-        let cell = |column: Option<usize>| {
-            column
-                .and_then(|i| record.get(i))
-                .filter(|cell| !is_missing(cell))
-        };
+        let cell = |column: Option<usize>| present(record, column?);
         let mut row = Map::new();
-        let id = ids
-            .iter()
-            .flatten()
-            .find_map(|ids| ids.id(cell(Some(ids.column))?));
-        row.insert(
-            "id".to_string(),
-            id.unwrap_or_else(|| Value::from(position)),
-        );
+        row.insert("id".to_string(), id);
         let input = cell(Some(input)).ok_or_else(|| {
             at(
                 "input",
@@ -235,6 +225,12 @@ enum CellError {
     Object(serde_json::Error),
 }
 
+/// The cell of `record` in `column` unless it is missing: a short record's missing cells are
+/// missing values, as pandas reads them.
+fn present(record: &csv::StringRecord, column: usize) -> Option<&str> {
+    record.get(column).filter(|cell| !is_missing(cell))
+}
+
 /// The CSV text read through, its quotes followed as the csv crate and pandas read them: the
 /// csv crate ends a cell whose opening quote is never closed at the end of the file, with every
 /// line after it in the cell, where pandas refuses the file.
@@ -313,40 +309,115 @@ impl<R: Read> Read for Quotes<R> {
     }
 }
 
+/// Each row's id, as letta-evals gives it: its `sample_id` cell, else its `id` cell, else its
+/// position. A position that is another row's id is refused: letta-evals would grade the two
+/// rows as one sample, which no one writing the file means.
+fn row_ids(
+    header: &csv::StringRecord,
+    records: &[(usize, csv::StringRecord)],
+) -> Result<Vec<Value>, String> {
+    let columns: Vec<Ids> = ["sample_id", "id"]
+        .into_iter()
+        .filter_map(|name| {
+            let column = header.iter().position(|h| h == name)?;
+            Some(Ids::of(records, name, column))
+        })
+        .collect();
+    let mut ids = Vec::with_capacity(records.len());
+    // The line of the first row given each whole-number id, and the rows given none.
+    let mut given = HashMap::new();
+    let mut unnamed = Vec::new();
+    for (position, (line, record)) in records.iter().enumerate() {
+        let cell = columns
+            .iter()
+            .find_map(|ids| Some((ids, present(record, ids.column)?)));
+        let id = match cell {
+            Some((ids, cell)) => {
+                let id = ids
+                    .id(cell)
+                    .map_err(|m| format!("line {line}, {}: {m}", ids.name))?;
+                if let Some(int) = id.as_i64() {
+                    given.entry(int).or_insert(*line);
+                }
+                id
+            }
+            None => {
+                unnamed.push((position, *line));
+                Value::from(position)
+            }
+        };
+        ids.push(id);
+    }
+    for (position, line) in unnamed {
+        if let Some(other) = i64::try_from(position).ok().and_then(|p| given.get(&p)) {
+            return Err(format!(
+                "line {line}: the row has no id (its id cell is empty, or a word pandas reads \
+                 as missing, such as `NaN`), so it takes its position, {position}, which is the \
+                 id of the row on line {other}: the two rows would be one sample; give this \
+                 row an id of its own"
+            ));
+        }
+    }
+    Ok(ids)
+}
+
 /// An id column, read as pandas types a column: numbers when every cell that is not missing is
 /// one, else text.
 struct Ids {
+    name: &'static str,
     column: usize,
     numbers: bool,
 }
 
 impl Ids {
-    fn of(records: &[(usize, csv::StringRecord)], column: usize) -> Ids {
+    fn of(records: &[(usize, csv::StringRecord)], name: &'static str, column: usize) -> Ids {
+        // Rust reads `NAN` or `+nan` as a number where pandas reads text (the words it reads
+        // as missing are missing already).
         let numbers = records
             .iter()
-            .filter_map(|(_, record)| record.get(column))
-            .filter(|cell| !is_missing(cell))
-            .all(|cell| cell.trim().parse::<f64>().is_ok());
-        Ids { column, numbers }
+            .filter_map(|(_, record)| present(record, column))
+            .all(|cell| cell.trim().parse::<f64>().is_ok_and(|n| !n.is_nan()));
+        Ids {
+            name,
+            column,
+            numbers,
+        }
     }
 
-    /// The id of a cell that is not missing; a whole number becomes an integer.
-    fn id(&self, cell: &str) -> Option<Value> {
-        if !self.numbers {
-            return Some(Value::from(cell));
-        }
+    /// The id of a cell that is not missing: its text, or in a column of numbers its number, a
+    /// whole one as an integer. A number that cannot be an id is refused, saying why.
+    fn id(&self, cell: &str) -> Result<Value, String> {
         let text = cell.trim();
+        let number = match text.parse::<f64>() {
+            Ok(number) if self.numbers => number,
+            _ => return Ok(Value::from(cell)),
+        };
         if let Ok(int) = text.parse::<i64>() {
-            return Some(Value::from(int));
+            return Ok(Value::from(int));
         }
-        let number: f64 = text.parse().ok()?;
-        Some(if number.fract() == 0.0 && number.abs() < 9.0e15 {
-            Value::from(number as i64)
-        } else {
-            Value::from(number)
-        })
+        if number.is_infinite() {
+            return Err(format!(
+                "pandas reads `{text}` as an infinite number, which cannot be an id: write a \
+                 whole number, or make the ids text ({TEXT_IDS})"
+            ));
+        }
+        if number.fract() != 0.0 {
+            // Refused when the row is read, as a JSONL row's is.
+            return Ok(Value::from(number));
+        }
+        if number.abs() < 9.0e15 {
+            return Ok(Value::from(number as i64));
+        }
+        Err(format!(
+            "`{text}` is too large for a number id: write a smaller number, or make the ids \
+             text ({TEXT_IDS}), such as `s{text}`"
+        ))
     }
 }
+
+/// How ids that look like numbers are made text.
+const TEXT_IDS: &str = "pandas reads an id column as numbers when every cell is one, quoted \
+                        or not, so start the ids with a letter";
 
 #[cfg(test)]
 mod tests {
@@ -403,5 +474,62 @@ mod tests {
             ids("\u{feff}\"id\",input\n1,x\n").unwrap(),
             [Value::from(1)]
         );
+    }
+
+    #[test]
+    fn ids_are_read_as_letta_evals_reads_them_through_pandas() {
+        let read = |text: &str| ids(text).unwrap();
+        assert_eq!(
+            read("id,input\n1,a\n3.0,b\n,c\n"),
+            [1, 3, 2].map(Value::from)
+        );
+        assert_eq!(
+            read("id,input\n1,a\n5,b\nNaN,c\n"),
+            [1, 5, 2].map(Value::from)
+        );
+        assert_eq!(read("id,input\n 7 ,a\n+8,b\n"), [7, 8].map(Value::from));
+        // pandas reads `NAN` (not one of its missing words) as text, and so the column.
+        assert_eq!(
+            read("id,input\n1,a\nNAN,b\n"),
+            ["1", "NAN"].map(Value::from)
+        );
+        assert_eq!(
+            read("sample_id,id,input\n,3,a\ns,4,b\n"),
+            [Value::from(3), Value::from("s")]
+        );
+    }
+
+    #[test]
+    fn an_id_that_would_be_another_rows_or_cannot_be_one_is_refused_at_its_line() {
+        for (text, expected) in [
+            (
+                "id,input\n1,a\n2,b\ninf,c\nNaN,d\n",
+                "line 4, id: pandas reads `inf` as an infinite number, which cannot be an id",
+            ),
+            (
+                "id,input\n-Infinity,a\n",
+                "line 2, id: pandas reads `-Infinity`",
+            ),
+            (
+                "id,input\n1,a\n5e400,b\n",
+                "line 3, id: pandas reads `5e400`",
+            ),
+            (
+                "id,input\n1,a\n2,b\nNaN,c\n",
+                "line 4: the row has no id (its id cell is empty, or a word pandas reads as \
+                 missing, such as `NaN`), so it takes its position, 2, which is the id of the \
+                 row on line 3",
+            ),
+            ("id,input\n,a\n0,b\n", "line 2: the row has no id"),
+            (
+                "sample_id,input\n1,a\n12345678901234567890123456,b\n",
+                "line 3, sample_id: `12345678901234567890123456` is too large for a number \
+                 id: write a smaller number, or make the ids text",
+            ),
+            ("id,input\n1e16,a\n", "line 2, id: `1e16` is too large"),
+        ] {
+            let error = ids(text).unwrap_err();
+            assert!(error.starts_with(expected), "{text:?}: {error}");
+        }
     }
 }
