@@ -576,6 +576,31 @@ fn a_dataset_that_is_not_utf8_is_refused_whole_however_late_the_bad_bytes() {
 }
 
 #[test]
+fn a_number_id_too_large_to_keep_is_refused_with_how_to_keep_it() {
+    let ws = capitals();
+    ws.write(
+        "data.jsonl",
+        &format!(
+            "{}\n{}\n",
+            letta_row(1, "Paris", "Paris"),
+            letta_row(2, "Paris", "Paris")
+                .to_string()
+                .replace("\"id\":2", "\"id\":18446744073709551616")
+        ),
+    );
+    let validate = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    assert!(
+        stderr(&validate).contains(
+            "data.jsonl:2: sample_id: the number is too large for a number id: write the id \
+             as text, in quotes"
+        ),
+        "{}",
+        stderr(&validate)
+    );
+}
+
+#[test]
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();

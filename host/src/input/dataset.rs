@@ -523,6 +523,10 @@ fn id_by_serde(raw: &str) -> Result<SampleId, &'static str> {
             } else {
                 match n.as_f64() {
                     Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(SampleId::Int(f as i64)),
+                    Some(f) if f.fract() == 0.0 => Err(
+                        "sample_id: the number is too large for a number id: write the id as \
+                         text, in quotes",
+                    ),
                     _ => Err("sample_id: a number id must be a whole number"),
                 }
             }
@@ -1562,6 +1566,22 @@ mod tests {
         assert_eq!(whole_number("1.0"), None);
         assert_eq!(whole_number("-"), None);
         assert_eq!(whole_number("-9223372036854775808"), Some(i64::MIN));
+    }
+
+    #[test]
+    fn a_whole_number_id_too_large_to_keep_is_told_apart_from_a_fraction() {
+        let too_large = Err(
+            "sample_id: the number is too large for a number id: write the id as text, in quotes",
+        );
+        for text in ["18446744073709551616", "-9223372036854775809", "1e16"] {
+            assert_eq!(parse_id(RawId(text)), too_large, "{text}");
+        }
+        let fraction = Err("sample_id: a number id must be a whole number");
+        assert_eq!(parse_id(RawId("2.5")), fraction);
+        assert_eq!(
+            parse_id(RawId("\"18446744073709551616\"")),
+            Ok(SampleId::Str("18446744073709551616".to_string()))
+        );
     }
 
     #[test]
