@@ -576,6 +576,61 @@ fn a_dataset_that_is_not_utf8_is_refused_whole_however_late_the_bad_bytes() {
 }
 
 #[test]
+fn a_dataset_line_that_is_not_utf8_is_named_and_a_skip_invalid_run_it_stops_is_interrupted() {
+    let ws = capitals();
+    let mut bytes = good_rows(3000).into_bytes();
+    bytes.extend_from_slice(b"{\"id\": 3000, \"input\": \"\xff\"}\n");
+    std::fs::write(ws.path("data.jsonl"), bytes).unwrap();
+    let named = "data.jsonl: line 3001: the file is not UTF-8 text: save it as UTF-8";
+    let validate = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    assert!(stderr(&validate).contains(named), "{}", stderr(&validate));
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "--skip-invalid"]);
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    assert!(stderr(&run).contains(named), "{}", stderr(&run));
+    // What was graded is kept, and the record says the run stopped short of its end.
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(ws.path("out/run.json")).unwrap()).unwrap();
+    let results = ws.results("out");
+    assert_eq!(record["progress"]["state"], "interrupted", "{record}");
+    assert_eq!(record["progress"]["results"], results.len(), "{record}");
+    for (i, result) in results.iter().enumerate() {
+        assert_eq!(result["sample_id"], i, "{result}");
+    }
+    let report = ws.gavel(&["report", "out"]);
+    assert!(
+        stderr(&report).contains("out/run.json says `interrupted`"),
+        "{}",
+        stderr(&report)
+    );
+}
+
+#[test]
+fn a_number_id_too_large_to_keep_is_refused_with_how_to_keep_it() {
+    let ws = capitals();
+    ws.write(
+        "data.jsonl",
+        &format!(
+            "{}\n{}\n",
+            letta_row(1, "Paris", "Paris"),
+            letta_row(2, "Paris", "Paris")
+                .to_string()
+                .replace("\"id\":2", "\"id\":18446744073709551616")
+        ),
+    );
+    let validate = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    assert!(
+        stderr(&validate).contains(
+            "data.jsonl:2: sample_id: the number is too large for a number id: write the id \
+             as text, in quotes"
+        ),
+        "{}",
+        stderr(&validate)
+    );
+}
+
+#[test]
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();

@@ -80,6 +80,27 @@ fn bad_csv_datasets_are_refused_with_the_line_and_the_column() {
             "id,input\n1,q,extra\n",
             "line 2: 3 cells where the header line names 2 columns",
         ),
+        // pandas: "EOF inside string starting at row 1".
+        (
+            "id,input,ground_truth\n1,\"hello,Paris\n2,x,y\n",
+            "line 2: a cell starts with a quote that is never closed",
+        ),
+        // letta-evals refuses an infinite id; `NaN` is missing, and its row's position is the
+        // id of another row.
+        (
+            "id,input\n1,a\n2,b\ninf,c\nNaN,d\n",
+            "line 4, id: pandas reads `inf` as an infinite number",
+        ),
+        (
+            "id,input\n1,a\n2,b\nNaN,c\n",
+            "line 4: the row has no id (its id cell is empty, or a word pandas reads as \
+             missing, such as `NaN`), so it takes its position, 2, which is the id of the row \
+             on line 3",
+        ),
+        (
+            "id,input\n1,a\n12345678901234567890123456,b\n",
+            "line 3, id: `12345678901234567890123456` is too large for a number id",
+        ),
     ] {
         ws.write("data.csv", text);
         let validate = ws.gavel(&["validate", "suite.yaml"]);

@@ -523,6 +523,10 @@ fn id_by_serde(raw: &str) -> Result<SampleId, &'static str> {
             } else {
                 match n.as_f64() {
                     Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(SampleId::Int(f as i64)),
+                    Some(f) if f.fract() == 0.0 => Err(
+                        "sample_id: the number is too large for a number id: write the id as \
+                         text, in quotes",
+                    ),
                     _ => Err("sample_id: a number id must be a whole number"),
                 }
             }
@@ -685,7 +689,7 @@ impl Lines {
         loop {
             if self.at == self.block.len() {
                 if let Some(e) = self.failed.take() {
-                    return Err(SourceError::io(&self.file, "read", e));
+                    return Err(read_failure(&self.file, e));
                 }
                 if !self.refill() {
                     return Ok(None);
@@ -785,7 +789,7 @@ impl Lines {
             memchr::memrchr(b'\n', &bytes).map_or(0, |newline| newline + 1)
         };
         self.carried = bytes.split_off(whole);
-        let (text, not_text) = whole_lines_as_text(bytes);
+        let (text, not_text) = whole_lines_as_text(bytes, self.number + 1);
         self.failed = self.failed.take().or(not_text);
         if self.failed.is_some() {
             // Nothing past a failure is read.
@@ -996,8 +1000,8 @@ fn fill(source: &mut impl Read, buffer: &mut [u8]) -> (usize, std::io::Result<()
 /// copying each line out; a file [`Lines`] cannot read fails the same way here.
 pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
     let mut reader = BufReader::with_capacity(1 << 20, open_stream(path)?);
-    let read_error = |e| SourceError::io(path, "read", e);
-    let mut rows = 0u64;
+    let read_error = |e| read_failure(path, e);
+    let (mut rows, mut number) = (0u64, 0usize);
     // The start of a line that runs over the end of the buffer.
     let mut carried: Vec<u8> = Vec::new();
     loop {
@@ -1007,11 +1011,12 @@ pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
         }
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', buffer) {
+            number += 1;
             let is_row = if carried.is_empty() {
-                is_row(&buffer[start..end])
+                is_row(&buffer[start..end], number)
             } else {
                 carried.extend_from_slice(&buffer[start..end]);
-                let is_row = is_row(&carried);
+                let is_row = is_row(&carried, number);
                 carried.clear();
                 is_row
             };
@@ -1023,7 +1028,7 @@ pub fn count_rows(path: &Path) -> Result<u64, SourceError> {
         reader.consume(consumed);
     }
     if !carried.is_empty() {
-        rows += u64::from(is_row(&carried).map_err(read_error)?);
+        rows += u64::from(is_row(&carried, number + 1).map_err(read_error)?);
     }
     Ok(rows)
 }
@@ -1146,22 +1151,23 @@ fn counted(path: &Path, reading: Reading, max: Option<u64>) -> Option<u64> {
     Some(max.map_or(rows, |max| rows.min(max)))
 }
 
-/// Whether a line (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and not
-/// blank.
-fn is_row(line: &[u8]) -> std::io::Result<bool> {
-    let text = simdutf8::basic::from_utf8(line).map_err(|_| not_utf8())?;
+/// Whether line `number` (without its newline) is a row, as [`Lines`] decides: valid UTF-8 and
+/// not blank.
+fn is_row(line: &[u8], number: usize) -> std::io::Result<bool> {
+    let text = simdutf8::basic::from_utf8(line).map_err(|_| not_utf8(number))?;
     Ok(!text.trim().is_empty())
 }
 
-/// Whole lines read as bytes, as text: all of them, or those before the first line that is not
-/// UTF-8, with the error std's `read_line` gives for it. The check is simdutf8's, which finds
-/// the same text invalid as std's and reads non-ASCII text several times faster.
-fn whole_lines_as_text(mut bytes: Vec<u8>) -> (String, Option<std::io::Error>) {
+/// Whole lines read as bytes, the first of them line `first`, as text: all of them, or those
+/// before the first line that is not UTF-8, with the error that names it. The check is
+/// simdutf8's, which finds the same text invalid as std's and reads non-ASCII text several
+/// times faster.
+fn whole_lines_as_text(mut bytes: Vec<u8>, first: usize) -> (String, Option<std::io::Error>) {
     let failed = simdutf8::compat::from_utf8(&bytes).err().map(|e| {
         let good =
             memchr::memrchr(b'\n', &bytes[..e.valid_up_to()]).map_or(0, |newline| newline + 1);
         bytes.truncate(good);
-        not_utf8()
+        not_utf8(first + memchr::memchr_iter(b'\n', &bytes).count())
     });
     // SAFETY: simdutf8 found `bytes` valid UTF-8, or valid up to a byte that `bytes`, cut back to
     // the newline before it, no longer holds.
@@ -1170,11 +1176,24 @@ fn whole_lines_as_text(mut bytes: Vec<u8>) -> (String, Option<std::io::Error>) {
     (text, failed)
 }
 
-fn not_utf8() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        "stream did not contain valid UTF-8",
-    )
+/// Line `line` of a file is not UTF-8 text.
+#[derive(Debug, thiserror::Error)]
+#[error("line {0}: the file is not UTF-8 text: save it as UTF-8")]
+struct NotUtf8(usize);
+
+fn not_utf8(line: usize) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, NotUtf8(line))
+}
+
+/// A failed read of the file at `path`, in words: a line that is not UTF-8 text names itself.
+fn read_failure(path: &Path, e: std::io::Error) -> SourceError {
+    if e.get_ref().is_some_and(|inner| inner.is::<NotUtf8>()) {
+        return SourceError {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+    }
+    SourceError::io(path, "read", e)
 }
 
 /// What a suite says about reading its dataset and recorded runs.
@@ -1565,6 +1584,33 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_number_id_too_large_to_keep_is_told_apart_from_a_fraction() {
+        let too_large = Err(
+            "sample_id: the number is too large for a number id: write the id as text, in quotes",
+        );
+        for text in ["18446744073709551616", "-9223372036854775809", "1e16"] {
+            assert_eq!(parse_id(RawId(text)), too_large, "{text}");
+        }
+        let fraction = Err("sample_id: a number id must be a whole number");
+        assert_eq!(parse_id(RawId("2.5")), fraction);
+        assert_eq!(
+            parse_id(RawId("\"18446744073709551616\"")),
+            Ok(SampleId::Str("18446744073709551616".to_string()))
+        );
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_named_by_its_number() {
+        let (text, failed) = whole_lines_as_text(b"{}\n\n{\"a\": \"\xff\"}\n{}\n".to_vec(), 5);
+        assert_eq!(text, "{}\n\n");
+        let failed = failed.expect("a line that is not UTF-8").to_string();
+        assert_eq!(
+            failed,
+            "line 7: the file is not UTF-8 text: save it as UTF-8"
+        );
+    }
+
+    #[test]
     fn the_scanner_reads_rows_of_the_common_shape_as_serde_does() {
         let parser = RowParser::new(None, PathBuf::from("."));
         for text in SCANNED_ROWS {
@@ -1853,9 +1899,9 @@ mod tests {
                     text.trim_end_matches(['\n', '\r']).to_string(),
                 ))),
                 Err(_) => {
-                    read.push(Err(
-                        "cannot read: stream did not contain valid UTF-8".to_string()
-                    ));
+                    read.push(Err(format!(
+                        "line {number}: the file is not UTF-8 text: save it as UTF-8"
+                    )));
                     return read;
                 }
             }
@@ -2013,13 +2059,12 @@ mod tests {
             b"{\"a\": \"\x80\"}",
         ];
         for bytes in cases {
-            let (text, failed) = whole_lines_as_text(bytes.to_vec());
+            let (text, failed) = whole_lines_as_text(bytes.to_vec(), 1);
             let ours = match failed {
-                Some(e) => Err(e.to_string()),
+                Some(_) => Err(()),
                 None => Ok(text),
             };
-            let std = String::from_utf8(bytes.to_vec())
-                .map_err(|_| "stream did not contain valid UTF-8".to_string());
+            let std = String::from_utf8(bytes.to_vec()).map_err(|_| ());
             assert_eq!(ours, std, "{bytes:?}");
         }
     }
@@ -2031,7 +2076,10 @@ mod tests {
         std::fs::write(&path, b"{}\n{\"a\": \"\xff\"}\n").unwrap();
         let counted = count_rows(&path).unwrap_err().to_string();
         assert_eq!(counted, rows_read(&path).unwrap_err());
-        assert!(counted.contains("valid UTF-8"), "{counted}");
+        assert!(
+            counted.ends_with("bad.jsonl: line 2: the file is not UTF-8 text: save it as UTF-8"),
+            "{counted}"
+        );
         let missing = dir.path().join("missing.jsonl");
         assert_eq!(
             count_rows(&missing).unwrap_err().to_string(),

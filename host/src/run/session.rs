@@ -88,6 +88,14 @@ struct Ended {
     junit: Option<Junit>,
 }
 
+/// Where a pass that failed had got to, for its record.
+struct Stopped {
+    started: std::time::Instant,
+    /// Results the session's output holds.
+    results: u64,
+    judge_tokens: BTreeMap<String, Tokens>,
+}
+
 /// What a session does once it has read what it needs.
 enum Plan {
     /// The dataset has invalid rows: nothing is graded.
@@ -374,7 +382,14 @@ impl<'p> Session<'p> {
         }
         let end = match (end, rest) {
             (Ok(PassEnd::Refused), _) => return self.refused(output, junit),
-            (Err(e), _) => return self.failed(e, output, junit),
+            (Err(e), _) => {
+                let stopped = Stopped {
+                    started,
+                    results: already + written,
+                    judge_tokens,
+                };
+                return self.failed(e, output, junit, stopped);
+            }
             (Ok(_), Err(source)) => {
                 let path = output.file().path().to_path_buf();
                 output.abandon();
@@ -426,18 +441,33 @@ impl<'p> Session<'p> {
     }
 
     /// The pass failed: a file that cannot be read is refused like an invalid row (nothing of
-    /// this run is kept); any other failure leaves what an interrupted run would have.
+    /// this run is kept); any other failure, or that one with `--skip-invalid`, leaves what an
+    /// interrupted run would have, its record saying so, for `--resume` and `gavel report`.
     fn failed(
-        self,
+        mut self,
         error: PassError,
         output: Output,
         junit: Option<Junit>,
+        stopped: Stopped,
     ) -> Result<Outcome, RunFailure> {
         if matches!(error, PassError::Source(_)) && !self.options.skip_invalid {
             return Err(RunFailure::from(error).with(self.take_back(output, junit)));
         }
         output.abandon();
-        Err(error.into())
+        // A retry's record stays the finished run's (`mark` wrote none).
+        let recorded = self.marked.then(|| {
+            self.record
+                .ended(
+                    State::Interrupted,
+                    stopped.started.elapsed(),
+                    stopped.results,
+                    stopped.judge_tokens,
+                )
+                .write(&self.setting.out_dir)
+                .err()
+                .map(RunError::from)
+        });
+        Err(RunFailure::from(error).with(recorded.flatten()))
     }
 
     /// Keeps the results of a pass that ended, and concludes; stopped short by a judge, a
