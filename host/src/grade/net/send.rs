@@ -191,7 +191,10 @@ async fn destination(grants: &Grants, target: &Target) -> Result<SocketAddr, Err
     if !target.granted_by(&grants.network) {
         return Err(dns_error(NOT_GRANTED));
     }
-    let mut addresses = lookup(&target.host, target.port).await?.into_iter().peekable();
+    let mut addresses = lookup(&target.host, target.port)
+        .await?
+        .into_iter()
+        .peekable();
     if addresses.peek().is_none() {
         return Err(dns_error("no address"));
     }
