@@ -601,7 +601,9 @@ impl Project {
         // such run wrote (a suite of the user's own) is not replaced.
         let ours = fsio::read_text(&suite, fsio::cap::TEXT).is_ok_and(|t| t.starts_with(WRITTEN));
         for file in [&suite, &dataset] {
-            if !ours && std::fs::symlink_metadata(file).is_ok() {
+            // A link planted there is refused as one when it is written.
+            let there = std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file());
+            if !ours && there {
                 return Err(SuiteError::at(
                     file,
                     "",

@@ -180,7 +180,9 @@ impl<'p> Session<'p> {
         let Some(recorded) = &self.previous.record else {
             // Results without the record of a run: someone else's file, or a run whose record
             // was removed. Neither is replaced unasked.
-            if self.policy == Policy::Fresh && !self.options.overwrite && results > 0 {
+            // A link planted there is refused as one when the run writes, not taken for results.
+            let theirs = std::fs::symlink_metadata(results_path).is_ok_and(|m| m.is_file());
+            if self.policy == Policy::Fresh && !self.options.overwrite && theirs && results > 0 {
                 return Err(RunError::NotARun {
                     dir: out_dir.clone(),
                 });
