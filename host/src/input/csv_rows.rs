@@ -122,7 +122,7 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
             "the CSV file has no rows, only its header line: add a line per sample".to_string(),
         ));
     }
-    let ids = row_ids(&header, &records).map_err(error)?;
+    let ids = row_ids(&header, &records).map_err(|e| error(e.to_string()))?;
     let ground_truth = column("ground_truth");
     let (rubric, rubric_path) = (column("rubric"), column("rubric_path"));
     let objects = OBJECT_COLUMNS.map(column);
@@ -315,7 +315,7 @@ impl<R: Read> Read for Quotes<R> {
 fn row_ids(
     header: &csv::StringRecord,
     records: &[(usize, csv::StringRecord)],
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, RowIdError> {
     let columns: Vec<Ids> = ["sample_id", "id"]
         .into_iter()
         .filter_map(|name| {
@@ -333,9 +333,11 @@ fn row_ids(
             .find_map(|ids| Some((ids, present(record, ids.column)?)));
         let id = match cell {
             Some((ids, cell)) => {
-                let id = ids
-                    .id(cell)
-                    .map_err(|m| format!("line {line}, {}: {m}", ids.name))?;
+                let id = ids.id(cell).map_err(|source| RowIdError::Cell {
+                    line: *line,
+                    name: ids.name,
+                    source,
+                })?;
                 if let Some(int) = id.as_i64() {
                     given.entry(int).or_insert(*line);
                 }
@@ -349,13 +351,12 @@ fn row_ids(
         ids.push(id);
     }
     for (position, line) in unnamed {
-        if let Some(other) = i64::try_from(position).ok().and_then(|p| given.get(&p)) {
-            return Err(format!(
-                "line {line}: the row has no id (its id cell is empty, or a word pandas reads \
-                 as missing, such as `NaN`), so it takes its position, {position}, which is the \
-                 id of the row on line {other}: the two rows would be one sample; give this \
-                 row an id of its own"
-            ));
+        if let Some(&other) = i64::try_from(position).ok().and_then(|p| given.get(&p)) {
+            return Err(RowIdError::Shared {
+                line,
+                position,
+                other,
+            });
         }
     }
     Ok(ids)
@@ -386,7 +387,7 @@ impl Ids {
 
     /// The id of a cell that is not missing: its text, or in a column of numbers its number, a
     /// whole one as an integer. A number that cannot be an id is refused, saying why.
-    fn id(&self, cell: &str) -> Result<Value, String> {
+    fn id(&self, cell: &str) -> Result<Value, IdError> {
         let text = cell.trim();
         let number = match text.parse::<f64>() {
             Ok(number) if self.numbers => number,
@@ -396,10 +397,7 @@ impl Ids {
             return Ok(Value::from(int));
         }
         if number.is_infinite() {
-            return Err(format!(
-                "pandas reads `{text}` as an infinite number, which cannot be an id: write a \
-                 whole number, or make the ids text ({TEXT_IDS})"
-            ));
+            return Err(IdError::Infinite(text.to_string()));
         }
         if number.fract() != 0.0 {
             // Refused when the row is read, as a JSONL row's is.
@@ -408,11 +406,44 @@ impl Ids {
         if number.abs() < 9.0e15 {
             return Ok(Value::from(number as i64));
         }
-        Err(format!(
-            "`{text}` is too large for a number id: write a smaller number, or make the ids \
-             text ({TEXT_IDS}), such as `s{text}`"
-        ))
+        Err(IdError::TooLarge(text.to_string()))
     }
+}
+
+/// Why a row has no id of its own.
+#[derive(Debug, thiserror::Error)]
+enum RowIdError {
+    #[error("line {line}, {name}: {source}")]
+    Cell {
+        line: usize,
+        name: &'static str,
+        source: IdError,
+    },
+    #[error(
+        "line {line}: the row has no id (its id cell is empty, or a word pandas reads as \
+         missing, such as `NaN`), so it takes its position, {position}, which is the id of the \
+         row on line {other}: the two rows would be one sample; give this row an id of its own"
+    )]
+    Shared {
+        line: usize,
+        position: usize,
+        other: usize,
+    },
+}
+
+/// Why a number in an id column cannot be an id.
+#[derive(Debug, thiserror::Error)]
+enum IdError {
+    #[error(
+        "pandas reads `{0}` as an infinite number, which cannot be an id: write a whole number, \
+         or make the ids text ({TEXT_IDS})"
+    )]
+    Infinite(String),
+    #[error(
+        "`{0}` is too large for a number id: write a smaller number, or make the ids text \
+         ({TEXT_IDS}), such as `s{0}`"
+    )]
+    TooLarge(String),
 }
 
 /// How ids that look like numbers are made text.
