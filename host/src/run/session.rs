@@ -457,19 +457,23 @@ impl<'p> Session<'p> {
         }
         output.abandon();
         // A retry's record stays the finished run's (`mark` wrote none).
-        let recorded = self.marked.then(|| {
-            self.record
-                .ended(
-                    State::Interrupted,
-                    stopped.started.elapsed(),
-                    stopped.results,
-                    stopped.judge_tokens,
-                )
-                .write(&self.setting.out_dir)
-                .err()
-                .map(RunError::from)
-        });
+        let recorded = self.marked.then(|| self.interrupted(stopped));
         Err(RunFailure::from(error).with(recorded.flatten()))
+    }
+
+    /// Records the run as interrupted where its pass `stopped`; the error of writing the
+    /// record, if any.
+    fn interrupted(&mut self, stopped: Stopped) -> Option<RunError> {
+        self.record
+            .ended(
+                State::Interrupted,
+                stopped.started.elapsed(),
+                stopped.results,
+                stopped.judge_tokens,
+            )
+            .write(&self.setting.out_dir)
+            .err()
+            .map(RunError::from)
     }
 
     /// Keeps the results of a pass that ended, and concludes; stopped short by a judge, a
@@ -479,17 +483,11 @@ impl<'p> Session<'p> {
         let whole = self.policy == Policy::RetryErrors;
         if ended.end == PassEnd::JudgeDown && !whole {
             let finished = output.keep().err();
-            let recorded = self
-                .record
-                .ended(
-                    State::Interrupted,
-                    ended.started.elapsed(),
-                    ended.results,
-                    ended.judge_tokens,
-                )
-                .write(&self.setting.out_dir)
-                .err()
-                .map(RunError::from);
+            let recorded = self.interrupted(Stopped {
+                started: ended.started,
+                results: ended.results,
+                judge_tokens: ended.judge_tokens,
+            });
             let down = judge_down(
                 judge_stopped(self.prepared),
                 ended.results,
