@@ -773,3 +773,77 @@ fn a_result_that_runs_its_own_code_is_its_samples_error_and_the_instance_stays_w
         ]
     );
 }
+
+/// A letta-evals reward composer, counting its calls, whose metadata at the rows with ids 2, 3
+/// and 4 holds a set and a tuple, a dict that holds itself, and an object of no JSON type.
+const HOSTILE_REWARD: &str = r#"from letta_evals.decorators import grader, reward_composer
+from letta_evals.models import GradeResult, RewardOutput
+
+calls = 0
+
+
+class Opaque:
+    def __str__(self):
+        return "opaque"
+
+
+@grader
+def honest(sample, submission):
+    return GradeResult(score=1.0, rationale="honest")
+
+
+@reward_composer
+def combine(ctx):
+    global calls
+    calls += 1
+    metadata = {"call": calls}
+    if ctx.sample.id == 2:
+        metadata["seen"] = {"Paris"}
+        metadata["pair"] = ("a", 1)
+    if ctx.sample.id == 3:
+        metadata["self"] = metadata
+    if ctx.sample.id == 4:
+        metadata["opaque"] = Opaque()
+    return RewardOutput(score=calls / 10, metadata=metadata)
+"#;
+
+/// A reward composer's metadata becomes JSON as a grade's does: a set or a tuple as a list (as
+/// letta-evals writes its `RewardOutput`), an object of no JSON type as its `str`, and what
+/// cannot become JSON at all (a dict that holds itself) is that sample's reward error in
+/// Python's words, not a failure of gavel's runtime; the composer's next call runs in the same
+/// warm instance, its count going on.
+#[test]
+fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write("hostile_reward.py", HOSTILE_REWARD);
+    ws.write(
+        "suite.yaml",
+        "name: hostile-reward\ndataset: data.jsonl\ngraders:\n  honest:\n    kind: tool\n    \
+         function: hostile_reward.py:honest\n    extractor: last_assistant\nreward:\n  \
+         kind: custom\n  function: hostile_reward.py:combine\n",
+    );
+    let rows: Vec<Value> = (1..=5).map(|id| paris_row(id, "Paris")).collect();
+    ws.write_rows("data.jsonl", &rows);
+    let results = graded(cache, &ws);
+    let rewards: Vec<(&Value, &Value)> = results
+        .iter()
+        .map(|r| (&r["reward"], &r["error"]))
+        .collect();
+    // The sandbox's CPython notes where in the metadata the encoder failed.
+    let circular = json!({
+        "category": "reward",
+        "message": "reward: guest returned error: invalid metadata: ValueError: Circular reference \
+                    detected; when serializing dict item 'self'; when serializing dict item 'self'",
+    });
+    assert_eq!(
+        rewards,
+        [
+            (&json!(0.1), &Value::Null),
+            (&json!(0.2), &Value::Null),
+            (&Value::Null, &circular),
+            (&json!(0.4), &Value::Null),
+            (&json!(0.5), &Value::Null),
+        ]
+    );
+}

@@ -176,13 +176,15 @@ impl<'p> Session<'p> {
             dir: out_dir.clone(),
             source,
         })?;
-        let results = std::fs::metadata(results_path).map_or(0, |m| m.len());
         let Some(recorded) = &self.previous.record else {
             // Results without the record of a run: someone else's file, or a run whose record
             // was removed. Neither is replaced unasked.
-            // A link planted there is refused as one when the run writes, not taken for results.
-            let theirs = std::fs::symlink_metadata(results_path).is_ok_and(|m| m.is_file());
-            if self.policy == Policy::Fresh && !self.options.overwrite && theirs && results > 0 {
+            // A link planted there is refused as one when the run writes, not taken for results:
+            // only a regular file (not looked through) that holds something is someone's.
+            if self.policy == Policy::Fresh
+                && !self.options.overwrite
+                && std::fs::symlink_metadata(results_path).is_ok_and(|m| m.is_file() && m.len() > 0)
+            {
                 return Err(RunError::NotARun {
                     dir: out_dir.clone(),
                 });
@@ -191,7 +193,12 @@ impl<'p> Session<'p> {
         };
         match self.policy {
             Policy::Resume => same_inputs(recorded, &self.record, out_dir, "resume", "--resume"),
-            Policy::Fresh if !self.options.overwrite && recorded.unfinished() && results > 0 => {
+            // The unfinished run's results, wherever a link there leads (`count_lines`'s too).
+            Policy::Fresh
+                if !self.options.overwrite
+                    && recorded.unfinished()
+                    && std::fs::metadata(results_path).is_ok_and(|m| m.len() > 0) =>
+            {
                 Err(RunError::Unfinished {
                     dir: out_dir.clone(),
                     results: result::count_lines(results_path).unwrap_or(0),
@@ -457,19 +464,23 @@ impl<'p> Session<'p> {
         }
         output.abandon();
         // A retry's record stays the finished run's (`mark` wrote none).
-        let recorded = self.marked.then(|| {
-            self.record
-                .ended(
-                    State::Interrupted,
-                    stopped.started.elapsed(),
-                    stopped.results,
-                    stopped.judge_tokens,
-                )
-                .write(&self.setting.out_dir)
-                .err()
-                .map(RunError::from)
-        });
+        let recorded = self.marked.then(|| self.interrupted(stopped));
         Err(RunFailure::from(error).with(recorded.flatten()))
+    }
+
+    /// Records the run as interrupted where its pass `stopped`; the error of writing the
+    /// record, if any.
+    fn interrupted(&mut self, stopped: Stopped) -> Option<RunError> {
+        self.record
+            .ended(
+                State::Interrupted,
+                stopped.started.elapsed(),
+                stopped.results,
+                stopped.judge_tokens,
+            )
+            .write(&self.setting.out_dir)
+            .err()
+            .map(RunError::from)
     }
 
     /// Keeps the results of a pass that ended, and concludes; stopped short by a judge, a
@@ -479,17 +490,11 @@ impl<'p> Session<'p> {
         let whole = self.policy == Policy::RetryErrors;
         if ended.end == PassEnd::JudgeDown && !whole {
             let finished = output.keep().err();
-            let recorded = self
-                .record
-                .ended(
-                    State::Interrupted,
-                    ended.started.elapsed(),
-                    ended.results,
-                    ended.judge_tokens,
-                )
-                .write(&self.setting.out_dir)
-                .err()
-                .map(RunError::from);
+            let recorded = self.interrupted(Stopped {
+                started: ended.started,
+                results: ended.results,
+                judge_tokens: ended.judge_tokens,
+            });
             let down = judge_down(
                 judge_stopped(self.prepared),
                 ended.results,

@@ -566,4 +566,12 @@ class Runtime:
             output = coerce_reward_output(run_coroutine(func(ctx)))
         except BaseException as e:  # SystemExit too: it ends the call, not the instance
             raise CallError(_user_error(e, self.finder)) from None
-        return json.dumps({"reward": output.score, "score": output.score, "metadata": output.metadata})
+        # As a letta-evals grade's (`_letta_grade`): the model holds a plain float, and its
+        # metadata becomes JSON as a grade's does (a set as a list, as letta-evals writes it);
+        # a composer may have assigned anything since, which is its error, not the runtime's.
+        score = output.score
+        if type(score) is not float:
+            score = _score(score)
+        metadata = "null" if output.metadata is None else self._json("metadata", output.metadata)
+        number = json.dumps(score)
+        return f'{{"reward": {number}, "score": {number}, "metadata": {metadata}}}'

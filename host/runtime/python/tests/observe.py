@@ -229,7 +229,7 @@ REWARD_CONTEXT = {
 
 def letta_rewards(out):
     folder = os.path.join(DATA, "letta-extra")
-    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated", "top_level"]
+    names = ["weighted", "gated", "out_of_range", "wrong_type", "undecorated", "top_level", "collections"]
     if MODE == "real":
         from pathlib import Path
 
@@ -251,7 +251,9 @@ def letta_rewards(out):
             try:
                 composer = load_reward_composer(CustomRewardSpec(kind="custom", function=f"rewards.py:{name}"), Path(folder))
                 output = asyncio.run(composer(ctx))
-                out[f"reward/{name}"] = {"score": output.score, "metadata": output.metadata}
+                # The metadata as letta-evals writes it in its results.
+                metadata = json.loads(output.model_dump_json())["metadata"]
+                out[f"reward/{name}"] = {"score": output.score, "metadata": metadata}
             except Exception as e:
                 out[f"reward/{name}"] = {"error": error_text(e).split(": ", 1)[1] if "must be decorated" in str(e) else error_text(e)}
         return

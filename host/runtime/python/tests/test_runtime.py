@@ -880,6 +880,75 @@ class HostileResults(unittest.TestCase):
             with self.subTest(case=case):
                 self.assertEqual(self.outcome("evaldeck", case), expected)
 
+    def test_a_reward_composers_output_is_what_it_holds_or_its_error(self):
+        runtime = loaded(
+            {
+                "r": """
+                from letta_evals.decorators import reward_composer
+                from letta_evals.models import RewardOutput
+
+
+                class Unprintable:
+                    def __str__(self):
+                        raise ValueError("no text")
+
+
+                class Forged(float):
+                    def __repr__(self):
+                        return "FORGED"
+
+
+                def assigned(**values):
+                    output = RewardOutput(score=0.5)
+                    for name, value in values.items():
+                        setattr(output, name, value)
+                    return output
+
+
+                def circular():
+                    metadata = {}
+                    metadata["self"] = metadata
+                    return metadata
+
+
+                CASES = {
+                    "set": lambda: RewardOutput(score=0.5, metadata={"seen": {3}, "pair": ("a", 1)}),
+                    "object": lambda: {"score": 0.5, "metadata": {"x": type("X", (), {"__str__": lambda s: "x"})()}},
+                    "circular": lambda: RewardOutput(score=0.5, metadata=circular()),
+                    "unprintable": lambda: RewardOutput(score=0.5, metadata={"x": Unprintable()}),
+                    "forged": lambda: assigned(score=Forged(0.25)),
+                    "huge": lambda: assigned(score=10**400),
+                    "set-score": lambda: assigned(score={1}),
+                }
+
+
+                @reward_composer
+                def compose(ctx):
+                    return CASES[ctx.sample.input]()
+                """
+            }
+        )
+
+        def outcome(case):
+            try:
+                answer = runtime.reward("letta-reward:r:compose", json.dumps({"sample": {"input": case}}))
+            except CallError as e:
+                return str(e)
+            return json.loads(answer)
+
+        for case, expected in (
+            # What letta-evals writes of its `RewardOutput`: a set or a tuple as a list.
+            ("set", {"reward": 0.5, "score": 0.5, "metadata": {"seen": [3], "pair": ["a", 1]}}),
+            ("object", {"reward": 0.5, "score": 0.5, "metadata": {"x": "x"}}),
+            ("circular", "invalid metadata: ValueError: Circular reference detected"),
+            ("unprintable", "invalid metadata: ValueError: no text (at r.py:8)"),
+            ("forged", {"reward": 0.25, "score": 0.25, "metadata": None}),
+            ("huge", "invalid score: an int too large to convert to float is out of range [0, 1]"),
+            ("set-score", "invalid score: set {1} is not a number"),
+        ):
+            with self.subTest(case=case):
+                self.assertEqual(outcome(case), expected)
+
 
 def held(model):
     from _gavel_model import _dict_of

@@ -21,6 +21,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
@@ -419,13 +420,12 @@ pub fn block_on_here<F: Future>(runtime: &tokio::runtime::Handle, future: F) -> 
     }
     let _entered = runtime.enter();
     let _restore = Restore(BLOCKING.replace(true));
-    let mut future = std::pin::pin!(future);
-    loop {
-        // Without a time to stop at, it returns only once the future is ready.
-        if let Some(value) = park_until(future.as_mut(), None) {
-            return value;
-        }
-    }
+    // Parked with no time to stop at, it never gives up: the future's value is all it returns.
+    let Ok(value) = park_until(std::pin::pin!(future), || {
+        std::thread::park();
+        Ok::<(), Infallible>(())
+    });
+    value
 }
 
 /// What [`wait_here`] gives when its time passes first.
@@ -436,12 +436,23 @@ pub struct TimedOut;
 /// pass's sink, written to inside [`block_on_here`]), until `until`: the thread waits, and
 /// nothing else it would poll runs meanwhile.
 pub fn wait_here<F: Future>(future: F, until: Instant) -> Result<F::Output, TimedOut> {
-    park_until(std::pin::pin!(future), Some(until)).ok_or(TimedOut)
+    park_until(std::pin::pin!(future), || {
+        match until.checked_duration_since(Instant::now()) {
+            Some(left) if !left.is_zero() => {
+                std::thread::park_timeout(left);
+                Ok(())
+            }
+            _ => Err(TimedOut),
+        }
+    })
 }
 
-/// Polls `future` on this thread, parked between polls until it is woken; `None` once `until`
-/// passes first.
-fn park_until<F: Future>(mut future: Pin<&mut F>, until: Option<Instant>) -> Option<F::Output> {
+/// Polls `future` on this thread, parked between polls by `park` until it is woken (or, a
+/// spurious wake-up, not: the future is polled again); `park`'s error once it gives up.
+fn park_until<F: Future, E>(
+    mut future: Pin<&mut F>,
+    mut park: impl FnMut() -> Result<(), E>,
+) -> Result<F::Output, E> {
     /// Wakes the thread that awaits.
     struct Unpark(std::thread::Thread);
     impl std::task::Wake for Unpark {
@@ -456,15 +467,9 @@ fn park_until<F: Future>(mut future: Pin<&mut F>, until: Option<Instant>) -> Opt
     let mut context = std::task::Context::from_waker(&waker);
     loop {
         if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut context) {
-            return Some(value);
+            return Ok(value);
         }
-        match until {
-            None => std::thread::park(),
-            Some(until) => match until.checked_duration_since(Instant::now()) {
-                Some(left) if !left.is_zero() => std::thread::park_timeout(left),
-                _ => return None,
-            },
-        }
+        park()?;
     }
 }
 

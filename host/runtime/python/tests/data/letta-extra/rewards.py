@@ -34,3 +34,9 @@ def undecorated(ctx):
 def top_level(ctx):
     # The package's top-level names, as letta-evals' own examples import them.
     return letta_evals.RewardOutput(score=ctx.grades["b"].score, metadata={"via": "letta_evals"})
+
+
+@reward_composer
+def collections(ctx):
+    # What pydantic writes as a list: a set, a frozenset, a tuple.
+    return {"score": 1.0, "metadata": {"seen": {3}, "frozen": frozenset({"a"}), "pair": ("a", 1)}}
