@@ -721,7 +721,8 @@ fn long_texts_are_cut_so_that_the_page_stays_small() {
     let long = |c: &str| c.repeat(2 << 20);
     let ws = Workspace::new();
     ws.write("suite.yaml", SUITE);
-    let mut big = letta_row("big", &format!("TP1234 {}", long("a")), &["letta"]);
+    let id = format!("big{}", long("d"));
+    let mut big = letta_row(&id, &format!("TP1234 {}", long("a")), &["letta"]);
     big["input"] = json!(long("i"));
     ws.write_rows("data.jsonl", &[big, letta_row("small", "TP1234", &[])]);
     let run = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
@@ -789,6 +790,9 @@ fn long_texts_are_cut_so_that_the_page_stays_small() {
             "{page}"
         );
         assert_eq!(details[1]["sample"]["input"], "Find me a flight to Lisbon");
+        let rows = script_data(&html, "rows-data");
+        assert!(rows[0][1].as_str().unwrap().starts_with("bigddd"), "{page}");
+        assert_eq!(rows[1][1], "small", "{page}");
     }
     let diff = std::fs::read_to_string(ws.path("diff.html")).unwrap();
     assert!(

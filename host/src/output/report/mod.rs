@@ -24,6 +24,7 @@ use crate::fsio;
 use crate::grade::{Grade, GradeKey, Status};
 use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, Reading, RowParser};
+use crate::input::sample::SampleId;
 use crate::input::select::{Filter, Selected, Selection};
 use crate::output::diff::Diff;
 use crate::output::junit::attribute as escape;
@@ -244,6 +245,15 @@ fn shown(mut result: SampleResult) -> SampleResult {
         error.message = message;
     }
     result
+}
+
+/// A sample's id as the page shows it: a string id cut as [`cut`] cuts a text. Only the page's
+/// copies are cut; the results keep the whole id, which pairs results with rows and runs.
+fn id_shown(id: &SampleId) -> Value {
+    match id {
+        SampleId::Str(text) => json!(cut(text).as_deref().unwrap_or(text)),
+        SampleId::Int(n) => json!(n),
+    }
 }
 
 /// `text` cut to [`TEXT_SHOWN`] bytes with a note of what is left out, when it is longer.
@@ -520,7 +530,11 @@ fn table_data(keys: &[String], kept: &[Kept], samples: &[Option<SampleView>]) ->
                     .map(|(key, g)| format!("{key}: {}", g.rationale))
                     .unwrap_or_default(),
             };
-            let mut text = format!("{}\n{why}", r.sample_id);
+            let id = id_shown(&r.sample_id);
+            let mut text = format!(
+                "{}\n{why}",
+                id.as_str().map_or(id.to_string(), str::to_owned)
+            );
             if let Some(input) = sample.as_ref().and_then(|s| s.input.as_ref()) {
                 let input = match input {
                     Value::String(s) => s.clone(),
@@ -535,7 +549,7 @@ fn table_data(keys: &[String], kept: &[Kept], samples: &[Option<SampleView>]) ->
             }
             json!([
                 k.seq,
-                r.sample_id,
+                id,
                 r.status().as_str(),
                 grades,
                 sample.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
@@ -742,7 +756,8 @@ fn diff_html(out: &mut String, diff: &Diff, kept: &[Kept]) {
                 escape(&m.metric)
             );
             for flip in flips {
-                let id = format!("<bdi>{}</bdi>", escape(&flip.sample_id.to_string()));
+                let id = flip.sample_id.to_string();
+                let id = format!("<bdi>{}</bdi>", escape(cut(&id).as_deref().unwrap_or(&id)));
                 let link = match shown.get(&(flip.sample_id.to_string(), flip.run)) {
                     Some(seq) => format!(r##"<a href="#sample={seq}">{id}</a>"##),
                     None => id,
