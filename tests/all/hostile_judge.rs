@@ -186,6 +186,34 @@ async fn a_reply_echoing_the_key_is_stored_without_it() {
     }
 }
 
+/// The key written with JSON escapes (`\u0067` for `g`) is the key once the reply is read: its
+/// verdict, its usage and the text an evaldeck grader reads have it redacted all the same, at
+/// either depth of the verdict's JSON (the reply's string, or the answer inside it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_echoing_the_key_in_escapes_is_stored_without_it() {
+    let outer = KEY.replacen('g', "\\u0067", 1);
+    let inner = KEY.replacen('g', "\\\\u0067", 1);
+    assert!(outer != KEY && inner != KEY);
+    for (rationale, name) in [(&outer, &outer), (&inner, &outer)] {
+        let body = format!(
+            r#"{{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": "{{\"score\": 1.0, \"rationale\": \"the key was {rationale}\"}}"}}}}], "usage": {{"prompt_tokens": 10, "{name}": 1}}}}"#
+        );
+        let server = Server::always(Reply::status(200, &body)).await;
+        let judge = judge("openai", &server.base_url());
+        let grade = judge.grade(&sample(), "sub").await;
+        assert_eq!(grade.status, Status::Pass, "{grade:?}");
+        assert_eq!(grade.rationale, "the key was [redacted]", "{body}");
+        assert_eq!(
+            grade.details().metadata.get("usage"),
+            Some(&json!({"prompt_tokens": 10, "[redacted]": 1})),
+            "{body}"
+        );
+        let text = judge.complete("m", 0.0, "p").await.expect("a text");
+        assert!(!text.contains(KEY), "{text}");
+        assert!(text.contains("the key was "), "{text}");
+    }
+}
+
 /// A usage nested as deep as serde_json reads a reply, or holding more than token counts,
 /// keeps only the counts, so that results.jsonl reads back (`gavel report`, `gavel diff`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -711,3 +711,92 @@ fn the_gate_is_said_once() {
     );
     assert_eq!(dom.matches("gate passed").count(), 1, "{gate}");
 }
+
+/// A grader's texts and a dataset row can each be as long as a line of a file: the page holds
+/// the start of each long text (16 KiB) and says the rest is in results.jsonl, and a row longer
+/// than 1 MiB is named, not shown, so that a page of such samples still opens. The comparison
+/// of `gavel diff --html` cuts its rationales the same way.
+#[test]
+fn long_texts_are_cut_so_that_the_page_stays_small() {
+    let long = |c: &str| c.repeat(2 << 20);
+    let ws = Workspace::new();
+    ws.write("suite.yaml", SUITE);
+    let id = format!("big{}", long("d"));
+    let mut big = letta_row(&id, &format!("TP1234 {}", long("a")), &["letta"]);
+    big["input"] = json!(long("i"));
+    ws.write_rows("data.jsonl", &[big, letta_row("small", "TP1234", &[])]);
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    // The candidate: its first sample fails with a grader's long texts.
+    let mut results = ws.results("out");
+    let grade = &mut results[0]["grades"]["answer"];
+    grade["status"] = json!("fail");
+    grade["score"] = json!(0.0);
+    grade["rationale"] = json!(format!("<b>why</b> {}", long("r")));
+    grade["metadata"] = json!({"trace": long("m")});
+    grade["expected"] = json!([long("e")]);
+    results[1]["error"] = json!({"category": "grading", "message": long("x")});
+    let lines: Vec<String> = results.iter().map(Value::to_string).collect();
+    std::fs::create_dir(ws.path("after")).unwrap();
+    std::fs::copy(ws.path("out/run.json"), ws.path("after/run.json")).unwrap();
+    ws.write("after/results.jsonl", &(lines.join("\n") + "\n"));
+
+    let report = ws.gavel(&["report", "after", "-o", "report.html"]);
+    assert_eq!(report.status.code(), Some(0), "{}", stderr(&report));
+    let diff = ws.gavel(&["diff", "out", "after", "--html", "diff.html"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    for page in ["report.html", "diff.html"] {
+        let html = std::fs::read_to_string(ws.path(page)).unwrap();
+        assert!(html.len() < 1 << 20, "{page} is {} bytes", html.len());
+        let details = script_data(&html, "details-data");
+        let grade = &details[0]["grades"][0];
+        let rationale = grade["rationale"].as_str().unwrap();
+        assert!(rationale.starts_with("<b>why</b> rrr"), "{page}");
+        assert!(
+            rationale.ends_with("more bytes not shown: results.jsonl has the whole text)"),
+            "{page}: {}",
+            &rationale[rationale.len() - 100..]
+        );
+        assert!(rationale.len() < 17 << 10, "{page}");
+        assert!(
+            grade["submission"]
+                .as_str()
+                .unwrap()
+                .starts_with("TP1234 aaa"),
+            "{page}"
+        );
+        let not_shown = |value: &Value| {
+            value
+                .as_str()
+                .is_some_and(|text| text.starts_with("not shown: "))
+        };
+        assert!(not_shown(&grade["metadata"]["not shown"]), "{page}");
+        assert!(not_shown(&grade["expected"]), "{page}");
+        let sample = &details[0]["sample"];
+        assert!(
+            sample["problem"]
+                .as_str()
+                .unwrap()
+                .contains("more than the report shows of a row"),
+            "{page}: {sample}"
+        );
+        assert_eq!(sample["line"], 1, "{page}");
+        assert!(sample.get("input").is_none(), "{page}");
+        assert!(
+            details[1]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("xxx"),
+            "{page}"
+        );
+        assert_eq!(details[1]["sample"]["input"], "Find me a flight to Lisbon");
+        let rows = script_data(&html, "rows-data");
+        assert!(rows[0][1].as_str().unwrap().starts_with("bigddd"), "{page}");
+        assert_eq!(rows[1][1], "small", "{page}");
+    }
+    let diff = std::fs::read_to_string(ws.path("diff.html")).unwrap();
+    assert!(
+        diff.contains("&lt;b&gt;why&lt;/b&gt; rrr") && diff.contains("has the whole text)</bdi>"),
+        "the flip's rationale, cut"
+    );
+}

@@ -67,6 +67,26 @@ impl ApiKey {
             text.replace(&self.0, "[redacted]")
         }
     }
+
+    /// `value` with the key redacted from every string and name in it. A reply's text is
+    /// redacted as it comes ([`Transport::post`]), but JSON can write the key with escapes
+    /// (`\u0067` for `g`) that only its reading turns back into the key: what is read of a
+    /// reply is redacted again.
+    pub fn redact_value(&self, value: Value) -> Value {
+        match value {
+            Value::String(text) => Value::String(self.redact(text)),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| self.redact_value(v)).collect())
+            }
+            Value::Object(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(name, v)| (self.redact(name), self.redact_value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
 }
 
 impl std::fmt::Debug for ApiKey {

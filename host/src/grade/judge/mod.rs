@@ -485,16 +485,36 @@ impl Judge {
     /// agent's grading tool call.
     fn verdict(&self, text: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
         let Some(agent) = &self.agent else {
-            let completion = self.provider.completion(text)?;
-            return Ok((reply::verdict(&completion.content)?, completion.usage));
+            let completion = self.redacted(self.provider.completion(text)?);
+            let verdict = self.redacted_verdict(reply::verdict(&completion.content)?);
+            return Ok((verdict, completion.usage));
         };
         let name = &agent.tool_name;
-        let call = reply::tool_call(text, name)?;
+        let call = self.redacted(reply::tool_call(text, name)?);
         let verdict = reply::verdict(&call.content).map_err(|source| Failure::ToolArguments {
             name: name.clone(),
             source,
         })?;
-        Ok((verdict, call.usage))
+        Ok((self.redacted_verdict(verdict), call.usage))
+    }
+
+    /// What was read of a reply with the key redacted once more: the reply's text had it
+    /// redacted, but not where escapes wrote it (see [`ApiKey::redact_value`]).
+    fn redacted(&self, completion: reply::Completion) -> reply::Completion {
+        let key = &self.transport.api_key;
+        reply::Completion {
+            content: key.redact(completion.content),
+            usage: completion.usage.map(|usage| key.redact_value(usage)),
+        }
+    }
+
+    /// The verdict's rationale, read from JSON inside the reply's JSON, redacted as
+    /// [`Judge::redacted`] redacts the reply's own texts.
+    fn redacted_verdict(&self, verdict: reply::Verdict) -> reply::Verdict {
+        reply::Verdict {
+            rationale: self.transport.api_key.redact(verdict.rationale),
+            ..verdict
+        }
     }
 
     async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
@@ -560,9 +580,9 @@ impl Judge {
             // The client reads a missing content as no text.
             Provider::OpenAi => match reply::completion(text) {
                 Err(ReplyError::NoContent) => Ok(String::new()),
-                completion => Ok(completion?.content),
+                completion => Ok(self.redacted(completion?).content),
             },
-            Provider::Anthropic => Ok(reply::message(text)?.content),
+            Provider::Anthropic => Ok(self.redacted(reply::message(text)?).content),
         };
         self.count(self.exchange(model, &body.to_string(), read).await)
     }
@@ -590,7 +610,7 @@ impl Judge {
     pub async fn chat(&self, body: &Value) -> Result<(String, Option<Value>), Unanswered> {
         let model = body["model"].as_str().unwrap_or(&self.model).to_string();
         let read = |text: &str| {
-            let completion = self.provider.completion(text)?;
+            let completion = self.redacted(self.provider.completion(text)?);
             Ok((completion.content, completion.usage))
         };
         self.count(self.exchange(&model, &body.to_string(), read).await)

@@ -21,9 +21,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::fsio;
-use crate::grade::{GradeKey, Status};
+use crate::grade::{Grade, GradeKey, Status};
 use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, Reading, RowParser};
+use crate::input::sample::SampleId;
 use crate::input::select::{Filter, Selected, Selection};
 use crate::output::diff::Diff;
 use crate::output::junit::attribute as escape;
@@ -121,7 +122,10 @@ pub fn build(
             &mut failing
         };
         if kept.len() < options.limit {
-            kept.push(Kept { seq, result });
+            kept.push(Kept {
+                seq,
+                result: shown(result),
+            });
         }
         seq += 1;
     })?;
@@ -193,6 +197,104 @@ pub fn build(
         shown: kept.len(),
         notices,
     })
+}
+
+/// The most of one text of a grade (its rationale, its submission, the JSON of its metadata,
+/// `expected` or `actual`) or of a sample's error that the page holds, in bytes: a grader's text
+/// can be as long as a line of `results.jsonl`, and a page of such texts would not open.
+const TEXT_SHOWN: usize = 16 << 10;
+/// The most of a dataset row (its input, trajectory, memory, ...) that the page holds, in bytes.
+const ROW_SHOWN: usize = 1 << 20;
+
+/// `result` as the page shows it: each text longer than [`TEXT_SHOWN`] cut there, each JSON
+/// value longer replaced by a note saying so. Cut as it is read, so that the report holds no
+/// more than the page.
+fn shown(mut result: SampleResult) -> SampleResult {
+    for (_, grade) in &mut result.grades {
+        if let Some(rationale) = cut(&grade.rationale) {
+            grade.rationale = rationale.into();
+        }
+        if let Some(submission) = cut(&grade.submission) {
+            grade.submission = submission;
+        }
+        let details = grade.details();
+        let large = |value: &Value| json_len(value) > TEXT_SHOWN;
+        let metadata = Value::Object(details.metadata.clone());
+        if large(&metadata)
+            || details.expected.as_ref().is_some_and(large)
+            || details.actual.as_ref().is_some_and(large)
+        {
+            let mut details = details.clone();
+            if large(&metadata) {
+                details.metadata = serde_json::Map::from_iter([(
+                    "not shown".to_string(),
+                    not_shown(json_len(&metadata)),
+                )]);
+            }
+            for value in [&mut details.expected, &mut details.actual] {
+                if let Some(v) = value.as_mut().filter(|v| large(v)) {
+                    *v = not_shown(json_len(v));
+                }
+            }
+            *grade = std::mem::replace(grade, Grade::pass("")).with_details(details);
+        }
+    }
+    if let Some(error) = &mut result.error
+        && let Some(message) = cut(&error.message)
+    {
+        error.message = message;
+    }
+    result
+}
+
+/// A sample's id as the page shows it: a string id cut as [`cut`] cuts a text. Only the page's
+/// copies are cut; the results keep the whole id, which pairs results with rows and runs.
+fn id_shown(id: &SampleId) -> Value {
+    match id {
+        SampleId::Str(text) => json!(cut(text).as_deref().unwrap_or(text)),
+        SampleId::Int(n) => json!(n),
+    }
+}
+
+/// `text` cut to [`TEXT_SHOWN`] bytes with a note of what is left out, when it is longer.
+fn cut(text: &str) -> Option<String> {
+    if text.len() <= TEXT_SHOWN {
+        return None;
+    }
+    let mut end = TEXT_SHOWN;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some(format!(
+        "{}… ({} more bytes not shown: results.jsonl has the whole text)",
+        &text[..end],
+        text.len() - end
+    ))
+}
+
+/// What stands for a JSON value of `len` bytes that the page does not hold.
+fn not_shown(len: usize) -> Value {
+    Value::String(format!(
+        "not shown: {len} bytes of JSON, more than the report shows ({TEXT_SHOWN}); \
+         results.jsonl has it"
+    ))
+}
+
+/// The length of `value` as compact JSON, counted without writing it.
+fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// The template with each marker replaced by its value, the markers met in the template's
@@ -329,7 +431,20 @@ fn read_samples(
             .display()
             .to_string();
         *view = Some(match parser.parse(&item) {
-            Ok(sample) if sample.id() == k.result.sample_id => SampleView::of(&sample, file),
+            Ok(sample) if sample.id() == k.result.sample_id => {
+                let view = SampleView::of(&sample, file);
+                match json_len(&view) {
+                    len if len > ROW_SHOWN => SampleView {
+                        file: view.file,
+                        line: view.line,
+                        ..SampleView::problem(format!(
+                            "this row is {len} bytes as JSON, more than the report shows of a \
+                             row ({ROW_SHOWN}): its input, trajectory and memory are not shown"
+                        ))
+                    },
+                    _ => view,
+                }
+            }
             Ok(sample) => {
                 mismatched += 1;
                 SampleView {
@@ -415,7 +530,11 @@ fn table_data(keys: &[String], kept: &[Kept], samples: &[Option<SampleView>]) ->
                     .map(|(key, g)| format!("{key}: {}", g.rationale))
                     .unwrap_or_default(),
             };
-            let mut text = format!("{}\n{why}", r.sample_id);
+            let id = id_shown(&r.sample_id);
+            let mut text = format!(
+                "{}\n{why}",
+                id.as_str().map_or(id.to_string(), str::to_owned)
+            );
             if let Some(input) = sample.as_ref().and_then(|s| s.input.as_ref()) {
                 let input = match input {
                     Value::String(s) => s.clone(),
@@ -430,7 +549,7 @@ fn table_data(keys: &[String], kept: &[Kept], samples: &[Option<SampleView>]) ->
             }
             json!([
                 k.seq,
-                r.sample_id,
+                id,
                 r.status().as_str(),
                 grades,
                 sample.as_ref().map(|s| s.tags.clone()).unwrap_or_default(),
@@ -637,15 +756,17 @@ fn diff_html(out: &mut String, diff: &Diff, kept: &[Kept]) {
                 escape(&m.metric)
             );
             for flip in flips {
-                let id = format!("<bdi>{}</bdi>", escape(&flip.sample_id.to_string()));
+                let id = flip.sample_id.to_string();
+                let id = format!("<bdi>{}</bdi>", escape(cut(&id).as_deref().unwrap_or(&id)));
                 let link = match shown.get(&(flip.sample_id.to_string(), flip.run)) {
                     Some(seq) => format!(r##"<a href="#sample={seq}">{id}</a>"##),
                     None => id,
                 };
+                let rationale = cut(&flip.rationale);
                 let _ = write!(
                     out,
                     "<li>{link}: <bdi>{}</bdi></li>",
-                    escape(&flip.rationale)
+                    escape(rationale.as_deref().unwrap_or(&flip.rationale))
                 );
             }
             out.push_str("</ul></details>");
