@@ -178,29 +178,36 @@ fn into_text(bytes: Vec<u8>) -> io::Result<String> {
 /// The length of the open `file`, when it is a regular file of at most `cap` bytes.
 pub fn checked_len(file: &File, cap: u64) -> io::Result<u64> {
     let meta = file.metadata()?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let what = if kind.is_dir() {
-            "a directory"
-        } else if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else if kind.is_socket() {
-            "a socket"
-        } else {
-            "not a regular file"
-        };
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("it is {what}, not a regular file"),
-        ));
+    if let Some(e) = not_regular(meta.file_type()) {
+        return Err(e);
     }
     if meta.len() > cap {
         return Err(too_large(cap));
     }
     Ok(meta.len())
+}
+
+/// Why a file of type `kind` is not a regular file, saying what it is instead; `None` for a
+/// regular file. Found from the type alone, so a FIFO is told without being opened.
+pub fn not_regular(kind: std::fs::FileType) -> Option<io::Error> {
+    use std::os::unix::fs::FileTypeExt;
+    let what = if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Some(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("it is {what}, not a regular file"),
+    ))
 }
 
 fn too_large(cap: u64) -> io::Error {

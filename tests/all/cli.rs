@@ -667,6 +667,27 @@ fn a_row_of_the_wrong_shape_names_the_field() {
 }
 
 #[test]
+fn a_row_without_an_id_that_would_take_another_rows_is_refused_naming_both_lines() {
+    let ws = capitals();
+    let mut unnamed = letta_row(0, "Rome", "Rome");
+    unnamed.as_object_mut().unwrap().remove("id");
+    ws.write_rows("data.jsonl", &[letta_row(1, "Paris", "Paris"), unnamed]);
+    let expected = "data.jsonl:2: the row has no id, so it takes its 0-based line index, 1, \
+                    which is the id of the row on line 1: the two rows would be one sample; \
+                    give this row an `id` of its own";
+    for args in [
+        &["validate", "suite.yaml"][..],
+        &["run", "suite.yaml", "-o", "out"],
+    ] {
+        let out = ws.gavel(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    assert!(!ws.path("out/results.jsonl").exists());
+}
+
+#[test]
 fn unknown_suite_key_is_located_with_the_closest_valid_key() {
     let ws = capitals();
     ws.write(

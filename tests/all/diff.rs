@@ -444,3 +444,27 @@ fn a_change_that_is_not_a_number_counts_as_regressed() {
         stdout(&gated)
     );
 }
+
+#[test]
+fn huge_means_are_written_with_an_exponent() {
+    let ws = two_runs();
+    edited(&ws, "base", "big", |results| {
+        results.replace(r#""score":1.0"#, r#""score":1e300"#)
+    });
+    let output = ws.gavel(&["diff", "base", "big", "--html", "diff.html"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let html = std::fs::read_to_string(ws.path("diff.html")).unwrap();
+    // 30 of the 40 pairs score 1e300 in place of 1.
+    for text in [stdout(&output), html] {
+        assert!(
+            text.contains("0.750 → 7.500e299") || text.contains("0.750 -> 7.500e299"),
+            "{text}"
+        );
+        assert!(text.contains("+7.500e299"), "{text}");
+        let digits = text
+            .split(|c: char| !c.is_ascii_digit())
+            .map(str::len)
+            .max();
+        assert!(digits < Some(20), "a number written in full: {text}");
+    }
+}

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::common::{Workspace, stderr};
 use crate::evaldeck_project::{RUN_CASES, project};
 use crate::resume::{SUITE, workspace};
+use crate::traces::{COLLECTOR_SUITE, session};
 
 /// How long a refusal may take before the run is taken to hang (it takes milliseconds).
 const HANG: Duration = Duration::from_secs(30);
@@ -125,6 +126,43 @@ fn a_fifo_as_case_file_or_traces_is_refused_without_waiting() {
         "fifo_traces.jsonl",
         FIFO,
     );
+}
+
+#[test]
+fn a_fifo_in_a_cases_or_sessions_folder_is_refused_as_not_a_regular_file() {
+    let ws = Workspace::new();
+    project(&ws);
+    mkfifo(&ws.path("cases/d_fifo.yaml"));
+    refused(
+        &ws,
+        &["run", "cases", "--traces", "traces.jsonl", "-o", "out"],
+        "cases/d_fifo.yaml",
+        "it is a FIFO, not a regular file: a case file is a regular YAML file",
+    );
+    // Named so that no case file is left: still told as what it is.
+    let only = ws.path("only");
+    mkfifo(&only.join("case.yml"));
+    refused(
+        &ws,
+        &["run", "only", "--traces", "traces.jsonl", "-o", "out"],
+        "only/case.yml",
+        "it is a FIFO, not a regular file",
+    );
+
+    ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
+    mkfifo(&ws.path("sessions/b.jsonl"));
+    ws.write(
+        "suite.yaml",
+        &COLLECTOR_SUITE.replace("otel-genai.jsonl", "sessions"),
+    );
+    let err = refused(
+        &ws,
+        &["run", "suite.yaml", "-o", "out"],
+        "sessions/b.jsonl",
+        "it is a FIFO, not a regular file: a folder dataset holds only session files, each a \
+         regular file",
+    );
+    assert!(!err.contains("transcript record"), "{err}");
 }
 
 #[test]

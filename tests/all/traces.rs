@@ -85,7 +85,7 @@ fn one_run_recorded_in_each_format_grades_the_same() {
     );
 }
 
-const COLLECTOR_SUITE: &str = "\
+pub const COLLECTOR_SUITE: &str = "\
 name: traced
 dataset: otel-genai.jsonl
 graders:
@@ -287,7 +287,7 @@ fn a_malformed_recording_is_refused_at_its_line_and_field() {
 }
 
 /// The records of a Claude Code session `id` that asks for the weather in `city`.
-fn session(id: &str, city: &str) -> [Value; 3] {
+pub fn session(id: &str, city: &str) -> [Value; 3] {
     [
         serde_json::json!({"parentUuid": null, "sessionId": id, "type": "user",
             "message": {"role": "user", "content": format!("What is the weather in {city}?")},

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gavel::output::diff::{self, Diff, Flip};
+use gavel::output::diff::{self, Diff, Flip, decimals};
 use gavel::output::record::RunRecord;
 use gavel::output::report::{Options, p_value};
 use gavel::terminal::{printable, printable_lines};
@@ -247,7 +247,7 @@ fn gate(args: &Args, diff: &Diff, unfinished: &[String]) -> super::Status {
 }
 
 fn fmt(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".into(), |v| format!("{v:.3}"))
+    value.map_or_else(|| "-".into(), |v| decimals(v, false))
 }
 
 fn print(diff: &Diff, show: usize) {
@@ -263,10 +263,10 @@ fn print(diff: &Diff, show: usize) {
         "metric", "pairs", "mean", "change", level, "p", "pass rate", "p>f", "f>p", "McNemar p"
     );
     for (name, m) in names.iter().zip(&diff.metrics) {
-        let interval = m
-            .mean_change
-            .interval
-            .map_or_else(|| "-".into(), |[a, b]| format!("[{a:+.3}, {b:+.3}]"));
+        let interval = m.mean_change.interval.map_or_else(
+            || "-".into(),
+            |[a, b]| format!("[{}, {}]", decimals(a, true), decimals(b, true)),
+        );
         let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{:.1}%", 100.0 * v));
         let verdict = if m.regressed {
             paint("REGRESSED", 31)
@@ -276,10 +276,10 @@ fn print(diff: &Diff, show: usize) {
             String::new()
         };
         println!(
-            "  {name:width$}  {:>6}  {:>13}  {:>+7.3}  {interval:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}  {verdict}",
+            "  {name:width$}  {:>6}  {:>13}  {:>7}  {interval:>18}  {:>7}  {:>15}  {:>4}  {:>4}  {:>9}  {verdict}",
             m.pairs,
             format!("{} -> {}", fmt(m.base.mean), fmt(m.candidate.mean)),
-            m.mean_change.mean,
+            decimals(m.mean_change.mean, true),
             m.mean_change.p_value.map_or_else(|| "-".into(), p_value),
             format!(
                 "{} -> {}",

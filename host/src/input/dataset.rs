@@ -1213,6 +1213,7 @@ pub enum Items {
         rows: Lines,
         seq: u64,
         held: bool,
+        clashes: Box<IdClashes>,
     },
     Joined(Box<Joined>),
 }
@@ -1267,7 +1268,12 @@ impl Items {
         let source = Box::new(std::io::Cursor::new(text));
         let mut rows = Lines::new(name.into(), source, block_size);
         rows.number = line.saturating_sub(1);
-        Items::Inline { rows, seq, held }
+        Items::Inline {
+            rows,
+            seq,
+            held,
+            clashes: Box::default(),
+        }
     }
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`, read as
@@ -1285,6 +1291,7 @@ impl Items {
                 rows,
                 seq: 0,
                 held: false,
+                clashes: Box::default(),
             });
         }
         let mut index = HashMap::new();
@@ -1318,8 +1325,13 @@ impl Items {
     /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         match self {
-            Items::Inline { rows, seq, .. } => match rows.next_line() {
+            Items::Inline {
+                rows, seq, clashes, ..
+            } => match rows.next_line() {
                 Ok(Some((_, row))) => {
+                    if let Err(e) = clashes.check(&row) {
+                        return Some(Err(e.into()));
+                    }
                     let item = Item {
                         seq: *seq,
                         row,
@@ -1333,6 +1345,81 @@ impl Items {
             },
             Items::Joined(joined) => joined.next_item(),
         }
+    }
+}
+
+/// The ids rows share without meaning to: a row without an id takes its 0-based line index
+/// ([`Sample::id`]), as letta-evals gives it, and when that is another row's id the two rows
+/// would be graded as runs of one sample. letta-evals does so silently; the row read second is
+/// refused, naming both lines. Only what a later row could clash with is kept.
+#[derive(Debug, Default)]
+pub struct IdClashes {
+    /// Whole-number ids above the index of the row last read (those a later row without an id
+    /// could take), each with the line of the first row giving it.
+    ahead: std::collections::BTreeMap<i64, usize>,
+    /// The lines of the rows read without an id, as runs of consecutive lines (first, last).
+    unnamed: Vec<(usize, usize)>,
+}
+
+impl IdClashes {
+    /// Notes the id of `row` (read after every row noted before), refusing it when it clashes
+    /// with an earlier row's. A row whose id cannot be read is left to be refused when parsed.
+    fn check(&mut self, row: &Line) -> Result<(), RowError> {
+        let Ok(id) = peek_id(row) else {
+            return Ok(());
+        };
+        let index = Sample::line_index(row.number);
+        while let Some(entry) = self.ahead.first_entry() {
+            if *entry.key() >= index {
+                break;
+            }
+            entry.remove();
+        }
+        match id {
+            None => {
+                if let Some(&other) = self.ahead.get(&index) {
+                    return Err(row_error(
+                        row,
+                        0,
+                        format!(
+                            "the row has no id, so it takes its 0-based line index, {index}, \
+                             which is the id of the row on line {other}: the two rows would be \
+                             one sample; give this row an `id` of its own"
+                        ),
+                    ));
+                }
+                match self.unnamed.last_mut() {
+                    Some((_, last)) if *last + 1 == row.number => *last = row.number,
+                    _ => self.unnamed.push((row.number, row.number)),
+                }
+            }
+            Some(SampleId::Int(id)) if id > index => {
+                self.ahead.entry(id).or_insert(row.number);
+            }
+            Some(SampleId::Int(id)) if id < index => {
+                let other = usize::try_from(id).ok().and_then(|i| i.checked_add(1));
+                let unnamed = other.filter(|&line| {
+                    let at = self.unnamed.partition_point(|&(_, last)| last < line);
+                    self.unnamed
+                        .get(at)
+                        .is_some_and(|&(first, _)| first <= line)
+                });
+                if let Some(other) = unnamed {
+                    return Err(row_error(
+                        row,
+                        0,
+                        format!(
+                            "id: {id} is the id the row on line {other} takes, having none, \
+                             from its 0-based line index: the two rows would be one sample; \
+                             give the row on line {other} an `id` of its own, or this one \
+                             another"
+                        ),
+                    ));
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(())
     }
 }
 
@@ -1997,6 +2084,56 @@ mod tests {
                 (128, 131, "{\"id\": \"a\"}".to_string()),
                 (129, 133, "{}".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn a_row_without_an_id_may_not_take_another_rows_id() {
+        // Each row's result: its line, or the start of why it is refused.
+        let read = |text: &str| {
+            let mut items = Items::in_memory(Path::new("d.jsonl"), text.as_bytes().to_vec());
+            let mut read = Vec::new();
+            while let Some(item) = items.next_item() {
+                read.push(match item {
+                    Ok(item) => item.row.number.to_string(),
+                    Err(e) => e.to_string(),
+                });
+            }
+            read
+        };
+        assert_eq!(
+            read("{\"id\": 1}\n{\"input\": \"x\"}\n"),
+            [
+                "1",
+                "d.jsonl:2: the row has no id, so it takes its 0-based line index, 1, which is \
+                 the id of the row on line 1: the two rows would be one sample; give this row \
+                 an `id` of its own"
+            ]
+        );
+        assert_eq!(
+            read("{}\n{\"sample_id\": \"s\"}\n{\"id\": 0}\n"),
+            [
+                "1",
+                "2",
+                "d.jsonl:3: id: 0 is the id the row on line 1 takes, having none, from its \
+                 0-based line index: the two rows would be one sample; give the row on line 1 \
+                 an `id` of its own, or this one another"
+            ]
+        );
+        // A blank line is counted; ids a row without one cannot take, and repeated ids
+        // (runs of one sample), are kept.
+        assert_eq!(
+            read(
+                "{\"id\": 3}\n\n{}\n{\"id\": 3}\n{\"id\": \"1\"}\n{}\n{\"id\": 9}\n{}\n{\"id\": 1}\n"
+            ),
+            ["1", "3", "4", "5", "6", "7", "8", "9"]
+        );
+        // An id above the rows read so far clashes with the row that reaches it.
+        let far = read("{}\n{\"id\": 4}\n{}\n{}\n{}\n");
+        assert_eq!(far[..4], ["1", "2", "3", "4"]);
+        assert!(
+            far[4].starts_with("d.jsonl:5: the row has no id, so it takes its 0-based line index, 4, which is the id of the row on line 2"),
+            "{far:?}"
         );
     }
 

@@ -47,6 +47,14 @@ pub struct Project {
     pub read: Vec<(String, PathBuf)>,
 }
 
+/// The endings of case files' names, in the order evaldeck lists them.
+const CASE_EXTENSIONS: [&str; 2] = [".yaml", ".yml"];
+
+/// Whether a folder's entry named `name` is a case file by its name.
+fn is_case_name(name: &str) -> bool {
+    CASE_EXTENSIONS.iter().any(|ext| name.ends_with(ext))
+}
+
 /// The case files at `path`: the file itself, or the folder's as evaldeck lists them.
 fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
     if !path.is_dir() {
@@ -54,14 +62,30 @@ fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
     }
     let entries = std::fs::read_dir(path)
         .map_err(|e| SuiteError::at(path, "", format!("cannot read the folder: {e}")))?;
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter(|entry| entry.path().is_file())
-        .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| !name.starts_with('_'))
-        .collect();
+    let mut names = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('_') || !is_case_name(&name) {
+            continue;
+        }
+        // Told from its type, never opened: a FIFO would wait for a writer. Folders are not
+        // cases.
+        match std::fs::metadata(entry.path()).map(|meta| meta.file_type()) {
+            Ok(kind) if kind.is_file() => names.push(name),
+            Ok(kind) if !kind.is_dir() => {
+                let e = fsio::not_regular(kind).map_or_else(String::new, |e| e.to_string());
+                return Err(SuiteError::at(
+                    &entry.path(),
+                    "",
+                    format!("{e}: a case file is a regular YAML file"),
+                )
+                .with_hint("replace it with the case file, or move it out of the folder"));
+            }
+            _ => {}
+        }
+    }
     names.sort();
-    let files: Vec<PathBuf> = [".yaml", ".yml"]
+    let files: Vec<PathBuf> = CASE_EXTENSIONS
         .iter()
         .flat_map(|ext| names.iter().filter(move |name| name.ends_with(ext)))
         .map(|name| path.join(name))

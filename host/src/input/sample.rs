@@ -350,7 +350,12 @@ impl<'a> Sample<'a> {
     pub fn id(&self) -> SampleId {
         self.id
             .clone()
-            .unwrap_or(SampleId::Int(self.line.saturating_sub(1) as i64))
+            .unwrap_or(SampleId::Int(Sample::line_index(self.line)))
+    }
+
+    /// The 0-based index of line `line` (from 1): the id of a row without one.
+    pub fn line_index(line: usize) -> i64 {
+        line.saturating_sub(1) as i64
     }
 
     /// The ground truth as one text (`None` for a missing or per-turn ground truth).

@@ -75,7 +75,8 @@ pub fn convert(path: &Path) -> Result<Converted, SourceError> {
     })
 }
 
-/// The session files of the folder `folder`: its `*.jsonl` entries, sorted by name.
+/// The session files of the folder `folder`: its `*.jsonl` entries, sorted by name; one that is
+/// not a regular file is refused, naming it.
 pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
     let error = |message: String| SourceError {
         path: folder.to_path_buf(),
@@ -91,6 +92,18 @@ pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
             .extension()
             .is_some_and(|extension| extension == "jsonl")
         {
+            // Told from its type, never opened: a FIFO would wait for a writer, and read as a
+            // session it would be said to hold no transcript record.
+            let kind = std::fs::metadata(&path).map(|meta| meta.file_type());
+            if let Some(e) = kind.ok().and_then(fsio::not_regular) {
+                return Err(SourceError {
+                    path,
+                    message: format!(
+                        "{e}: a folder dataset holds only session files, each a regular file; \
+                         move it out of the folder"
+                    ),
+                });
+            }
             paths.push(path);
         }
     }

@@ -394,8 +394,13 @@ impl FileStamp {
     /// the SHA-256 of each one's name and stamp, in the order they are read.
     pub fn of(path: &Path) -> std::io::Result<FileStamp> {
         if path.is_dir() {
-            let files = crate::input::session_files::session_paths(path)
-                .map_err(|e| std::io::Error::other(e.message))?;
+            // An error about one of the files names it.
+            let files = crate::input::session_files::session_paths(path).map_err(|e| {
+                match *e.path == *path {
+                    true => std::io::Error::other(e.message),
+                    false => std::io::Error::other(e.to_string()),
+                }
+            })?;
             let (mut bytes, mut hasher) = (0, Sha256::new());
             for file in files {
                 let stamp = FileStamp::of(&file)?;

@@ -30,6 +30,21 @@ use stats::{Differences, Paired};
 /// How many flipped samples are kept per metric and direction; the counts are always exact.
 pub const FLIPS_KEPT: usize = 1000;
 
+/// Magnitudes from which a score is written with an exponent: three decimals write a mean of
+/// `1e308` in full, some 300 digits.
+const WITH_EXPONENT: f64 = 1e9;
+
+/// A score, a mean or a change as the comparison tables write it: three decimals (with a sign
+/// when `signed`), or past a billion three decimals and an exponent, such as `1.000e308`.
+pub fn decimals(value: f64, signed: bool) -> String {
+    match (value.abs() >= WITH_EXPONENT, signed) {
+        (false, false) => format!("{value:.3}"),
+        (false, true) => format!("{value:+.3}"),
+        (true, false) => format!("{value:.3e}"),
+        (true, true) => format!("{value:+.3e}"),
+    }
+}
+
 /// One metric's grade in one result: the score and whether it passed, when it was graded.
 type Outcome = Option<(f64, bool)>;
 
@@ -384,6 +399,29 @@ impl MetricState {
             improved: better && !worse,
             flipped_to_fail: self.flipped_to_fail,
             flipped_to_pass: self.flipped_to_pass,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn huge_scores_are_written_with_an_exponent_and_others_as_they_were() {
+        for (value, unsigned, signed) in [
+            (0.5, "0.500", "+0.500"),
+            (-0.25, "-0.250", "-0.250"),
+            (1e-300, "0.000", "+0.000"),
+            (123456789.0, "123456789.000", "+123456789.000"),
+            (1e9, "1.000e9", "+1.000e9"),
+            (1e308, "1.000e308", "+1.000e308"),
+            (-2.5e300, "-2.500e300", "-2.500e300"),
+            (f64::INFINITY, "inf", "+inf"),
+            (f64::NAN, "NaN", "NaN"),
+        ] {
+            assert_eq!(decimals(value, false), unsigned, "{value}");
+            assert_eq!(decimals(value, true), signed, "{value}");
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::input::dataset::SourceError;
 use crate::input::dataset::{Items, Reading, RowParser};
 use crate::input::sample::SampleId;
 use crate::input::select::{Filter, Selected, Selection};
-use crate::output::diff::Diff;
+use crate::output::diff::{Diff, decimals};
 use crate::output::junit::attribute as escape;
 use crate::output::record::{RUN_FILE, RunRecord};
 use crate::output::result::SampleResult;
@@ -603,11 +603,14 @@ fn script_json(value: &Value) -> String {
 }
 
 fn fmt(value: Option<f64>) -> String {
-    value.map_or_else(|| "–".into(), |v| format!("{v:.3}"))
+    value.map_or_else(|| "–".into(), |v| decimals(v, false))
 }
 
 fn interval(value: Option<[f64; 2]>) -> String {
-    value.map_or_else(|| "–".into(), |[a, b]| format!("[{a:.3}, {b:.3}]"))
+    value.map_or_else(
+        || "–".into(),
+        |[a, b]| format!("[{}, {}]", decimals(a, false), decimals(b, false)),
+    )
 }
 
 fn percent(value: Option<f64>) -> String {
@@ -715,12 +718,12 @@ fn diff_html(out: &mut String, diff: &Diff, kept: &[Kept]) {
         };
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td>{:+.3} {}</td><td>{}</td><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td><td>{verdict}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{} → {}</td><td>{} {}</td><td>{}</td><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td><td>{verdict}</td></tr>",
             escape(&m.metric),
             m.pairs,
             fmt(m.base.mean),
             fmt(m.candidate.mean),
-            m.mean_change.mean,
+            decimals(m.mean_change.mean, true),
             interval(m.mean_change.interval),
             escape(&m.mean_change.p_value.map_or_else(|| "–".into(), p_value)),
             percent(m.base.pass_rate),

@@ -7,6 +7,7 @@
 
 use std::fmt::Write;
 
+use crate::output::diff::decimals;
 use crate::output::junit::attribute as escape;
 use crate::output::summary::Histogram;
 
@@ -180,14 +181,16 @@ fn axes(svg: &mut String, top: &str) -> f64 {
     left
 }
 
-/// A value as the report prints it: up to three decimals, without trailing zeros.
+/// A value as the report prints it: up to three decimals, without trailing zeros (of the
+/// mantissa, for a value written with an exponent).
 pub fn number(value: f64) -> String {
-    let text = format!("{value:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".into()
-    } else {
-        text.into()
+    let text = decimals(value, false);
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, ""));
+    let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+    match (mantissa, exponent) {
+        ("-0", _) => "0".into(),
+        (mantissa, "") => mantissa.into(),
+        (mantissa, exponent) => format!("{mantissa}e{exponent}"),
     }
 }
 
@@ -245,5 +248,8 @@ mod tests {
         assert_eq!(number(1.0), "1");
         assert_eq!(number(0.12345), "0.123");
         assert_eq!(number(-0.0001), "0");
+        assert_eq!(number(1e300), "1e300");
+        assert_eq!(number(-2.5e12), "-2.5e12");
+        assert_eq!(number(123456789.5), "123456789.5");
     }
 }
