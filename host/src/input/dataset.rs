@@ -1213,7 +1213,6 @@ pub enum Items {
         rows: Lines,
         seq: u64,
         held: bool,
-        clashes: Box<IdClashes>,
     },
     Joined(Box<Joined>),
 }
@@ -1268,12 +1267,7 @@ impl Items {
         let source = Box::new(std::io::Cursor::new(text));
         let mut rows = Lines::new(name.into(), source, block_size);
         rows.number = line.saturating_sub(1);
-        Items::Inline {
-            rows,
-            seq,
-            held,
-            clashes: Box::default(),
-        }
+        Items::Inline { rows, seq, held }
     }
 
     /// Opens the dataset, and the run files when the suite has `trajectories:`, read as
@@ -1291,7 +1285,6 @@ impl Items {
                 rows,
                 seq: 0,
                 held: false,
-                clashes: Box::default(),
             });
         }
         let mut index = HashMap::new();
@@ -1325,13 +1318,8 @@ impl Items {
     /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
     pub fn next_item(&mut self) -> Option<Result<Item, ItemError>> {
         match self {
-            Items::Inline {
-                rows, seq, clashes, ..
-            } => match rows.next_line() {
+            Items::Inline { rows, seq, .. } => match rows.next_line() {
                 Ok(Some((_, row))) => {
-                    if let Err(e) = clashes.check(&row) {
-                        return Some(Err(e.into()));
-                    }
                     let item = Item {
                         seq: *seq,
                         row,
@@ -1348,10 +1336,12 @@ impl Items {
     }
 }
 
-/// The ids rows share without meaning to: a row without an id takes its 0-based line index
+/// Ids rows share without meaning to: a row without an id takes its 0-based line index
 /// ([`Sample::id`]), as letta-evals gives it, and when that is another row's id the two rows
-/// would be graded as runs of one sample. letta-evals does so silently; the row read second is
-/// refused, naming both lines. Only what a later row could clash with is kept.
+/// count as runs of one sample, as rows given one id on purpose do. letta-evals says nothing;
+/// `gavel validate` warns of the row read second, naming both lines. Only what a later row
+/// could clash with is kept. The rows' ids are read again for it, so a run, which grades rows
+/// as they are read, does not look.
 #[derive(Debug, Default)]
 pub struct IdClashes {
     /// Whole-number ids above the index of the row last read (those a later row without an id
@@ -1362,12 +1352,10 @@ pub struct IdClashes {
 }
 
 impl IdClashes {
-    /// Notes the id of `row` (read after every row noted before), refusing it when it clashes
-    /// with an earlier row's. A row whose id cannot be read is left to be refused when parsed.
-    fn check(&mut self, row: &Line) -> Result<(), RowError> {
-        let Ok(id) = peek_id(row) else {
-            return Ok(());
-        };
+    /// Notes the id of `row` (read after every row noted before): the warning of a clash with
+    /// an earlier row's. A row whose id cannot be read is left to be refused when parsed.
+    pub fn check(&mut self, row: &Line) -> Option<String> {
+        let id = peek_id(row).ok()?;
         let index = Sample::line_index(row.number);
         while let Some(entry) = self.ahead.first_entry() {
             if *entry.key() >= index {
@@ -1378,14 +1366,10 @@ impl IdClashes {
         match id {
             None => {
                 if let Some(&other) = self.ahead.get(&index) {
-                    return Err(row_error(
-                        row,
-                        0,
-                        format!(
-                            "the row has no id, so it takes its 0-based line index, {index}, \
-                             which is the id of the row on line {other}: the two rows would be \
-                             one sample; give this row an `id` of its own"
-                        ),
+                    return Some(format!(
+                        "the row has no id, so it takes its 0-based line index, {index}, which \
+                         is the id of the row on line {other}: the two rows count as runs of one \
+                         sample; give this row an `id` of its own"
                     ));
                 }
                 match self.unnamed.last_mut() {
@@ -1397,29 +1381,20 @@ impl IdClashes {
                 self.ahead.entry(id).or_insert(row.number);
             }
             Some(SampleId::Int(id)) if id < index => {
-                let other = usize::try_from(id).ok().and_then(|i| i.checked_add(1));
-                let unnamed = other.filter(|&line| {
-                    let at = self.unnamed.partition_point(|&(_, last)| last < line);
-                    self.unnamed
-                        .get(at)
-                        .is_some_and(|&(first, _)| first <= line)
-                });
-                if let Some(other) = unnamed {
-                    return Err(row_error(
-                        row,
-                        0,
-                        format!(
-                            "id: {id} is the id the row on line {other} takes, having none, \
-                             from its 0-based line index: the two rows would be one sample; \
-                             give the row on line {other} an `id` of its own, or this one \
-                             another"
-                        ),
+                let line = usize::try_from(id).ok()?.checked_add(1)?;
+                let at = self.unnamed.partition_point(|&(_, last)| last < line);
+                let (first, _) = *self.unnamed.get(at)?;
+                if first <= line {
+                    return Some(format!(
+                        "id: {id} is the id the row on line {line} takes, having none, from its \
+                         0-based line index: the two rows count as runs of one sample; give the \
+                         row on line {line} an `id` of its own, or this one another"
                     ));
                 }
             }
             Some(_) => {}
         }
-        Ok(())
+        None
     }
 }
 
@@ -2088,15 +2063,17 @@ mod tests {
     }
 
     #[test]
-    fn a_row_without_an_id_may_not_take_another_rows_id() {
-        // Each row's result: its line, or the start of why it is refused.
+    fn a_row_without_an_id_that_takes_another_rows_id_is_warned_of() {
+        // Each row read: its line, and the warning of a clash.
         let read = |text: &str| {
             let mut items = Items::in_memory(Path::new("d.jsonl"), text.as_bytes().to_vec());
+            let mut clashes = IdClashes::default();
             let mut read = Vec::new();
             while let Some(item) = items.next_item() {
-                read.push(match item {
-                    Ok(item) => item.row.number.to_string(),
-                    Err(e) => e.to_string(),
+                let row = item.unwrap().row;
+                read.push(match clashes.check(&row) {
+                    Some(warning) => format!("{}: {warning}", row.number),
+                    None => row.number.to_string(),
                 });
             }
             read
@@ -2105,9 +2082,9 @@ mod tests {
             read("{\"id\": 1}\n{\"input\": \"x\"}\n"),
             [
                 "1",
-                "d.jsonl:2: the row has no id, so it takes its 0-based line index, 1, which is \
-                 the id of the row on line 1: the two rows would be one sample; give this row \
-                 an `id` of its own"
+                "2: the row has no id, so it takes its 0-based line index, 1, which is the id of \
+                 the row on line 1: the two rows count as runs of one sample; give this row an \
+                 `id` of its own"
             ]
         );
         assert_eq!(
@@ -2115,13 +2092,13 @@ mod tests {
             [
                 "1",
                 "2",
-                "d.jsonl:3: id: 0 is the id the row on line 1 takes, having none, from its \
-                 0-based line index: the two rows would be one sample; give the row on line 1 \
-                 an `id` of its own, or this one another"
+                "3: id: 0 is the id the row on line 1 takes, having none, from its 0-based line \
+                 index: the two rows count as runs of one sample; give the row on line 1 an `id` \
+                 of its own, or this one another"
             ]
         );
         // A blank line is counted; ids a row without one cannot take, and repeated ids
-        // (runs of one sample), are kept.
+        // (runs of one sample), are not warned of.
         assert_eq!(
             read(
                 "{\"id\": 3}\n\n{}\n{\"id\": 3}\n{\"id\": \"1\"}\n{}\n{\"id\": 9}\n{}\n{\"id\": 1}\n"
@@ -2132,7 +2109,7 @@ mod tests {
         let far = read("{}\n{\"id\": 4}\n{}\n{}\n{}\n");
         assert_eq!(far[..4], ["1", "2", "3", "4"]);
         assert!(
-            far[4].starts_with("d.jsonl:5: the row has no id, so it takes its 0-based line index, 4, which is the id of the row on line 2"),
+            far[4].starts_with("5: the row has no id, so it takes its 0-based line index, 4, which is the id of the row on line 2"),
             "{far:?}"
         );
     }

@@ -17,7 +17,9 @@ use std::thread::ThreadId;
 
 use crate::config::reward::RewardSpec;
 use crate::grade::pack::{self, Isolation};
-use crate::input::dataset::{Item, ItemError, RowError, RowParser, SourceError, peek_id};
+use crate::input::dataset::{
+    IdClashes, Item, ItemError, RowError, RowParser, SourceError, peek_id,
+};
 use crate::input::sample::{Sample, SampleId};
 pub use crate::input::select::{Filter, Selected, Selection};
 use crate::output::result::{ErrorCategory, LineWriter, SampleError, SampleResult};
@@ -86,7 +88,8 @@ pub fn validate(
             ))
         })
     };
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Item>>(workers * 2);
+    // Each item with the warning of its id clashing with an earlier row's, found in order.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(Item, Option<String>)>>(workers * 2);
     let rx = std::sync::Mutex::new(rx);
     let mut validation = Validation::default();
     let mut found: Vec<(u64, RowError)> = Vec::new();
@@ -107,13 +110,14 @@ pub fn validate(
                             guard.recv()
                         };
                         let Ok(batch) = batch else { break };
-                        for item in &batch {
+                        for (item, clash) in &batch {
                             match check(item) {
                                 Err(e) => {
                                     invalid += 1;
                                     keep_first(&mut bad, item.seq, e);
                                 }
-                                Ok(found) if !found.is_empty() => {
+                                Ok(mut found) if !found.is_empty() || clash.is_some() => {
+                                    found.splice(0..0, clash.clone());
                                     warned += 1;
                                     keep_first(
                                         &mut warnings,
@@ -130,10 +134,14 @@ pub fn validate(
             })
             .collect();
         let mut batch = Vec::with_capacity(BATCH);
+        let mut clashes = IdClashes::default();
         while let Some(next) = selected.next_item() {
             validation.total += 1;
             match next {
-                Ok(item) => batch.push(item),
+                Ok(item) => {
+                    let clash = clashes.check(&item.row);
+                    batch.push((item, clash));
+                }
                 Err(ItemError::Row(e)) => {
                     validation.invalid += 1;
                     found.push((validation.total, e));
