@@ -243,6 +243,40 @@ fn repeated_runs_give_pass_at_k_and_pass_rates_a_wilson_interval() {
 }
 
 #[test]
+fn a_recorded_run_finds_a_row_without_an_id_by_its_line_index_blank_lines_counted() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: runs\ndataset: data.jsonl\ntrajectories: [run_1.jsonl]\ngraders:\n  answer:\n    kind: tool\n    function: contains\n",
+    );
+    // The second row is on line 3: its id is 2, as letta-evals gives it.
+    ws.write(
+        "data.jsonl",
+        "{\"input\": \"Capital of France?\", \"ground_truth\": \"Paris\"}\n\n\
+         {\"input\": \"Capital of Italy?\", \"ground_truth\": \"Rome\"}\n",
+    );
+    let record = |id: u64, answer: &str| {
+        json!({"sample_id": id, "trajectory": [[
+            {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": answer}
+        ]]})
+    };
+    ws.write_rows("run_1.jsonl", &[record(0, "Paris"), record(2, "Rome")]);
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "out"]));
+    let results = std::fs::read_to_string(ws.path("out/results.jsonl")).unwrap();
+    let graded: Vec<(Value, Value)> = results
+        .lines()
+        .map(|line| {
+            let result: Value = serde_json::from_str(line).unwrap();
+            (
+                result["sample_id"].clone(),
+                result["grades"]["answer"]["score"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(graded, [(json!(0), json!(1.0)), (json!(2), json!(1.0))]);
+}
+
+#[test]
 fn recorded_run_files_are_runs_of_one_sample() {
     let ws = Workspace::new();
     ws.write(

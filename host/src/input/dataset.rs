@@ -1288,15 +1288,15 @@ impl Items {
             });
         }
         let mut index = HashMap::new();
-        let mut position = 0usize;
         while let Some((offset, line)) = rows.next_line()? {
             // A row the index cannot read is reported when a run refers to it or by validation.
+            // A row without an id is found by the id its sample has: its line index, blank
+            // lines counted, as letta-evals counts them.
             let id = peek_id(&line)
                 .ok()
                 .flatten()
-                .unwrap_or(SampleId::Int(position as i64));
+                .unwrap_or(SampleId::Int(Sample::line_index(line.number)));
             index.entry(id).or_insert((offset, line.number));
-            position += 1;
         }
         for run in runs.iter().filter(|run| !run.is_dir()) {
             open_stream(run)?;
