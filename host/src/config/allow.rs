@@ -27,6 +27,13 @@ pub struct AllowSpec {
     pub files: Option<Vec<FileGrant>>,
 }
 
+impl AllowSpec {
+    /// Whether a call's folders may depend on its row (a `{under, row}` entry of `files:`).
+    pub fn chooses_by_row(&self) -> bool {
+        (self.files.iter().flatten()).any(|grant| matches!(grant, FileGrant::Row { .. }))
+    }
+}
+
 /// One entry of `files:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileGrant {

@@ -128,6 +128,21 @@ pub enum GraderSpec {
 }
 
 impl GraderSpec {
+    /// What its calls may reach, as its own `allow:` says (composites and built-ins say
+    /// nothing).
+    pub fn allow(&self) -> Option<&AllowSpec> {
+        match self {
+            GraderSpec::Tool(spec) => spec.allow.as_ref(),
+            GraderSpec::Code(spec) => spec.allow.as_ref(),
+            GraderSpec::Python(spec) => spec.allow.as_ref(),
+            GraderSpec::Openai(spec) => spec.allow.as_ref(),
+            GraderSpec::Expectations(_)
+            | GraderSpec::Rubric(_)
+            | GraderSpec::All(_)
+            | GraderSpec::Any(_) => None,
+        }
+    }
+
     /// Where its Python calls run, as its own `isolation` says (composites say nothing).
     pub fn isolation(&self) -> Option<Isolation> {
         match self {

@@ -32,7 +32,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::cache::CacheDir;
+use crate::config::allow::AllowSpec;
 use crate::config::reward::RewardSpec;
+use crate::config::spec::Isolation;
 use crate::config::suite::{CaseCodeSpec, GraderSpec, Suite, SuiteError};
 use crate::fsio;
 use crate::grade::grants::Grants;
@@ -469,9 +471,14 @@ fn load(
 ) -> Result<Pack, LoadError> {
     let limits = suite.file.limits.clone().unwrap_or_default();
     let host = host().map_err(|e| LoadError::Pack(Box::new(e)))?;
+    let writes = if fresh_calls(suite) {
+        Writes::Scattered
+    } else {
+        Writes::Few
+    };
     let stamped = interpreter::stamped(cache_dir).and_then(|stamped| {
         let sha256 = stamped.sha256?;
-        let pack = host.load_compiled(Writes::Scattered, "python", &stamped.path, &sha256, &limits);
+        let pack = host.load_compiled(writes, "python", &stamped.path, &sha256, &limits);
         pack.transpose().map(|pack| (pack, stamped.path))
     });
     let (pack, path) = match stamped {
@@ -485,8 +492,7 @@ fn load(
                 limits: None,
                 allow: None,
             };
-            let pack =
-                host.load_writing(Writes::Scattered, "python", &spec, Path::new(""), &limits);
+            let pack = host.load_writing(writes, "python", &spec, Path::new(""), &limits);
             (pack, spec.path)
         }
     };
@@ -501,6 +507,23 @@ fn load(
         return Err(LoadError::Protocol { path, found });
     }
     Ok(pack)
+}
+
+/// Whether the suite's Python calls run in a fresh instance each, as `isolation: sample` and a
+/// folder the row chooses (`allow: files: [{under, row}]`) have them, so that the instance's
+/// slot is reset after every call ([`Writes::Scattered`]). Otherwise a warm instance's slot is
+/// reset once a batch ([`Writes::Few`]).
+fn fresh_calls(suite: &Suite) -> bool {
+    fn any_fresh(graders: &IndexMap<String, GraderSpec>) -> bool {
+        graders.values().any(|spec| {
+            spec.isolation() == Some(Isolation::Sample)
+                || spec.allow().is_some_and(AllowSpec::chooses_by_row)
+                || matches!(spec, GraderSpec::All(c) | GraderSpec::Any(c) if any_fresh(&c.graders))
+        })
+    }
+    suite.file.isolation == Some(Isolation::Sample)
+        || (suite.file.allow.as_ref()).is_some_and(AllowSpec::chooses_by_row)
+        || any_fresh(&suite.file.graders)
 }
 
 /// Why the Python interpreter component cannot be loaded.
@@ -1142,6 +1165,42 @@ fn module_name(root: &Path, file: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn suite(text: &str) -> Suite {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suite.yaml");
+        std::fs::write(&path, text).unwrap();
+        Suite::load(&path).unwrap()
+    }
+
+    #[test]
+    fn the_interpreter_resets_after_every_call_only_where_a_call_runs_fresh() {
+        let head = "name: s\ndataset: d.jsonl\n";
+        let code = "    kind: code\n    module: m\n    function: f\n";
+        let warm = format!("{head}graders:\n  a:\n{code}");
+        assert!(!fresh_calls(&suite(&warm)));
+        let batch = format!("{head}isolation: batch\ngraders:\n  a:\n{code}    isolation: batch\n");
+        assert!(!fresh_calls(&suite(&batch)));
+        let by_suite = format!("{head}isolation: sample\ngraders:\n  a:\n{code}");
+        assert!(fresh_calls(&suite(&by_suite)));
+        let nested = format!(
+            "{head}graders:\n  all:\n    kind: all\n    graders:\n      a:\n    {}        isolation: sample\n",
+            code.replace("\n    ", "\n        ")
+        );
+        assert!(fresh_calls(&suite(&nested)));
+        let row_folder = "allow:\n  files:\n    - {under: ., row: workdir}\n";
+        assert!(fresh_calls(&suite(&format!(
+            "{head}{row_folder}graders:\n  a:\n{code}"
+        ))));
+        let folder = "allow:\n  files: [.]\n";
+        assert!(!fresh_calls(&suite(&format!(
+            "{head}{folder}graders:\n  a:\n{code}"
+        ))));
+        let own = format!(
+            "{head}graders:\n  a:\n{code}    allow:\n      files:\n        - {{under: ., row: w}}\n"
+        );
+        assert!(fresh_calls(&suite(&own)));
+    }
 
     fn source(module: &str, path: &str, text: &str) -> Source {
         Source {
