@@ -187,8 +187,16 @@ pub fn checked_len(file: &File, cap: u64) -> io::Result<u64> {
     Ok(meta.len())
 }
 
-/// Why a file of type `kind` is not a regular file, saying what it is instead; `None` for a
-/// regular file. Found from the type alone, so a FIFO is told without being opened.
+/// Why what is at `path` (a symbolic link followed) is not a regular file, as [`not_regular`]
+/// tells it; `None` for a regular file. An error when its type cannot be read (it is missing).
+/// Nothing is opened: a FIFO would wait for a writer.
+pub fn not_regular_at(path: &Path) -> io::Result<Option<io::Error>> {
+    Ok(not_regular(std::fs::metadata(path)?.file_type()))
+}
+
+/// Why a file of type `kind` is not a regular file, saying what it is instead, of kind
+/// [`io::ErrorKind::IsADirectory`] for a directory; `None` for a regular file. Found from the
+/// type alone, so a FIFO is told without being opened.
 pub fn not_regular(kind: std::fs::FileType) -> Option<io::Error> {
     use std::os::unix::fs::FileTypeExt;
     let what = if kind.is_file() {
@@ -204,8 +212,13 @@ pub fn not_regular(kind: std::fs::FileType) -> Option<io::Error> {
     } else {
         "not a regular file"
     };
+    let error_kind = if kind.is_dir() {
+        io::ErrorKind::IsADirectory
+    } else {
+        io::ErrorKind::InvalidInput
+    };
     Some(io::Error::new(
-        io::ErrorKind::InvalidInput,
+        error_kind,
         format!("it is {what}, not a regular file"),
     ))
 }
@@ -661,6 +674,27 @@ mod tests {
         assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
         let err = read_within(dir.path(), Path::new("graders.py"), 1 << 20).unwrap_err();
         assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+    }
+
+    #[test]
+    fn what_is_at_a_path_is_told_from_its_type_a_directory_by_its_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, fifo) = (dir.path().join("case.yaml"), dir.path().join("pipe.yaml"));
+        std::fs::write(&file, "name: a").unwrap();
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        assert!(not_regular_at(&file).unwrap().is_none());
+        let err = not_regular_at(&fifo).unwrap().unwrap();
+        assert_eq!(err.to_string(), "it is a FIFO, not a regular file");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let err = not_regular_at(dir.path()).unwrap().unwrap();
+        assert_eq!(err.to_string(), "it is a directory, not a regular file");
+        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        assert!(not_regular_at(&dir.path().join("missing")).is_err());
     }
 
     #[test]

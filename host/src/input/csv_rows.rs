@@ -12,13 +12,13 @@
 //! large to keep, is refused. A row without one gets its position, unless another row has that
 //! id. Other columns are not read.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::fsio;
+use crate::input::id_clash::{self, RowId};
 use crate::input::source::SourceError;
 
 /// Whether `path` is read as a CSV dataset: its name ends in `.csv`, in any case.
@@ -324,40 +324,41 @@ fn row_ids(
         })
         .collect();
     let mut ids = Vec::with_capacity(records.len());
-    // The line of the first row given each whole-number id, and the rows given none.
-    let mut given = HashMap::new();
-    let mut unnamed = Vec::new();
+    let mut clashes = id_clash::Clashes::default();
+    let mut found = Vec::new();
     for (position, (line, record)) in records.iter().enumerate() {
         let cell = columns
             .iter()
             .find_map(|ids| Some((ids, present(record, ids.column)?)));
         let id = match cell {
-            Some((ids, cell)) => {
-                let id = ids.id(cell).map_err(|source| RowIdError::Cell {
-                    line: *line,
-                    name: ids.name,
-                    source,
-                })?;
-                if let Some(int) = id.as_i64() {
-                    given.entry(int).or_insert(*line);
-                }
-                id
-            }
-            None => {
-                unnamed.push((position, *line));
-                Value::from(position)
-            }
+            Some((ids, cell)) => ids.id(cell).map_err(|source| RowIdError::Cell {
+                line: *line,
+                name: ids.name,
+                source,
+            })?,
+            None => Value::from(position),
         };
+        let row_id = match (cell, id.as_i64()) {
+            (None, _) => RowId::Missing,
+            (Some(_), Some(int)) => RowId::Whole(int),
+            (Some(_), None) => RowId::Other,
+        };
+        found.extend(clashes.note(position as i64, *line, row_id));
         ids.push(id);
     }
-    for (position, line) in unnamed {
-        if let Some(&other) = i64::try_from(position).ok().and_then(|p| given.get(&p)) {
-            return Err(RowIdError::Shared {
-                line,
-                position,
-                other,
-            });
-        }
+    // Each clash is found when the second of its rows is read: a row without an id is paired
+    // with the first earlier row giving its position and with each later one. So the first pair
+    // by lines is the first row without an id that clashes, with the first row giving its
+    // position.
+    if let Some(clash) = found
+        .into_iter()
+        .min_by_key(|clash| (clash.unnamed, clash.named))
+    {
+        return Err(RowIdError::Shared {
+            line: clash.unnamed,
+            position: clash.index,
+            other: clash.named,
+        });
     }
     Ok(ids)
 }
@@ -426,7 +427,7 @@ enum RowIdError {
     )]
     Shared {
         line: usize,
-        position: usize,
+        position: i64,
         other: usize,
     },
 }
@@ -561,6 +562,29 @@ mod tests {
         ] {
             let error = ids(text).unwrap_err();
             assert!(error.starts_with(expected), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn of_rows_sharing_ids_the_first_without_one_is_named_with_the_first_giving_its_position() {
+        for (text, expected) in [
+            // The row on line 3 clashes with line 4 before the row on line 2 with line 5.
+            ("id,input\n,a\n,b\n1,c\n0,d\n", (2, 0, 5)),
+            ("id,input\n2,a\n,b\n,c\n2,d\n", (4, 2, 2)),
+            ("id,input\n,a\n0,b\n0,c\n", (2, 0, 3)),
+            // A cell over two lines: each row is named by the line it starts on.
+            ("id,input\n,\"a\nb\"\n,c\n1,d\n", (4, 1, 5)),
+        ] {
+            let (line, position, other) = expected;
+            let error = ids(text).unwrap_err();
+            assert!(
+                error.starts_with(&format!("line {line}: the row has no id"))
+                    && error.contains(&format!(
+                        "takes its position, {position}, which is the id of the row on line \
+                         {other}:"
+                    )),
+                "{text:?}: {error}"
+            );
         }
     }
 }

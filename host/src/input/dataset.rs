@@ -20,6 +20,7 @@ use crate::config::spec::SamplePer;
 use crate::config::suite::normalise_path;
 use crate::fsio;
 use crate::input::csv_rows::Converted;
+use crate::input::id_clash::{self, Clash, RowId};
 use crate::input::sample::{
     AgentState, Case, CaseTurn, RawId, RawRow, Sample, SampleId, Texts, TurnGraderKind,
 };
@@ -1343,58 +1344,38 @@ impl Items {
 /// could clash with is kept. The rows' ids are read again for it, so a run, which grades rows
 /// as they are read, does not look.
 #[derive(Debug, Default)]
-pub struct IdClashes {
-    /// Whole-number ids above the index of the row last read (those a later row without an id
-    /// could take), each with the line of the first row giving it.
-    ahead: std::collections::BTreeMap<i64, usize>,
-    /// The lines of the rows read without an id, as runs of consecutive lines (first, last).
-    unnamed: Vec<(usize, usize)>,
-}
+pub struct IdClashes(id_clash::Clashes);
 
 impl IdClashes {
     /// Notes the id of `row` (read after every row noted before): the warning of a clash with
     /// an earlier row's. A row whose id cannot be read is left to be refused when parsed.
     pub fn check(&mut self, row: &Line) -> Option<String> {
-        let id = peek_id(row).ok()?;
-        let index = Sample::line_index(row.number);
-        while let Some(entry) = self.ahead.first_entry() {
-            if *entry.key() >= index {
-                break;
-            }
-            entry.remove();
-        }
-        match id {
-            None => {
-                if let Some(&other) = self.ahead.get(&index) {
-                    return Some(format!(
-                        "the row has no id, so it takes its 0-based line index, {index}, which \
-                         is the id of the row on line {other}: the two rows count as runs of one \
-                         sample; give this row an `id` of its own"
-                    ));
-                }
-                match self.unnamed.last_mut() {
-                    Some((_, last)) if *last + 1 == row.number => *last = row.number,
-                    _ => self.unnamed.push((row.number, row.number)),
-                }
-            }
-            Some(SampleId::Int(id)) if id > index => {
-                self.ahead.entry(id).or_insert(row.number);
-            }
-            Some(SampleId::Int(id)) if id < index => {
-                let line = usize::try_from(id).ok()?.checked_add(1)?;
-                let at = self.unnamed.partition_point(|&(_, last)| last < line);
-                let (first, _) = *self.unnamed.get(at)?;
-                if first <= line {
-                    return Some(format!(
-                        "id: {id} is the id the row on line {line} takes, having none, from its \
-                         0-based line index: the two rows count as runs of one sample; give the \
-                         row on line {line} an `id` of its own, or this one another"
-                    ));
-                }
-            }
-            Some(_) => {}
-        }
-        None
+        let id = match peek_id(row).ok()? {
+            None => RowId::Missing,
+            Some(SampleId::Int(id)) => RowId::Whole(id),
+            Some(SampleId::Str(_)) => RowId::Other,
+        };
+        let Clash {
+            index,
+            unnamed,
+            named,
+            named_second,
+        } = self
+            .0
+            .note(Sample::line_index(row.number), row.number, id)?;
+        Some(if named_second {
+            format!(
+                "id: {index} is the id the row on line {unnamed} takes, having none, from its \
+                 0-based line index: the two rows count as runs of one sample; give the row on \
+                 line {unnamed} an `id` of its own, or this one another"
+            )
+        } else {
+            format!(
+                "the row has no id, so it takes its 0-based line index, {index}, which is the id \
+                 of the row on line {named}: the two rows count as runs of one sample; give this \
+                 row an `id` of its own"
+            )
+        })
     }
 }
 

@@ -68,12 +68,11 @@ fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
         if name.starts_with('_') || !is_case_name(&name) {
             continue;
         }
-        // Told from its type, never opened: a FIFO would wait for a writer. Folders are not
-        // cases.
-        match std::fs::metadata(entry.path()).map(|meta| meta.file_type()) {
-            Ok(kind) if kind.is_file() => names.push(name),
-            Ok(kind) if !kind.is_dir() => {
-                let e = fsio::not_regular(kind).map_or_else(String::new, |e| e.to_string());
+        // Told from its type, never opened: a FIFO would wait for a writer. Folders, and entries
+        // whose type cannot be read, are not cases.
+        match fsio::not_regular_at(&entry.path()) {
+            Ok(None) => names.push(name),
+            Ok(Some(e)) if e.kind() != std::io::ErrorKind::IsADirectory => {
                 return Err(SuiteError::at(
                     &entry.path(),
                     "",

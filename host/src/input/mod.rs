@@ -5,6 +5,7 @@ pub mod csv_rows;
 pub mod dataset;
 pub mod evaldeck_cases;
 pub mod fast;
+pub mod id_clash;
 pub mod inspect_log;
 pub mod otlp_file;
 pub mod sample;

@@ -94,8 +94,7 @@ pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
         {
             // Told from its type, never opened: a FIFO would wait for a writer, and read as a
             // session it would be said to hold no transcript record.
-            let kind = std::fs::metadata(&path).map(|meta| meta.file_type());
-            if let Some(e) = kind.ok().and_then(fsio::not_regular) {
+            if let Ok(Some(e)) = fsio::not_regular_at(&path) {
                 return Err(SourceError {
                     path,
                     message: format!(

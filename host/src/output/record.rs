@@ -396,9 +396,10 @@ impl FileStamp {
         if path.is_dir() {
             // An error about one of the files names it.
             let files = crate::input::session_files::session_paths(path).map_err(|e| {
-                match *e.path == *path {
-                    true => std::io::Error::other(e.message),
-                    false => std::io::Error::other(e.to_string()),
+                if *e.path == *path {
+                    std::io::Error::other(e.message)
+                } else {
+                    std::io::Error::other(e.to_string())
                 }
             })?;
             let (mut bytes, mut hasher) = (0, Sha256::new());
