@@ -214,6 +214,91 @@ async fn a_reply_echoing_the_key_in_escapes_is_stored_without_it() {
     }
 }
 
+/// A reply that cannot be read shows an excerpt of itself as written; the key written there
+/// with JSON escapes, once or twice over, is redacted all the same: results.jsonl and the
+/// terminal hold neither the key nor a spelling of it that reading the escapes turns into the
+/// key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_reply_shows_no_escaped_key() {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let content = |text: &str| {
+        format!(r#"{{"choices": [{{"index": 0, "message": {{"content": "{text}"}}}}]}}"#)
+    };
+    let replies = [
+        // The verdict inside the reply is no JSON.
+        content(&format!("the key is {once}")),
+        content(&format!("the key is {twice}")),
+        // The reply is no JSON, or no chat completion.
+        format!("<html>the key is {once}</html>"),
+        format!(r#"{{"error": "the key is {twice}"}}"#),
+    ];
+    let kinds = [
+        "judge reply is not valid JSON",
+        "endpoint reply is not JSON",
+        "endpoint reply has no choices[0].message",
+    ];
+    let shown = replies.clone();
+    let server = Server::start(move |i, _| Reply::status(200, &shown[i % shown.len()])).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    let rows: Vec<Value> = (0..replies.len())
+        .map(|i| crate::judge::judged_row(&i.to_string(), "Paris"))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let run = crate::common::gavel_off_runtime(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out"],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let rationales: Vec<String> = ws
+        .results("out")
+        .iter()
+        .map(|row| {
+            let grade = &row["grades"]["quality"];
+            assert_eq!(grade["status"], "error", "{grade}");
+            grade["rationale"]
+                .as_str()
+                .expect("a rationale")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(rationales.len(), replies.len());
+    for kind in kinds {
+        assert!(
+            rationales.iter().any(|r| r.contains(kind)),
+            "{kind}: {rationales:?}"
+        );
+    }
+    for rationale in &rationales {
+        assert!(rationale.contains("the key is "), "{rationale}");
+    }
+    // Each spelling as results.jsonl writes it and as the terminal shows it.
+    let spellings = [
+        KEY.to_string(),
+        once.clone(),
+        twice.clone(),
+        twice.replace('\\', "\\\\"),
+    ];
+    let mut texts = texts_under(ws.dir.path());
+    texts.push(("stdout".into(), stdout(&run)));
+    texts.push(("stderr".into(), stderr(&run)));
+    for (path, text) in texts {
+        for spelling in &spellings {
+            assert!(
+                !text.contains(spelling.as_str()),
+                "{spelling} is in {}: {text}",
+                path.display()
+            );
+        }
+    }
+}
+
 /// A usage nested as deep as serde_json reads a reply, or holding more than token counts,
 /// keeps only the counts, so that results.jsonl reads back (`gavel report`, `gavel diff`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

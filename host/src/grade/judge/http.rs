@@ -2,6 +2,7 @@
 //! honoured, a deadline per attempt, a reply read up to [`REPLY_LIMIT`], and redirects followed
 //! only within the endpoint's own scheme, host and port (the key goes nowhere else).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -47,6 +48,8 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The shortest key that is taken for a secret and redacted (see [`ApiKey::redact`]).
 const SHORTEST_SECRET: usize = 8;
+/// What the key is replaced by.
+const REDACTED: &str = "[redacted]";
 
 /// An API key that never prints.
 #[derive(Clone)]
@@ -57,35 +60,51 @@ impl ApiKey {
         ApiKey(key)
     }
 
-    /// `text` with every occurrence of the key replaced, for replies and reasons that echo it.
-    /// A key shorter than [`SHORTEST_SECRET`] is left: it is a placeholder such as a local
-    /// server's `EMPTY`, and replacing it would mangle replies that happen to contain it.
-    pub fn redact(&self, text: String) -> String {
-        if self.0.len() < SHORTEST_SECRET || !text.contains(&self.0) {
-            text
-        } else {
-            text.replace(&self.0, "[redacted]")
-        }
+    /// The key, when it is taken for a secret: a key shorter than [`SHORTEST_SECRET`] is a
+    /// placeholder such as a local server's `EMPTY`, and replacing it would mangle replies that
+    /// happen to contain it.
+    fn secret(&self) -> Option<&str> {
+        Some(self.0.as_str()).filter(|key| key.len() >= SHORTEST_SECRET)
     }
 
-    /// `value` with the key redacted from every string and name in it. A reply's text is
-    /// redacted as it comes ([`Transport::post`]), but JSON can write the key with escapes
-    /// (`\u0067` for `g`) that only its reading turns back into the key: what is read of a
-    /// reply is redacted again.
-    pub fn redact_value(&self, value: Value) -> Value {
-        match value {
-            Value::String(text) => Value::String(self.redact(text)),
-            Value::Array(items) => {
-                Value::Array(items.into_iter().map(|v| self.redact_value(v)).collect())
-            }
-            Value::Object(entries) => Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(name, v)| (self.redact(name), self.redact_value(v)))
-                    .collect(),
-            ),
-            other => other,
+    /// Whether the key is taken for a secret, and redacted.
+    pub fn is_secret(&self) -> bool {
+        self.secret().is_some()
+    }
+
+    /// `text` with every occurrence of the key replaced, for replies and reasons that echo it.
+    pub fn redact(&self, text: String) -> String {
+        let spans = self.spans(&text);
+        ApiKey::replace(text, spans)
+    }
+
+    /// Where `text` holds the key, in order (none when the key is no secret).
+    pub fn spans(&self, text: &str) -> Vec<Range<usize>> {
+        let Some(key) = self.secret() else {
+            return Vec::new();
+        };
+        text.match_indices(key)
+            .map(|(at, _)| at..at + key.len())
+            .collect()
+    }
+
+    /// `text` with each of `spans` (ranges of it, ordered by their start, perhaps overlapping)
+    /// replaced as the key is.
+    pub fn replace(text: String, spans: Vec<Range<usize>>) -> String {
+        if spans.is_empty() {
+            return text;
         }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for span in spans {
+            if span.start >= at {
+                out.push_str(&text[at..span.start]);
+                out.push_str(REDACTED);
+            }
+            at = at.max(span.end);
+        }
+        out.push_str(&text[at..]);
+        out
     }
 }
 
