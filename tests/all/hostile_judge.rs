@@ -278,20 +278,60 @@ async fn an_unreadable_reply_shows_no_escaped_key() {
     for rationale in &rationales {
         assert!(rationale.contains("the key is "), "{rationale}");
     }
-    // Each spelling as results.jsonl writes it and as the terminal shows it.
-    let spellings = [
-        KEY.to_string(),
-        once.clone(),
-        twice.clone(),
-        twice.replace('\\', "\\\\"),
-    ];
-    let mut texts = texts_under(ws.dir.path());
-    texts.push(("stdout".into(), stdout(&run)));
-    texts.push(("stderr".into(), stderr(&run)));
+    no_spelling_of_the_key(ws.dir.path(), &[run]);
+}
+
+/// The key written with escapes once or twice over, in a reply that reads: the cache holds it
+/// redacted as results.jsonl does, and a run from the cache reads it so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_echoing_the_key_in_escapes_is_cached_without_it() {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let body = format!(
+        r#"{{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": "{{\"score\": 1.0, \"rationale\": \"{once} {twice}\"}}"}}}}], "usage": {{"{once}": 1}}}}"#
+    );
+    let server = Server::always(Reply::status(200, &body)).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    ws.write_rows("data.jsonl", &[crate::judge::judged_row("paris", "Paris")]);
+    let mut outputs = Vec::new();
+    for out in ["out", "again"] {
+        let args = ["run", "suite.yaml", "-o", out];
+        let run =
+            crate::common::gavel_off_runtime(ws.dir.path(), &args, &[("OPENAI_API_KEY", KEY)])
+                .await;
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        let grade = ws.results(out)[0]["grades"]["quality"].clone();
+        assert_eq!(grade["rationale"], "[redacted] [redacted]", "{out}");
+        assert_eq!(
+            grade["metadata"]["usage"],
+            json!({"[redacted]": 1}),
+            "{out}"
+        );
+        outputs.push(run);
+    }
+    assert_eq!(server.request_count(), 1, "the second run reads the cache");
+    no_spelling_of_the_key(ws.dir.path(), &outputs);
+}
+
+/// Neither the files under `dir` nor the terminal output of `runs` hold the key, or a spelling
+/// of it with escapes once or twice over, as it is shown or as results.jsonl writes it.
+fn no_spelling_of_the_key(dir: &Path, runs: &[Output]) {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let written = twice.replace('\\', "\\\\");
+    let mut texts = texts_under(dir);
+    for run in runs {
+        texts.push(("stdout".into(), stdout(run)));
+        texts.push(("stderr".into(), stderr(run)));
+    }
     for (path, text) in texts {
-        for spelling in &spellings {
+        for spelling in [KEY, &once, &twice, &written] {
             assert!(
-                !text.contains(spelling.as_str()),
+                !text.contains(spelling),
                 "{spelling} is in {}: {text}",
                 path.display()
             );
