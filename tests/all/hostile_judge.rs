@@ -214,6 +214,131 @@ async fn a_reply_echoing_the_key_in_escapes_is_stored_without_it() {
     }
 }
 
+/// A reply that cannot be read shows an excerpt of itself as written; the key written there
+/// with JSON escapes, once or twice over, is redacted all the same: results.jsonl and the
+/// terminal hold neither the key nor a spelling of it that reading the escapes turns into the
+/// key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_reply_shows_no_escaped_key() {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let content = |text: &str| {
+        format!(r#"{{"choices": [{{"index": 0, "message": {{"content": "{text}"}}}}]}}"#)
+    };
+    let replies = [
+        // The verdict inside the reply is no JSON.
+        content(&format!("the key is {once}")),
+        content(&format!("the key is {twice}")),
+        // The reply is no JSON, or no chat completion.
+        format!("<html>the key is {once}</html>"),
+        format!(r#"{{"error": "the key is {twice}"}}"#),
+    ];
+    let kinds = [
+        "judge reply is not valid JSON",
+        "endpoint reply is not JSON",
+        "endpoint reply has no choices[0].message",
+    ];
+    let shown = replies.clone();
+    let server = Server::start(move |i, _| Reply::status(200, &shown[i % shown.len()])).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    let rows: Vec<Value> = (0..replies.len())
+        .map(|i| crate::judge::judged_row(&i.to_string(), "Paris"))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    let run = crate::common::gavel_off_runtime(
+        ws.dir.path(),
+        &["run", "suite.yaml", "-o", "out"],
+        &[("OPENAI_API_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+    let rationales: Vec<String> = ws
+        .results("out")
+        .iter()
+        .map(|row| {
+            let grade = &row["grades"]["quality"];
+            assert_eq!(grade["status"], "error", "{grade}");
+            grade["rationale"]
+                .as_str()
+                .expect("a rationale")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(rationales.len(), replies.len());
+    for kind in kinds {
+        assert!(
+            rationales.iter().any(|r| r.contains(kind)),
+            "{kind}: {rationales:?}"
+        );
+    }
+    for rationale in &rationales {
+        assert!(rationale.contains("the key is "), "{rationale}");
+    }
+    no_spelling_of_the_key(ws.dir.path(), &[run]);
+}
+
+/// The key written with escapes once or twice over, in a reply that reads: the cache holds it
+/// redacted as results.jsonl does, and a run from the cache reads it so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_echoing_the_key_in_escapes_is_cached_without_it() {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let body = format!(
+        r#"{{"choices": [{{"index": 0, "message": {{"role": "assistant", "content": "{{\"score\": 1.0, \"rationale\": \"{once} {twice}\"}}"}}}}], "usage": {{"{once}": 1}}}}"#
+    );
+    let server = Server::always(Reply::status(200, &body)).await;
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        &crate::judge::JUDGED_SUITE.replace("BASE_URL", &server.base_url()),
+    );
+    ws.write_rows("data.jsonl", &[crate::judge::judged_row("paris", "Paris")]);
+    let mut outputs = Vec::new();
+    for out in ["out", "again"] {
+        let args = ["run", "suite.yaml", "-o", out];
+        let run =
+            crate::common::gavel_off_runtime(ws.dir.path(), &args, &[("OPENAI_API_KEY", KEY)])
+                .await;
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        let grade = ws.results(out)[0]["grades"]["quality"].clone();
+        assert_eq!(grade["rationale"], "[redacted] [redacted]", "{out}");
+        assert_eq!(
+            grade["metadata"]["usage"],
+            json!({"[redacted]": 1}),
+            "{out}"
+        );
+        outputs.push(run);
+    }
+    assert_eq!(server.request_count(), 1, "the second run reads the cache");
+    no_spelling_of_the_key(ws.dir.path(), &outputs);
+}
+
+/// Neither the files under `dir` nor the terminal output of `runs` hold the key, or a spelling
+/// of it with escapes once or twice over, as it is shown or as results.jsonl writes it.
+fn no_spelling_of_the_key(dir: &Path, runs: &[Output]) {
+    let once = KEY.replacen('g', "\\u0067", 1);
+    let twice = KEY.replacen('g', "\\\\u0067", 1);
+    let written = twice.replace('\\', "\\\\");
+    let mut texts = texts_under(dir);
+    for run in runs {
+        texts.push(("stdout".into(), stdout(run)));
+        texts.push(("stderr".into(), stderr(run)));
+    }
+    for (path, text) in texts {
+        for spelling in [KEY, &once, &twice, &written] {
+            assert!(
+                !text.contains(spelling),
+                "{spelling} is in {}: {text}",
+                path.display()
+            );
+        }
+    }
+}
+
 /// A usage nested as deep as serde_json reads a reply, or holding more than token counts,
 /// keeps only the counts, so that results.jsonl reads back (`gavel report`, `gavel diff`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,7 @@
 //! honoured, a deadline per attempt, a reply read up to [`REPLY_LIMIT`], and redirects followed
 //! only within the endpoint's own scheme, host and port (the key goes nowhere else).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
@@ -47,6 +48,11 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// The shortest key that is taken for a secret and redacted (see [`ApiKey::redact`]).
 const SHORTEST_SECRET: usize = 8;
+/// What the key is replaced by.
+const REDACTED: &str = "[redacted]";
+/// How many times the JSON escapes of a text are read in looking for the key in it: a reply
+/// is JSON whose strings hold the verdict's JSON, so escapes of either can write the key.
+const ESCAPE_READINGS: usize = 2;
 
 /// An API key that never prints.
 #[derive(Clone)]
@@ -57,36 +63,132 @@ impl ApiKey {
         ApiKey(key)
     }
 
-    /// `text` with every occurrence of the key replaced, for replies and reasons that echo it.
-    /// A key shorter than [`SHORTEST_SECRET`] is left: it is a placeholder such as a local
-    /// server's `EMPTY`, and replacing it would mangle replies that happen to contain it.
-    pub fn redact(&self, text: String) -> String {
-        if self.0.len() < SHORTEST_SECRET || !text.contains(&self.0) {
-            text
-        } else {
-            text.replace(&self.0, "[redacted]")
-        }
+    /// The key, when it is taken for a secret: a key shorter than [`SHORTEST_SECRET`] is a
+    /// placeholder such as a local server's `EMPTY`, and replacing it would mangle replies that
+    /// happen to contain it.
+    fn secret(&self) -> Option<&str> {
+        Some(self.0.as_str()).filter(|key| key.len() >= SHORTEST_SECRET)
     }
 
-    /// `value` with the key redacted from every string and name in it. A reply's text is
-    /// redacted as it comes ([`Transport::post`]), but JSON can write the key with escapes
-    /// (`\u0067` for `g`) that only its reading turns back into the key: what is read of a
-    /// reply is redacted again.
-    pub fn redact_value(&self, value: Value) -> Value {
-        match value {
-            Value::String(text) => Value::String(self.redact(text)),
-            Value::Array(items) => {
-                Value::Array(items.into_iter().map(|v| self.redact_value(v)).collect())
+    /// `text` with the key replaced wherever it is written: as it is, or with JSON escapes
+    /// (`\u0067` for `g`, or `\\u0067` a level deeper) that reading them turns into the key. The
+    /// rest stays as written, so a text without the key is unchanged and JSON stays JSON.
+    /// Replies, what is read of them and the reasons that quote them are redacted.
+    pub fn redact(&self, text: String) -> String {
+        let mut spans = self.spans(&text);
+        if self.secret().is_some() && text.contains('\\') {
+            // The readings so far, the last one deepest.
+            let mut readings: Vec<String> = Vec::new();
+            for _ in 0..ESCAPE_READINGS {
+                let last = readings.last().unwrap_or(&text);
+                let read: String = read_chars(last).map(|(c, _)| c).collect();
+                if read.len() == last.len() {
+                    break;
+                }
+                let found = self.spans(&read).into_iter();
+                let mut ends: Vec<usize> = found.flat_map(|span| [span.start, span.end]).collect();
+                for earlier in readings.iter().rev().chain([&text]) {
+                    ends = written_at(earlier, &ends);
+                }
+                spans.extend(ends.chunks(2).map(|span| span[0]..span[1]));
+                readings.push(read);
             }
-            Value::Object(entries) => Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(name, v)| (self.redact(name), self.redact_value(v)))
-                    .collect(),
-            ),
-            other => other,
+            spans.sort_by_key(|span| span.start);
         }
+        ApiKey::replace(text, spans)
     }
+
+    /// Where `text` holds the key, in order (none when the key is no secret).
+    fn spans(&self, text: &str) -> Vec<Range<usize>> {
+        let Some(key) = self.secret() else {
+            return Vec::new();
+        };
+        text.match_indices(key)
+            .map(|(at, _)| at..at + key.len())
+            .collect()
+    }
+
+    /// `text` with each of `spans` (ranges of it, ordered by their start, perhaps overlapping)
+    /// replaced as the key is.
+    fn replace(text: String, spans: Vec<Range<usize>>) -> String {
+        if spans.is_empty() {
+            return text;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for span in spans {
+            if span.start >= at {
+                out.push_str(&text[at..span.start]);
+                out.push_str(REDACTED);
+            }
+            at = at.max(span.end);
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+}
+
+/// The chars that reading the JSON escapes of `text` gives, each with the length of its
+/// writing. What JSON does not read as an escape (`\x`, a lone surrogate) stays as it is.
+fn read_chars(text: &str) -> impl Iterator<Item = (char, usize)> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let plain = text[at..].chars().next()?;
+        let (c, written) = escape(&text[at..]).unwrap_or((plain, plain.len_utf8()));
+        at += written;
+        Some((c, written))
+    })
+}
+
+/// Where in `text` the bytes `positions` of its reading (in order, each the start of a char or
+/// the end) are written.
+fn written_at(text: &str, positions: &[usize]) -> Vec<usize> {
+    let mut chars = read_chars(text);
+    let (mut read, mut written) = (0, 0);
+    let mut found = Vec::with_capacity(positions.len());
+    for &position in positions {
+        while read < position {
+            let Some((c, length)) = chars.next() else {
+                break;
+            };
+            read += c.len_utf8();
+            written += length;
+        }
+        found.push(written);
+    }
+    found
+}
+
+/// The char that the JSON escape at the start of `text` stands for, and the escape's length.
+fn escape(text: &str) -> Option<(char, usize)> {
+    let rest = text.strip_prefix('\\')?;
+    let c = match rest.bytes().next()? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            // A UTF-16 code unit: `\u` and four hex digits from `from` on.
+            let unit = |from: usize| {
+                let hex = rest.get(from..from + 5)?.strip_prefix('u')?;
+                let hex = hex.bytes().all(|b| b.is_ascii_hexdigit()).then_some(hex)?;
+                u16::from_str_radix(hex, 16).ok()
+            };
+            let first = unit(0)?;
+            if let Some(Ok(c)) = char::decode_utf16([first]).next() {
+                return Some((c, 6));
+            }
+            let second = rest[5..].starts_with('\\').then(|| unit(6)).flatten()?;
+            let c = char::decode_utf16([first, second]).next()?.ok()?;
+            return Some((c, 12));
+        }
+        _ => return None,
+    };
+    Some((c, 2))
 }
 
 impl std::fmt::Debug for ApiKey {
@@ -654,6 +756,42 @@ mod tests {
         assert_eq!(
             placeholder.redact(r#"{"rationale": "none of it"}"#.into()),
             r#"{"rationale": "none of it"}"#
+        );
+    }
+
+    /// The key is redacted however JSON escapes write it, a level deep or two, and only the
+    /// span that spells it changes: a text without it stays as it is, and JSON stays JSON.
+    #[test]
+    fn the_key_is_redacted_in_every_spelling() {
+        let key = ApiKey::new("sk-reply-test-key".into());
+        let redacted = |text: &str| key.redact(text.to_string());
+        for spelling in [
+            "sk-reply-test-key",
+            r"sk-\u0072eply-test-key",
+            r"\u0073\u006b-reply-test-ke\u0079",
+            r"sk-\\u0072eply-test-key",
+            r"sk-\u005cu0072eply-test-key",
+        ] {
+            assert_eq!(
+                redacted(&format!(r#"{{"a": "é\u00e9 \"{spelling}\"\n"}}"#)),
+                r#"{"a": "é\u00e9 \"[redacted]\"\n"}"#,
+                "{spelling}"
+            );
+        }
+        // Escapes JSON does not read, or that read as something else, hide no key.
+        for text in [
+            r#"{"a": "x\"y\\z\u00e9\ud83d\ude00\n"}"#,
+            r"sk-\\\\u0072eply-test-key",
+            r"sk-\x72eply-test-key \ud800 \u12",
+            "",
+        ] {
+            assert_eq!(redacted(text), text);
+        }
+        // A key too short to be a secret is left wherever it is.
+        let placeholder = ApiKey::new("EMPTY".into());
+        assert_eq!(
+            placeholder.redact(r"EMPTY \u0045MPTY".into()),
+            r"EMPTY \u0045MPTY"
         );
     }
 }

@@ -89,10 +89,10 @@ impl Provider {
     }
 
     /// The endpoint's reply as the judge reads it.
-    fn completion(self, body: &str) -> Result<reply::Completion, ReplyError> {
+    fn completion(self, body: &str, key: &ApiKey) -> Result<reply::Completion, ReplyError> {
         match self {
-            Provider::OpenAi => reply::completion(body),
-            Provider::Anthropic => reply::message(body),
+            Provider::OpenAi => reply::completion(body, key),
+            Provider::Anthropic => reply::message(body, key),
         }
     }
 }
@@ -484,37 +484,20 @@ impl Judge {
     /// The verdict in the endpoint's reply `text`: the JSON answer, or the arguments of the
     /// agent's grading tool call.
     fn verdict(&self, text: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
+        let key = &self.transport.api_key;
         let Some(agent) = &self.agent else {
-            let completion = self.redacted(self.provider.completion(text)?);
-            let verdict = self.redacted_verdict(reply::verdict(&completion.content)?);
+            let completion = self.provider.completion(text, key)?;
+            let verdict = reply::verdict(&completion.content, key)?;
             return Ok((verdict, completion.usage));
         };
         let name = &agent.tool_name;
-        let call = self.redacted(reply::tool_call(text, name)?);
-        let verdict = reply::verdict(&call.content).map_err(|source| Failure::ToolArguments {
-            name: name.clone(),
-            source,
-        })?;
-        Ok((self.redacted_verdict(verdict), call.usage))
-    }
-
-    /// What was read of a reply with the key redacted once more: the reply's text had it
-    /// redacted, but not where escapes wrote it (see [`ApiKey::redact_value`]).
-    fn redacted(&self, completion: reply::Completion) -> reply::Completion {
-        let key = &self.transport.api_key;
-        reply::Completion {
-            content: key.redact(completion.content),
-            usage: completion.usage.map(|usage| key.redact_value(usage)),
-        }
-    }
-
-    /// The verdict's rationale, read from JSON inside the reply's JSON, redacted as
-    /// [`Judge::redacted`] redacts the reply's own texts.
-    fn redacted_verdict(&self, verdict: reply::Verdict) -> reply::Verdict {
-        reply::Verdict {
-            rationale: self.transport.api_key.redact(verdict.rationale),
-            ..verdict
-        }
+        let call = reply::tool_call(text, name, key)?;
+        let verdict =
+            reply::verdict(&call.content, key).map_err(|source| Failure::ToolArguments {
+                name: name.clone(),
+                source,
+            })?;
+        Ok((verdict, call.usage))
     }
 
     async fn ask(&self, prompt: &str) -> Result<(reply::Verdict, Option<Value>), Failure> {
@@ -576,13 +559,14 @@ impl Judge {
                 json!({"max_tokens": 1024, "messages": messages, "model": model})
             }
         };
+        let key = &self.transport.api_key;
         let read = |text: &str| match self.provider {
             // The client reads a missing content as no text.
-            Provider::OpenAi => match reply::completion(text) {
+            Provider::OpenAi => match reply::completion(text, key) {
                 Err(ReplyError::NoContent) => Ok(String::new()),
-                completion => Ok(self.redacted(completion?).content),
+                completion => Ok(completion?.content),
             },
-            Provider::Anthropic => Ok(self.redacted(reply::message(text)?).content),
+            Provider::Anthropic => Ok(reply::message(text, key)?.content),
         };
         self.count(self.exchange(model, &body.to_string(), read).await)
     }
@@ -601,7 +585,8 @@ impl Judge {
     /// The embedding of each of `texts` by `model`, sent as every request of this judge is.
     pub async fn embed(&self, model: &str, texts: &[&str]) -> Result<Vec<Vec<f64>>, Unanswered> {
         let body = json!({"model": model, "input": texts}).to_string();
-        let read = |text: &str| Ok(reply::embeddings(text, texts.len())?);
+        let key = &self.transport.api_key;
+        let read = |text: &str| Ok(reply::embeddings(text, texts.len(), key)?);
         self.count(self.exchange(model, &body, read).await)
     }
 
@@ -610,7 +595,7 @@ impl Judge {
     pub async fn chat(&self, body: &Value) -> Result<(String, Option<Value>), Unanswered> {
         let model = body["model"].as_str().unwrap_or(&self.model).to_string();
         let read = |text: &str| {
-            let completion = self.redacted(self.provider.completion(text)?);
+            let completion = self.provider.completion(text, &self.transport.api_key)?;
             Ok((completion.content, completion.usage))
         };
         self.count(self.exchange(&model, &body.to_string(), read).await)

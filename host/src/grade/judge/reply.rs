@@ -6,6 +6,9 @@
 //! not read is skipped, so reading a reply costs about its own size whatever it holds. A field
 //! is found as `serde_json::Value::get` finds it (the last of a repeated key; a value that is no
 //! object has none), so a reply reads as it did when it was parsed whole.
+//!
+//! Every text read here leaves with the API key redacted (`ApiKey::redact`): each string as it is
+//! read, the verdict's inside the reply's, and the excerpts of a reply that cannot be read.
 
 use std::fmt;
 
@@ -13,6 +16,8 @@ use serde::Deserializer as _;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
+
+use super::http::ApiKey;
 
 /// What a chat-completions response carries for the judge.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,11 +95,11 @@ const MESSAGE_COUNTS: [&str; 4] = [
 ];
 
 /// `choices[0].message.content` and `usage` of an OpenAI chat-completions response body.
-pub fn completion(body: &str) -> Result<Completion, ReplyError> {
-    let (message, usage) = chat_message(body)?;
+pub fn completion(body: &str, key: &ApiKey) -> Result<Completion, ReplyError> {
+    let (message, usage) = chat_message(body, key)?;
     let [content, refusal] = fields(message, ["content", "refusal"]).unwrap_or_default();
-    let Some(content) = content.and_then(string) else {
-        return Err(match refusal.and_then(string) {
+    let Some(content) = content.and_then(|content| string(content, key)) else {
+        return Err(match refusal.and_then(|refusal| string(refusal, key)) {
             Some(refusal) => ReplyError::Refused(refusal),
             None => ReplyError::NoContent,
         });
@@ -104,8 +109,8 @@ pub fn completion(body: &str) -> Result<Completion, ReplyError> {
 
 /// The vectors of `data[i].embedding`, in order, of an OpenAI embeddings response body that
 /// embedded `count` texts.
-pub fn embeddings(body: &str, count: usize) -> Result<Vec<Vec<f64>>, ReplyError> {
-    let reply = reply_json(body)?;
+pub fn embeddings(body: &str, count: usize, key: &ApiKey) -> Result<Vec<Vec<f64>>, ReplyError> {
+    let reply = reply_json(body, key)?;
     let mut vectors = Vec::new();
     let mut whole = true;
     let listed = field(reply, "data").is_some_and(|data| {
@@ -123,14 +128,14 @@ pub fn embeddings(body: &str, count: usize) -> Result<Vec<Vec<f64>>, ReplyError>
     if listed && whole && vectors.len() == count {
         Ok(vectors)
     } else {
-        Err(not_a(body, "data[].embedding", "embeddings response"))
+        Err(not_a(body, "data[].embedding", "embeddings response", key))
     }
 }
 
 /// The arguments of the first call to the tool `name` in `choices[0].message.tool_calls` of an
 /// OpenAI chat-completions response body, as the content to read the verdict from, and `usage`.
-pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
-    let (message, usage) = chat_message(body)?;
+pub fn tool_call(body: &str, name: &str, key: &ApiKey) -> Result<Completion, ReplyError> {
+    let (message, usage) = chat_message(body, key)?;
     let [calls, refusal, content] =
         fields(message, ["tool_calls", "refusal", "content"]).unwrap_or_default();
     // The arguments of the call to `name`, once found; else the names of the calls made.
@@ -142,7 +147,7 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
             let [called_name, arguments] = field(call, "function")
                 .and_then(|function| fields(function, ["name", "arguments"]))
                 .unwrap_or_default();
-            let called_name = called_name.and_then(string);
+            let called_name = called_name.and_then(|called| string(called, key));
             if called_name.as_deref() == Some(name) {
                 called = Some(arguments);
                 return false;
@@ -156,18 +161,18 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
         });
     }
     let Some(arguments) = called else {
-        let instead = if let Some(refusal) = refusal.and_then(string) {
+        let instead = if let Some(refusal) = refusal.and_then(|refusal| string(refusal, key)) {
             format!("; the model refused: {refusal}")
         } else if !others.is_empty() {
             let more = match unlisted {
                 0 => String::new(),
                 n => format!(" and {n} more"),
             };
-            format!("; it called {}{more}", excerpt(&others.join(", ")))
+            format!("; it called {}{more}", excerpt(&others.join(", "), key))
         } else {
-            match content.and_then(string) {
+            match content.and_then(|content| string(content, key)) {
                 Some(text) if !text.trim().is_empty() => {
-                    format!("; it answered: {}", excerpt(&text))
+                    format!("; it answered: {}", excerpt(&text, key))
                 }
                 _ => String::new(),
             }
@@ -178,9 +183,9 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
         });
     };
     let content = match arguments {
-        Some(arguments) if is_object(arguments) => compact(arguments),
+        Some(arguments) if is_object(arguments) => compact(arguments, key),
         Some(arguments) => {
-            string(arguments).ok_or_else(|| ReplyError::NoArguments(name.to_string()))?
+            string(arguments, key).ok_or_else(|| ReplyError::NoArguments(name.to_string()))?
         }
         None => return Err(ReplyError::NoArguments(name.to_string())),
     };
@@ -189,14 +194,14 @@ pub fn tool_call(body: &str, name: &str) -> Result<Completion, ReplyError> {
 
 /// `content[0].text` of an Anthropic Messages API response, as letta-evals reads it, and its
 /// `usage` as letta-evals records it (input, output and cache token counts).
-pub fn message(body: &str) -> Result<Completion, ReplyError> {
-    let reply = reply_json(body)?;
+pub fn message(body: &str, key: &ApiKey) -> Result<Completion, ReplyError> {
+    let reply = reply_json(body, key)?;
     let [blocks, usage] = fields(reply, ["content", "usage"]).unwrap_or_default();
-    let block =
-        (blocks.and_then(first)).ok_or_else(|| not_a(body, "content[0]", "Messages API reply"))?;
+    let block = (blocks.and_then(first))
+        .ok_or_else(|| not_a(body, "content[0]", "Messages API reply", key))?;
     let [text, kind] = fields(block, ["text", "type"]).unwrap_or_default();
-    let Some(content) = text.and_then(string) else {
-        let kind = kind.and_then(string);
+    let Some(content) = text.and_then(|text| string(text, key)) else {
+        let kind = kind.and_then(|kind| string(kind, key));
         return Err(ReplyError::NotText(
             kind.unwrap_or_else(|| "unknown".to_string()),
         ));
@@ -216,20 +221,25 @@ pub fn message(body: &str) -> Result<Completion, ReplyError> {
 }
 
 /// `choices[0].message` of a chat completion, and its token counts.
-fn chat_message(body: &str) -> Result<(Raw<'_>, Option<Value>), ReplyError> {
-    let reply = reply_json(body)?;
+fn chat_message<'a>(body: &'a str, key: &ApiKey) -> Result<(Raw<'a>, Option<Value>), ReplyError> {
+    let reply = reply_json(body, key)?;
     let [choices, usage] = fields(reply, ["choices", "usage"]).unwrap_or_default();
     let message = (choices.and_then(first))
         .and_then(|choice| field(choice, "message"))
-        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion"))?;
+        .ok_or_else(|| not_a(body, "choices[0].message", "chat completion", key))?;
     let mut room = USAGE_ENTRIES;
-    let usage = usage.and_then(|usage| token_counts(usage, USAGE_DEPTH, &mut room));
+    let usage = usage.and_then(|usage| token_counts(usage, USAGE_DEPTH, &mut room, key));
     Ok((message, usage.map(Value::Object)))
 }
 
 /// The numbers and nulls of the object `usage`, and the objects of them while `depth` allows,
 /// of the first `room` entries read at every depth; `None` when `usage` is no object.
-fn token_counts(usage: Raw<'_>, depth: usize, room: &mut usize) -> Option<Map<String, Value>> {
+fn token_counts(
+    usage: Raw<'_>,
+    depth: usize,
+    room: &mut usize,
+    key: &ApiKey,
+) -> Option<Map<String, Value>> {
     let mut kept = Map::new();
     let object = entries(usage, |name, value| {
         if *room == 0 || name.len() > USAGE_NAME {
@@ -238,61 +248,61 @@ fn token_counts(usage: Raw<'_>, depth: usize, room: &mut usize) -> Option<Map<St
         *room -= 1;
         let value = match count(value) {
             Some(count) => count,
-            None if depth > 1 => match token_counts(value, depth - 1, room) {
+            None if depth > 1 => match token_counts(value, depth - 1, room, key) {
                 Some(inner) => Value::Object(inner),
                 None => return,
             },
             None => return,
         };
-        kept.insert(name, value);
+        kept.insert(key.redact(name), value);
     });
     object.then_some(kept)
 }
 
 /// Why `body` is not the kind of reply expected: it has nothing at `path`.
-fn not_a(body: &str, path: &'static str, kind: &'static str) -> ReplyError {
+fn not_a(body: &str, path: &'static str, kind: &'static str, key: &ApiKey) -> ReplyError {
     ReplyError::NotA {
         path,
         kind,
-        excerpt: excerpt(body),
+        excerpt: excerpt(body, key),
     }
 }
 
-fn reply_json(body: &str) -> Result<Raw<'_>, ReplyError> {
+fn reply_json<'a>(body: &'a str, key: &ApiKey) -> Result<Raw<'a>, ReplyError> {
     serde_json::from_str(body).map_err(|e| ReplyError::NotJson {
         reason: e.to_string(),
-        excerpt: excerpt(body),
+        excerpt: excerpt(body, key),
     })
 }
 
 /// The judge's answer, read as letta-evals reads it (`json.loads`, `float(obj["score"])`, a
 /// clamp to [0, 1], a missing rationale as ""), except that a NaN score is an error instead
 /// of 1.0.
-pub fn verdict(content: &str) -> Result<Verdict, ReplyError> {
+pub fn verdict(content: &str, key: &ApiKey) -> Result<Verdict, ReplyError> {
     let not_json = |e: serde_json::Error| ReplyError::VerdictNotJson {
         reason: e.to_string(),
-        excerpt: excerpt(content),
+        excerpt: excerpt(content, key),
     };
     let text = quote_python_constants(content);
     let answer: Raw<'_> = serde_json::from_str(&text).map_err(not_json)?;
     let Some([score, rationale]) = fields(answer, ["score", "rationale"]) else {
-        return Err(ReplyError::VerdictNotObject(excerpt(content)));
+        return Err(ReplyError::VerdictNotObject(excerpt(content, key)));
     };
     let score = match score.filter(|score| score.get() != "null") {
         None => return Err(ReplyError::NoScore),
         Some(score) if score.get().starts_with(['[', '{']) => {
-            return Err(ReplyError::ScoreType(compact(score)));
+            return Err(ReplyError::ScoreType(compact(score, key)));
         }
         // Only a number too large for a float fails here, as it failed the whole answer when
         // the answer was parsed whole.
-        Some(score) => read_score(serde_json::from_str(score.get()).map_err(not_json)?)?,
+        Some(score) => read_score(serde_json::from_str(score.get()).map_err(not_json)?, key)?,
     };
     if score.is_nan() {
         return Err(ReplyError::NanScore);
     }
     let rationale = match rationale.filter(|rationale| rationale.get() != "null") {
         None => String::new(),
-        Some(rationale) => string(rationale).unwrap_or_else(|| compact(rationale)),
+        Some(rationale) => string(rationale, key).unwrap_or_else(|| compact(rationale, key)),
     };
     Ok(Verdict {
         score: score.clamp(0.0, 1.0),
@@ -301,12 +311,13 @@ pub fn verdict(content: &str) -> Result<Verdict, ReplyError> {
 }
 
 /// A score that is a number, a boolean or a string, read as Python's `float()` reads it.
-fn read_score(score: Value) -> Result<f64, ReplyError> {
+fn read_score(score: Value, key: &ApiKey) -> Result<f64, ReplyError> {
     match score {
         Value::Number(n) => n.as_f64().ok_or(ReplyError::ScoreNotNumber(n)),
         Value::Bool(b) => Ok(if b { 1.0 } else { 0.0 }),
-        Value::String(s) => python_float(&s)
-            .ok_or_else(|| ReplyError::ScoreNotFloat(crate::grade::python::repr_str(&s))),
+        Value::String(s) => python_float(&s).ok_or_else(|| {
+            ReplyError::ScoreNotFloat(crate::grade::python::repr_str(&key.redact(s)))
+        }),
         other => Err(ReplyError::ScoreType(other.to_string())),
     }
 }
@@ -364,12 +375,13 @@ fn quote_python_constants(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
-/// The start of a reply, for error messages that stay readable.
-fn excerpt(text: &str) -> String {
+/// The start of a reply, for error messages that stay readable, with the key redacted.
+fn excerpt(text: &str, key: &ApiKey) -> String {
     const MAX: usize = 200;
+    let text = key.redact(text.to_string());
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{}...", &text[..cut]),
-        None => text.to_string(),
+        None => text,
     }
 }
 
@@ -401,11 +413,12 @@ fn first(value: Raw<'_>) -> Option<Raw<'_>> {
     first
 }
 
-/// `value` when it is a string.
-fn string(value: Raw<'_>) -> Option<String> {
+/// `value` when it is a string, the key redacted.
+fn string(value: Raw<'_>, key: &ApiKey) -> Option<String> {
     (value.get().starts_with('"'))
         .then(|| serde_json::from_str(value.get()).ok())
         .flatten()
+        .map(|text| key.redact(text))
 }
 
 /// `value` when it is a number or null.
@@ -466,34 +479,34 @@ fn items<'a>(value: Raw<'a>, each: impl FnMut(Raw<'a>) -> bool) -> bool {
 
 /// `value` as `serde_json` writes a value it parsed (no spaces, its forms of numbers and
 /// strings; a repeated key is written each time), without building it; its own text when it
-/// nests deeper than `serde_json` reads.
-fn compact(value: Raw<'_>) -> String {
+/// nests deeper than `serde_json` reads. The key is redacted from its strings and names.
+fn compact(value: Raw<'_>, key: &ApiKey) -> String {
     let mut out = String::with_capacity(value.get().len());
     let mut reader = serde_json::Deserializer::from_str(value.get());
-    match Compact(&mut out).deserialize(&mut reader) {
+    match Compact(&mut out, key).deserialize(&mut reader) {
         Ok(()) => out,
-        Err(_) => value.get().to_string(),
+        Err(_) => key.redact(value.get().to_string()),
     }
 }
 
-/// Writes the value it reads to its string, compact.
-struct Compact<'o>(&'o mut String);
+/// Writes the value it reads to its string, compact, the key redacted.
+struct Compact<'o, 'k>(&'o mut String, &'k ApiKey);
 
-impl Compact<'_> {
+impl Compact<'_, '_> {
     fn put<E>(self, scalar: Value) -> Result<(), E> {
         self.0.push_str(&scalar.to_string());
         Ok(())
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Compact<'_> {
+impl<'de> DeserializeSeed<'de> for Compact<'_, '_> {
     type Value = ();
     fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Compact<'_> {
+impl<'de> Visitor<'de> for Compact<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON value")
@@ -514,16 +527,17 @@ impl<'de> Visitor<'de> for Compact<'_> {
         self.put(Value::from(n))
     }
     fn visit_str<E>(self, s: &str) -> Result<(), E> {
-        self.put(Value::from(s))
+        let text = self.1.redact(s.to_string());
+        self.put(Value::from(text))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let out = self.0;
+        let Compact(out, key) = self;
         out.push('[');
         let mut separator = "";
         loop {
             let mark = out.len();
             out.push_str(separator);
-            if seq.next_element_seed(Compact(&mut *out))?.is_none() {
+            if seq.next_element_seed(Compact(&mut *out, key))?.is_none() {
                 out.truncate(mark);
                 break;
             }
@@ -533,14 +547,14 @@ impl<'de> Visitor<'de> for Compact<'_> {
         Ok(())
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let out = self.0;
+        let Compact(out, key) = self;
         out.push('{');
         let mut separator = "";
-        while let Some(key) = map.next_key::<String>()? {
+        while let Some(name) = map.next_key::<String>()? {
             out.push_str(separator);
-            out.push_str(&Value::from(key).to_string());
+            out.push_str(&Value::from(key.redact(name)).to_string());
             out.push(':');
-            map.next_value_seed(Compact(&mut *out))?;
+            map.next_value_seed(Compact(&mut *out, key))?;
             separator = ",";
         }
         out.push('}');
@@ -551,6 +565,11 @@ impl<'de> Visitor<'de> for Compact<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A key long enough to be redacted; no reply here holds it.
+    fn key() -> ApiKey {
+        ApiKey::new("sk-reply-test-key".into())
+    }
 
     #[test]
     fn python_float_follows_python() {
@@ -586,27 +605,33 @@ mod tests {
                 rationale: rationale.to_string(),
             })
         };
-        assert_eq!(verdict(r#"{"score": Infinity}"#), ok(1.0, ""));
+        assert_eq!(verdict(r#"{"score": Infinity}"#, &key()), ok(1.0, ""));
         assert_eq!(
-            verdict(r#"{"score": -Infinity, "rationale": "x"}"#),
+            verdict(r#"{"score": -Infinity, "rationale": "x"}"#, &key()),
             ok(0.0, "x")
         );
         assert_eq!(
-            verdict(r#"{"score": true, "rationale": "b"}"#),
+            verdict(r#"{"score": true, "rationale": "b"}"#, &key()),
             ok(1.0, "b")
         );
-        assert_eq!(verdict(r#"{"score": "nan"}"#), Err(ReplyError::NanScore));
-        assert_eq!(verdict(r#"{"score": NaN}"#), Err(ReplyError::NanScore));
         assert_eq!(
-            verdict(r#"{"score": [1]}"#),
+            verdict(r#"{"score": "nan"}"#, &key()),
+            Err(ReplyError::NanScore)
+        );
+        assert_eq!(
+            verdict(r#"{"score": NaN}"#, &key()),
+            Err(ReplyError::NanScore)
+        );
+        assert_eq!(
+            verdict(r#"{"score": [1]}"#, &key()),
             Err(ReplyError::ScoreType("[1]".into()))
         );
         assert!(matches!(
-            verdict("[0.5]"),
+            verdict("[0.5]", &key()),
             Err(ReplyError::VerdictNotObject(_))
         ));
         assert!(matches!(
-            verdict("```json\n{}```"),
+            verdict("```json\n{}```", &key()),
             Err(ReplyError::VerdictNotJson { .. })
         ));
     }
@@ -615,23 +640,26 @@ mod tests {
     fn completions() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":"{}"}}],"usage":{"total_tokens":3}}"#;
         assert_eq!(
-            completion(body),
+            completion(body, &key()),
             Ok(Completion {
                 content: "{}".into(),
                 usage: Some(serde_json::json!({"total_tokens": 3})),
             })
         );
         let refusal = r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#;
-        assert_eq!(completion(refusal), Err(ReplyError::Refused("no".into())));
+        assert_eq!(
+            completion(refusal, &key()),
+            Err(ReplyError::Refused("no".into()))
+        );
         assert!(matches!(
-            completion(r#"{"error":"x"}"#),
+            completion(r#"{"error":"x"}"#, &key()),
             Err(ReplyError::NotA {
                 path: "choices[0].message",
                 ..
             })
         ));
         assert!(matches!(
-            completion("<html>"),
+            completion("<html>", &key()),
             Err(ReplyError::NotJson { .. })
         ));
     }
@@ -648,7 +676,7 @@ mod tests {
             call("submit_grade", serde_json::json!("{\"score\": 0.5}")),
         ]}));
         assert_eq!(
-            tool_call(&both, "submit_grade"),
+            tool_call(&both, "submit_grade", &key()),
             Ok(Completion {
                 content: r#"{"score": 0.5}"#.into(),
                 usage: Some(serde_json::json!({"total_tokens": 4})),
@@ -658,11 +686,11 @@ mod tests {
             call("submit_grade", serde_json::json!({"score": 1})),
         ]}));
         assert_eq!(
-            tool_call(&object, "submit_grade").map(|c| c.content),
+            tool_call(&object, "submit_grade", &key()).map(|c| c.content),
             Ok(r#"{"score":1}"#.into())
         );
         let no_call = |message| {
-            tool_call(&reply(message), "submit_grade")
+            tool_call(&reply(message), "submit_grade", &key())
                 .unwrap_err()
                 .to_string()
         };
@@ -702,7 +730,7 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
         for field in [deep.as_str(), "[1e999, -1e999]"] {
             assert_eq!(
-                completion(&padded(field)),
+                completion(&padded(field), &key()),
                 Ok(Completion {
                     content: r#"{"score": 1}"#.into(),
                     usage: Some(serde_json::json!({"total_tokens": 3})),
@@ -726,13 +754,13 @@ mod tests {
             r#"{"a": 1} trailing"#,
             r#"{"a": 01}"#,
         ] {
-            let Err(ReplyError::NotJson { reason, excerpt }) = completion(body) else {
+            let Err(ReplyError::NotJson { reason, excerpt }) = completion(body, &key()) else {
                 panic!("{body} is read");
             };
             let value = serde_json::from_str::<Value>(body).expect_err("not JSON");
             assert_eq!((reason, excerpt), (value.to_string(), body.to_string()));
         }
-        let content = |body: &str| completion(body).map(|c| c.content);
+        let content = |body: &str| completion(body, &key()).map(|c| c.content);
         // The last of a repeated key counts, as Python's json.loads keeps it.
         assert_eq!(
             content(
@@ -778,7 +806,7 @@ mod tests {
             let body = format!(
                 r#"{{"choices": [{{"message": {{"content": "{{}}"}}}}], "usage": {usage}}}"#
             );
-            completion(&body).expect("a completion").usage
+            completion(&body, &key()).expect("a completion").usage
         };
         let openai = r#"{"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29,
             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -819,7 +847,7 @@ mod tests {
         let body = r#"{"content": [{"type": "text", "text": "{}"}], "usage": {"input_tokens": 5,
             "output_tokens": [0, 0], "cache_read_input_tokens": null, "service_tier": "x"}}"#;
         assert_eq!(
-            message(body),
+            message(body, &key()),
             Ok(Completion {
                 content: "{}".into(),
                 usage: Some(serde_json::json!({
@@ -830,7 +858,7 @@ mod tests {
                 })),
             })
         );
-        let block = |block: &str| message(&format!(r#"{{"content": [{block}]}}"#));
+        let block = |block: &str| message(&format!(r#"{{"content": [{block}]}}"#), &key());
         assert_eq!(
             block(r#"{"type": "tool_use", "input": {}}"#),
             Err(ReplyError::NotText("tool_use".into()))
@@ -840,7 +868,7 @@ mod tests {
             Err(ReplyError::NotText("unknown".into()))
         );
         assert!(matches!(
-            message(r#"{"content": []}"#),
+            message(r#"{"content": []}"#, &key()),
             Err(ReplyError::NotA {
                 path: "content[0]",
                 ..
@@ -851,7 +879,10 @@ mod tests {
     #[test]
     fn embeddings_match_their_texts() {
         let body = r#"{"data": [{"embedding": [1, -0.5]}, {"embedding": [2e0]}], "usage": {}}"#;
-        assert_eq!(embeddings(body, 2), Ok(vec![vec![1.0, -0.5], vec![2.0]]));
+        assert_eq!(
+            embeddings(body, 2, &key()),
+            Ok(vec![vec![1.0, -0.5], vec![2.0]])
+        );
         for (body, count) in [
             (body, 1),
             (body, 3),
@@ -860,7 +891,7 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    embeddings(body, count),
+                    embeddings(body, count, &key()),
                     Err(ReplyError::NotA {
                         path: "data[].embedding",
                         ..
@@ -883,20 +914,89 @@ mod tests {
         ] {
             let raw: Raw<'_> = serde_json::from_str(text).expect("JSON");
             let value: Value = serde_json::from_str(text).expect("JSON");
-            assert_eq!(compact(raw), value.to_string(), "{text}");
+            assert_eq!(compact(raw, &key()), value.to_string(), "{text}");
         }
         assert_eq!(
-            verdict(r#"{"score": 1, "rationale": ["a", {"b": 1.0}]}"#).map(|v| v.rationale),
+            verdict(r#"{"score": 1, "rationale": ["a", {"b": 1.0}]}"#, &key()).map(|v| v.rationale),
             Ok(r#"["a",{"b":1.0}]"#.into())
         );
         assert_eq!(
-            verdict(r#"{"score": {"value": 1}}"#),
+            verdict(r#"{"score": {"value": 1}}"#, &key()),
             Err(ReplyError::ScoreType(r#"{"value":1}"#.into()))
         );
         assert!(matches!(
-            verdict(r#"{"score": 1e999}"#),
+            verdict(r#"{"score": 1e999}"#, &key()),
             Err(ReplyError::VerdictNotJson { .. })
         ));
+    }
+
+    /// What is read of a reply has the key redacted at every depth: its strings and token
+    /// counts' names, the verdict's JSON inside them, and the excerpts of what cannot be read,
+    /// however long.
+    #[test]
+    fn nothing_read_of_a_reply_holds_the_key() {
+        let key = key();
+        let once = r"sk-\u0072eply-test-key";
+        let twice = r"sk-\\u0072eply-test-key";
+        let content = format!(r#"{{\"score\": 1, \"rationale\": \"\\\"{twice}\\\" and {once}\"}}"#);
+        let body = format!(
+            r#"{{"choices": [{{"message": {{"content": "{content}"}}}}], "usage": {{"{once}": 1}}}}"#
+        );
+        let read = completion(&body, &key).expect("a completion");
+        assert_eq!(read.usage, Some(serde_json::json!({"[redacted]": 1})));
+        assert_eq!(
+            verdict(&read.content, &key).map(|v| v.rationale),
+            Ok(r#""[redacted]" and [redacted]"#.into())
+        );
+        let arguments = serde_json::json!({"score": 1, "rationale": {once: [once]}});
+        let body = serde_json::json!({"choices": [{"message": {"tool_calls": [
+            {"function": {"name": "grade", "arguments": arguments}},
+        ]}}]})
+        .to_string();
+        let call = tool_call(&body, "grade", &key).expect("a call");
+        assert_eq!(
+            verdict(&call.content, &key).map(|v| v.rationale),
+            Ok(r#"{"[redacted]":["[redacted]"]}"#.into())
+        );
+        let deep = format!("{}\"{once}\"{}", "[".repeat(200), "]".repeat(200));
+        let rationale = |content: &str| verdict(content, &key).expect("a verdict").rationale;
+        let error = |reply: Result<Verdict, ReplyError>| reply.expect_err("an error").to_string();
+        let unread =
+            |reply: Result<Completion, ReplyError>| reply.expect_err("an error").to_string();
+        // The key written across the cut of a long excerpt.
+        let long = format!("<{}{once}>", "x".repeat(190));
+        for (shown, part) in [
+            (
+                error(verdict(&format!("not JSON {twice}"), &key)),
+                "not JSON [redacted]",
+            ),
+            (
+                error(verdict(&format!(r#"{{"score": "{once}"}}"#), &key)),
+                "'[redacted]'",
+            ),
+            (
+                error(verdict(&format!(r#"{{"score": {{"{once}": 1}}}}"#), &key)),
+                r#"{"[redacted]":1}"#,
+            ),
+            (
+                rationale(&format!(r#"{{"score": 1, "rationale": {deep}}}"#)),
+                "\"[redacted]\"",
+            ),
+            (unread(completion(&long, &key)), "x[redact"),
+            (
+                unread(message(
+                    &format!(r#"{{"content": [], "e": "{twice}"}}"#),
+                    &key,
+                )),
+                "[redacted]",
+            ),
+        ] {
+            assert!(shown.contains(part), "{part} not in {shown}");
+            assert!(
+                !shown.contains("sk-") && !shown.contains("u0072"),
+                "{shown}"
+            );
+        }
     }
 
     /// A reply that calls many other tools names the first few and counts the rest.
@@ -907,7 +1007,7 @@ mod tests {
             .collect();
         let body = serde_json::json!({"choices": [{"message": {"tool_calls": calls}}]}).to_string();
         assert_eq!(
-            tool_call(&body, "submit_grade").map_err(|e| e.to_string()),
+            tool_call(&body, "submit_grade", &key()).map_err(|e| e.to_string()),
             Err(
                 "No submit_grade tool call found in judge agent response; it called t0, t1, t2, \
                  t3, t4, t5, t6, t7 and 12 more"
