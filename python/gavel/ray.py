@@ -11,7 +11,7 @@
         concurrency=4,          # actors, each with the suite loaded once
     )
 
-``gavel run`` grades its rows in windows of 64 consecutive rows (``WINDOW_ROWS``): a warm Python
+``gavel run`` grades its rows in windows of 256 consecutive rows (``WINDOW_ROWS``): a warm Python
 grader's instance serves the rows of one window in order, so a grade's ``fuel_used`` (and the
 memory it reports) depends on which rows of its window ran before it, and a row without an id
 takes its line's index as its id. :func:`windows` makes a dataset of one Ray row per window,
@@ -164,7 +164,7 @@ class GavelGrader:
     Each batch is then graded as a run of its own rows: a row without an id takes its index in
     the batch as its id, and a warm Python grader's instance serves the batch's rows, so
     ``fuel_used`` equals ``gavel run``'s only where every batch is one of its windows (Ray's
-    blocks lining up with them and ``batch_size=64``). Scores are equal unless the grader
+    blocks lining up with them and ``batch_size=256``). Scores are equal unless the grader
     keeps state between calls; the output rows have no ``position``.
     """
 

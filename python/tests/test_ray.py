@@ -41,7 +41,7 @@ def cluster():
     cluster.shutdown()
 
 
-# A warm Python grader's instance serves a batch of rows in order, as in `gavel run` (64 rows):
+# A warm Python grader's instance serves a batch of rows in order, as in `gavel run` (256 rows):
 # its calls' fuel (in each grade's metadata) depends on the calls before them, so the suite with
 # Python graders is graded in one batch; the other in batches of two, across both workers.
 @pytest.mark.parametrize("name,batch_size", [("python-graders", 64), ("quickstart", 2)])

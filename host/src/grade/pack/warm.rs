@@ -38,7 +38,10 @@ use super::{Function, Program, ProgramFunction};
 
 /// Consecutive selected rows graded as one batch, whose samples share each Python grader's warm
 /// instance: the same for every run, so that a run's grades do not depend on how it was run.
-pub const BATCH_ROWS: usize = 64;
+/// Each batch pays its instances' start (the interpreter instantiated, the module imported, the
+/// image's pages faulted in again): at 64 rows that was a third of a warm run's CPU
+/// (bench/README.md, "Batches of 256 rows").
+pub const BATCH_ROWS: usize = 256;
 
 /// Calls a warm instance of a batch makes before it is replaced; a [`Kept`] store sets its own
 /// instances' bound.
