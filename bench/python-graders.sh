@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Users' own Python graders: gavel running them sandboxed (by default a warm WebAssembly
-# instance per grader and batch of 64 rows) against evaldeck 0.1.5 and letta-evals 0.26.0 calling the same functions natively in
+# instance per grader and batch of 256 rows) against evaldeck 0.1.5 and letta-evals 0.26.0 calling the same functions natively in
 # CPython, and against gavel's floor (functions of the same forms returning a constant), on the
 # same rows, in one run. See bench/README.md ("Python graders").
 #

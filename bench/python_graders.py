@@ -206,7 +206,7 @@ def render(args, by, first):
         "Notes:",
         "",
         "- gavel runs the calls in its Python interpreter component, by default one warm instance "
-        "per grader and batch of 64 rows (`isolation: batch`), with the sandbox's fuel and deadline "
+        "per grader and batch of 256 rows (`isolation: batch`), with the sandbox's fuel and deadline "
         "per call and memory per instance; the peers call the functions in the same "
         "CPython process, unsandboxed. `gavel run` is timed as a whole process with the "
         "component cached; the peers' loops only, as their own benchmarks time them.",
