@@ -149,6 +149,17 @@ fn a_fifo_in_a_cases_or_sessions_folder_is_refused_as_not_a_regular_file() {
         "it is a FIFO, not a regular file",
     );
 
+    // A link to nothing is refused too, not left out: evaldeck fails opening it.
+    std::fs::remove_file(ws.path("cases/d_fifo.yaml")).unwrap();
+    std::os::unix::fs::symlink(ws.path("gone.yaml"), ws.path("cases/e_link.yaml")).unwrap();
+    refused(
+        &ws,
+        &["run", "cases", "--traces", "traces.jsonl", "-o", "out"],
+        "cases/e_link.yaml",
+        "cannot tell what it is (No such file or directory (os error 2)): a case file is a \
+         regular YAML file",
+    );
+
     ws.write_rows("sessions/a.jsonl", &session("s-paris", "Paris"));
     mkfifo(&ws.path("sessions/b.jsonl"));
     ws.write(

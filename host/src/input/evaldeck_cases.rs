@@ -68,20 +68,20 @@ fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
         if name.starts_with('_') || !is_case_name(&name) {
             continue;
         }
-        // Told from its type, never opened: a FIFO would wait for a writer. Folders, and entries
-        // whose type cannot be read, are not cases.
-        match fsio::not_regular_at(&entry.path()) {
-            Ok(None) => names.push(name),
-            Ok(Some(e)) if e.kind() != std::io::ErrorKind::IsADirectory => {
-                return Err(SuiteError::at(
-                    &entry.path(),
-                    "",
-                    format!("{e}: a case file is a regular YAML file"),
-                )
-                .with_hint("replace it with the case file, or move it out of the folder"));
+        // Told from its type, never opened: a FIFO would wait for a writer. Folders are not
+        // cases; an entry whose type cannot be read (a link to nothing) is refused, as evaldeck,
+        // opening it, fails: a case left out silently would be graded by no one.
+        let refused = match fsio::not_regular_at(&entry.path()) {
+            Ok(None) => {
+                names.push(name);
+                continue;
             }
-            _ => {}
-        }
+            Ok(Some(e)) if e.kind() == std::io::ErrorKind::IsADirectory => continue,
+            Ok(Some(e)) => format!("{e}: a case file is a regular YAML file"),
+            Err(e) => format!("cannot tell what it is ({e}): a case file is a regular YAML file"),
+        };
+        return Err(SuiteError::at(&entry.path(), "", refused)
+            .with_hint("replace it with the case file, or move it out of the folder"));
     }
     names.sort();
     let files: Vec<PathBuf> = CASE_EXTENSIONS
