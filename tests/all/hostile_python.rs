@@ -804,14 +804,19 @@ def combine(ctx):
         metadata["self"] = metadata
     if ctx.sample.id == 4:
         metadata["opaque"] = Opaque()
+    if ctx.sample.id == 6:
+        return RewardOutput(score=float("nan"), metadata=metadata)
+    if ctx.sample.id == 7:
+        return float("nan")
     return RewardOutput(score=calls / 10, metadata=metadata)
 "#;
 
 /// A reward composer's metadata becomes JSON as a grade's does: a set or a tuple as a list (as
 /// letta-evals writes its `RewardOutput`), an object of no JSON type as its `str`, and what
 /// cannot become JSON at all (a dict that holds itself) is that sample's reward error in
-/// Python's words, not a failure of gavel's runtime; the composer's next call runs in the same
-/// warm instance, its count going on.
+/// Python's words, not a failure of gavel's runtime, as is a NaN score (in a `RewardOutput` or
+/// alone), which JSON cannot write; the composer's next call runs in the same warm instance, its
+/// count going on.
 #[test]
 fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
     let Some(cache) = cache() else { return };
@@ -823,7 +828,7 @@ fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
          function: hostile_reward.py:honest\n    extractor: last_assistant\nreward:\n  \
          kind: custom\n  function: hostile_reward.py:combine\n",
     );
-    let rows: Vec<Value> = (1..=5).map(|id| paris_row(id, "Paris")).collect();
+    let rows: Vec<Value> = (1..=8).map(|id| paris_row(id, "Paris")).collect();
     ws.write_rows("data.jsonl", &rows);
     let results = graded(cache, &ws);
     let rewards: Vec<(&Value, &Value)> = results
@@ -836,6 +841,10 @@ fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
         "message": "reward: guest returned error: invalid metadata: ValueError: Circular reference \
                     detected; when serializing dict item 'self'; when serializing dict item 'self'",
     });
+    let nan = json!({
+        "category": "reward",
+        "message": "reward: guest returned error: the composer's score is nan, not a finite number",
+    });
     assert_eq!(
         rewards,
         [
@@ -844,6 +853,9 @@ fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
             (&Value::Null, &circular),
             (&json!(0.4), &Value::Null),
             (&json!(0.5), &Value::Null),
+            (&Value::Null, &nan),
+            (&Value::Null, &nan),
+            (&json!(0.8), &Value::Null),
         ]
     );
 }

@@ -572,6 +572,9 @@ class Runtime:
         score = output.score
         if type(score) is not float:
             score = _score(score)
+        if not math.isfinite(score):
+            # JSON has no number for it (`json.dumps` would write `NaN`), and no reward is one.
+            raise CallError(f"the composer's score is {score!r}, not a finite number")
         metadata = "null" if output.metadata is None else self._json("metadata", output.metadata)
         number = json.dumps(score)
         return f'{{"reward": {number}, "score": {number}, "metadata": {metadata}}}'
