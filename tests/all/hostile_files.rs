@@ -174,6 +174,17 @@ fn a_fifo_in_a_cases_or_sessions_folder_is_refused_as_not_a_regular_file() {
          regular file",
     );
     assert!(!err.contains("transcript record"), "{err}");
+
+    // A link to nothing there is named, not left for the folder's first read to fail unnamed.
+    std::fs::remove_file(ws.path("sessions/b.jsonl")).unwrap();
+    std::os::unix::fs::symlink(ws.path("gone.jsonl"), ws.path("sessions/c.jsonl")).unwrap();
+    refused(
+        &ws,
+        &["run", "suite.yaml", "-o", "out"],
+        "sessions/c.jsonl",
+        "cannot tell what it is (No such file or directory (os error 2)): a folder dataset holds \
+         only session files, each a regular file",
+    );
 }
 
 #[test]

@@ -93,17 +93,23 @@ pub fn session_paths(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
             .is_some_and(|extension| extension == "jsonl")
         {
             // Told from its type, never opened: a FIFO would wait for a writer, and read as a
-            // session it would be said to hold no transcript record.
-            if let Ok(Some(e)) = fsio::not_regular_at(&path) {
-                return Err(SourceError {
-                    path,
-                    message: format!(
-                        "{e}: a folder dataset holds only session files, each a regular file; \
-                         move it out of the folder"
-                    ),
-                });
-            }
-            paths.push(path);
+            // session it would be said to hold no transcript record. A link to nothing is named
+            // here too, not left for the folder's first read to fail without its name.
+            let why = match fsio::not_regular_at(&path) {
+                Ok(None) => {
+                    paths.push(path);
+                    continue;
+                }
+                Ok(Some(e)) => e.to_string(),
+                Err(e) => format!("cannot tell what it is ({e})"),
+            };
+            return Err(SourceError {
+                path,
+                message: format!(
+                    "{why}: a folder dataset holds only session files, each a regular file; \
+                     move it out of the folder"
+                ),
+            });
         }
     }
     paths.sort();
