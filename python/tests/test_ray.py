@@ -41,10 +41,11 @@ def cluster():
     cluster.shutdown()
 
 
-# A warm Python grader's instance serves a batch of rows in order, as in `gavel run` (256 rows):
-# its calls' fuel (in each grade's metadata) depends on the calls before them, so the suite with
-# Python graders is graded in one batch; the other in batches of two, across both workers.
-@pytest.mark.parametrize("name,batch_size", [("python-graders", 64), ("quickstart", 2)])
+# A warm Python grader's instance serves a batch of rows in order, as in `gavel run` (a window of
+# WINDOW_ROWS rows): its calls' fuel (in each grade's metadata) depends on the calls before them,
+# so the suite with Python graders (three rows) is graded in one Ray batch of a window's size; the
+# other in batches of two, across both workers.
+@pytest.mark.parametrize("name,batch_size", [("python-graders", WINDOW_ROWS), ("quickstart", 2)])
 def test_map_batches_grades_as_gavel_run(cluster, cache, expected, name, batch_size):
     rows = rows_of(dataset(SUITES[name]))
     graded = (

@@ -808,6 +808,9 @@ def combine(ctx):
         return RewardOutput(score=float("nan"), metadata=metadata)
     if ctx.sample.id == 7:
         return float("nan")
+    if ctx.sample.id == 9:
+        for _ in range(300):
+            metadata = {"inner": metadata}
     return RewardOutput(score=calls / 10, metadata=metadata)
 "#;
 
@@ -815,8 +818,9 @@ def combine(ctx):
 /// letta-evals writes its `RewardOutput`), an object of no JSON type as its `str`, and what
 /// cannot become JSON at all (a dict that holds itself) is that sample's reward error in
 /// Python's words, not a failure of gavel's runtime, as is a NaN score (in a `RewardOutput` or
-/// alone), which JSON cannot write; the composer's next call runs in the same warm instance, its
-/// count going on.
+/// alone), which JSON cannot write; metadata nested deeper than JSON's readers go by default
+/// keeps its reward, which is all the host reads; the composer's next call runs in the same
+/// warm instance, its count going on.
 #[test]
 fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
     let Some(cache) = cache() else { return };
@@ -828,7 +832,7 @@ fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
          function: hostile_reward.py:honest\n    extractor: last_assistant\nreward:\n  \
          kind: custom\n  function: hostile_reward.py:combine\n",
     );
-    let rows: Vec<Value> = (1..=8).map(|id| paris_row(id, "Paris")).collect();
+    let rows: Vec<Value> = (1..=9).map(|id| paris_row(id, "Paris")).collect();
     ws.write_rows("data.jsonl", &rows);
     let results = graded(cache, &ws);
     let rewards: Vec<(&Value, &Value)> = results
@@ -856,6 +860,7 @@ fn a_reward_composers_metadata_is_its_own_and_the_instance_stays_warm() {
             (&Value::Null, &nan),
             (&Value::Null, &nan),
             (&json!(0.8), &Value::Null),
+            (&json!(0.9), &Value::Null),
         ]
     );
 }

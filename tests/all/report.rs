@@ -699,6 +699,37 @@ fn a_right_to_left_override_in_a_text_turns_nothing_after_it() {
     );
 }
 
+/// A link to a sample the report does not hold says which line it names, and one whose sample
+/// is not a line's number says that, not "sample NaN".
+#[test]
+fn a_link_to_no_sample_of_the_report_says_so() {
+    let Some(chromium) = chromium() else { return };
+    let ws = made_run();
+    let page = ws.path("out/report.html");
+    for (fragment, notice) in [
+        (
+            "sample=99",
+            "sample 100 of results.jsonl is not in this report",
+        ),
+        (
+            "sample=last",
+            r#"the link names sample "last", which is not a line of results.jsonl"#,
+        ),
+        (
+            "sample=-1",
+            r#"the link names sample "-1", which is not a line of results.jsonl"#,
+        ),
+    ] {
+        let dom = rendered(&chromium, &page, fragment);
+        let view = part(&dom, r#"<section id="sample-view">"#, "</section>");
+        assert!(
+            view.contains(&format!(r#"<p class="notice">{notice}</p>"#)),
+            "{fragment}: {view}"
+        );
+        assert!(!view.contains("NaN"), "{fragment}: {view}");
+    }
+}
+
 #[test]
 fn the_gate_is_said_once() {
     let Some(chromium) = chromium() else { return };

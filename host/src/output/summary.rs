@@ -152,16 +152,16 @@ impl Histogram {
             .chain(range(Excluded(one), Unbounded))
     }
 
-    /// The sum of all values, rounded once at the end.
-    fn sum(&self) -> Wide {
+    /// The sum of all values times `scale`, rounded once at the end.
+    fn sum(&self, scale: f64) -> Wide {
         self.counts()
-            .map(|(v, c)| Wide::product(v, c as f64))
+            .map(|(v, c)| Wide::product(v * scale, c as f64))
             .fold(Wide::default(), Wide::add)
     }
 
     /// The mean, correctly rounded as Python's `statistics.mean` (which is exact).
     pub fn mean(&self) -> Option<f64> {
-        (!self.is_empty()).then(|| self.sum().div(self.len as f64).hi)
+        (!self.is_empty()).then(|| self.unscaled(|scale| self.sum(scale).div(self.len as f64).hi))
     }
 
     /// Sample standard deviation (divisor n - 1), as Python's `statistics.stdev`.
@@ -169,15 +169,36 @@ impl Histogram {
         if self.len < 2 {
             return None;
         }
-        let mean = self.sum().div(self.len as f64);
-        let squares = self
-            .counts()
-            .map(|(v, c)| {
-                let d = Wide::from(v).add(mean.neg());
-                d.mul(d).mul(Wide::from(c as f64))
-            })
-            .fold(Wide::default(), Wide::add);
-        Some(squares.div((self.len - 1) as f64).sqrt())
+        Some(self.unscaled(|scale| {
+            let mean = self.sum(scale).div(self.len as f64);
+            let squares = self
+                .counts()
+                .map(|(v, c)| {
+                    let d = Wide::from(v * scale).add(mean.neg());
+                    d.mul(d).mul(Wide::from(c as f64))
+                })
+                .fold(Wide::default(), Wide::add);
+            squares.div((self.len - 1) as f64).sqrt()
+        }))
+    }
+
+    /// `measure` of the values (given the factor they are scaled by), as they are or, where that
+    /// overflows, of the values scaled by the power of two that brings the largest to about 1,
+    /// scaled back: a power of two scales exactly (but for values too small to count beside the
+    /// largest), so the result is what Python's exact arithmetic gives for huge scores too.
+    fn unscaled(&self, measure: impl Fn(f64) -> f64) -> f64 {
+        let plain = measure(1.0);
+        let largest = self
+            .min()
+            .map_or(0.0, f64::abs)
+            .max(self.max().map_or(0.0, f64::abs));
+        if plain.is_finite() || !largest.is_finite() || largest == 0.0 {
+            return plain;
+        }
+        // The exponent of the largest magnitude, a normal number here as the plain measure
+        // overflowed (`log2` may round up to 1024 at the top).
+        let exponent = ((largest.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+        measure(2f64.powi(-exponent)) * 2f64.powi(exponent)
     }
 
     pub fn min(&self) -> Option<f64> {
@@ -1079,6 +1100,28 @@ mod tests {
         assert_eq!(h.mean(), Some(2.0 / 3.0));
         assert_eq!(h.std(), Some(0.5773502691896257));
         assert_eq!(histogram(&[0.5]).std(), None);
+    }
+
+    /// Scores whose sum or squares overflow an `f64` still have the mean and deviation Python's
+    /// `statistics` gives them (its figures, from CPython 3.11), not NaN.
+    #[test]
+    fn mean_and_std_of_huge_scores_do_not_overflow() {
+        let h = histogram(&[1.5e308, 1.5e308]);
+        assert_eq!((h.mean(), h.std()), (Some(1.5e308), Some(0.0)));
+        assert_eq!(
+            histogram(&[1e200, -1e200]).std(),
+            Some(1.414213562373095e200)
+        );
+        assert_eq!(
+            histogram(&[1e308, 1e308, 1e-300]).mean(),
+            Some(6.666666666666666e307)
+        );
+        assert_eq!(histogram(&[1e308, -1e308, 3.0]).std(), Some(1e308));
+        let max = f64::MAX;
+        assert_eq!(
+            histogram(&[max, max, 1.0]).mean(),
+            Some(1.1984620899082105e308)
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -214,15 +215,27 @@ const LOOKUPS: usize = 32;
 /// among [`LOOKUPS`] until the resolver answers: graders asking for names that never resolve
 /// wait for a place (within their deadline) rather than pile threads up.
 async fn lookup(host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {
-    static PLACES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LOOKUPS);
-    let place = PLACES
+    static PLACES: Semaphore = Semaphore::const_new(LOOKUPS);
+    let host = host.to_string();
+    bounded(&PLACES, move || {
+        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port)).map(Iterator::collect)
+    })
+    .await
+}
+
+/// `resolve` run on a thread for blocking work once one of `places` is free, the place held
+/// until `resolve` returns, whether or not its caller still waits.
+async fn bounded(
+    places: &'static Semaphore,
+    resolve: impl FnOnce() -> std::io::Result<Vec<SocketAddr>> + Send + 'static,
+) -> Result<Vec<SocketAddr>, Error> {
+    let place = places
         .acquire()
         .await
         .map_err(|_| dns_error("no lookup can start"))?;
-    let host = host.to_string();
     let looked_up = tokio::task::spawn_blocking(move || {
         let _place = place;
-        std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port)).map(Iterator::collect)
+        resolve()
     });
     looked_up
         .await
@@ -460,6 +473,57 @@ mod tests {
         ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
             Poll::Ready(self.0.pop_front().map(Ok))
         }
+    }
+
+    /// Lookups past the bound wait for a place rather than start a thread each, and a lookup
+    /// its caller stopped waiting for keeps its place until the resolver answers.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lookups_past_the_bound_wait_for_a_place_held_until_the_resolver_answers() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Arc, Mutex};
+        static PLACES: Semaphore = Semaphore::const_new(LOOKUPS);
+        let started = Arc::new(AtomicUsize::new(0));
+        let (answer, answered) = std::sync::mpsc::channel::<()>();
+        let answered = Arc::new(Mutex::new(answered));
+        let address: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        // A resolver that answers only when told to, one lookup per word.
+        let stuck = || {
+            let (started, answered) = (started.clone(), answered.clone());
+            move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                answered.lock().unwrap().recv().ok();
+                Ok(vec![address])
+            }
+        };
+        // Every place taken by a lookup whose caller gives up at once.
+        for _ in 0..LOOKUPS {
+            let waited = timeout_at(Instant::now(), bounded(&PLACES, stuck())).await;
+            assert!(waited.is_err());
+        }
+        while started.load(Ordering::SeqCst) < LOOKUPS {
+            tokio::task::yield_now().await;
+        }
+        // One more waits for a place, within its caller's deadline, and starts no resolver.
+        let by = Instant::now() + Duration::from_millis(200);
+        assert!(timeout_at(by, bounded(&PLACES, stuck())).await.is_err());
+        assert_eq!(started.load(Ordering::SeqCst), LOOKUPS);
+        // One answer frees one place, which the next lookup takes.
+        let next = tokio::spawn(bounded(&PLACES, stuck()));
+        answer.send(()).unwrap();
+        while started.load(Ordering::SeqCst) < LOOKUPS + 1 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..LOOKUPS {
+            answer.send(()).unwrap();
+        }
+        assert_eq!(next.await.unwrap().unwrap(), [address]);
+        assert_eq!(started.load(Ordering::SeqCst), LOOKUPS + 1);
+        // A resolver's failure is the guest's DNS error, with the resolver's words.
+        let failed = bounded(&PLACES, || Err(std::io::Error::other("no such name"))).await;
+        assert!(
+            matches!(&failed, Err(Error::DnsError { rcode: Some(words), .. }) if words == "no such name"),
+            "{failed:?}"
+        );
     }
 
     #[tokio::test]
