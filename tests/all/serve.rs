@@ -728,6 +728,26 @@ def counts(sample, submission):
 def tally(sample, submission):
     CALLS.append(1)
     return GradeResult(score=len(CALLS) / 1000, rationale='calls made in this instance')
+
+
+@grader
+def deep(sample, submission):
+    def down(n):
+        return down(n + 1)
+    try:
+        down(0)
+    except RecursionError as e:
+        return GradeResult(score=0.5, rationale=type(e).__name__)
+
+
+@grader
+def deepest(sample, submission):
+    import sys
+    sys.setrecursionlimit(1_000_000)
+    nested = []
+    for _ in range(30_000):
+        nested = [nested]
+    return GradeResult(score=1.0, rationale=str(len(repr(nested))))
 ";
 
 /// A server of the suite `name` in a workspace holding [`HOSTILE`], `rows` Paris rows and a
@@ -827,6 +847,49 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
         &server,
         "gavel_serve_grading_failures_total{suite=\"h\"} 4"
     ));
+}
+
+/// Recursion to Python's limit, and past it to the sandbox's wasm stack, is the grader's own
+/// outcome (a `RecursionError` it catches, a stack overflow trap), in a suite's grader and in a
+/// posted one, as under `gavel run`: the threads the server makes its calls on have the native
+/// stack a call's wasm stack needs, and the server answers on.
+#[test]
+fn recursion_to_the_limit_and_past_it_costs_only_its_own_grade() {
+    let suite = graders(&["fair", "deep", "deepest"]);
+    let Some((ws, server)) = hostile_server(&[("h", &suite)], 2, &[], &[]) else {
+        return;
+    };
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let reply = server.post("/v1/suites/h/grade", &jsonl);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    let results: Vec<Value> = reply
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a result"))
+        .collect();
+    assert_eq!(results.len(), 2);
+    for (result, fair) in results.iter().zip([1.0, 0.0]) {
+        let grades = &result["grades"];
+        assert_eq!(grades["fair"]["score"], json!(fair), "{result}");
+        assert_eq!(grades["deep"]["score"], json!(0.5), "{result}");
+        assert_eq!(grades["deep"]["rationale"], "RecursionError", "{result}");
+        assert_eq!(grades["deepest"]["status"], "error", "{result}");
+        assert_eq!(
+            grades["deepest"]["rationale"], "guest trapped: stack overflow",
+            "{result}"
+        );
+    }
+    let posted = json!({
+        "grader": {"type": "python", "name": "deep", "source": "def grade(sample, item):\n    def down(n):\n        return down(n + 1)\n    try:\n        return down(0)\n    except RecursionError:\n        return 0.25\n"},
+        "model_sample": "x",
+    });
+    let reply = server.post(
+        "/v1/fine_tuning/alpha/graders/run",
+        posted.to_string().as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["reward"], json!(0.25), "{}", reply.text());
+    assert_eq!(server.get("/healthz").status, 200);
 }
 
 /// Past the requests graded at once and those queued, a request is turned away with `429` and
@@ -1217,6 +1280,84 @@ fn openais_routes_are_bounded_and_answer_openais_error_object() {
     );
 }
 
+/// A posted `multi` whose sub-graders outlast the request's deadline is answered `504` at the
+/// deadline, and its grading stops there too rather than run on unseen: told to stop, the server
+/// exits at once instead of once 5,000 long comparisons are done (minutes of a core).
+#[test]
+fn a_posted_multi_past_its_deadline_stops_grading_there() {
+    let (ws, _) = capitals();
+    let args = ["--suite", "caps=suite.yaml", "--deadline", "2"];
+    let mut server = Server::start(&ws, &args, &[]);
+    let text: String = (0..20_000u32)
+        .map(|i| char::from(b'a' + (i * 7 % 11) as u8))
+        .collect();
+    let reversed: String = text.chars().rev().collect();
+    let graders: serde_json::Map<String, Value> = (0..5_000)
+        .map(|i| {
+            let similar = json!({"type": "text_similarity", "input": "{{sample.output_text}}",
+                "reference": "{{item.r}}", "evaluation_metric": "fuzzy_match",
+                "pass_threshold": 0.5});
+            (format!("s{i}"), similar)
+        })
+        .collect();
+    let body = json!({
+        "grader": {"type": "multi", "name": "m", "graders": graders, "calculate_output": "s0"},
+        "model_sample": text,
+        "item": {"r": reversed},
+    });
+    let path = "/v1/fine_tuning/alpha/graders/run";
+    let reply = server.post(path, body.to_string().as_bytes());
+    assert_eq!(reply.status, 504, "{}", reply.text());
+    server.signal_term();
+    let waited = std::time::Instant::now();
+    let code = loop {
+        if let Some(status) = server.child.try_wait().expect("the server's status") {
+            break status.code();
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the server still grades the request answered 504"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let log = server.log.take().expect("the log").finish();
+    assert_eq!(code, Some(0), "{log}");
+}
+
+/// A grader object holding more `python` graders than one request may prepare is refused at
+/// `grader.graders`, before any is compiled.
+#[test]
+fn a_multi_of_too_many_python_graders_is_refused() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let graders: serde_json::Map<String, Value> = (0..9)
+        .map(|i| {
+            let source = format!("def grade(sample, item):\n    return {i} / 10\n");
+            (format!("p{i}"), json!({"type": "python", "source": source}))
+        })
+        .collect();
+    let body = json!({
+        "grader": {"type": "multi", "name": "m", "graders": graders, "calculate_output": "p0"},
+        "model_sample": "x",
+    });
+    for route in ["run", "validate"] {
+        let mut body = body.clone();
+        if route == "validate" {
+            body.as_object_mut().unwrap().remove("model_sample");
+        }
+        let path = format!("/v1/fine_tuning/alpha/graders/{route}");
+        let reply = server.post(&path, body.to_string().as_bytes());
+        assert_eq!(reply.status, 400, "{}", reply.text());
+        let error = &reply.json()["error"];
+        assert_eq!(error["param"], "grader.graders", "{error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("at most 8 `python` graders") && message.contains("holds 9"),
+            "{message}"
+        );
+    }
+}
+
 /// A posted Python grader runs with the default limits: one that spins runs out of fuel, its
 /// own runtime error, and the server answers the next request.
 #[test]
@@ -1553,6 +1694,26 @@ CALLS = []
 def tally(sample, submission):
     CALLS.append(1)
     return GradeResult(score=len(CALLS) / 1000, rationale='calls made in this instance')
+
+
+@grader
+def deep(sample, submission):
+    def down(n):
+        return down(n + 1)
+    try:
+        down(0)
+    except RecursionError as e:
+        return GradeResult(score=0.5, rationale=type(e).__name__)
+
+
+@grader
+def deepest(sample, submission):
+    import sys
+    sys.setrecursionlimit(1_000_000)
+    nested = []
+    for _ in range(30_000):
+        nested = [nested]
+    return GradeResult(score=1.0, rationale=str(len(repr(nested))))
 ";
 
 /// A spent warm instance's replacement whose load fails (its module raises at import) is not

@@ -10,6 +10,7 @@ use std::time::Duration;
 use gavel::fsio;
 use gavel::grade::judge::{Judge, JudgeError, JudgeOptions};
 use gavel::grade::openai::Endpoints;
+use gavel::grade::pack::GUEST_THREAD_STACK;
 use gavel::run::{Options, default_workers, prepare, workers};
 use gavel::serve::graders::Requested;
 use gavel::serve::{Limits, ServedSuite, Service};
@@ -146,7 +147,9 @@ fn serve(args: Args) -> Result<Status, ServeError> {
     {
         eprintln!("warning: python graders posted to graders/run will be refused: {why}");
     }
+    // Its blocking threads make the sandboxed calls of posted graders and suites.
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(GUEST_THREAD_STACK)
         .enable_all()
         .build()
         .map_err(ServeError::Threads)?;

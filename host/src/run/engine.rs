@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::thread::ThreadId;
 
 use crate::config::reward::RewardSpec;
-use crate::grade::pack::{self, Isolation};
+use crate::grade::pack::{self, GUEST_THREAD_STACK, Isolation};
 use crate::input::dataset::{
     IdClashes, Item, ItemError, RowError, RowParser, SourceError, peek_id,
 };
@@ -529,10 +529,12 @@ impl Pass<'_> {
     }
 }
 
-/// The runtime a pass of its own runs on: `workers` threads (at least one).
+/// The runtime a pass of its own runs on: `workers` threads (at least one), each (and each
+/// of its blocking threads) with the stack a sandboxed call needs.
 pub fn workers_runtime(workers: usize) -> Result<tokio::runtime::Runtime, PassError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers.max(1))
+        .thread_stack_size(GUEST_THREAD_STACK)
         .enable_all()
         .build()
         .map_err(|e| PassError::Io(format!("cannot start the worker threads: {e}")))

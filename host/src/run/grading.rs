@@ -145,7 +145,7 @@ async fn openai_grade(
     python: &openai::PythonResults,
 ) -> Grade {
     let (item, given) = openai::row::item_and_sample(sample);
-    let outcome = grader.run(&item, &given, python).await;
+    let outcome = grader.run(&item, &given, python, None).await;
     let submission = given
         .get("output_text")
         .and_then(Value::as_str)

@@ -40,6 +40,10 @@ pub struct Requested {
 /// `python` graders whose prepared suites are kept.
 pub const PREPARED_KEPT: usize = 64;
 
+/// The `python` sub-graders one grader object may hold: each is prepared (its code compiled,
+/// its suite's instances reserved, some 20 MiB) before the object is graded.
+pub const MAX_PYTHON_GRADERS: usize = 8;
+
 /// A `python` grader object's suite, prepared.
 struct PreparedPython {
     name: String,
@@ -148,7 +152,19 @@ enum Checked {
 fn check(object: &Value, requested: &Requested) -> Result<Checked, Failure> {
     if object.get("type").and_then(Value::as_str) != Some("python") {
         let grader = Grader::parse(object, UNNAMED, &requested.endpoints).map_err(mistakes)?;
-        let python = (python_inside(object).into_iter())
+        let inside = python_inside(object);
+        if inside.len() > MAX_PYTHON_GRADERS {
+            return Err(Failure::invalid(
+                format!(
+                    "a grader object may hold at most {MAX_PYTHON_GRADERS} `python` graders, \
+                     each compiled and run in a sandbox of its own; this one holds {}: join \
+                     their code into fewer",
+                    inside.len()
+                ),
+                Some("grader.graders".to_string()),
+            ));
+        }
+        let python = (inside.into_iter())
             .map(|(at, inner)| {
                 let inner = Value::Object(inner.clone());
                 python_suite(&inner, &at, requested).map(|prepared| (at, prepared))
@@ -256,10 +272,16 @@ fn mistakes(errors: Vec<GraderError>) -> Failure {
     Failure::invalid(message, errors.first().map(at))
 }
 
-/// `graders/validate`'s answer: the grader object as given, once checked.
-pub async fn validate(requested: Arc<Requested>, body: ValidateBody) -> Result<Value, Failure> {
+/// `graders/validate`'s answer: the grader object as given, once checked; `hold` is kept until
+/// the check ends (a `python` grader's code is compiled), whether or not the answer still waits.
+pub async fn validate(
+    requested: Arc<Requested>,
+    body: ValidateBody,
+    hold: impl Send + 'static,
+) -> Result<Value, Failure> {
     let grader = body.grader;
     tokio::task::spawn_blocking(move || {
+        let _hold = hold;
         check(&grader, &requested)?;
         Ok(json!({"grader": grader}))
     })
@@ -268,7 +290,9 @@ pub async fn validate(requested: Arc<Requested>, body: ValidateBody) -> Result<V
 }
 
 /// `graders/run`'s answer: the grader object run on the item and the model's sample, within
-/// `deadline`; `hold` is kept until the grading ends.
+/// `deadline`; `hold` is kept until the grading ends, whether or not the answer still waits
+/// for it, and the grading stops at the deadline (each `python` call at its own, a `multi`
+/// before its next sub-grader).
 pub async fn run(
     requested: Arc<Requested>,
     body: RunBody,
@@ -288,53 +312,33 @@ pub async fn run(
     let sample = openai::row::of_text(&body.model_sample);
     let grader = body.grader;
     let runtime = tokio::runtime::Handle::current();
-    let checked = {
-        let requested = requested.clone();
-        tokio::task::spawn_blocking(move || check(&grader, &requested))
-            .await
-            .map_err(|e| Failure::Server(e.to_string()))??
-    };
-    let outcome = match checked {
-        Checked::Object(grader, python) => {
-            let mut results = openai::PythonResults::new();
-            if !python.is_empty() {
-                let (item, sample) = (item.clone(), sample.clone());
-                results = tokio::task::spawn_blocking(move || {
-                    (python.iter())
-                        .map(|(at, prepared)| {
-                            let (item, sample) = (item.clone(), sample.clone());
-                            let ran = python_result(prepared, item, sample, deadline, &runtime);
-                            ran.map(|result| (at.clone(), result))
-                        })
-                        .collect::<Result<_, _>>()
-                })
-                .await
-                .map_err(|e| Failure::Server(e.to_string()))??;
+    // The check (a `python` grader's code compiled), the `python` calls and the local metrics
+    // (a long text's `fuzzy_match` for up to about a second) run on a thread for blocking
+    // work, so that the runtime's workers go on serving other requests, with model graders'
+    // requests driven from it.
+    tokio::task::spawn_blocking(move || {
+        let _hold = hold;
+        let outcome = match check(&grader, &requested)? {
+            Checked::Object(grader, python) => {
+                let results = (python.iter())
+                    .map(|(at, prepared)| {
+                        let (item, sample) = (item.clone(), sample.clone());
+                        let ran = python_result(prepared, item, sample, deadline, &runtime);
+                        ran.map(|result| (at.clone(), result))
+                    })
+                    .collect::<Result<_, _>>()?;
+                let graded = grader.run(&item, &sample, &results, Some(deadline));
+                pack::block_on_here(&runtime, graded)
             }
-            // Local metrics compute on the calling thread (a long text's `fuzzy_match` for up
-            // to about a second): a thread for blocking work, so that the runtime's workers go
-            // on serving other requests, with model graders' requests driven from it.
-            let runtime_handle = tokio::runtime::Handle::current();
-            let outcome = tokio::task::spawn_blocking(move || {
-                crate::grade::pack::block_on_here(
-                    &runtime_handle,
-                    grader.run(&item, &sample, &results),
-                )
-            })
-            .await
-            .map_err(|e| Failure::Server(e.to_string()))?;
-            drop(hold);
-            outcome
-        }
-        Checked::Python(python_grader) => tokio::task::spawn_blocking(move || {
-            let _hold = hold;
-            let result = python_result(&python_grader, item, sample, deadline, &runtime)?;
-            Ok(Outcome::python(&python_grader.name, &result))
-        })
-        .await
-        .map_err(|e| Failure::Server(e.to_string()))??,
-    };
-    Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
+            Checked::Python(python_grader) => {
+                let result = python_result(&python_grader, item, sample, deadline, &runtime)?;
+                Outcome::python(&python_grader.name, &result)
+            }
+        };
+        Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
+    })
+    .await
+    .map_err(|e| Failure::Server(e.to_string()))?
 }
 
 /// What a `python` grader gives on `item` and `sample`: the pass of its suite over the one

@@ -504,7 +504,7 @@ impl Service {
         let answered = async move {
             if route == Route::GraderValidate {
                 let body = graders::read(&body, "graders/validate")?;
-                graders::validate(requested, body).await
+                graders::validate(requested, body, permit).await
             } else {
                 let body = graders::read(&body, "graders/run")?;
                 graders::run(requested, body, deadline, permit).await

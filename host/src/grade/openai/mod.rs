@@ -254,10 +254,17 @@ impl Grader {
     }
 
     /// Grades `sample` (OpenAI's `{output_text, output_json, output_tools, choices}`) of
-    /// `item` (the dataset row); `python` holds what its `python` sub-graders gave on them.
-    pub async fn run(&self, item: &Value, sample: &Value, python: &PythonResults) -> Outcome {
+    /// `item` (the dataset row); `python` holds what its `python` sub-graders gave on them. Past
+    /// `deadline`, a `multi` grades no further sub-grader.
+    pub async fn run(
+        &self,
+        item: &Value,
+        sample: &Value,
+        python: &PythonResults,
+        deadline: Option<Instant>,
+    ) -> Outcome {
         let started = Instant::now();
-        let mut outcome = self.grade(item, sample, python).await;
+        let mut outcome = self.grade(item, sample, python, deadline).await;
         outcome.metadata.execution_time = started.elapsed().as_secs_f64();
         outcome
     }
@@ -286,7 +293,13 @@ impl Grader {
         }
     }
 
-    async fn grade(&self, item: &Value, sample: &Value, python: &PythonResults) -> Outcome {
+    async fn grade(
+        &self,
+        item: &Value,
+        sample: &Value,
+        python: &PythonResults,
+        deadline: Option<Instant>,
+    ) -> Outcome {
         let texts = |input: &Template, reference: &Template| {
             Ok::<_, template::RenderError>((
                 input.render(item, sample)?,
@@ -347,7 +360,13 @@ impl Grader {
                 let mut scores = HashMap::new();
                 let mut subs = Map::new();
                 for (key, grader) in graders {
-                    let sub = Box::pin(grader.grade(item, sample, python)).await;
+                    if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                        return self.failed(
+                            format!("the deadline passed before `{key}` was graded"),
+                            |f| f.other_error = true,
+                        );
+                    }
+                    let sub = Box::pin(grader.grade(item, sample, python, deadline)).await;
                     if let Some(error) = sub.error {
                         let mut outcome = self.outcome(0.0, false);
                         outcome.metadata.errors = sub.metadata.errors;

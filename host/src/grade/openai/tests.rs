@@ -30,6 +30,7 @@ fn check(operation: &str, input: &str, reference: &str) -> (f64, bool) {
         &json!({"answer": reference}),
         &json!({"output_text": input}),
         &PythonResults::new(),
+        None,
     ));
     (outcome.reward, outcome.passed)
 }
@@ -56,6 +57,7 @@ fn a_variable_missing_from_the_row_is_an_invalid_variable_error() {
         &json!({"question": "?"}),
         &json!({"output_text": "x"}),
         &PythonResults::new(),
+        None,
     ));
     assert_eq!((outcome.reward, outcome.passed), (0.0, false));
     assert!(outcome.metadata.errors.invalid_variable_error);
@@ -82,6 +84,7 @@ fn a_multi_grader_combines_its_sub_graders_by_its_formula() {
         &json!({"answer": "the cat is on the mat"}),
         &json!({"output_text": "the cat sat on the mat"}),
         &PythonResults::new(),
+        None,
     ));
     assert!((outcome.reward - 5.0 / 12.0).abs() < 1e-12);
     assert_eq!(outcome.sub_rewards["exact"], json!(0.0));
@@ -93,6 +96,32 @@ fn a_multi_grader_combines_its_sub_graders_by_its_formula() {
         json!(false)
     );
     assert!(answer["metadata"]["execution_time"].is_number());
+}
+
+/// Past its deadline a multi grades no further sub-grader: the request it serves is answered
+/// already, and its work ends rather than run on.
+#[test]
+fn a_multi_past_its_deadline_grades_no_further_sub_grader() {
+    let g = grader(json!({
+        "type": "multi", "name": "m",
+        "graders": {
+            "exact": {"type": "string_check", "name": "exact", "input": "{{sample.output_text}}",
+                      "reference": "{{item.answer}}", "operation": "eq"}
+        },
+        "calculate_output": "exact"
+    }));
+    let (item, sample) = (json!({"answer": "x"}), json!({"output_text": "x"}));
+    let later = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let outcome = block_on(g.run(&item, &sample, &PythonResults::new(), Some(later)));
+    assert_eq!((outcome.reward, outcome.error), (1.0, None));
+    let past = std::time::Instant::now();
+    let outcome = block_on(g.run(&item, &sample, &PythonResults::new(), Some(past)));
+    assert_eq!((outcome.reward, outcome.passed), (0.0, false));
+    assert!(outcome.metadata.errors.other_error);
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some("the deadline passed before `exact` was graded")
+    );
 }
 
 /// A multi of a string check `exact` and a python grader `judged`, inside a multi `inner`.
@@ -125,7 +154,7 @@ fn a_python_sub_grader_feeds_the_formula_with_the_score_it_was_given() {
     let g = multi_with_python();
     assert_eq!(g.python_places(), vec!["graders.inner.graders.judged"]);
     let (item, sample) = (json!({"answer": "a"}), json!({"output_text": "a"}));
-    let outcome = block_on(g.run(&item, &sample, &ran(0.3, None)));
+    let outcome = block_on(g.run(&item, &sample, &ran(0.3, None), None));
     assert!(
         (outcome.reward - (0.5 + 0.25 * 0.6)).abs() < 1e-12,
         "{outcome:?}"
@@ -138,7 +167,7 @@ fn a_python_sub_grader_feeds_the_formula_with_the_score_it_was_given() {
 fn a_python_sub_graders_error_is_the_multis_with_its_flags() {
     let g = multi_with_python();
     let (item, sample) = (json!({"answer": "a"}), json!({"output_text": "a"}));
-    let outcome = block_on(g.run(&item, &sample, &ran(0.0, Some("ValueError: no"))));
+    let outcome = block_on(g.run(&item, &sample, &ran(0.0, Some("ValueError: no")), None));
     assert_eq!((outcome.reward, outcome.passed), (0.0, false));
     assert_eq!(
         outcome.error.as_deref(),
@@ -153,7 +182,7 @@ fn a_python_sub_graders_error_is_the_multis_with_its_flags() {
             .as_deref(),
         Some("ValueError: no")
     );
-    let not_run = block_on(g.run(&item, &sample, &PythonResults::new()));
+    let not_run = block_on(g.run(&item, &sample, &PythonResults::new(), None));
     assert!(not_run.metadata.errors.python_grader_server_error);
 }
 

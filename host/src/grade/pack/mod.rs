@@ -93,7 +93,7 @@ pub use limits::{
     DEFAULT_MEMORY_MB, DEFAULT_OUTPUT_KB, DEFAULT_STDOUT_KB, DEFAULT_TIMEOUT_MS, DEFAULT_TMP_FILES,
     DEFAULT_TMP_MB,
 };
-pub use process::PROTOCOL as INTERPRETER_PROTOCOL;
+pub use process::{GUEST_THREAD_STACK, PROTOCOL as INTERPRETER_PROTOCOL};
 use warm::Place;
 pub use warm::{
     BATCH_ROWS, Batch, Kept, Started, TimedOut, block_on_here, peak_calls_in_flight, scope,

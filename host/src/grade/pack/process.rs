@@ -99,9 +99,11 @@ impl Drop for Running {
     }
 }
 
-/// The native stack of the thread a process runs on: its wasm stack and the host's frames,
-/// apart from the caller's.
-const STACK_BYTES: usize = 8 << 20;
+/// The native stack of every thread that may make a sandboxed call (a runtime's workers and
+/// blocking threads, a process's, a warm instance's start): the call's wasm stack, up to its
+/// limit (512 KiB), runs on it above the host's frames that made the call, and a debug build's
+/// frames are large. Only what a call touches is ever committed.
+pub const GUEST_THREAD_STACK: usize = 8 << 20;
 
 /// The exit code of a process the host stopped (a limit of its own it ran into), as a process
 /// killed by SIGKILL shows it.
@@ -313,7 +315,7 @@ fn run<T: Spawn>(
     let ended = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("gavel-process".to_string())
-            .stack_size(STACK_BYTES)
+            .stack_size(GUEST_THREAD_STACK)
             .spawn_scoped(scope, || T::run_child(&engine, &child, start))
             .map(|thread| thread.join())
     });

@@ -213,6 +213,7 @@ impl Kept {
         // starts its own.
         let _ = std::thread::Builder::new()
             .name("gavel-warm-start".to_string())
+            .stack_size(super::GUEST_THREAD_STACK)
             .spawn(move || {
                 let _entered = runtime.enter();
                 // Only this thread's priority, on Linux (where a priority is a thread's): a
