@@ -3,7 +3,7 @@
 //! `tests/traces/make.py` made with them: one agent run recorded in each format grades the same,
 //! and a malformed recording is refused at its line.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::common::{Workspace, data, stderr};
 use crate::report::script_data;
@@ -100,14 +100,43 @@ graders:
     config: {required: [get_weather]}
 ";
 
+/// The recorded collector file as another writer may lay it out: a blank line first, a space
+/// inside each object's brace, and each span's status by the enum's number, as OTLP JSON
+/// writes enums (`1`, OK).
+fn collector_file_laid_out_otherwise() -> String {
+    let text = std::fs::read_to_string(data("traces/otel-genai.jsonl")).unwrap();
+    let mut laid_out = String::from("\n");
+    for line in text.lines() {
+        let mut export: Value = serde_json::from_str(line).unwrap();
+        for resource in export["resourceSpans"].as_array_mut().unwrap() {
+            for scope in resource["scopeSpans"].as_array_mut().unwrap() {
+                for span in scope["spans"].as_array_mut().unwrap() {
+                    span["status"] = json!({"code": 1});
+                }
+            }
+        }
+        laid_out.push_str(&format!("{{ {}\n", &export.to_string()[1..]));
+    }
+    laid_out
+}
+
 #[test]
 fn a_collector_file_of_interleaved_traces_is_a_dataset_of_a_row_per_trace() {
-    let ws = Workspace::new();
-    std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();
-    ws.write("suite.yaml", COLLECTOR_SUITE);
-    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
-    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    let results = ws.results("out");
+    for laid_out in [false, true] {
+        let ws = Workspace::new();
+        if laid_out {
+            ws.write("otel-genai.jsonl", &collector_file_laid_out_otherwise());
+        } else {
+            std::fs::copy(data("traces/otel-genai.jsonl"), ws.path("otel-genai.jsonl")).unwrap();
+        }
+        ws.write("suite.yaml", COLLECTOR_SUITE);
+        let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "-q"]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        assert_collector_results(&ws.results("out"));
+    }
+}
+
+fn assert_collector_results(results: &[Value]) {
     let seen: Vec<(&str, &str)> = results
         .iter()
         .map(|r| {
@@ -124,7 +153,7 @@ fn a_collector_file_of_interleaved_traces_is_a_dataset_of_a_row_per_trace() {
             ("00000000000000000000000000000005", "4C, snow")
         ]
     );
-    for result in &results {
+    for result in results {
         assert_eq!(result["grades"]["weather"]["score"], 1.0, "{result}");
         assert_eq!(result["grades"]["tools"]["score"], 1.0, "{result}");
     }

@@ -23,16 +23,29 @@ use crate::input::trajectory::json::{self, Expecting, Object, Text};
 use crate::input::trajectory::otel::Export;
 use crate::input::trajectory::{self, Format};
 
-/// How a collector file's first line starts.
-const HEAD: &[u8] = b"{\"resourceSpans\"";
+/// The key a collector file's first object starts with.
+const KEY: &[u8] = b"\"resourceSpans\"";
 
-/// Whether the dataset at `path` is a collector file: its first line starts with
-/// `{"resourceSpans"`, which no dataset row does.
+/// How far into a file its first object's first key is looked for: past blank lines and
+/// indentation, which a file of JSON Lines may start with.
+const HEAD_BYTES: u64 = 4096;
+
+/// Whether the dataset at `path` is a collector file: its first object's first key, past any
+/// blank lines and spaces, is `"resourceSpans"`, which no dataset row's is.
 pub fn is_collector_file(path: &Path) -> bool {
-    let mut head = [0u8; HEAD.len()];
-    fsio::open_regular(path, fsio::cap::STREAM)
-        .and_then(|(mut file, _)| file.read_exact(&mut head))
-        .is_ok_and(|()| head == HEAD)
+    let mut head = Vec::new();
+    let read = fsio::open_regular(path, fsio::cap::STREAM)
+        .and_then(|(file, _)| file.take(HEAD_BYTES).read_to_end(&mut head));
+    if read.is_err() {
+        return false;
+    }
+    let blank = |b: &u8| b.is_ascii_whitespace();
+    let rest = match head.iter().position(|b| !blank(b)) {
+        Some(at) if head[at] == b'{' => &head[at + 1..],
+        _ => return false,
+    };
+    let start = rest.iter().position(|b| !blank(b)).unwrap_or(rest.len());
+    rest[start..].starts_with(KEY)
 }
 
 /// What a span is split by.
@@ -135,14 +148,30 @@ fn row_ids(spans: &[Span], per: SamplePer) -> Result<Vec<String>, RecordingError
     }
     // Each span's parent, by (trace, span); each span's root once found, so that a chain is
     // walked once however deep it is.
-    let parents: HashMap<(&str, &str), Option<&str>> = spans
-        .iter()
-        .filter_map(|span| {
-            let id = span.span_id.as_deref()?;
-            let parent = span.parent_span_id.as_deref().filter(|p| !p.is_empty());
-            Some(((&*span.trace_id, id), parent))
-        })
-        .collect();
+    // A span written twice (an export sent again) is one span; with two parents it is not.
+    let mut parents: HashMap<(&str, &str), Option<&str>> = HashMap::new();
+    for span in spans {
+        let Some(id) = span.span_id.as_deref() else {
+            continue;
+        };
+        let parent = span.parent_span_id.as_deref().filter(|p| !p.is_empty());
+        let trace = &*span.trace_id;
+        if let Some(first) = parents.insert((trace, id), parent)
+            && first != parent
+        {
+            let said = |parent: Option<&str>| parent.map_or("none".to_string(), |p| p.to_string());
+            return Err(RecordingError::at_line(
+                span.at.0,
+                format!(
+                    "span {id} of trace {trace} is written again with another parentSpanId \
+                     ({} here, {} before), so its root span is not known; give each span an \
+                     id of its own, or leave out `sample_per: root_span`",
+                    said(parent),
+                    said(first)
+                ),
+            ));
+        }
+    }
     let mut roots: HashMap<(&str, &str), &str> = HashMap::new();
     let mut ids = Vec::with_capacity(spans.len());
     for span in spans {
@@ -288,6 +317,56 @@ mod tests {
             }
         }
         ids
+    }
+
+    /// A span written twice with the same parent is one span; with two parents its root is
+    /// not known, and the file is refused at the second.
+    #[test]
+    fn a_span_written_again_with_another_parent_is_refused() {
+        let span = |id: &str, parent: &str| {
+            format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
+        };
+        let line = |spans: &[String]| {
+            format!(
+                "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
+                spans.join(",")
+            )
+        };
+        let again = line(&[span("r", ""), span("a", "r")]) + &line(&[span("a", "r")]);
+        let once = rows_of(&rows(&again, SamplePer::RootSpan).unwrap());
+        assert_eq!(once.len(), 1);
+        let other = line(&[span("r", ""), span("a", "r")]) + &line(&[span("a", "")]);
+        let Err(error) = rows(&other, SamplePer::RootSpan) else {
+            panic!("a span with two parents is refused")
+        };
+        let error = error.to_string();
+        assert!(
+            error.contains("line 2")
+                && error.contains("span a of trace t is written again with another parentSpanId (none here, r before)"),
+            "{error}"
+        );
+        // Split by trace, a span's parent does not matter.
+        assert_eq!(rows_of(&rows(&other, SamplePer::Trace).unwrap()).len(), 1);
+    }
+
+    /// A collector file is told by its first object's first key, past blank lines and spaces.
+    #[test]
+    fn a_collector_file_is_told_past_blank_lines_and_spaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("{\"resourceSpans\": []}\n", true),
+            ("\n\r\n  { \"resourceSpans\": []}\n", true),
+            ("{\n  \"resourceSpans\": []}", true),
+            ("{\"id\": 1, \"resourceSpans\": []}\n", false),
+            ("\u{feff}{\"resourceSpans\": []}\n", false),
+            ("[{\"resourceSpans\": []}]", false),
+            ("", false),
+        ];
+        for (i, (text, collector)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("{i}.jsonl"));
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(is_collector_file(&path), collector, "{text:?}");
+        }
     }
 
     #[test]

@@ -89,8 +89,8 @@ struct Span<'a> {
     start_time_unix_nano: Option<Nanos<'a>>,
     #[serde(borrow, default)]
     attributes: Vec<Object<KeyValue<'a>>>,
-    #[serde(borrow, default)]
-    status: Option<Object<Status<'a>>>,
+    #[serde(default)]
+    status: Option<Object<Status>>,
 }
 
 impl Expecting for Span<'_> {
@@ -107,12 +107,56 @@ enum Nanos<'a> {
 }
 
 #[derive(Deserialize)]
-struct Status<'a> {
-    #[serde(borrow, default)]
-    code: Option<Text<'a>>,
+struct Status {
+    #[serde(default)]
+    code: Option<StatusCode>,
 }
 
-impl Expecting for Status<'_> {
+/// A span's status code, as OTLP JSON writes it (the enum's number, `2` for an error) or by
+/// its name, as some exporters do (`STATUS_CODE_ERROR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StatusCode {
+    Unset,
+    Ok,
+    Error,
+}
+
+impl<'de> Deserialize<'de> for StatusCode {
+    fn deserialize<D: serde::Deserializer<'de>>(value: D) -> Result<StatusCode, D::Error> {
+        struct Code;
+        impl serde::de::Visitor<'_> for Code {
+            type Value = StatusCode;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a status code: 0, 1 or 2, or STATUS_CODE_UNSET, _OK or _ERROR")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, code: u64) -> Result<StatusCode, E> {
+                match code {
+                    0 => Ok(StatusCode::Unset),
+                    1 => Ok(StatusCode::Ok),
+                    2 => Ok(StatusCode::Error),
+                    _ => Err(E::invalid_value(
+                        serde::de::Unexpected::Unsigned(code),
+                        &self,
+                    )),
+                }
+            }
+
+            fn visit_str<E: serde::de::Error>(self, code: &str) -> Result<StatusCode, E> {
+                match code {
+                    "STATUS_CODE_UNSET" => Ok(StatusCode::Unset),
+                    "STATUS_CODE_OK" => Ok(StatusCode::Ok),
+                    "STATUS_CODE_ERROR" => Ok(StatusCode::Error),
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(code), &self)),
+                }
+            }
+        }
+        value.deserialize_any(Code)
+    }
+}
+
+impl Expecting for Status {
     const WHAT: &'static str = "a status object {code, message}";
 }
 
@@ -276,8 +320,7 @@ impl<'a> Conversion<'a> {
         if span
             .status
             .as_ref()
-            .and_then(|Object(s)| s.code.as_ref())
-            .is_some_and(|c| c.0 == "STATUS_CODE_ERROR")
+            .is_some_and(|Object(s)| s.code == Some(StatusCode::Error))
         {
             self.status = RunStatus::Error;
         }
@@ -695,13 +738,33 @@ mod tests {
         assert_eq!(trajectory.total_tokens(), u64::MAX);
     }
 
+    /// A status code by number, as OTLP JSON writes enums, or by name, as some exporters do.
     #[test]
     fn an_error_status_makes_the_run_an_error() {
-        let text = export(&[
-            r#"{"traceId": "t", "spanId": "s", "status": {"code": "STATUS_CODE_ERROR"}}"#
-                .to_string(),
-        ]);
-        assert_eq!(otel(&text).unwrap().status, RunStatus::Error);
+        let run = |code: &str| {
+            let span =
+                format!(r#"{{"traceId": "t", "spanId": "s", "status": {{"code": {code}}}}}"#);
+            otel(&export(&[span])).map(|t| t.status)
+        };
+        for code in ["2", r#""STATUS_CODE_ERROR""#] {
+            assert_eq!(run(code).unwrap(), RunStatus::Error, "{code}");
+        }
+        for code in [
+            "0",
+            "1",
+            r#""STATUS_CODE_OK""#,
+            r#""STATUS_CODE_UNSET""#,
+            "null",
+        ] {
+            assert_eq!(run(code).unwrap(), RunStatus::Success, "{code}");
+        }
+        for code in ["3", r#""ERROR""#, "true"] {
+            let error = run(code).unwrap_err().to_string();
+            assert!(
+                error.contains("status.code") && error.contains("0, 1 or 2"),
+                "{code}: {error}"
+            );
+        }
     }
 
     #[test]
