@@ -96,6 +96,14 @@ fn read_archive(
             "not a zip archive, as an Inspect `.eval` log is: {e}"
         ))
     })?;
+    // The archive's index is by name: of two members of one name, one would be lost unread.
+    if archive.has_duplicate_names() {
+        return Err(RecordingError::File(
+            "two of the archive's members have one name, so one of them cannot be read; an \
+             Inspect `.eval` log names each sample's member once"
+                .to_string(),
+        ));
+    }
     for index in 0..archive.len() {
         let member = archive
             .by_index(index)
@@ -113,10 +121,14 @@ fn read_archive(
         };
         let declared = member.size();
         let bytes = fsio::read_capped(member, declared, budget).map_err(|e| {
-            at(format!(
-                "{e}, unpacked with the archive's other samples; an Inspect log that large is \
-                 read as several logs"
-            ))
+            at(match e.kind() {
+                // Past the cap: the archive's samples together unpack to too much.
+                std::io::ErrorKind::InvalidInput => format!(
+                    "{e}, unpacked with the archive's other samples; an Inspect log that large \
+                     is read as several logs"
+                ),
+                _ => format!("cannot unpack: {e}"),
+            })
         })?;
         budget -= bytes.len() as u64;
         let text = String::from_utf8(bytes).map_err(|e| {
@@ -257,6 +269,63 @@ mod tests {
             writer.write_all(content).unwrap();
         }
         writer.finish().unwrap().into_inner()
+    }
+
+    /// `bytes` with every `from` replaced by `to`, of the same length.
+    fn patched(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+        assert_eq!(from.len(), to.len());
+        let mut bytes = bytes.to_vec();
+        let mut at = 0;
+        while let Some(found) = bytes[at..].windows(from.len()).position(|w| w == from) {
+            bytes[at + found..at + found + to.len()].copy_from_slice(to);
+            at += found + to.len();
+        }
+        bytes
+    }
+
+    /// Two members of one name are refused: the archive's index keeps one of them. A member
+    /// compressed by a method not read is said as that, not as a size.
+    #[test]
+    fn members_of_one_name_or_an_unknown_method_are_refused() {
+        let sample = std::fs::read(recorded("inspect-weather.json")).unwrap();
+        let log: serde_json::Value = serde_json::from_slice(&sample).unwrap();
+        let one = log["samples"][0].to_string();
+        let two = archive(&[
+            ("samples/a_epoch_1.json", one.as_bytes()),
+            ("samples/b_epoch_1.json", one.as_bytes()),
+        ]);
+        let mut converted = Converted::default();
+        read_archive(Cursor::new(two.clone()), 1 << 20, &mut converted).unwrap();
+        assert_eq!(converted.lines, [1, 2]);
+        let same = patched(&two, b"samples/b_epoch_1", b"samples/a_epoch_1");
+        let err = read_archive(Cursor::new(same), 1 << 20, &mut Converted::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("two of the archive's members have one name"),
+            "{err}"
+        );
+        // Deflate (8) said to be bzip2 (12), in the local and the central header.
+        let bzip2 = patched(
+            &patched(
+                &two,
+                b"PK\x03\x04\x14\x00\x00\x00\x08\x00",
+                b"PK\x03\x04\x14\x00\x00\x00\x0c\x00",
+            ),
+            b"\x14\x00\x00\x00\x08\x00",
+            b"\x14\x00\x00\x00\x0c\x00",
+        );
+        let err = read_archive(Cursor::new(bzip2), 1 << 20, &mut Converted::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("samples/a_epoch_1.json: cannot unpack: "),
+            "{err}"
+        );
+        assert!(
+            !err.contains("larger") && !err.contains("several logs"),
+            "{err}"
+        );
     }
 
     fn rows(converted: &Converted) -> Vec<serde_json::Value> {

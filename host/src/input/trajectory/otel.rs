@@ -279,6 +279,18 @@ impl Converter for OtelConverter {
             };
             timed.push((start, at, span));
         }
+        // A trace's spans are ordered by their start; without any start they keep the order
+        // written, but one span without it among others with theirs has no place.
+        let untimed = |(_, _, span): &&(u128, String, Span)| span.start_time_unix_nano.is_none();
+        if let (Some((_, at, _)), true) = (
+            timed.iter().find(untimed),
+            timed.iter().any(|t| !untimed(&t)),
+        ) {
+            return Err(ConvertError(format!(
+                "{at}: no startTimeUnixNano, where the trace's other spans have one, so its \
+                 place among them is not known; record each span's start"
+            )));
+        }
         // Stable: spans that started at the same time keep the order written.
         timed.sort_by_key(|(start, _, _)| *start);
         let mut conversion = Conversion::default();
@@ -302,7 +314,8 @@ struct Conversion<'a> {
     usage: Option<Tokens>,
     /// How many messages of the conversation earlier model calls held.
     seen: usize,
-    /// The calls whose return is an event already.
+    /// The returns that are an event already: by their call's id, or for a return without
+    /// one, by its content.
     returned: HashSet<String>,
 }
 
@@ -455,7 +468,13 @@ impl<'a> Conversion<'a> {
         let Some(content) = content else {
             return;
         };
-        if self.returned.insert(call_id.to_string()) {
+        // A return without its call's id is told from another by what it says, so that two
+        // calls' returns are both kept.
+        let key = match &*call_id {
+            "" => format!("\0{content}"),
+            id => id.to_string(),
+        };
+        if self.returned.insert(key) {
             self.events.push(Event::ToolReturn(ToolReturn {
                 call_id,
                 content: content.into(),
@@ -713,6 +732,79 @@ mod tests {
                     content: Content::Text("Sunny.".into())
                 },
             ]
+        );
+    }
+
+    /// Returns without their call's id (GenAI's `id` is optional) are each an event, told
+    /// apart by what they say; one repeated in a later call's input is still one event.
+    #[test]
+    fn returns_without_ids_are_each_kept() {
+        let chat = |input: &str, output: &str| {
+            [
+                text_attribute("gen_ai.operation.name", "chat"),
+                text_attribute("gen_ai.input.messages", input),
+                text_attribute("gen_ai.output.messages", output),
+            ]
+            .join(",")
+        };
+        let user = r#"{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}"#;
+        let called = r#"{"role": "assistant", "parts": [
+            {"type": "tool_call", "name": "get_weather", "arguments": {"city": "Paris"}},
+            {"type": "tool_call", "name": "get_weather", "arguments": {"city": "Oslo"}}]}"#;
+        let back = |said: &str| {
+            format!(
+                r#"{{"role": "tool", "parts": [{{"type": "tool_call_response", "response": "{said}"}}]}}"#
+            )
+        };
+        let (paris, oslo) = (back("18C"), back("4C"));
+        let answer = r#"{"role": "assistant", "parts": [{"type": "text", "content": "Done."}]}"#;
+        let text = export(&[
+            span(
+                "s1",
+                "1",
+                &chat(&format!("[{user}]"), &format!("[{called}]")),
+            ),
+            span(
+                "s2",
+                "2",
+                &chat(
+                    &format!("[{user}, {called}, {paris}, {oslo}]"),
+                    &format!("[{answer}]"),
+                ),
+            ),
+            span(
+                "s3",
+                "3",
+                &chat(
+                    &format!("[{user}, {called}, {paris}, {oslo}, {answer}, {paris}]"),
+                    "[]",
+                ),
+            ),
+        ]);
+        let trajectory = otel(&text).unwrap();
+        let returns: Vec<String> = (trajectory.turns[0].iter())
+            .filter_map(|event| match event {
+                Event::ToolReturn(r) => Some(r.content.text().into_owned()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(returns, ["18C", "4C"]);
+    }
+
+    /// Spans are placed by their start; without any start they keep the order written, and a
+    /// span without one among spans with theirs is refused, not put first.
+    #[test]
+    fn a_span_without_a_start_among_timed_ones_is_refused() {
+        let untimed = |id: &str| format!(r#"{{"traceId": "t1", "spanId": "{id}"}}"#);
+        assert!(otel(&export(&[untimed("a"), untimed("b")])).is_ok());
+        let error = otel(&export(&[span("a", "5", ""), untimed("b")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(
+                "spans[1] (span b): no startTimeUnixNano, where the trace's other spans have one"
+            ),
+            "{error}"
         );
     }
 
