@@ -1324,6 +1324,34 @@ fn a_posted_multi_past_its_deadline_stops_grading_there() {
     assert_eq!(code, Some(0), "{log}");
 }
 
+/// A posted `python` grader whose code does not load is a `400` at `grader.source` naming the
+/// line of the source posted, not the folder or suite the server made for it.
+#[test]
+fn a_posted_python_graders_mistake_is_said_at_its_own_line() {
+    let Some((_ws, server)) = hostile_server(&[("h", &graders(&["fair"]))], 1, &[], &[]) else {
+        return;
+    };
+    let path = "/v1/fine_tuning/alpha/graders/run";
+    for (source, said) in [
+        (
+            "def grade(sample, item):\n    return (\n",
+            "grader.source: line 2: SyntaxError: '(' was never closed",
+        ),
+        (
+            "x = 1\n",
+            "grader.source: module 'openai_grader_grader' has no attribute 'grade'. Available: x",
+        ),
+    ] {
+        let body = json!({"grader": {"type": "python", "name": "p", "source": source},
+            "model_sample": "x"});
+        let reply = server.post(path, body.to_string().as_bytes());
+        assert_eq!(reply.status, 400, "{}", reply.text());
+        let error = &reply.json()["error"];
+        assert_eq!(error["message"], said, "{error}");
+        assert_eq!(error["param"], "grader.source", "{error}");
+    }
+}
+
 /// A grader object holding more `python` graders than one request may prepare is refused at
 /// `grader.graders`, before any is compiled.
 #[test]

@@ -218,6 +218,13 @@ fn prepare_python(
         trajectories: Vec::new(),
         serving: true,
     };
+    // A mistake in the code is located in the suite made for it (`/tmp/.../suite.yaml#graders.
+    // grader:2: SyntaxError: ...`): said at the line of the source posted, without the server's
+    // folder.
+    let source = format!("{}/suite.yaml#graders.{UNNAMED}", folder.path().display());
+    let unlocated = |message: String| {
+        (message.replace(&format!("{source}: "), "")).replace(&format!("{source}:"), "line ")
+    };
     let prepared = prepare(&folder.path().join("suite.yaml"), &options).map_err(|errors| {
         // The suite's own field `graders` is where a Python interpreter that cannot be loaded
         // is reported; every other mistake is the object's.
@@ -238,7 +245,7 @@ fn prepare_python(
                         .copied()
                         .collect::<Vec<_>>()
                         .join("."),
-                        message: e.message,
+                        message: unlocated(e.message),
                         hint: e.hint,
                     })
                     .collect(),

@@ -669,6 +669,14 @@ impl<'a> Fields<'a, '_> {
                 self.push("", "`graders` is missing".into(), None);
                 None
             }
+            Some(Value::Object(_)) => {
+                self.push(
+                    "graders",
+                    "holds no grader: a multi combines at least one".into(),
+                    Some("graders: {name: {type: string_check, ...}, ...}"),
+                );
+                None
+            }
             Some(other) => {
                 self.push(
                     "graders",

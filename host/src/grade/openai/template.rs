@@ -41,7 +41,8 @@ enum Step {
     Index(usize),
 }
 
-/// Why a template does not parse, with the byte offset in the text where it goes wrong.
+/// Why a template does not parse, with the position in the text (in characters, from 1) where
+/// it goes wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("at character {position}: {message}")]
 pub struct TemplateError {
@@ -66,6 +67,15 @@ pub enum RenderError {
 
 impl Template {
     pub fn parse(text: &str) -> Result<Template, TemplateError> {
+        // Found at a byte, said at its character.
+        Template::parse_bytes(text).map_err(|e| TemplateError {
+            position: text[..e.position - 1].chars().count() + 1,
+            ..e
+        })
+    }
+
+    /// [`Template::parse`], its error's position the byte's (from 1).
+    fn parse_bytes(text: &str) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut rest = text;
         let mut offset = 0;
@@ -273,5 +283,8 @@ mod tests {
             error("{{item..a}}"),
             "at character 3: `item..a` has an empty name in its path"
         );
+        // Counted in characters, not in the bytes of their UTF-8.
+        assert!(error("ééé{{nope}}").starts_with("at character 6: "));
+        assert!(error("日本 {{item.a").starts_with("at character 4: "));
     }
 }

@@ -217,6 +217,11 @@ fn each_mistake_of_a_grader_object_is_named_at_its_field() {
             Some("did you mean `string_check`?".into())
         )]
     );
+    let empty = mistakes(json!({"type": "multi", "graders": {}, "calculate_output": "1"}));
+    assert_eq!(
+        (&*empty[0].0, &*empty[0].1),
+        ("graders", "holds no grader: a multi combines at least one")
+    );
     assert_eq!(
         mistakes(json!({"type": "multi", "graders": {
             "a": {"type": "string_check", "input": "{{item.x}}", "reference": "y", "operation": "eq"},
