@@ -316,6 +316,40 @@ fn recorded_run_files_are_runs_of_one_sample() {
     assert!(close(&metric["pass_hat_k"]["2"], (1.0 + 0.0) / 2.0));
 }
 
+/// Rows of the dataset that no recorded run names are not graded, and `gavel validate` says
+/// which, by line and id: a run that did not record every row is not taken for one that did.
+#[test]
+fn validate_names_the_rows_no_recorded_run_names() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: runs\ndataset: data.jsonl\ntrajectories: [run_1.jsonl]\ngraders:\n  answer:\n    kind: tool\n    function: contains\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[
+            json!({"id": "q1", "input": "Capital of France?", "ground_truth": "Paris"}),
+            json!({"id": "q2", "input": "Capital of Italy?", "ground_truth": "Rome"}),
+            json!({"input": "Capital of Spain?", "ground_truth": "Madrid"}),
+        ],
+    );
+    let record = json!({"sample_id": "q1", "trajectory": [[
+        {"id": "m1", "date": "2026-01-01T00:00:00Z", "message_type": "assistant_message", "content": "Paris"}
+    ]]});
+    ws.write_rows("run_1.jsonl", &[record]);
+    let validated = ws.gavel(&["validate", "suite.yaml"]);
+    assert_ok(&validated);
+    let said = stderr(&validated);
+    for warning in [
+        "warning: data.jsonl:2: no recorded run of the suite's trajectories names this row's id (q2): the row is not graded",
+        "warning: data.jsonl:3: no recorded run of the suite's trajectories names this row's id (2): the row is not graded",
+    ] {
+        assert!(said.contains(warning), "{said}");
+    }
+    assert_ok(&ws.gavel(&["run", "suite.yaml", "-o", "out"]));
+    assert_eq!(ws.summary("out")["counts"]["total"], json!(1));
+}
+
 #[test]
 fn output_modes_plain_json_and_quiet() {
     let ws = Workspace::new();

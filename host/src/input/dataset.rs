@@ -5,7 +5,7 @@
 //! `<model>.jsonl` line, or any `{sample_id, trajectory, agent_state?}` line) is joined to its
 //! dataset row through an index of row offsets built in one pass (about 40 bytes per row).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
@@ -1222,6 +1222,8 @@ pub struct Joined {
     dataset: Box<dyn ReadSeek>,
     dataset_path: Arc<Path>,
     index: HashMap<SampleId, (u64, usize)>,
+    /// The ids of the rows a run was joined to so far.
+    joined: HashSet<SampleId>,
     runs: std::vec::IntoIter<PathBuf>,
     all_runs: Vec<PathBuf>,
     /// How the run files are read.
@@ -1308,12 +1310,28 @@ impl Items {
             dataset: file,
             dataset_path: dataset.into(),
             index,
+            joined: HashSet::new(),
             runs: all_runs.clone().into_iter(),
             all_runs,
             reading,
             current: None,
             seq: 0,
         })))
+    }
+
+    /// Once every item is read, the dataset's rows that no recorded run was joined to (its
+    /// file, and each row's line and id, in the file's order): none when the rows carry their
+    /// own runs.
+    pub fn rows_without_run(&self) -> Option<(&Path, Vec<(usize, &SampleId)>)> {
+        let Items::Joined(joined) = self else {
+            return None;
+        };
+        let mut rows: Vec<(usize, &SampleId)> = (joined.index.iter())
+            .filter(|(id, _)| !joined.joined.contains(*id))
+            .map(|(id, &(_, line))| (line, id))
+            .collect();
+        rows.sort_unstable_by_key(|&(line, _)| line);
+        Some((&joined.dataset_path, rows))
     }
 
     /// The next item; `Err` for a run record that names no dataset row, or an I/O failure.
@@ -1429,6 +1447,7 @@ impl Joined {
         })?;
         let text = read_line_at(&mut *self.dataset, offset)
             .map_err(|e| SourceError::io(&self.dataset_path, "read", e))?;
+        self.joined.insert(id);
         let item = Item {
             seq: self.seq,
             row: Line {

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use crate::input::dataset::{Item, ItemError, Items, parse_id};
-use crate::input::sample::RawId;
+use crate::input::sample::{RawId, SampleId};
 use crate::input::shard::{Shard, shard_of};
 
 /// Which items of the stream to grade.
@@ -99,6 +99,22 @@ impl Selected {
         again.append(&mut self.again);
         self.again = again;
         self
+    }
+
+    /// Once every item is read, the dataset's rows that no recorded run was joined to, when
+    /// every item was selected (no filter, `max_samples`, shard or skip leaving rows unread).
+    pub fn rows_without_run(&self) -> Option<(&std::path::Path, Vec<(usize, &SampleId)>)> {
+        let Selection {
+            max_samples,
+            filters,
+            skip,
+            shard,
+        } = &self.selection;
+        let all = max_samples.is_none_or(|max| max == 0)
+            && filters.is_empty()
+            && *skip == 0
+            && shard.is_none();
+        all.then(|| self.items.rows_without_run()).flatten()
     }
 
     /// Whether every item is in memory already, so that reading them never waits.

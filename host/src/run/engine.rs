@@ -171,6 +171,22 @@ pub fn validate(
     if let Some(e) = source_error {
         return Err(e);
     }
+    // A row no recorded run names is not graded: said after the items' own warnings.
+    if let Some((dataset, rows)) = selected.rows_without_run() {
+        for (line, id) in rows {
+            validation.warned += 1;
+            let said = RowError {
+                file: dataset.to_path_buf(),
+                line,
+                column: 0,
+                message: format!(
+                    "no recorded run of the suite's trajectories names this row's id ({id}): \
+                     the row is not graded"
+                ),
+            };
+            keep_first(&mut warned_rows, validation.total + line as u64, said);
+        }
+    }
     let first = |mut rows: Vec<(u64, RowError)>| {
         rows.sort_by_key(|(seq, _)| *seq);
         rows.into_iter()
