@@ -24,7 +24,7 @@
 //! spans) are no events.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -312,8 +312,11 @@ struct Conversion<'a> {
     events: Vec<Event<'a>>,
     status: RunStatus,
     usage: Option<Tokens>,
-    /// How many messages of the conversation earlier model calls held.
-    seen: usize,
+    /// The conversation the last model call held (its input, then its output), by
+    /// [`Message::key`].
+    held: Vec<String>,
+    /// How many times each message (by [`Message::key`]) is an event so far.
+    met: HashMap<String, usize>,
     /// The returns that are an event already: by their call's id, or for a return without
     /// one, by its content.
     returned: HashSet<String>,
@@ -326,6 +329,25 @@ struct Message<'a> {
     calls: Vec<(Cow<'a, str>, Cow<'a, str>, Cow<'a, str>)>,
     /// A tool message's call id and, in GenAI parts, its response.
     returns: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+}
+
+impl Message<'_> {
+    /// What tells the message from another: its role, text, calls by id and name (a call's
+    /// arguments may be written otherwise in a later input) and returns.
+    fn key(&self) -> String {
+        let mut key = format!(
+            "{}\0{}",
+            self.role,
+            self.text.as_deref().unwrap_or_default()
+        );
+        for (id, name, _) in &self.calls {
+            key.push_str(&format!("\0call\0{id}\0{name}"));
+        }
+        for (id, content) in &self.returns {
+            key.push_str(&format!("\0return\0{id}\0{content}"));
+        }
+        key
+    }
 }
 
 impl<'a> Conversion<'a> {
@@ -375,11 +397,33 @@ impl<'a> Conversion<'a> {
             messages(attributes, "input")?,
             messages(attributes, "output")?,
         );
-        let held = input.len() + output.len();
-        for message in input.into_iter().skip(self.seen) {
-            self.message(message, attributes)?;
+        let (keys_in, keys_out): (Vec<String>, Vec<String>) = (
+            input.iter().map(Message::key).collect(),
+            output.iter().map(Message::key).collect(),
+        );
+        // A call continues the conversation the last one held: what it adds are events. One
+        // that does not (its history trimmed or summarised, a conversation of its own) adds
+        // each message not met before, a message met n times being new at its n + 1st place.
+        let continues = keys_in.get(..self.held.len()) == Some(&self.held[..]);
+        let mut placed: HashMap<&str, usize> = HashMap::new();
+        for (index, (message, key)) in input.into_iter().zip(&keys_in).enumerate() {
+            let new = if continues {
+                index >= self.held.len()
+            } else {
+                let place = placed.entry(key).or_default();
+                *place += 1;
+                *place > self.met.get(key).copied().unwrap_or(0)
+            };
+            if new {
+                *self.met.entry(key.clone()).or_default() += 1;
+                self.message(message, attributes)?;
+            }
         }
-        self.seen = held;
+        for key in &keys_out {
+            *self.met.entry(key.clone()).or_default() += 1;
+        }
+        self.held = keys_in;
+        self.held.extend(keys_out);
         let prompt = attributes
             .int("llm.token_count.prompt")?
             .or(attributes.int("gen_ai.usage.input_tokens")?);
@@ -730,6 +774,97 @@ mod tests {
                 call(tokens(9, 2)),
                 Event::Assistant {
                     content: Content::Text("Sunny.".into())
+                },
+            ]
+        );
+    }
+
+    /// A call whose input does not continue the conversation the last call held (its history
+    /// summarised) adds the messages not met before, not those past the last call's count: the
+    /// summary and the new tool return are events, the system message and the call met before
+    /// are not again.
+    #[test]
+    fn a_call_whose_history_was_summarised_adds_what_is_new_in_it() {
+        let chat = |input: &str, output: &str| {
+            [
+                text_attribute("gen_ai.operation.name", "chat"),
+                text_attribute("gen_ai.input.messages", input),
+                text_attribute("gen_ai.output.messages", output),
+            ]
+            .join(",")
+        };
+        let said = |role: &str, text: &str| {
+            format!(r#"{{"role": "{role}", "parts": [{{"type": "text", "content": "{text}"}}]}}"#)
+        };
+        let call = |id: &str, city: &str| {
+            format!(
+                r#"{{"role": "assistant", "parts": [{{"type": "tool_call", "id": "{id}",
+                "name": "get_weather", "arguments": {{"city": "{city}"}}}}]}}"#
+            )
+        };
+        let back = |id: &str, what: &str| {
+            format!(
+                r#"{{"role": "tool", "parts": [{{"type": "tool_call_response", "id": "{id}",
+                "response": "{what}"}}]}}"#
+            )
+        };
+        let (system, user) = (said("system", "s"), said("user", "weather?"));
+        let text = export(&[
+            span(
+                "s1",
+                "1",
+                &chat(
+                    &format!("[{system}, {user}]"),
+                    &format!("[{}]", call("c1", "Paris")),
+                ),
+            ),
+            span(
+                "s2",
+                "2",
+                &chat(
+                    &format!(
+                        "[{system}, {user}, {}, {}]",
+                        call("c1", "Paris"),
+                        back("c1", "18C")
+                    ),
+                    &format!("[{}]", call("c2", "Oslo")),
+                ),
+            ),
+            span(
+                "s3",
+                "3",
+                &chat(
+                    &format!(
+                        "[{system}, {}, {}, {}]",
+                        said("user", "summary so far"),
+                        call("c2", "Oslo"),
+                        back("c2", "4C")
+                    ),
+                    &format!("[{}]", said("assistant", "Oslo 4C, Paris 18C")),
+                ),
+            ),
+        ]);
+        let trajectory = otel(&text).unwrap();
+        let text = |text: &'static str| Content::Text(text.into());
+        assert_eq!(
+            trajectory.turns[0],
+            vec![
+                Event::System { text: "s".into() },
+                Event::User {
+                    content: text("weather?")
+                },
+                Event::LlmCall(LlmCall::default()),
+                tool_call("c1", "get_weather", r#"{"city": "Paris"}"#),
+                returned("c1", "18C", false),
+                Event::LlmCall(LlmCall::default()),
+                tool_call("c2", "get_weather", r#"{"city": "Oslo"}"#),
+                Event::User {
+                    content: text("summary so far")
+                },
+                returned("c2", "4C", false),
+                Event::LlmCall(LlmCall::default()),
+                Event::Assistant {
+                    content: text("Oslo 4C, Paris 18C")
                 },
             ]
         );
