@@ -1352,6 +1352,30 @@ fn a_posted_python_graders_mistake_is_said_at_its_own_line() {
     }
 }
 
+/// A client that closes its side of the connection once its request is sent (as `nc -N` does)
+/// is answered all the same.
+#[test]
+fn a_client_that_half_closes_after_its_request_is_answered() {
+    let (ws, _) = capitals();
+    let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
+    let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
+    let mut stream = server.connect();
+    send_head(
+        &mut stream,
+        "POST",
+        "/v1/suites/caps/grade",
+        &[],
+        Some(jsonl.len()),
+    );
+    stream.write_all(&jsonl).expect("body sent");
+    stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("our side closed");
+    let reply = read_reply(stream);
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.text().lines().count(), 4);
+}
+
 /// A grader object holding more `python` graders than one request may prepare is refused at
 /// `grader.graders`, before any is compiled.
 #[test]

@@ -816,8 +816,11 @@ pub async fn serve(
         };
         let service = service.clone();
         let mut http = hyper::server::conn::http1::Builder::new();
+        // A client that ends its side once its request is sent (`shutdown(SHUT_WR)`, `nc -N`)
+        // still reads the answer.
         http.timer(TokioTimer::new())
-            .header_read_timeout(service.limits.header_timeout);
+            .header_read_timeout(service.limits.header_timeout)
+            .half_close(true);
         let Ok(place) = open.clone().try_acquire_owned() else {
             if let Ok(refusal) = refusing.clone().try_acquire_owned() {
                 http.keep_alive(false);
