@@ -630,6 +630,29 @@ fn a_number_id_too_large_to_keep_is_refused_with_how_to_keep_it() {
     );
 }
 
+/// A line that is JSON but not an object, or that stops inside its JSON, is refused in words
+/// of the row, not of gavel's types or an unknown field.
+#[test]
+fn a_row_that_is_not_an_object_or_is_cut_off_is_said_so() {
+    let ws = capitals();
+    let good = letta_row(1, "Paris", "Paris").to_string();
+    ws.write(
+        "data.jsonl",
+        &format!("{good}\n\"Paris\"\nnull\n{}", &good[..good.len() / 2]),
+    );
+    let validate = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    let said = stderr(&validate);
+    for line in [
+        r#"data.jsonl:2:7: a row is a JSON object ({"input": ..., "ground_truth": ...}), not a string"#,
+        r#"data.jsonl:3:4: a row is a JSON object ({"input": ..., "ground_truth": ...}), not null"#,
+        "the line ends before its JSON does (was the file cut off while it was written?)",
+    ] {
+        assert!(said.contains(line), "{said}");
+    }
+    assert!(!said.contains("RawRow") && !said.contains("?:"), "{said}");
+}
+
 #[test]
 fn skip_invalid_grades_the_valid_rows_and_records_the_bad_ones() {
     let ws = capitals();

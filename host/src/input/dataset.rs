@@ -488,13 +488,43 @@ fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
     serde_json::from_str(&line.text).map_err(|first| {
         let mut de = serde_json::Deserializer::from_str(&line.text);
         let message = match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Err(e) if e.path().to_string() != "." => {
+            Err(e) if !matches!(&*e.path().to_string(), "." | "?") => {
                 format!("{}: {}", e.path(), strip_position(&e.inner().to_string()))
             }
-            _ => strip_position(&first.to_string()),
+            _ if first.is_eof() => strip_position(&first.to_string()),
+            _ => match line.text.trim_start().as_bytes().first() {
+                // JSON, but not an object.
+                Some(b'"' | b'[' | b'n' | b't' | b'f' | b'-' | b'0'..=b'9') if first.is_data() => {
+                    format!(
+                        "a row is a JSON object ({{\"input\": ..., \"ground_truth\": ...}}), not \
+                         {}",
+                        json_kind(line.text.trim_start())
+                    )
+                }
+                _ => strip_position(&first.to_string()),
+            },
+        };
+        // The line stops inside its JSON: say how that comes about.
+        let message = match first.is_eof() {
+            true => format!(
+                "{message}: the line ends before its JSON does (was the file cut off while it \
+                 was written?)"
+            ),
+            false => message,
         };
         row_error(line, first.column(), message)
     })
+}
+
+/// What the JSON value starting `text` is, as a row error says it.
+fn json_kind(text: &str) -> &'static str {
+    match text.as_bytes().first() {
+        Some(b'"') => "a string",
+        Some(b'[') => "a list",
+        Some(b'n') => "null",
+        Some(b't' | b'f') => "a boolean",
+        _ => "a number",
+    }
 }
 
 /// serde_json appends " at line L column C"; gavel reports the position itself.
