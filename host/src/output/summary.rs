@@ -188,11 +188,14 @@ impl Histogram {
     /// largest), so the result is what Python's exact arithmetic gives for huge scores too.
     fn unscaled(&self, measure: impl Fn(f64) -> f64) -> f64 {
         let plain = measure(1.0);
+        if plain.is_finite() {
+            return plain;
+        }
         let largest = self
             .min()
             .map_or(0.0, f64::abs)
             .max(self.max().map_or(0.0, f64::abs));
-        if plain.is_finite() || !largest.is_finite() || largest == 0.0 {
+        if !largest.is_finite() || largest == 0.0 {
             return plain;
         }
         // The exponent of the largest magnitude, a normal number here as the plain measure
