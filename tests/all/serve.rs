@@ -1746,26 +1746,6 @@ CALLS = []
 def tally(sample, submission):
     CALLS.append(1)
     return GradeResult(score=len(CALLS) / 1000, rationale='calls made in this instance')
-
-
-@grader
-def deep(sample, submission):
-    def down(n):
-        return down(n + 1)
-    try:
-        down(0)
-    except RecursionError as e:
-        return GradeResult(score=0.5, rationale=type(e).__name__)
-
-
-@grader
-def deepest(sample, submission):
-    import sys
-    sys.setrecursionlimit(1_000_000)
-    nested = []
-    for _ in range(30_000):
-        nested = [nested]
-    return GradeResult(score=1.0, rationale=str(len(repr(nested))))
 ";
 
 /// A spent warm instance's replacement whose load fails (its module raises at import) is not

@@ -319,19 +319,23 @@ mod tests {
         ids
     }
 
+    /// A span of trace `t` whose parent is `parent` (none when empty).
+    fn span(id: &str, parent: &str) -> String {
+        format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
+    }
+
+    /// A collector file's line holding `spans`.
+    fn line(spans: &[String]) -> String {
+        format!(
+            "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
+            spans.join(",")
+        )
+    }
+
     /// A span written twice with the same parent is one span; with two parents its root is
     /// not known, and the file is refused at the second.
     #[test]
     fn a_span_written_again_with_another_parent_is_refused() {
-        let span = |id: &str, parent: &str| {
-            format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
-        };
-        let line = |spans: &[String]| {
-            format!(
-                "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
-                spans.join(",")
-            )
-        };
         let again = line(&[span("r", ""), span("a", "r")]) + &line(&[span("a", "r")]);
         let once = rows_of(&rows(&again, SamplePer::RootSpan).unwrap());
         assert_eq!(once.len(), 1);
@@ -371,15 +375,6 @@ mod tests {
 
     #[test]
     fn a_root_span_is_a_span_without_a_parent_in_the_file() {
-        let span = |id: &str, parent: &str| {
-            format!(r#"{{"traceId": "t", "spanId": "{id}", "parentSpanId": "{parent}"}}"#)
-        };
-        let line = |spans: &[String]| {
-            format!(
-                "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}]}}]}}]}}\n",
-                spans.join(",")
-            )
-        };
         // `b` below `a`, then `c` whose parent is not in the file, then `d` below `b`.
         let text =
             line(&[span("b", "a"), span("a", ""), span("c", "gone")]) + &line(&[span("d", "b")]);
