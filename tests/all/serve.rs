@@ -83,6 +83,14 @@ impl Server {
         read_reply(stream)
     }
 
+    /// A connection on which a POST of `body` to `path` is sent, its answer not read yet.
+    fn posted(&self, path: &str, body: &[u8]) -> TcpStream {
+        let mut stream = self.connect();
+        send_head(&mut stream, "POST", path, &[], Some(body.len()));
+        stream.write_all(body).expect("body sent");
+        stream
+    }
+
     fn get(&self, path: &str) -> Reply {
         self.request("GET", path, &[], b"")
     }
@@ -96,6 +104,20 @@ impl Server {
         self.signal_term();
         let code = self.child.wait().expect("the server exits").code();
         (code, self.log.take().expect("the log").finish())
+    }
+
+    /// Sends SIGTERM and waits for the server's exit code, failing with `why` if it has not
+    /// exited within `limit`.
+    fn terminated_within(&mut self, limit: Duration, why: &str) -> Option<i32> {
+        self.signal_term();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("the server's status") {
+                return status.code();
+            }
+            assert!(started.elapsed() < limit, "{why}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn signal_term(&self) {
@@ -151,6 +173,13 @@ impl Reply {
     fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("{e}: {} {}", self.status, self.text()))
+    }
+
+    /// The answer's lines of `results.jsonl`, each parsed.
+    fn results(&self) -> Vec<Value> {
+        (self.text().lines())
+            .map(|l| serde_json::from_str(l).expect("a result"))
+            .collect()
     }
 
     fn header(&self, name: &str) -> Option<String> {
@@ -386,11 +415,7 @@ fn deeply_nested_rows_are_error_results_and_the_server_stays_up() {
     );
     let reply = server.post("/v1/suites/caps/grade", deep.as_bytes());
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let results: Vec<Value> = reply
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a result"))
-        .collect();
+    let results = reply.results();
     assert_eq!(results.len(), 2);
     assert_eq!(results[0]["error"]["category"], "invalid", "{}", results[0]);
     assert_eq!(results[1]["grades"]["answer"]["status"], "pass");
@@ -677,18 +702,10 @@ fn a_drain_does_not_wait_for_a_client_that_never_reads() {
     let stalled = asked_and_not_read(&server);
     // The answer (tens of MB) fills the socket's buffers and waits for a reader.
     std::thread::sleep(Duration::from_secs(1));
-    server.signal_term();
-    let started = Instant::now();
-    let code = loop {
-        if let Some(status) = server.child.try_wait().expect("status") {
-            break status.code();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the drain still waits for the client that never reads"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let code = server.terminated_within(
+        Duration::from_secs(30),
+        "the drain still waits for the client that never reads",
+    );
     assert_eq!(code, Some(0));
     drop(stalled);
 }
@@ -827,11 +844,7 @@ fn python_graders_that_spin_or_flood_cost_their_own_limits() {
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     let reply = server.post("/v1/suites/h/grade", &jsonl);
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let results: Vec<Value> = reply
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a result"))
-        .collect();
+    let results = reply.results();
     let fair: Vec<&Value> = results
         .iter()
         .map(|r| &r["grades"]["fair"]["score"])
@@ -862,11 +875,7 @@ fn recursion_to_the_limit_and_past_it_costs_only_its_own_grade() {
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
     let reply = server.post("/v1/suites/h/grade", &jsonl);
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let results: Vec<Value> = reply
-        .text()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a result"))
-        .collect();
+    let results = reply.results();
     assert_eq!(results.len(), 2);
     for (result, fair) in results.iter().zip([1.0, 0.0]) {
         let grades = &result["grades"];
@@ -1308,18 +1317,10 @@ fn a_posted_multi_past_its_deadline_stops_grading_there() {
     let path = "/v1/fine_tuning/alpha/graders/run";
     let reply = server.post(path, body.to_string().as_bytes());
     assert_eq!(reply.status, 504, "{}", reply.text());
-    server.signal_term();
-    let waited = std::time::Instant::now();
-    let code = loop {
-        if let Some(status) = server.child.try_wait().expect("the server's status") {
-            break status.code();
-        }
-        assert!(
-            waited.elapsed() < Duration::from_secs(120),
-            "the server still grades the request answered 504"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let code = server.terminated_within(
+        Duration::from_secs(120),
+        "the server still grades the request answered 504",
+    );
     let log = server.log.take().expect("the log").finish();
     assert_eq!(code, Some(0), "{log}");
 }
@@ -1359,15 +1360,7 @@ fn a_client_that_half_closes_after_its_request_is_answered() {
     let (ws, _) = capitals();
     let server = Server::start(&ws, &["--suite", "caps=suite.yaml"], &[]);
     let jsonl = std::fs::read(ws.path("data.jsonl")).expect("data.jsonl");
-    let mut stream = server.connect();
-    send_head(
-        &mut stream,
-        "POST",
-        "/v1/suites/caps/grade",
-        &[],
-        Some(jsonl.len()),
-    );
-    stream.write_all(&jsonl).expect("body sent");
+    let stream = server.posted("/v1/suites/caps/grade", &jsonl);
     stream
         .shutdown(std::net::Shutdown::Write)
         .expect("our side closed");
@@ -1627,9 +1620,7 @@ fn a_request_of_several_batches_is_answered_whole_and_in_order() {
         .collect();
     let reply = server.post("/v1/suites/caps/grade", rows.as_bytes());
     assert_eq!(reply.status, 200, "{}", reply.text());
-    let results: Vec<Value> = (reply.text().lines())
-        .map(|l| serde_json::from_str(l).expect("a result"))
-        .collect();
+    let results = reply.results();
     assert_eq!(results.len(), 300);
     for (i, result) in results.iter().enumerate() {
         assert_eq!(result["sample_id"], json!(i), "{result}");
