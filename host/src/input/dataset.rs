@@ -491,17 +491,12 @@ fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
             Err(e) if !matches!(&*e.path().to_string(), "." | "?") => {
                 format!("{}: {}", e.path(), strip_position(&e.inner().to_string()))
             }
-            _ if first.is_eof() => strip_position(&first.to_string()),
-            _ => match line.text.trim_start().as_bytes().first() {
-                // JSON, but not an object.
-                Some(b'"' | b'[' | b'n' | b't' | b'f' | b'-' | b'0'..=b'9') if first.is_data() => {
-                    format!(
-                        "a row is a JSON object ({{\"input\": ..., \"ground_truth\": ...}}), not \
-                         {}",
-                        json_kind(line.text.trim_start())
-                    )
-                }
-                _ => strip_position(&first.to_string()),
+            // JSON, but not an object.
+            _ => match json_kind(&line.text).filter(|_| first.is_data()) {
+                Some(kind) => format!(
+                    "a row is a JSON object ({{\"input\": ..., \"ground_truth\": ...}}), not {kind}"
+                ),
+                None => strip_position(&first.to_string()),
             },
         };
         // The line stops inside its JSON: say how that comes about.
@@ -516,14 +511,15 @@ fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
     })
 }
 
-/// What the JSON value starting `text` is, as a row error says it.
-fn json_kind(text: &str) -> &'static str {
-    match text.as_bytes().first() {
-        Some(b'"') => "a string",
-        Some(b'[') => "a list",
-        Some(b'n') => "null",
-        Some(b't' | b'f') => "a boolean",
-        _ => "a number",
+/// What the JSON value `text` starts with is, as a row error says it, when not an object.
+fn json_kind(text: &str) -> Option<&'static str> {
+    match text.trim_start().as_bytes().first()? {
+        b'"' => Some("a string"),
+        b'[' => Some("a list"),
+        b'n' => Some("null"),
+        b't' | b'f' => Some("a boolean"),
+        b'-' | b'0'..=b'9' => Some("a number"),
+        _ => None,
     }
 }
 
