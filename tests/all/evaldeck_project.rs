@@ -188,6 +188,26 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
 }
 
 #[test]
+fn a_traces_file_saved_with_a_byte_order_mark_is_refused_with_its_mend() {
+    let ws = Workspace::new();
+    ws.write("cases/a.yaml", "name: weather\ninput: x\n");
+    ws.write(
+        "traces.jsonl",
+        "\u{feff}{\"input\":\"x\",\"metadata\":{\"case_name\":\"weather\"}}\n",
+    );
+    let err = refused(&ws, &["validate", "cases", "--traces", "traces.jsonl"]);
+    assert!(
+        err.contains(
+            "error: traces.jsonl:1: the file starts with a UTF-8 byte order mark (BOM), which \
+             JSON Lines does not allow"
+        ) && err.contains("sed -i"),
+        "{err}"
+    );
+    // Nothing else is said of a file that could not be read.
+    assert_eq!(err.matches("error: ").count(), 1, "{err}");
+}
+
+#[test]
 fn a_case_that_asks_for_what_cannot_be_graded_is_refused_at_its_line() {
     let ws = Workspace::new();
     ws.write("cases/a.yaml", "name: listless\nturns: one turn\n");

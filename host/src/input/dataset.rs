@@ -655,14 +655,15 @@ pub struct Lines {
 /// What [`Lines::open`] reads ahead to recognise a file that is not JSON Lines.
 const HEAD_BYTES: usize = 4096;
 
+/// Why a JSON Lines file that starts with a UTF-8 byte order mark is refused, and its mend.
+pub(crate) const BOM_REFUSED: &str = "the file starts with a UTF-8 byte order mark (BOM), which \
+     JSON Lines does not allow (letta-evals cannot read it either); save it as UTF-8 without one, \
+     e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`";
+
 /// Why a file that starts with `head` is not JSON Lines, when its start already says so.
 fn not_json_lines(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\xEF\xBB\xBF") {
-        return Some(
-            "the file starts with a UTF-8 byte order mark (BOM), which JSON Lines does not \
-             allow (letta-evals cannot read it either); save it as UTF-8 without one, e.g. \
-             `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`",
-        );
+        return Some(BOM_REFUSED);
     }
     let first = head.iter().find(|b| !b.is_ascii_whitespace())?;
     (*first == b'[').then_some(

@@ -323,6 +323,12 @@ fn recorded_runs(traces: &Path, errors: &mut Vec<SuiteError>) -> Result<Vec<Reco
         None => {
             let text = fsio::read_text(traces, fsio::cap::DOCUMENT)
                 .map_err(|e| failed(format!("cannot read the traces file: {e}")))?;
+            if text.starts_with('\u{feff}') {
+                return Err(SuiteError {
+                    line: Some(1),
+                    ..failed(dataset::BOM_REFUSED.to_owned())
+                });
+            }
             let mut runs = Vec::new();
             for (index, line) in text.lines().enumerate() {
                 let number = index as u64 + 1;

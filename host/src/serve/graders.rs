@@ -43,7 +43,7 @@ pub struct Requested {
 pub const PREPARED_KEPT: usize = 16;
 
 /// The `python` sub-graders one grader object may hold: each is prepared (its code compiled,
-/// its suite's instances reserved, some 20 MiB) before the object is graded.
+/// its suite's instances reserved, some 17 MiB as above) before the object is graded.
 pub const MAX_PYTHON_GRADERS: usize = 8;
 
 /// A `python` grader object's suite, prepared.

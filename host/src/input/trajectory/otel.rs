@@ -98,12 +98,38 @@ impl Expecting for Span<'_> {
 }
 
 /// A time in nanoseconds: OTLP JSON writes it as a string of digits, some writers as a number.
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum Nanos<'a> {
     Number(u64),
-    #[serde(borrow)]
     Text(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Nanos<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(value: D) -> Result<Nanos<'a>, D::Error> {
+        struct Time;
+        impl<'de> serde::de::Visitor<'de> for Time {
+            type Value = Nanos<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a time in whole nanoseconds: a string of digits or an integer")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, nanos: u64) -> Result<Nanos<'de>, E> {
+                Ok(Nanos::Number(nanos))
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                text: &'de str,
+            ) -> Result<Nanos<'de>, E> {
+                Ok(Nanos::Text(Cow::Borrowed(text)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Nanos<'de>, E> {
+                Ok(Nanos::Text(Cow::Owned(text.to_owned())))
+            }
+        }
+        value.deserialize_any(Time)
+    }
 }
 
 #[derive(Deserialize)]
@@ -1023,6 +1049,13 @@ mod tests {
             (
                 export(&[span("a", "soon", "")]),
                 format!("{at}[0] (span a).startTimeUnixNano: `soon` is not a time in nanoseconds"),
+            ),
+            (
+                export(&[span("a", "1", "")]).replace("\"1\"", "1.7e18"),
+                format!(
+                    "{at}[0].startTimeUnixNano: invalid type: floating point `1.7e+18`, expected \
+                     a time in whole nanoseconds: a string of digits or an integer"
+                ),
             ),
             (
                 export(&[span(
