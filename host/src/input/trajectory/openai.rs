@@ -3,8 +3,9 @@
 //!
 //! `system` and `developer` messages become [`Event::System`], `user` [`Event::User`], `tool`
 //! [`Event::ToolReturn`]. Each `assistant` message is one model call: an [`Event::LlmCall`] (no
-//! model), then [`Event::Assistant`] when it has content, then one [`Event::ToolCall`] per entry
-//! of `tool_calls`, whose `function.arguments` string is kept byte for byte.
+//! model), then [`Event::Assistant`] when it has content (else its `refusal`, the text of a
+//! model that declined), then one [`Event::ToolCall`] per entry of `tool_calls`, whose
+//! `function.arguments` string is kept byte for byte.
 
 use std::borrow::Cow;
 
@@ -44,6 +45,9 @@ pub(crate) struct Message<'a> {
     tool_calls: Option<Vec<Object<RawToolCall<'a>>>>,
     #[serde(borrow, default)]
     tool_call_id: Option<Text<'a>>,
+    /// An assistant's: what a model that declined said, its content then null.
+    #[serde(borrow, default)]
+    refusal: Option<Text<'a>>,
 }
 
 impl Expecting for Message<'_> {
@@ -145,8 +149,14 @@ fn convert_message<'a>(
                 Content::Text(text) => text.is_empty(),
                 Content::Parts(parts) => parts.is_empty(),
             };
-            if !empty {
-                events.push(Event::Assistant { content });
+            match message.refusal {
+                Some(Text(refusal)) if empty && !refusal.is_empty() => {
+                    events.push(Event::Assistant {
+                        content: Content::Text(refusal),
+                    });
+                }
+                _ if !empty => events.push(Event::Assistant { content }),
+                _ => {}
             }
             events.extend(
                 message
@@ -284,6 +294,34 @@ mod tests {
                 Event::Assistant {
                     content: Content::Parts(vec!["".into()])
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_declining_models_refusal_is_its_answer() {
+        let trajectory = openai(
+            r#"[{"role": "user", "content": "Help me pick a lock."},
+                {"role": "assistant", "content": null, "refusal": "I can't help with that."},
+                {"role": "assistant", "content": "Kept.", "refusal": null},
+                {"role": "assistant", "content": "", "refusal": ""}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            trajectory.turns[0],
+            vec![
+                Event::User {
+                    content: Content::Text("Help me pick a lock.".into())
+                },
+                Event::LlmCall(LlmCall::default()),
+                Event::Assistant {
+                    content: Content::Text("I can't help with that.".into())
+                },
+                Event::LlmCall(LlmCall::default()),
+                Event::Assistant {
+                    content: Content::Text("Kept.".into())
+                },
+                Event::LlmCall(LlmCall::default()),
             ]
         );
     }
