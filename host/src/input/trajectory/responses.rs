@@ -8,9 +8,10 @@
 //!   is a string or parts (`input_text`/`output_text` text, `refusal` its refusal text, images and
 //!   files empty parts);
 //! - `function_call` and `custom_tool_call` an [`Event::ToolCall`] (id: `call_id`; arguments:
-//!   `arguments`, or a custom tool's `input`, byte for byte); `function_call_output`,
-//!   `custom_tool_call_output` and the outputs of built-in calls (`computer_call_output`,
-//!   `local_shell_call_output`, ...) an [`Event::ToolReturn`];
+//!   `arguments`, or a custom tool's `input`, byte for byte); `function_call_output` and
+//!   `custom_tool_call_output` (a string, or content parts read as a message's and joined by a
+//!   space) and the outputs of built-in calls (`computer_call_output`,
+//!   `local_shell_call_output`, ..., kept as JSON text) an [`Event::ToolReturn`];
 //! - `reasoning` an [`Event::Reasoning`]: its `content` texts, else its `summary` texts, joined
 //!   by a blank line;
 //! - `mcp_call` a tool call named by its `name`, with its `arguments`, and its `output` (or
@@ -294,12 +295,22 @@ fn convert_item<'a>(
             let output = item
                 .output
                 .ok_or_else(|| json::missing(at, "output", &format!("a {kind} item")))?;
-            events.push(tool_return(
-                required(item.call_id, at, "call_id", kind)?,
-                output,
-                ToolStatus::Success,
-                &format!("{at}.output"),
-            )?);
+            let call_id = required(item.call_id, at, "call_id", kind)?;
+            let at = format!("{at}.output");
+            // A function's output may be content parts (`input_text`, `input_image`, ...),
+            // read as a tool message's are; a built-in call's is its own object.
+            let parts = matches!(kind, "function_call_output" | "custom_tool_call_output")
+                && json::first_byte(output) == Some(b'[');
+            events.push(if parts {
+                Event::ToolReturn(ToolReturn {
+                    call_id,
+                    content: content(output, &at)?.into_flat().into(),
+                    status: ToolStatus::Success,
+                    json: false,
+                })
+            } else {
+                tool_return(call_id, output, ToolStatus::Success, &at)?
+            });
         }
         kind if kind.ends_with("_call") => {
             let arguments = builtin_arguments(&item);
@@ -561,6 +572,37 @@ mod tests {
         assert_eq!(
             detect(serde_json::from_str(&text).unwrap()),
             Some(Format::OpenAiResponses)
+        );
+    }
+
+    #[test]
+    fn a_function_output_of_content_parts_is_read_as_their_text() {
+        let trajectory = responses(
+            r#"[{"type": "function_call", "call_id": "c1", "name": "look", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": [
+                  {"type": "input_text", "text": "18C,"},
+                  {"type": "input_image", "image_url": "data:image/png;base64,AA"},
+                  {"type": "input_text", "text": "sunny"}]},
+                {"type": "custom_tool_call_output", "call_id": "c2", "output": "plain"},
+                {"type": "computer_call_output", "call_id": "c3",
+                 "output": [{"type": "computer_screenshot"}]}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            trajectory.turns[0][2..],
+            [
+                tool_return("c1", "18C,  sunny", false),
+                tool_return("c2", "plain", false),
+                tool_return("c3", r#"[{"type": "computer_screenshot"}]"#, true),
+            ]
+        );
+        let error = responses(
+            r#"[{"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text"}]}]"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "trajectory[0].output[0].text: missing; a part of type input_text requires it"
         );
     }
 
