@@ -68,6 +68,13 @@ pub(crate) struct Message<'a> {
     usage: Option<Object<Usage>>,
 }
 
+impl Message<'_> {
+    /// Who wrote it: `user` or `assistant` in a well-formed message.
+    pub(crate) fn role(&self) -> &str {
+        &self.role.0
+    }
+}
+
 impl Expecting for Message<'_> {
     const WHAT: &'static str = "a message object {role, content}";
 }

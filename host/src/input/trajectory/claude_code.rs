@@ -47,7 +47,14 @@ impl Converter for ClaudeCodeConverter {
         for (index, Object(record)) in records.into_iter().enumerate() {
             let at = format!("trajectory[{index}]");
             match (&*record.kind.0, record.message) {
-                ("user" | "assistant", Some(Object(message))) => {
+                (kind @ ("user" | "assistant"), Some(Object(message))) => {
+                    if message.role() != kind {
+                        return Err(ConvertError(format!(
+                            "{at}: a record of type {kind} holds a message of role `{}`, where \
+                             Claude Code writes both the same: fix or remove the record",
+                            message.role()
+                        )));
+                    }
                     conversion.message(message, &format!("{at}.message"))?;
                 }
                 (kind @ ("user" | "assistant"), None) => {
@@ -157,6 +164,11 @@ mod tests {
             (
                 r#"[{"sessionId": "s", "message": {"role": "user", "content": "x"}}]"#,
                 "trajectory[0]: missing field `type`",
+            ),
+            (
+                r#"[{"sessionId": "s", "type": "user", "message": {"role": "assistant", "content": "x"}}]"#,
+                "trajectory[0]: a record of type user holds a message of role `assistant`, where \
+                 Claude Code writes both the same: fix or remove the record",
             ),
             (
                 r#"[{"sessionId": "s", "type": "user", "message": {"role": "user", "content": [{"type": "tool_result"}]}}]"#,
