@@ -430,6 +430,45 @@ mod tests {
         convert_as(text, Format::Anthropic)
     }
 
+    #[test]
+    fn a_conversation_named_another_format_is_refused_naming_its_own() {
+        let conversation = r#"{"model": "claude-x", "system": "Be brief.",
+            "messages": [{"role": "user", "content": "hi"}],
+            "response": {"type": "message", "role": "assistant",
+                         "content": [{"type": "text", "text": "hello"}]}}"#;
+        let theirs = "its shape is anthropic's: set `format: anthropic`, or leave `format:` out";
+        assert_eq!(
+            convert_as(conversation, Format::Evaldeck).unwrap_err().0,
+            format!(
+                "trajectory: no `input`, `output` or `steps`, so it is not a recording in the \
+                 evaldeck format; {theirs}"
+            )
+        );
+        assert_eq!(
+            convert_as(conversation, Format::OpenAi).unwrap_err().0,
+            format!(
+                "trajectory: `system` beside `messages`, which a chat request never has, so it \
+                 is not a recording in the openai format; {theirs}"
+            )
+        );
+        let reply_only = conversation.replace(r#""system": "Be brief.","#, "");
+        assert!(
+            convert_as(&reply_only, Format::OpenAi)
+                .unwrap_err()
+                .0
+                .starts_with("trajectory: `response` beside `messages`"),
+        );
+        // A shape no format has says only what it lacks.
+        assert_eq!(
+            convert_as(r#"{"id": "x"}"#, Format::Evaldeck)
+                .unwrap_err()
+                .0,
+            "trajectory: no `input`, `output` or `steps`, so it is not a recording in the \
+             evaldeck format"
+        );
+        assert!(anthropic(conversation).is_ok());
+    }
+
     fn arguments(event: &Event) -> serde_json::Value {
         match event {
             Event::ToolCall(call) => serde_json::from_str(&call.arguments.text()).unwrap(),

@@ -232,7 +232,16 @@ impl Converter for EvaldeckConverter {
     }
 
     fn convert<'a>(&self, raw: &'a RawValue) -> Result<Trajectory<'a>, ConvertError> {
-        let Object(trace) = json::parse(raw.get(), || "trajectory".to_string())?;
+        let Object(trace): Object<Trace> = json::parse(raw.get(), || "trajectory".to_string())?;
+        // evaldeck's `Trace` requires `input`; one with neither that nor what a run adds is
+        // another recording read as a trace, which would grade as an empty run.
+        if trace.input.is_none() && trace.output.is_none() && trace.steps.is_none() {
+            return Err(super::not_of(
+                Format::Evaldeck,
+                raw,
+                "no `input`, `output` or `steps`",
+            ));
+        }
         from_trace(trace)
     }
 }

@@ -326,6 +326,22 @@ pub fn convert(raw: &RawValue, format: Option<Format>) -> Result<Trajectory<'_>,
     format.converter().convert(raw)
 }
 
+/// Why `raw`, read as the `format` a suite named, is not of that format: `why`, and the format
+/// its shape has, if any.
+fn not_of(format: Format, raw: &RawValue, why: &str) -> ConvertError {
+    let instead = match detect(raw).filter(|shown| *shown != format) {
+        Some(shown) => format!(
+            "; its shape is {0}'s: set `format: {0}`, or leave `format:` out",
+            shown.name()
+        ),
+        None => String::new(),
+    };
+    ConvertError(format!(
+        "trajectory: {why}, so it is not a recording in the {} format{instead}",
+        format.name()
+    ))
+}
+
 /// The format whose shape `raw` has, if any.
 pub fn detect(raw: &RawValue) -> Option<Format> {
     Format::ALL.into_iter().find(|f| f.converter().detect(raw))

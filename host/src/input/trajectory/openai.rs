@@ -26,6 +26,12 @@ pub struct OpenAiConverter;
 struct ChatLog<'a> {
     #[serde(borrow)]
     messages: Vec<Object<Message<'a>>>,
+    /// Never in a chat request, whose system prompt is a message: an Anthropic conversation's.
+    #[serde(borrow, default)]
+    system: Option<&'a RawValue>,
+    /// Never in a chat request: an Anthropic conversation's reply.
+    #[serde(borrow, default)]
+    response: Option<&'a RawValue>,
 }
 
 impl Expecting for ChatLog<'_> {
@@ -93,6 +99,16 @@ impl Converter for OpenAiConverter {
         let at_root = || "trajectory".to_string();
         let (messages, base) = if first_byte(raw) == Some(b'{') {
             let Object(log): Object<ChatLog> = json::parse(raw.get(), at_root)?;
+            if let Some(key) = [("system", log.system), ("response", log.response)]
+                .into_iter()
+                .find_map(|(key, value)| value.is_some().then_some(key))
+            {
+                return Err(super::not_of(
+                    Format::OpenAi,
+                    raw,
+                    &format!("`{key}` beside `messages`, which a chat request never has"),
+                ));
+            }
             (log.messages, "trajectory.messages")
         } else {
             (json::parse(raw.get(), at_root)?, "trajectory")
