@@ -507,6 +507,53 @@ fn an_unfinished_shard_resumes_to_its_whole_results_and_only_as_itself() {
     assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
 }
 
+/// Rows without an id take their line's index, blank lines counted; shards, their merge and a
+/// resumed shard place them by that id, as the run that writes it does.
+#[test]
+fn rows_without_ids_after_blank_lines_shard_merge_and_resume() {
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: idless\ndataset: data.jsonl\ngraders:\n  answer:\n    kind: tool\n    \
+         function: contains\n",
+    );
+    let mut text = String::new();
+    for i in 0..40 {
+        let mut row = paris_row(i, if i % 3 == 0 { "Lyon" } else { "Paris" });
+        if i % 2 == 1 {
+            row.as_object_mut().unwrap().remove("id");
+        }
+        text.push_str(&format!("{row}\n"));
+        if i % 5 == 0 {
+            text.push('\n');
+        }
+    }
+    ws.write("data.jsonl", &text);
+    let whole = ws.gavel(&["run", "suite.yaml", "-o", "whole", "-q"]);
+    assert_eq!(whole.status.code(), Some(0), "{}", stderr(&whole));
+    // The fourth row, after one blank line, is on line 5: its id is 4.
+    assert!(read(&ws, "whole/results.jsonl").contains("{\"sample_id\":4,"));
+    for i in 0..3 {
+        shard(&ws, "suite.yaml", i, &format!("shard{i}"));
+    }
+    let merged = ws.gavel(&["merge", "shard0", "shard1", "shard2", "-o", "merged", "-q"]);
+    assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+    assert!(read(&ws, "merged/results.jsonl") == read(&ws, "whole/results.jsonl"));
+    assert!(read(&ws, "merged/summary.json") == read(&ws, "whole/summary.json"));
+
+    let full = read(&ws, "shard1/results.jsonl");
+    let lines: Vec<&str> = full.split_inclusive('\n').collect();
+    assert!(lines.len() > 3, "{full}");
+    ws.write("part/results.jsonl", &lines[..3].concat());
+    ws.write(
+        "part/run.json",
+        &read(&ws, "shard1/run.json").replace("\"complete\"", "\"running\""),
+    );
+    let resumed = continued(&ws, "--resume", "part", "1/3");
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert!(read(&ws, "part/results.jsonl") == full);
+}
+
 #[test]
 fn filters_and_max_samples_select_before_the_shards_part() {
     let ws = three_shards();

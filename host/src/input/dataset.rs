@@ -67,6 +67,14 @@ pub struct Item {
     pub run: Option<Line>,
 }
 
+impl Item {
+    /// The id of a row without one, as its sample takes it: its 0-based line index, blank
+    /// lines counted.
+    pub fn line_id(&self) -> i64 {
+        Sample::line_index(self.row.number)
+    }
+}
+
 /// A line of a file, with where it came from.
 #[derive(Debug, Clone)]
 pub struct Line {

@@ -193,12 +193,12 @@ impl Selected {
 }
 
 /// The shard of `count` that grades `next`: the one its id hashes to, or, when its id cannot be
-/// read, its position in the stream (from 0) as text; an item that cannot be read at all is
+/// read, its line's 0-based index as text; an item that cannot be read at all is
 /// the first shard's, which reports it.
 pub fn shard_of_next(next: &Result<Item, ItemError>, count: u32) -> u32 {
     match next {
         Ok(item) => shard_of(
-            &result_id(item).unwrap_or_else(|| item.seq.to_string()),
+            &result_id(item).unwrap_or_else(|| item.line_id().to_string()),
             count,
         ),
         Err(_) => 0,
@@ -219,7 +219,7 @@ fn id_of(item: &Item) -> Option<(String, IdTags<'_>)> {
     let id = match fields.sample_id.or(fields.id).map(parse_id) {
         Some(Ok(id)) => id.to_string(),
         Some(Err(_)) => return None,
-        None => item.seq.to_string(),
+        None => item.line_id().to_string(),
     };
     Some((id, fields))
 }

@@ -995,7 +995,7 @@ fn parse_work<'w>(parser: &RowParser, work: &'w Work) -> Result<Sample<'w>, Samp
         let id = peek_id(item.run.as_ref().unwrap_or(&item.row))
             .ok()
             .flatten()
-            .unwrap_or(SampleId::Int(item.seq as i64));
+            .unwrap_or(SampleId::Int(item.line_id()));
         invalid(Some(id), &e)
     })
 }
