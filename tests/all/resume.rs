@@ -307,7 +307,7 @@ fn resume_refuses_a_run_whose_inputs_changed() {
     assert_eq!(edited.status.code(), Some(2), "{err}");
     assert!(err.contains("cannot resume the run in out"), "{err}");
     assert!(err.contains("suite file content (sha256)"), "{err}");
-    assert!(err.contains("max samples: was Some(8), now None"), "{err}");
+    assert!(err.contains("max samples: was 8, now none"), "{err}");
     assert_eq!(std::fs::read(ws.path("out/results.jsonl")).unwrap(), kept);
 
     ws.write("suite.yaml", SUITE);
@@ -500,4 +500,61 @@ async fn a_second_ctrl_c_quits_at_once_keeping_every_finished_line() {
     for line in text.lines() {
         serde_json::from_str::<serde_json::Value>(line).expect("a complete result");
     }
+}
+
+/// What a run's grades depend on is compared by content, not by the path it was named by: the
+/// suite named another way resumes with its inline Python, and a recorded-run file whose
+/// content changed under the same name is refused.
+#[test]
+fn resume_compares_inline_python_and_recorded_runs_by_content() {
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "suite.yaml",
+        "name: inline\ndataset: data.jsonl\ntrajectories: [run.jsonl]\ngraders:\n  said:\n    \
+         kind: python\n    source: |\n      def grade(sample, item):\n          \
+         return 1.0 if 'Paris' in sample['output_text'] else 0.0\n",
+    );
+    let record = |i: usize, answer: &str| {
+        json!({"sample_id": i, "trajectory": [[
+            {"id": "a", "date": "2026-01-01T00:00:01Z", "message_type": "assistant_message", "content": answer}
+        ]]})
+    };
+    let rows: Vec<_> = (0..6)
+        .map(|i| json!({"id": i, "input": "Capital of France?"}))
+        .collect();
+    ws.write_rows("data.jsonl", &rows);
+    ws.write_rows(
+        "run.jsonl",
+        &(0..6).map(|i| record(i, "Paris")).collect::<Vec<_>>(),
+    );
+    let run = |suite: &str, more: &[&str]| {
+        let mut args = vec!["run", suite, "-o", "out", "-q"];
+        args.extend_from_slice(more);
+        crate::python_graders::gavel(cache, ws.dir.path(), &args)
+    };
+    let first = run("suite.yaml", &["--max-samples", "2"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let absolute = ws.path("suite.yaml").display().to_string();
+    for suite in ["./suite.yaml", absolute.as_str()] {
+        let resumed = run(suite, &["--max-samples", "3", "--resume"]);
+        assert_eq!(resumed.status.code(), Some(2));
+        let err = stderr(&resumed);
+        // Only the selection changed, which says the rest compared equal.
+        assert!(err.contains("max samples: was 2, now 3"), "{err}");
+        assert!(!err.contains("python sources"), "{err}");
+        let resumed = run(suite, &["--max-samples", "2", "--resume"]);
+        assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    }
+    ws.write_rows(
+        "run.jsonl",
+        &(0..6).map(|i| record(i, "Lyon")).collect::<Vec<_>>(),
+    );
+    let changed = run("suite.yaml", &["--max-samples", "2", "--resume"]);
+    let err = stderr(&changed);
+    assert_eq!(changed.status.code(), Some(2), "{err}");
+    assert!(err.contains("trajectories content: was "), "{err}");
+    assert!(!err.contains("suite file"), "{err}");
 }

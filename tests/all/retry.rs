@@ -269,7 +269,7 @@ fn retry_errors_refuses_a_run_whose_inputs_changed() {
         err.contains("cannot retry the errors of the run in out"),
         "{err}"
     );
-    assert!(err.contains("max samples: was Some(4), now None"), "{err}");
+    assert!(err.contains("max samples: was 4, now none"), "{err}");
     assert!(err.contains("without --retry-errors"), "{err}");
 
     ws.write(

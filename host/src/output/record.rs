@@ -70,6 +70,9 @@ pub struct Fingerprint {
     /// SHA-256 of the suite file.
     pub suite_sha256: String,
     pub dataset: FileStamp,
+    /// The files of the suite's `trajectories:`, in its order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trajectories: Vec<FileStamp>,
     /// SHA-256 of each pack file, by pack name.
     pub packs: BTreeMap<String, String>,
     /// `--skip-invalid`: invalid rows are error results instead of stopping the run.
@@ -339,17 +342,20 @@ impl RunRecord {
         let path = |p: &Path| p.display().to_string();
         differs("suite file", path(&self.suite), path(&now.suite));
         differs("dataset", path(&self.dataset), path(&now.dataset));
-        let listed = |v: &dyn std::fmt::Debug| format!("{v:?}");
         differs(
             "trajectories",
-            listed(&self.trajectories),
-            listed(&now.trajectories),
+            listed(self.trajectories.iter().map(|p| p.display())),
+            listed(now.trajectories.iter().map(|p| p.display())),
         );
-        differs("--filter", listed(&self.filters), listed(&now.filters));
+        differs(
+            "--filter",
+            listed(self.filters.iter()),
+            listed(now.filters.iter()),
+        );
         differs(
             "max samples",
-            listed(&self.max_samples),
-            listed(&now.max_samples),
+            listed(self.max_samples.iter()),
+            listed(now.max_samples.iter()),
         );
         let shard = |s: &Option<Shard>| s.map_or_else(|| "none".to_string(), |s| s.to_string());
         differs("--shard", shard(&self.shard), shard(&now.shard));
@@ -364,6 +370,11 @@ impl RunRecord {
                 "dataset content",
                 was.dataset.to_string(),
                 is.dataset.to_string(),
+            );
+            differs(
+                "trajectories content",
+                listed(was.trajectories.iter()),
+                listed(is.trajectories.iter()),
             );
             let names: BTreeSet<&String> = was.packs.keys().chain(is.packs.keys()).collect();
             let sha = |packs: &BTreeMap<String, String>, name: &String| {
@@ -386,6 +397,15 @@ impl RunRecord {
             );
         }
         changes
+    }
+}
+
+/// Values as a list in words: `none`, or each one's text, by commas.
+fn listed<T: std::fmt::Display>(values: impl Iterator<Item = T>) -> String {
+    let texts: Vec<String> = values.map(|v| v.to_string()).collect();
+    match texts.is_empty() {
+        true => "none".to_string(),
+        false => texts.join(", "),
     }
 }
 

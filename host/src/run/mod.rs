@@ -881,6 +881,9 @@ fn record_of(
         gavel: env!("CARGO_PKG_VERSION").to_string(),
         suite_sha256: suite.sha256.clone(),
         dataset: FileStamp::of(&prepared.dataset).map_err(read_error(&prepared.dataset))?,
+        trajectories: (prepared.runs.iter())
+            .map(|runs| FileStamp::of(runs).map_err(read_error(runs)))
+            .collect::<Result<_, _>>()?,
         packs: prepared
             .packs
             .iter()

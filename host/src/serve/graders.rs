@@ -220,10 +220,9 @@ fn prepare_python(
         trajectories: Vec::new(),
         serving: true,
     };
-    // A mistake in the code is located in the suite made for it (`/tmp/.../suite.yaml#graders.
-    // grader:2: SyntaxError: ...`): said at the line of the source posted, without the server's
-    // folder.
-    let source = format!("{}/suite.yaml#graders.{UNNAMED}", folder.path().display());
+    // A mistake in the code is located in the suite made for it (`suite.yaml#graders.grader:2:
+    // SyntaxError: ...`): said at the line of the source posted.
+    let source = format!("suite.yaml#graders.{UNNAMED}");
     let unlocated = |message: String| {
         (message.replace(&format!("{source}: "), "")).replace(&format!("{source}:"), "line ")
     };

@@ -996,9 +996,11 @@ impl ProgramBuilder {
     }
 
     /// Python source written in the suite itself (OpenAI's `source: |`) as `module`, named
-    /// `<suite file>#<field>` in errors and tracebacks; it comes alone.
+    /// `<suite file's name>#<field>` in errors and tracebacks (as the other sources are named
+    /// from the suite's folder, so that the path the suite was given by changes no name and no
+    /// fingerprint); it comes alone.
     pub fn inline(&mut self, module: String, field: &str, text: &str) -> Result<(), ProgramError> {
-        let path = format!("{}#{field}", self.suite_file.display());
+        let path = format!("{}#{field}", self.display_path(&self.suite_file));
         let place = self.add(
             module.clone(),
             path,
@@ -1332,13 +1334,12 @@ mod tests {
             .iter()
             .map(|s| (s.module.as_str(), s.path.as_str()))
             .collect();
-        let inline_path = format!("{}#graders.a", suite.display());
         assert_eq!(
             modules,
             [
                 ("custom", "graders/custom.py"),
                 ("helpers.text", "graders/helpers/text.py"),
-                ("openai_grader_a", inline_path.as_str()),
+                ("openai_grader_a", "suite.yaml#graders.a"),
             ]
         );
         // Each entry's program: its folder's files, or the inline source alone.
