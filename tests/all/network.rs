@@ -658,6 +658,10 @@ fn http_client_connections_go_through_the_host_where_granted() {
     let seen = requests.try_recv().expect("the server was asked");
     assert!(seen.starts_with("POST /grade HTTP/1.1\r\n"), "{seen}");
     assert!(seen.ends_with("{\"answer\": \"Paris\"}"), "{seen}");
+    // As CPython's http.client sends it: the body's length announced, not chunked.
+    let head = seen.to_ascii_lowercase();
+    assert!(head.contains("content-length: 19\r\n"), "{seen}");
+    assert!(!head.contains("transfer-encoding"), "{seen}");
 
     let g = run_grader(&source, "", &[]).expect("graded");
     assert!(
@@ -665,6 +669,48 @@ fn http_client_connections_go_through_the_host_where_granted() {
         "{g}"
     );
     assert!(requests.try_recv().is_err(), "the server saw a request");
+}
+
+/// A grader reading `urlopen`'s response as CPython's `HTTPResponse`, and an `HTTPError`'s
+/// reason; what differs is the rationale of an `error` grade.
+const RESPONSE_GRADER: &str = r#"
+import urllib.error, urllib.request
+
+def grade(sample, item):
+    seen = []
+    with urllib.request.urlopen("__URL__/grade", timeout=30) as reply:
+        seen.append((reply.status, reply.reason, reply.msg, reply.getheader("Content-Type"), reply.url))
+    try:
+        urllib.request.urlopen("__URL__/missing", timeout=30)
+    except urllib.error.HTTPError as e:
+        seen.append((e.code, e.reason, e.headers.get("content-type")))
+    want = [(200, "OK", "OK", "application/json", "__URL__/grade"), (404, "Not Found", "text/plain")]
+    if seen != want:
+        raise RuntimeError(repr(seen))
+    return 1.0
+"#;
+
+fn found_or_not(request: &str, stream: &mut TcpStream) {
+    if request.starts_with("GET /missing ") {
+        let _ = write!(
+            stream,
+            "HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 4\r\n\
+             connection: close\r\n\r\nnone"
+        );
+    } else {
+        json_reply(request, stream);
+    }
+}
+
+#[test]
+fn a_urlopen_response_is_cpythons_http_response() {
+    let (port, _requests) = server(found_or_not);
+    let url = format!("http://127.0.0.1:{port}");
+    let source = RESPONSE_GRADER.replace("__URL__", &url);
+    let Some(g) = run_grader(&source, &granted(&format!("127.0.0.1:{port}")), &[]) else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
 }
 
 /// A grader using httpx and requests (from `requirements:`) on the server `__GRANTED__`, then on

@@ -287,6 +287,93 @@ def chatty(sample, submission):
 /// looking for a file as graders do, grades: letta-evals' `@grader` and `@extractor` by file, a
 /// `@grader` by the name it registered (the README's `same_ticket`), and a `@reward_composer`;
 /// evaldeck's function and `BaseGrader` class; OpenAI's inline `source` and `source_path`.
+/// The standard library a grader reaches for does what CPython's does: dates parsed by
+/// `strptime`, argparse's program name, TOML and INI, the common codecs, XML and mail.
+#[test]
+fn the_standard_library_graders_reach_for_is_cpythons() {
+    let (_ws, results) = graded_names(
+        "stdlib_grader.py",
+        r#"import argparse, configparser, datetime, email, sys, time, tomllib, zoneinfo
+from concurrent.futures import ThreadPoolExecutor
+from xml.dom import minidom
+from xml.sax.saxutils import escape
+import unittest
+
+
+@grader
+def reaches(sample, submission):
+    seen = [str(datetime.datetime.strptime("2024-03-05 12:30", "%Y-%m-%d %H:%M"))]
+    seen.append(str(time.strptime("7", "%H").tm_hour))
+    seen.append(repr(sys.argv) + " " + repr(argparse.ArgumentParser().prog))
+    seen.append(str(tomllib.loads("a = 1")["a"]))
+    ini = configparser.ConfigParser()
+    ini.read_string("[s]\nk = v\n")
+    seen.append(ini["s"]["k"])
+    seen.append("привет".encode("cp1251").hex() + " " + "é".encode("iso8859_2").hex())
+    seen.append(minidom.parseString("<a><b/></a>").documentElement.firstChild.tagName)
+    seen.append(email.message_from_string("Subject: hi\n\nbody").as_string().splitlines()[0])
+    seen.append(escape("<&>"))
+    try:
+        zoneinfo.ZoneInfo("Europe/Paris")
+    except zoneinfo.ZoneInfoNotFoundError:
+        seen.append("no time zone data")
+    return GradeResult(score=1.0, rationale=" | ".join(seen))
+"#,
+        &["reaches"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "reaches") {
+        assert_eq!(
+            said,
+            "2024-03-05 12:30:00 | 7 | [''] '' | 1 | v | eff0e8e2e5f2 e9 | b | Subject: hi | \
+             &lt;&amp;&gt; | no time zone data"
+        );
+    }
+}
+
+/// A module's `__file__` is absolute, as CPython's, and under `/`, where nothing granted is
+/// mounted: a data file the grader opens beside it is not found, never one of the same name
+/// an agent left in the folder the grader starts in.
+#[test]
+fn a_file_beside_the_grader_is_never_the_workspaces() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    ws.write(
+        "beside.py",
+        &format!(
+            "{HEAD}{}",
+            r#"import json
+
+
+@grader
+def beside(sample, submission):
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        with open(os.path.join(here, "answer.json")) as f:
+            said = "read " + json.load(f)["answer"]
+    except FileNotFoundError as e:
+        said = f"not found: {e.filename}"
+    return GradeResult(score=1.0, rationale=f"{__file__} | {os.getcwd() != here} | {said}")
+"#
+        ),
+    );
+    // An agent's workspace, where the grader starts, holding a file of the same name.
+    ws.write("work/answer.json", r#"{"answer": "planted"}"#);
+    ws.write(
+        "suite.yaml",
+        "name: beside\ndataset: data.jsonl\nallow:\n  files: [work/]\ngraders:\n  beside:\n    \
+         kind: tool\n    function: beside.py:beside\n",
+    );
+    ws.write_rows("data.jsonl", &[paris_row(1, "Paris")]);
+    let results = graded(cache, &ws);
+    for said in passed_saying(&results, "beside") {
+        assert_eq!(said, "/beside.py | True | not found: /answer.json");
+    }
+}
+
 #[test]
 fn every_python_form_grades_on_a_bare_machine() {
     let Some(cache) = cache() else { return };

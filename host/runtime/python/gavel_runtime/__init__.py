@@ -201,6 +201,10 @@ class Runtime:
         sources = list(sources)
         if self.sandboxed:
             process.enter_working_folder()
+            # WASI passes a call no arguments; CPython's `sys.argv` always has its first, which
+            # argparse names the program by: empty, as in an interpreter embedded without any.
+            if not sys.argv:
+                sys.argv.append("")
         if self.finder is not None and self._loaded == (sources, list(entries)):
             return
         self._loaded = (sources, list(entries))

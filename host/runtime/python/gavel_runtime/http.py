@@ -19,8 +19,6 @@ import socket
 import urllib.error
 import urllib.parse
 import urllib.request
-import urllib.response
-from email.message import Message
 
 __all__ = ["Response", "request", "install"]
 
@@ -255,11 +253,10 @@ class _Handler(urllib.request.AbstractHTTPHandler):
             req.data,
             getattr(req, "timeout", None),
         )
-        headers = Message()
-        for name, value in answer.headers:
-            headers[name] = value
-        response = urllib.response.addinfourl(io.BytesIO(answer.body), headers, req.full_url, answer.status)
-        response.msg = ""
+        # What CPython's `do_open` returns: the `HTTPResponse`, its `msg` the reason phrase.
+        response = _http_response(req.get_method(), req.full_url, answer)
+        response.url = req.get_full_url()
+        response.msg = response.reason
         return response
 
     https_open = http_open
@@ -349,8 +346,17 @@ class _Connection(http.client.HTTPConnection):
 
     def request(self, method, url, body=None, headers={}, *, encode_chunked=False):
         self.putrequest(method, url)
-        for name, value in dict(headers).items():
+        headers = dict(headers)
+        for name, value in headers.items():
             self.putheader(name, value)
+        # As CPython's `_send_request`: a body of known length is announced by Content-Length
+        # (none: 0 for a method that expects one), a text body sent in ISO-8859-1.
+        if not {k.lower() for k in headers} & {"content-length", "transfer-encoding"}:
+            length = self._get_content_length(body, method)
+            if length is not None:
+                self.putheader("Content-Length", str(length))
+        if isinstance(body, str):
+            body = http.client._encode(body, "body")
         self.endheaders(body)
 
     def getresponse(self):
@@ -358,19 +364,24 @@ class _Connection(http.client.HTTPConnection):
             raise http.client.ResponseNotReady("no request was sent")
         method, url, answer = self._answer
         self._request = self._answer = None
-        try:
-            phrase = http.HTTPStatus(answer.status).phrase
-        except ValueError:
-            phrase = ""
-        head = [f"HTTP/1.1 {answer.status} {phrase}"]
-        for name, value in answer.headers:
-            if name.lower() not in ("transfer-encoding", "content-length"):
-                head.append(f"{name}: {value}")
-        head.append(f"Content-Length: {len(answer.body)}")
-        data = ("\r\n".join(head) + "\r\n\r\n").encode("iso-8859-1") + answer.body
-        response = http.client.HTTPResponse(_Socket(data), method=method, url=url)
-        response.begin()
-        return response
+        return _http_response(method, url, answer)
+
+
+def _http_response(method, url, answer):
+    """CPython's own `HTTPResponse` of the host's `answer`, read as from a socket."""
+    try:
+        phrase = http.HTTPStatus(answer.status).phrase
+    except ValueError:
+        phrase = ""
+    head = [f"HTTP/1.1 {answer.status} {phrase}"]
+    for name, value in answer.headers:
+        if name.lower() not in ("transfer-encoding", "content-length"):
+            head.append(f"{name}: {value}")
+    head.append(f"Content-Length: {len(answer.body)}")
+    data = ("\r\n".join(head) + "\r\n\r\n").encode("iso-8859-1") + answer.body
+    response = http.client.HTTPResponse(_Socket(data), method=method, url=url)
+    response.begin()
+    return response
 
 
 class _SecureConnection(_Connection):

@@ -20,7 +20,7 @@ SANDBOX_NOTE = (
 
 STDLIB_NOTE = (
     "(gavel's sandbox carries the standard modules graders commonly use, not this one: it needs "
-    "files, processes or native code the sandbox does not have)"
+    "native code, files or processes the sandbox does not have, or is seldom used in grading)"
 )
 
 # Modules the sandbox provides besides the standard library.
@@ -76,7 +76,10 @@ class SourceFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module.__path__ = []
             return
         path, text, code = self.sources[name]
-        module.__file__ = path
+        # Absolute, as CPython's is, and under `/`, where no granted folder is mounted: the
+        # grader's own folder is not in the sandbox, so a file its code opens beside
+        # `__file__` is not found, never one of the same name in the folder it starts in.
+        module.__file__ = path if path.startswith("/") else "/" + path
         if name in self.packages:
             module.__path__ = []
         exec(compile_source(path, text) if code is None else marshal.loads(code[_PYC_HEADER:]), module.__dict__)

@@ -30,6 +30,20 @@ encodings.utf_16_be encodings.utf_32 encodings.utf_32_le encodings.utf_32_be enc
 encodings.cp437 encodings.iso8859_1 encodings.iso8859_15 encodings.mac_roman encodings.charmap
 encodings.idna encodings.punycode encodings.unicode_escape encodings.raw_unicode_escape
 encodings.base64_codec encodings.hex_codec encodings.zlib_codec encodings.rot_13
+_strptime tomllib configparser getopt optparse pkgutil sched filecmp fileinput plistlib
+zoneinfo sre_compile sre_parse sre_constants concurrent.futures concurrent.futures.thread
+email.generator email.header email.charset email.mime.text email.mime.multipart
+email.mime.base email.mime.application email.mime.nonmultipart
+xml.sax xml.sax.saxutils xml.sax.handler xml.dom.expatbuilder
+logging.handlers unittest
+encodings.utf_7 encodings.cp1250 encodings.cp1251 encodings.cp1253 encodings.cp1254
+encodings.cp1255 encodings.cp1256 encodings.cp1257 encodings.cp1258 encodings.cp850
+encodings.cp866 encodings.koi8_r encodings.koi8_u encodings.mac_cyrillic encodings.iso8859_2
+encodings.iso8859_3 encodings.iso8859_4 encodings.iso8859_5 encodings.iso8859_6
+encodings.iso8859_7 encodings.iso8859_8 encodings.iso8859_9 encodings.iso8859_10
+encodings.iso8859_11 encodings.iso8859_13 encodings.iso8859_14 encodings.iso8859_16
+encodings.shift_jis encodings.cp932 encodings.euc_jp encodings.gbk encodings.gb2312
+encodings.gb18030 encodings.big5 encodings.euc_kr encodings.cp949
 """.split()
 
 AVAILABLE = []
