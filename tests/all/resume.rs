@@ -213,6 +213,8 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
         "--concurrency",
         "2",
         "--no-cache",
+        "--max-samples",
+        "190",
     ]);
     // A hundred milliseconds a sample, two at a time: the run takes ten seconds unless stopped.
     let started = std::time::Instant::now();
@@ -236,7 +238,15 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(130), "{err}");
     assert!(err.contains("stopping"), "{err}");
-    assert!(err.contains("--resume"), "{err}");
+    // The command it says resumes this run: its selection repeated.
+    let hint = err
+        .lines()
+        .find_map(|l| l.split_once("resume with: ").map(|(_, c)| c.to_string()))
+        .unwrap_or_else(|| panic!("no command to resume with: {err}"));
+    assert_eq!(
+        hint,
+        "gavel run suite.yaml --resume -o out --max-samples 190"
+    );
     // Requests already on their way when the signal landed may arrive after it; no new ones.
     let late = late.load(Ordering::SeqCst);
     assert!(
@@ -257,17 +267,9 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
     let wait = |child: std::process::Child| {
         tokio::task::spawn_blocking(move || child.wait_with_output().expect("gavel ends"))
     };
-    let resumed = wait(gavel(&[
-        "run",
-        "suite.yaml",
-        "-o",
-        "out",
-        "-q",
-        "--resume",
-        "--no-cache",
-    ]))
-    .await
-    .expect("joined");
+    let mut again: Vec<&str> = hint.split(' ').skip(1).collect();
+    again.extend(["-q", "--no-cache"]);
+    let resumed = wait(gavel(&again)).await.expect("joined");
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let clean = wait(gavel(&[
         "run",
@@ -276,6 +278,8 @@ async fn ctrl_c_writes_the_summary_and_says_how_to_resume() {
         "clean",
         "-q",
         "--no-cache",
+        "--max-samples",
+        "190",
     ]))
     .await
     .expect("joined");

@@ -411,8 +411,51 @@ fn a_line_whose_grades_are_not_the_suites_is_refused_at_its_line() {
 fn a_missing_shard_is_named_with_how_to_grade_it() {
     let ws = three_shards();
     let err = refused(&ws, &["shard0", "shard2"]);
-    assert!(err.contains("missing shard 1 of 3"), "{err}");
-    assert!(err.contains("--shard I/3"), "{err}");
+    assert!(
+        err.contains("missing shard 1 of 3: grade it with `gavel run"),
+        "{err}"
+    );
+    assert!(err.contains("--shard 1/3 -o DIR`"), "{err}");
+    let err = refused(&ws, &["shard0"]);
+    assert!(
+        err.contains("missing shards 1, 2 of 3: grade each with `gavel run"),
+        "{err}"
+    );
+    assert!(err.contains("--shard I/3 -o DIR`"), "{err}");
+}
+
+/// What `gavel run` would not replace unasked, `gavel merge` does not either: an unfinished
+/// run, or results without a run's record; `--overwrite` replaces them.
+#[test]
+fn merge_replaces_an_unfinished_run_or_someone_elses_results_only_with_overwrite() {
+    let ws = three_shards();
+    let shards = ["shard0", "shard1", "shard2"];
+    let first = read(&ws, "shard0/results.jsonl");
+    ws.write("theirs/results.jsonl", &first);
+    ws.write("unfinished/results.jsonl", &first);
+    ws.write(
+        "unfinished/run.json",
+        &read(&ws, "shard0/run.json").replace("\"complete\"", "\"running\""),
+    );
+    for (out, said) in [
+        ("theirs", "holds a results.jsonl but no run.json"),
+        ("unfinished", "holds an unfinished run"),
+    ] {
+        let mut args = vec!["merge"];
+        args.extend(shards);
+        args.extend(["-o", out]);
+        let refused = ws.gavel(&args);
+        assert_eq!(refused.status.code(), Some(2));
+        assert!(stderr(&refused).contains(said), "{}", stderr(&refused));
+        assert!(read(&ws, &format!("{out}/results.jsonl")) == first, "kept");
+        args.push("--overwrite");
+        let merged = ws.gavel(&args);
+        assert_eq!(merged.status.code(), Some(0), "{}", stderr(&merged));
+        assert_eq!(
+            read(&ws, &format!("{out}/results.jsonl")).lines().count(),
+            30
+        );
+    }
 }
 
 #[test]

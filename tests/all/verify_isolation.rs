@@ -126,3 +126,66 @@ fn a_pure_grader_passes_the_check_and_the_seed_chooses_the_samples() {
     assert_eq!(chosen[0], chosen[1], "one seed chooses the same samples");
     assert_ne!(chosen[0], chosen[2], "another seed chooses others");
 }
+
+/// Shards checked with `--verify-isolation` merge into one check of every sample they graded
+/// again, in input order: a difference in any shard fails the merge as it failed the shard.
+#[test]
+fn the_shards_checks_are_joined_by_merge_and_fail_it() {
+    let Some(cache) = cache() else { return };
+    let ws = Workspace::new();
+    suite(&ws, COUNTING);
+    for i in 0..2 {
+        let (shard, out) = (format!("{i}/2"), format!("shard{i}"));
+        let args = [
+            "run",
+            "suite.yaml",
+            "--shard",
+            &shard,
+            "-o",
+            &out,
+            "-q",
+            "--verify-isolation",
+            "4",
+        ];
+        let checked = gavel(cache, ws.dir.path(), &args);
+        assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
+    }
+    let args = ["merge", "shard0", "shard1", "-o", "merged", "-q"];
+    let merged = gavel(cache, ws.dir.path(), &args);
+    let err = stderr(&merged);
+    assert_eq!(merged.status.code(), Some(1), "{err}");
+    assert!(err.contains("isolation differs"), "{err}");
+    let check = &summary(&ws, "merged")["isolation_check"];
+    let samples: Vec<i64> = (check["samples"].as_array().expect("samples").iter())
+        .map(|id| id.as_i64().expect("an integer id"))
+        .collect();
+    assert_eq!(samples.len(), 8, "{check}");
+    assert!(samples.windows(2).all(|w| w[0] < w[1]), "{samples:?}");
+    let mut shards: Vec<i64> = Vec::new();
+    for out in ["shard0", "shard1"] {
+        let shard = &summary(&ws, out)["isolation_check"];
+        shards.extend(
+            shard["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|id| id.as_i64().unwrap()),
+        );
+        for difference in shard["differences"].as_array().unwrap() {
+            assert!(
+                check["differences"]
+                    .as_array()
+                    .unwrap()
+                    .contains(difference),
+                "{difference}"
+            );
+        }
+    }
+    shards.sort();
+    assert_eq!(samples, shards);
+    let differing: Vec<i64> = (check["differences"].as_array().unwrap().iter())
+        .map(|d| d["sample_id"].as_i64().unwrap())
+        .collect();
+    assert!(!differing.is_empty());
+    assert!(differing.windows(2).all(|w| w[0] <= w[1]), "{differing:?}");
+}

@@ -16,6 +16,10 @@ pub struct Args {
     /// The folder to write the merged run to.
     #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
     output_dir: PathBuf,
+    /// Replace an unfinished run, or results without a run's record, in the output folder (a
+    /// finished run is always replaced).
+    #[arg(long)]
+    overwrite: bool,
     #[command(flatten)]
     output: super::OutputArgs,
     #[command(flatten)]
@@ -42,7 +46,7 @@ pub fn run(args: Args) -> super::Status {
     let graded = match gavel::run::merge(
         &prepared,
         &shards,
-        &args.output_dir,
+        (&args.output_dir, args.overwrite),
         args.output.junit.as_deref(),
         &mut failing,
     ) {

@@ -71,7 +71,7 @@ pub struct Args {
     /// After the run, grade N of its samples (chosen by --verify-seed) again with every Python
     /// call in a fresh instance, and report each grade that differs from the run's; any
     /// difference makes the run fail (exit code 1).
-    #[arg(long, value_name = "N", value_parser = at_least_one, conflicts_with = "retry_errors")]
+    #[arg(long, value_name = "N", value_parser = samples_to_verify, conflicts_with = "retry_errors")]
     verify_isolation: Option<u64>,
     /// The seed that chooses --verify-isolation's samples.
     #[arg(long, value_name = "SEED", default_value_t = gavel::run::DEFAULT_SEED, requires = "verify_isolation")]
@@ -82,18 +82,30 @@ pub struct Args {
 
 /// `--max-samples`: a count of samples; 0 would grade nothing, which is not what anyone asks.
 fn at_least_one(text: &str) -> Result<u64, CountError> {
+    count(text, CountError::Zero)
+}
+
+/// `--verify-isolation`: a count of samples; 0 would check none.
+fn samples_to_verify(text: &str) -> Result<u64, CountError> {
+    count(text, CountError::NoneVerified)
+}
+
+/// A count of samples, `zero` the mistake of 0.
+fn count(text: &str, zero: CountError) -> Result<u64, CountError> {
     match text.parse::<u64>() {
-        Ok(0) => Err(CountError::Zero),
+        Ok(0) => Err(zero),
         Ok(n) => Ok(n),
         Err(e) => Err(CountError::NotWhole(e)),
     }
 }
 
-/// Why a `--max-samples` value is not a count of samples.
+/// Why a value is not a count of samples.
 #[derive(Debug, thiserror::Error)]
 enum CountError {
     #[error("must be at least 1; leave it out to grade every sample")]
     Zero,
+    #[error("must be at least 1; leave it out to check no sample")]
+    NoneVerified,
     #[error("not a whole number ({0})")]
     NotWhole(std::num::ParseIntError),
 }
@@ -188,18 +200,15 @@ pub fn run(mut args: Args) -> super::Status {
     }
     if graded.interrupted && args.retry_errors {
         eprintln!(
-            "interrupted: what was not retried keeps its earlier result in {}; retry it with: \
-             gavel run {} --retry-errors -o {}",
+            "interrupted: what was not retried keeps its earlier result in {}; retry it with: {}",
             shown_path(&graded.results_path),
-            shown_path(&args.suite),
-            shown_path(&graded.out_dir)
+            again(&args, &graded.out_dir, "--retry-errors")
         );
     } else if graded.interrupted {
         eprintln!(
-            "interrupted: what finished is in {}; resume with: gavel run {} --resume -o {}",
+            "interrupted: what finished is in {}; resume with: {}",
             shown_path(&graded.results_path),
-            shown_path(&args.suite),
-            shown_path(&graded.out_dir)
+            again(&args, &graded.out_dir, "--resume")
         );
     }
     status(&graded, args.output.quiet)
@@ -366,6 +375,29 @@ impl Failing {
 }
 
 /// A path as it may be shown: a suite's name or a folder's can hold anything.
+/// The command that grades the run in `out_dir` again with `flag` (`--resume`,
+/// `--retry-errors`): this one's suite, recorded runs and selection, which it must repeat.
+fn again(args: &Args, out_dir: &std::path::Path, flag: &str) -> String {
+    let mut command = format!("gavel run {}", shown_path(&args.suite));
+    if let Some(traces) = &args.traces {
+        command.push_str(&format!(" --traces {}", shown_path(traces)));
+    }
+    for file in &args.trajectories {
+        command.push_str(&format!(" --trajectories {}", shown_path(file)));
+    }
+    command.push_str(&format!(" {flag} -o {}", shown_path(out_dir)));
+    if let Some(shard) = args.shard {
+        command.push_str(&format!(" --shard {shard}"));
+    }
+    for filter in &args.filter {
+        command.push_str(&format!(" --filter {}", printable(filter)));
+    }
+    if let Some(max) = args.max_samples {
+        command.push_str(&format!(" --max-samples {max}"));
+    }
+    command
+}
+
 pub fn shown_path(path: &std::path::Path) -> String {
     printable(&path.display().to_string())
 }

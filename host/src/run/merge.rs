@@ -5,21 +5,26 @@
 //! unsharded run's byte for byte; the summary, the gate and the JUnit report are then made from
 //! those lines by the code a run makes them with.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::engine::{Selected, Selection};
 use super::session::{Output, Policy};
+use super::verify::{Difference, IsolationCheck};
 use super::{
     Graded, Observer, Prepared, RESULTS_FILE, RunError, RunFailure, RunOptions, aggregator,
     conclude, finish_junit, inputs_of, judge_down, never_answered, open_junit, outputs, record_of,
     write_error,
 };
 use crate::fsio;
+use crate::input::sample::SampleId;
 use crate::input::select::{result_id, shard_of_next};
 use crate::input::shard::Shard;
-use crate::output::record::{JudgeCalls, JudgeDown, Progress, RunRecord, State, Tokens};
-use crate::output::result::{ResultLines, parse_line};
+use crate::output::SUMMARY_FILE;
+use crate::output::record::{
+    JudgeCalls, JudgeDown, Progress, RecordError, RunRecord, State, Tokens,
+};
+use crate::output::result::{ResultLines, ResultsError, parse_line};
 use crate::run::Filter;
 
 /// Why shards cannot be merged; each names the folder (and file and field) at fault and what
@@ -80,12 +85,13 @@ pub enum MergeError {
         second: PathBuf,
     },
     #[error(
-        "missing shard{} {} of {count}: grade {} with `gavel run {} --shard I/{count} -o DIR` \
+        "missing shard{} {} of {count}: grade {} with `gavel run {} --shard {}/{count} -o DIR` \
          and give {} folder{} too",
         if .missing.len() == 1 { "" } else { "s" },
         .missing.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
         if .missing.len() == 1 { "it" } else { "each" },
         .suite.display(),
+        match .missing[..] { [one] => one.to_string(), _ => "I".to_string() },
         if .missing.len() == 1 { "its" } else { "their" },
         if .missing.len() == 1 { "" } else { "s" }
     )]
@@ -240,15 +246,17 @@ impl Shards {
     }
 }
 
-/// Joins `shards` into `out_dir` (and the JUnit report at `junit`), for the suite they graded,
+/// Joins `shards` into `out_dir` (`out`, with whether an unfinished run or someone else's
+/// results there may be replaced) and the JUnit report at `junit`, for the suite they graded,
 /// prepared again here; `observer` sees each result, as an earlier run's.
 pub fn merge(
     prepared: &Prepared,
     shards: &Shards,
-    out_dir: &Path,
+    out: (&Path, bool),
     junit_path: Option<&Path>,
     observer: &mut dyn Observer,
 ) -> Result<Graded, RunFailure> {
+    let (out_dir, overwrite) = out;
     let started = std::time::Instant::now();
     let first = shards.record();
     let fingerprint = first.fingerprint.as_ref();
@@ -293,6 +301,12 @@ pub fn merge(
     });
     let reads: Vec<_> = inputs_of(prepared).into_iter().chain(shard_files).collect();
     fsio::refuse_overwriting(&outputs(out_dir, junit_path), &reads).map_err(RunError::from)?;
+    // What `gavel run` would not replace unasked, a merge does not either.
+    super::PreviousRecord::read(out_dir)?.replaceable(
+        out_dir,
+        &out_dir.join(RESULTS_FILE),
+        overwrite,
+    )?;
     std::fs::create_dir_all(out_dir).map_err(|source| RunError::OutputDir {
         dir: out_dir.to_path_buf(),
         source,
@@ -314,6 +328,13 @@ pub fn merge(
     }
     let count = lines.len() as u32;
     let metrics: Vec<&str> = prepared.plan.metrics.iter().map(|m| m.key).collect();
+    let checks = isolation_checks(shards)?;
+    // The samples the shards graded again, met in input order as the results are merged.
+    let mut rechecked: HashMap<String, usize> = HashMap::new();
+    for id in checks.iter().flat_map(|c| &c.samples) {
+        *rechecked.entry(id.to_string()).or_default() += 1;
+    }
+    let mut order: Vec<SampleId> = Vec::new();
     let joined = (|| -> Result<(), RunError> {
         let items = prepared.items()?;
         let mut selected = Selected::new(items, selection);
@@ -330,7 +351,7 @@ pub fn merge(
             let line = kept.line + 1;
             let text = kept
                 .next_line()
-                .map_err(|source| write_error(path, source))?
+                .map_err(|source| read_error(path, source))?
                 .ok_or_else(|| {
                     let sample = id.as_deref().unwrap_or("(unreadable)");
                     at(line, format!("the file ends before sample `{sample}`"))
@@ -346,6 +367,10 @@ pub fn merge(
             }
             if let Some(what) = result.foreign_grades(&metrics) {
                 return Err(at(line, format!("sample `{held}`: {what}")).into());
+            }
+            if let Some(left) = rechecked.get_mut(&held).filter(|left| **left > 0) {
+                *left -= 1;
+                order.push(result.sample_id.clone());
             }
             results
                 .file()
@@ -366,11 +391,15 @@ pub fn merge(
             let line = kept.line + 1;
             if let Some(text) = kept
                 .next_line()
-                .map_err(|source| write_error(path, source))?
+                .map_err(|source| read_error(path, source))?
             {
                 let what = match parse_line(text) {
-                    Ok(r) => format!("sample `{}` is not among the run's samples", r.sample_id),
-                    Err(_) => "a line more than the run's samples of this shard".to_string(),
+                    Ok(r) => format!(
+                        "sample `{}`, a result more than the shard's samples (a line written \
+                         twice, or one of another run)",
+                        r.sample_id
+                    ),
+                    Err(_) => "a line more than the shard's samples".to_string(),
                 };
                 return Err(MergeError::Results {
                     path: path.clone(),
@@ -387,7 +416,25 @@ pub fn merge(
         return Err(RunFailure::from(e).with(results.take_back()));
     }
     results.keep()?;
-    let concluded = conclude(prepared, aggregator, out_dir, false, None, None)?;
+    let isolation = (!checks.is_empty()).then(|| {
+        let mut differences: Vec<Difference> = (checks.iter())
+            .flat_map(|c| c.differences.iter().cloned())
+            .collect();
+        differences.sort_by_key(|d| order.iter().position(|id| *id == d.sample_id));
+        IsolationCheck {
+            seed: checks[0].seed,
+            samples: order,
+            differences,
+        }
+    });
+    let concluded = conclude(
+        prepared,
+        aggregator,
+        out_dir,
+        false,
+        None,
+        isolation.as_ref(),
+    )?;
     finish_junit(junit, junit_path)?;
     let mut progress = merged_progress(shards, concluded.0.counts.total, started);
     progress.judge_calls = judge_calls_in(shards);
@@ -406,8 +453,45 @@ pub fn merge(
     record.write(out_dir)?;
     Ok(Graded {
         judge_failed,
+        isolation,
         ..Graded::whole(concluded, out_dir.to_path_buf(), results_path, record)
     })
+}
+
+/// A shard's results file that could not be read at a line.
+fn read_error(path: &Path, source: std::io::Error) -> RunError {
+    RunError::from(ResultsError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The shards' `--verify-isolation` checks, from their summaries (none from a shard that made
+/// none).
+fn isolation_checks(shards: &Shards) -> Result<Vec<IsolationCheck>, RunError> {
+    #[derive(serde::Deserialize)]
+    struct Checked {
+        #[serde(default)]
+        isolation_check: Option<IsolationCheck>,
+    }
+    let mut checks = Vec::new();
+    for (dir, record) in &shards.shards {
+        let path = dir.join(SUMMARY_FILE);
+        let text = fsio::read_text(&path, fsio::cap::DOCUMENT).map_err(|source| {
+            RunError::from(RecordError::Read {
+                path: path.clone(),
+                source,
+            })
+        })?;
+        let checked: Checked = serde_json::from_str(&text).map_err(|e| MergeError::Results {
+            path: path.clone(),
+            line: e.line() as u64,
+            shard: record.shard.unwrap_or(Shard { index: 0, count: 1 }),
+            what: format!("not a summary gavel wrote: {e}"),
+        })?;
+        checks.extend(checked.isolation_check);
+    }
+    Ok(checks)
 }
 
 /// The judges' gradings of the shards' last passes added up, judge by judge: a merged run

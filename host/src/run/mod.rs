@@ -838,6 +838,43 @@ struct PreviousRecord {
 }
 
 impl PreviousRecord {
+    /// Refuses to replace, unless asked (`overwrite`), the results in `out_dir` (at
+    /// `results_path`) that are not a finished run's: an unfinished run's, or results without
+    /// the record of a run (someone else's file, or a run whose record was removed).
+    fn replaceable(
+        &self,
+        out_dir: &Path,
+        results_path: &Path,
+        overwrite: bool,
+    ) -> Result<(), RunError> {
+        if overwrite {
+            return Ok(());
+        }
+        match &self.record {
+            // A link planted there is refused as one when the run writes, not taken for
+            // results: only a regular file (not looked through) that holds something is
+            // someone's.
+            None if std::fs::symlink_metadata(results_path)
+                .is_ok_and(|m| m.is_file() && m.len() > 0) =>
+            {
+                Err(RunError::NotARun {
+                    dir: out_dir.to_path_buf(),
+                })
+            }
+            // The unfinished run's results, wherever a link there leads (`count_lines`'s too).
+            Some(recorded)
+                if recorded.unfinished()
+                    && std::fs::metadata(results_path).is_ok_and(|m| m.len() > 0) =>
+            {
+                Err(RunError::Unfinished {
+                    dir: out_dir.to_path_buf(),
+                    results: result::count_lines(results_path).unwrap_or(0),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     fn read(dir: &Path) -> Result<PreviousRecord, RunError> {
         let path = dir.join(RUN_FILE);
         let text = RunRecord::read_text(&path)?;

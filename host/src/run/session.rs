@@ -22,7 +22,7 @@ use crate::fsio;
 use crate::grade::pack::BATCH_ROWS;
 use crate::input::dataset::RowCount;
 use crate::output::record::{Progress, RunRecord, State, Tokens};
-use crate::output::result::{self, ResultsFile, SampleResult};
+use crate::output::result::{ResultsFile, SampleResult};
 use crate::output::summary::Aggregator;
 use crate::run::Prepared;
 
@@ -176,35 +176,15 @@ impl<'p> Session<'p> {
             dir: out_dir.clone(),
             source,
         })?;
-        let Some(recorded) = &self.previous.record else {
-            // Results without the record of a run: someone else's file, or a run whose record
-            // was removed. Neither is replaced unasked.
-            // A link planted there is refused as one when the run writes, not taken for results:
-            // only a regular file (not looked through) that holds something is someone's.
-            if self.policy == Policy::Fresh
-                && !self.options.overwrite
-                && std::fs::symlink_metadata(results_path).is_ok_and(|m| m.is_file() && m.len() > 0)
-            {
-                return Err(RunError::NotARun {
-                    dir: out_dir.clone(),
-                });
+        match (self.policy, &self.previous.record) {
+            (Policy::Resume, Some(recorded)) => {
+                same_inputs(recorded, &self.record, out_dir, "resume", "--resume")
             }
-            return Ok(());
-        };
-        match self.policy {
-            Policy::Resume => same_inputs(recorded, &self.record, out_dir, "resume", "--resume"),
-            // The unfinished run's results, wherever a link there leads (`count_lines`'s too).
-            Policy::Fresh
-                if !self.options.overwrite
-                    && recorded.unfinished()
-                    && std::fs::metadata(results_path).is_ok_and(|m| m.len() > 0) =>
-            {
-                Err(RunError::Unfinished {
-                    dir: out_dir.clone(),
-                    results: result::count_lines(results_path).unwrap_or(0),
-                })
+            (Policy::Fresh, _) => {
+                self.previous
+                    .replaceable(out_dir, results_path, self.options.overwrite)
             }
-            Policy::Fresh | Policy::RetryErrors => Ok(()),
+            _ => Ok(()),
         }
     }
 

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::engine::{Pass, PassEnd, PassError, Selected, Selection, Sink};
@@ -33,7 +33,7 @@ pub struct VerifyIsolation {
 }
 
 /// What the check found: `summary.json`'s `isolation_check`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IsolationCheck {
     pub seed: u64,
     /// The samples graded again, in input order.
@@ -49,7 +49,7 @@ impl IsolationCheck {
 }
 
 /// One grade that a fresh instance gave otherwise than the run's batch.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Difference {
     /// The grader's key in the suite.
     pub grader: String,
