@@ -334,6 +334,51 @@ def reaches(sample, submission):
     }
 }
 
+/// An async grader runs in an event loop, as the peers await it in theirs: sleeps, `gather`,
+/// `timeout` and `get_running_loop()` work (a sleep takes no time, as `time.sleep` takes none
+/// in the sandbox), and so does `asyncio.run` in a plain grader.
+#[test]
+fn async_graders_run_in_an_event_loop() {
+    let (_ws, results) = graded_names(
+        "async_grader.py",
+        r#"import asyncio
+
+
+@grader
+async def awaits(sample, submission):
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    said = await asyncio.gather(asyncio.sleep(0.2, "slow"), asyncio.sleep(0.1, "fast"))
+    try:
+        async with asyncio.timeout(1):
+            await asyncio.sleep(3)
+    except TimeoutError:
+        said.append(f"timed out after {loop.time() - started:.1f} s")
+    return GradeResult(score=1.0, rationale=" ".join(said))
+
+
+@grader
+def runs(sample, submission):
+    async def inner():
+        await asyncio.sleep(0.1)
+        return "ran"
+
+    return GradeResult(score=1.0, rationale=asyncio.run(inner()))
+"#,
+        &["awaits", "runs"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "awaits") {
+        assert_eq!(said, "slow fast timed out after 1.2 s");
+    }
+    for said in passed_saying(&results, "runs") {
+        assert_eq!(said, "ran");
+    }
+}
+
 /// A module's `__file__` is absolute, as CPython's, and under `/`, where nothing granted is
 /// mounted: a data file the grader opens beside it is not found, never one of the same name
 /// an agent left in the folder the grader starts in.

@@ -16,7 +16,7 @@ from evaldeck.graders import CustomGrader
 from evaldeck.results import GradeResult as EvaldeckGrade
 from letta_evals.models import GradeResult as LettaGrade
 
-from gavel_runtime import convert, loader, process, sandbox
+from gavel_runtime import aio, convert, loader, process, sandbox
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
 
@@ -82,22 +82,11 @@ class CallError(Exception):
 
 
 def run_coroutine(value):
-    """The result of `value`, awaited when it is a coroutine. The sandbox has no event loop
-    with I/O: a coroutine that waits on anything but a bare yield cannot finish there."""
+    """The result of `value`, awaited when it is awaitable: run in an event loop of its own
+    (`aio.run`), as the peers await an async grader in theirs."""
     if not inspect.isawaitable(value):
         return value
-    coroutine = value.__await__() if not inspect.iscoroutine(value) else value
-    while True:
-        try:
-            waited = coroutine.send(None)
-        except StopIteration as done:
-            return done.value
-        if waited is not None:
-            coroutine.close()
-            raise RuntimeError(
-                "gavel's sandbox runs no event loop: a coroutine cannot wait on I/O or timers "
-                f"there (it awaited {type(waited).__name__})"
-            )
+    return aio.run(value)
 
 
 def _user_error(error, finder):

@@ -423,12 +423,13 @@ def _install_asyncio():
         return _AsyncProcess(Popen([program, *args], stdin=stdin, stdout=stdout, stderr=stderr, **kwds))
 
     async def wait_for(fut, timeout):
-        # Without an event loop (a grader's coroutine), the timeout bounds the processes the
-        # awaited code runs, the one thing there that can take time.
-        if asyncio.events._get_running_loop() is not None:
-            return await original_wait_for(fut, timeout)
+        # The timeout bounds the processes the awaited code runs, which take time without
+        # yielding to an event loop (a process blocks the sandbox's one thread until it ends);
+        # in a loop it bounds its timers too, as asyncio's own does.
         token = _wait_for_timeout.set(timeout)
         try:
+            if asyncio.events._get_running_loop() is not None:
+                return await original_wait_for(fut, timeout)
             return await fut
         finally:
             _wait_for_timeout.reset(token)

@@ -13,12 +13,15 @@ needs nothing here. The guards below only fill the gaps WASI leaves:
 - writing a file outside `/tmp` is refused with `OSError(EROFS)` whatever is granted: granted
   folders are read-only. Under `/tmp` WASI answers: a grader granted folders has a writable
   `/tmp` there, bounded by a quota (a write past it is `OSError(ENOSPC)`), and one granted none
-  has no `/tmp` at all (`FileNotFoundError`).
+  has no `/tmp` at all (`FileNotFoundError`);
+- asyncio's new event loops are `aio.SandboxLoop`s, which need no socket pair to wake.
 """
 
 import errno
 import os
 import sys
+
+from gavel_runtime import aio
 
 # Process functions CPython leaves out on WASI. Code written for a system with processes calls
 # them; on one without, they fail as an `OSError`.
@@ -148,3 +151,4 @@ def install():
         if not hasattr(os, name):
             setattr(os, name, _no_processes(name))
     sys.addaudithook(_audit)
+    aio.install()

@@ -11,6 +11,7 @@ Codecs are looked up by importing `encodings.<name>` on first use, so the common
 
 import importlib
 import importlib.util
+import warnings
 
 MODULES = """
 abc argparse array ast asyncio base64 binascii bisect calendar cmath codecs collections
@@ -48,10 +49,14 @@ encodings.gb18030 encodings.big5 encodings.euc_kr encodings.cp949
 
 AVAILABLE = []
 for _name in MODULES:
-    try:
-        importlib.import_module(_name)
-    except Exception:  # not built into this interpreter (e.g. a C extension WASI lacks)
-        continue
+    # A deprecated module (`sre_compile`) warns of itself when imported: the user's code,
+    # not this preload, is where a warning would be of use.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            importlib.import_module(_name)
+        except Exception:  # not built into this interpreter (e.g. a C extension WASI lacks)
+            continue
     AVAILABLE.append(_name)
 
 # Standard modules `python3 -m` runs in a process: their spec and code, kept from the build,
