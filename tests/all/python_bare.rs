@@ -277,7 +277,14 @@ def chatty(sample, submission):
                 .is_some_and(|tail| tail.contains("warning")),
             "{chatty}"
         );
+        // The end of what it printed is kept, as far as the limit let it through.
+        let printed = sandbox["stdout"].as_str().unwrap_or_default();
+        assert!(
+            printed.len() <= 1024 && printed.contains("line "),
+            "{chatty}"
+        );
         let quiet = &quiet["metadata"]["sandbox"];
+        assert!(quiet.get("stdout").is_none(), "{quiet}");
         assert!(quiet.get("stdout_cut").is_none(), "{quiet}");
         assert!(quiet.get("stderr_cut").is_none(), "{quiet}");
     }

@@ -9,8 +9,8 @@ use wasmtime_wasi::I32Exit;
 use super::engine::{CallGrants, CallState, LimitHit, NotGranted, Slots};
 use super::limits::CallLimits;
 
-/// How much of a guest's stderr an error grade keeps.
-const STDERR_TAIL: usize = 1_024;
+/// How much of the end of a guest's stdout and of its stderr a grade keeps.
+const OUTPUT_TAIL: usize = 1_024;
 
 /// An interpreter's `load` refused the user's program (the message is located).
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +24,8 @@ pub(super) struct Usage {
     /// amount depends on the machine.
     pub(super) fuel_used: Option<u64>,
     pub(super) peak_memory: usize,
-    /// The end of what the guest wrote to stderr.
+    /// The end of what the guest wrote to stdout (`print`), and to stderr.
+    pub(super) stdout_tail: String,
     pub(super) stderr_tail: String,
     /// `exit` was called with this code.
     pub(super) exit_code: Option<i32>,
@@ -39,8 +40,10 @@ impl Usage {
             map.insert("fuel_used".to_string(), json!(fuel));
         }
         map.insert("peak_memory_bytes".to_string(), json!(self.peak_memory));
-        if !self.stderr_tail.is_empty() {
-            map.insert("stderr".to_string(), json!(self.stderr_tail));
+        for (stream, tail) in [("stdout", &self.stdout_tail), ("stderr", &self.stderr_tail)] {
+            if !tail.is_empty() {
+                map.insert(stream.to_string(), json!(tail));
+            }
         }
         if let Some(code) = self.exit_code {
             map.insert("exit_code".to_string(), json!(code));
@@ -168,10 +171,12 @@ pub(super) fn outcome<T>(
 ) -> Outcome<T> {
     let remaining = store.get_fuel().unwrap_or(0);
     let state = store.data();
+    let (stdout_tail, stderr_tail) = state.output_tail(OUTPUT_TAIL);
     let mut usage = Usage {
         fuel_used: Some(limits.fuel - remaining.min(limits.fuel)),
         peak_memory: state.limiter.peak_memory,
-        stderr_tail: state.stderr_tail(STDERR_TAIL),
+        stdout_tail,
+        stderr_tail,
         exit_code: None,
         output_cut: state.output_cut(),
     };

@@ -609,12 +609,12 @@ impl CallState {
         })
     }
 
-    /// The last `keep` bytes of stderr the host kept, as text (empty if the guest never
-    /// touched WASI).
-    pub(super) fn stderr_tail(&self, keep: usize) -> String {
-        self.wasi
-            .as_ref()
-            .map_or_else(String::new, |wasi| wasi.stderr.tail(keep))
+    /// The last `keep` bytes of stdout, and of stderr, the host kept, as text (empty if the
+    /// guest never touched WASI).
+    pub(super) fn output_tail(&self, keep: usize) -> (String, String) {
+        self.wasi.as_ref().map_or_else(Default::default, |wasi| {
+            (wasi.stdout.tail(keep), wasi.stderr.tail(keep))
+        })
     }
 
     /// Empties stdout and stderr, so that the next call on a warm instance has its own caps.

@@ -37,7 +37,7 @@
 //! `guest exited`, `not granted: <import>` (the guest called an import the host does not
 //! grant), `invalid score: NaN`, `invalid score: 1.5 is out of range [0, 1]`,
 //! `invalid metadata: ...`. The grade's metadata `sandbox` holds the fuel used, the peak memory,
-//! the end of what the guest wrote to stderr, and `stdout_cut`/`stderr_cut` when a stream went
+//! the end (1 KiB) of what the guest wrote to stdout and to stderr, and `stdout_cut`/`stderr_cut` when a stream went
 //! past its limit. A call never panics the host and never
 //! disturbs another call.
 //!
