@@ -729,8 +729,8 @@ fn a_result_that_runs_its_own_code_is_its_samples_error_and_the_instance_stays_w
     };
     let error = |text: &str| (true, text.to_string());
     let graded = |text: &str| (false, text.to_string());
-    let huge = "guest returned error: invalid score: an int too large to convert to float is out \
-                of range [0, 1]";
+    let huge = "guest returned error: invalid score: an int of 1329 bits, too large for a float, \
+                is out of range [0, 1]";
     // The sandbox's CPython notes where in the metadata the encoder failed.
     let unprintable = "guest returned error: invalid metadata: Bad: <exception str() failed> (at \
                        hostile_results.py:14); when serializing dict item 'x'";

@@ -125,10 +125,13 @@ def _score(value):
         return float.__float__(value)
     if not issubclass(kind, int):
         raise CallError(f"invalid score: {kind.__name__} {_repr(value)} is not a number")
+    number = int.__int__(value)
     try:
-        return float(int.__int__(value))
+        return float(number)
     except OverflowError:
-        raise CallError("invalid score: an int too large to convert to float is out of range [0, 1]") from None
+        raise CallError(
+            f"invalid score: an int of {number.bit_length()} bits, too large for a float, is out of range [0, 1]"
+        ) from None
 
 
 def _repr(value):

@@ -485,6 +485,10 @@ def main(argv, cwd):
         option = rest.pop(0)
         if option == "--":
             break
+        if option in ("-V", "--version"):
+            # What CPython prints, to stdout, and ends at.
+            print(f"Python {sys.version.split()[0]}")
+            return 0
         if option[:2] in ("-c", "-m"):
             value = option[2:] or (rest.pop(0) if rest else None)
             if value is None:

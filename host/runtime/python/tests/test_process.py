@@ -118,6 +118,11 @@ class CommandLines(unittest.TestCase):
                     want = (want[0], want[1], want[2].replace(sys.executable, "python3"))
                     self.assertEqual(gavel(folder, argv, stdin), want)
 
+    def test_the_version_is_printed_as_cpython_prints_it(self):
+        for option in ("-V", "--version"):
+            with self.subTest(option=option):
+                self.assertEqual(gavel("/", [option], ""), cpython("/", [option], ""))
+
     def test_an_unknown_option_is_a_usage_error(self):
         code, out, err = gavel("/", ["-j", "json.tool"], "")
         self.assertEqual((code, out), (2, ""))

@@ -306,8 +306,8 @@ class OpenAI(unittest.TestCase):
                 "e = KeyError('KEY'); e.add_note('set it first'); raise e",
                 "KeyError: 'KEY' (at g.py:3); set it first",
             ),
-            ("return 10**400", "invalid score: an int too large to convert to float is out of range [0, 1]"),
-            ("return -10**400", "invalid score: an int too large to convert to float is out of range [0, 1]"),
+            ("return 10**400", "invalid score: an int of 1329 bits, too large for a float, is out of range [0, 1]"),
+            ("return -10**400", "invalid score: an int of 1329 bits, too large for a float, is out of range [0, 1]"),
             # What the user's code formats raises in turn: the message is CPython traceback's.
             (
                 "class Bad(Exception):\n    __str__ = lambda s: (_ for _ in ()).throw(Bad())\nraise Bad()",
@@ -877,7 +877,7 @@ class HostileResults(unittest.TestCase):
         return grade["score"], grade["rationale"], json.loads(grade["metadata"])
 
     def test_a_letta_grades_values_are_what_it_holds_or_its_error(self):
-        huge = "invalid score: an int too large to convert to float is out of range [0, 1]"
+        huge = "invalid score: an int of 1329 bits, too large for a float, is out of range [0, 1]"
         for case, expected in (
             ("huge", huge),
             ("forged", (0.25, "", {})),
@@ -892,7 +892,7 @@ class HostileResults(unittest.TestCase):
                 self.assertEqual(self.outcome("letta", case), expected)
 
     def test_an_evaldeck_grades_values_are_what_it_holds_or_its_error(self):
-        huge = "invalid score: an int too large to convert to float is out of range [0, 1]"
+        huge = "invalid score: an int of 1329 bits, too large for a float, is out of range [0, 1]"
         for case, expected in (
             ("huge", huge),
             ("forged", (0.25, "ok", {"grader_name": "g"})),
@@ -968,7 +968,7 @@ class HostileResults(unittest.TestCase):
             ("circular", "invalid metadata: ValueError: Circular reference detected"),
             ("unprintable", "invalid metadata: ValueError: no text (at r.py:8)"),
             ("forged", {"reward": 0.25, "score": 0.25, "metadata": None}),
-            ("huge", "invalid score: an int too large to convert to float is out of range [0, 1]"),
+            ("huge", "invalid score: an int of 1329 bits, too large for a float, is out of range [0, 1]"),
             ("set-score", "invalid score: set {1} is not a number"),
         ):
             with self.subTest(case=case):
