@@ -46,7 +46,8 @@ pub fn run(args: Args) -> super::Status {
     let graded = match gavel::run::merge(
         &prepared,
         &shards,
-        (&args.output_dir, args.overwrite),
+        &args.output_dir,
+        args.overwrite,
         args.output.junit.as_deref(),
         &mut failing,
     ) {

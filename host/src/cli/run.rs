@@ -374,7 +374,6 @@ impl Failing {
     }
 }
 
-/// A path as it may be shown: a suite's name or a folder's can hold anything.
 /// The command that grades the run in `out_dir` again with `flag` (`--resume`,
 /// `--retry-errors`): this one's suite, recorded runs and selection, which it must repeat.
 fn again(args: &Args, out_dir: &std::path::Path, flag: &str) -> String {
@@ -398,6 +397,7 @@ fn again(args: &Args, out_dir: &std::path::Path, flag: &str) -> String {
     command
 }
 
+/// A path as it may be shown: a suite's name or a folder's can hold anything.
 pub fn shown_path(path: &std::path::Path) -> String {
     printable(&path.display().to_string())
 }

@@ -246,17 +246,17 @@ impl Shards {
     }
 }
 
-/// Joins `shards` into `out_dir` (`out`, with whether an unfinished run or someone else's
-/// results there may be replaced) and the JUnit report at `junit`, for the suite they graded,
-/// prepared again here; `observer` sees each result, as an earlier run's.
+/// Joins `shards` into `out_dir` (replacing an unfinished run or someone else's results there
+/// only if `overwrite`) and the JUnit report at `junit`, for the suite they graded, prepared
+/// again here; `observer` sees each result, as an earlier run's.
 pub fn merge(
     prepared: &Prepared,
     shards: &Shards,
-    out: (&Path, bool),
+    out_dir: &Path,
+    overwrite: bool,
     junit_path: Option<&Path>,
     observer: &mut dyn Observer,
 ) -> Result<Graded, RunFailure> {
-    let (out_dir, overwrite) = out;
     let started = std::time::Instant::now();
     let first = shards.record();
     let fingerprint = first.fingerprint.as_ref();
@@ -295,7 +295,7 @@ pub fn merge(
         return Err(MergeError::IntoAShard { dir: dir.clone() }.into());
     }
     let shard_files = shards.shards.iter().flat_map(|(dir, record)| {
-        let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
+        let shard = shard_of(record);
         crate::output::run_files(dir)
             .map(move |(what, path)| (format!("shard {shard}'s {what}"), path))
     });
@@ -323,7 +323,7 @@ pub fn merge(
     let mut lines = Vec::new();
     for (dir, record) in &shards.shards {
         let path = dir.join(RESULTS_FILE);
-        let shard = record.shard.unwrap_or(Shard { index: 0, count: 1 });
+        let shard = shard_of(record);
         lines.push((ResultLines::open(&path)?, path, shard));
     }
     let count = lines.len() as u32;
@@ -458,6 +458,11 @@ pub fn merge(
     })
 }
 
+/// The shard a record of [`Shards`] is of: [`Shards::read`] keeps only records that name one.
+fn shard_of(record: &RunRecord) -> Shard {
+    record.shard.unwrap_or(Shard { index: 0, count: 1 })
+}
+
 /// A shard's results file that could not be read at a line.
 fn read_error(path: &Path, source: std::io::Error) -> RunError {
     RunError::from(ResultsError::Read {
@@ -486,7 +491,7 @@ fn isolation_checks(shards: &Shards) -> Result<Vec<IsolationCheck>, RunError> {
         let checked: Checked = serde_json::from_str(&text).map_err(|e| MergeError::Results {
             path: path.clone(),
             line: e.line() as u64,
-            shard: record.shard.unwrap_or(Shard { index: 0, count: 1 }),
+            shard: shard_of(record),
             what: format!("not a summary gavel wrote: {e}"),
         })?;
         checks.extend(checked.isolation_check);

@@ -24,8 +24,9 @@ pub(super) struct Usage {
     /// amount depends on the machine.
     pub(super) fuel_used: Option<u64>,
     pub(super) peak_memory: usize,
-    /// The end of what the guest wrote to stdout (`print`), and to stderr.
+    /// The end of what the guest wrote to stdout (`print`).
     pub(super) stdout_tail: String,
+    /// The end of what the guest wrote to stderr.
     pub(super) stderr_tail: String,
     /// `exit` was called with this code.
     pub(super) exit_code: Option<i32>,
