@@ -89,7 +89,10 @@ def requires(sample, submission):
             "{rationale}"
         );
         assert!(
-            rationale.ends_with("(`allow: {env: [OPENAI_API_KEY]}`)"),
+            rationale.ends_with(
+                "(`allow: {env: [OPENAI_API_KEY]}`, or `allow: {secrets: {OPENAI_API_KEY: \
+                 [HOST]}}` for a key sent only to its hosts) that are set where gavel runs"
+            ),
             "{rationale}"
         );
     }
@@ -383,6 +386,110 @@ def runs(sample, submission):
     }
     for said in passed_saying(&results, "runs") {
         assert_eq!(said, "ran");
+    }
+}
+
+/// The sandbox's clocks move as a grader waits, by what it waits, so a loop polling until a
+/// deadline ends; threads run, one at a time, when the program waits for them (a join, a
+/// queue, a future, `to_thread`), and a wait no thread can end raises instead of hanging. A
+/// thread one call left waiting does not run in the next.
+#[test]
+fn threads_run_when_waited_for_and_the_clock_moves_as_the_grader_waits() {
+    let (_ws, results) = graded_names(
+        "threaded.py",
+        r#"import asyncio
+import concurrent.futures
+import queue
+import threading
+import time
+
+LEFT = []
+
+
+@grader
+def clock(sample, submission):
+    started, wall = time.monotonic(), time.time()
+    time.sleep(1.5)
+    slept = (time.monotonic() - started, time.time() - wall)
+    deadline, polls = time.time() + 10, 0
+    while time.time() < deadline:
+        polls += 1
+        time.sleep(1)
+    try:
+        queue.Queue().get(timeout=0.5)
+    except queue.Empty:
+        polls += 100
+    return GradeResult(score=1.0, rationale=f"{slept} {polls} {time.monotonic() - started}")
+
+
+@grader
+def pools(sample, submission):
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        doubled = list(pool.map(lambda x: 2 * x, [1, 2, 3]))
+        nested = pool.submit(lambda: pool.submit(lambda: 7).result()).result()
+        failed = pool.submit(lambda: 1 / 0).exception()
+
+    async def both():
+        loop = asyncio.get_running_loop()
+        return await asyncio.gather(loop.run_in_executor(None, lambda: 1), asyncio.to_thread(lambda: 2))
+
+    return GradeResult(
+        score=1.0, rationale=f"{doubled} {nested} {type(failed).__name__} {asyncio.run(both())}"
+    )
+
+
+@grader
+def workers(sample, submission):
+    jobs, done = queue.Queue(), []
+
+    def work():
+        while (job := jobs.get()) is not None:
+            done.append(job * job)
+
+    started = [threading.Thread(target=work) for _ in range(3)]
+    for thread in started:
+        thread.start()
+    alive = [thread.is_alive() for thread in started]
+    for job in range(5):
+        jobs.put(job)
+    for _ in started:
+        jobs.put(None)
+    for thread in started:
+        thread.join()
+    try:
+        threading.Event().wait()
+        stuck = "waited"
+    except RuntimeError as e:
+        stuck = str(e).split(":")[0]
+    # Ran by the waits above had the last call's been kept waiting.
+    left = list(LEFT)
+    threading.Thread(target=LEFT.append, args=("left",)).start()
+    return GradeResult(
+        score=1.0,
+        rationale=f"{left} {alive} {[t.is_alive() for t in started]} {done} "
+        f"{threading.current_thread().name} {stuck}",
+    )
+"#,
+        &["clock", "pools", "workers"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "clock") {
+        assert_eq!(said, "(1.5, 1.5) 110 12.0");
+    }
+    for said in passed_saying(&results, "pools") {
+        assert_eq!(said, "[2, 4, 6] 7 ZeroDivisionError [1, 2]");
+    }
+    // The second row's call runs in the instance the first's ran in, which left a thread
+    // waiting: it never ran.
+    for said in passed_saying(&results, "workers") {
+        assert_eq!(
+            said,
+            "[] [True, True, True] [False, False, False] [0, 1, 4, 9, 16] MainThread \
+             the program waits for what no thread can do any more"
+        );
     }
 }
 

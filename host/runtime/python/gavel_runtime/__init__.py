@@ -16,7 +16,7 @@ from evaldeck.graders import CustomGrader
 from evaldeck.results import GradeResult as EvaldeckGrade
 from letta_evals.models import GradeResult as LettaGrade
 
-from gavel_runtime import aio, convert, loader, process, sandbox
+from gavel_runtime import aio, convert, loader, process, sandbox, threads
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
 
@@ -223,6 +223,9 @@ class Runtime:
         its first call took (the one a fresh instance's only call takes), even if code run since
         rebound the module's attribute or the registry's name. Only successes are kept: a name
         that does not resolve raises on every call, as it did on the first."""
+        if threads.waiting:
+            # Threads an earlier call started and left waiting do not run in this one.
+            threads.forget_waiting()
         resolved = self._resolved.get(name)
         if resolved is None:
             resolved = self._resolved[name] = self._resolve_anew(name)

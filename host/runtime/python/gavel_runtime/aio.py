@@ -4,13 +4,16 @@
 
 The loop is asyncio's own base loop with one difference: nothing outside it can wake it (the
 sandbox's requests and processes block the call until they are answered, and there is one
-thread), so where a loop would wait on its selector this one moves its clock to the next timer.
-A sleep takes no time, as `time.sleep` takes none there, and timers fire in the order their
-times say. A wait for nothing at all, which would hang a loop anywhere, raises instead.
+thread), so where a loop would wait on its selector this one runs the threads waiting to run
+(`threads`), or else moves its clock to the next timer.
+A sleep takes no time, as `time.sleep` takes none there (each moves the clock by its length),
+and timers fire in the order their times say. A wait for nothing at all, which would hang a loop anywhere, raises instead.
 """
 
 import asyncio
 import asyncio.base_events
+
+from gavel_runtime import threads
 
 
 class _Clock:
@@ -21,6 +24,10 @@ class _Clock:
         self._loop = loop
 
     def select(self, timeout=None):
+        # A thread the loop waits for (`to_thread`, an executor's shutdown) runs now; the loop
+        # then takes up what it finished.
+        if threads.run_waiting():
+            return []
         if timeout is None:
             raise RuntimeError(
                 "the coroutine waits for what cannot come in gavel's sandbox: no timer is set, "

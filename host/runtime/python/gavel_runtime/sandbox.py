@@ -14,14 +14,16 @@ needs nothing here. The guards below only fill the gaps WASI leaves:
   folders are read-only. Under `/tmp` WASI answers: a grader granted folders has a writable
   `/tmp` there, bounded by a quota (a write past it is `OSError(ENOSPC)`), and one granted none
   has no `/tmp` at all (`FileNotFoundError`);
-- asyncio's new event loops are `aio.SandboxLoop`s, which need no socket pair to wake.
+- asyncio's new event loops are `aio.SandboxLoop`s, which need no socket pair to wake;
+- a thread runs when the program waits for it, and a thread pool runs a function when it is
+  submitted (`threads`).
 """
 
 import errno
 import os
 import sys
 
-from gavel_runtime import aio
+from gavel_runtime import aio, threads
 
 # Process functions CPython leaves out on WASI. Code written for a system with processes calls
 # them; on one without, they fail as an `OSError`.
@@ -117,7 +119,8 @@ class _Environ(type(os.environ)):
         except KeyError as e:
             e.add_note(
                 f"gavel's sandbox passes in only the environment variables the suite grants "
-                f"(`allow: {{env: [{key}]}}`)"
+                f"(`allow: {{env: [{key}]}}`, or `allow: {{secrets: {{{key}: [HOST]}}}}` for a "
+                f"key sent only to its hosts) that are set where gavel runs"
             )
             raise
 
@@ -152,3 +155,4 @@ def install():
             setattr(os, name, _no_processes(name))
     sys.addaudithook(_audit)
     aio.install()
+    threads.install()

@@ -1283,7 +1283,9 @@ class Sandbox(unittest.TestCase):
         self.assertEqual(
             self.seen["g_env_missing"],
             "KeyError: 'OPENAI_API_KEY' (at h.py:16); gavel's sandbox passes in only the environment "
-            "variables the suite grants (`allow: {env: [OPENAI_API_KEY]}`)",
+            "variables the suite grants (`allow: {env: [OPENAI_API_KEY]}`, or "
+            "`allow: {secrets: {OPENAI_API_KEY: [HOST]}}` for a key sent only to its hosts) that "
+            "are set where gavel runs",
         )
 
     def test_process_functions_wasi_lacks_raise_os_error(self):

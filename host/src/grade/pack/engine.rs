@@ -3,6 +3,7 @@
 use std::num::NonZeroUsize;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,8 +31,8 @@ use super::scratch::{Quota, Scratch, Scratched};
 use crate::grade::grants::{Access, Grants};
 use crate::grade::net::CallNet;
 
-/// The wall clock every guest sees: 2023-11-14T22:13:20Z, so that graders reading the time
-/// grade the same way on every run.
+/// The wall clock every call starts at: 2023-11-14T22:13:20Z, so that graders reading the time
+/// grade the same way on every run ([`CallClock`]).
 const FIXED_WALL_SECONDS: u64 = 1_700_000_000;
 
 /// Native wasm stack per call; deep recursion beyond it is a `stack overflow` trap.
@@ -370,8 +371,9 @@ fn scattered_pool() -> PoolingAllocationConfig {
 
 /// WASI as a grader sees it: the CLI, clock, random, I/O and filesystem interfaces (with no
 /// directory granted), sockets (every use denied) and HTTP (each request checked against the
-/// grader's grant: `grade::net`). Sleeping returns at once: the clocks are
-/// fixed, and a guest must not be able to park the host thread where no deadline reaches it.
+/// grader's grant: `grade::net`). Sleeping returns at once and moves the call's clocks on by
+/// what it would have waited ([`CallClock`]): a guest must not be able to park the host thread
+/// where no deadline reaches it.
 fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
@@ -380,11 +382,17 @@ fn linker(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut clock = linker.instance("wasi:clocks/monotonic-clock@0.2.12")?;
     clock.func_wrap(
         "subscribe-duration",
-        |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
+        |store: StoreContextMut<'_, CallState>, (wait,): (u64,)| {
+            store.data().clock.wait(wait);
+            ready(store).map(|p| (p,))
+        },
     )?;
     clock.func_wrap(
         "subscribe-instant",
-        |store: StoreContextMut<'_, CallState>, (_,): (u64,)| ready(store).map(|p| (p,)),
+        |store: StoreContextMut<'_, CallState>, (until,): (u64,)| {
+            store.data().clock.wait_until(until);
+            ready(store).map(|p| (p,))
+        },
     )?;
     super::waits::bound(&mut linker)?;
     super::scratch::bound(&mut linker)?;
@@ -436,6 +444,8 @@ pub(super) struct CallState {
     /// deadline.
     network: Option<Arc<Grants>>,
     deadline: Instant,
+    /// The time the call's guest sees, which its sleeps move.
+    clock: CallClock,
     table: ResourceTable,
     stdout_bytes: usize,
     /// What the processes it starts may reach; none when it may start none.
@@ -481,8 +491,8 @@ struct Wasi {
 }
 
 impl Wasi {
-    fn new(stdout_bytes: usize) -> Wasi {
-        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes);
+    fn new(stdout_bytes: usize, clock: &CallClock) -> Wasi {
+        let (mut builder, stdout, stderr) = Wasi::builder(stdout_bytes, clock);
         Wasi {
             ctx: builder.build(),
             stdout,
@@ -494,8 +504,12 @@ impl Wasi {
     /// A context with what `grants` grants: its variables, its folders read-only at their own
     /// path, a fresh private scratch folder, its program's packages, and an interpreter's
     /// empty `/`.
-    fn granted(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<Wasi> {
-        let (mut builder, stdout, mut stderr) = Wasi::builder(limits.stdout_bytes);
+    fn granted(
+        limits: &CallLimits,
+        grants: CallGrants<'_>,
+        clock: &CallClock,
+    ) -> wasmtime::Result<Wasi> {
+        let (mut builder, stdout, mut stderr) = Wasi::builder(limits.stdout_bytes, clock);
         if let Some(stdio) = grants.stdio {
             builder.stdin(MemoryInputPipe::new(stdio.stdin.to_vec()));
             if stdio.merge_stderr {
@@ -545,7 +559,7 @@ impl Wasi {
         })
     }
 
-    fn builder(stdout_bytes: usize) -> (WasiCtxBuilder, Capture, Capture) {
+    fn builder(stdout_bytes: usize, clock: &CallClock) -> (WasiCtxBuilder, Capture, Capture) {
         let stdout = Capture::new(stdout_bytes);
         let stderr = Capture::new(stdout_bytes);
         let random = random_stream();
@@ -553,8 +567,8 @@ impl Wasi {
         builder
             .stdout(stdout.clone())
             .stderr(stderr.clone())
-            .wall_clock(FixedWall)
-            .monotonic_clock(FixedMonotonic)
+            .wall_clock(clock.clone())
+            .monotonic_clock(clock.clone())
             .secure_random(Deterministic::new(random.to_vec()))
             .insecure_random(Deterministic::new(random.to_vec()))
             .insecure_random_seed(u128::from_le_bytes(
@@ -575,11 +589,12 @@ impl CallState {
     pub(super) fn new(limits: &CallLimits, grants: CallGrants<'_>) -> wasmtime::Result<CallState> {
         let mut table = ResourceTable::new();
         table.set_max_capacity(10_000);
+        let clock = CallClock::default();
         let wasi = match grants.access.is_some()
             || grants.packages.is_some()
             || grants.processes.is_some()
         {
-            true => Some(Wasi::granted(limits, grants)?),
+            true => Some(Wasi::granted(limits, grants, &clock)?),
             false => None,
         };
         let processes = grants.processes.map(|processes| {
@@ -595,6 +610,7 @@ impl CallState {
             http: None,
             network: grants.network.cloned(),
             deadline: Instant::now() + limits.timeout,
+            clock,
             table,
             stdout_bytes: limits.stdout_bytes,
             processes,
@@ -657,9 +673,10 @@ impl CallState {
 
 impl CallState {
     /// Starts a call on this state (a warm instance makes many): its deadline counted from
-    /// now, and its network budget (requests, bytes) afresh.
+    /// now, its clocks at their start, and its network budget (requests, bytes) afresh.
     pub(super) fn start_call(&mut self, limits: &CallLimits) {
         self.deadline = Instant::now() + limits.timeout;
+        self.clock.restart();
         self.http = None;
         if let Some(processes) = &self.processes {
             processes.start_call();
@@ -675,8 +692,10 @@ impl super::waits::Bounded for CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        let stdout_bytes = self.stdout_bytes;
-        let wasi = self.wasi.get_or_insert_with(|| Wasi::new(stdout_bytes));
+        let (stdout_bytes, clock) = (self.stdout_bytes, &self.clock);
+        let wasi = self
+            .wasi
+            .get_or_insert_with(|| Wasi::new(stdout_bytes, clock));
         WasiCtxView {
             ctx: &mut wasi.ctx,
             table: &mut self.table,
@@ -721,25 +740,54 @@ fn random_stream() -> &'static [u8; 4096] {
     })
 }
 
-struct FixedWall;
+/// The time a call's guest sees: it starts at the same instant every call (the wall clock at
+/// [`FIXED_WALL_SECONDS`], the monotonic clock at zero) and moves only as the guest waits, by
+/// what each wait would have taken, so that a grader polling until a deadline (`time.sleep` in
+/// a loop over `time.time()`) reaches it, and grades the same on every run.
+#[derive(Clone, Default)]
+struct CallClock(Arc<AtomicU64>);
 
-impl HostWallClock for FixedWall {
-    fn resolution(&self) -> Duration {
-        Duration::from_secs(1)
+impl CallClock {
+    /// Nanoseconds since the call started.
+    fn elapsed(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
     }
-    fn now(&self) -> Duration {
-        Duration::from_secs(FIXED_WALL_SECONDS)
+
+    /// A wait of `nanos`, over at once.
+    fn wait(&self, nanos: u64) {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+                Some(now.saturating_add(nanos))
+            })
+            .ok();
+    }
+
+    /// A wait until the monotonic clock reads `nanos`, over at once.
+    fn wait_until(&self, nanos: u64) {
+        self.0.fetch_max(nanos, Ordering::Relaxed);
+    }
+
+    /// Back at the call's start, for the next call of a warm instance.
+    fn restart(&self) {
+        self.0.store(0, Ordering::Relaxed);
     }
 }
 
-struct FixedMonotonic;
+impl HostWallClock for CallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::from_secs(FIXED_WALL_SECONDS) + Duration::from_nanos(self.elapsed())
+    }
+}
 
-impl HostMonotonicClock for FixedMonotonic {
+impl HostMonotonicClock for CallClock {
     fn resolution(&self) -> u64 {
-        1_000_000_000
+        1
     }
     fn now(&self) -> u64 {
-        0
+        self.elapsed()
     }
 }
 
