@@ -510,3 +510,73 @@ fn a_fifo_in_a_granted_folder_is_refused_to_the_grader_not_waited_on() {
         "PermissionError: Permission denied | granted"
     );
 }
+
+/// The same FIFO swapped in and out of a granted folder while the grader opens the name again
+/// and again (an agent still at work): every opening either reads the file or is refused, none
+/// waits, and the run ends.
+#[test]
+fn a_fifo_swapped_into_a_granted_folder_is_never_waited_on() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("file", "granted");
+    ws.write("work/notes.txt", "granted");
+    mkfifo(&ws.path("pipe"));
+    ws.write(
+        "g.py",
+        "from letta_evals.decorators import grader\n\
+         from letta_evals.models import GradeResult\n\n\
+         @grader\n\
+         def probe(sample, submission):\n    \
+             seen = set()\n    \
+             for _ in range(3000):\n        \
+                 try:\n            \
+                     with open('swapped') as f:\n                \
+                         seen.add(f.read())\n        \
+                 except OSError as e:\n            \
+                     seen.add(type(e).__name__)\n    \
+             return GradeResult(score=1.0, rationale=' '.join(sorted(seen)))\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: fifo\ndataset: data.jsonl\nallow:\n  files: [work/]\nlimits:\n  timeout_ms: 20000\n  \
+         fuel: 10000000000\ngraders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[crate::python_graders::paris_row(1, "Paris")],
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, root) = (Arc::clone(&stop), ws.path(""));
+        std::thread::spawn(move || {
+            let swapped = root.join("work/swapped");
+            let next = root.join("work/.next");
+            while !stop.load(Ordering::Relaxed) {
+                for source in ["pipe", "file"] {
+                    let _ = std::fs::remove_file(&next);
+                    if std::fs::hard_link(root.join(source), &next).is_ok() {
+                        let _ = std::fs::rename(&next, &swapped);
+                    }
+                }
+            }
+        })
+    };
+    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().expect("the swapper ends");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let grade = &ws.results("out")[0]["grades"]["probe"];
+    assert_eq!(grade["status"], "pass", "{grade}");
+    // Each opening found the file, or the FIFO (refused); nothing else.
+    let seen = grade["rationale"].as_str().unwrap();
+    assert!(
+        seen.split(' ')
+            .all(|s| matches!(s, "granted" | "PermissionError" | "FileNotFoundError")),
+        "{seen}"
+    );
+    assert!(seen.contains("PermissionError"), "{seen}");
+}

@@ -18,9 +18,9 @@ use bytes::Bytes;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
+use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode as Refused;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
-    DescriptorFlags, DescriptorType, ErrorCode, Host as _, HostDescriptor as _, OpenFlags,
-    PathFlags,
+    DescriptorFlags, ErrorCode, Host as _, HostDescriptor as _, OpenFlags, PathFlags,
 };
 use wasmtime_wasi::p2::{DynOutputStream, FsResult, OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtxBuilder};
@@ -46,7 +46,11 @@ impl Scratch {
         bytes: u64,
         files: u64,
     ) -> wasmtime::Result<Scratch> {
-        let dir = tempfile::Builder::new().prefix("gavel-tmp-").tempdir()?;
+        // Owner-only: what a grader writes there is no other user's to read.
+        let dir = tempfile::Builder::new()
+            .prefix("gavel-tmp-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()?;
         builder.preopened_dir(dir.path(), MOUNT, FsPerms::ReadWrite)?;
         Ok(Scratch {
             quota: Arc::new(Quota {
@@ -312,11 +316,13 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
             let read_only = writes && !writable;
             let result = if full {
                 Err(ErrorCode::InsufficientSpace)
-            } else if !writable && special(&mut fs, &fd, path_flags, &path) {
-                // What an agent left in a granted folder may be a FIFO or a device, whose
-                // opening or reading would hold the host's thread past any deadline: only
-                // files and folders open there.
-                Err(ErrorCode::Access)
+            } else if !writable && !writes && !syncs(flags) {
+                // What an agent left in a granted folder (or swaps in while the grader reads
+                // it) may be a FIFO or a device, whose opening or reading would hold the
+                // host's thread past any deadline: it is opened without waiting, and only
+                // files and folders are handed to the guest.
+                let opened = read_without_waiting(&mut fs, &fd, path_flags, &path, open_flags);
+                lowered(&mut fs, opened)?
             } else {
                 let opened = fs.open_at(fd, path_flags, path, open_flags, flags);
                 read_only_as_such(lowered(&mut fs, opened)?, read_only)
@@ -401,16 +407,67 @@ fn writable_file<'a>(fs: &'a WasiFilesystemCtxView<'_>, fd: &Fd) -> Option<&'a s
     }
 }
 
-/// Whether `path` in the folder `fd` is there and is neither a file nor a folder: a FIFO, a
-/// socket or a device.
-fn special(fs: &mut WasiFilesystemCtxView<'_>, fd: &Fd, flags: PathFlags, path: &str) -> bool {
-    fs.stat_at(Resource::new_borrow(fd.rep()), flags, path.to_string())
-        .is_ok_and(|stat| {
-            !matches!(
-                stat.type_,
-                DescriptorType::RegularFile | DescriptorType::Directory
-            )
-        })
+/// Whether `flags` ask writes to reach the disk before they return, which WASI's filesystem
+/// answers `unsupported`.
+fn syncs(flags: DescriptorFlags) -> bool {
+    flags.intersects(
+        DescriptorFlags::FILE_INTEGRITY_SYNC
+            | DescriptorFlags::DATA_INTEGRITY_SYNC
+            | DescriptorFlags::REQUESTED_WRITE_SYNC,
+    )
+}
+
+/// `open-at` for reading in the read-only folder `fd`, as WASI opens (symbolic links followed
+/// inside the folder alone, when asked), but without waiting: a FIFO with no writer opens at
+/// once this way, and whatever the path turned out to be is looked at on the descriptor opened,
+/// so nothing swapped in between a look and the opening gets through. Only a regular file, or a
+/// folder, becomes the guest's descriptor; anything else is `access`.
+fn read_without_waiting(
+    fs: &mut WasiFilesystemCtxView<'_>,
+    fd: &Fd,
+    path_flags: PathFlags,
+    path: &str,
+    open_flags: OpenFlags,
+) -> FsResult<Fd> {
+    let (perms, folder) = match fs.table.get(fd) {
+        Ok(Descriptor::Dir(dir)) => (dir.perms, Arc::clone(&dir.dir)),
+        Ok(Descriptor::File(_)) => return Err(Refused::NotDirectory.into()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    options._cap_fs_ext_maybe_dir(true);
+    options._cap_fs_ext_nonblock(true);
+    options._cap_fs_ext_follow(match path_flags.contains(PathFlags::SYMLINK_FOLLOW) {
+        true => cap_primitives::fs::FollowSymlinks::Yes,
+        false => cap_primitives::fs::FollowSymlinks::No,
+    });
+    let opened = cap_primitives::fs::open(&folder, Path::new(path), &options)?;
+    let kind = opened.metadata()?.file_type();
+    let descriptor = if kind.is_dir() {
+        Descriptor::Dir(wasmtime_wasi::filesystem::Dir::new(
+            opened,
+            perms,
+            OpenMode::READ,
+            true,
+        ))
+    } else if open_flags.contains(OpenFlags::DIRECTORY) {
+        return Err(Refused::NotDirectory.into());
+    } else if kind.is_file() {
+        // A regular file reads the same with or without waiting; its reads are the guest's.
+        let flags = rustix::fs::fcntl_getfl(&opened).map_err(io::Error::from)?;
+        rustix::fs::fcntl_setfl(&opened, flags - rustix::fs::OFlags::NONBLOCK)
+            .map_err(io::Error::from)?;
+        Descriptor::File(wasmtime_wasi::filesystem::File::new(
+            opened,
+            perms,
+            OpenMode::READ,
+            true,
+        ))
+    } else {
+        return Err(Refused::Access.into());
+    };
+    Ok(fs.table.push(descriptor)?)
 }
 
 /// How far `end` lies past the end of `file`: what the file grows by when something ends there.
@@ -571,6 +628,17 @@ mod tests {
             used: Mutex::new(Used::default()),
         };
         (dir, quota)
+    }
+
+    #[test]
+    fn the_scratch_folder_is_owner_only_and_gone_with_its_call() {
+        use std::os::unix::fs::PermissionsExt;
+        let scratch = Scratch::mount(&mut WasiCtxBuilder::new(), 100, 10).unwrap();
+        let root = scratch.quota().root.clone();
+        let mode = std::fs::metadata(&root).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+        drop(scratch);
+        assert!(!root.exists());
     }
 
     #[test]
