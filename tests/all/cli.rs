@@ -631,26 +631,81 @@ fn a_number_id_too_large_to_keep_is_refused_with_how_to_keep_it() {
 }
 
 /// A line that is JSON but not an object, or that stops inside its JSON, is refused in words
-/// of the row, not of gavel's types or an unknown field.
+/// of the row, not of gavel's types or an unknown field. A list is refused too, not read as a
+/// row's fields in order (its first item the id), in the dataset and in a recorded run alike.
 #[test]
 fn a_row_that_is_not_an_object_or_is_cut_off_is_said_so() {
     let ws = capitals();
     let good = letta_row(1, "Paris", "Paris").to_string();
     ws.write(
         "data.jsonl",
-        &format!("{good}\n\"Paris\"\nnull\n{}", &good[..good.len() / 2]),
+        &format!(
+            "{good}\n\"Paris\"\nnull\n  [\"x\", \"y\", \"z\"]\n[]\n{}\n{}",
+            &good[..good.len() / 2],
+            good.replacen('{', "{\"metadata\": {\"score\": NaN}, ", 1)
+        ),
     );
     let validate = ws.gavel(&["validate", "suite.yaml"]);
     assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
     let said = stderr(&validate);
     for line in [
-        r#"data.jsonl:2:7: a row is a JSON object ({"input": ..., "ground_truth": ...}), not a string"#,
-        r#"data.jsonl:3:4: a row is a JSON object ({"input": ..., "ground_truth": ...}), not null"#,
+        r#"data.jsonl:2:1: a row is a JSON object ({"input": ..., "ground_truth": ...}), not a string"#,
+        r#"data.jsonl:3:1: a row is a JSON object ({"input": ..., "ground_truth": ...}), not null"#,
+        r#"data.jsonl:4:3: a row is a JSON object ({"input": ..., "ground_truth": ...}), not a list"#,
+        r#"data.jsonl:5:1: a row is a JSON object ({"input": ..., "ground_truth": ...}), not a list"#,
+        "data.jsonl:6:",
         "the line ends before its JSON does (was the file cut off while it was written?)",
+        "data.jsonl:7:24: metadata.score: expected value: NaN and Infinity are not JSON \
+         (Python's json.dumps writes them unless given allow_nan=False); write null, or the \
+         number as text",
     ] {
         assert!(said.contains(line), "{said}");
     }
     assert!(!said.contains("RawRow") && !said.contains("?:"), "{said}");
+    // With --skip-invalid the lists are errors of their lines, not samples named `x`.
+    let run = ws.gavel(&["run", "suite.yaml", "-o", "out", "--skip-invalid"]);
+    let results = ws.results("out");
+    assert_eq!(results.len(), 7, "{}{results:?}", stderr(&run));
+    let ids: Vec<&Value> = results.iter().map(|r| &r["sample_id"]).collect();
+    assert!(!ids.contains(&&json!("x")), "{ids:?}");
+    assert!(
+        results[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a list"),
+        "{results:?}"
+    );
+    // A recorded run given by --trajectories is read the same way.
+    ws.write("data.jsonl", &format!("{good}\n"));
+    ws.write("runs.jsonl", "{\"sample_id\": 1}\n[1, []]\n");
+    let validate = ws.gavel(&["validate", "suite.yaml", "--trajectories", "runs.jsonl"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    assert!(
+        stderr(&validate).contains("runs.jsonl:2:1: a row is a JSON object"),
+        "{}",
+        stderr(&validate)
+    );
+}
+
+/// letta-evals downloads a dataset named by URL; gavel reads local files, and says so.
+#[test]
+fn a_dataset_named_by_url_is_refused_saying_to_download_it() {
+    let ws = capitals();
+    let url = "https://huggingface.co/datasets/org/repo/resolve/main/data.jsonl";
+    ws.write(
+        "suite.yaml",
+        &SUITE.replace("dataset: data.jsonl", &format!("dataset: {url}")),
+    );
+    let validate = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(validate.status.code(), Some(2), "{}", stderr(&validate));
+    assert!(
+        stderr(&validate).contains(&format!(
+            "suite.yaml:2:10: dataset: {url} is a URL: gavel reads datasets from local files \
+             only; download it (`curl -LO URL`) and name the file"
+        )),
+        "{}",
+        stderr(&validate)
+    );
 }
 
 #[test]

@@ -692,6 +692,20 @@ fn suite_values_reach_python_as_pyyaml_reads_them() {
         "{err}"
     );
     assert!(err.contains("quote it to make it text"), "{err}");
+
+    // A number quoted is text to PyYAML: the hint says to take the quotes away.
+    ws.write(
+        "suite.yaml",
+        &format!("{suite}gate:\n  kind: simple\n  metric_key: echo\n  op: gte\n  value: \"0.5\"\n"),
+    );
+    let refused = gavel(cache, ws.dir.path(), &["validate", "suite.yaml"]);
+    let err = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("gate.value: invalid type: string"), "{err}");
+    assert!(
+        err.contains("reads a quoted value as text; write it without quotes"),
+        "{err}"
+    );
 }
 
 /// Graders that import `anthropic` and `openai` load; with nothing granted, a call fails with the

@@ -848,16 +848,23 @@ fn as_pyyaml_reads(text: &str, file: &Path) -> Result<SuiteFile, SuiteError> {
         let (line, column) = Positions::of(text)
             .key(&field)
             .map_or((None, None), |(line, column)| (Some(line), Some(column)));
+        let message = e.into_inner().to_string();
+        let hint = match message.starts_with("invalid type: string") {
+            true => {
+                "PyYAML, which letta-evals reads suites with, reads a quoted value as text; \
+                     write it without quotes"
+            }
+            false => {
+                "PyYAML, which letta-evals reads suites with, reads this value as written here \
+                 (`yes`, `on` and `off` are booleans, `010` is 8); quote it to make it text"
+            }
+        };
         SuiteError {
             file: file.to_path_buf(),
             line,
             column,
-            message: e.into_inner().to_string(),
-            hint: Some(
-                "PyYAML, which letta-evals reads suites with, reads this value as written here \
-                 (`yes`, `on` and `off` are booleans, `010` is 8); quote it to make it text"
-                    .to_string(),
-            ),
+            message,
+            hint: Some(hint.to_string()),
             field,
         }
     })

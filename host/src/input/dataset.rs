@@ -172,6 +172,7 @@ impl RowParser {
         run: &'l Line,
         sample: &mut Sample<'l>,
     ) -> Result<Option<AgentState>, RowError> {
+        an_object(run)?;
         if sample.case.is_none()
             && let Ok(record) = serde_json::from_str::<RunRecord<Inline>>(&run.text)
             && let Some(trajectory) = self.convert_inline(record.trajectory, run)
@@ -206,6 +207,7 @@ impl RowParser {
 
     /// [`RowParser::parse_row`]'s reading, the scanner tried first if `scan`.
     fn read_row<'l>(&self, line: &'l Line, scan: bool) -> Result<Sample<'l>, RowError> {
+        an_object(line)?;
         // Read in place: a row is 600 bytes, and each move of it was a copy.
         let mut raw = RawRow::default();
         let read = (scan && RawRow::scan(&line.text, &mut raw).is_some())
@@ -491,8 +493,36 @@ fn row_error(line: &Line, column: usize, message: String) -> RowError {
     }
 }
 
-/// Parses a JSON line; on failure parses again to name the field that is wrong.
+/// Refuses a line whose JSON is not an object. serde reads a struct from a list too, field by
+/// field in order, so a row `["a", "b"]` would be a sample whose id is `"a"`.
+fn an_object(line: &Line) -> Result<(), RowError> {
+    let text = line.text.trim_start();
+    match text.starts_with('{') {
+        true => Ok(()),
+        false => Err(match json_kind(text) {
+            Some(kind) => row_error(line, line.text.len() - text.len() + 1, not_an_object(kind)),
+            // Not JSON at all: serde says where.
+            None => match parsed::<serde::de::IgnoredAny>(line) {
+                Err(e) => e,
+                Ok(_) => row_error(line, 1, not_an_object("another value")),
+            },
+        }),
+    }
+}
+
+fn not_an_object(kind: &str) -> String {
+    format!("a row is a JSON object ({{\"input\": ..., \"ground_truth\": ...}}), not {kind}")
+}
+
+/// Parses a JSON line that holds an object; on failure parses again to name the field that is
+/// wrong.
 fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
+    an_object(line)?;
+    parsed(line)
+}
+
+/// [`parse_json`] without the check that the line holds an object.
+fn parsed<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
     serde_json::from_str(&line.text).map_err(|first| {
         let mut de = serde_json::Deserializer::from_str(&line.text);
         let message = match serde_path_to_error::deserialize::<_, T>(&mut de) {
@@ -501,21 +531,38 @@ fn parse_json<'a, T: Deserialize<'a>>(line: &'a Line) -> Result<T, RowError> {
             }
             // JSON, but not an object.
             _ => match json_kind(&line.text).filter(|_| first.is_data()) {
-                Some(kind) => format!(
-                    "a row is a JSON object ({{\"input\": ..., \"ground_truth\": ...}}), not {kind}"
-                ),
+                Some(kind) => not_an_object(kind),
                 None => strip_position(&first.to_string()),
             },
         };
-        // The line stops inside its JSON: say how that comes about.
-        let message = match first.is_eof() {
-            true => format!(
+        // The line stops inside its JSON, or holds Python's non-JSON numbers: say how that
+        // comes about.
+        let message = if first.is_eof() {
+            format!(
                 "{message}: the line ends before its JSON does (was the file cut off while it \
                  was written?)"
-            ),
-            false => message,
+            )
+        } else if non_json_number(&line.text, first.column()) {
+            format!(
+                "{message}: NaN and Infinity are not JSON (Python's json.dumps writes them \
+                 unless given allow_nan=False); write null, or the number as text"
+            )
+        } else {
+            message
         };
         row_error(line, first.column(), message)
+    })
+}
+
+/// Whether `text` holds `NaN`, `Infinity` or `-Infinity` where serde stopped, at `column`
+/// (1-based, on the character it could not read or just past it).
+fn non_json_number(text: &str, column: usize) -> bool {
+    (column.saturating_sub(2)..column).any(|at| {
+        text.get(at..).is_some_and(|rest| {
+            ["NaN", "Infinity", "-Infinity"]
+                .iter()
+                .any(|word| rest.starts_with(word))
+        })
     })
 }
 

@@ -207,7 +207,18 @@ fn unreadable(path: &Path) -> Option<String> {
     match fsio::open_regular(path, fsio::cap::STREAM) {
         Ok(_) => None,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Some(format!("no such file: {}", path.display()))
+            let shown = path.to_string_lossy();
+            Some(
+                match shown.find("https:/").or_else(|| shown.find("http:/")) {
+                    // letta-evals downloads a dataset named by URL (Hugging Face's among them).
+                    Some(at) => format!(
+                        "{} is a URL: gavel reads datasets from local files only; download it \
+                     (`curl -LO URL`) and name the file",
+                        &shown[at..]
+                    ),
+                    None => format!("no such file: {shown}"),
+                },
+            )
         }
         Err(e) => Some(format!("cannot read {}: {e}", path.display())),
     }
