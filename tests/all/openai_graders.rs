@@ -219,6 +219,39 @@ fn a_variable_the_row_lacks_is_an_error_grade_that_names_it() {
     );
 }
 
+/// A row's own `sample` that gives only `output_text` has what OpenAI derives from it, as a
+/// posted `model_sample` has: `output_json` (the text read as an object), `output_tools` and
+/// `choices`; what the row does give is kept.
+#[test]
+fn a_rows_sample_gets_what_openai_derives_from_its_text() {
+    let ws = Workspace::new();
+    ws.write(
+        "data.jsonl",
+        "{\"item\": {\"answer\": \"Paris\"}, \"sample\": {\"output_text\": \"{\\\"city\\\": \\\"Paris\\\"}\"}}\n\
+         {\"item\": {\"answer\": \"Paris\"}, \"sample\": {\"output_text\": \"x\", \"output_json\": {\"city\": \"Paris\"}}}\n",
+    );
+    ws.write(
+        "suite.yaml",
+        &STRING_CHECK
+            .replace("equals", "eq")
+            .replace(
+                "{{sample.output_text}}",
+                "{{sample.output_json.city}} {{sample.choices.0.message.content}}",
+            )
+            .replace("{{item.answer}}", "{{item.answer}} {{sample.output_text}}"),
+    );
+    let out = ws.gavel(&["run", "suite.yaml", "-o", "out"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = ws.results("out");
+    for result in &results {
+        assert_eq!(
+            result["grades"]["check"]["status"],
+            json!("pass"),
+            "{result}"
+        );
+    }
+}
+
 #[test]
 fn a_python_grader_object_runs_as_gavels_python_grader() {
     let Some(cache) = crate::python_graders::cache() else {

@@ -1146,7 +1146,8 @@ fn judged_server(ws: &Workspace, base_url: &str) -> Server {
 }
 
 /// A score_model posted to graders/run asks the endpoint the server was started with, with
-/// its key; without one it is refused, naming the field.
+/// its key; without one it is refused, naming the field. Its messages are OpenAI's: a content
+/// is a text or a list of text parts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
     let model =
@@ -1156,7 +1157,13 @@ async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
         "type": "score_model",
         "name": "score",
         "model": "gpt-4o-mini",
-        "input": [{"role": "user", "content": "Question: {{item.question}} Answer: {{sample.output_text}}"}],
+        "input": [
+            {"role": "system", "content": [{"type": "input_text", "text": "Grade the answer."}]},
+            {"role": "user", "content": [
+                {"type": "input_text", "text": "Question: {{item.question}}"},
+                {"type": "input_text", "text": "Answer: {{sample.output_text}}"},
+            ]},
+        ],
         "range": [0, 10],
         "pass_threshold": 5,
     });
@@ -1179,6 +1186,15 @@ async fn posted_model_graders_ask_only_the_servers_judge_endpoint() {
     assert_eq!(answer["metadata"]["sampled_model_name"], "gpt-4o-mini");
     let requests = model.requests();
     assert_eq!(requests.len(), 1);
+    let sent = requests[0].json();
+    assert_eq!(
+        sent["messages"][0]["content"], "Grade the answer.",
+        "{sent}"
+    );
+    assert_eq!(
+        sent["messages"][1]["content"], "Question: Capital?\nAnswer: Paris",
+        "{sent}"
+    );
     assert_eq!(
         requests[0].header("authorization"),
         Some(format!("Bearer {}", crate::judge::KEY).as_str())
@@ -1469,6 +1485,22 @@ fn a_posted_multi_runs_its_python_sub_grader() {
         .as_str()
         .unwrap();
     assert!(details.contains("ValueError: no verdict"), "{details}");
+    // A formula that divides by zero is only flagged in OpenAI's answer; the log says why.
+    let dividing = multi(length).replace("0.5 * exact + 0.5 * length", "length / exact");
+    let reply = server.post(path, dividing.as_bytes());
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.json()["metadata"]["errors"]["other_error"], true);
+    let (_, log) = server.terminate();
+    let logged: Vec<Value> = (log.lines())
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter(|line: &Value| line["status"] == 200)
+        .collect();
+    assert_eq!(logged.len(), 3, "{log}");
+    assert_eq!(logged[0].get("error"), None, "{log}");
+    let said = |line: &Value| line["error"].as_str().unwrap_or_default().to_string();
+    assert!(said(&logged[1]).starts_with("`length`: "), "{log}");
+    assert!(said(&logged[1]).contains("ValueError: no verdict"), "{log}");
+    assert!(said(&logged[2]).starts_with("calculate_output"), "{log}");
 }
 
 /// A request sent on `stream` and its answer read (its status and body), the connection kept

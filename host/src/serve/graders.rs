@@ -298,15 +298,16 @@ pub async fn validate(
 }
 
 /// `graders/run`'s answer: the grader object run on the item and the model's sample, within
-/// `deadline`; `hold` is kept until the grading ends, whether or not the answer still waits
-/// for it, and the grading stops at the deadline (each `python` call at its own, a `multi`
-/// before its next sub-grader).
+/// `deadline`, and what went wrong where the grade failed (which OpenAI's answer only flags, for
+/// the server's log); `hold` is kept until the grading ends, whether or not the answer still
+/// waits for it, and the grading stops at the deadline (each `python` call at its own, a
+/// `multi` before its next sub-grader).
 pub async fn run(
     requested: Arc<Requested>,
     body: RunBody,
     deadline: Instant,
     hold: impl Send + 'static,
-) -> Result<Value, Failure> {
+) -> Result<(Value, Option<String>), Failure> {
     let item = match body.item {
         None | Some(Value::Null) => json!({}),
         Some(item @ Value::Object(_)) => item,
@@ -343,7 +344,8 @@ pub async fn run(
                 Outcome::python(&python_grader.name, &result)
             }
         };
-        Ok(serde_json::to_value(&outcome).expect("an outcome is JSON"))
+        let answer = serde_json::to_value(&outcome).expect("an outcome is JSON");
+        Ok((answer, outcome.error))
     })
     .await
     .map_err(|e| Failure::Server(e.to_string()))?

@@ -224,6 +224,9 @@ struct Answer {
     /// The result lines as they are graded, in place of `body`, once they pass
     /// [`grading::HOLD`] bytes.
     streamed: Option<Streamed>,
+    /// Why the grade a `200` answers failed, for the log (the answer flags it in OpenAI's
+    /// shape, which has no room for the text).
+    failed_grade: Option<String>,
 }
 
 /// Why a request was not answered `200`, and the request's field at fault, where one is.
@@ -259,6 +262,7 @@ impl Answer {
             retry_after: None,
             rows: 0,
             streamed: None,
+            failed_grade: None,
         }
     }
 
@@ -275,6 +279,7 @@ impl Answer {
             retry_after: None,
             rows: 0,
             streamed: None,
+            failed_grade: None,
         }
     }
 
@@ -393,7 +398,8 @@ impl Service {
                     route: label,
                     suite,
                 };
-                let error = answer.error.as_ref().map(|e| e.message.as_str());
+                let error = (answer.error.as_ref().map(|e| e.message.as_str()))
+                    .or(answer.failed_grade.as_deref());
                 self.record(&ask, status, answer.rows as u64, error, arrived.elapsed());
             }
         }
@@ -504,7 +510,7 @@ impl Service {
         let answered = async move {
             if route == Route::GraderValidate {
                 let body = graders::read(&body, "graders/validate")?;
-                graders::validate(requested, body, permit).await
+                Ok((graders::validate(requested, body, permit).await?, None))
             } else {
                 let body = graders::read(&body, "graders/run")?;
                 graders::run(requested, body, deadline, permit).await
@@ -515,7 +521,11 @@ impl Service {
             Ok(answer) => answer,
         };
         match answer {
-            Ok(answer) => Ok(Answer::ok("application/json", answer.to_string() + "\n")),
+            Ok((answer, failed)) => {
+                let mut answer = Answer::ok("application/json", answer.to_string() + "\n");
+                answer.failed_grade = failed;
+                Ok(answer)
+            }
             Err(Failure::Invalid { message, param }) => {
                 let mut answer = Answer::error(StatusCode::BAD_REQUEST, "");
                 answer.error = Some(Refusal { message, param });

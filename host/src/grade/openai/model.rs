@@ -241,11 +241,7 @@ fn messages(fields: &mut Fields<'_, '_>) -> Option<Vec<(String, Template)>> {
     for (i, message) in items.iter().enumerate() {
         let at = format!("input[{i}]");
         let role = message.get("role").and_then(Value::as_str);
-        let content = match message.get("content") {
-            Some(Value::String(text)) => Some(text.as_str()),
-            Some(Value::Object(part)) => part.get("text").and_then(Value::as_str),
-            _ => None,
-        };
+        let content = message.get("content").and_then(content_text);
         let unknown = message.as_object().and_then(|m| {
             m.keys()
                 .find(|k| !["role", "content", "type"].contains(&k.as_str()))
@@ -261,19 +257,41 @@ fn messages(fields: &mut Fields<'_, '_>) -> Option<Vec<(String, Template)>> {
                 format!("`{role}` is not one of {}", ROLES.join(", ")),
                 None,
             ),
-            (Some(role), Some(text), None) => match Template::parse(text) {
+            (Some(role), Some(text), None) => match Template::parse(&text) {
                 Ok(template) => out.push((role.to_string(), template)),
                 Err(e) => fields.push(&format!("{at}.content"), e.to_string(), None),
             },
             _ => fields.push(
                 &at,
-                "a message is {role, content}, its content a text or {type: input_text, text}"
+                "a message is {role, content}, its content a text, a part {type: input_text, \
+                 text} or a list of such parts"
                     .into(),
                 None,
             ),
         }
     }
     (fields.errors.len() == before).then_some(out)
+}
+
+/// A message's content as one text: a text, a text part (`{type: input_text, text}`), or a list
+/// of them, whose texts are joined a line each; `None` for anything else (an image part).
+fn content_text(content: &Value) -> Option<String> {
+    fn part(part: &Value) -> Option<&str> {
+        let kind = part.get("type").map_or(Some("input_text"), Value::as_str)?;
+        matches!(kind, "input_text" | "output_text" | "text")
+            .then(|| part.get("text")?.as_str())
+            .flatten()
+    }
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Object(_) => part(content).map(str::to_string),
+        Value::Array(parts) => parts
+            .iter()
+            .map(part)
+            .collect::<Option<Vec<_>>>()
+            .map(|texts| texts.join("\n")),
+        _ => None,
+    }
 }
 
 /// `range`: `[low, high]`, `[0, 1]` when absent.

@@ -21,9 +21,10 @@ pub fn item_and_sample(sample: &Sample<'_>) -> (Value, Value) {
     match row {
         Value::Object(mut row) if is_eval_shaped(&row) => {
             let item = row.remove("item").unwrap_or_default();
-            let given = row
-                .remove("sample")
-                .unwrap_or_else(|| of_run(sample.trajectory()));
+            let given = match row.remove("sample") {
+                Some(given) => completed(given),
+                None => of_run(sample.trajectory()),
+            };
             (item, given)
         }
         row => (row, of_run(sample.trajectory())),
@@ -66,6 +67,32 @@ pub fn of_run(run: &Trajectory<'_>) -> Value {
 /// `model_sample`.
 pub fn of_text(text: &str) -> Value {
     answered(text.to_string(), Vec::new(), "stop")
+}
+
+/// A row's own `sample` with what OpenAI derives from its `output_text` filled in where the row
+/// leaves it out (`output_json`, `output_tools`, `choices`), as for a posted `model_sample`.
+fn completed(given: Value) -> Value {
+    let Value::Object(mut given) = given else {
+        return given;
+    };
+    let Some(text) = given.get("output_text").and_then(Value::as_str) else {
+        return Value::Object(given);
+    };
+    let tools = given
+        .get("output_tools")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let finish_reason = match tools.is_empty() || !text.is_empty() {
+        true => "stop",
+        false => "tool_calls",
+    };
+    if let Value::Object(derived) = answered(text.to_string(), tools, finish_reason) {
+        for (key, value) in derived {
+            given.entry(key).or_insert(value);
+        }
+    }
+    Value::Object(given)
 }
 
 fn answered(output_text: String, tools: Vec<Value>, finish_reason: &str) -> Value {
