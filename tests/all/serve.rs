@@ -1298,11 +1298,33 @@ fn openais_routes_are_bounded_and_answer_openais_error_object() {
     assert!(reply.json()["error"].is_string(), "{}", reply.text());
     let reply = server.get("/v1/fine_tuning/alpha/graders/run");
     assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow").as_deref(), Some("POST"));
     assert!(
-        reply.json()["error"]["message"].is_string(),
+        (reply.json()["error"]["message"].as_str()).is_some_and(|m| m.ends_with(": send POST")),
         "{}",
         reply.text()
     );
+    let reply = server.post("/healthz", b"");
+    assert_eq!(reply.status, 405);
+    assert_eq!(reply.header("allow").as_deref(), Some("GET, HEAD"));
+    // A request is an object: a list is not read as its fields in order, and a field missing
+    // or of another type is the error's `param`.
+    let run = "/v1/fine_tuning/alpha/graders/run";
+    let grader = json!({"type": "x"});
+    for (body, param) in [
+        (json!([grader, "Paris", null]), Value::Null),
+        (json!({"grader": grader}), json!("model_sample")),
+        (
+            json!({"grader": grader, "model_sample": 5}),
+            json!("model_sample"),
+        ),
+    ] {
+        let reply = server.post(run, body.to_string().as_bytes());
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text());
+        let error = &reply.json()["error"];
+        assert_eq!(error["param"], param, "{body}: {error}");
+        assert!(!error.to_string().contains("RunBody"), "{error}");
+    }
 }
 
 /// A posted `multi` whose sub-graders outlast the request's deadline is answered `504` at the

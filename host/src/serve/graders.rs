@@ -138,8 +138,28 @@ const UNNAMED: &str = "grader";
 
 /// Reads a request body of `T`'s shape.
 pub fn read<'a, T: Deserialize<'a>>(body: &'a [u8], endpoint: &str) -> Result<T, Failure> {
-    serde_json::from_slice(body)
-        .map_err(|e| Failure::invalid(format!("the body is not a {endpoint} request: {e}"), None))
+    // serde reads a struct from a list too, field by field: a request is an object.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        return Err(Failure::invalid(
+            format!("the body is not a {endpoint} request: a request is a JSON object"),
+            None,
+        ));
+    }
+    let mut read = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut read).map_err(|e| {
+        let inner = e.inner().to_string();
+        // The field at fault: where serde stopped, or the one it found missing.
+        let param = match e.path().to_string() {
+            path if path != "." && path != "?" => Some(path),
+            _ => (inner.split('`').nth(1))
+                .filter(|_| inner.starts_with("missing field"))
+                .map(str::to_string),
+        };
+        Failure::invalid(
+            format!("the body is not a {endpoint} request: {inner}"),
+            param,
+        )
+    })
 }
 
 /// A grader object, checked: one gavel runs in place, with the suites of the `python`

@@ -157,26 +157,34 @@ enum Route<'a> {
 impl<'a> Route<'a> {
     /// The route of `path`, and whether `method` is the one it answers.
     fn of(method: &Method, path: &'a str) -> Option<(Route<'a>, bool)> {
-        // HEAD is GET without the body, which hyper leaves out of the answer.
-        let get = method == Method::GET || method == Method::HEAD;
-        let post = method == Method::POST;
-        Some(match path {
-            "/healthz" => (Route::Health, get),
-            "/readyz" => (Route::Ready, get),
-            "/metrics" => (Route::Metrics, get),
-            "/v1/suites" => (Route::Suites, get),
-            "/v1/fine_tuning/alpha/graders/run" => (Route::GraderRun, post),
-            "/v1/fine_tuning/alpha/graders/validate" => (Route::GraderValidate, post),
+        let route = match path {
+            "/healthz" => Route::Health,
+            "/readyz" => Route::Ready,
+            "/metrics" => Route::Metrics,
+            "/v1/suites" => Route::Suites,
+            "/v1/fine_tuning/alpha/graders/run" => Route::GraderRun,
+            "/v1/fine_tuning/alpha/graders/validate" => Route::GraderValidate,
             _ => {
                 let rest = path.strip_prefix("/v1/suites/")?;
                 let (name, action) = rest.split_once('/')?;
                 match action {
-                    "grade" => (Route::Grade(name), post),
-                    "openrlhf" => (Route::OpenRlhf(name), post),
+                    "grade" => Route::Grade(name),
+                    "openrlhf" => Route::OpenRlhf(name),
                     _ => return None,
                 }
             }
-        })
+        };
+        let allowed = route.allowed().split(", ").any(|m| m == method.as_str());
+        Some((route, allowed))
+    }
+
+    /// The methods the route answers, as an `Allow` header lists them (HEAD is GET without the
+    /// body, which hyper leaves out of the answer).
+    fn allowed(self) -> &'static str {
+        match self {
+            Route::Health | Route::Ready | Route::Metrics | Route::Suites => "GET, HEAD",
+            _ => "POST",
+        }
     }
 
     /// The route's name in metrics and logs (without the suite's name, kept apart).
@@ -224,6 +232,8 @@ struct Answer {
     /// The result lines as they are graded, in place of `body`, once they pass
     /// [`grading::HOLD`] bytes.
     streamed: Option<Streamed>,
+    /// The methods a `405` names in its `Allow` header.
+    allow: Option<&'static str>,
     /// Why the grade a `200` answers failed, for the log (the answer flags it in OpenAI's
     /// shape, which has no room for the text).
     failed_grade: Option<String>,
@@ -262,6 +272,7 @@ impl Answer {
             retry_after: None,
             rows: 0,
             streamed: None,
+            allow: None,
             failed_grade: None,
         }
     }
@@ -279,6 +290,7 @@ impl Answer {
             retry_after: None,
             rows: 0,
             streamed: None,
+            allow: None,
             failed_grade: None,
         }
     }
@@ -303,6 +315,9 @@ impl Answer {
         );
         if let Some(seconds) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static(seconds));
+        }
+        if let Some(methods) = self.allow {
+            headers.insert(header::ALLOW, HeaderValue::from_static(methods));
         }
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -355,10 +370,17 @@ impl Service {
                 StatusCode::NOT_FOUND,
                 format!("no endpoint at {path}: see GET /v1/suites for the suites served"),
             ),
-            Some((_, false)) => Answer::error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!("{method} is not answered at {path}"),
-            ),
+            Some((route, false)) => {
+                let mut answer = Answer::error(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    format!(
+                        "{method} is not answered at {path}: send {}",
+                        route.allowed()
+                    ),
+                );
+                answer.allow = Some(route.allowed());
+                answer
+            }
             Some((route, true)) if route.guarded() && !self.authorized(&request) => Answer::error(
                 StatusCode::UNAUTHORIZED,
                 "a bearer token is required: send `Authorization: Bearer TOKEN`",
@@ -504,7 +526,9 @@ impl Service {
     ) -> Result<Answer, Answer> {
         self.open()?;
         let _admitted = self.admit()?;
-        let body = self.body(request, deadline).await?;
+        let body = self
+            .body(request, deadline, "send a smaller grader object")
+            .await?;
         let permit = self.place(deadline).await?;
         let requested = self.requested.clone();
         let answered = async move {
@@ -586,7 +610,9 @@ impl Service {
             ));
         }
         let _admitted = self.admit()?;
-        let body = self.body(request, deadline).await?;
+        let body = self
+            .body(request, deadline, "send the rows in smaller requests")
+            .await?;
         let rows = match route {
             Route::OpenRlhf(_) => openrlhf::RewardRequest::parse(&body)
                 .map_err(|e| Answer::error(StatusCode::BAD_REQUEST, e))?
@@ -615,13 +641,18 @@ impl Service {
         Ok(answer)
     }
 
-    /// The request's body, refused past [`Limits::max_body`] or the deadline.
-    async fn body(&self, request: Request<Incoming>, deadline: Instant) -> Result<Bytes, Answer> {
+    /// The request's body, refused past [`Limits::max_body`] (saying `mend`) or the deadline.
+    async fn body(
+        &self,
+        request: Request<Incoming>,
+        deadline: Instant,
+        mend: &str,
+    ) -> Result<Bytes, Answer> {
         let max = self.limits.max_body;
         let too_large = || {
             Answer::error(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the body is larger than {max} bytes: send the rows in smaller requests"),
+                format!("the body is larger than {max} bytes: {mend}"),
             )
         };
         let declared = (request.headers().get(header::CONTENT_LENGTH))
