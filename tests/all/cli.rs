@@ -687,6 +687,33 @@ fn a_row_that_is_not_an_object_or_is_cut_off_is_said_so() {
     );
 }
 
+/// An output folder that is a file is refused before grading, at the flag or at the suite's
+/// `output:` line, rather than as a file under it that cannot be read.
+#[test]
+fn an_output_folder_that_is_a_file_is_refused_where_it_is_named() {
+    let ws = capitals();
+    ws.write("afile", "");
+    let flag = ws.gavel(&["run", "suite.yaml", "-o", "afile"]);
+    assert_eq!(flag.status.code(), Some(2), "{}", stderr(&flag));
+    assert!(
+        stderr(&flag).contains("error: -o afile is not a folder: name a folder for the run"),
+        "{}",
+        stderr(&flag)
+    );
+    ws.write(
+        "suite.yaml",
+        &SUITE.replace("graders:", "output: afile\ngraders:"),
+    );
+    let suite = ws.gavel(&["run", "suite.yaml"]);
+    assert_eq!(suite.status.code(), Some(2), "{}", stderr(&suite));
+    assert!(
+        stderr(&suite).contains("suite.yaml:3:9: output: ")
+            && stderr(&suite).contains("afile is not a folder"),
+        "{}",
+        stderr(&suite)
+    );
+}
+
 /// letta-evals downloads a dataset named by URL; gavel reads local files, and says so.
 #[test]
 fn a_dataset_named_by_url_is_refused_saying_to_download_it() {

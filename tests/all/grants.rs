@@ -275,6 +275,19 @@ fn mistakes_in_allow_are_located_with_how_to_fix_them() {
             "",
             "suite.yaml:4:11: allow.files[0]: cannot use folder `missing/`",
         ),
+        // The grader's scratch folder is mounted at /tmp: a grant of it, or of `/`, would
+        // show an empty /tmp where the grant promised the host's.
+        (
+            "allow:\n  files: [/tmp]\n",
+            "",
+            "suite.yaml:4:11: allow.files[0]: `/tmp` would hide, or be hidden by, the grader's \
+             own scratch folder, mounted at `/tmp`: grant a folder inside `/tmp` instead",
+        ),
+        (
+            "allow:\n  files: [/]\n",
+            "",
+            "suite.yaml:4:11: allow.files[0]: `/` would hide",
+        ),
     ] {
         ws.write("suite.yaml", &suite(allow, grader_allow));
         let out = gavel_with_env(ws.dir.path(), &["validate", "suite.yaml"], &[]);

@@ -443,6 +443,25 @@ fn recorded_runs_given_on_the_command_line_are_graded_and_recorded() {
         "{err}"
     );
     let runs = "programmatic-agent-creation/runs.jsonl";
+    // The same file twice would grade each run twice: refused, however it is spelled.
+    let again = format!("./{runs}");
+    let twice = ws.gavel(&[
+        "run",
+        suite,
+        "--trajectories",
+        runs,
+        "--trajectories",
+        &again,
+        "-o",
+        "out",
+    ]);
+    let err = stderr(&twice);
+    assert_eq!(twice.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--trajectories: ")
+            && err.contains("is named twice: name each recorded run once"),
+        "{err}"
+    );
     let out = ws.gavel(&["run", suite, "--trajectories", runs, "-o", "out", "-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let record: Value =

@@ -315,6 +315,20 @@ fn missing_files_modules_and_functions_are_reported_with_their_field() {
         "said once, not per grader: {err}"
     );
 
+    // A file named without its function is said so, not taken for a pack.
+    ws.write(
+        "suite.yaml",
+        "name: broken\ndataset: data.jsonl\ngraders:\n  a:\n    kind: tool\n    function: my_graders.py\n",
+    );
+    let err = stderr(&gavel(&ws, &["validate", "suite.yaml"]));
+    assert!(
+        err.contains(
+            "suite.yaml:6:15: graders.a.function: `my_graders.py` names a Python file but not \
+             the function in it"
+        ) && err.contains("hint: write `my_graders.py:NAME`"),
+        "{err}"
+    );
+
     ws.write(
         "suite.yaml",
         "name: broken\ndataset: data.jsonl\ngraders:\n  c:\n    kind: code\n    module: my_graders\n  d:\n    kind: python\n    source: 'x = 1'\n    source_path: my_graders.py\n  e:\n    kind: code\n    module: my_graders\n    function: chekc\n",

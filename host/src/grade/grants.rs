@@ -130,7 +130,16 @@ enum FolderError {
     NotAFolder(PathBuf),
     #[error("`{}` was replaced while it was checked", .0.display())]
     Changed(PathBuf),
+    #[error(
+        "`{}` would hide, or be hidden by, the grader's own scratch folder, mounted at \
+         `{SCRATCH}`: grant a folder inside `{SCRATCH}` instead",
+        .0.display()
+    )]
+    HidesScratch(PathBuf),
 }
+
+/// Where each grader granted folders has its own writable scratch folder.
+pub const SCRATCH: &str = "/tmp";
 
 /// `written` (relative to `base_dir`, or absolute) as an absolute folder with its symlinks
 /// resolved, or why it is not one.
@@ -140,7 +149,9 @@ fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, FolderError> {
         Ok(resolved) => resolved,
         Err(error) => return Err(FolderError::Unusable { path, error }),
     };
-    if resolved.is_dir() {
+    if Path::new(SCRATCH).starts_with(&resolved) {
+        Err(FolderError::HidesScratch(resolved))
+    } else if resolved.is_dir() {
         Ok(resolved)
     } else {
         Err(FolderError::NotAFolder(path))

@@ -521,6 +521,14 @@ impl Resolver<'_> {
         {
             return Ok((loaded, function));
         }
+        if name.ends_with(".py") {
+            return Err(SuiteError::at(
+                self.suite_file,
+                format!("{field}.{key}"),
+                format!("`{name}` names a Python file but not the function in it"),
+            )
+            .with_hint(format!("write `{name}:NAME`, NAME the function's")));
+        }
         let builtins = builtin_names(key);
         let mut error = SuiteError::at(
             self.suite_file,

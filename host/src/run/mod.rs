@@ -138,6 +138,8 @@ pub enum RunError {
         dir: PathBuf,
         source: std::io::Error,
     },
+    #[error("-o {0}")]
+    NotAFolder(String),
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -760,12 +762,26 @@ fn write_error(path: &Path, source: std::io::Error) -> RunError {
 }
 
 fn output_dir(options: &RunOptions, prepared: &Prepared) -> Result<PathBuf, RunError> {
-    if let Some(dir) = &options.output_dir {
-        return Ok(dir.clone());
-    }
+    let not_a_folder = |dir: &Path| {
+        format!(
+            "{} is not a folder: name a folder for the run (gavel makes it if it is not there)",
+            dir.display()
+        )
+    };
     let suite = &prepared.suite;
+    if let Some(dir) = &options.output_dir {
+        return match dir.exists() && !dir.is_dir() {
+            true => Err(RunError::NotAFolder(not_a_folder(dir))),
+            false => Ok(dir.clone()),
+        };
+    }
     if let Some(dir) = &suite.file.output {
-        return Ok(suite.resolve(dir));
+        let dir = suite.resolve(dir);
+        if dir.exists() && !dir.is_dir() {
+            let error = SuiteError::at(&suite.path, "output", not_a_folder(&dir));
+            return Err(RunError::Suite(suite.locate(error)));
+        }
+        return Ok(dir);
     }
     default_output_dir(&suite.file.name).ok_or_else(|| {
         let unnamed = SuiteError::at(

@@ -89,9 +89,24 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
         .as_ref()
         .map(|t| t.paths().into_iter().map(|p| suite.resolve(p)).collect())
         .unwrap_or_default();
-    for run in &runs {
+    for (index, run) in runs.iter().enumerate() {
         if let Some(why) = unreadable(run) {
             errors.push(SuiteError::at(suite_path, runs_field, why));
+        }
+        // The same file twice would grade each of its runs twice, counted twice.
+        let same = |other: &PathBuf| match (other.canonicalize(), run.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => other == run,
+        };
+        if runs[..index].iter().any(same) {
+            errors.push(SuiteError::at(
+                suite_path,
+                runs_field,
+                format!(
+                    "{} is named twice: name each recorded run once",
+                    run.display()
+                ),
+            ));
         }
     }
 

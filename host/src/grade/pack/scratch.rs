@@ -26,7 +26,7 @@ use wasmtime_wasi::p2::{DynOutputStream, FsResult, OutputStream, Pollable, Strea
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtxBuilder};
 
 /// Where an instance's scratch folder is mounted.
-const MOUNT: &str = "/tmp";
+const MOUNT: &str = crate::grade::grants::SCRATCH;
 
 /// The WASI 0.2 release the linker's filesystem is defined at (older imports match by semver).
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
