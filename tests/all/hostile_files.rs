@@ -580,3 +580,46 @@ fn a_fifo_swapped_into_a_granted_folder_is_never_waited_on() {
     );
     assert!(seen.contains("PermissionError"), "{seen}");
 }
+
+/// A file whose name is not UTF-8, which WASI cannot name, is left out of a granted folder's
+/// listing; the rest of the folder is listed and walked as before, not hidden by an error.
+#[test]
+fn a_name_that_is_not_utf8_is_left_out_of_a_granted_folders_listing() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(cache) = crate::python_graders::cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    ws.write("work/main.py", "print('hi')");
+    ws.write("work/sub/result.txt", "42");
+    let odd = ws.path("work").join(std::ffi::OsStr::from_bytes(b"bad\xff.txt"));
+    std::fs::write(&odd, "odd").expect("a file of a non-UTF-8 name");
+    ws.write(
+        "g.py",
+        "import os\n\
+         from letta_evals.decorators import grader\n\
+         from letta_evals.models import GradeResult\n\n\
+         @grader\n\
+         def probe(sample, submission):\n    \
+             listed = sorted(os.listdir('.'))\n    \
+             walked = sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs)\n    \
+             return GradeResult(score=1.0, rationale=f'{listed} {walked}')\n",
+    );
+    ws.write(
+        "suite.yaml",
+        "name: names\ndataset: data.jsonl\nallow:\n  files: [work/]\n\
+         graders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[crate::python_graders::paris_row(1, "Paris")],
+    );
+    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let grade = &ws.results("out")[0]["grades"]["probe"];
+    assert_eq!(
+        grade["rationale"],
+        "['main.py', 'sub'] ['./main.py', './sub/result.txt']",
+        "{grade}"
+    );
+}

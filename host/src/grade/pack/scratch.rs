@@ -20,7 +20,8 @@ use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView, WasiFilesystemView};
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode as Refused;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types::{
-    DescriptorFlags, ErrorCode, Host as _, HostDescriptor as _, OpenFlags, PathFlags,
+    DescriptorFlags, DirectoryEntryStream, ErrorCode, Host as _, HostDescriptor as _,
+    HostDirectoryEntryStream as _, OpenFlags, PathFlags,
 };
 use wasmtime_wasi::p2::{DynOutputStream, FsResult, OutputStream, Pollable, StreamError};
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtxBuilder};
@@ -328,6 +329,21 @@ pub(super) fn bound<T: Scratched>(linker: &mut Linker<T>) -> wasmtime::Result<()
                 read_only_as_such(lowered(&mut fs, opened)?, read_only)
             };
             Ok((result,))
+        },
+    )?;
+    types.func_wrap(
+        "[method]directory-entry-stream.read-directory-entry",
+        |mut store: Store<'_, T>, (stream,): (Resource<DirectoryEntryStream>,)| {
+            let mut fs = store.data_mut().filesystem();
+            // WASI's names are text: an entry whose name is not UTF-8 (an agent may leave one)
+            // is left out, rather than end the listing with an error that hides the rest.
+            loop {
+                let next = fs.read_directory_entry(Resource::new_borrow(stream.rep()));
+                match lowered(&mut fs, next)? {
+                    Err(ErrorCode::IllegalByteSequence) => continue,
+                    read => return Ok((read,)),
+                }
+            }
         },
     )?;
     types.func_wrap(
