@@ -250,6 +250,30 @@ fn a_case_that_asks_for_what_cannot_be_graded_is_refused_at_its_line() {
     );
     // Nothing is written for the run: the cases are refused before a dataset is made of them.
     assert!(!ws.path("out").join("cases.jsonl").exists(), "{err}");
+
+    // A field of another type than evaldeck's is said at the case file's key, not at the row
+    // written for the case (a file of a folder that is gone once `validate` ends).
+    ws.write(
+        "cases/a.yaml",
+        "name: listless\nturns: [{user: x}]\nmetadata: [1]\n",
+    );
+    ws.write("cases/b.yaml", "name: typo\ninput: x\n");
+    ws.write("cases/c.yaml", "name: late\ntags: nope\ninput: x\n");
+    for command in [&["validate"][..], &["run", "-o", "out"]] {
+        let err = refused(
+            &ws,
+            &[command, &["cases", "--traces", "traces.jsonl"]].concat(),
+        );
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+        assert_eq!(
+            errors,
+            [
+                "error: cases/a.yaml:3: metadata: invalid type: sequence, expected a map",
+                "error: cases/c.yaml:2: tags: invalid type: string \"nope\", expected a sequence",
+            ],
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -282,6 +306,41 @@ fn cases_without_traces_or_a_folder_without_cases_say_what_to_give() {
     );
     assert!(
         err.contains("error: missing.jsonl: cannot read the traces file"),
+        "{err}"
+    );
+
+    // evaldeck's own layout: its configuration names the cases' folder, whose subfolders are
+    // its suites. Each way in says what to give.
+    ws.write(
+        "proj/evaldeck.yaml",
+        "version: 1\nagent: {module: a, function: b}\ntest_dir: evals\n",
+    );
+    ws.write("proj/evals/smoke/a.yaml", "name: a\ninput: x\n");
+    let config =
+        "proj/evaldeck.yaml: this is evaldeck's project configuration, which gavel does not read";
+    let hint = "subfolders: gavel run proj/evals --traces TRACES.jsonl";
+    for args in [
+        &["validate", "proj", "--traces", "traces.jsonl"][..],
+        &["validate", "proj/evaldeck.yaml"],
+        &[
+            "run",
+            "proj/evaldeck.yaml",
+            "--traces",
+            "traces.jsonl",
+            "-o",
+            "out",
+        ],
+    ] {
+        let err = refused(&ws, args);
+        assert!(
+            err.contains(config) && err.contains(hint),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.matches("error: ").count(), 1, "{args:?}: {err}");
+    }
+    let err = refused(&ws, &["validate", "proj/evals", "--traces", "traces.jsonl"]);
+    assert!(
+        err.contains("hint: its subfolders (smoke) may each be a suite of cases"),
         "{err}"
     );
 }

@@ -592,7 +592,9 @@ fn a_name_that_is_not_utf8_is_left_out_of_a_granted_folders_listing() {
     let ws = Workspace::new();
     ws.write("work/main.py", "print('hi')");
     ws.write("work/sub/result.txt", "42");
-    let odd = ws.path("work").join(std::ffi::OsStr::from_bytes(b"bad\xff.txt"));
+    let odd = ws
+        .path("work")
+        .join(std::ffi::OsStr::from_bytes(b"bad\xff.txt"));
     std::fs::write(&odd, "odd").expect("a file of a non-UTF-8 name");
     ws.write(
         "g.py",
@@ -618,8 +620,7 @@ fn a_name_that_is_not_utf8_is_left_out_of_a_granted_folders_listing() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let grade = &ws.results("out")[0]["grades"]["probe"];
     assert_eq!(
-        grade["rationale"],
-        "['main.py', 'sub'] ['./main.py', './sub/result.txt']",
+        grade["rationale"], "['main.py', 'sub'] ['./main.py', './sub/result.txt']",
         "{grade}"
     );
 }

@@ -296,6 +296,9 @@ impl Suite {
     /// them, so that the checks after the shape look at the rest. `Err` when no suite can be
     /// made of it (a syntax error, a required field wrong).
     pub fn load_partly(path: &Path) -> Result<Partial, Vec<SuiteError>> {
+        if let Some(refused) = evaldeck_config(path) {
+            return Err(vec![refused]);
+        }
         if path.is_dir() {
             return Err(vec![
                 SuiteError::at(path, "", folder_given(path)).with_hint(
@@ -433,6 +436,45 @@ fn evaldeck_case_given(mut errors: Vec<SuiteError>) -> Vec<SuiteError> {
 }
 
 /// What to say when the suite path is a folder: which suite files it holds.
+/// The names evaldeck gives its project's configuration.
+const EVALDECK_CONFIGS: [&str; 2] = ["evaldeck.yaml", "evaldeck.yml"];
+
+/// Why `path`, evaldeck's project configuration or a folder holding it, is not what gavel
+/// reads, and what to give instead: its cases' folder (`test_dir`) with their traces.
+pub fn evaldeck_config(path: &Path) -> Option<SuiteError> {
+    let config = match path.is_dir() {
+        true => EVALDECK_CONFIGS
+            .iter()
+            .map(|name| path.join(name))
+            .find(|config| config.is_file())?,
+        false => path
+            .file_name()
+            .is_some_and(|name| EVALDECK_CONFIGS.iter().any(|c| name == *c))
+            .then(|| path.to_path_buf())?,
+    };
+    let text = fsio::read_text(&config, fsio::cap::TEXT).unwrap_or_default();
+    let named = super::pyyaml::load(&config, &text)
+        .ok()
+        .and_then(|value| value.get("test_dir")?.as_str().map(str::to_string));
+    let cases = config
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(named.as_deref().unwrap_or("tests/evals"));
+    Some(
+        SuiteError::at(
+            &config,
+            "",
+            "this is evaldeck's project configuration, which gavel does not read: it grades \
+             evaldeck's case files with their recorded traces",
+        )
+        .with_hint(format!(
+            "give the folder of case files it names (`test_dir`), or one of its suites' \
+             subfolders: gavel run {} --traces TRACES.jsonl",
+            cases.display()
+        )),
+    )
+}
+
 fn folder_given(dir: &Path) -> String {
     let mut suites: Vec<String> = std::fs::read_dir(dir)
         .into_iter()

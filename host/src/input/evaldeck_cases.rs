@@ -57,6 +57,9 @@ fn is_case_name(name: &str) -> bool {
 
 /// The case files at `path`: the file itself, or the folder's as evaldeck lists them.
 fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
+    if let Some(refused) = crate::config::suite::evaldeck_config(path) {
+        return Err(refused);
+    }
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -90,12 +93,27 @@ fn case_files(path: &Path) -> Result<Vec<PathBuf>, SuiteError> {
         .map(|name| path.join(name))
         .collect();
     if files.is_empty() {
+        let mut suites: Vec<String> = (std::fs::read_dir(path).into_iter().flatten().flatten())
+            .filter(|entry| entry.path().is_dir())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .collect();
+        suites.sort();
+        let hint = match suites.is_empty() {
+            true => {
+                "give a folder of evaldeck case files, or a suite file without --traces".to_string()
+            }
+            false => format!(
+                "its subfolders ({}) may each be a suite of cases, as evaldeck runs them: give \
+                 one of them",
+                suites.join(", ")
+            ),
+        };
         return Err(SuiteError::at(
             path,
             "",
             "this folder holds no case file (.yaml or .yml, not starting with `_`)",
         )
-        .with_hint("give a folder of evaldeck case files, or a suite file without --traces"));
+        .with_hint(hint));
     }
     Ok(files)
 }
@@ -182,6 +200,7 @@ fn read_case(file: &Path) -> Result<Case, SuiteError> {
     case.insert("id".into(), Value::String(name.clone()));
     let mut code_errors = Vec::new();
     let code = code_entries(file, &text, asked == "turns", &case, &mut code_errors)?;
+    code_errors.extend(row_mistake(file, &text, &case));
     Ok(Case {
         file: file.to_path_buf(),
         name,
@@ -190,6 +209,23 @@ fn read_case(file: &Path) -> Result<Case, SuiteError> {
         row: case,
         code,
         code_errors,
+    })
+}
+
+/// What a row made of the case would be refused for (a field of another type: `metadata: [1]`,
+/// `tags: nope`), said at the case file's key rather than at the row written for it. The turns
+/// are checked apart ([`Case::turns_error`]).
+fn row_mistake(file: &Path, text: &str, case: &Map<String, Value>) -> Option<SuiteError> {
+    let row = serde_json::to_string(case).ok()? + "\n";
+    let mut items = dataset::Items::in_memory(file, row.into_bytes());
+    let item = items.next_item()?.ok()?;
+    let folder = file.parent().unwrap_or(Path::new("")).to_path_buf();
+    let refused = dataset::RowParser::new(None, folder).parse(&item).err()?;
+    let (field, message) = refused.message.split_once(": ")?;
+    let key = field.split(['.', '[']).next().unwrap_or(field);
+    (key != "turns").then(|| SuiteError {
+        line: key_line(text, key),
+        ..SuiteError::at(file, field, message)
     })
 }
 
