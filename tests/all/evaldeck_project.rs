@@ -170,7 +170,8 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
         "error: cases/b.yaml:2: name: the case `weather` is also in cases/a.yaml:1",
         "error: cases/c.yaml:1:8: unclosed bracket '['",
         "error: cases/d.yaml: name: missing",
-        "error: traces.jsonl:3: metadata.case_name: no case is named `nobody` in cases",
+        // The trace naming `nobody` is not refused: it may be the case of c.yaml or d.yaml,
+        // which could not be read (their errors say what to mend).
         "error: traces.jsonl:4: not JSON: expected ident at line 1 column 2",
         "error: traces.jsonl:5: the case `weather`, whose input it was given, already has its trace on line 1",
         "error: traces.jsonl:6: metadata.case_name: the case `weather` already has its trace on line 1",
@@ -182,6 +183,19 @@ fn mistakes_in_cases_and_traces_are_each_reported_with_file_and_line() {
     assert!(
         err.contains(
             "hint: add a line whose trace has `\"metadata\": {\"case_name\": \"lonely\"}`"
+        ),
+        "{err}"
+    );
+    // Once every case file reads, the name that matches none is refused.
+    ws.write("cases/c.yaml", "name: closed\ninput: w\n");
+    ws.write("cases/d.yaml", "name: named\ninput: z\n");
+    let err = refused(
+        &ws,
+        &["run", "cases", "--traces", "traces.jsonl", "-o", "out"],
+    );
+    assert!(
+        err.contains(
+            "error: traces.jsonl:3: metadata.case_name: no case is named `nobody` in cases"
         ),
         "{err}"
     );

@@ -458,6 +458,7 @@ fn pair(
     traces: &Path,
     rows: &[Case],
     runs: Vec<Recorded>,
+    unread: bool,
     errors: &mut Vec<SuiteError>,
 ) -> HashMap<String, Vec<Value>> {
     let mut paired: HashMap<String, Vec<Value>> = HashMap::new();
@@ -469,6 +470,11 @@ fn pair(
         };
         let (name, field, how) = if let Some(name) = named_case(&run.trajectory) {
             if !rows.iter().any(|case| case.name == name) {
+                // With a case file that could not be read, its case may be the one named:
+                // that file's error says what to mend.
+                if unread {
+                    continue;
+                }
                 errors.push(
                     at(
                         "metadata.case_name",
@@ -568,6 +574,7 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
         .chain([("the traces".to_string(), traces.to_path_buf())])
         .collect();
     let mut rows: Vec<Case> = Vec::new();
+    let mut unread = false;
     for file in files {
         match read_case(&file) {
             Ok(case) => match rows.iter().find(|c| c.name == case.name) {
@@ -586,7 +593,10 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
                     rows.push(case);
                 }
             },
-            Err(e) => errors.push(e),
+            Err(e) => {
+                unread = true;
+                errors.push(e);
+            }
         }
     }
     let mut traces_errors = Vec::new();
@@ -594,7 +604,7 @@ pub fn load(cases: &Path, traces: &Path) -> Result<Project, Vec<SuiteError>> {
         errors.push(e);
         std::mem::take(&mut errors)
     })?;
-    let mut paired = pair(cases, traces, &rows, runs, &mut traces_errors);
+    let mut paired = pair(cases, traces, &rows, runs, unread, &mut traces_errors);
     // In the order of the lines they are found at.
     traces_errors.sort_by_key(|e| e.line);
     errors.append(&mut traces_errors);
