@@ -687,6 +687,27 @@ fn a_row_that_is_not_an_object_or_is_cut_off_is_said_so() {
     );
 }
 
+/// A suite indented with tabs, or empty, is refused saying how to mend it.
+#[test]
+fn a_suite_indented_with_tabs_or_empty_says_how_to_mend_it() {
+    let ws = capitals();
+    for (suite, said) in [
+        (
+            SUITE.replace("  correct:", "\tcorrect:"),
+            "hint: YAML indents with spaces only: replace the tabs with spaces",
+        ),
+        (
+            String::new(),
+            "hint: the suite is empty or ends early: a suite holds at least `dataset` and `graders`",
+        ),
+    ] {
+        ws.write("suite.yaml", &suite);
+        let out = ws.gavel(&["validate", "suite.yaml"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    }
+}
+
 /// An output folder that is a file is refused before grading, at the flag or at the suite's
 /// `output:` line, rather than as a file under it that cannot be read.
 #[test]

@@ -242,6 +242,11 @@ fn mistakes_in_allow_are_located_with_how_to_fix_them() {
             "suite.yaml:4:30: allow.network[1]: `bad host!` is not a host pattern",
         ),
         (
+            "allow:\n  network: [\"https://api.example.com/v1\"]\n",
+            "allow.network[0]: `https://api.example.com/v1` is not a host pattern: a host \
+             pattern is a host and its port, not a URL (no scheme, no path)",
+        ),
+        (
             "allow:\n  env: [HOME, 1BAD]\n",
             "suite.yaml:4:15: allow.env[1]: `1BAD` is not a variable name",
         ),

@@ -179,6 +179,8 @@ pub enum HostProblem {
     Wildcard,
     #[error("`{0}` is not a label of a host name (letters, digits and `-`)")]
     Label(String),
+    #[error("a host pattern is a host and its port, not a URL (no scheme, no path)")]
+    Url,
 }
 
 impl TryFrom<String> for HostPattern {
@@ -188,6 +190,9 @@ impl TryFrom<String> for HostPattern {
             written: written.clone(),
             why,
         };
+        if written.contains("://") || written.contains('/') {
+            return Err(bad(HostProblem::Url));
+        }
         let (host, port) = if let Some(rest) = written.strip_prefix('[') {
             let (ip, after) = rest
                 .split_once(']')

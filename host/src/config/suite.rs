@@ -617,6 +617,13 @@ fn located(file: &Path, positions: &Positions, field: String, message: &str) -> 
 fn hint_for(field: &str, message: &str) -> Option<String> {
     if field == "grader" {
         Some(SINGLE_GRADER.to_string())
+    } else if message.contains("tabs disallowed") {
+        Some("YAML indents with spaces only: replace the tabs with spaces".to_string())
+    } else if message.starts_with("unexpected end of input") {
+        Some(
+            "the suite is empty or ends early: a suite holds at least `dataset` and `graders`"
+                .to_string(),
+        )
     } else {
         suggestion(message)
     }
@@ -926,7 +933,7 @@ pub(crate) fn locate(file: &Path, field: String, error: &serde_saphyr::Error) ->
         .location()
         .map_or((None, None), |l| (Some(l.line()), Some(l.column())));
     let message = bare_message(error);
-    let hint = suggestion(&message);
+    let hint = hint_for(&field, &message);
     SuiteError {
         file: file.to_path_buf(),
         line,

@@ -445,6 +445,23 @@ pub struct ResultsFile {
 
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 
+#[cfg(test)]
+impl ResultsFile {
+    /// Makes every later write fail as on a full disk (`/dev/full` answers each so).
+    pub(crate) fn fail_writes_for_test(&mut self) {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+        self.out = BufWriter::with_capacity(1 << 16, full.expect("/dev/full"));
+    }
+}
+
+/// A write to a [`ResultsFile`] that failed, naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {error}", .path.display())]
+pub struct WriteFailed {
+    path: PathBuf,
+    error: std::io::Error,
+}
+
 /// How long a run goes on before its flushes are synced to disk: what a power cut takes from a
 /// younger run costs seconds to grade again, while a sync under way when a run ends holds up its
 /// exit until the disk has the file (bench/README.md, eighteenth profile).
@@ -582,7 +599,7 @@ impl ResultsFile {
     /// Appends whole lines (their newlines included). Lines longer together than the buffer
     /// go to the file without a copy into it.
     pub fn append(&mut self, lines: &[u8]) -> std::io::Result<()> {
-        self.out.write_all(lines)?;
+        self.out.write_all(lines).map_err(|e| self.named(e))?;
         if self.last_flush.elapsed() >= FLUSH_EVERY {
             self.flush()?;
         }
@@ -590,9 +607,19 @@ impl ResultsFile {
     }
 
     pub fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()?;
+        self.out.flush().map_err(|e| self.named(e))?;
         self.last_flush = Instant::now();
         self.syncer.request()
+    }
+
+    /// `error` saying the file it happened to (a full disk says only "No space left").
+    fn named(&self, error: std::io::Error) -> std::io::Error {
+        let kind = error.kind();
+        let failed = WriteFailed {
+            path: self.path.clone(),
+            error,
+        };
+        std::io::Error::new(kind, failed)
     }
 
     pub fn finish(mut self) -> std::io::Result<()> {
@@ -876,6 +903,24 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, text);
         String::from_utf8(out).unwrap()
+    }
+
+    /// A write that fails (a full disk: `/dev/full` answers every write so) names the results
+    /// file, where the system's error alone says only "No space left on device".
+    #[test]
+    fn a_write_that_fails_names_the_results_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let mut results = ResultsFile::open(&path, false).unwrap();
+        results.fail_writes_for_test();
+        results.append(b"{}\n").unwrap();
+        let error = results.flush().unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::StorageFull);
+        let said = error.to_string();
+        assert!(
+            said.starts_with(&format!("cannot write {}: ", path.display())),
+            "{said}"
+        );
     }
 
     #[test]

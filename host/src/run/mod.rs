@@ -140,6 +140,9 @@ pub enum RunError {
     },
     #[error("-o {0}")]
     NotAFolder(String),
+    /// A write that failed, its error naming the file.
+    #[error(transparent)]
+    Named(std::io::Error),
     #[error("cannot write {}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -755,6 +758,13 @@ fn judge_down(stopped: JudgeDown, kept: u64, dir: PathBuf, next: String) -> RunE
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> RunError {
+    // A results file's own failures name it already.
+    if source
+        .get_ref()
+        .is_some_and(|e| e.is::<crate::output::result::WriteFailed>())
+    {
+        return RunError::Named(source);
+    }
     RunError::Write {
         path: path.to_path_buf(),
         source,
@@ -1111,5 +1121,26 @@ impl Sink for RunSink<'_> {
     fn check(&self) -> Option<Arc<std::sync::Mutex<dyn engine::Check>>> {
         let check = self.check.clone()?;
         Some(check)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results file's failed write names the file once, however it reaches the user.
+    #[test]
+    fn a_results_files_failed_write_is_named_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.jsonl");
+        let mut results = ResultsFile::open(&path, false).unwrap();
+        results.fail_writes_for_test();
+        let failed = results.append(&[b'x'; 1 << 17]).unwrap_err();
+        let said = write_error(&path, failed).to_string();
+        assert_eq!(said.matches("cannot write").count(), 1, "{said}");
+        assert!(said.contains("results.jsonl"), "{said}");
+        let other = std::io::Error::other("disk gone");
+        let said = write_error(&path, other).to_string();
+        assert_eq!(said, format!("cannot write {}: disk gone", path.display()));
     }
 }
