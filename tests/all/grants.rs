@@ -70,6 +70,15 @@ fn granted_variables_are_passed_in_and_a_secret_is_only_its_placeholder_everywhe
     ];
     let out = run(&ws, &vars);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // No `network:` grants the secret's host: its value is never sent, and the run says so.
+    assert!(
+        stderr(&out).contains(
+            "notice: `graders.reach`: the secret `GRANTED_KEY` is never sent to \
+             `api.example.com`: `network:` does not grant it"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let env: Vec<String> = reached(&ws)[0]["env"]
         .as_array()
         .unwrap()
@@ -245,6 +254,11 @@ fn mistakes_in_allow_are_located_with_how_to_fix_them() {
             "allow:\n  network: [\"https://api.example.com/v1\"]\n",
             "allow.network[0]: `https://api.example.com/v1` is not a host pattern: a host \
              pattern is a host and its port, not a URL (no scheme, no path)",
+        ),
+        (
+            "allow:\n  network: [localhost:8080]\n",
+            "suite.yaml:4:13: allow.network[0]: `localhost:8080` names this machine by name, \
+             which every request is refused",
         ),
         (
             "allow:\n  env: [HOME, 1BAD]\n",

@@ -152,7 +152,7 @@ pub fn run(mut args: Args) -> super::Status {
     // would clear) are given back by its exit, not torn down first.
     let prepared = std::mem::ManuallyDrop::new(prepared);
     if !args.output.quiet {
-        for notice in prepared.suite.notices() {
+        for notice in prepared.notices() {
             eprintln!("{}", printable_lines(&notice));
         }
     }

@@ -175,7 +175,7 @@ fn validate(args: &Args, suite: &Path) -> Found {
     };
     let mut found = Found {
         metrics: prepared.plan.metrics.len(),
-        notices: prepared.suite.notices(),
+        notices: prepared.notices(),
         grants: (prepared.plan.grants.iter())
             .map(|(field, grants)| (field.clone(), Reach::from(&**grants)))
             .collect(),

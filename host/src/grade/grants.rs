@@ -84,6 +84,7 @@ impl AllowSpec {
                 });
             }
         }
+        errors.extend(self.unreachable());
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -158,7 +159,51 @@ fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, FolderError> {
     }
 }
 
+impl AllowSpec {
+    /// Grants that can never take effect, each a mistake: this machine granted by name (a
+    /// name may reach public addresses only).
+    fn unreachable(&self) -> Vec<GrantError> {
+        let network: Vec<&HostPattern> = self.network.iter().flatten().collect();
+        let mut errors = Vec::new();
+        for (index, pattern) in network.iter().enumerate() {
+            if let Host::Name(name) | Host::Suffix(name) = &pattern.host
+                && (name == "localhost" || name.ends_with(".localhost"))
+            {
+                errors.push(GrantError {
+                    field: format!("network[{index}]"),
+                    message: format!(
+                        "`{pattern}` names this machine by name, which every request is refused: \
+                         a name may reach public addresses only"
+                    ),
+                    hint: "grant the address itself, e.g. `127.0.0.1:8080`",
+                });
+            }
+        }
+        errors
+    }
+}
+
 impl HostPattern {
+    /// Whether some host and port `other` names is one this pattern grants too.
+    pub fn overlaps(&self, other: &HostPattern) -> bool {
+        let web = |port: Option<u16>| port.is_none_or(|port| port == 80 || port == 443);
+        let ports = match (self.port, other.port) {
+            (Some(mine), Some(theirs)) => mine == theirs,
+            (mine, theirs) => web(mine) && web(theirs),
+        };
+        let under = |name: &str, suffix: &str| {
+            (name.strip_suffix(suffix)).is_some_and(|head| head.ends_with('.'))
+        };
+        let hosts = match (&self.host, &other.host) {
+            (Host::Suffix(a), Host::Suffix(b)) => a == b || under(a, b) || under(b, a),
+            (Host::Suffix(suffix), Host::Name(name)) | (Host::Name(name), Host::Suffix(suffix)) => {
+                under(name, suffix)
+            }
+            (mine, theirs) => mine == theirs,
+        };
+        ports && hosts
+    }
+
     /// Whether a connection to `host` (a name or an address, IPv6 without brackets) on `port`
     /// is granted.
     pub fn matches(&self, host: &str, port: u16) -> bool {
@@ -204,6 +249,20 @@ impl Grants {
 }
 
 impl Grants {
+    /// Each secret's host that `network:` does not grant, where its value is never sent: a
+    /// secret and host, as a notice says them.
+    pub fn unsent(&self) -> Vec<(&str, &HostPattern)> {
+        let mut unsent = Vec::new();
+        for secret in &self.secrets {
+            for host in &secret.hosts {
+                if !self.network.iter().any(|granted| granted.overlaps(host)) {
+                    unsent.push((secret.name.as_str(), host));
+                }
+            }
+        }
+        unsent
+    }
+
     /// What a call may reach before any row: the variables (each secret as its placeholder)
     /// and the folders, without those a row chooses (a program loaded before any sample).
     pub fn access(&self) -> Access {
@@ -524,6 +583,36 @@ mod tests {
 
     fn pattern(text: &str) -> Result<HostPattern, crate::config::allow::NotAHostPattern> {
         HostPattern::try_from(text.to_string())
+    }
+
+    #[test]
+    fn a_secrets_host_is_sent_to_only_where_a_network_pattern_overlaps_it() {
+        let overlap = |network: &str, secret: &str| {
+            pattern(network)
+                .unwrap()
+                .overlaps(&pattern(secret).unwrap())
+        };
+        for (network, secret) in [
+            ("api.example.com", "api.example.com"),
+            ("api.example.com:443", "api.example.com"),
+            ("api.example.com", "api.example.com:443"),
+            ("*.example.com", "api.example.com"),
+            ("api.example.com", "*.example.com"),
+            ("*.example.com", "*.eu.example.com"),
+            ("127.0.0.1:8080", "127.0.0.1:8080"),
+        ] {
+            assert!(overlap(network, secret), "{network} {secret}");
+        }
+        for (network, secret) in [
+            ("api.example.com", "api.example.org"),
+            ("api.example.com:8443", "api.example.com"),
+            ("*.example.com", "example.com"),
+            ("*.example.com", "badexample.com"),
+            ("127.0.0.1:8080", "127.0.0.1:8081"),
+            ("127.0.0.1:8080", "localhost:8080"),
+        ] {
+            assert!(!overlap(network, secret), "{network} {secret}");
+        }
     }
 
     #[test]

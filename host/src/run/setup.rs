@@ -27,6 +27,21 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// What the suite says that gavel reads otherwise than its author may expect, and grants
+    /// that cannot take effect, one notice each.
+    pub fn notices(&self) -> Vec<String> {
+        let mut notices = self.suite.notices();
+        for (field, grants) in &self.plan.grants {
+            for (secret, host) in grants.unsent() {
+                notices.push(format!(
+                    "notice: `{field}`: the secret `{secret}` is never sent to `{host}`: \
+                     `network:` does not grant it"
+                ));
+            }
+        }
+        notices
+    }
+
     /// What the suite says about reading its dataset and recorded runs.
     pub fn reading(&self) -> Reading {
         Reading {
