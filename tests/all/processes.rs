@@ -625,3 +625,36 @@ fn a_grader_changes_folder_to_the_root_tmp_or_a_missing_folder_as_cpython_does()
         );
     }
 }
+
+/// A script the grader wrote to its `/tmp` and runs with `sys.executable` is not there for the
+/// process (its `/tmp` is its own): it fails as CPython fails on a missing file, naming the
+/// interpreter (`sys.executable` is empty in the sandbox), and says how to pass the code.
+#[test]
+fn a_script_in_the_graders_tmp_is_not_the_processes_and_the_error_says_why() {
+    let Some(cache) = cache() else {
+        return;
+    };
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.path("work")).unwrap();
+    let said = report(
+        cache,
+        &ws,
+        "import tempfile\n\
+         with tempfile.NamedTemporaryFile('w', suffix='.py', delete=False) as f:\n    \
+             f.write('print(1)')\n\
+         ran = subprocess.run([sys.executable, f.name], capture_output=True, text=True)\n\
+         said = f'{ran.returncode} {ran.stderr}'",
+        "allow:\n  files: [work/]\n",
+    );
+    assert!(
+        said.starts_with("2 python3: can't open file '/tmp/"),
+        "{said}"
+    );
+    assert!(
+        said.ends_with(
+            "(in gavel's sandbox a process has a /tmp of its own, not the grader's: pass a \
+             script the grader wrote with -c)\n"
+        ),
+        "{said}"
+    );
+}

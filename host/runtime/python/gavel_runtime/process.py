@@ -478,7 +478,8 @@ def main(argv, cwd):
     # Without a folder granted, the process starts at `/`, where it already is.
     if cwd != os.getcwd():
         os.chdir(cwd)
-    program = argv[0] if argv else "python3"
+    # `sys.executable` is '' in the sandbox; CPython names itself.
+    program = argv[0] if argv and argv[0] else "python3"
     rest = list(argv[1:])
     code = path = named = None
     while rest and rest[0].startswith("-") and rest[0] != "-":
@@ -529,6 +530,11 @@ def main(argv, cwd):
         except OSError as e:
             full = os.path.join(cwd, path)
             sys.stderr.write(f"{program}: can't open file {full!r}: [Errno {e.errno}] {e.strerror}\n")
+            if os.path.normpath(full).startswith("/tmp/"):
+                sys.stderr.write(
+                    "(in gavel's sandbox a process has a /tmp of its own, not the grader's: "
+                    "pass a script the grader wrote with -c)\n"
+                )
             return 2
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     else:

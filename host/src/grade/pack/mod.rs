@@ -1031,13 +1031,20 @@ fn accept_grade(grade: v0::Grade, output_limit: usize) -> Grade {
     if !(0.0..=1.0).contains(&score) {
         return Grade::error(format!("invalid score: {score} is out of range [0, 1]"));
     }
-    let json = |field: &str, text: Option<String>| match text.as_deref().map(serde_json::from_str) {
-        None => Ok(None),
-        Some(Ok(value)) if nesting(&value) > MAX_NESTING => Err(format!(
+    let too_deep = |field: &str| {
+        format!(
             "invalid {field}: nested deeper than {MAX_NESTING} levels, which results.jsonl \
              could not be read back with"
-        )),
+        )
+    };
+    let json = |field: &str, text: Option<String>| match text.as_deref().map(serde_json::from_str) {
+        None => Ok(None),
+        Some(Ok(value)) if nesting(&value) > MAX_NESTING => Err(too_deep(field)),
         Some(Ok(value)) => Ok(Some(value)),
+        // Deeper still, the parser stops first.
+        Some(Err(e)) if e.to_string().starts_with("recursion limit exceeded") => {
+            Err(too_deep(field))
+        }
         Some(Err(e)) => Err(format!("invalid {field}: {e}")),
     };
     let metadata = match json("metadata", grade.metadata) {
@@ -1326,6 +1333,14 @@ mod tests {
                 ..grade(1.0)
             })
             .starts_with("invalid expected: nested deeper than 64 levels")
+        );
+        // Past the parser's own limit (128) the same words, not the parser's.
+        assert!(
+            bad(v0::Grade {
+                metadata: Some(deep(130)),
+                ..grade(1.0)
+            })
+            .starts_with("invalid metadata: nested deeper than 64 levels")
         );
         let kept = accept_grade(
             v0::Grade {
