@@ -530,7 +530,7 @@ def main(argv, cwd):
         except OSError as e:
             full = os.path.join(cwd, path)
             sys.stderr.write(f"{program}: can't open file {full!r}: [Errno {e.errno}] {e.strerror}\n")
-            if os.path.normpath(full).startswith("/tmp/"):
+            if _host is not None and os.path.normpath(full).startswith("/tmp/"):
                 sys.stderr.write(
                     "(in gavel's sandbox a process has a /tmp of its own, not the grader's: "
                     "pass a script the grader wrote with -c)\n"
