@@ -219,7 +219,8 @@ fn bad_results_folders_are_clear_errors() {
     let bad = ws.gavel(&["report", "bad"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(
-        stderr(&bad).contains("bad/results.jsonl:2: not a gavel result line"),
+        stderr(&bad)
+            .contains("bad/results.jsonl:2: not a gavel result line (expected ident at column 2)"),
         "{}",
         stderr(&bad)
     );

@@ -877,7 +877,7 @@ pub enum ResultsError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{}:{line}: not a gavel result line ({source}){advice}", .path.display())]
+    #[error("{}:{line}: not a gavel result line ({}){advice}", .path.display(), within_line(.source))]
     NotAResult {
         path: PathBuf,
         line: u64,
@@ -890,6 +890,16 @@ pub enum ResultsError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// serde's message placed in the line (its column): serde counts the line as line 1, where the
+/// error names the line of the file.
+fn within_line(error: &serde_json::Error) -> String {
+    let message = error.to_string();
+    let message = message
+        .rfind(" at line ")
+        .map_or(message.as_str(), |at| &message[..at]);
+    format!("{message} at column {}", error.column())
 }
 
 #[cfg(test)]
