@@ -735,6 +735,31 @@ fn an_output_folder_that_is_a_file_is_refused_where_it_is_named() {
     );
 }
 
+/// A pack named by its path in a grader's `function:` (letta-evals' `file.wasm:name`) that does
+/// not load is said once, at the grader that names it, not at the first grader of the suite
+/// and then again as an unknown pack.
+#[test]
+fn a_pack_named_by_path_that_does_not_load_is_said_once_where_it_is_named() {
+    let ws = capitals();
+    ws.write("fake.wasm", "not a component");
+    ws.write(
+        "suite.yaml",
+        &format!("{SUITE}  packed:\n    kind: tool\n    function: \"fake.wasm:f\"\n"),
+    );
+    let out = ws.gavel(&["validate", "suite.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let errors: Vec<String> = (stderr(&out).lines())
+        .filter(|l| l.starts_with("error: "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0]
+            .starts_with("error: suite.yaml:10:15: graders.packed.function: pack `fake.wasm`: "),
+        "{errors:?}"
+    );
+}
+
 /// letta-evals downloads a dataset named by URL; gavel reads local files, and says so.
 #[test]
 fn a_dataset_named_by_url_is_refused_saying_to_download_it() {

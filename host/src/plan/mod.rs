@@ -780,14 +780,15 @@ fn display_name(spec: &GraderSpec) -> Option<String> {
 }
 
 impl Plan {
-    /// Pack paths named directly in `function:`/`extractor:` (letta-evals' `file.wasm:name`).
-    pub fn wasm_paths(graders: &IndexMap<String, GraderSpec>) -> Vec<String> {
+    /// Pack paths named directly in `function:`/`extractor:` (letta-evals' `file.wasm:name`),
+    /// each once, with the field that names it first.
+    pub fn wasm_paths(graders: &IndexMap<String, GraderSpec>) -> Vec<(String, String)> {
         let mut paths = Vec::new();
-        for spec in graders.values() {
-            collect_wasm_paths(spec, &mut paths);
+        for (key, spec) in graders {
+            collect_wasm_paths(&format!("graders.{key}"), spec, &mut paths);
         }
-        paths.sort();
-        paths.dedup();
+        let mut seen = std::collections::HashSet::new();
+        paths.retain(|(path, _)| seen.insert(path.clone()));
         paths
     }
 
@@ -1011,28 +1012,28 @@ impl Node {
     }
 }
 
-fn collect_wasm_paths(spec: &GraderSpec, out: &mut Vec<String>) {
-    let mut add = |name: Option<&str>| {
+fn collect_wasm_paths(field: &str, spec: &GraderSpec, out: &mut Vec<(String, String)>) {
+    let mut add = |key: &str, name: Option<&str>| {
         if let Some(name) = name
             && name.contains(".wasm:")
             && let Some((path, _)) = pack_reference(name)
         {
-            out.push(path.to_string());
+            out.push((path.to_string(), format!("{field}.{key}")));
         }
     };
     match spec {
         GraderSpec::Tool(t) => {
-            add(Some(&t.function));
-            add(t.extractor.as_deref());
+            add("function", Some(&t.function));
+            add("extractor", t.extractor.as_deref());
         }
-        GraderSpec::Rubric(r) => add(Some(&r.extractor)),
+        GraderSpec::Rubric(r) => add("extractor", Some(&r.extractor)),
         GraderSpec::Expectations(_)
         | GraderSpec::Code(_)
         | GraderSpec::Python(_)
         | GraderSpec::Openai(_) => {}
         GraderSpec::All(c) | GraderSpec::Any(c) => {
-            for sub in c.graders.values() {
-                collect_wasm_paths(sub, out);
+            for (key, sub) in &c.graders {
+                collect_wasm_paths(&format!("{field}.graders.{key}"), sub, out);
             }
         }
     }

@@ -186,9 +186,12 @@ pub fn prepare(suite_path: &Path, options: &Options) -> Result<Prepared, Vec<Sui
             // A pack or the Python code that did not load has said why once; its functions are
             // not unknown.
             let unloaded = |e: &SuiteError| {
+                let by_path = Plan::wasm_paths(&file.graders)
+                    .into_iter()
+                    .map(|(path, _)| path);
                 e.message == program::PYTHON_NOT_LOADED
-                    || file.packs.keys().any(|name| {
-                        !packs.contains_key(name)
+                    || (file.packs.keys().cloned().chain(by_path)).any(|name| {
+                        !packs.contains_key(&name)
                             && e.message.starts_with(&format!("unknown pack `{name}`"))
                     })
             };
@@ -310,14 +313,14 @@ fn load_packs(
     for (name, spec) in &file.packs {
         load(name, spec, format!("packs.{name}"), &limits);
     }
-    for path in by_path {
+    for (path, field) in by_path {
         let spec = PackSpec {
             path: PathBuf::from(&path),
             sha256: None,
             limits: None,
             allow: None,
         };
-        load(&path, &spec, "graders".to_string(), &limits);
+        load(&path, &spec, field, &limits);
     }
     packs
 }
