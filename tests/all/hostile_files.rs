@@ -466,6 +466,37 @@ fn resume_into_another_runs_folder_is_refused() {
     );
 }
 
+/// Grades one row with a letta `@grader` `probe` whose body is `body` (after `import os`), in
+/// `ws` where `work/` is granted, under `limits` (the suite's `limits:` block, or nothing): its
+/// grade, which must have passed.
+fn probe_granted(cache: &Path, ws: &Workspace, body: &str, limits: &str) -> serde_json::Value {
+    let body: String = body.lines().map(|line| format!("    {line}\n")).collect();
+    ws.write(
+        "g.py",
+        &format!(
+            "import os\nfrom letta_evals.decorators import grader\n\
+             from letta_evals.models import GradeResult\n\n@grader\n\
+             def probe(sample, submission):\n{body}"
+        ),
+    );
+    ws.write(
+        "suite.yaml",
+        &format!(
+            "name: granted\ndataset: data.jsonl\nallow:\n  files: [work/]\n{limits}\
+             graders:\n  probe:\n    kind: tool\n    function: g.py:probe\n"
+        ),
+    );
+    ws.write_rows(
+        "data.jsonl",
+        &[crate::python_graders::paris_row(1, "Paris")],
+    );
+    let out = gavel_caching(ws, &["run", "suite.yaml", "-o", "out"], cache);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let grade = ws.results("out")[0]["grades"]["probe"].clone();
+    assert_eq!(grade["status"], "pass", "{grade}");
+    grade
+}
+
 /// A FIFO an agent left in a folder granted to a grader: opening it would wait for a writer
 /// that never comes, on a host thread no deadline reaches. The grader is refused it as a
 /// file it may not open, and the run goes on.
@@ -477,38 +508,28 @@ fn a_fifo_in_a_granted_folder_is_refused_to_the_grader_not_waited_on() {
     let ws = Workspace::new();
     ws.write("work/notes.txt", "granted");
     mkfifo(&ws.path("work/pipe"));
-    ws.write(
-        "g.py",
-        "from letta_evals.decorators import grader\n\
-         from letta_evals.models import GradeResult\n\n\
-         @grader\n\
-         def probe(sample, submission):\n    \
-             try:\n        \
-                 with open('pipe') as f:\n            \
-                     said = f.read()\n    \
-             except OSError as e:\n        \
-                 said = f'{type(e).__name__}: {e.strerror}'\n    \
-             with open('notes.txt') as f:\n        \
-                 said += ' | ' + f.read()\n    \
-             return GradeResult(score=1.0, rationale=said)\n",
+    let grade = probe_granted(
+        cache,
+        &ws,
+        "try:\n    with open('pipe') as f:\n        said = f.read()\n\
+         except OSError as e:\n    said = f'{type(e).__name__}: {e.strerror}'\n\
+         with open('notes.txt') as f:\n    said += ' | ' + f.read()\n\
+         return GradeResult(score=1.0, rationale=said)",
+        "limits:\n  timeout_ms: 2000\n",
     );
-    ws.write(
-        "suite.yaml",
-        "name: fifo\ndataset: data.jsonl\nallow:\n  files: [work/]\nlimits:\n  timeout_ms: 2000\n\
-         graders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
-    );
-    ws.write_rows(
-        "data.jsonl",
-        &[crate::python_graders::paris_row(1, "Paris")],
-    );
-    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let grade = &ws.results("out")[0]["grades"]["probe"];
-    assert_eq!(grade["status"], "pass", "{grade}");
     assert_eq!(
         grade["rationale"],
         "PermissionError: Permission denied | granted"
     );
+}
+
+/// Sets its flag when dropped, a test's panic included.
+struct SetOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 /// The same FIFO swapped in and out of a granted folder while the grader opens the name again
@@ -516,7 +537,6 @@ fn a_fifo_in_a_granted_folder_is_refused_to_the_grader_not_waited_on() {
 /// waits, and the run ends.
 #[test]
 fn a_fifo_swapped_into_a_granted_folder_is_never_waited_on() {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     let Some(cache) = crate::python_graders::cache() else {
         return;
@@ -525,52 +545,31 @@ fn a_fifo_swapped_into_a_granted_folder_is_never_waited_on() {
     ws.write("file", "granted");
     ws.write("work/notes.txt", "granted");
     mkfifo(&ws.path("pipe"));
-    ws.write(
-        "g.py",
-        "from letta_evals.decorators import grader\n\
-         from letta_evals.models import GradeResult\n\n\
-         @grader\n\
-         def probe(sample, submission):\n    \
-             seen = set()\n    \
-             for _ in range(3000):\n        \
-                 try:\n            \
-                     with open('swapped') as f:\n                \
-                         seen.add(f.read())\n        \
-                 except OSError as e:\n            \
-                     seen.add(type(e).__name__)\n    \
-             return GradeResult(score=1.0, rationale=' '.join(sorted(seen)))\n",
-    );
-    ws.write(
-        "suite.yaml",
-        "name: fifo\ndataset: data.jsonl\nallow:\n  files: [work/]\nlimits:\n  timeout_ms: 20000\n  \
-         fuel: 10000000000\ngraders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
-    );
-    ws.write_rows(
-        "data.jsonl",
-        &[crate::python_graders::paris_row(1, "Paris")],
-    );
-    let stop = Arc::new(AtomicBool::new(false));
-    let swapper = {
-        let (stop, root) = (Arc::clone(&stop), ws.path(""));
-        std::thread::spawn(move || {
-            let swapped = root.join("work/swapped");
-            let next = root.join("work/.next");
+    let stop = AtomicBool::new(false);
+    let grade = std::thread::scope(|scope| {
+        // The FIFO and the file swapped in turns under one name, until gavel has ended.
+        scope.spawn(|| {
+            let (swapped, next) = (ws.path("work/swapped"), ws.path("work/.next"));
             while !stop.load(Ordering::Relaxed) {
                 for source in ["pipe", "file"] {
                     let _ = std::fs::remove_file(&next);
-                    if std::fs::hard_link(root.join(source), &next).is_ok() {
+                    if std::fs::hard_link(ws.path(source), &next).is_ok() {
                         let _ = std::fs::rename(&next, &swapped);
                     }
                 }
             }
-        })
-    };
-    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().expect("the swapper ends");
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let grade = &ws.results("out")[0]["grades"]["probe"];
-    assert_eq!(grade["status"], "pass", "{grade}");
+        });
+        let _stop = SetOnDrop(&stop);
+        probe_granted(
+            cache,
+            &ws,
+            "seen = set()\nfor _ in range(3000):\n    try:\n\
+             \x20       with open('swapped') as f:\n            seen.add(f.read())\n\
+             \x20   except OSError as e:\n        seen.add(type(e).__name__)\n\
+             return GradeResult(score=1.0, rationale=' '.join(sorted(seen)))",
+            "limits:\n  timeout_ms: 20000\n  fuel: 10000000000\n",
+        )
+    });
     // Each opening found the file, or the FIFO (refused); nothing else.
     let seen = grade["rationale"].as_str().unwrap();
     assert!(
@@ -596,29 +595,14 @@ fn a_name_that_is_not_utf8_is_left_out_of_a_granted_folders_listing() {
         .path("work")
         .join(std::ffi::OsStr::from_bytes(b"bad\xff.txt"));
     std::fs::write(&odd, "odd").expect("a file of a non-UTF-8 name");
-    ws.write(
-        "g.py",
-        "import os\n\
-         from letta_evals.decorators import grader\n\
-         from letta_evals.models import GradeResult\n\n\
-         @grader\n\
-         def probe(sample, submission):\n    \
-             listed = sorted(os.listdir('.'))\n    \
-             walked = sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs)\n    \
-             return GradeResult(score=1.0, rationale=f'{listed} {walked}')\n",
+    let grade = probe_granted(
+        cache,
+        &ws,
+        "listed = sorted(os.listdir('.'))\n\
+         walked = sorted(os.path.join(d, f) for d, _, fs in os.walk('.') for f in fs)\n\
+         return GradeResult(score=1.0, rationale=f'{listed} {walked}')",
+        "",
     );
-    ws.write(
-        "suite.yaml",
-        "name: names\ndataset: data.jsonl\nallow:\n  files: [work/]\n\
-         graders:\n  probe:\n    kind: tool\n    function: g.py:probe\n",
-    );
-    ws.write_rows(
-        "data.jsonl",
-        &[crate::python_graders::paris_row(1, "Paris")],
-    );
-    let out = gavel_caching(&ws, &["run", "suite.yaml", "-o", "out"], cache);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let grade = &ws.results("out")[0]["grades"]["probe"];
     assert_eq!(
         grade["rationale"], "['main.py', 'sub'] ['./main.py', './sub/result.txt']",
         "{grade}"

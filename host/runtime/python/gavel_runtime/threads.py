@@ -170,15 +170,8 @@ def _running(context):
     return False
 
 
-_installed = False
-
-
 def install():
-    """Threads and thread pools as above; once per interpreter."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
+    """Threads and thread pools as above (by `sandbox.install`, once per interpreter)."""
     threading._start_joinable_thread = _start_joinable_thread
     threading.Condition.wait = _wait
     _pool.ThreadPoolExecutor.submit = _submit
