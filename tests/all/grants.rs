@@ -70,6 +70,29 @@ fn granted_variables_are_passed_in_and_a_secret_is_only_its_placeholder_everywhe
     ];
     let out = run(&ws, &vars);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // This machine granted by name is refused at every request (a name reaches public
+    // addresses only): said before grading.
+    ws.write(
+        "suite.yaml",
+        &suite("allow:\n  network: [localhost:8080]\n", ""),
+    );
+    let validate = gavel_with_env(ws.dir.path(), &["validate", "suite.yaml"], &[]);
+    assert_eq!(validate.status.code(), Some(0), "{}", stderr(&validate));
+    assert!(
+        stderr(&validate).contains(
+            "notice: `graders.reach`: `network:` grants `localhost:8080` by name, and a name \
+             reaches public addresses only: grant this machine by its address (`127.0.0.1:PORT`)"
+        ),
+        "{}",
+        stderr(&validate)
+    );
+    ws.write(
+        "suite.yaml",
+        &suite(
+            "allow:\n  env: [GRANTED_PLAIN, GRANTED_UNSET]\n  secrets:\n    GRANTED_KEY: [api.example.com]\n",
+            "",
+        ),
+    );
     // No `network:` grants the secret's host: its value is never sent, and the run says so.
     assert!(
         stderr(&out).contains(
@@ -254,11 +277,6 @@ fn mistakes_in_allow_are_located_with_how_to_fix_them() {
             "allow:\n  network: [\"https://api.example.com/v1\"]\n",
             "allow.network[0]: `https://api.example.com/v1` is not a host pattern: a host \
              pattern is a host and its port, not a URL (no scheme, no path)",
-        ),
-        (
-            "allow:\n  network: [localhost:8080]\n",
-            "suite.yaml:4:13: allow.network[0]: `localhost:8080` names this machine by name, \
-             which every request is refused",
         ),
         (
             "allow:\n  env: [HOME, 1BAD]\n",

@@ -84,7 +84,6 @@ impl AllowSpec {
                 });
             }
         }
-        errors.extend(self.unreachable());
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -159,30 +158,6 @@ fn folder(base_dir: &Path, written: &str) -> Result<PathBuf, FolderError> {
     }
 }
 
-impl AllowSpec {
-    /// Grants that can never take effect, each a mistake: this machine granted by name (a
-    /// name may reach public addresses only).
-    fn unreachable(&self) -> Vec<GrantError> {
-        let network: Vec<&HostPattern> = self.network.iter().flatten().collect();
-        let mut errors = Vec::new();
-        for (index, pattern) in network.iter().enumerate() {
-            if let Host::Name(name) | Host::Suffix(name) = &pattern.host
-                && (name == "localhost" || name.ends_with(".localhost"))
-            {
-                errors.push(GrantError {
-                    field: format!("network[{index}]"),
-                    message: format!(
-                        "`{pattern}` names this machine by name, which every request is refused: \
-                         a name may reach public addresses only"
-                    ),
-                    hint: "grant the address itself, e.g. `127.0.0.1:8080`",
-                });
-            }
-        }
-        errors
-    }
-}
-
 impl HostPattern {
     /// Whether some host and port `other` names is one this pattern grants too.
     pub fn overlaps(&self, other: &HostPattern) -> bool {
@@ -249,18 +224,32 @@ impl Grants {
 }
 
 impl Grants {
-    /// Each secret's host that `network:` does not grant, where its value is never sent: a
-    /// secret and host, as a notice says them.
-    pub fn unsent(&self) -> Vec<(&str, &HostPattern)> {
-        let mut unsent = Vec::new();
+    /// Grants that can never take effect, a sentence each: this machine granted by name (a
+    /// name may reach public addresses only), and a secret's host that `network:` does not
+    /// grant (its value is never sent there).
+    pub fn idle(&self) -> Vec<String> {
+        let mut idle = Vec::new();
+        for pattern in &self.network {
+            if let Host::Name(name) | Host::Suffix(name) = &pattern.host
+                && (name == "localhost" || name.ends_with(".localhost"))
+            {
+                idle.push(format!(
+                    "`network:` grants `{pattern}` by name, and a name reaches public addresses \
+                     only: grant this machine by its address (`127.0.0.1:PORT`)"
+                ));
+            }
+        }
         for secret in &self.secrets {
             for host in &secret.hosts {
                 if !self.network.iter().any(|granted| granted.overlaps(host)) {
-                    unsent.push((secret.name.as_str(), host));
+                    idle.push(format!(
+                        "the secret `{}` is never sent to `{host}`: `network:` does not grant it",
+                        secret.name
+                    ));
                 }
             }
         }
-        unsent
+        idle
     }
 
     /// What a call may reach before any row: the variables (each secret as its placeholder)

@@ -32,11 +32,8 @@ impl Prepared {
     pub fn notices(&self) -> Vec<String> {
         let mut notices = self.suite.notices();
         for (field, grants) in &self.plan.grants {
-            for (secret, host) in grants.unsent() {
-                notices.push(format!(
-                    "notice: `{field}`: the secret `{secret}` is never sent to `{host}`: \
-                     `network:` does not grant it"
-                ));
+            for idle in grants.idle() {
+                notices.push(format!("notice: `{field}`: {idle}"));
             }
         }
         notices
