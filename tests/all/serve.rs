@@ -1507,6 +1507,11 @@ fn a_posted_multi_runs_its_python_sub_grader() {
         .as_str()
         .unwrap();
     assert!(details.contains("ValueError: no verdict"), "{details}");
+    // Said at the line of the source posted, not in the words of the suite made for it.
+    assert!(
+        details.starts_with("ValueError: no verdict (at line 2)"),
+        "{details}"
+    );
     // A formula that divides by zero is only flagged in OpenAI's answer; the log says why.
     let dividing = multi(length).replace("0.5 * exact + 0.5 * length", "length / exact");
     let reply = server.post(path, dividing.as_bytes());

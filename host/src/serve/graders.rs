@@ -240,12 +240,6 @@ fn prepare_python(
         trajectories: Vec::new(),
         serving: true,
     };
-    // A mistake in the code is located in the suite made for it (`suite.yaml#graders.grader:2:
-    // SyntaxError: ...`): said at the line of the source posted.
-    let source = format!("suite.yaml#graders.{UNNAMED}");
-    let unlocated = |message: String| {
-        (message.replace(&format!("{source}: "), "")).replace(&format!("{source}:"), "line ")
-    };
     let prepared = prepare(&folder.path().join("suite.yaml"), &options).map_err(|errors| {
         // The suite's own field `graders` is where a Python interpreter that cannot be loaded
         // is reported; every other mistake is the object's.
@@ -266,7 +260,7 @@ fn prepare_python(
                         .copied()
                         .collect::<Vec<_>>()
                         .join("."),
-                        message: unlocated(e.message),
+                        message: unlocated(&e.message),
                         hint: e.hint,
                     })
                     .collect(),
@@ -281,6 +275,13 @@ fn prepare_python(
         prepared,
         folder,
     })
+}
+
+/// `message` of the suite made for a posted `python` grader, located at the line of the source
+/// posted: `suite.yaml#graders.grader:2: SyntaxError` is `line 2: SyntaxError`.
+fn unlocated(message: &str) -> String {
+    let source = format!("suite.yaml#graders.{UNNAMED}");
+    (message.replace(&format!("{source}: "), "")).replace(&format!("{source}:"), "line ")
 }
 
 /// The mistakes of a grader object as one `400`: each at `grader.FIELD`, the first's field as
@@ -400,9 +401,13 @@ fn python_result(
         ),
     };
     // A traceback names the source by the suite made for the request: said without its folder,
-    // which is the server's.
+    // which is the server's, and at the line of the source posted; the sandbox's word for a
+    // failed call is the suite's, not the request's.
     let folder = format!("{}/", python.folder.path().display());
-    let error = error.map(|e| e.replace(&folder, ""));
+    let error = error.map(|e| {
+        let e = e.replace(&folder, "");
+        unlocated(e.strip_prefix("guest returned error: ").unwrap_or(&e))
+    });
     let passed = grade["status"] == "pass";
     Ok(PythonResult {
         score,

@@ -47,7 +47,7 @@ class _Handle:
         if self._state != _PENDING:
             return
         self._state = _RUNNING
-        if self in waiting:
+        if self in waiting:  # joined before its turn
             waiting.remove(self)
         active = threading._active
         caller = active.get(self.ident)
@@ -71,9 +71,6 @@ class _Handle:
     def is_done(self):
         return self._state == _DONE
 
-    def _set_done(self):
-        self._state = _DONE
-
 
 def _start_joinable_thread(function, handle=None, daemon=True):
     thread = function.__self__
@@ -88,7 +85,7 @@ def run_waiting():
     """Runs every waiting thread, oldest first, those they start too; whether any ran."""
     ran = bool(waiting)
     while waiting:
-        waiting[0].run()
+        waiting.pop(0).run()
     return ran
 
 
