@@ -344,6 +344,38 @@ def reaches(sample, submission):
     }
 }
 
+/// The CPU clocks read the call's clock, as `time.monotonic` does (the C library's stand-in
+/// counted from before it and gave negative times), and `hashlib.pbkdf2_hmac`, which CPython
+/// takes from OpenSSL, derives RFC 6070's key.
+#[test]
+fn cpu_clocks_and_key_derivation_are_cpythons() {
+    let (_ws, results) = graded_names(
+        "cpu_grader.py",
+        r#"import hashlib, time
+
+
+@grader
+def cpu(sample, submission):
+    seen = [time.process_time(), time.thread_time(), os.times().user]
+    time.sleep(2)
+    seen += [time.process_time(), time.process_time_ns(), time.thread_time_ns()]
+    key = hashlib.pbkdf2_hmac("sha1", b"password", b"salt", 2, 20).hex()
+    return GradeResult(score=1.0, rationale=f"{seen} {key}")
+"#,
+        &["cpu"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "cpu") {
+        assert_eq!(
+            said,
+            "[0.0, 0.0, 0.0, 2.0, 2000000000, 2000000000] ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957"
+        );
+    }
+}
+
 /// An async grader runs in an event loop, as the peers await it in theirs: sleeps, `gather`,
 /// `timeout` and `get_running_loop()` work (a sleep takes no time, as `time.sleep` takes none
 /// in the sandbox), and so does `asyncio.run` in a plain grader.

@@ -3,6 +3,7 @@ checking configs, building what each form receives, and the sandbox's guards."""
 
 import copy
 import gc
+import hashlib
 import json
 import math
 import os
@@ -1291,6 +1292,39 @@ class Sandbox(unittest.TestCase):
     def test_process_functions_wasi_lacks_raise_os_error(self):
         self.assertEqual(self.seen["g_system"], "OSError: [Errno 38] linux does not support processes (os.system) (at h.py:23)")
         self.assertEqual(self.seen["g_fork"], 0.75)
+
+
+class KeyDerivation(unittest.TestCase):
+    """`hashlib.pbkdf2_hmac` where the interpreter has no OpenSSL, against CPython's own."""
+
+    def test_derived_keys_are_cpythons(self):
+        from gavel_runtime.sandbox import _pbkdf2_hmac
+
+        cases = [
+            ("sha256", b"password", b"salt", 1, None),
+            ("sha256", b"password", b"salt", 4096, 80),
+            ("sha1", b"k" * 200, bytearray(b"NaCl"), 7, 3),
+            ("sha512", b"", b"", 2, None),
+            ("md5", memoryview(b"key"), b"s", 5, 100),
+        ]
+        for name, password, salt, iterations, dklen in cases:
+            with self.subTest(name=name, iterations=iterations, dklen=dklen):
+                self.assertEqual(
+                    _pbkdf2_hmac(name, password, salt, iterations, dklen),
+                    hashlib.pbkdf2_hmac(name, password, salt, iterations, dklen),
+                )
+
+    def test_bad_arguments_raise_what_cpython_raises(self):
+        from gavel_runtime.sandbox import _pbkdf2_hmac
+
+        for args in [("sha256", b"p", b"s", 0), ("sha256", b"p", b"s", 1, 0), ("nope", b"p", b"s", 1)]:
+            with self.subTest(args=args):
+                with self.assertRaises(ValueError) as ours:
+                    _pbkdf2_hmac(*args)
+                with self.assertRaises(ValueError) as cpythons:
+                    hashlib.pbkdf2_hmac(*args)
+                if args[0] != "nope":  # OpenSSL words an unknown digest its own way
+                    self.assertEqual(str(ours.exception), str(cpythons.exception))
 
 
 if __name__ == "__main__":
