@@ -109,13 +109,18 @@ fn grade(url: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
 
 /// Runs the grader `source` over one row, as [`grade`] does.
 fn run_grader(source: &str, allow: &str, vars: &[(&str, &str)]) -> Option<Value> {
+    run_limited(source, allow, vars, "timeout_ms: 3000")
+}
+
+/// [`run_grader`] with `limit` (a line of the suite's `limits:`) instead of its 3 s deadline.
+fn run_limited(source: &str, allow: &str, vars: &[(&str, &str)], limit: &str) -> Option<Value> {
     let cache = cache()?;
     let ws = Workspace::new();
     ws.write("g.py", source);
     ws.write(
         "suite.yaml",
         &format!(
-            "name: net\ndataset: data.jsonl\nlimits:\n  timeout_ms: 3000\n  fuel: 10000000000\n\
+            "name: net\ndataset: data.jsonl\nlimits:\n  {limit}\n  fuel: 10000000000\n\
              graders:\n  g:\n    kind: python\n    source_path: g.py\n{allow}"
         ),
     );
@@ -291,6 +296,31 @@ fn a_response_bomb_is_cut_at_the_byte_cap() {
         return;
     };
     assert!(rationale(&g).contains("16 MiB"), "{g}");
+}
+
+/// A body just under the 16 MiB a call may be answered is read whole by urllib in the default
+/// 64 MiB of memory: its bytes are not copied over and over on the way to `read()`.
+#[test]
+fn a_body_near_the_cap_is_read_whole_in_the_default_memory() {
+    const BODY: usize = 15 << 20;
+    fn large(_: &str, stream: &mut TcpStream) {
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-length: {BODY}\r\nconnection: close\r\n\r\n"
+        );
+        let _ = stream.write_all(&vec![b'x'; BODY]);
+    }
+    let (port, _) = server(large);
+    let source = format!(
+        "import urllib.request\n\ndef grade(sample, item):\n    \
+         body = urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=30).read()\n    \
+         return 1.0 if len(body) == {BODY} and body.count(b'x') == {BODY} else 0.0\n"
+    );
+    let allow = granted(&format!("127.0.0.1:{port}"));
+    let Some(g) = run_limited(&source, &allow, &[], "timeout_ms: 30000") else {
+        return;
+    };
+    assert_eq!(g["score"], 1.0, "{g}");
 }
 
 #[test]

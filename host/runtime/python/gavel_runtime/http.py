@@ -263,16 +263,77 @@ class _Handler(urllib.request.AbstractHTTPHandler):
 
 
 class _Socket:
-    """What `http.client.HTTPResponse` reads a response from: its bytes, already whole."""
+    """What `http.client.HTTPResponse` reads a response from: its head, then its body, already
+    whole."""
 
-    def __init__(self, data):
-        self._data = data
+    def __init__(self, head, body):
+        self._parts = (head, body)
 
     def makefile(self, mode, *args, **kwargs):
-        return io.BytesIO(self._data)
+        return _Reader(self._parts)
 
     def close(self):
         pass
+
+
+class _Reader(io.BufferedIOBase):
+    """The bytes of `parts`, one after the other, as a buffered stream. A read that takes a
+    whole part gives the part itself: a body read whole (`HTTPResponse.read()`) is not copied,
+    so a body near the cap on a call's responses fits in a call's memory."""
+
+    def __init__(self, parts):
+        super().__init__()
+        self._parts = list(parts)
+        self._at = [0] * len(self._parts)
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        pieces, wanted = [], None if size is None or size < 0 else size
+        for i, data in enumerate(self._parts):
+            at = self._at[i]
+            take = len(data) - at if wanted is None else min(len(data) - at, wanted)
+            if take <= 0:
+                if wanted == 0:
+                    break
+                continue
+            pieces.append(data if at == 0 and take == len(data) else data[at : at + take])
+            self._at[i] = at + take
+            if wanted is not None:
+                wanted -= take
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    read1 = read
+
+    def readinto(self, buffer):
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    readinto1 = readinto
+
+    def readline(self, size=-1):
+        line = b""
+        for i, data in enumerate(self._parts):
+            at = self._at[i]
+            if at == len(data):
+                continue
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end + 1
+            if size is not None and size >= 0:
+                end = min(end, at + size - len(line))
+            line += data[at:end]
+            self._at[i] = end
+            if line.endswith(b"\n") or (size is not None and 0 <= size <= len(line)):
+                break
+        return line
+
+    def peek(self, size=0):
+        for i, data in enumerate(self._parts):
+            if self._at[i] < len(data):
+                return data[self._at[i] : self._at[i] + max(size, io.DEFAULT_BUFFER_SIZE)]
+        return b""
 
 
 class _Connection(http.client.HTTPConnection):
@@ -378,8 +439,8 @@ def _http_response(method, url, answer):
         if name.lower() not in ("transfer-encoding", "content-length"):
             head.append(f"{name}: {value}")
     head.append(f"Content-Length: {len(answer.body)}")
-    data = ("\r\n".join(head) + "\r\n\r\n").encode("iso-8859-1") + answer.body
-    response = http.client.HTTPResponse(_Socket(data), method=method, url=url)
+    head = ("\r\n".join(head) + "\r\n\r\n").encode("iso-8859-1")
+    response = http.client.HTTPResponse(_Socket(head, answer.body), method=method, url=url)
     response.begin()
     return response
 

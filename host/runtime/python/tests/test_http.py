@@ -2,6 +2,7 @@
 stand-in clients call, and urllib, requests and httpx over it (run.sh runs it with a Python that
 has httpx and requests)."""
 
+import io
 import json
 import os
 import sys
@@ -128,6 +129,39 @@ class HttpTest(unittest.TestCase):
     def test_other_schemes_are_refused(self):
         with self.assertRaises(urllib.error.URLError):
             http.request("GET", "ftp://example.com/")
+
+
+class ResponseStream(unittest.TestCase):
+    """What `HTTPResponse` reads a response from in the sandbox: the head and the body read as
+    one stream would read their bytes joined, the body read whole without a copy."""
+
+    HEAD = b"HTTP/1.1 200 OK\r\nA: b\r\n\r\n"
+    BODY = b"line1\nline2\nrest"
+
+    def test_reads_of_every_size_give_the_joined_bytes(self):
+        for sizes in ([-1], [3, 100], [1] * 40, [0, 5, None], [len(self.HEAD) + 3, -1]):
+            with self.subTest(sizes=sizes):
+                ours, joined = http._Reader((self.HEAD, self.BODY)), io.BytesIO(self.HEAD + self.BODY)
+                self.assertEqual(ours.readline(7), joined.readline(7))
+                self.assertEqual(ours.readline(), joined.readline())
+                for size in sizes:
+                    self.assertEqual(ours.read(size), joined.read(size))
+                self.assertEqual(ours.readline(), joined.readline())
+                self.assertEqual(ours.read(), b"")
+
+    def test_readinto_and_the_body_read_whole(self):
+        ours = http._Reader((self.HEAD, self.BODY))
+        buffer = bytearray(10)
+        self.assertEqual(ours.readinto(buffer), 10)
+        self.assertEqual(bytes(buffer), self.HEAD[:10])
+        while ours.readline() != b"\r\n":
+            pass
+        self.assertIs(ours.read(), self.BODY)
+
+    def test_an_http_response_reads_its_body_from_it(self):
+        response = http._http_response("GET", "http://h/", http.Response(200, [("X", "y")], self.BODY))
+        self.assertEqual((response.status, response.getheader("X")), (200, "y"))
+        self.assertIs(response.read(), self.BODY)
 
 
 if __name__ == "__main__":
