@@ -180,7 +180,7 @@ impl RowParser {
             sample.trajectory = trajectory?;
             return Ok(record.agent_state);
         }
-        let record: RunRecord<&RawValue> = parse_json(run)?;
+        let record: RunRecord<&RawValue> = parsed(run)?;
         if let Some(raw) = record.trajectory {
             self.recorded(sample, raw, run)?;
         }
@@ -223,7 +223,7 @@ impl RowParser {
                 return Ok(sample);
             }
         }
-        let mut raw: RawRow = parse_json(line)?;
+        let mut raw: RawRow = parsed(line)?;
         let mut sample = self.fields(&mut raw, line)?;
         if let Some(recorded) = raw.trajectory.take() {
             self.recorded(&mut sample, recorded, line)?;
@@ -579,7 +579,7 @@ fn json_kind(text: &str) -> Option<&'static str> {
 }
 
 /// serde_json appends " at line L column C"; gavel reports the position itself.
-fn strip_position(message: &str) -> String {
+pub(crate) fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(at) => message[..at].to_string(),
         None => message.to_string(),

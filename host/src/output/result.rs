@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsio;
 use crate::grade::{Grade, GradeKey, Metadata, Status};
+use crate::input::dataset::strip_position;
 use crate::input::sample::SampleId;
 
 /// Why a sample as a whole is in error. Errored samples are counted apart and left out of the
@@ -895,11 +896,11 @@ pub enum ResultsError {
 /// serde's message placed in the line (its column): serde counts the line as line 1, where the
 /// error names the line of the file.
 fn within_line(error: &serde_json::Error) -> String {
-    let message = error.to_string();
-    let message = message
-        .rfind(" at line ")
-        .map_or(message.as_str(), |at| &message[..at]);
-    format!("{message} at column {}", error.column())
+    format!(
+        "{} at column {}",
+        strip_position(&error.to_string()),
+        error.column()
+    )
 }
 
 #[cfg(test)]
