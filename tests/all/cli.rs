@@ -708,6 +708,52 @@ fn a_suite_indented_with_tabs_or_empty_says_how_to_mend_it() {
     }
 }
 
+/// A grader's key written one level too shallow (as a grader of its own, or as a key of the
+/// suite) is said at both lines, each saying where the key belongs, in words rather than
+/// serde's type names.
+#[test]
+fn a_graders_key_indented_too_little_is_said_where_it_belongs() {
+    let ws = capitals();
+    for (suite, line) in [
+        (
+            format!(
+                "{}  function: contains\n",
+                SUITE.replace("    function: contains\n", "")
+            ),
+            7,
+        ),
+        (
+            format!(
+                "{}function: contains\n",
+                SUITE.replace("    function: contains\n", "")
+            ),
+            7,
+        ),
+    ] {
+        ws.write("suite.yaml", &suite);
+        let out = ws.gavel(&["validate", "suite.yaml"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("suite.yaml:5:5: graders.correct: missing field `function`"),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("hint: `function:` (line {line}) is indented as ")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("suite.yaml:{line}:"))
+                && err.contains(
+                    "hint: this `function:` belongs to the grader `correct:` (line 4), which \
+                     lacks it: indent it under that grader, with its other keys"
+                ),
+            "{err}"
+        );
+        assert!(!err.contains("internally tagged"), "{err}");
+    }
+}
+
 /// An output folder that is a file is refused before grading, at the flag or at the suite's
 /// `output:` line, rather than as a file under it that cannot be read.
 #[test]

@@ -581,6 +581,7 @@ fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
                 .cloned(),
         )
         .collect();
+    misindented(&mut errors, &positions);
     SuiteError::sort(&mut errors);
     Some(Gathered {
         file: read,
@@ -610,6 +611,53 @@ fn located(file: &Path, positions: &Positions, field: String, message: &str) -> 
         field,
         message,
         hint,
+    }
+}
+
+/// A key a grader lacks, written where it is itself a mistake at a shallower indentation (a
+/// grader of its own, or a key of the suite): both mistakes say where the key belongs.
+fn misindented(errors: &mut [SuiteError], positions: &Positions) {
+    for lacking in 0..errors.len() {
+        let Some(key) = missing_field(&errors[lacking].message) else {
+            continue;
+        };
+        let field = errors[lacking].field.clone();
+        let grader = field.rsplit('.').next().unwrap_or(&field).to_string();
+        // The mappings above the grader, nearest first: `graders`, ..., the suite (``).
+        let mut parents: Vec<&str> = Vec::new();
+        let mut at = field.as_str();
+        while let Some((parent, _)) = at.rsplit_once('.') {
+            parents.push(parent);
+            at = parent;
+        }
+        parents.push("");
+        let placed = parents.into_iter().find_map(|parent| {
+            let at = match parent {
+                "" => key.to_string(),
+                parent => super::pyyaml::join(parent, key),
+            };
+            let found = errors.iter().position(|e| e.field == at)?;
+            Some((found, parent.to_string()))
+        });
+        let Some((written, parent)) = placed else {
+            continue;
+        };
+        let indented_as = match parent.as_str() {
+            "" => "a key of the suite".to_string(),
+            p if p.ends_with("graders") => "a grader of its own".to_string(),
+            p => format!("a key of `{p}`"),
+        };
+        let line = |at: Option<u64>| at.map_or(String::new(), |line| format!(" (line {line})"));
+        let key_line = line(errors[written].line);
+        let grader_line = line(positions.key(&field).map(|(line, _)| line));
+        errors[lacking].hint = Some(format!(
+            "`{key}:`{key_line} is indented as {indented_as}: indent it under `{grader}:`, with \
+             its other keys"
+        ));
+        errors[written].hint = Some(format!(
+            "this `{key}:` belongs to the grader `{grader}:`{grader_line}, which lacks it: indent \
+             it under that grader, with its other keys"
+        ));
     }
 }
 
@@ -1005,6 +1053,9 @@ pub(crate) fn in_plain_words(message: &str) -> String {
     let mut plain = message.to_string();
     for (said, meant) in WORDS {
         plain = plain.replace(said, meant);
+    }
+    if let Some((before, _)) = plain.split_once("expected internally tagged enum ") {
+        plain = format!("{before}expected a mapping (`key: value` lines) with its `kind:`");
     }
     if let Some((before, after)) = plain.split_once("expected struct ") {
         let rest = after.split_once(' ').map_or("", |(_, rest)| rest);
