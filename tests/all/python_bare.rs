@@ -376,6 +376,60 @@ def cpu(sample, submission):
     }
 }
 
+/// A timeout guard made of `signal.setitimer` and a `SIGALRM` handler (HumanEval's
+/// `time_limit`) works: the timer fires where a sleep passes it, on the call's clock; `alarm`
+/// says what was left; a timer one call leaves set is gone in the next call of the instance.
+#[test]
+fn timers_fire_on_the_calls_clock_where_the_grader_waits() {
+    let (_ws, results) = graded_names(
+        "timed_grader.py",
+        r#"import contextlib, signal, time
+
+
+class TimeoutException(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    def handler(signum, frame):
+        raise TimeoutException("Timed out!")
+
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.signal(signal.SIGALRM, handler)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+@grader
+def timed(sample, submission):
+    said = [str(signal.getitimer(signal.ITIMER_REAL))]
+    for wait in (0.5, 5):
+        try:
+            with time_limit(3.0):
+                time.sleep(wait)
+            said.append(f"{wait}: done")
+        except TimeoutException:
+            said.append(f"{wait}: timed out at {time.monotonic()}")
+    left = signal.alarm(10)
+    time.sleep(2)
+    said.append(f"{left} {signal.alarm(0)}")
+    signal.alarm(1)
+    return GradeResult(score=1.0, rationale=" | ".join(said))
+"#,
+        &["timed"],
+        "",
+    );
+    if results.is_empty() {
+        return;
+    }
+    for said in passed_saying(&results, "timed") {
+        assert_eq!(said, "(0.0, 0.0) | 0.5: done | 5: timed out at 3.5 | 0 8");
+    }
+}
+
 /// An async grader runs in an event loop, as the peers await it in theirs: sleeps, `gather`,
 /// `timeout` and `get_running_loop()` work (a sleep takes no time, as `time.sleep` takes none
 /// in the sandbox), and so does `asyncio.run` in a plain grader.

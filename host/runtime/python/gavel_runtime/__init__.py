@@ -16,7 +16,7 @@ from evaldeck.graders import CustomGrader
 from evaldeck.results import GradeResult as EvaldeckGrade
 from letta_evals.models import GradeResult as LettaGrade
 
-from gavel_runtime import aio, convert, loader, process, sandbox, threads
+from gavel_runtime import aio, alarms, convert, loader, process, sandbox, threads
 from gavel_runtime.convert import Run
 from gavel_runtime.loader import LoadFailure
 
@@ -226,6 +226,9 @@ class Runtime:
         if threads.waiting:
             # Threads an earlier call started and left waiting do not run in this one.
             threads.forget_waiting()
+        if alarms.due is not None:
+            # Nor does a timer it left set: this call's clock starts again at 0.
+            alarms.cancel()
         resolved = self._resolved.get(name)
         if resolved is None:
             resolved = self._resolved[name] = self._resolve_anew(name)

@@ -21,6 +21,7 @@ needs nothing here. The guards below only fill the gaps WASI leaves:
   does: WASI has none of its own, and its C library's stand-in counts from the instant the
   interpreter's image was made, before the call's clock starts, so it gave negative times;
   `time.thread_time`, which Linux has, reads it too;
+- `signal.alarm` and `signal.setitimer` fire on the call's clock (`alarms`);
 - `hashlib.pbkdf2_hmac`, which CPython takes from OpenSSL (absent here), is computed from the
   hashes the interpreter has (`_pbkdf2_hmac`).
 """
@@ -31,7 +32,7 @@ import os
 import sys
 import time
 
-from gavel_runtime import aio, threads
+from gavel_runtime import aio, alarms, threads
 
 # Process functions CPython leaves out on WASI. Code written for a system with processes calls
 # them; on one without, they fail as an `OSError`.
@@ -223,3 +224,4 @@ def install():
     sys.addaudithook(_audit)
     aio.install()
     threads.install()
+    alarms.install()

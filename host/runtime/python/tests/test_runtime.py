@@ -8,6 +8,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1292,6 +1293,99 @@ class Sandbox(unittest.TestCase):
     def test_process_functions_wasi_lacks_raise_os_error(self):
         self.assertEqual(self.seen["g_system"], "OSError: [Errno 38] linux does not support processes (os.system) (at h.py:23)")
         self.assertEqual(self.seen["g_fork"], 0.75)
+
+
+class Alarms(unittest.TestCase):
+    """`signal.alarm` and `signal.setitimer` on a clock that moves only as the program sleeps,
+    as the sandbox's does (a fake clock here: the module's sleep and monotonic)."""
+
+    def setUp(self):
+        from gavel_runtime import alarms
+
+        self.alarms = alarms
+        self.now = 0.0
+        clock = self
+
+        class Time:
+            @staticmethod
+            def monotonic():
+                return clock.now
+
+        def slept(seconds):
+            if seconds < 0:
+                raise ValueError("sleep length must be non-negative")
+            clock.now += seconds
+
+        self.patches = [(alarms, "time", alarms.time), (alarms, "_sleep", alarms._sleep)]
+        alarms.time, alarms._sleep = Time, slept
+        self.fired = []
+        self.handler = signal.signal(signal.SIGALRM, lambda signum, frame: self.fired.append((signum, clock.now)))
+        alarms.cancel()
+
+    def tearDown(self):
+        for owner, name, value in self.patches:
+            setattr(owner, name, value)
+        signal.signal(signal.SIGALRM, self.handler)
+        self.alarms.cancel()
+
+    def test_a_timer_fires_where_a_sleep_passes_it_and_the_sleep_goes_on(self):
+        a = self.alarms
+        self.assertEqual(a.setitimer(a.ITIMER_REAL, 1.5, 2.0), (0.0, 0.0))
+        self.assertEqual(a.getitimer(a.ITIMER_REAL), (1.5, 2.0))
+        a.sleep(6)
+        self.assertEqual(self.fired, [(signal.SIGALRM, 1.5), (signal.SIGALRM, 3.5), (signal.SIGALRM, 5.5)])
+        self.assertEqual(self.now, 6)
+        self.assertEqual(a.setitimer(a.ITIMER_REAL, 0), (1.5, 2.0))
+        a.sleep(10)
+        self.assertEqual(len(self.fired), 3)
+
+    def test_a_handler_that_raises_ends_the_sleep_at_the_timer(self):
+        a = self.alarms
+
+        def timed_out(signum, frame):
+            raise TimeoutError("Timed out!")
+
+        signal.signal(signal.SIGALRM, timed_out)
+        a.setitimer(a.ITIMER_REAL, 3)
+        with self.assertRaisesRegex(TimeoutError, "Timed out!"):
+            a.sleep(100)
+        self.assertEqual((self.now, a.due), (3, None))
+
+    def test_alarm_returns_the_whole_seconds_left_as_linux_rounds_them(self):
+        a = self.alarms
+        self.assertEqual(a.alarm(5), 0)
+        a.sleep(0.25)
+        self.assertEqual(a.alarm(1), 5)
+        a.sleep(1)
+        self.assertEqual(self.fired, [(signal.SIGALRM, 1.25)])
+        a.setitimer(a.ITIMER_REAL, 0.2)
+        self.assertEqual(a.alarm(0), 1)
+        self.assertEqual(a.getitimer(a.ITIMER_REAL), (0.0, 0.0))
+        with self.assertRaises(TypeError):
+            a.alarm(1.5)
+
+    def test_no_handler_ends_the_program_and_ignoring_does_nothing(self):
+        a = self.alarms
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        a.alarm(1)
+        a.sleep(2)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        a.alarm(1)
+        with self.assertRaisesRegex(SystemExit, "Alarm clock"):
+            a.sleep(2)
+
+    def test_what_cannot_be_set_is_refused(self):
+        a = self.alarms
+        for which, seconds in [(a.ITIMER_VIRTUAL, 1), (a.ITIMER_PROF, 1), (a.ITIMER_REAL, -1)]:
+            with self.subTest(which=which, seconds=seconds), self.assertRaises(a.ItimerError):
+                a.setitimer(which, seconds)
+        with self.assertRaises(TypeError):
+            a.setitimer(a.ITIMER_REAL, "1")
+        a.alarm(1)
+        with self.assertRaises(ValueError):
+            a.sleep(-1)
+        with self.assertRaises(TypeError):
+            a.sleep("1")
 
 
 class KeyDerivation(unittest.TestCase):
