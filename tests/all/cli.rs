@@ -754,6 +754,33 @@ fn a_graders_key_indented_too_little_is_said_where_it_belongs() {
     }
 }
 
+/// Graders written as a list, and a gate naming its grader in `metric` (the aggregate's key),
+/// each say how to write them; a misspelt aggregate is still read as its likely meaning.
+#[test]
+fn graders_as_a_list_and_a_grader_named_as_the_gates_metric_say_how_to_write_them() {
+    let ws = capitals();
+    let gate =
+        |metric: &str| format!("{SUITE}gate:\n  metric: {metric}\n  op: gte\n  value: 0.5\n");
+    for (suite, said) in [
+        (
+            SUITE.replace("  correct:\n    kind:", "  - kind:"),
+            "hint: name each grader: `graders:` holds a `NAME:` line for each, its keys indented \
+             under it, not a list of `- kind: ...` items",
+        ),
+        (
+            gate("correct"),
+            "hint: `metric` is how the scores are summed up (avg_score, accuracy, min, max, \
+             median, p50, p95, p99); to name the grader `correct`, write `metric_key: correct`",
+        ),
+        (gate("avg"), "hint: did you mean `avg_score`?"),
+    ] {
+        ws.write("suite.yaml", &suite);
+        let out = ws.gavel(&["validate", "suite.yaml"]);
+        assert_eq!(out.status.code(), Some(2), "{suite}\n{}", stderr(&out));
+        assert!(stderr(&out).contains(said), "{suite}\n{}", stderr(&out));
+    }
+}
+
 /// An output folder that is a file is refused before grading, at the flag or at the suite's
 /// `output:` line, rather than as a file under it that cannot be read.
 #[test]

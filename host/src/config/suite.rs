@@ -667,6 +667,26 @@ fn hint_for(field: &str, message: &str) -> Option<String> {
         Some(SINGLE_GRADER.to_string())
     } else if message.contains("tabs disallowed") {
         Some("YAML indents with spaces only: replace the tabs with spaces".to_string())
+    } else if field == "graders" && message.contains("invalid type: sequence") {
+        Some(
+            "name each grader: `graders:` holds a `NAME:` line for each, its keys indented under \
+             it, not a list of `- kind: ...` items"
+                .to_string(),
+        )
+    } else if let Some(given) = unknown_variant(message).filter(|_| {
+        field == "gate.metric" || (field.starts_with("gate.") && field.ends_with(".metric"))
+    }) {
+        let values = message
+            .split_once("expected one of ")
+            .map_or("", |(_, v)| v);
+        suggestion(message)
+            .filter(|hint| hint.starts_with("did you mean"))
+            .or_else(|| {
+                Some(format!(
+                    "`metric` is how the scores are summed up ({values}); to name the grader \
+                     `{given}`, write `metric_key: {given}`"
+                ))
+            })
     } else if message.starts_with("unexpected end of input") {
         Some(
             "the suite is empty or ends early: a suite holds at least `dataset` and `graders`"
