@@ -102,7 +102,7 @@ def requires(sample, submission):
 fn files_out_of_reach_are_not_there_and_nothing_is_written() {
     let (ws, results) = graded_names(
         "files.py",
-        r#"import pathlib
+        r#"import pathlib, tempfile
 
 
 @grader
@@ -129,6 +129,10 @@ def probes(sample, submission):
             seen.append(f"{label}: written")
         except OSError as e:
             seen.append(f"{label}: OSError {e.filename}")
+    try:
+        tempfile.mkdtemp()
+    except FileNotFoundError as e:
+        seen.append(f"mkdtemp: {e.strerror}; {e.__notes__}")
     return GradeResult(score=1.0, rationale="\n".join(seen))
 "#,
         &["probes"],
@@ -149,7 +153,10 @@ def probes(sample, submission):
              walk: [('/', [], [])]\n\
              exists: False False\n\
              write: OSError out.txt\n\
-             write absolute: OSError /tmp/out.txt"
+             write absolute: OSError /tmp/out.txt\n\
+             mkdtemp: No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp', \
+             '/']; [\"gavel's sandbox gives a grader a writable /tmp of its own only where the \
+             suite grants it a folder (`allow: {files: [FOLDER]}`)\"]"
         );
     }
     assert!(!ws.path("out.txt").exists());

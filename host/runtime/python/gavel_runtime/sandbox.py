@@ -21,6 +21,8 @@ needs nothing here. The guards below only fill the gaps WASI leaves:
   does: WASI has none of its own, and its C library's stand-in counts from the instant the
   interpreter's image was made, before the call's clock starts, so it gave negative times;
   `time.thread_time`, which Linux has, reads it too;
+- a grader granted no folder has no `/tmp`, and `tempfile`'s `FileNotFoundError` says, in a
+  note, how a suite gives it one;
 - `signal.alarm` and `signal.setitimer` fire on the call's clock (`alarms`);
 - `hashlib.pbkdf2_hmac`, which CPython takes from OpenSSL (absent here), is computed from the
   hashes the interpreter has (`_pbkdf2_hmac`).
@@ -30,6 +32,7 @@ import errno
 import hashlib
 import os
 import sys
+import tempfile
 import time
 
 from gavel_runtime import aio, alarms, threads
@@ -136,6 +139,19 @@ class _Environ(type(os.environ)):
 
 _chdir = os.chdir
 
+_default_tempdir = tempfile._get_default_tempdir
+
+
+def _tempdir_or_why():
+    try:
+        return _default_tempdir()
+    except FileNotFoundError as e:
+        e.add_note(
+            "gavel's sandbox gives a grader a writable /tmp of its own only where the suite "
+            "grants it a folder (`allow: {files: [FOLDER]}`)"
+        )
+        raise
+
 
 def _cpu_seconds():
     # The call's clock: it starts at 0 with each call and moves as the grader waits.
@@ -214,6 +230,7 @@ def install():
     os.environ.__class__ = _Environ
     os.chdir = _chdir_as_linux
     os.times = _times
+    tempfile._get_default_tempdir = _tempdir_or_why
     time.process_time = time.thread_time = _cpu_seconds
     time.process_time_ns = time.thread_time_ns = _cpu_nanoseconds
     if not hasattr(hashlib, "pbkdf2_hmac"):
