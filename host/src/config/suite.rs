@@ -673,9 +673,9 @@ fn hint_for(field: &str, message: &str) -> Option<String> {
              it, not a list of `- kind: ...` items"
                 .to_string(),
         )
-    } else if let Some(given) = unknown_variant(message).filter(|_| {
-        field == "gate.metric" || (field.starts_with("gate.") && field.ends_with(".metric"))
-    }) {
+    } else if let Some(given) = unknown_variant(message)
+        .filter(|_| field.starts_with("gate.") && field.ends_with(".metric"))
+    {
         let values = message
             .split_once("expected one of ")
             .map_or("", |(_, v)| v);

@@ -153,17 +153,8 @@ def _tempdir_or_why():
         raise
 
 
-def _cpu_seconds():
-    # The call's clock: it starts at 0 with each call and moves as the grader waits.
-    return time.monotonic()
-
-
-def _cpu_nanoseconds():
-    return time.monotonic_ns()
-
-
 def _times():
-    cpu = _cpu_seconds()
+    cpu = time.monotonic()
     return os.times_result((cpu, 0.0, 0.0, 0.0, cpu))
 
 
@@ -231,8 +222,9 @@ def install():
     os.chdir = _chdir_as_linux
     os.times = _times
     tempfile._get_default_tempdir = _tempdir_or_why
-    time.process_time = time.thread_time = _cpu_seconds
-    time.process_time_ns = time.thread_time_ns = _cpu_nanoseconds
+    # The call's clock: it starts at 0 with each call and moves as the grader waits.
+    time.process_time = time.thread_time = time.monotonic
+    time.process_time_ns = time.thread_time_ns = time.monotonic_ns
     if not hasattr(hashlib, "pbkdf2_hmac"):
         hashlib.pbkdf2_hmac = _pbkdf2_hmac
     for name in _PROCESS_FUNCTIONS:
