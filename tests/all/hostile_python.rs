@@ -250,6 +250,45 @@ if "victim" in sys.modules:
     );
 }
 
+/// A timer firing every nanosecond whose handler rebinds every grader function it can find
+/// reaches no other grader: each grader's instance is its own, a timer fires only where its own
+/// grader waits, and the attacker's endless firing ends at its own call's fuel (an error of its
+/// own grade, so the reward, which the composer makes from every grade, is the only change).
+#[test]
+fn a_graders_timer_reaches_no_other_grader() {
+    let Some(cache) = cache() else { return };
+    let alone = victims_graded(cache, None);
+    let beside = victims_graded(
+        cache,
+        Some(
+            r#"
+import signal, time
+
+
+def meddle(signum, frame):
+    for module in list(sys.modules.values()):
+        for name in ("verdict", "check", "check_by_name", "last_words", "combine", "booked", "grade"):
+            if callable(getattr(module, name, None)):
+                setattr(module, name, forged)
+
+
+@grader
+def firing(sample, submission):
+    signal.signal(signal.SIGALRM, meddle)
+    signal.setitimer(signal.ITIMER_REAL, 1e-9, 1e-9)
+    time.sleep(1e9)
+
+
+noop = firing
+"#,
+        ),
+    );
+    assert_eq!(alone.len(), beside.len());
+    for (alone, beside) in alone.iter().zip(&beside) {
+        assert_eq!(alone["grades"], beside["grades"]);
+    }
+}
+
 /// A grader that reveals, in its rationale, the source of the module `module` beside it.
 fn revealing_grader(module: &str) -> String {
     format!(
