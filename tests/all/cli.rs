@@ -754,6 +754,38 @@ fn a_graders_key_indented_too_little_is_said_where_it_belongs() {
     }
 }
 
+/// A grader's key indented deeper than the line before it, which YAML reads as more of that
+/// line's value, is said as an indentation, whether or not the key has its own value; a value
+/// of two words written on one line keeps the spelling hint.
+#[test]
+fn a_key_indented_deeper_than_the_line_before_is_said_as_indentation() {
+    let ws = capitals();
+    let hint = "hint: the line after `kind: tool` is indented deeper than `kind:`, so YAML reads \
+                it as more of the value (`tool function`): indent `function` as `kind:` is";
+    for suite in [
+        SUITE.replace("    function: contains\n", "      function: contains\n"),
+        SUITE.replace("    function: contains\n", "      function\n"),
+    ] {
+        ws.write("suite.yaml", &suite);
+        let out = ws.gavel(&["validate", "suite.yaml"]);
+        assert_eq!(out.status.code(), Some(2), "{suite}\n{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("graders.correct.kind: unknown variant `tool function`"),
+            "{err}"
+        );
+        assert!(err.contains(hint), "{suite}\n{err}");
+        assert!(!err.contains("did you mean"), "{err}");
+    }
+    ws.write(
+        "suite.yaml",
+        &SUITE.replace("kind: tool\n", "kind: tool function\n"),
+    );
+    let err = stderr(&ws.gavel(&["validate", "suite.yaml"]));
+    assert!(err.contains("hint: did you mean `tool`?"), "{err}");
+    assert!(!err.contains("indented deeper"), "{err}");
+}
+
 /// Graders written as a list, and a gate naming its grader in `metric` (the aggregate's key),
 /// each say how to write them; a misspelt aggregate is still read as its likely meaning.
 #[test]

@@ -325,7 +325,11 @@ impl Suite {
                     skipped,
                 }) => (file, errors, skipped),
                 Some(Gathered { errors, .. }) => return Err(evaldeck_case_given(errors)),
-                None => return Err(evaldeck_case_given(strict)),
+                None => {
+                    let mut strict = strict;
+                    continued(&mut strict, &text);
+                    return Err(evaldeck_case_given(strict));
+                }
             },
         };
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -582,6 +586,7 @@ fn gather(text: &str, file: &Path, strict: &[SuiteError]) -> Option<Gathered> {
         )
         .collect();
     misindented(&mut errors, &positions);
+    continued(&mut errors, text);
     SuiteError::sort(&mut errors);
     Some(Gathered {
         file: read,
@@ -657,6 +662,48 @@ fn misindented(errors: &mut [SuiteError], positions: &Positions) {
         errors[written].hint = Some(format!(
             "this `{key}:` belongs to the grader `{grader}:`{grader_line}, which lacks it: indent \
              it under that grader, with its other keys"
+        ));
+    }
+}
+
+/// A value not known whose first word is, where the value's line holds that word alone: the
+/// lines after it were indented deeper than its key, and YAML read them as more of the value.
+fn continued(errors: &mut [SuiteError], text: &str) {
+    for error in errors {
+        let Some(given) = unknown_variant(&error.message) else {
+            continue;
+        };
+        let (Some(line), Some(column)) = (error.line, error.column) else {
+            continue;
+        };
+        let key = error.field.rsplit('.').next().unwrap_or(&error.field);
+        // The error is at the value, or at its key when the value could not be placed.
+        let Some(written) = text
+            .lines()
+            .nth(line.saturating_sub(1) as usize)
+            .and_then(|l| l.get(column.saturating_sub(1) as usize..))
+            .map(|at| {
+                at.strip_prefix(key)
+                    .and_then(|v| v.strip_prefix(':'))
+                    .unwrap_or(at)
+            })
+            .map(str::trim)
+        else {
+            continue;
+        };
+        let Some(next) = given
+            .strip_prefix(written)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|rest| rest.split([' ', ':']).next())
+        else {
+            continue;
+        };
+        if !expected_values(&error.message).contains(&written) {
+            continue;
+        }
+        error.hint = Some(format!(
+            "the line after `{key}: {written}` is indented deeper than `{key}:`, so YAML reads \
+             it as more of the value (`{given}`): indent `{next}` as `{key}:` is"
         ));
     }
 }
@@ -1086,6 +1133,19 @@ pub(crate) fn in_plain_words(message: &str) -> String {
     plain
 }
 
+/// The names serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`", and
+/// the variant forms) lists, quoted or bare.
+fn expected_values(message: &str) -> Vec<&str> {
+    let Some((_, expected)) = message.split_once("`, expected ") else {
+        return Vec::new();
+    };
+    expected
+        .trim_start_matches("one of ")
+        .split(", ")
+        .map(|c| c.trim_matches('`'))
+        .collect()
+}
+
 /// For serde's "unknown field `x`, expected one of `a`, `b`" (and the variant form), the
 /// closest valid name.
 fn suggestion(message: &str) -> Option<String> {
@@ -1096,13 +1156,11 @@ fn suggestion(message: &str) -> Option<String> {
     } else {
         return None;
     };
-    let (given, rest) = rest.split_once('`')?;
-    let expected = rest.split_once("expected ")?.1;
-    let candidates: Vec<&str> = expected
-        .trim_start_matches("one of ")
-        .split(", ")
-        .map(|c| c.trim_matches('`'))
-        .collect();
+    let (given, _) = rest.split_once('`')?;
+    let candidates = expected_values(message);
+    if candidates.is_empty() {
+        return None;
+    }
     // Words people use for a value gavel spells otherwise, which no spelling distance finds.
     const SYNONYMS: &[(&str, &str)] = &[
         ("mean", "avg_score"),
