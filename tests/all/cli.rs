@@ -786,8 +786,8 @@ fn a_key_indented_deeper_than_the_line_before_is_said_as_indentation() {
     assert!(!err.contains("indented deeper"), "{err}");
 }
 
-/// Graders written as a list, and a gate naming its grader in `metric` (the aggregate's key),
-/// each say how to write them; a misspelt aggregate is still read as its likely meaning.
+/// Graders written as a list (a suite's or a composite's), and a gate naming its grader in
+/// `metric` (the aggregate's key), each say how to write them; a misspelt aggregate is still read as its likely meaning.
 #[test]
 fn graders_as_a_list_and_a_grader_named_as_the_gates_metric_say_how_to_write_them() {
     let ws = capitals();
@@ -805,6 +805,14 @@ fn graders_as_a_list_and_a_grader_named_as_the_gates_metric_say_how_to_write_the
              median, p50, p95, p99); to name the grader `correct`, write `metric_key: correct`",
         ),
         (gate("avg"), "hint: did you mean `avg_score`?"),
+        (
+            SUITE.replace(
+                "  correct:\n    kind: tool\n    function: contains\n    extractor: last_assistant\n",
+                "  both:\n    kind: all\n    graders:\n      - kind: tool\n        function: contains\n",
+            ),
+            "suite.yaml:7:7: graders.both.graders: invalid type: sequence, expected a mapping \
+             (`key: value` lines)\n  hint: name each grader: `graders:` holds a `NAME:` line",
+        ),
     ] {
         ws.write("suite.yaml", &suite);
         let out = ws.gavel(&["validate", "suite.yaml"]);

@@ -714,7 +714,9 @@ fn hint_for(field: &str, message: &str) -> Option<String> {
         Some(SINGLE_GRADER.to_string())
     } else if message.contains("tabs disallowed") {
         Some("YAML indents with spaces only: replace the tabs with spaces".to_string())
-    } else if field == "graders" && message.contains("invalid type: sequence") {
+    } else if (field == "graders" || field.ends_with(".graders"))
+        && message.contains("invalid type: sequence")
+    {
         Some(
             "name each grader: `graders:` holds a `NAME:` line for each, its keys indented under \
              it, not a list of `- kind: ...` items"
@@ -762,10 +764,17 @@ fn grader_reads(spec: &Value, field: &str, found: &mut Vec<(String, String)>) ->
         Some("python") => drop(read_pruned::<PythonSpec>(rest, field, found)),
         Some("openai") => drop(read_pruned::<OpenAiSpec>(rest, field, found)),
         Some("all" | "any") => {
-            if let Some(Value::Object(graders)) = rest.get("graders") {
-                for (key, sub) in graders {
-                    grader_reads(sub, &format!("{field}.graders.{key}"), found);
+            match rest.get("graders") {
+                Some(Value::Object(graders)) => {
+                    for (key, sub) in graders {
+                        grader_reads(sub, &format!("{field}.graders.{key}"), found);
+                    }
                 }
+                Some(Value::Array(_)) => found.push((
+                    format!("{field}.graders"),
+                    "invalid type: sequence, expected a map".to_string(),
+                )),
+                _ => {}
             }
             if found.len() == before {
                 drop(read_pruned::<GraderSpec>(spec.clone(), field, found));
@@ -1117,7 +1126,14 @@ pub(crate) fn in_plain_words(message: &str) -> String {
         ("expected f64", "expected a number"),
         ("expected a boolean", "expected true or false"),
     ];
-    let mut plain = message.to_string();
+    // serde's words for a map and a list the value is not, at the end of its message.
+    let mut plain = if let Some(before) = message.strip_suffix("expected a map") {
+        format!("{before}expected a mapping (`key: value` lines)")
+    } else if let Some(before) = message.strip_suffix("expected a sequence") {
+        format!("{before}expected a list (`- item` lines or `[a, b]`)")
+    } else {
+        message.to_string()
+    };
     for (said, meant) in WORDS {
         plain = plain.replace(said, meant);
     }
