@@ -439,25 +439,46 @@ def timed(sample, submission):
 
 /// An async grader runs in an event loop, as the peers await it in theirs: sleeps, `gather`,
 /// `timeout` and `get_running_loop()` work (a sleep takes no time, as `time.sleep` takes none
-/// in the sandbox), and so does `asyncio.run` in a plain grader.
+/// in the sandbox, and moves the call's clock as `time.sleep` does), and so does
+/// `asyncio.run` in a plain grader, where a `SIGALRM` timer fires in the loop's sleep and its
+/// handler's exception leaves `asyncio.run`, as in CPython.
 #[test]
 fn async_graders_run_in_an_event_loop() {
     let (_ws, results) = graded_names(
         "async_grader.py",
         r#"import asyncio
+import signal
+import time
 
 
 @grader
 async def awaits(sample, submission):
     loop = asyncio.get_running_loop()
-    started = loop.time()
+    started, clock = loop.time(), time.monotonic()
     said = await asyncio.gather(asyncio.sleep(0.2, "slow"), asyncio.sleep(0.1, "fast"))
     try:
         async with asyncio.timeout(1):
             await asyncio.sleep(3)
     except TimeoutError:
         said.append(f"timed out after {loop.time() - started:.1f} s")
+    said.append(f"clock {time.monotonic() - clock:.1f}")
     return GradeResult(score=1.0, rationale=" ".join(said))
+
+
+@grader
+def alarmed(sample, submission):
+    def expire(signum, frame):
+        raise TimeoutError("alarm")
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(2)
+    started = time.monotonic()
+    try:
+        asyncio.run(asyncio.sleep(5))
+        said = "slept"
+    except TimeoutError as e:
+        said = f"{e} at {time.monotonic() - started:.1f}"
+    return GradeResult(score=1.0, rationale=said)
 
 
 @grader
@@ -468,14 +489,17 @@ def runs(sample, submission):
 
     return GradeResult(score=1.0, rationale=asyncio.run(inner()))
 "#,
-        &["awaits", "runs"],
+        &["awaits", "runs", "alarmed"],
         "",
     );
     if results.is_empty() {
         return;
     }
     for said in passed_saying(&results, "awaits") {
-        assert_eq!(said, "slow fast timed out after 1.2 s");
+        assert_eq!(said, "slow fast timed out after 1.2 s clock 1.2");
+    }
+    for said in passed_saying(&results, "alarmed") {
+        assert_eq!(said, "alarm at 2.0");
     }
     for said in passed_saying(&results, "runs") {
         assert_eq!(said, "ran");

@@ -5,23 +5,23 @@
 The loop is asyncio's own base loop with one difference: nothing outside it can wake it (the
 sandbox's requests and processes block the call until they are answered, and there is one
 thread), so where a loop would wait on its selector this one runs the threads waiting to run
-(`threads`), or else moves its clock to the next timer.
-A sleep takes no time, as `time.sleep` takes none there (each moves the clock by its length),
-and timers fire in the order their times say. A wait for nothing at all, which would hang a loop anywhere, raises instead.
+(`threads`), or else sleeps until the next timer. Its clock is `time.monotonic()`'s, the call's:
+a sleep takes no time, as `time.sleep` takes none there (it moves the clock by its length), a
+signal timer due before a sleep's end fires there (`alarms`), and the loop's timers fire in the
+order their times say. A wait for nothing at all, which would hang a loop anywhere, raises
+instead.
 """
 
 import asyncio
 import asyncio.base_events
+import time
 
 from gavel_runtime import threads
 
 
 class _Clock:
-    """The loop's selector: a wait with a timeout moves the loop's clock to its end; a wait
-    without one can never end."""
-
-    def __init__(self, loop):
-        self._loop = loop
+    """The loop's selector: a wait with a timeout sleeps to its end; a wait without one can
+    never end."""
 
     def select(self, timeout=None):
         # A thread the loop waits for (`to_thread`, an executor's shutdown) runs now; the loop
@@ -33,7 +33,7 @@ class _Clock:
                 "the coroutine waits for what cannot come in gavel's sandbox: no timer is set, "
                 "and no I/O or other thread can wake the event loop there"
             )
-        self._loop._now += timeout
+        time.sleep(timeout)
         return []
 
     def close(self):
@@ -41,18 +41,15 @@ class _Clock:
 
 
 class SandboxLoop(asyncio.base_events.BaseEventLoop):
-    """asyncio's base event loop on the clock of its timers."""
+    """asyncio's base event loop (its clock `time.monotonic()`), waiting by sleeping."""
 
     def __init__(self):
         super().__init__()
-        self._now = 0.0
-        self._selector = _Clock(self)
-        # Timers within the clock's resolution of now fire early; this clock moves exactly to
-        # each timer, where the sandbox's monotonic clock reports a coarse resolution.
+        self._selector = _Clock()
+        # Timers within the clock's resolution of now fire early; a sleep moves the clock
+        # exactly to each timer, where the sandbox's monotonic clock reports a coarse
+        # resolution.
         self._clock_resolution = 1e-9
-
-    def time(self):
-        return self._now
 
     def _process_events(self, event_list):
         pass

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import textwrap
 import unittest
+from unittest import mock
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -470,11 +471,20 @@ class Conversions(unittest.TestCase):
                 """
             }
         )
-        # A letta @grader reads nothing of the run: the interpreter gives it none.
-        self.assertEqual(
-            runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, None, "s", "{}")["rationale"],
-            "slow fast timed out 1.5",
-        )
+        # The loop sleeps on the call's clock: a fake one here, as the sandbox's moves only as
+        # the program sleeps.
+        now = [100.0]
+
+        def slept(seconds):
+            now[0] += seconds
+
+        with mock.patch("time.monotonic", lambda: now[0]), mock.patch("time.sleep", slept):
+            # A letta @grader reads nothing of the run: the interpreter gives it none.
+            self.assertEqual(
+                runtime.grade("letta-grader:a:ok", {"input": "q"}, 0, None, "s", "{}")["rationale"],
+                "slow fast timed out 1.5",
+            )
+            self.assertEqual(now[0], 101.5)
         # What asyncio says of an awaitable that yields what is no future.
         with self.assertRaisesRegex(CallError, "RuntimeError: Task got bad yield"):
             runtime.grade("letta-grader:a:bad_yield", {"input": "q"}, 0, RUN, "s", "{}")
