@@ -117,7 +117,8 @@ fn nothing_selected_is_exit_2_naming_the_filter_or_file() {
 }
 
 /// A file that is not JSON Lines at all, and a suite path that is a folder, each get one
-/// sentence that says what is wrong and how to fix it, not an error on every line.
+/// sentence that says what is wrong and how to fix it, not an error on every line; a byte order
+/// mark inside the file is said at its line.
 #[test]
 fn a_json_array_a_bom_and_a_folder_are_each_one_sentence() {
     let ws = capitals();
@@ -142,6 +143,17 @@ fn a_json_array_a_bom_and_a_folder_are_each_one_sentence() {
             assert!(err.contains(&format!("data.jsonl: {says}")), "{err}");
         }
     }
+    // Two files joined, the second saved with a BOM: the line it starts is said as such.
+    let second = rows.lines().nth(1).unwrap();
+    ws.write(
+        "data.jsonl",
+        &rows.replacen(second, &format!("\u{feff}{second}"), 1),
+    );
+    let err = stderr(&ws.gavel(&["validate", "suite.yaml"]));
+    assert!(
+        err.contains("data.jsonl:2:1: the line starts with a UTF-8 byte order mark (BOM)"),
+        "{err}"
+    );
     let out = ws.gavel(&["run", "."]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");

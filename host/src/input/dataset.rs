@@ -497,6 +497,13 @@ fn row_error(line: &Line, column: usize, message: String) -> RowError {
 /// field in order, so a row `["a", "b"]` would be a sample whose id is `"a"`.
 fn an_object(line: &Line) -> Result<(), RowError> {
     let text = line.text.trim_start();
+    if text.starts_with('\u{feff}') {
+        return Err(row_error(
+            line,
+            line.text.len() - text.len() + 1,
+            BOM_INSIDE.to_string(),
+        ));
+    }
     match text.starts_with('{') {
         true => Ok(()),
         false => Err(match json_kind(text) {
@@ -714,6 +721,11 @@ const HEAD_BYTES: usize = 4096;
 pub(crate) const BOM_REFUSED: &str = "the file starts with a UTF-8 byte order mark (BOM), which \
      JSON Lines does not allow (letta-evals cannot read it either); save it as UTF-8 without one, \
      e.g. `sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`";
+
+/// Why a line after the first that starts with a byte order mark is refused, and its mend.
+const BOM_INSIDE: &str = "the line starts with a UTF-8 byte order mark (BOM), as where a file \
+     saved with one was joined to another; JSON Lines does not allow it (letta-evals cannot read \
+     it either): remove it, e.g. `sed -i 's/^\\xEF\\xBB\\xBF//' FILE`";
 
 /// Why a file that starts with `head` is not JSON Lines, when its start already says so.
 fn not_json_lines(head: &[u8]) -> Option<&'static str> {
