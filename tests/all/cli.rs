@@ -799,7 +799,8 @@ fn a_key_indented_deeper_than_the_line_before_is_said_as_indentation() {
 }
 
 /// Graders written as a list (a suite's or a composite's), and a gate naming its grader in
-/// `metric` (the aggregate's key), each say how to write them; a misspelt aggregate is still read as its likely meaning.
+/// `metric` (the aggregate's key), each say how to write them; a misspelt aggregate is still
+/// read as its likely meaning.
 #[test]
 fn graders_as_a_list_and_a_grader_named_as_the_gates_metric_say_how_to_write_them() {
     let ws = capitals();

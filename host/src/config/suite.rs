@@ -666,8 +666,8 @@ fn misindented(errors: &mut [SuiteError], positions: &Positions) {
     }
 }
 
-/// A value not known whose first word is, where the value's line holds that word alone: the
-/// lines after it were indented deeper than its key, and YAML read them as more of the value.
+/// A value not known whose first word is known and stands alone on the value's line: the line
+/// after it was indented deeper than its key, and YAML read it as more of the value.
 fn continued(errors: &mut [SuiteError], text: &str) {
     for error in errors {
         let Some(given) = unknown_variant(&error.message) else {
